@@ -1,0 +1,38 @@
+# Two commands do all set-up on a fresh machine:
+#   make book   build the HTML book (renders the committed runs; executes only stale notebooks)
+#   make test   run the test suite
+# Both create .venv when it is missing, installing torch==2.13.0 *first* (a bare `torch`
+# would pull the newest CUDA build, several GB), then the project with pinned book tools.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Datasets: this folder's data/ unless STITCHKIT_DATA_ROOT says otherwise; the offline copies
+# in ../shared/data are used when they sit beside the checkout.
+STITCHKIT_DATA_ROOT ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),$(abspath data))
+export STITCHKIT_DATA_ROOT
+SCALE ?=
+
+.PHONY: install book test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[book,dev,dask]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+install: $(VENV)/.installed
+
+book: install
+	$(VENV)/bin/stitchkit book $(if $(SCALE),--scale $(SCALE),)
+
+test: install
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) benchmarks/bench_cka.py
+
+clean:
+	rm -rf _build runs

@@ -1,0 +1,211 @@
+"""Model registry and networks with named cut points.
+
+Every model is a :class:`CutModel`: an ordered chain of named pieces whose outputs are the cut
+points (``stem``, ``block1``, ..., ``pool``), followed by the classifier ``head``. Because the
+full forward is literally the chain, ``forward_from(cut, forward_to(x, cut))`` equals
+``forward(x)`` bit for bit.
+
+Registered builders (``list_models()``):
+
+- ``preact_resnet18``: Bansal et al.'s pre-activation ResNet-18, width k (stages k, 2k, 4k, 8k),
+  3x3 stem conv with no BN/ReLU, final BN-ReLU before pooling.
+- ``resnet10``, ``resnet18``, ``resnet34`` and the 16 small ResNets ``r1111`` ... ``r2222`` of
+  Hernandez et al. (digit i = BasicBlocks in stage i): CIFAR stem (3x3 s1 conv + BN + ReLU, no
+  max-pool), post-activation BasicBlocks, global average pool, linear head.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Callable
+
+import torch
+from torch import nn
+
+_REGISTRY: dict[str, Callable[..., "CutModel"]] = {}
+
+
+def register_model(name: str) -> Callable:
+    def deco(fn: Callable[..., "CutModel"]) -> Callable[..., "CutModel"]:
+        if name in _REGISTRY:
+            raise ValueError(f"model {name!r} registered twice")
+        _REGISTRY[name] = fn
+        return fn
+    return deco
+
+
+def list_models() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def build_model(name: str, *, seed: int | None = None, **kwargs) -> "CutModel":
+    """Build a registered model; ``seed`` makes the initialisation reproducible."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown model {name!r}; valid: {', '.join(list_models())}")
+    if seed is not None:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return _REGISTRY[name](**kwargs)
+    return _REGISTRY[name](**kwargs)
+
+
+class CutModel(nn.Module):
+    """A chain of named pieces (each output is a cut point) followed by ``head``."""
+
+    def __init__(self, pieces: list[tuple[str, nn.Module]], head: nn.Module) -> None:
+        super().__init__()
+        self.pieces = nn.ModuleDict(pieces)
+        self.head = head
+        self.cuts: tuple[str, ...] = tuple(name for name, _ in pieces)
+
+    def check_cut(self, cut: str) -> int:
+        try:
+            return self.cuts.index(cut)
+        except ValueError:
+            raise ValueError(f"unknown cut {cut!r} for {type(self).__name__}; valid: {', '.join(self.cuts)}") from None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for piece in self.pieces.values():
+            x = piece(x)
+        return self.head(x)
+
+    def forward_to(self, x: torch.Tensor, cut: str) -> torch.Tensor:
+        """Activations at ``cut`` (the output of that piece)."""
+        stop = self.check_cut(cut)
+        for piece in itertools.islice(self.pieces.values(), stop + 1):
+            x = piece(x)
+        return x
+
+    def forward_from(self, cut: str, h: torch.Tensor) -> torch.Tensor:
+        """Logits from activations ``h`` at ``cut`` (runs every piece after it, then the head)."""
+        start = self.check_cut(cut)
+        for piece in itertools.islice(self.pieces.values(), start + 1, None):
+            h = piece(h)
+        return self.head(h)
+
+    def cut_shapes(self, input_shape: tuple[int, ...] = (3, 32, 32)) -> dict[str, tuple[int, ...]]:
+        """Per-example activation shape at every cut, computed on the meta device (no data)."""
+        meta = copy.deepcopy(self).to("meta").eval()
+        x = torch.empty((1, *input_shape), device="meta")
+        shapes = {}
+        with torch.no_grad():
+            for name, piece in meta.pieces.items():
+                x = piece(x)
+                shapes[name] = tuple(x.shape[1:])
+        return shapes
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks
+
+
+def conv3x3(c_in: int, c_out: int, stride: int = 1) -> nn.Conv2d:
+    return nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
+
+
+class BasicBlock(nn.Module):
+    """Post-activation block: relu(bn(conv(relu(bn(conv(x))))) + shortcut(x))."""
+
+    def __init__(self, c_in: int, c_out: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1, self.bn1 = conv3x3(c_in, c_out, stride), nn.BatchNorm2d(c_out)
+        self.conv2, self.bn2 = conv3x3(c_out, c_out), nn.BatchNorm2d(c_out)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or c_in != c_out:
+            self.shortcut = nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False), nn.BatchNorm2d(c_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return torch.relu(out + self.shortcut(x))
+
+
+class PreActBlock(nn.Module):
+    """Pre-activation block: conv(relu(bn(conv(relu(bn(x)))))) + shortcut, shortcut on relu(bn(x))."""
+
+    def __init__(self, c_in: int, c_out: int, stride: int = 1) -> None:
+        super().__init__()
+        self.bn1, self.conv1 = nn.BatchNorm2d(c_in), conv3x3(c_in, c_out, stride)
+        self.bn2, self.conv2 = nn.BatchNorm2d(c_out), conv3x3(c_out, c_out)
+        self.shortcut = None
+        if stride != 1 or c_in != c_out:
+            self.shortcut = nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.relu(self.bn1(x))
+        skip = self.shortcut(out) if self.shortcut is not None else x
+        out = self.conv1(out)
+        out = self.conv2(torch.relu(self.bn2(out)))
+        return out + skip
+
+
+class Pool(nn.Module):
+    """Global average pool to a vector, optionally after BN-ReLU (pre-activation nets)."""
+
+    def __init__(self, channels: int | None = None) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm2d(channels) if channels else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, C, H, W) -> (B, C)
+        if self.bn is not None:
+            x = torch.relu(self.bn(x))
+        return x.mean(dim=(2, 3))
+
+
+def _stages(block: type[nn.Module], blocks: tuple[int, ...], width: int) -> tuple[list[tuple[str, nn.Module]], int]:
+    """Residual blocks named block1, block2, ... in order; stage s has width * 2**s channels."""
+    pieces, c_in = [], width
+    for s, n in enumerate(blocks):
+        c_out = width * 2 ** s
+        for b in range(n):
+            stride = 2 if (s > 0 and b == 0) else 1
+            pieces.append((f"block{len(pieces) + 1}", block(c_in, c_out, stride)))
+            c_in = c_out
+    return pieces, c_in
+
+
+def resnet(blocks: tuple[int, ...], width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    """CIFAR BasicBlock ResNet (post-activation), stage widths width * 2**i."""
+    if len(blocks) != 4 or any(b < 1 for b in blocks):
+        raise ValueError(f"blocks must be 4 positive counts, got {blocks}")
+    stem = nn.Sequential(conv3x3(in_channels, width), nn.BatchNorm2d(width), nn.ReLU())
+    body, c = _stages(BasicBlock, blocks, width)
+    return CutModel([("stem", stem), *body, ("pool", Pool())], nn.Linear(c, num_classes))
+
+
+@register_model("preact_resnet18")
+def preact_resnet18(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    """Bansal et al.'s pre-activation ResNet-18 (stem conv has no BN/ReLU)."""
+    body, c = _stages(PreActBlock, (2, 2, 2, 2), width)
+    return CutModel([("stem", conv3x3(in_channels, width)), *body, ("pool", Pool(c))], nn.Linear(c, num_classes))
+
+
+@register_model("resnet10")
+def resnet10(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    return resnet((1, 1, 1, 1), width, num_classes, in_channels)
+
+
+@register_model("resnet18")
+def resnet18(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    return resnet((2, 2, 2, 2), width, num_classes, in_channels)
+
+
+@register_model("resnet34")
+def resnet34(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    return resnet((3, 4, 6, 3), width, num_classes, in_channels)
+
+
+def _register_small_resnets() -> None:
+    # Hernandez et al.'s R_abcd: a..d in {1, 2} BasicBlocks per stage (r2222 = ResNet-18).
+    for digits in itertools.product((1, 2), repeat=4):
+        name = "r" + "".join(map(str, digits))
+
+        def builder(width: int = 64, num_classes: int = 10, in_channels: int = 3, _d=digits) -> CutModel:
+            return resnet(_d, width, num_classes, in_channels)
+
+        builder.__doc__ = f"Small ResNet {name.upper()} (blocks per stage {digits})."
+        register_model(name)(builder)
+
+
+_register_small_resnets()
