@@ -205,3 +205,75 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
     if spec.train.precision == "bf16":
         model.to(memory_format=torch.channels_last)
     return model.eval(), entry.metrics
+
+
+# --------------------------------------------------------------------------------------------
+# Trained stitches
+
+
+@dataclass(frozen=True)
+class StitchSpec:
+    """Everything that determines a task-loss-matched stitch and its test accuracy."""
+
+    sender: ModelSpec
+    receiver: ModelSpec
+    cut_i: str  # sender cut
+    cut_j: str  # receiver cut
+    kind: str = "bn_conv_bn"  # see stitchkit.stitching.STITCH_KINDS
+    kernel_size: int = 1
+    frozen_bn: str = "eval"  # eval | train (the papers' code quirk)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    train_size: int | None = None  # stratified subset of the training split for the stitch
+    test_size: int | None = None  # stratified subset of the test split for evaluation
+    subset_seed: int = 0
+    init_seed: int = 0  # stitch initialisation
+
+
+def eval_split(dataset: str, test_size: int | None, seed: int = 0, root: str | Path | None = None) -> data_mod.Split:
+    test = data_mod.load(dataset, "test", root)
+    if test_size is not None:
+        test = test.subset(data_mod.stratified_subset(test.labels, test_size, seed))
+    return test
+
+
+def load_or_stitch(spec: StitchSpec, sender: CutModel, receiver: CutModel, *, device: torch.device | str | None = None,
+                   store: Store | None = None, activations=None, root: str | Path | None = None,
+                   progress: bool = True) -> Entry:
+    """Train (or fetch) the stitch ``spec`` describes between the given models; metrics hold
+    ``accuracy`` (stitched, test) and ``history``. ``activations`` (a
+    :class:`stitchkit.stitching.ActivationCache`) shares sender activations across receivers."""
+    from . import stitching
+
+    store = store or Store()
+    device = torch.device(device or default_device())
+
+    def compute() -> tuple[dict, dict[str, torch.Tensor]]:
+        train_split = data_mod.load(spec.sender.dataset, "train", root)
+        if spec.train_size is not None:
+            train_split = train_split.subset(data_mod.stratified_subset(train_split.labels, spec.train_size,
+                                                                        spec.subset_seed))
+        test = eval_split(spec.sender.dataset, spec.test_size, spec.subset_seed, root)
+        stitched = stitching.stitch_models(sender, spec.cut_i, receiver, spec.cut_j, kind=spec.kind,
+                                           frozen_bn=spec.frozen_bn, kernel_size=spec.kernel_size,
+                                           seed=spec.init_seed, device=device,
+                                           input_shape=tuple(test.images.shape[1:]))
+        norm, prec = spec.sender.normalisation, spec.train.precision
+        cacheable = not spec.train.augment and spec.frozen_bn == "eval"
+        sender_key = config_key(spec.sender)
+        acts_train = acts_test = None
+        if cacheable:
+            cache = activations or stitching.ActivationCache()
+            tag = f"train:{spec.train_size}:{spec.subset_seed}"
+            acts_train = cache.get((sender_key, spec.cut_i, tag), lambda: stitching.sender_activations(
+                sender, spec.cut_i, train_split, normalisation=norm, device=device, precision=prec))
+            acts_test = cache.get((sender_key, spec.cut_i, f"test:{spec.test_size}:{spec.subset_seed}"),
+                                  lambda: stitching.sender_activations(sender, spec.cut_i, test, normalisation=norm,
+                                                                       device=device, precision=prec))
+        history = stitching.train_stitch(stitched, train_split, spec.train, normalisation=norm, device=device,
+                                         activations=acts_train, desc=f"stitch {spec.cut_i}->{spec.cut_j}",
+                                         progress=progress)
+        result = stitching.evaluate_stitch(stitched, test, normalisation=norm, device=device, precision=prec,
+                                           activations=acts_test)
+        return {**result, "history": history}, stitched.stitch.state_dict()
+
+    return store.get_or_compute(spec, compute)

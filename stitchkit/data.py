@@ -110,16 +110,25 @@ def load(name: str, split: str = "train", root: str | os.PathLike | None = None,
                                 + "\n  - ".join(str(p) for p in looked) + "\n" + hint)
     kind, path = source
     cache_file = _cache_file(name, split, path)
+    if cache_file in _LOADED:
+        return _LOADED[cache_file]
+    data = None
     if cache_file.exists():
         try:
-            return _read_cache(cache_file)
+            data = _read_cache(cache_file)
         except Exception:  # corrupt cache: decode again
             cache_file.unlink(missing_ok=True)
-    decoder = {"cifar_pickle": _decode_cifar_pickles, "mnist_idx": _decode_mnist_idx,
-               "folder": _decode_folder, "tar": _decode_tar}[kind]
-    data = decoder(path, split)
-    _write_cache(cache_file, data)
+    if data is None:
+        decoder = {"cifar_pickle": _decode_cifar_pickles, "mnist_idx": _decode_mnist_idx,
+                   "folder": _decode_folder, "tar": _decode_tar}[kind]
+        data = decoder(path, split)
+        _write_cache(cache_file, data)
+    _LOADED[cache_file] = data
     return data
+
+
+# Splits already read in this process (treat them as read-only: they are shared).
+_LOADED: dict[Path, Split] = {}
 
 
 def _candidates(name: str, base: Path) -> list[tuple[str, Path]]:

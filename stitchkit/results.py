@@ -65,9 +65,12 @@ class Claim:
     paper: str  # the paper's number or statement
     ours: str  # our measured value, formatted
     holds: bool  # computed from the criterion
+    scale: str = "demo"  # the run's scale: smoke runs carry no evidence either way
 
     @property
     def verdict(self) -> str:
+        if self.scale == "smoke":
+            return "not assessed at smoke scale"
         return "reproduced" if self.holds else "not reproduced"
 
 
@@ -94,7 +97,7 @@ class Run:
         return value
 
     def claim(self, key: str, text: str, *, criterion: str, paper: str, ours: str, holds: bool) -> Claim:
-        c = Claim(key, text, criterion, paper, ours, bool(holds))
+        c = Claim(key, text, criterion, paper, ours, bool(holds), self.scale)
         self.claims.append(c)
         _glue(f"verdict_{key}", c.verdict)
         return c

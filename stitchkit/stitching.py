@@ -340,3 +340,20 @@ def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, 
 def penalty(receiver_accuracy: float, stitched_accuracies: Iterable[float]) -> list[float]:
     """Stitching penalty = stitched error - receiver error = receiver acc - stitched acc."""
     return [receiver_accuracy - a for a in stitched_accuracies]
+
+
+class ActivationCache:
+    """Sender activations kept in memory by (sender key, cut, split tag), shared across receivers."""
+
+    def __init__(self) -> None:
+        self._store: dict[tuple[str, str, str], torch.Tensor] = {}
+
+    def get(self, key: tuple[str, str, str], compute) -> torch.Tensor:
+        if key not in self._store:
+            self._store[key] = compute()
+        return self._store[key]
+
+    def drop_cut(self, cut: str) -> None:
+        """Free every entry at ``cut`` (call when a loop over cuts moves on)."""
+        for k in [k for k in self._store if k[1] == cut]:
+            del self._store[k]

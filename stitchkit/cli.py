@@ -1,0 +1,112 @@
+"""The ``stitchkit`` command (also ``python -m stitchkit``).
+
+    stitchkit list                                  notebooks and their parameters
+    stitchkit run ID --scale S [-p KEY VALUE ...]   one-off run into runs/ (not the book)
+    stitchkit sweep ID --scale S -p KEY V1 V2 ...   grid of runs, results collected in one table
+    stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from typing import Any
+
+from .scales import SCALES
+
+
+def parse_value(text: str) -> Any:
+    """Python literal if it parses (3, 0.5, True, None, [1, 2]), else the string itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _pairs(groups: list[list[str]] | None, multi: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for group in groups or []:
+        key, *values = group
+        if not values:
+            raise SystemExit(f"stitchkit: -p {key} needs a value")
+        if not multi and len(values) > 1:
+            raise SystemExit(f"stitchkit: -p {key} takes one value with 'run' (use 'sweep' for several)")
+        if key in out:
+            raise SystemExit(f"stitchkit: parameter {key} given twice")
+        parsed = [parse_value(v) for v in values]
+        out[key] = parsed if multi else parsed[0]
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="stitchkit", description="Model-stitching reproduction companion.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="notebooks and their parameters")
+    run = sub.add_parser("run", help="execute one notebook into runs/")
+    run.add_argument("id")
+    run.add_argument("--scale", default="smoke", help=f"one of {', '.join(SCALES)} (default smoke)")
+    run.add_argument("-p", "--param", nargs="+", action="append", metavar=("KEY", "VALUE"),
+                     help="override a parameter (repeatable)")
+    run.add_argument("--out", help="output folder (default runs/<ID>/<stamp>-<scale>)")
+    sw = sub.add_parser("sweep", help="run a grid of parameter values and collect the results")
+    sw.add_argument("id")
+    sw.add_argument("--scale", default="smoke", help=f"one of {', '.join(SCALES)} (default smoke)")
+    sw.add_argument("-p", "--param", nargs="+", action="append", metavar=("KEY", "V1"),
+                    help="a parameter and its values (repeatable; the grid is their product)")
+    sw.add_argument("--dask", metavar="ADDRESS", help="scheduler address of a Dask cluster (default: run here)")
+    sw.add_argument("--out", help="output folder (default runs/sweeps/<ID>-<stamp>-<scale>)")
+    bk = sub.add_parser("book", help="execute stale notebooks into book/ and build the HTML book")
+    bk.add_argument("--scale", help=f"re-execute every notebook at this scale ({', '.join(SCALES)})")
+    bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")
+    bk.add_argument("--no-build", action="store_true", help="execute only; skip Jupyter Book")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from pathlib import Path
+
+    from . import execution
+
+    try:
+        if args.command == "list":
+            for info in execution.discover().values():
+                print(f"{info.id}  ({info.source.name}, part: {info.part})")
+                for p in info.parameters:
+                    print(f"    {p.name} = {p.default!r}" + (f"  # {p.comment}" if p.comment else ""))
+        elif args.command == "run":
+            out, results = execution.run_notebook(args.id, args.scale, _pairs(args.param, multi=False),
+                                                  out_dir=Path(args.out) if args.out else None)
+            print(f"executed notebook: {out}\nresults: {out.with_suffix('.results.json')}")
+            for c in results.get("claims", []):
+                print(f"  [{c['verdict']}] {c['text']} (paper: {c['paper']}; ours: {c['ours']})")
+        elif args.command == "sweep":
+            values = _pairs(args.param, multi=True)
+            if not values:
+                raise SystemExit("stitchkit: sweep needs at least one -p KEY V1 [V2 ...]")
+            table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,
+                                    dask_address=args.dask)
+            print(table.to_string(index=False))
+        elif args.command == "book":
+            html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build)
+            if html is not None:
+                print(f"book: {html / 'index.html'}")
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"stitchkit: error: {msg}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from papermill.exceptions import PapermillExecutionError
+
+        if not isinstance(exc, PapermillExecutionError):
+            raise
+        # the notebook itself failed (missing data, NaN loss, ...): its own message says why
+        print(f"stitchkit: error: the notebook failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""Executing notebooks: one-off runs, sweeps, and the book.
+
+Notebook sources are jupytext percent files ``notebooks/<ID>.py`` with a cell tagged
+``parameters`` whose first parameter is ``scale``. Execution reads the source with jupytext,
+runs it with papermill (parameters injected), and writes beside the executed ``<ID>.ipynb`` a
+``<ID>.results.json`` (written by the notebook through :class:`stitchkit.results.Run`, then
+completed here with the wall time and the source's hash). A provenance banner (scale, commit,
+device, wall time) is inserted under the page title.
+
+- ``run_notebook``: a one-off run into ``runs/<ID>/<stamp>-<scale>/`` (never over the book).
+- ``sweep``: the grid of runs, locally or on a Dask cluster, collected into one table.
+- ``build_book``: executes what is stale (missing, or source changed) or everything at
+  ``--scale``, then compiles the book with Jupyter Book, warnings as errors.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from . import paths
+from .io import atomic_write_json, atomic_write_text
+from .results import RESULTS_ENV
+from .scales import SCALES, UnknownParameterError, check_scale
+
+PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh"}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: Any
+    comment: str
+
+
+@dataclass(frozen=True)
+class NotebookInfo:
+    id: str
+    source: Path
+    parameters: tuple[Parameter, ...]
+
+    @property
+    def part(self) -> str:
+        prefix = self.id.split("-", 1)[0]
+        if prefix not in PARTS:
+            raise ValueError(f"notebook {self.id}: ID prefix {prefix!r} is none of {', '.join(PARTS)}")
+        return PARTS[prefix]
+
+    def book_notebook(self, book_dir: Path = paths.BOOK_DIR) -> Path:
+        return book_dir / self.part / f"{self.id}.ipynb"
+
+    def parameter_names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+
+def source_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def parse_parameters(source: Path) -> tuple[Parameter, ...]:
+    """Parameters from the ``parameters``-tagged cell: ``name = literal  # comment`` lines."""
+    import jupytext
+
+    nb = jupytext.read(source)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{source}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    text = cells[0].source
+    lines = text.splitlines()
+    params = []
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            line = lines[node.lineno - 1]
+            comment = line.split("#", 1)[1].strip() if "#" in line else ""
+            params.append(Parameter(target.id, ast.literal_eval(node.value), comment))
+    if not params or params[0].name != "scale":
+        raise ValueError(f"{source}: the first parameter must be 'scale'")
+    return tuple(params)
+
+
+def discover(notebooks_dir: Path = paths.NOTEBOOKS_DIR) -> dict[str, NotebookInfo]:
+    """Every notebook source, by ID, in catalogue order of the file names."""
+    return {p.stem: NotebookInfo(p.stem, p, parse_parameters(p)) for p in sorted(notebooks_dir.glob("*.py"))}
+
+
+def get_notebook(figure_id: str, notebooks_dir: Path = paths.NOTEBOOKS_DIR) -> NotebookInfo:
+    found = discover(notebooks_dir)
+    if figure_id not in found:
+        raise KeyError(f"unknown notebook {figure_id!r}; valid: {', '.join(found) or '(none)'}")
+    return found[figure_id]
+
+
+def check_parameters(info: NotebookInfo, params: Mapping[str, Any]) -> None:
+    """Raise before any compute when a parameter is not in the notebook's parameters cell."""
+    valid = info.parameter_names()
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for {info.id}; "
+                                    f"valid: {', '.join(valid)}")
+    if "scale" in params:
+        check_scale(params["scale"])
+
+
+def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[str, Any] | None = None, *,
+            progress: bool = True) -> dict:
+    """Execute ``info`` at ``scale`` into ``out_notebook``; returns the completed results dict."""
+    import jupytext
+    import nbformat
+    import papermill
+
+    params = dict(params or {})
+    check_scale(scale)
+    check_parameters(info, params)
+    out_notebook = Path(out_notebook).resolve()
+    out_notebook.parent.mkdir(parents=True, exist_ok=True)
+    results_path = out_notebook.with_suffix(".results.json")
+    tmp_nb = out_notebook.with_name(f".{out_notebook.name}.running.ipynb")
+    nb = jupytext.read(info.source)
+    env_before = os.environ.get(RESULTS_ENV)
+    os.environ[RESULTS_ENV] = str(results_path)
+    t0 = time.perf_counter()
+    try:
+        papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **params}, kernel_name="python3",
+                                   language="python", cwd=str(paths.REPO_ROOT), progress_bar=progress)
+    finally:
+        if env_before is None:
+            os.environ.pop(RESULTS_ENV, None)
+        else:
+            os.environ[RESULTS_ENV] = env_before
+    wall = time.perf_counter() - t0
+    if not results_path.exists():
+        raise RuntimeError(f"{info.id} finished without writing {results_path} (the notebook must call run.save())")
+    results = json.loads(results_path.read_text())
+    results["provenance"]["wall_seconds"] = round(wall, 1)
+    results["source"] = str(info.source.relative_to(paths.REPO_ROOT)) if info.source.is_relative_to(paths.REPO_ROOT) else str(info.source)
+    results["source_sha256"] = source_hash(info.source)
+    atomic_write_json(results_path, results)
+    executed = nbformat.read(tmp_nb, as_version=4)
+    executed.cells.insert(1, nbformat.v4.new_markdown_cell(provenance_banner(results)))
+    atomic_write_text(out_notebook, nbformat.writes(executed))
+    tmp_nb.unlink(missing_ok=True)
+    return results
+
+
+def provenance_banner(results: Mapping[str, Any]) -> str:
+    """The admonition shown under every page title."""
+    p = results["provenance"]
+    commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
+    wall = p.get("wall_seconds")
+    wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
+    return ("```{admonition} Run provenance\n:class: note\n"
+            f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
+            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}\n\n"
+            f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
+            "Every number on this page was computed by that run.\n```")
+
+
+# --------------------------------------------------------------------------------------------
+# One-off runs and sweeps
+
+
+def _stamp() -> str:
+    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = None, *,
+                 out_dir: Path | None = None, progress: bool = True) -> tuple[Path, dict]:
+    """A one-off run into ``runs/<ID>/<stamp>-<scale>/`` (the book is never touched)."""
+    info = get_notebook(figure_id)
+    check_scale(scale)
+    check_parameters(info, dict(params or {}))
+    out_dir = Path(out_dir or paths.RUNS_DIR / figure_id / f"{_stamp()}-{scale}")
+    out = out_dir / f"{figure_id}.ipynb"
+    return out, execute(info, out, scale, params, progress=progress)
+
+
+def grid(values: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
+    """Cartesian product of parameter values, in the order given."""
+    keys = list(values)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(list(values[k]) for k in keys))]
+
+
+def _flatten(prefix: str, obj: Any, out: dict) -> None:
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            _flatten(f"{prefix}{k}.", v, out)
+    elif isinstance(obj, (int, float, str, bool)) or obj is None:
+        out[prefix[:-1]] = obj
+
+
+def results_row(params: Mapping[str, Any], results: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {**params}
+    _flatten("", results.get("numbers", {}), row)
+    for c in results.get("claims", []):
+        row[f"claim.{c['key']}"] = c["verdict"]
+    row["wall_seconds"] = results.get("provenance", {}).get("wall_seconds")
+    return row
+
+
+def _sweep_one(figure_id: str, scale: str, params: dict, out_dir: str) -> dict:
+    _, results = run_notebook(figure_id, scale, params, out_dir=Path(out_dir), progress=False)
+    return results_row(params, results)
+
+
+def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, out_dir: Path | None = None,
+          dask_address: str | None = None):
+    """Run the grid of ``values`` (name -> list) at ``scale``; returns a DataFrame (one row per
+    run: parameters, numbers, claim verdicts, wall time), also saved as ``results.csv``.
+
+    ``dask_address`` submits each run to a Dask cluster (workers need this repository installed
+    and the data root available); otherwise runs execute one after another here.
+    """
+    import pandas as pd
+
+    info = get_notebook(figure_id)
+    check_scale(scale)
+    combos = grid(values)
+    for c in combos:
+        check_parameters(info, c)
+    out_dir = Path(out_dir or paths.RUNS_DIR / "sweeps" / f"{figure_id}-{_stamp()}-{scale}")
+    dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]
+    if dask_address:
+        from distributed import Client
+
+        with Client(dask_address) as client:
+            futures = client.map(_sweep_one, [figure_id] * len(combos), [scale] * len(combos), combos, dirs,
+                                 pure=False)
+            rows = client.gather(futures)
+    else:
+        from tqdm.auto import tqdm
+
+        rows = [_sweep_one(figure_id, scale, c, d) for c, d in tqdm(list(zip(combos, dirs)), desc="sweep")]
+    table = pd.DataFrame(rows)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out_dir / "results.csv", table.to_csv(index=False))
+    return table
+
+
+# --------------------------------------------------------------------------------------------
+# The book
+
+
+def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR) -> str | None:
+    """Why the committed page of ``info`` must be re-executed, or None if it is current."""
+    nb = info.book_notebook(book_dir)
+    res = nb.with_suffix(".results.json")
+    if not nb.exists() or not res.exists():
+        return "no executed page"
+    try:
+        recorded = json.loads(res.read_text()).get("source_sha256")
+    except json.JSONDecodeError:
+        return "unreadable results file"
+    if recorded != source_hash(info.source):
+        return "source changed since the committed run"
+    return None
+
+
+def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bool = True,
+               output: Path | None = None, book_dir: Path = paths.BOOK_DIR, progress: bool = True) -> Path | None:
+    """Execute stale notebooks (all of them at ``scale`` if given) into ``book/``, then build.
+
+    Returns the HTML folder, or None with ``build=False``.
+    """
+    if scale is not None:
+        check_scale(scale)
+    check_scale(stale_scale)
+    for info in discover().values():
+        reason = f"--scale {scale}" if scale else stale_reason(info, book_dir)
+        if reason:
+            run_scale = scale or stale_scale
+            print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason})", flush=True)
+            execute(info, info.book_notebook(book_dir), run_scale, progress=progress)
+        else:
+            print(f"[stitchkit] {info.id}: committed run is current", flush=True)
+    if not build:
+        return None
+    return compile_book(output)
+
+
+def compile_book(output: Path | None = None) -> Path:
+    """Jupyter Book 1.x build of the repository root with warnings as errors (execution off)."""
+    exe = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(paths.REPO_ROOT), "--builder", "html",
+           "-W", "-n", "--keep-going"]
+    if output is not None:
+        cmd += ["--path-output", str(output)]
+    subprocess.run(cmd, check=True)
+    return Path(output or paths.REPO_ROOT) / "_build" / "html"
+
+
+__all__ = ["SCALES", "NotebookInfo", "Parameter", "build_book", "check_parameters", "compile_book", "discover",
+           "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep"]

@@ -1,0 +1,1 @@
+"""Experiment recipes, one module per paper; notebooks call these and only these."""

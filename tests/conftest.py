@@ -1,0 +1,95 @@
+"""Shared fixtures: an isolated cache per test session, synthetic datasets in every format."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import pickle
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from stitchkit import data
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Every test writes artifacts to a fresh cache, never to data/cache."""
+    monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
+    data._LOADED.clear()
+    yield
+    data._LOADED.clear()
+
+
+def synthetic(n: int = 40, channels: int = 3, size: int = 8, classes: int = 4, seed: int = 0):
+    g = np.random.default_rng(seed)
+    images = g.integers(0, 256, size=(n, channels, size, size), dtype=np.uint8)
+    labels = np.arange(n) % classes
+    return images, labels
+
+
+def write_cifar_pickles(root: Path, n_train: int = 50, n_test: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    imgs, labs = synthetic(n_train + n_test, 3, 32, 10)
+    per = n_train // 5
+    for i in range(5):
+        sl = slice(i * per, (i + 1) * per)
+        with open(folder / f"data_batch_{i + 1}", "wb") as fh:
+            pickle.dump({b"data": imgs[sl].reshape(per, -1), b"labels": labs[sl].tolist()}, fh)
+    with open(folder / "test_batch", "wb") as fh:
+        pickle.dump({b"data": imgs[n_train:].reshape(n_test, -1), b"labels": labs[n_train:].tolist()}, fh)
+    return imgs, labs
+
+
+def _idx_bytes(arr: np.ndarray) -> bytes:
+    header = bytes([0, 0, 0x08, arr.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in arr.shape)
+    return header + arr.astype(np.uint8).tobytes()
+
+
+def write_mnist_idx(root: Path, gz: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    root.mkdir(parents=True, exist_ok=True)
+    imgs, labs = synthetic(30, 1, 28, 10, seed=1)
+    opener = gzip.open if gz else open
+    ext = ".gz" if gz else ""
+    for prefix, sl in (("train", slice(0, 20)), ("t10k", slice(20, 30))):
+        with opener(root / f"{prefix}-images-idx3-ubyte{ext}", "wb") as fh:
+            fh.write(_idx_bytes(imgs[sl, 0]))
+        with opener(root / f"{prefix}-labels-idx1-ubyte{ext}", "wb") as fh:
+            fh.write(_idx_bytes(labs[sl]))
+    return imgs, labs
+
+
+def png_bytes(img_chw: np.ndarray) -> bytes:
+    arr = img_chw[0] if img_chw.shape[0] == 1 else img_chw.transpose(1, 2, 0)
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def write_image_tree(root: Path, name: str, classes=("cat", "ant", "dog"), per_class: int = 3, channels: int = 3):
+    g = np.random.default_rng(2)
+    expected = {}
+    for split in ("train", "test"):
+        for c in classes:
+            (root / name / split / c).mkdir(parents=True)
+            for i in range(per_class):
+                img = g.integers(0, 256, size=(channels, 8, 8), dtype=np.uint8)
+                (root / name / split / c / f"{i:04d}.png").write_bytes(png_bytes(img))
+                expected[(split, c, i)] = img
+    return expected
+
+
+def tar_tree(src: Path, name: str, archive: Path) -> None:
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(src / name, arcname=name)
+
+
+@pytest.fixture
+def tiny_split():
+    imgs, labs = synthetic(64, 3, 32, 10)
+    return data.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype(np.int64)), tuple("0123456789"))

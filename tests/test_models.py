@@ -1,0 +1,47 @@
+import pytest
+import torch
+
+from stitchkit.models import build_model, list_models
+
+
+@pytest.mark.parametrize("name", list_models())
+def test_every_registered_model_on_a_tiny_input(name):
+    model = build_model(name, seed=0, width=4, num_classes=7).eval()
+    x = torch.randn(2, 3, 32, 32)
+    out = model(x)
+    assert out.shape == (2, 7) and torch.isfinite(out).all()
+    shapes = model.cut_shapes((3, 32, 32))
+    assert list(shapes) == list(model.cuts)
+    for cut in model.cuts:  # split at every cut equals the full forward exactly
+        h = model.forward_to(x, cut)
+        assert tuple(h.shape[1:]) == shapes[cut]
+        assert torch.equal(model.forward_from(cut, h), out)
+
+
+def test_seed_makes_initialisation_reproducible():
+    a = build_model("resnet18", seed=3, width=4)
+    b = build_model("resnet18", seed=3, width=4)
+    c = build_model("resnet18", seed=4, width=4)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters()))
+
+
+def test_architectures_match_the_papers():
+    assert len(build_model("preact_resnet18", width=64).cuts) == 10  # stem, 8 blocks, pool
+    assert build_model("preact_resnet18", width=64).cut_shapes()["pool"] == (512,)
+    assert build_model("resnet34", width=4).cuts[-2] == "block16"
+    assert len([m for m in list_models() if len(m) == 5 and m.startswith("r")]) == 16  # R_abcd
+    assert build_model("r1111", width=4).cuts == build_model("resnet10", width=4).cuts
+    # pre-activation stem is a bare conv (no BN/ReLU); CIFAR stem is conv-BN-ReLU without max-pool
+    assert isinstance(build_model("preact_resnet18", width=4).pieces["stem"], torch.nn.Conv2d)
+    stem = build_model("resnet18", width=4).pieces["stem"]
+    assert [type(m).__name__ for m in stem] == ["Conv2d", "BatchNorm2d", "ReLU"]
+    assert build_model("resnet18", width=4).cut_shapes((3, 32, 32))["stem"] == (4, 32, 32)
+    assert build_model("resnet18", width=4, in_channels=1).cut_shapes((1, 28, 28))["block8"] == (32, 4, 4)
+
+
+def test_bad_names_are_refused_with_choices():
+    with pytest.raises(ValueError, match="valid: .*preact_resnet18"):
+        build_model("resnet19")
+    with pytest.raises(ValueError, match="valid: stem, block1"):
+        build_model("resnet18", width=4).forward_to(torch.zeros(1, 3, 32, 32), "layer3")

@@ -1,0 +1,74 @@
+"""Every notebook through papermill at the smoke scale, and the book build with warnings as errors."""
+
+import json
+
+import nbformat
+import pytest
+
+from stitchkit import data, execution, paths
+
+NOTEBOOKS = list(execution.discover())
+
+
+def _have_cifar() -> bool:
+    try:
+        data.load("cifar10", "test")
+        return True
+    except data.DataNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("figure_id", NOTEBOOKS)
+def test_notebook_runs_at_smoke(figure_id, tmp_path):
+    if not _have_cifar():
+        pytest.skip("CIFAR-10 not found in the data root (set STITCHKIT_DATA_ROOT; `make test` does)")
+    info = execution.get_notebook(figure_id)
+    out = tmp_path / f"{figure_id}.ipynb"
+    results = execution.execute(info, out, "smoke", progress=False)
+    assert results["scale"] == "smoke" and results["numbers"] and results["claims"]
+    assert results["source_sha256"] == execution.source_hash(info.source)
+    assert results["provenance"]["wall_seconds"] > 0
+    assert json.loads(out.with_suffix(".results.json").read_text()) == results
+    nb = nbformat.read(out, as_version=4)
+    assert "Run provenance" in nb.cells[1].source
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+            if "image/png" in o.get("data", {})]
+    assert pngs, "the notebook should render at least one figure"
+
+
+@pytest.mark.parametrize("figure_id", NOTEBOOKS)
+def test_committed_page_exists_with_results(figure_id):
+    info = execution.get_notebook(figure_id)
+    page = info.book_notebook()
+    assert page.exists(), f"{page} missing: run `stitchkit book` and commit the executed page"
+    results = json.loads(page.with_suffix(".results.json").read_text())
+    assert results["id"] == figure_id and results["scale"] in ("smoke", "demo", "paper")
+    assert all(c["verdict"] for c in results["claims"])
+
+
+@pytest.mark.slow
+def test_book_builds_without_warnings(tmp_path):
+    html = execution.compile_book(tmp_path)
+    assert (html / "index.html").exists()
+    page = (html / "book" / "bansal" / "B-F2A.html").read_text()
+    assert "Run provenance" in page and "reproduced" in page
+    assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
+
+
+def test_stale_detection(tmp_path):
+    src = tmp_path / "notebooks" / "B-X1.py"
+    src.parent.mkdir()
+    src.write_text('# %% tags=["parameters"]\nscale = "smoke"  # smoke | demo | paper\n')
+    info = execution.NotebookInfo("B-X1", src, execution.parse_parameters(src))
+    book = tmp_path / "book"
+    assert execution.stale_reason(info, book) == "no executed page"
+    page = info.book_notebook(book)
+    page.parent.mkdir(parents=True)
+    page.write_text("{}")
+    page.with_suffix(".results.json").write_text(json.dumps({"source_sha256": execution.source_hash(src)}))
+    assert execution.stale_reason(info, book) is None
+    src.write_text(src.read_text() + "# changed\n")
+    assert execution.stale_reason(info, book) == "source changed since the committed run"

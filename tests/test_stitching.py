@@ -1,0 +1,124 @@
+import pytest
+import torch
+
+from stitchkit import stitching
+from stitchkit.data import Split
+from stitchkit.models import build_model
+from stitchkit.train import TrainConfig
+
+
+def test_identity_stitch_reproduces_unstitched_logits_exactly():
+    model = build_model("resnet18", seed=0, width=4).eval()
+    x = torch.randn(4, 3, 32, 32)
+    full = model(x)
+    for cut in model.cuts:
+        shape = model.cut_shapes()[cut]
+        st = stitching.identity_init(stitching.make_stitch("conv", shape, shape))
+        stitched = stitching.StitchedModel(model, cut, model, cut, st)
+        assert torch.equal(stitched(x), full), cut
+        parameterless = stitching.StitchedModel(model, cut, model, cut, stitching.make_stitch("identity", shape, shape))
+        assert torch.equal(parameterless(x), full)
+
+
+def test_stitch_kinds_map_shapes():
+    for kind in ("bn_conv_bn", "conv"):
+        out = stitching.make_stitch(kind, (8, 16, 16), (4, 16, 16))(torch.randn(2, 8, 16, 16))
+        assert out.shape == (2, 4, 16, 16)
+        assert stitching.make_stitch(kind, (8,), (5,))(torch.randn(3, 8)).shape == (3, 5)
+    assert stitching.make_stitch("resize_conv", (8, 16, 16), (4, 8, 8))(torch.randn(2, 8, 16, 16)).shape == (2, 4, 8, 8)
+    down = stitching.make_stitch("strided_or_upsample", (8, 16, 16), (4, 4, 4))
+    assert down(torch.randn(2, 8, 16, 16)).shape == (2, 4, 4, 4) and down.body.stride == (4, 4)
+    up = stitching.make_stitch("strided_or_upsample", (8, 4, 4), (4, 16, 16))
+    assert up(torch.randn(2, 8, 4, 4)).shape == (2, 4, 16, 16)
+    with pytest.raises(ValueError, match="resize_conv"):
+        stitching.make_stitch("conv", (8, 16, 16), (4, 8, 8))
+    with pytest.raises(ValueError, match="valid: bn_conv_bn"):
+        stitching.make_stitch("mlp", (8,), (8,))
+
+
+def test_frozen_halves_stay_frozen_and_in_eval_mode():
+    a, b = build_model("resnet10", seed=0, width=4), build_model("resnet10", seed=1, width=4)
+    s = stitching.stitch_models(a, "block2", b, "block2", device="cpu")
+    s.train()
+    assert not a.training and not b.training and s.stitch.training
+    assert all(not p.requires_grad for p in list(a.parameters()) + list(b.parameters()))
+    quirk = stitching.stitch_models(a, "block2", b, "block2", frozen_bn="train", device="cpu").train()
+    assert a.training and b.training
+    with pytest.raises(ValueError, match="valid: eval, train"):
+        stitching.stitch_models(a, "block2", b, "block2", frozen_bn="frozen")
+
+
+def test_least_squares_recovers_a_planted_affine_map():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(5000, 12, generator=g, dtype=torch.float64)
+    w = torch.randn(12, 7, generator=g, dtype=torch.float64)
+    b = torch.randn(7, generator=g, dtype=torch.float64)
+    w_hat, b_hat = stitching.least_squares(x, x @ w + b, chunk=999)
+    assert torch.allclose(w_hat, w, atol=1e-9) and torch.allclose(b_hat, b, atol=1e-9)
+    # rank-deficient X: the cut-off gives the minimum-norm solution instead of blowing up
+    xd = torch.cat([x, x[:, :1]], dim=1)
+    w_d, _ = stitching.least_squares(xd, x @ w + b)
+    assert torch.allclose(xd @ w_d, x @ w, atol=1e-8)
+
+
+def test_direct_matching_recovers_a_planted_conv_map():
+    # receiver = sender followed by a known 1x1 conv at the cut: DM must find that conv
+    sender = build_model("resnet10", seed=0, width=4).eval()
+    planted = torch.nn.Conv2d(8, 8, 1)
+    receiver = build_model("resnet10", seed=1, width=4).eval()
+    receiver.pieces["block2"] = torch.nn.Sequential(sender.pieces["block2"], planted)
+    for name in ("stem", "block1"):
+        receiver.pieces[name] = sender.pieces[name]
+    images = torch.randint(0, 256, (40, 3, 32, 32), dtype=torch.uint8)
+    split = Split(images, torch.zeros(40, dtype=torch.long), ("a",))
+    st = stitching.stitch_models(sender, "block2", receiver, "block2", kind="conv", device="cpu")
+    stitching.fit_direct_matching(st, split, normalisation="cifar", device="cpu", batch_size=16)
+    assert torch.allclose(st.stitch.linear.weight, planted.weight, atol=1e-4)
+    assert torch.allclose(st.stitch.linear.bias, planted.bias, atol=1e-4)
+    with pytest.raises(ValueError, match="'conv' or 'resize_conv'"):
+        stitching.fit_direct_matching(stitching.stitch_models(sender, "block2", receiver, "block2", device="cpu"),
+                                      split, normalisation="cifar", device="cpu")
+
+
+def _toy_task(n=256):
+    # labels are a function of the sender's block2 activations: a stitch can learn the task
+    g = torch.Generator().manual_seed(0)
+    images = torch.randint(0, 256, (n, 3, 32, 32), dtype=torch.uint8, generator=g)
+    labels = (images[:, 0].float().mean((1, 2)) > images[:, 2].float().mean((1, 2))).long()
+    return Split(images, labels, ("a", "b"))
+
+
+def test_task_loss_matching_improves_a_toy_stitch():
+    split = _toy_task()
+    sender = build_model("resnet10", seed=0, width=4, num_classes=2)
+    receiver = build_model("resnet10", seed=1, width=4, num_classes=2)
+    st = stitching.stitch_models(sender, "block1", receiver, "block1", seed=0, device="cpu")
+    before = stitching.evaluate_stitch(st, split, normalisation="cifar", device="cpu", precision="fp32")
+    cfg = TrainConfig(epochs=15, batch_size=32, optimizer="adam", lr=1e-2, weight_decay=0, schedule="cosine",
+                      augment=False, precision="fp32")
+    history = stitching.train_stitch(st, split, cfg, normalisation="cifar", device="cpu", progress=False)
+    after = stitching.evaluate_stitch(st, split, normalisation="cifar", device="cpu", precision="fp32")
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert after["loss"] < before["loss"]
+    # the frozen halves did not move
+    assert torch.equal(sender.pieces["stem"][0].weight, build_model("resnet10", seed=0, width=4, num_classes=2)
+                       .pieces["stem"][0].weight)
+
+
+def test_cached_activations_give_the_same_training_as_recomputing():
+    split = _toy_task(64)
+    cfg = TrainConfig(epochs=2, batch_size=16, optimizer="adam", lr=1e-3, weight_decay=0, schedule="cosine",
+                      augment=False, precision="fp32")
+    results = []
+    for cached in (True, False):
+        sender = build_model("resnet10", seed=0, width=4, num_classes=2)
+        receiver = build_model("resnet10", seed=1, width=4, num_classes=2)
+        st = stitching.stitch_models(sender, "block3", receiver, "block3", seed=0, device="cpu")
+        if cached:
+            stitching.train_stitch(st, split, cfg, normalisation="cifar", device="cpu", progress=False)
+        else:  # the uncached path: full stitched model on image batches with the same order
+            batches = stitching.Batches(split, 16, normalisation="cifar", shuffle=True, seed=0)
+            stitching.train(st, batches, cfg, device="cpu", progress=False)
+        results.append(st.stitch.state_dict())
+    for k in results[0]:
+        assert torch.allclose(results[0][k].float(), results[1][k].float(), atol=1e-5), k

@@ -1,0 +1,90 @@
+import math
+
+import pytest
+import torch
+
+from stitchkit.data import Batches
+from stitchkit.models import build_model
+from stitchkit.train import TrainConfig, evaluate, lr_factor, train
+
+CFG = TrainConfig(epochs=2, batch_size=16, lr=0.05, precision="fp32", seed=0)
+
+
+def _train(split, cfg=CFG, checkpoint=None):
+    model = build_model("resnet10", seed=0, width=4)
+    batches = Batches(split, cfg.batch_size, normalisation="cifar", shuffle=True, augment=cfg.augment,
+                      drop_last=True, seed=cfg.seed)
+    history = train(model, batches, cfg, device="cpu", checkpoint=checkpoint, progress=False)
+    return model, history
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_training_is_bitwise_deterministic_on_cpu(tiny_split, precision):
+    cfg = TrainConfig(epochs=2, batch_size=16, lr=0.05, precision=precision, seed=0)
+    a, ha = _train(tiny_split, cfg)
+    b, hb = _train(tiny_split, cfg)
+    assert ha == hb
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_interrupted_training_resumes_to_the_same_weights(tiny_split, tmp_path):
+    full, _ = _train(tiny_split)
+    ckpt = tmp_path / "ckpt.pt"
+    cfg = CFG
+    model = build_model("resnet10", seed=0, width=4)
+    batches = Batches(tiny_split, 16, normalisation="cifar", shuffle=True, augment=True, drop_last=True, seed=0)
+
+    class Stop(Exception):
+        pass
+
+    steps = []
+    orig_step = torch.optim.SGD.step
+
+    def step_then_maybe_stop(self, *a, **k):
+        out = orig_step(self, *a, **k)
+        steps.append(1)
+        if len(steps) == 6:  # mid-way through epoch 2 (4 steps per epoch)
+            raise Stop
+        return out
+
+    torch.optim.SGD.step = step_then_maybe_stop
+    try:
+        with pytest.raises(Stop):
+            train(model, batches, cfg, device="cpu", checkpoint=ckpt, progress=False)
+    finally:
+        torch.optim.SGD.step = orig_step
+    assert ckpt.exists()
+    resumed, _ = _train(tiny_split, cfg, checkpoint=ckpt)
+    assert all(torch.equal(p, q) for p, q in zip(full.state_dict().values(), resumed.state_dict().values()))
+
+
+def test_nan_loss_is_reported_with_advice(tiny_split):
+    with pytest.raises(FloatingPointError, match="lower the learning rate"):
+        _train(tiny_split, TrainConfig(epochs=1, batch_size=16, lr=1e30, momentum=0.0, precision="fp32"))
+
+
+def test_schedules():
+    cfg = TrainConfig(schedule="multistep", milestones=(0.5, 0.75), gamma=0.2)
+    assert [lr_factor(cfg, s, 100) for s in (0, 49, 50, 75, 99)] == [1, 1, 0.2, pytest.approx(0.04), pytest.approx(0.04)]
+    cos = TrainConfig(schedule="cosine")
+    assert lr_factor(cos, 0, 100) == 1 and lr_factor(cos, 50, 100) == pytest.approx(0.5)
+    warm = TrainConfig(schedule="warmup_cosine", warmup=0.1)
+    assert lr_factor(warm, 4, 100) == pytest.approx(0.5) and lr_factor(warm, 10, 100) == pytest.approx(1.0)
+    assert TrainConfig(epochs=1.5).total_steps(10) == 15 and TrainConfig(steps=7).total_steps(10) == 7
+
+
+def test_bad_config_names_valid_choices():
+    with pytest.raises(ValueError, match="valid: sgd, adam"):
+        TrainConfig(optimizer="lamb")
+    with pytest.raises(ValueError, match="valid: constant"):
+        TrainConfig(schedule="onecycle")
+    with pytest.raises(ValueError, match="valid: bf16, fp32"):
+        TrainConfig(precision="fp16")
+
+
+def test_training_learns_a_learnable_task(tiny_split):
+    model, history = _train(tiny_split, TrainConfig(epochs=8, batch_size=16, lr=0.02, augment=False,
+                                                    precision="fp32", schedule="constant"))
+    assert history[-1]["loss"] < history[0]["loss"]
+    acc = evaluate(model, Batches(tiny_split, 32, normalisation="cifar"), device="cpu", precision="fp32")["accuracy"]
+    assert acc > 0.2 and not math.isnan(acc)
