@@ -46,3 +46,11 @@ def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
         if isinstance(getattr(base, k), tuple) and isinstance(v, list):
             changes[k] = tuple(v)
     return dataclasses.replace(base, **changes)
+
+
+def as_table(config: Any):
+    """A preset as a two-column DataFrame (setting, value) for display on a page."""
+    import pandas as pd
+
+    return pd.DataFrame([(f.name, repr(getattr(config, f.name))) for f in dataclasses.fields(config)],
+                        columns=["setting", "value"]).set_index("setting")

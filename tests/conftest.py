@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import pickle
 import tarfile
 from pathlib import Path
@@ -16,10 +17,21 @@ from PIL import Image
 from stitchkit import data
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    """The test session writes artifacts to its own cache, never to data/cache (decoded
+    datasets are shared across tests: their keys include the source path)."""
+    before = os.environ.get("STITCHKIT_CACHE")
+    os.environ["STITCHKIT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if before is None:
+        os.environ.pop("STITCHKIT_CACHE", None)
+    else:
+        os.environ["STITCHKIT_CACHE"] = before
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Every test writes artifacts to a fresh cache, never to data/cache."""
-    monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
+def _fresh_loaded_splits():
     data._LOADED.clear()
     yield
     data._LOADED.clear()

@@ -146,3 +146,18 @@ def test_model_layer_matrix_runs_on_a_model():
     m, rows, cols = sim.model_layer_matrix(model, model, images, "cka", normalisation="cifar", device="cpu")
     assert m.shape == (len(model.cuts), len(model.cuts)) and rows == list(model.cuts)
     assert np.allclose(np.diag(m), 1)
+
+
+def test_heatmap_and_penalty_plots_are_labelled():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from stitchkit import plotting
+
+    ax = plotting.layer_heatmap(np.eye(3), ["a", "b", "c"], ["x", "y", "z"], cbar_label="CKA", xlabel="B", ylabel="A")
+    assert ax.get_xlabel() == "B" and len(ax.figure.axes) == 2  # heatmap + colour bar
+    assert ax.figure.axes[1].get_ylabel() == "CKA"
+    with pytest.raises(ValueError, match="does not match labels"):
+        plotting.layer_heatmap(np.eye(2), ["a"], ["x", "y"])
+    fig = plotting.penalty_per_layer(["stem", "pool"], {"s": [0.0, 0.1]}, {"s": [0.9, 0.8]}, receiver_accuracy=0.9)
+    assert "penalty" in fig.axes[0].get_ylabel() and "%" in fig.axes[1].get_ylabel()
