@@ -18,8 +18,13 @@
 #
 # **Overview.** Two ResNet-18s trained identically on CIFAR-10 except for their random seed are
 # stitched at every layer: the sender's first layers, a trainable stitch (BatchNorm, 1x1 conv,
-# BatchNorm), then the receiver's remaining layers, both halves frozen. The *stitching penalty*
-# is the stitched model's test error minus the receiver's own test error. The paper finds the
+# BatchNorm), then the receiver's remaining layers, both halves frozen. With $B$ the sender,
+# $A$ the receiver and $s$ the stitch, the *stitching penalty* at layer $\ell$ is
+#
+# $$\operatorname{penalty}_\ell = \operatorname{err}\big(A_{>\ell} \circ s \circ B_{\le \ell}\big)
+#   - \operatorname{err}(A),$$
+#
+# the stitched model's test error minus the receiver's own, in points. The paper finds the
 # penalty close to zero at every layer ("stitching connectivity"), while an untrained bottom,
 # the reference that shows the stitch is not simply learning, has low penalty early and high
 # penalty late.

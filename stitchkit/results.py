@@ -103,11 +103,12 @@ class Run:
         return c
 
     def claims_table(self):
-        """Claims as a pandas DataFrame (claim, criterion, paper, ours, verdict)."""
+        """Claims as a styled table (claim, criterion, paper, ours, verdict), text never truncated."""
         import pandas as pd
 
-        return pd.DataFrame([{"claim": c.text, "criterion": c.criterion, "paper": c.paper, "ours": c.ours,
-                              "verdict": c.verdict} for c in self.claims])
+        frame = pd.DataFrame([{"claim": c.text, "criterion": c.criterion, "paper": c.paper, "ours": c.ours,
+                               "verdict": c.verdict} for c in self.claims])
+        return frame.style.hide(axis="index").set_properties(**{"text-align": "left", "white-space": "normal"})
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
