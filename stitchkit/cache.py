@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,12 +145,21 @@ def training_split(spec: ModelSpec, root: str | Path | None = None) -> data_mod.
     split = data_mod.load(spec.dataset, "train", root)
     if spec.train_size is not None:
         split = split.subset(data_mod.stratified_subset(split.labels, spec.train_size, spec.subset_seed))
+    if spec.labels == "random":
+        return split.with_labels(data_mod.randomise_labels(split.labels, spec.label_noise, split.num_classes,
+                                                           seed=spec.seed))
+    return _task_labels(split, spec)
+
+
+def task_test_split(spec: ModelSpec, root: str | Path | None = None) -> data_mod.Split:
+    """The test data for ``spec``'s task (true labels, remapped for a coarse task)."""
+    return _task_labels(data_mod.load(spec.dataset, "test", root), spec)
+
+
+def _task_labels(split: data_mod.Split, spec: ModelSpec) -> data_mod.Split:
     if spec.labels == "objects_vs_animals":
-        split = split.with_labels(data_mod.remap_labels(split.labels, data_mod.OBJECTS_VS_ANIMALS),
-                                  ("animal", "object"))
-    elif spec.labels == "random":
-        split = split.with_labels(data_mod.randomise_labels(split.labels, spec.label_noise, split.num_classes,
-                                                            seed=spec.seed))
+        return split.with_labels(data_mod.remap_labels(split.labels, data_mod.OBJECTS_VS_ANIMALS),
+                                 ("animal", "object"))
     return split
 
 
@@ -174,8 +184,6 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
     model = _build(spec, num_classes, in_ch)
     entry = store.get(spec)
     if entry is None:
-        import time
-
         model.to(device)
         cl = spec.train.precision == "bf16"
         if cl:
@@ -189,10 +197,8 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
             desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress)
         seconds = time.perf_counter() - t0
         steps = spec.train.total_steps(len(batches))
-        test = data_mod.load(spec.dataset, "test", root)
-        if spec.labels == "objects_vs_animals":
-            test = test.with_labels(data_mod.remap_labels(test.labels, data_mod.OBJECTS_VS_ANIMALS), ("animal", "object"))
-        test_batches = data_mod.Batches(test, 500, normalisation=spec.normalisation, device=device, channels_last=cl)
+        test_batches = data_mod.Batches(task_test_split(spec, root), 500, normalisation=spec.normalisation,
+                                        device=device, channels_last=cl)
         metrics = {"test": evaluate(model, test_batches, device=device, precision=spec.train.precision),
                    "history": history, "train_seconds": seconds,
                    "images_per_second": steps * spec.train.batch_size / seconds if steps else None,

@@ -367,6 +367,16 @@ def random_crop_flip(images: torch.Tensor, generator: torch.Generator, pad: int 
     return out.permute(0, 3, 1, 2).contiguous()
 
 
+def index_batches(n: int, batch_size: int, *, shuffle: bool, drop_last: bool, generator: torch.Generator,
+                  device: torch.device | str = "cpu") -> Iterator[torch.Tensor]:
+    """Index tensors of one epoch over ``n`` examples (a fresh permutation from ``generator``)."""
+    order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
+    order = order.to(device)
+    count = n // batch_size if drop_last else -(-n // batch_size)
+    for i in range(count):
+        yield order[i * batch_size:(i + 1) * batch_size]
+
+
 class Batches:
     """Iterate over a :class:`Split` held whole on ``device`` in (normalised float) batches.
 
@@ -393,11 +403,8 @@ class Batches:
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        n = len(self.split)
-        order = torch.randperm(n, generator=self.generator) if self.shuffle else torch.arange(n)
-        order = order.to(self.split.images.device)
-        for i in range(len(self)):
-            idx = order[i * self.batch_size:(i + 1) * self.batch_size]
+        for idx in index_batches(len(self.split), self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last,
+                                 generator=self.generator, device=self.split.images.device):
             x = self.split.images[idx]
             if self.augment:
                 x = random_crop_flip(x, self.generator)

@@ -117,7 +117,8 @@ class Run:
                 "claims": [{**asdict(c), "verdict": c.verdict} for c in self.claims]}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
-        path = Path(path or os.environ.get(RESULTS_ENV) or paths.RUNS_DIR / "interactive" / f"{self.figure_id}.results.json")
+        default = paths.RUNS_DIR / "interactive" / f"{self.figure_id}.results.json"
+        path = Path(path or os.environ.get(RESULTS_ENV) or default)
         atomic_write_json(path, self.to_dict())
         return path
 

@@ -25,7 +25,7 @@ from typing import Iterable
 import torch
 from torch import nn
 
-from .data import Batches, Split
+from .data import Batches, Split, index_batches
 from .models import CutModel
 from .train import TrainConfig, autocast, default_device, evaluate, train
 
@@ -175,11 +175,8 @@ class TensorBatches:
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
-        n = self.x.shape[0]
-        order = torch.randperm(n, generator=self.generator) if self.shuffle else torch.arange(n)
-        order = order.to(self.x.device)
-        for i in range(len(self)):
-            idx = order[i * self.batch_size:(i + 1) * self.batch_size]
+        for idx in index_batches(self.x.shape[0], self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last,
+                                 generator=self.generator, device=self.x.device):
             yield self.x[idx], self.y[idx]
 
 

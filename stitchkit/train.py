@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Protocol
 
@@ -111,11 +111,6 @@ def lr_factor(cfg: TrainConfig, step: int, total: int) -> float:
         return (step + 1) / max(cfg.warmup * total, 1)
     start = cfg.warmup if cfg.schedule == "warmup_cosine" else 0.0
     return 0.5 * (1 + math.cos(math.pi * (t - start) / max(1 - start, 1e-12)))
-
-
-@dataclass
-class History:
-    epochs: list[dict] = field(default_factory=list)
 
 
 def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: torch.device | str | None = None,

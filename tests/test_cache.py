@@ -72,3 +72,14 @@ def test_spec_validation():
         ModelSpec(labels="coarse")
     with pytest.raises(ValueError, match="valid: cifar10, mnist"):
         ModelSpec(dataset="svhn")
+
+
+def test_label_transforms_reach_training_and_test_data(tmp_path):
+    write_cifar_pickles(tmp_path, n_train=50, n_test=20)
+    coarse = ModelSpec(labels="objects_vs_animals", train_size=20)
+    train = cache.training_split(coarse, tmp_path)
+    assert len(train) == 20 and train.classes == ("animal", "object") and set(train.labels.tolist()) <= {0, 1}
+    assert set(cache.task_test_split(coarse, tmp_path).labels.tolist()) <= {0, 1}
+    noisy = cache.training_split(ModelSpec(labels="random", label_noise=1.0, seed=0), tmp_path)
+    clean = cache.training_split(ModelSpec(), tmp_path)
+    assert not torch.equal(noisy.labels, clean.labels) and torch.equal(noisy.images, clean.images)

@@ -46,7 +46,8 @@ class ConnectivityConfig:
     def model_spec(self, seed: int, trained: bool = True) -> ModelSpec:
         # an untrained model is the same recipe with zero steps (its cache key says so)
         train = TrainConfig(epochs=self.model_epochs if trained else 0.0,
-                            steps=self.model_steps if trained else None, batch_size=self.model_batch, optimizer="sgd", lr=self.model_lr, momentum=0.9,
+                            steps=self.model_steps if trained else None, batch_size=self.model_batch,
+                            optimizer="sgd", lr=self.model_lr, momentum=0.9,
                             weight_decay=1e-4, schedule="multistep", milestones=(0.5, 0.75), gamma=0.2,
                             augment=True, precision=self.precision, seed=seed)
         return ModelSpec(model=self.model, width=self.width, dataset="cifar10", normalisation="cifar",
