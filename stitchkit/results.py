@@ -108,7 +108,8 @@ class Run:
 
         frame = pd.DataFrame([{"claim": c.text, "criterion": c.criterion, "paper": c.paper, "ours": c.ours,
                                "verdict": c.verdict} for c in self.claims])
-        return frame.style.hide(axis="index").set_properties(**{"text-align": "left", "white-space": "normal"})
+        return (frame.style.hide(axis="index").format(escape="html")
+                .set_properties(**{"text-align": "left", "white-space": "normal"}))
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,

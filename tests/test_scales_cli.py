@@ -91,3 +91,12 @@ def test_missing_data_root_fails_with_a_clear_message(tmp_path, monkeypatch, cap
     assert code == 1
     err = capsys.readouterr().err
     assert "DataNotFoundError" in err and "not found under" in err
+
+
+def test_claims_table_escapes_html_and_keeps_full_text():
+    run = Run("B-F2A", "demo", {})
+    long_text = "a claim whose text is much longer than the default column width of fifty characters"
+    run.claim("c", long_text, criterion="x <= 3 & y", paper="p", ours="o", holds=True)
+    html = run.claims_table().to_html()
+    assert long_text in html
+    assert "x &lt;= 3 &amp; y" in html
