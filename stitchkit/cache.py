@@ -264,10 +264,9 @@ def load_or_stitch(spec: StitchSpec, sender: CutModel, receiver: CutModel, *, de
                                            seed=spec.init_seed, device=device,
                                            input_shape=tuple(test.images.shape[1:]))
         norm, prec = spec.sender.normalisation, spec.train.precision
-        cacheable = not spec.train.augment and spec.frozen_bn == "eval"
         sender_key = config_key(spec.sender)
         acts_train = acts_test = None
-        if cacheable:
+        if stitching.can_cache_activations(spec.train, spec.frozen_bn):
             cache = activations or stitching.ActivationCache()
             tag = f"train:{spec.train_size}:{spec.subset_seed}"
             acts_train = cache.get((sender_key, spec.cut_i, tag), lambda: stitching.sender_activations(

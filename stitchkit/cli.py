@@ -39,23 +39,27 @@ def _pairs(groups: list[list[str]] | None, multi: bool) -> dict[str, Any]:
     return out
 
 
+def _notebook_command(sub, name: str, help_: str, metavar: tuple[str, str], param_help: str,
+                      default_out: str) -> argparse.ArgumentParser:
+    """A subcommand taking a notebook ID, --scale, -p KEY VALUE... and --out."""
+    p = sub.add_parser(name, help=help_)
+    p.add_argument("id")
+    p.add_argument("--scale", default="smoke", help=f"one of {', '.join(SCALES)} (default smoke)")
+    p.add_argument("-p", "--param", nargs="+", action="append", metavar=metavar, help=param_help)
+    p.add_argument("--out", help=f"output folder (default {default_out})")
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="stitchkit", description="Model-stitching reproduction companion.")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="notebooks and their parameters")
-    run = sub.add_parser("run", help="execute one notebook into runs/")
-    run.add_argument("id")
-    run.add_argument("--scale", default="smoke", help=f"one of {', '.join(SCALES)} (default smoke)")
-    run.add_argument("-p", "--param", nargs="+", action="append", metavar=("KEY", "VALUE"),
-                     help="override a parameter (repeatable)")
-    run.add_argument("--out", help="output folder (default runs/<ID>/<stamp>-<scale>)")
-    sw = sub.add_parser("sweep", help="run a grid of parameter values and collect the results")
-    sw.add_argument("id")
-    sw.add_argument("--scale", default="smoke", help=f"one of {', '.join(SCALES)} (default smoke)")
-    sw.add_argument("-p", "--param", nargs="+", action="append", metavar=("KEY", "V1"),
-                    help="a parameter and its values (repeatable; the grid is their product)")
+    _notebook_command(sub, "run", "execute one notebook into runs/", ("KEY", "VALUE"),
+                      "override a parameter (repeatable)", "runs/<ID>/<stamp>-<scale>")
+    sw = _notebook_command(sub, "sweep", "run a grid of parameter values and collect the results", ("KEY", "V1"),
+                           "a parameter and its values (repeatable; the grid is their product)",
+                           "runs/sweeps/<ID>-<stamp>-<scale>")
     sw.add_argument("--dask", metavar="ADDRESS", help="scheduler address of a Dask cluster (default: run here)")
-    sw.add_argument("--out", help="output folder (default runs/sweeps/<ID>-<stamp>-<scale>)")
     bk = sub.add_parser("book", help="execute stale notebooks into book/ and build the HTML book")
     bk.add_argument("--scale", help=f"re-execute every notebook at this scale ({', '.join(SCALES)})")
     bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")

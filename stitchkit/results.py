@@ -65,7 +65,7 @@ class Claim:
     paper: str  # the paper's number or statement
     ours: str  # our measured value, formatted
     holds: bool  # computed from the criterion
-    scale: str = "demo"  # the run's scale: smoke runs carry no evidence either way
+    scale: str  # the run's scale: smoke runs carry no evidence either way
 
     @property
     def verdict(self) -> str:

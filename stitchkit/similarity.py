@@ -21,6 +21,7 @@ float dtype, on any device; all arithmetic in float64):
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -295,6 +296,8 @@ def layer_matrix(acts_a: Mapping[str, torch.Tensor], acts_b: Mapping[str, torch.
     layer's centred Gram is computed once and reused for every pair (``cache_grams=False``
     recomputes both Grams per pair, for benchmarking).
     """
+    if measure not in _PAIR_MEASURES:
+        raise ValueError(f"unknown measure {measure!r}; valid: {', '.join(MEASURES)}")
     names_a, names_b = list(acts_a), list(acts_b)
     out = np.zeros((len(names_a), len(names_b)))
     if measure == "cka" and cache_grams:
@@ -304,9 +307,7 @@ def layer_matrix(acts_a: Mapping[str, torch.Tensor], acts_b: Mapping[str, torch.
             for j, kb in enumerate(names_b):
                 out[i, j] = cka_from_grams(grams_a[ka], grams_b[kb])
         return out
-    fn = _PAIR_MEASURES[measure] if measure in _PAIR_MEASURES else None
-    if fn is None:
-        raise ValueError(f"unknown measure {measure!r}; valid: {', '.join(MEASURES)}")
+    fn = _PAIR_MEASURES[measure]
     for i, ka in enumerate(names_a):
         for j, kb in enumerate(names_b):
             out[i, j] = fn(*preprocess(acts_a[ka], acts_b[kb], measure))
@@ -321,20 +322,16 @@ def model_activations(model, images: torch.Tensor, cuts: Sequence[str] | None = 
     from .data import normalise
 
     cuts = list(cuts or model.cuts)
-    for c in cuts:
-        model.check_cut(c)
+    last = max(model.check_cut(c) for c in cuts)
     device = torch.device(device or next(model.parameters()).device)
     model.eval()
     out: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
-    wanted = set(cuts)
     for s in range(0, images.shape[0], batch_size):
         x = normalise(images[s:s + batch_size].to(device), normalisation)
-        for name, piece in model.pieces.items():
+        for name, piece in itertools.islice(model.pieces.items(), last + 1):
             x = piece(x)
-            if name in wanted:
+            if name in out:
                 out[name].append(x.float())
-            if all(len(v) > s // batch_size for v in out.values()):
-                break
     return {c: torch.cat(v) for c, v in out.items()}
 
 

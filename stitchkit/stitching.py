@@ -201,6 +201,12 @@ def sender_activations(sender: CutModel, cut: str, split: Split, *, normalisatio
     return torch.cat(out)
 
 
+def can_cache_activations(cfg: TrainConfig, frozen_bn: str) -> bool:
+    """Sender activations are fixed (computable once) only without augmentation and with the
+    sender's BatchNorm in eval mode."""
+    return not cfg.augment and frozen_bn == "eval"
+
+
 def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, *, normalisation: str,
                  device: torch.device | str | None = None, activations: torch.Tensor | None = None,
                  desc: str = "stitch", progress: bool = True) -> list[dict]:
@@ -210,9 +216,8 @@ def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, 
     are computed once (or taken from ``activations``) and every epoch reuses them.
     """
     device = torch.device(device or default_device())
-    cacheable = not cfg.augment and stitched.frozen_bn == "eval"
     cl = cfg.precision == "bf16"
-    if cacheable:
+    if can_cache_activations(cfg, stitched.frozen_bn):
         if activations is None:
             activations = sender_activations(stitched.sender, stitched.cut_i, train_split,
                                              normalisation=normalisation, device=device, precision=cfg.precision)
