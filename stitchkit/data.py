@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from . import paths
-from .io import atomic_write_bytes
+from .fileio import atomic_write_bytes
 
 DATASETS = ("cifar10", "mnist")
 SPLITS = ("train", "test")

@@ -4,8 +4,11 @@ Notebook sources are jupytext percent files ``notebooks/<ID>.py`` with a cell ta
 ``parameters`` whose first parameter is ``scale``. Execution reads the source with jupytext,
 runs it with papermill (parameters injected), and writes beside the executed ``<ID>.ipynb`` a
 ``<ID>.results.json`` (written by the notebook through :class:`stitchkit.results.Run`, then
-completed here with the wall time and the source's hash). A provenance banner (scale, commit,
-device, wall time) is inserted under the page title.
+completed here with the wall time and the source's hash). Under the page title go a result
+box (every claim with the paper's value, ours and the verdict, at a glance) and a provenance
+banner (scale, commit, device, precision, wall time); the parameter cells are collapsed, and
+anything the kernel wrote to stderr (warnings, which can leak local paths) is shown in the
+terminal instead of on the page.
 
 - ``run_notebook``: a one-off run into ``runs/<ID>/<stamp>-<scale>/`` (never over the book).
 - ``sweep``: the grid of runs, locally or on a Dask cluster, collected into one table.
@@ -29,9 +32,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import paths
-from .io import atomic_write_json, atomic_write_text
+from .fileio import atomic_write_json, atomic_write_text
 from .results import RESULTS_ENV
-from .scales import SCALES, UnknownParameterError, check_scale
+from .scales import SCALES, UnknownParameterError, check_overrides, check_scale, registered_config
 
 PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh"}
 
@@ -101,15 +104,21 @@ def get_notebook(figure_id: str, notebooks_dir: Path = paths.NOTEBOOKS_DIR) -> N
     return found[figure_id]
 
 
-def check_parameters(info: NotebookInfo, params: Mapping[str, Any]) -> None:
-    """Raise before any compute when a parameter is not in the notebook's parameters cell."""
+def check_parameters(info: NotebookInfo, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Raise before any compute when a parameter is not in the notebook's parameters cell, or
+    its value is not allowed by the figure's config; returns the values as the config reads them."""
     valid = info.parameter_names()
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for {info.id}; "
                                     f"valid: {', '.join(valid)}")
     if "scale" in params:
-        check_scale(params["scale"])
+        raise UnknownParameterError(f"give the scale once, with --scale, not as a parameter (got scale={params['scale']!r})")
+    from . import experiments
+
+    experiments.load_all()
+    cls = registered_config(info.id)
+    return {**params, **check_overrides(cls, params)} if cls is not None else dict(params)
 
 
 def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[str, Any] | None = None, *,
@@ -119,9 +128,8 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     import nbformat
     import papermill
 
-    params = dict(params or {})
     check_scale(scale)
-    check_parameters(info, params)
+    params = check_parameters(info, dict(params or {}))
     out_notebook = Path(out_notebook).resolve()
     out_notebook.parent.mkdir(parents=True, exist_ok=True)
     results_path = out_notebook.with_suffix(".results.json")
@@ -148,10 +156,54 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     results["source_sha256"] = source_hash(info.source)
     atomic_write_json(results_path, results)
     executed = nbformat.read(tmp_nb, as_version=4)
-    executed.cells.insert(1, nbformat.v4.new_markdown_cell(provenance_banner(results)))
+    tidy_page(executed)
+    executed.cells.insert(1, nbformat.v4.new_markdown_cell(result_box(results) + "\n\n" + provenance_banner(results)))
     atomic_write_text(out_notebook, nbformat.writes(executed))
     tmp_nb.unlink(missing_ok=True)
     return results
+
+
+def tidy_page(nb) -> None:
+    """Collapse the parameter cells and move stderr output (warnings) from the page to the terminal."""
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            cell.metadata["tags"] = [*tags, "hide-cell"] if "hide-cell" not in tags else tags
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                print(out.get("text", ""), end="", file=sys.stderr)
+                continue
+            kept.append(out)
+        cell["outputs"] = kept
+
+
+VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
+                  "not assessed at smoke scale": "secondary"}
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def result_box(results: Mapping[str, Any]) -> str:
+    """The admonition that opens every page: each claim, the paper's value, ours, the verdict."""
+    claims = results.get("claims", [])
+    if not claims:
+        return ""
+    rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
+    for c in claims:
+        badge = VERDICT_BADGES.get(c["verdict"], "secondary")
+        note = ""
+        failed = [k for k in c.get("controls", []) if not k.get("passed", True)]
+        if failed:
+            note = " (failed control: " + "; ".join(f"{k['text']}, {k['value']}" for k in failed) + ")"
+        rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
+                    f"{{bdg-{badge}}}`{c['verdict']}`{_cell(note)} |")
+    return ("````{admonition} Results at a glance (scale " + f"`{results['scale']}`)\n:class: tip\n" + "\n".join(rows)
+            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n````")
 
 
 def provenance_banner(results: Mapping[str, Any]) -> str:
@@ -162,6 +214,7 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
     wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
     return ("```{admonition} Run provenance\n:class: note\n"
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
+            f"**precision** {p.get('precision', '?')} · "
             f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}\n\n"
             f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
             "Every number on this page was computed by that run.\n```")

@@ -3,12 +3,16 @@
 Every model is a :class:`CutModel`: an ordered chain of named pieces whose outputs are the cut
 points (``stem``, ``block1``, ..., ``pool``), followed by the classifier ``head``. Because the
 full forward is literally the chain, ``forward_from(cut, forward_to(x, cut))`` equals
-``forward(x)`` bit for bit.
+``forward(x)`` bit for bit. ``forward_intermediates(x, cuts)`` (timm's name) returns the
+activations at several cuts from one forward pass; stitching, similarity and caching all get
+activations through it.
 
 Registered builders (``list_models()``):
 
 - ``preact_resnet18``: Bansal et al.'s pre-activation ResNet-18, width k (stages k, 2k, 4k, 8k),
-  3x3 stem conv with no BN/ReLU, final BN-ReLU before pooling.
+  3x3 stem conv with no BN/ReLU; ``final_bn=True`` (default, the standard pre-activation
+  network the paper describes) adds BN-ReLU before pooling, which the authors' code lacks
+  (``final_bn=False`` reproduces the code).
 - ``resnet10``, ``resnet18``, ``resnet34`` and the 16 small ResNets ``r1111`` ... ``r2222`` of
   Hernandez et al. (digit i = BasicBlocks in stage i): CIFAR stem (3x3 s1 conv + BN + ReLU, no
   max-pool), post-activation BasicBlocks, global average pool, linear head.
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -70,12 +74,23 @@ class CutModel(nn.Module):
             x = piece(x)
         return self.head(x)
 
+    def forward_intermediates(self, x: torch.Tensor, cuts: Sequence[str] | None = None) -> dict[str, torch.Tensor]:
+        """Activations at each of ``cuts`` (default: every cut), in the order given, from one
+        forward pass that stops after the deepest requested cut."""
+        cuts = list(self.cuts if cuts is None else cuts)
+        if not cuts:
+            return {}
+        last = max(self.check_cut(c) for c in cuts)
+        wanted, found = set(cuts), {}
+        for name, piece in itertools.islice(self.pieces.items(), last + 1):
+            x = piece(x)
+            if name in wanted:
+                found[name] = x
+        return {c: found[c] for c in cuts}
+
     def forward_to(self, x: torch.Tensor, cut: str) -> torch.Tensor:
         """Activations at ``cut`` (the output of that piece)."""
-        stop = self.check_cut(cut)
-        for piece in itertools.islice(self.pieces.values(), stop + 1):
-            x = piece(x)
-        return x
+        return self.forward_intermediates(x, [cut])[cut]
 
     def forward_from(self, cut: str, h: torch.Tensor) -> torch.Tensor:
         """Logits from activations ``h`` at ``cut`` (runs every piece after it, then the head)."""
@@ -175,10 +190,12 @@ def resnet(blocks: tuple[int, ...], width: int = 64, num_classes: int = 10, in_c
 
 
 @register_model("preact_resnet18")
-def preact_resnet18(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
-    """Bansal et al.'s pre-activation ResNet-18 (stem conv has no BN/ReLU)."""
+def preact_resnet18(width: int = 64, num_classes: int = 10, in_channels: int = 3, final_bn: bool = True) -> CutModel:
+    """Bansal et al.'s pre-activation ResNet-18 (stem conv has no BN/ReLU); ``final_bn`` adds
+    BN-ReLU before the pool (standard pre-activation design; absent in the authors' code)."""
     body, c = _stages(PreActBlock, (2, 2, 2, 2), width)
-    return CutModel([("stem", conv3x3(in_channels, width)), *body, ("pool", Pool(c))], nn.Linear(c, num_classes))
+    pool = Pool(c if final_bn else None)
+    return CutModel([("stem", conv3x3(in_channels, width)), *body, ("pool", pool)], nn.Linear(c, num_classes))
 
 
 @register_model("resnet10")

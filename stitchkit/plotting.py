@@ -2,46 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
-def penalty_per_layer(cuts: Sequence[str], penalties: Mapping[str, Sequence[float]],
-                      accuracies: Mapping[str, Sequence[float]] | None = None, *,
-                      receiver_accuracy: float | None = None, title: str = "", ax_width: float = 5.5):
-    """Stitching penalty (percentage points of test error) at every cut, one line per series,
-    as in Bansal et al. Fig. 2A; with ``accuracies`` a second panel shows stitched test accuracy
-    against the receiver's own accuracy (dashed)."""
-    ncols = 2 if accuracies is not None else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(ax_width * ncols, 3.8), squeeze=False)
+def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float = 5.5):
+    """Stitching penalty (percentage points of test accuracy) at every cut, one line per sender,
+    as in Bansal et al. Fig. 2A, from a stitch-grid table (columns ``cut``, ``sender``,
+    ``penalty``, ``accuracy``, ``receiver_accuracy`` and, when DM-initialised, ``dm_penalty``).
+    Solid lines: after fine-tuning; dotted: after direct matching only. The second panel shows
+    stitched test accuracy against the receiver's own (dashed)."""
+    cuts = list(dict.fromkeys(table["cut"]))
     x = np.arange(len(cuts))
-    ax = axes[0, 0]
-    for (label, values), colour in zip(penalties.items(), PALETTE):
-        ax.plot(x, 100 * np.asarray(values), "o-", color=colour, label=label)
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_xticks(x, cuts, rotation=45, ha="right")
-    ax.set_xlabel("stitch point (sender layer = receiver layer)")
-    ax.set_ylabel("stitching penalty (% test error)")
-    ax.set_title("penalty = stitched error - receiver error")
-    ax.legend(frameon=False)
-    ax.grid(alpha=0.3)
-    if accuracies is not None:
-        ax = axes[0, 1]
-        for (label, values), colour in zip(accuracies.items(), PALETTE):
-            ax.plot(x, 100 * np.asarray(values), "o-", color=colour, label=label)
-        if receiver_accuracy is not None:
-            ax.axhline(100 * receiver_accuracy, color="black", ls="--", lw=1, label="receiver alone")
+    fig, axes = plt.subplots(1, 2, figsize=(ax_width * 2, 4.0))
+    groups = list(table.groupby("sender", sort=False))
+    for (label, g), colour in zip(groups, PALETTE):
+        g = g.set_index("cut").loc[cuts]
+        axes[0].plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colour, label=f"{label}")
+        if "dm_penalty" in g and g.dm_penalty.notna().all():
+            axes[0].plot(x, 100 * g.dm_penalty.to_numpy(float), ":", color=colour, alpha=0.8)
+        axes[1].plot(x, 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
+    axes[0].axhline(0, color="black", lw=0.8)
+    axes[0].set_ylabel("stitching penalty (points of test accuracy)")
+    axes[0].set_title("penalty = receiver acc. − stitched acc.\n(dotted: direct matching only)")
+    axes[1].axhline(100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
+    axes[1].set_ylabel("stitched test accuracy (%)")
+    axes[1].set_ylim(0, 100)
+    axes[1].set_title("stitched model accuracy")
+    for ax in axes:
         ax.set_xticks(x, cuts, rotation=45, ha="right")
-        ax.set_xlabel("stitch point")
-        ax.set_ylabel("stitched test accuracy (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title("stitched model accuracy")
-        ax.legend(frameon=False)
+        ax.set_xlabel("stitch point (sender layer = receiver layer)")
         ax.grid(alpha=0.3)
+    axes[1].legend(frameon=False, fontsize=9, loc="lower left")
     if title:
         fig.suptitle(title)
     fig.tight_layout()

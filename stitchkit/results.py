@@ -1,10 +1,19 @@
 """What a notebook run records: parameters, provenance, named numbers and claim verdicts.
 
-``run = Run("B-F2A", scale, params)`` at the top of a notebook; ``run.number(key, value)``
-stores a number and glues it (so prose can quote it with ``{glue:text}`key:.3f```);
-``run.claim(...)`` records a claim with the paper's value, ours, and a verdict computed from a
-stated criterion; ``run.save()`` writes the results JSON atomically. The executor sets
-``$STITCHKIT_RESULTS`` to the path beside the executed notebook and later adds the wall time.
+``run = Run("B-F2A", scale, params)`` at the top of a notebook; ``run.record(numbers, claims)``
+stores named numbers (glued, so prose can quote them with ``{glue:text}`key:.3f```) and claims,
+and ``run.save()`` writes the results JSON atomically. The executor sets ``$STITCHKIT_RESULTS``
+to the path beside the executed notebook and later adds the wall time.
+
+Verdicts are three-valued and decided by criteria fixed before the run:
+
+- ``reproduced`` / ``not reproduced``: the claim's :class:`Criterion` (built by :func:`at_most`,
+  :func:`at_least`, :func:`within`, ... from one threshold, which also writes its text) holds
+  or not;
+- ``inconclusive at this scale``: a :class:`Control` stated with the claim failed (e.g. the
+  receiver stitched into itself, where an exact stitch exists, does not reach ~0 penalty, so
+  the stitch recipe is too weak at this scale to judge the claim);
+- at ``smoke`` scale nothing is assessed (smoke models carry no evidence either way).
 """
 
 from __future__ import annotations
@@ -15,13 +24,13 @@ import platform
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from . import paths
-from .io import atomic_write_json
+from .fileio import atomic_write_json
 
 RESULTS_ENV = "STITCHKIT_RESULTS"
 
@@ -50,11 +59,62 @@ def package_versions() -> dict[str, str]:
 
 
 def provenance(device: str | None = None, seed: int | None = None) -> dict[str, Any]:
-    from .train import device_name
+    from .hardware import default_device, device_name, resolve_precision
 
     return {**git_state(), "packages": package_versions(), "device": device or device_name(),
+            "precision": resolve_precision("auto", default_device()),
             "platform": platform.platform(), "seed": seed,
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A threshold test on a measured value: its text (what is compared with what) and result."""
+
+    text: str
+    holds: bool
+
+
+def _fmt(x: float, unit: str, digits: int) -> str:
+    return f"{x:.{digits}f}{(' ' + unit) if unit else ''}"
+
+
+def at_most(value: float, threshold: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+    """``what`` ≤ threshold."""
+    return Criterion(f"{what} ≤ {_fmt(threshold, unit, digits)}", bool(value <= threshold))
+
+
+def at_least(value: float, threshold: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+    """``what`` ≥ threshold."""
+    return Criterion(f"{what} ≥ {_fmt(threshold, unit, digits)}", bool(value >= threshold))
+
+
+def within(value: float, paper: float, tol: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+    """|``what`` − paper| ≤ tol."""
+    return Criterion(f"|{what} − paper's {_fmt(paper, unit, digits)}| ≤ {_fmt(tol, unit, digits)}",
+                     bool(abs(value - paper) <= tol))
+
+
+def greater_than(value: float, other: float, what: str, other_what: str) -> Criterion:
+    """``what`` > ``other_what``."""
+    return Criterion(f"{what} > {other_what}", bool(value > other))
+
+
+@dataclass(frozen=True)
+class Control:
+    """A check stated before the run whose failure makes a claim inconclusive at this scale."""
+
+    text: str  # what the control is, in words
+    criterion: str  # its pass condition
+    value: str  # what we measured, formatted
+    passed: bool
+
+    @classmethod
+    def of(cls, text: str, criterion: Criterion, value: str) -> "Control":
+        return cls(text, criterion.text, value, criterion.holds)
 
 
 @dataclass
@@ -66,22 +126,30 @@ class Claim:
     ours: str  # our measured value, formatted
     holds: bool  # computed from the criterion
     scale: str  # the run's scale: smoke runs carry no evidence either way
+    controls: tuple[Control, ...] = ()  # a failed control makes the verdict inconclusive
+    n: int = 1  # independent seeds behind ``ours``
+
+    @property
+    def failed_controls(self) -> list[Control]:
+        return [c for c in self.controls if not c.passed]
 
     @property
     def verdict(self) -> str:
         if self.scale == "smoke":
             return "not assessed at smoke scale"
+        if self.failed_controls:
+            return "inconclusive at this scale"
         return "reproduced" if self.holds else "not reproduced"
 
 
 class Run:
     """Collects one notebook run's numbers and claims and writes them as JSON."""
 
-    def __init__(self, figure_id: str, scale: str, params: dict[str, Any], seed: int | None = None) -> None:
+    def __init__(self, figure_id: str, scale: str, params: Any, seed: int | None = None) -> None:
         from .scales import check_scale
 
         self.figure_id, self.scale = figure_id, check_scale(scale)
-        self.params = params
+        self.params = asdict(params) if is_dataclass(params) else dict(params)
         self.numbers: dict[str, Any] = {}
         self.claims: list[Claim] = []
         self.provenance = provenance(seed=seed)
@@ -96,17 +164,38 @@ class Run:
             _glue(key, value)
         return value
 
-    def claim(self, key: str, text: str, *, criterion: str, paper: str, ours: str, holds: bool) -> Claim:
-        c = Claim(key, text, criterion, paper, ours, bool(holds), self.scale)
+    def claim(self, key: str, text: str, *, criterion: Criterion, paper: str, ours: str,
+              controls: tuple[Control, ...] | list[Control] = (), n: int = 1) -> Claim:
+        """Record a claim whose verdict follows from ``criterion`` and ``controls``."""
+        if any(c.key == key for c in self.claims):
+            raise ValueError(f"claim {key!r} recorded twice")
+        c = Claim(key, text, criterion.text, paper, ours, criterion.holds, self.scale, tuple(controls), n)
         self.claims.append(c)
         _glue(f"verdict_{key}", c.verdict)
         return c
 
+    def figure(self, key: str, fig: Any) -> None:
+        """Glue a matplotlib figure under ``key`` for a captioned ``{glue:figure}`` in the page's
+        markdown, and close it (so it is not also shown bare)."""
+        import matplotlib.pyplot as plt
+
+        _glue(key, fig)
+        plt.close(fig)
+
+    def record(self, numbers: dict[str, Any], claims: list[dict[str, Any]]) -> None:
+        """Record every named number and every claim (keyword dicts for :meth:`claim`)."""
+        for key, value in numbers.items():
+            self.number(key, value)
+        for c in claims:
+            self.claim(**c)
+
     def claims_table(self):
-        """Claims as a styled table (claim, criterion, paper, ours, verdict), text never truncated."""
+        """Claims as a styled table (claim, criterion, paper, ours, controls, verdict)."""
         import pandas as pd
 
         frame = pd.DataFrame([{"claim": c.text, "criterion": c.criterion, "paper": c.paper, "ours": c.ours,
+                               "controls": "; ".join(f"{k.text}: {k.value} ({'passed' if k.passed else 'FAILED'})"
+                                                     for k in c.controls) or "-",
                                "verdict": c.verdict} for c in self.claims])
         return (frame.style.hide(axis="index").format(escape="html")
                 .set_properties(**{"text-align": "left", "white-space": "normal"}))

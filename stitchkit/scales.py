@@ -1,13 +1,25 @@
-"""Named scale presets: ``smoke`` (CI, seconds), ``demo`` (2 CPU cores, minutes), ``paper`` (GPU).
+"""Named scale presets (``smoke`` CI seconds, ``demo`` 2 CPU cores minutes, ``paper`` GPU) and
+the figure configs they preset.
 
-Each experiment defines its settings once as a frozen dataclass and a preset per scale; a
-notebook resolves ``preset(PRESETS, scale, **overrides)`` where an override of ``None`` means
-"keep the preset". Unknown scales and unknown fields raise with the valid choices.
+Each figure defines its settings once as a frozen dataclass whose fields are made with
+:func:`param` (default, help text, allowed values) and registers it under its ID with
+:func:`figure_config`. That dataclass is the one source of truth for the figure's parameters:
+
+- the notebook's ``parameters`` cell lists exactly its fields, each ``name = None  # help``
+  (a test checks this for every notebook), and resolves them with
+  ``cfg = resolve(PRESETS, scale, globals())``: every field's value in the namespace that is not
+  ``None`` overrides the scale's preset, by field name, without listing them by hand;
+- the CLI validates ``-p`` values against it before any data is read or model built.
+
+Unknown scales, unknown fields and invalid values raise with the valid choices.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 from typing import Any, Mapping, TypeVar
 
 SCALES = ("smoke", "demo", "paper")
@@ -23,10 +35,120 @@ class UnknownParameterError(ValueError):
     pass
 
 
+class ParameterValueError(ValueError):
+    pass
+
+
 def check_scale(scale: str) -> str:
     if scale not in SCALES:
         raise UnknownScaleError(f"unknown scale {scale!r}; valid: {', '.join(SCALES)}")
     return scale
+
+
+def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
+          gt: float | None = None, le: float | None = None) -> Any:
+    """A config field with its help text (the comment in the notebook's parameters cell) and
+    its allowed values (``choices``, or bounds ``ge``/``gt``/``le``)."""
+    meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("use a tuple for a sequence default")
+    return dataclasses.field(default=default, metadata=meta)
+
+
+_CONFIGS: dict[str, type] = {}
+
+
+def figure_config(figure_id: str):
+    """Register a config dataclass as the parameters of notebook ``figure_id``."""
+    def deco(cls: type) -> type:
+        _CONFIGS[figure_id] = cls
+        return cls
+    return deco
+
+
+def registered_config(figure_id: str) -> type | None:
+    """The config class registered for ``figure_id`` (None if none is); experiment modules
+    register theirs when imported (``stitchkit.experiments.load_all()``)."""
+    return _CONFIGS.get(figure_id)
+
+
+def fields(cls: type) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(cls) if "help" in f.metadata]
+
+
+def _describe(tp: Any, meta: Mapping[str, Any]) -> str:
+    if meta.get("choices"):
+        return "one of " + ", ".join(repr(c) for c in meta["choices"])
+    kind = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}.get(
+        _base_type(tp), str(tp))
+    bounds = [f"{op} {meta[k]}" for k, op in (("ge", "≥"), ("gt", ">"), ("le", "≤")) if meta.get(k) is not None]
+    return kind + (" " + " and ".join(bounds) if bounds else "")
+
+
+def _base_type(tp: Any) -> Any:
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _base_type(args[0])
+    return typing.get_origin(tp) or tp
+
+
+_BOOL_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def validate(cls: type, name: str, value: Any) -> Any:
+    """``value`` checked (and normalised: lists become tuples, ints become floats) against field
+    ``name`` of config ``cls``; raises ParameterValueError naming the parameter and what is allowed."""
+    hints = typing.get_type_hints(cls)
+    field = {f.name: f for f in dataclasses.fields(cls)}[name]
+    tp, meta = hints[name], field.metadata
+    optional = type(None) in typing.get_args(tp)
+    base = _base_type(tp)
+
+    def bad() -> ParameterValueError:
+        return ParameterValueError(f"parameter {name!r} = {value!r} is invalid: expected {_describe(tp, meta)}"
+                                   + (" or None" if optional else ""))
+
+    if value is None:
+        if optional:
+            return None
+        raise bad()
+    if base is bool:
+        if isinstance(value, str) and value.lower() in _BOOL_WORDS:
+            value = _BOOL_WORDS[value.lower()]
+        elif isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+            value = bool(value)
+        if not isinstance(value, bool):
+            raise bad()
+    elif base is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad()
+    elif base is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise bad()
+        value = float(value)
+    elif base is str:
+        if not isinstance(value, str):
+            raise bad()
+    elif base is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise bad()
+        value = tuple(value)
+    if meta.get("choices") and value not in meta["choices"]:
+        raise bad()
+    for key, ok in (("ge", lambda v, b: v >= b), ("gt", lambda v, b: v > b), ("le", lambda v, b: v <= b)):
+        if meta.get(key) is not None and not ok(value, meta[key]):
+            raise bad()
+    return value
+
+
+def check_overrides(cls: type, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Overrides checked by name and value (``None`` = keep the preset) against config ``cls``."""
+    names = [f.name for f in fields(cls)]
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for "
+                                    f"{cls.__name__}; valid: {', '.join(names)}")
+    return {k: validate(cls, k, v) for k, v in overrides.items() if v is not None}
 
 
 def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
@@ -36,21 +158,27 @@ def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
     if missing:
         raise ValueError(f"presets lack scales {missing}")
     base = presets[scale]
-    names = [f.name for f in dataclasses.fields(base)]
-    unknown = sorted(set(overrides) - set(names))
-    if unknown:
-        raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for "
-                                    f"{type(base).__name__}; valid: {', '.join(names)}")
-    changes = {k: v for k, v in overrides.items() if v is not None}
-    for k, v in changes.items():  # tuples survive papermill as lists
-        if isinstance(getattr(base, k), tuple) and isinstance(v, list):
-            changes[k] = tuple(v)
-    return dataclasses.replace(base, **changes)
+    return dataclasses.replace(base, **check_overrides(type(base), overrides))
+
+
+def resolve(presets: Mapping[str, T], scale: str, namespace: Mapping[str, Any]) -> T:
+    """The preset for ``scale`` overridden by every config field found in ``namespace`` (a
+    notebook's ``globals()``) whose value is not None."""
+    cls = type(presets[check_scale(scale)])
+    return preset(presets, scale, **{f.name: namespace[f.name] for f in fields(cls) if f.name in namespace})
+
+
+def parameters_cell(cls: type) -> str:
+    """The parameters cell a notebook for config ``cls`` must have (scale first)."""
+    lines = ['scale = "smoke"  # smoke | demo | paper']
+    lines += [f"{f.name} = None  # {f.metadata['help']}" for f in fields(cls)]
+    return "\n".join(lines)
 
 
 def as_table(config: Any):
-    """A preset as a two-column DataFrame (setting, value) for display on a page."""
+    """A config as a three-column DataFrame (setting, value, meaning) for display on a page."""
     import pandas as pd
 
-    return pd.DataFrame([(f.name, repr(getattr(config, f.name))) for f in dataclasses.fields(config)],
-                        columns=["setting", "value"]).set_index("setting")
+    return pd.DataFrame([(f.name, repr(getattr(config, f.name)), f.metadata.get("help", ""))
+                         for f in dataclasses.fields(config)],
+                        columns=["setting", "value", "meaning"]).set_index("setting")

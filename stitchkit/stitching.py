@@ -1,4 +1,4 @@
-"""Stitch layers, stitched models, task-loss matching (TLM) and direct matching (DM).
+"""Stitch layers, stitched models, direct-matching (DM) initialisation, task-loss matching (TLM).
 
 A stitched model runs the sender up to cut ``i``, a small trainable stitch, then the receiver
 from cut ``j``: ``receiver.forward_from(j, stitch(sender.forward_to(x, i)))``. Both halves are
@@ -12,10 +12,18 @@ Stitch kinds (``make_stitch``):
   on vectors BatchNorm1d -> Linear -> BatchNorm1d.
 - ``conv``: 1x1 conv with bias (Linear on vectors).
 - ``resize_conv``: bilinear resize to the receiver's size when shapes differ, then 1x1 conv with
-  bias (Balogh & Jelasity).
+  bias (Balogh & Jelasity); on ViT tokens (T, D) a Linear on every token.
 - ``strided_or_upsample``: Hernandez et al.: receiver smaller -> kxk conv with stride k
   (k = size ratio); receiver larger -> nearest upsample then 1x1 conv; no BN.
 - ``identity``: no parameters (sanity checks).
+
+Direct matching (:func:`init_dm`) works for every kind: BatchNorm layers before the stitch's
+affine layer take the sender's statistics (so they standardise), the affine layer is the float64
+least-squares fit of the receiver's activations (rows = images x positions, or tokens), and
+BatchNorm layers after it are set to the identity on the prediction (running statistics and
+affine from its per-channel mean and std). Task-loss matching then fine-tunes from there;
+``stitch_bn="frozen"`` keeps the stitch's BatchNorm statistics fixed while it does, so the stitch
+stays the affine map DM found and only its parameters move.
 """
 
 from __future__ import annotations
@@ -26,21 +34,31 @@ import torch
 from torch import nn
 
 from .data import Batches, Split, index_batches
+from .hardware import as_device, autocast
+from .linalg import NormalEquations, to_rows
 from .models import CutModel
-from .train import TrainConfig, autocast, default_device, evaluate, train
+from .train import TrainConfig, evaluate, train
 
 STITCH_KINDS = ("bn_conv_bn", "conv", "resize_conv", "strided_or_upsample", "identity")
 FROZEN_BN_MODES = ("eval", "train")
+STITCH_BN_MODES = ("train", "frozen")
+_BN = (nn.BatchNorm1d, nn.BatchNorm2d)
 
 
 class Stitch(nn.Module):
-    """A stitch: optional fixed ``pre`` (resize), then ``body`` (which holds the ``linear`` map)."""
+    """A stitch: optional fixed ``pre`` (resize), then ``body`` (a module or a Sequential)."""
 
-    def __init__(self, body: nn.Module, linear: nn.Module | None, pre: nn.Module | None = None) -> None:
+    def __init__(self, body: nn.Module, pre: nn.Module | None = None) -> None:
         super().__init__()
         self.pre = pre if pre is not None else nn.Identity()
         self.body = body
-        self.linear = linear  # the affine map that direct matching sets; None if not a plain map
+
+    def layers(self) -> list[nn.Module]:
+        return list(self.body) if isinstance(self.body, nn.Sequential) else [self.body]
+
+    def affine(self) -> nn.Module | None:
+        """The stitch's conv/linear layer (None for the identity)."""
+        return next((m for m in self.layers() if isinstance(m, (nn.Conv2d, nn.Linear))), None)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         return self.body(self.pre(h))
@@ -59,52 +77,56 @@ class Resize(nn.Module):
 
 
 def make_stitch(kind: str, in_shape: tuple[int, ...], out_shape: tuple[int, ...], *, kernel_size: int = 1) -> Stitch:
-    """Stitch mapping per-example activations of ``in_shape`` to ``out_shape`` ((C, H, W) or (D,))."""
+    """Stitch mapping per-example activations of ``in_shape`` to ``out_shape``: (C, H, W) maps,
+    (T, D) tokens or (D,) vectors."""
     if kind not in STITCH_KINDS:
         raise ValueError(f"unknown stitch kind {kind!r}; valid: {', '.join(STITCH_KINDS)}")
+    if kernel_size < 1 or kernel_size % 2 == 0:
+        raise ValueError(f"kernel_size must be a positive odd integer, got {kernel_size}")
     in_shape, out_shape = tuple(in_shape), tuple(out_shape)
     if len(in_shape) != len(out_shape):
-        raise ValueError(f"cannot stitch shape {in_shape} into {out_shape}: one is a vector, the other a map")
+        raise ValueError(f"cannot stitch shape {in_shape} into {out_shape}: different kinds of activation")
     if kind == "identity":
         if in_shape != out_shape:
             raise ValueError(f"identity stitch needs equal shapes, got {in_shape} -> {out_shape}")
-        return Stitch(nn.Identity(), None)
-    c_in, c_out = in_shape[0], out_shape[0]
-    if len(in_shape) == 1:  # pooled vectors
-        lin = nn.Linear(c_in, c_out)
+        return Stitch(nn.Identity())
+    if len(in_shape) in (1, 2):  # pooled vectors (D,) or tokens (T, D): a Linear on the last axis
+        if len(in_shape) == 2 and in_shape[0] != out_shape[0]:
+            raise ValueError(f"token stitch needs equal token counts, got {in_shape} -> {out_shape}")
+        d_in, d_out = in_shape[-1], out_shape[-1]
+        lin = nn.Linear(d_in, d_out)
         if kind == "bn_conv_bn":
-            return Stitch(nn.Sequential(nn.BatchNorm1d(c_in), lin, nn.BatchNorm1d(c_out)), None)
-        return Stitch(lin, lin)
+            if len(in_shape) == 2:
+                raise ValueError("bn_conv_bn is defined on maps and vectors, not tokens; use 'conv'")
+            return Stitch(nn.Sequential(nn.BatchNorm1d(d_in), lin, nn.BatchNorm1d(d_out)))
+        return Stitch(lin)
+    c_in, c_out = in_shape[0], out_shape[0]
     same_size = in_shape[1:] == out_shape[1:]
     if kind in ("bn_conv_bn", "conv") and not same_size:
         raise ValueError(f"{kind} stitch needs equal spatial sizes, got {in_shape[1:]} -> {out_shape[1:]}; "
                          "use 'resize_conv' or 'strided_or_upsample'")
     if kind == "bn_conv_bn":
         conv = nn.Conv2d(c_in, c_out, kernel_size, padding=kernel_size // 2, bias=True)
-        return Stitch(nn.Sequential(nn.BatchNorm2d(c_in), conv, nn.BatchNorm2d(c_out)), None)
+        return Stitch(nn.Sequential(nn.BatchNorm2d(c_in), conv, nn.BatchNorm2d(c_out)))
     if kind == "conv":
-        conv = nn.Conv2d(c_in, c_out, 1, bias=True)
-        return Stitch(conv, conv)
+        return Stitch(nn.Conv2d(c_in, c_out, 1, bias=True))
     if kind == "resize_conv":
-        conv = nn.Conv2d(c_in, c_out, 1, bias=True)
-        return Stitch(conv, conv, pre=Resize(out_shape[1:], "bilinear"))
+        return Stitch(nn.Conv2d(c_in, c_out, 1, bias=True), pre=Resize(out_shape[1:], "bilinear"))
     # Hernandez et al.
     h_in, h_out = in_shape[1], out_shape[1]
     if h_in > h_out:
         if h_in % h_out:
             raise ValueError(f"strided stitch needs an integer size ratio, got {h_in} -> {h_out}")
         k = h_in // h_out
-        conv = nn.Conv2d(c_in, c_out, k, stride=k, bias=True)
-        return Stitch(conv, None)
-    conv = nn.Conv2d(c_in, c_out, 1, bias=True)
-    return Stitch(conv, conv, pre=Resize(out_shape[1:], "nearest"))
+        return Stitch(nn.Conv2d(c_in, c_out, k, stride=k, bias=True))
+    return Stitch(nn.Conv2d(c_in, c_out, 1, bias=True), pre=Resize(out_shape[1:], "nearest"))
 
 
 def identity_init(stitch: Stitch) -> Stitch:
-    """Set a ``conv``/``linear`` stitch to the identity map (equal channel counts)."""
-    lin = stitch.linear
-    if lin is None:
-        raise ValueError("identity_init needs a stitch with a plain linear map ('conv' or 'resize_conv')")
+    """Set a plain ``conv``/``linear`` stitch to the identity map (equal channel counts)."""
+    lin = stitch.affine()
+    if lin is None or len(stitch.layers()) != 1:
+        raise ValueError("identity_init needs a stitch that is a single conv/linear layer ('conv' or 'resize_conv')")
     with torch.no_grad():
         w = lin.weight.view(lin.weight.shape[0], -1)
         if w.shape[0] != w.shape[1]:
@@ -115,17 +137,24 @@ def identity_init(stitch: Stitch) -> Stitch:
 
 
 class StitchedModel(nn.Module):
-    """sender[: cut_i] -> stitch -> receiver[cut_j :], halves frozen."""
+    """sender[: cut_i] -> stitch -> receiver[cut_j :], halves frozen.
 
-    def __init__(self, sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, stitch: nn.Module,
-                 frozen_bn: str = "eval") -> None:
+    ``frozen_bn``: the frozen halves' BatchNorm in ``eval`` mode (default) or ``train`` mode (the
+    authors' code quirk). ``stitch_bn``: the stitch's own BatchNorm statistics update while it
+    trains (``train``) or stay where initialisation put them (``frozen``).
+    """
+
+    def __init__(self, sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, stitch: Stitch,
+                 frozen_bn: str = "eval", stitch_bn: str = "train") -> None:
         super().__init__()
         sender.check_cut(cut_i)
         receiver.check_cut(cut_j)
         if frozen_bn not in FROZEN_BN_MODES:
             raise ValueError(f"unknown frozen_bn {frozen_bn!r}; valid: {', '.join(FROZEN_BN_MODES)}")
+        if stitch_bn not in STITCH_BN_MODES:
+            raise ValueError(f"unknown stitch_bn {stitch_bn!r}; valid: {', '.join(STITCH_BN_MODES)}")
         self.sender, self.receiver, self.stitch = sender, receiver, stitch
-        self.cut_i, self.cut_j, self.frozen_bn = cut_i, cut_j, frozen_bn
+        self.cut_i, self.cut_j, self.frozen_bn, self.stitch_bn = cut_i, cut_j, frozen_bn, stitch_bn
         for p in list(sender.parameters()) + list(receiver.parameters()):
             p.requires_grad_(False)
         self.train(False)
@@ -135,6 +164,10 @@ class StitchedModel(nn.Module):
         if self.frozen_bn == "eval":  # frozen halves never update BN statistics
             self.sender.eval()
             self.receiver.eval()
+        if self.stitch_bn == "frozen":
+            for m in self.stitch.modules():
+                if isinstance(m, _BN):
+                    m.eval()
         return self
 
     def bottom(self, x: torch.Tensor) -> torch.Tensor:
@@ -150,15 +183,23 @@ class StitchedModel(nn.Module):
         return self.top(self.bottom(x))
 
 
-class _Top(nn.Module):
-    """The trainable part of a stitched model, fed cached sender activations."""
+def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, *, kind: str = "bn_conv_bn",
+                  frozen_bn: str = "eval", stitch_bn: str = "train", input_shape: tuple[int, ...] = (3, 32, 32),
+                  sender_input_shape: tuple[int, ...] | None = None, kernel_size: int = 1, seed: int | None = None,
+                  device: torch.device | str | None = None) -> StitchedModel:
+    """A StitchedModel with a fresh stitch of ``kind`` sized from the two cut shapes."""
+    in_shape = sender.cut_shapes(sender_input_shape or input_shape)[sender.cuts[sender.check_cut(cut_i)]]
+    out_shape = receiver.cut_shapes(input_shape)[receiver.cuts[receiver.check_cut(cut_j)]]
+    with torch.random.fork_rng(devices=[]):
+        if seed is not None:
+            torch.manual_seed(seed)
+        stitch = make_stitch(kind, in_shape, out_shape, kernel_size=kernel_size)
+    return StitchedModel(sender, cut_i, receiver, cut_j, stitch.to(as_device(device)), frozen_bn=frozen_bn,
+                         stitch_bn=stitch_bn)
 
-    def __init__(self, stitched: StitchedModel) -> None:
-        super().__init__()
-        self.stitched = stitched
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self.stitched.top(h)
+# --------------------------------------------------------------------------------------------
+# Activations and batches over them
 
 
 class TensorBatches:
@@ -166,6 +207,8 @@ class TensorBatches:
 
     def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size: int, *, shuffle: bool = False,
                  seed: int = 0, drop_last: bool = False) -> None:
+        if x.shape[0] != y.shape[0]:
+            raise ValueError(f"x has {x.shape[0]} rows, y has {y.shape[0]}")
         self.x, self.y, self.batch_size = x, y, batch_size
         self.shuffle, self.drop_last = shuffle, drop_last
         self.generator = torch.Generator().manual_seed(seed)
@@ -181,181 +224,152 @@ class TensorBatches:
 
 
 @torch.no_grad()
-def sender_activations(sender: CutModel, cut: str, split: Split, *, normalisation: str, batch_size: int = 500,
-                       device: torch.device | str | None = None, precision: str = "bf16") -> torch.Tensor:
-    """Activations of the frozen sender at ``cut`` for every image of ``split`` (eval mode, no grad).
-
-    Returns (N, *shape) on ``device``, stored in bf16 when ``precision == 'bf16'`` (what the top
-    consumes under autocast anyway) else float32. Compute once, reuse for every receiver and epoch.
-    """
-    device = torch.device(device or default_device())
-    was = sender.training
-    sender.eval()
-    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+def activations(model: CutModel, cut: str, split: Split, *, normalisation: str, batch_size: int = 500,
+                device: torch.device | str | None = None, precision: str = "auto",
+                dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Activations (N, *shape) of the frozen ``model`` at ``cut`` for every image of ``split``
+    (eval mode, no grad), stored as ``dtype`` on ``device``. Compute once, reuse for every
+    receiver and epoch."""
+    device = as_device(device)
+    was = model.training
+    model.eval()
     out = []
-    for x, _ in Batches(split, batch_size, normalisation=normalisation, device=device,
-                        channels_last=precision == "bf16"):
+    for x, _ in Batches(split, batch_size, normalisation=normalisation, device=device, channels_last=True):
         with autocast(device, precision):
-            out.append(sender.forward_to(x, cut).to(dtype))
-    sender.train(was)
+            out.append(model.forward_intermediates(x, [cut])[cut].to(dtype))
+    model.train(was)
     return torch.cat(out)
 
 
-def can_cache_activations(cfg: TrainConfig, frozen_bn: str) -> bool:
-    """Sender activations are fixed (computable once) only without augmentation and with the
-    sender's BatchNorm in eval mode."""
-    return not cfg.augment and frozen_bn == "eval"
+class _Top(nn.Module):
+    """The trainable part of a stitched model, fed cached sender activations."""
+
+    def __init__(self, stitched: StitchedModel) -> None:
+        super().__init__()
+        self.stitched = stitched
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.stitched.top(h)
+
+
+# --------------------------------------------------------------------------------------------
+# Direct matching
+
+
+def _fit_rows(layer: nn.Module, h: torch.Tensor) -> torch.Tensor:
+    """Input rows of ``layer`` (Linear, or Conv2d with any kernel/stride/padding) for input ``h``."""
+    if isinstance(layer, nn.Linear):
+        return to_rows(h)
+    k, s, p = layer.kernel_size, layer.stride, layer.padding
+    cols = nn.functional.unfold(h, kernel_size=k, stride=s, padding=p)  # (N, C*kh*kw, L)
+    return cols.transpose(1, 2).reshape(-1, cols.shape[1])
+
+
+def _chunks(n: int, row_elems: int, budget: int = 1 << 24) -> Iterable[slice]:
+    step = max(1, budget // max(row_elems, 1))
+    for s in range(0, n, step):
+        yield slice(s, s + step)
+
+
+@torch.no_grad()
+def _set_bn_identity_stats(bn: nn.Module, h: torch.Tensor, *, identity_affine: bool) -> None:
+    """Running statistics of ``bn`` from ``h``'s per-channel mean/variance; the affine either
+    (1, 0) (the BN standardises) or (std, mean) (the BN is the identity on ``h``)."""
+    rows = to_rows(h.double()) if h.ndim != 2 else h.double()
+    mean, var = rows.mean(0), rows.var(0, unbiased=False)
+    bn.running_mean.copy_(mean.to(bn.running_mean.dtype))
+    bn.running_var.copy_(var.to(bn.running_var.dtype))
+    if identity_affine:
+        bn.weight.copy_(torch.sqrt(var + bn.eps).to(bn.weight.dtype))
+        bn.bias.copy_(mean.to(bn.bias.dtype))
+    else:
+        bn.weight.fill_(1.0)
+        bn.bias.zero_()
+
+
+@torch.no_grad()
+def init_dm(stitch: Stitch, x: torch.Tensor, y: torch.Tensor, *, rtol: float = 1e-6) -> dict[str, float]:
+    """Direct-matching initialisation of ``stitch`` from sender activations ``x`` (N, ...) and
+    receiver activations ``y`` (N, ...) on the same N images (float32 or float64).
+
+    BatchNorm layers before the affine layer standardise their input (statistics from the data,
+    unit affine); the affine layer is the least-squares fit (float64 normal equations, bias
+    column, rank cut-off ``rtol``) of the receiver's rows from its input rows; BatchNorm layers
+    after it become the identity on the prediction. Returns the fit's relative squared residual
+    ``||pred - y||^2 / ||y||^2`` (``dm_residual``). In eval mode the stitch then computes exactly
+    the least-squares map.
+    """
+    layers = stitch.layers()
+    affine = stitch.affine()
+    was = stitch.training
+    stitch.eval()
+    try:
+        if affine is None:  # identity stitch: nothing to fit
+            resid = (stitch(x.float()) - y.float()).double().pow(2).sum() / y.double().pow(2).sum().clamp_min(1e-300)
+            return {"dm_residual": float(resid)}
+        h = stitch.pre(x.float())
+        pos = layers.index(affine)
+        for m in layers[:pos]:
+            if isinstance(m, _BN):
+                _set_bn_identity_stats(m, h, identity_affine=False)
+            h = m(h)
+        ne = NormalEquations(bias=True)
+        y_rows_all = to_rows(y.float())
+        per_image = y_rows_all.shape[0] // y.shape[0]
+        width = h[:1].numel()
+        for sl in _chunks(h.shape[0], width * max(per_image, 1)):
+            ne.update(_fit_rows(affine, h[sl]), to_rows(y[sl].float()))
+        w, b = ne.solve(rtol)  # (p, q), (q,)
+        affine.weight.copy_(w.T.reshape(affine.weight.shape).to(affine.weight.dtype))
+        affine.bias.copy_(b.to(affine.bias.dtype))
+        h = affine(h)
+        for m in layers[pos + 1:]:
+            if isinstance(m, _BN):
+                _set_bn_identity_stats(m, h, identity_affine=True)
+            h = m(h)
+        resid = (h.double() - y.double()).pow(2).sum() / y.double().pow(2).sum().clamp_min(1e-300)
+        return {"dm_residual": float(resid)}
+    finally:
+        stitch.train(was)
+
+
+# --------------------------------------------------------------------------------------------
+# Task-loss matching and evaluation
 
 
 def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, *, normalisation: str,
                  device: torch.device | str | None = None, activations: torch.Tensor | None = None,
-                 desc: str = "stitch", progress: bool = True) -> list[dict]:
+                 labels: torch.Tensor | None = None, desc: str = "stitch", progress: bool = True) -> list[dict]:
     """Task-loss matching: train only the stitch on the task, halves frozen.
 
-    Without augmentation and with eval-mode halves the sender's activations on ``train_split``
-    are computed once (or taken from ``activations``) and every epoch reuses them.
+    With ``activations`` (the sender's, at cut_i, for every image of ``train_split``; or a
+    tensor source's with its ``labels``) each step reads them instead of running the sender;
+    otherwise each step runs the frozen sender on a (possibly augmented) image batch.
     """
-    device = torch.device(device or default_device())
-    cl = cfg.precision == "bf16"
-    if can_cache_activations(cfg, stitched.frozen_bn):
-        if activations is None:
-            activations = sender_activations(stitched.sender, stitched.cut_i, train_split,
-                                             normalisation=normalisation, device=device, precision=cfg.precision)
-        batches = TensorBatches(activations, train_split.labels.to(device), cfg.batch_size, shuffle=True,
-                                seed=cfg.seed)
-        return train(_Top(stitched), batches, cfg, device=device, desc=desc, progress=progress)
+    device = as_device(device)
     if activations is not None:
-        raise ValueError("cached activations need augment=False and frozen_bn='eval'")
+        y = (labels if labels is not None else train_split.labels).to(device)
+        batches = TensorBatches(activations, y, cfg.batch_size, shuffle=True, seed=cfg.seed)
+        return train(_Top(stitched), batches, cfg, device=device, desc=desc, progress=progress)
     batches = Batches(train_split, cfg.batch_size, normalisation=normalisation, shuffle=True, augment=cfg.augment,
-                      seed=cfg.seed, device=device, channels_last=cl)
+                      seed=cfg.seed, device=device, channels_last=True)
     return train(stitched, batches, cfg, device=device, desc=desc, progress=progress)
 
 
-def evaluate_stitch(stitched: StitchedModel, test_split: Split, *, normalisation: str,
-                    device: torch.device | str | None = None, precision: str = "bf16",
-                    activations: torch.Tensor | None = None, batch_size: int = 500) -> dict[str, float]:
-    """Accuracy and loss of the stitched model on ``test_split`` (from cached activations if given)."""
-    device = torch.device(device or default_device())
+def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normalisation: str,
+                    device: torch.device | str | None = None, precision: str = "auto",
+                    activations: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                    batch_size: int = 500) -> dict[str, float]:
+    """Accuracy and loss of the stitched model on ``test_split`` (from activations if given)."""
+    device = as_device(device)
     if activations is not None:
-        batches = TensorBatches(activations, test_split.labels.to(device), batch_size)
+        y = (labels if labels is not None else test_split.labels).to(device)
+        batches = TensorBatches(activations, y, batch_size)
         return evaluate(_Top(stitched), batches, device=device, precision=precision)
-    batches = Batches(test_split, batch_size, normalisation=normalisation, device=device,
-                      channels_last=precision == "bf16")
+    batches = Batches(test_split, batch_size, normalisation=normalisation, device=device, channels_last=True)
     return evaluate(stitched, batches, device=device, precision=precision)
-
-
-# --------------------------------------------------------------------------------------------
-# Direct matching: least squares on (examples x positions, channels) rows
-
-
-def to_rows(h: torch.Tensor) -> torch.Tensor:
-    """(N, C, H, W) -> (N*H*W, C) with positions as rows; (N, D) unchanged."""
-    if h.ndim == 4:
-        return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
-    if h.ndim == 2:
-        return h
-    raise ValueError(f"expected (N, C, H, W) or (N, D) activations, got shape {tuple(h.shape)}")
-
-
-class NormalEquations:
-    """Accumulates [X 1]^T [X 1] and [X 1]^T Y in float64, chunk by chunk, then solves.
-
-    Solving uses the eigendecomposition of the Gram matrix with a relative cut-off on singular
-    values (``rtol``), i.e. the minimum-norm least-squares solution on the numerical range.
-    """
-
-    def __init__(self, bias: bool = True) -> None:
-        self.bias = bias
-        self.xtx: torch.Tensor | None = None
-        self.xty: torch.Tensor | None = None
-        self.n = 0
-
-    def update(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        x, y = x.to(torch.float64), y.to(torch.float64)  # (n, p), (n, q)
-        if x.shape[0] != y.shape[0]:
-            raise ValueError(f"row counts differ: X has {x.shape[0]}, Y has {y.shape[0]}")
-        if self.bias:
-            x = torch.cat([x, torch.ones_like(x[:, :1])], dim=1)
-        xtx, xty = x.T @ x, x.T @ y
-        self.xtx = xtx if self.xtx is None else self.xtx + xtx
-        self.xty = xty if self.xty is None else self.xty + xty
-        self.n += x.shape[0]
-
-    def solve(self, rtol: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """W (p, q) and b (q,) (None without bias), float64."""
-        if self.xtx is None:
-            raise ValueError("no rows accumulated")
-        evals, evecs = torch.linalg.eigh(self.xtx)
-        keep = evals > (rtol ** 2) * evals.max().clamp_min(0)
-        inv = torch.where(keep, 1.0 / evals.clamp_min(torch.finfo(torch.float64).tiny), torch.zeros_like(evals))
-        beta = evecs @ (inv[:, None] * (evecs.T @ self.xty))
-        return (beta[:-1], beta[-1]) if self.bias else (beta, None)
-
-
-def least_squares(x: torch.Tensor, y: torch.Tensor, *, bias: bool = True, rtol: float = 1e-6,
-                  chunk: int = 65536) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Least-squares affine map X (n, p) -> Y (n, q) via float64 normal equations."""
-    ne = NormalEquations(bias)
-    for s in range(0, x.shape[0], chunk):
-        ne.update(x[s:s + chunk], y[s:s + chunk])
-    return ne.solve(rtol)
-
-
-@torch.no_grad()
-def fit_direct_matching(stitched: StitchedModel, split: Split, *, normalisation: str, batch_size: int = 100,
-                        device: torch.device | str | None = None, precision: str = "fp32",
-                        rtol: float = 1e-6) -> StitchedModel:
-    """Direct matching: set the stitch's linear map to the least-squares fit of the receiver's
-    activations at cut_j from the (resized) sender activations at cut_i, rows = images x positions.
-    """
-    lin = getattr(stitched.stitch, "linear", None)
-    if lin is None:
-        raise ValueError("direct matching needs a stitch with a plain linear map: kind 'conv' or 'resize_conv'")
-    device = torch.device(device or default_device())
-    ne = NormalEquations(bias=True)
-    stitched.eval()
-    for x, _ in Batches(split, batch_size, normalisation=normalisation, device=device):
-        with autocast(device, precision):
-            hx = stitched.stitch.pre(stitched.sender.forward_to(x, stitched.cut_i))
-            hy = stitched.receiver.forward_to(x, stitched.cut_j)
-        ne.update(to_rows(hx.float()), to_rows(hy.float()))
-    w, b = ne.solve(rtol)
-    lin.weight.copy_(w.T.reshape(lin.weight.shape).to(lin.weight.dtype))
-    lin.bias.copy_(b.to(lin.bias.dtype))
-    return stitched
-
-
-def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, *, kind: str = "bn_conv_bn",
-                  frozen_bn: str = "eval", input_shape: tuple[int, ...] = (3, 32, 32), kernel_size: int = 1,
-                  seed: int | None = None, device: torch.device | str | None = None) -> StitchedModel:
-    """Build a StitchedModel with a fresh stitch of ``kind`` sized from the two cut shapes."""
-    in_shape = sender.cut_shapes(input_shape)[sender.cuts[sender.check_cut(cut_i)]]
-    out_shape = receiver.cut_shapes(input_shape)[receiver.cuts[receiver.check_cut(cut_j)]]
-    with torch.random.fork_rng(devices=[]):
-        if seed is not None:
-            torch.manual_seed(seed)
-        stitch = make_stitch(kind, in_shape, out_shape, kernel_size=kernel_size)
-    device = torch.device(device or default_device())
-    return StitchedModel(sender, cut_i, receiver, cut_j, stitch.to(device), frozen_bn=frozen_bn)
 
 
 def penalty(receiver_accuracy: float, stitched_accuracies: Iterable[float]) -> list[float]:
     """Stitching penalty = stitched error - receiver error = receiver acc - stitched acc."""
     return [receiver_accuracy - a for a in stitched_accuracies]
-
-
-class ActivationCache:
-    """Sender activations kept in memory by (sender key, cut, split tag), shared across receivers."""
-
-    def __init__(self) -> None:
-        self._store: dict[tuple[str, str, str], torch.Tensor] = {}
-
-    def get(self, key: tuple[str, str, str], compute) -> torch.Tensor:
-        if key not in self._store:
-            self._store[key] = compute()
-        return self._store[key]
-
-    def drop_cut(self, cut: str) -> None:
-        """Free every entry at ``cut`` (call when a loop over cuts moves on)."""
-        for k in [k for k in self._store if k[1] == cut]:
-            del self._store[k]

@@ -1,10 +1,15 @@
-"""One explicit train / evaluate loop.
+"""One explicit train / evaluate loop with a pluggable objective.
 
-``train(model, batches, cfg)`` optimises the parameters of ``model`` that require grad on the
-(x, y) batches yielded by ``batches`` (one pass = one epoch), with the optimiser and schedule the
-recipe names, bf16 autocast + channels_last where the device supports them (``precision="fp32"``
-switches both off), a tqdm bar, and an optional per-epoch checkpoint from which an interrupted
-run resumes. On CPU the same seed gives the same weights bit for bit.
+``train(model, batches, cfg, objective=cross_entropy)`` optimises the parameters of ``model``
+that require grad on the (x, y) batches yielded by ``batches`` (one pass = one epoch), with the
+optimiser and schedule the recipe names, bf16 autocast where the hardware computes it natively
+(``precision="auto"``, see :mod:`stitchkit.hardware`), a tqdm bar in the terminal, and an
+optional per-epoch checkpoint from which an interrupted run resumes (its training time summed
+over all segments). On CPU the same seed gives the same weights bit for bit.
+
+An objective is ``objective(model, x, y) -> (loss, logits or None)``: :func:`cross_entropy`
+(classification), :func:`mse` (regression onto a target representation, Hernandez et al.'s
+similarity-trained stitch); Balogh & Jelasity's energy OOD loss plugs in the same way.
 """
 
 from __future__ import annotations
@@ -12,30 +17,20 @@ from __future__ import annotations
 import io
 import math
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Callable, ClassVar, Iterable, Protocol
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
-from .io import atomic_write_bytes
+from .fileio import atomic_write_bytes
+from .hardware import PRECISIONS, as_device, autocast, default_device, device_name  # noqa: F401 (re-exported)
+from .progress import progress_bar
 
 OPTIMISERS = ("sgd", "adam")
 SCHEDULES = ("constant", "multistep", "cosine", "warmup_cosine")
-PRECISIONS = ("bf16", "fp32")
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def device_name(device: torch.device | str | None = None) -> str:
-    device = torch.device(device or default_device())
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    return f"cpu ({os.cpu_count()} cores, {torch.get_num_threads()} threads)"
 
 
 @dataclass(frozen=True)
@@ -54,8 +49,10 @@ class TrainConfig:
     gamma: float = 0.2  # multistep: factor at each milestone
     warmup: float = 0.0  # warmup_cosine: fraction of steps of linear warmup
     augment: bool = True  # random crop (pad 4) + horizontal flip
-    precision: str = "bf16"  # bf16 autocast + channels_last, or fp32
+    precision: str = "auto"  # auto (bf16 where native, else fp32) | bf16 | fp32; never part of a cache key
     seed: int = 0  # data order and augmentation
+
+    NOT_IN_KEY: ClassVar[tuple[str, ...]] = ("precision",)
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMISERS:
@@ -86,9 +83,18 @@ class BatchSource(Protocol):
     def __len__(self) -> int: ...
 
 
-def autocast(device: torch.device, precision: str):
-    enabled = precision == "bf16" and (device.type == "cpu" or torch.cuda.is_bf16_supported())
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
+Objective = Callable[[nn.Module, torch.Tensor, torch.Tensor], "tuple[torch.Tensor, torch.Tensor | None]"]
+
+
+def cross_entropy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Classification: mean cross-entropy of ``model(x)`` (B, K) against labels ``y`` (B,)."""
+    logits = model(x)
+    return nn.functional.cross_entropy(logits.float(), y), logits
+
+
+def mse(model: nn.Module, x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, None]:
+    """Regression: mean squared error between ``model(x)`` and ``target`` (same shape)."""
+    return nn.functional.mse_loss(model(x).float(), target.float()), None
 
 
 def make_optimizer(params: Iterable[nn.Parameter], cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -114,18 +120,21 @@ def lr_factor(cfg: TrainConfig, step: int, total: int) -> float:
 
 
 def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: torch.device | str | None = None,
-          checkpoint: str | os.PathLike | None = None, desc: str = "train", progress: bool = True) -> list[dict]:
-    """Train ``model``'s trainable parameters; returns per-epoch records (loss, accuracy, lr).
+          objective: Objective = cross_entropy, checkpoint: str | os.PathLike | None = None, desc: str = "train",
+          progress: bool = True) -> list[dict]:
+    """Train ``model``'s trainable parameters; returns per-epoch records (loss, accuracy, lr,
+    cumulative seconds).
 
     ``batches`` yields (x, y) on ``device``. If ``checkpoint`` is given, the state is saved there
-    atomically after every epoch and a run finding it resumes from it.
+    atomically after every epoch and a run finding it resumes from it; ``seconds`` then counts
+    the time of every segment.
     """
-    device = torch.device(device or default_device())
+    device = as_device(device)
     steps_per_epoch = len(batches)
     total = cfg.total_steps(steps_per_epoch)
     optimiser = make_optimizer((p for p in model.parameters() if p.requires_grad), cfg)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(cfg, s, total))
-    step, history = 0, []
+    step, history, seconds_before = 0, [], 0.0
     if checkpoint is not None and Path(checkpoint).exists():
         state = torch.load(checkpoint, map_location=device, weights_only=False)
         model.load_state_dict(state["model"])
@@ -133,7 +142,9 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         scheduler.load_state_dict(state["scheduler"])
         batches.generator.set_state(state["generator"])
         step, history = state["step"], state["history"]
-    bar = tqdm(total=total, initial=step, desc=desc, disable=not progress, unit="step", leave=False)
+        seconds_before = history[-1]["seconds"] if history else 0.0
+    bar = progress_bar(total=total, initial=step, desc=desc, disable=not progress, unit="step")
+    t0 = time.perf_counter()
     while step < total:
         model.train()
         loss_sum = torch.zeros((), device=device)
@@ -141,29 +152,31 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         seen = 0
         for x, y in batches:
             with autocast(device, cfg.precision):
-                logits = model(x)
-                loss = nn.functional.cross_entropy(logits.float(), y)
+                loss, logits = objective(model, x, y)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()
             scheduler.step()
             step += 1
             bar.update(1)
-            loss_sum += loss.detach() * y.numel()
-            correct += (logits.argmax(1) == y).sum()
-            seen += y.numel()
+            loss_sum += loss.detach() * y.shape[0]
+            if logits is not None:
+                correct += (logits.argmax(1) == y).sum()
+            seen += y.shape[0]
             if step % 50 == 0 and not torch.isfinite(loss):
                 break
             if step >= total:
                 break
         record = {"epoch": len(history) + 1, "step": step, "loss": loss_sum.item() / max(seen, 1),
-                  "train_accuracy": correct.item() / max(seen, 1), "lr": optimiser.param_groups[0]["lr"]}
+                  "train_accuracy": correct.item() / max(seen, 1) if objective is cross_entropy else None,
+                  "lr": optimiser.param_groups[0]["lr"],
+                  "seconds": seconds_before + time.perf_counter() - t0}
         if not math.isfinite(record["loss"]):
             raise FloatingPointError(
                 f"{desc}: training loss became {record['loss']} by step {step} (lr {cfg.lr}, optimizer "
                 f"{cfg.optimizer}); lower the learning rate or use precision='fp32'")
         history.append(record)
-        bar.set_postfix(loss=f"{record['loss']:.3f}", acc=f"{record['train_accuracy']:.3f}")
+        bar.set_postfix(loss=f"{record['loss']:.3f}")
         if checkpoint is not None:
             buf = io.BytesIO()
             torch.save({"model": model.state_dict(), "optimizer": optimiser.state_dict(),
@@ -176,9 +189,9 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
 
 @torch.no_grad()
 def predict(model: nn.Module, batches: Iterable, *, device: torch.device | str | None = None,
-            precision: str = "bf16") -> tuple[torch.Tensor, torch.Tensor]:
+            precision: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
     """Logits (N, K) float32 and labels (N,) over ``batches``, model in eval mode."""
-    device = torch.device(device or default_device())
+    device = as_device(device)
     was_training = model.training
     model.eval()
     logits, labels = [], []
@@ -191,7 +204,7 @@ def predict(model: nn.Module, batches: Iterable, *, device: torch.device | str |
 
 
 def evaluate(model: nn.Module, batches: Iterable, *, device: torch.device | str | None = None,
-             precision: str = "bf16") -> dict[str, float]:
+             precision: str = "auto") -> dict[str, float]:
     """Accuracy and mean cross-entropy over ``batches`` (model in eval mode, no grad)."""
     logits, labels = predict(model, batches, device=device, precision=precision)
     return {"accuracy": (logits.argmax(1) == labels).float().mean().item(),

@@ -41,7 +41,7 @@ def test_corrupt_entry_is_detected_and_recomputed(tmp_path, damage):
 def test_failed_write_leaves_old_entry_intact(tmp_path, monkeypatch):
     store = Store(tmp_path)
     store.put({"x": 1}, {"v": 1}, {})
-    import stitchkit.io as sio
+    import stitchkit.fileio as sio
 
     def boom(*a, **k):
         raise OSError("disk full")

@@ -1,0 +1,344 @@
+"""The stitch grid: many stitches between senders and receivers, returned as one tidy table.
+
+``stitch_grid(senders, receivers, cut_pairs, recipe, data)`` trains (or reads from the store)
+one stitch per (sender, receiver, (cut_i, cut_j)) and returns a DataFrame with one row per
+stitch: sender, receiver, cuts, accuracy after direct matching only and after task-loss
+fine-tuning, the receiver's own accuracy, both penalties, the DM residual, the final training
+loss and the seconds spent. Rows where the sender *is* the receiver at the same cut are the
+convergence control (an exact stitch exists, so its penalty measures the recipe's floor).
+
+Speed: the grid runs each sender's forward pass once per sender cut and feeds every stitch
+that reads that cut (training and test activations are held on the device while that cut's
+stitches train), and it starts every stitch from direct matching. The decision to cache
+activations lives here only (:func:`can_cache_activations`). ``client`` (a Dask client) maps
+the grid as one task per sender-receiver pair; the table is the same as the local run's.
+
+A sender is a :class:`Net` (a zoo model) or a :class:`TensorSource` (activations given
+directly, e.g. Smith & Marcu's clustered-noise sender).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, Sequence
+
+import pandas as pd
+import torch
+
+from . import data as data_mod
+from . import stitching
+from .datasets import DataSpec, test_split, train_split
+from .hardware import as_device, resolve_precision
+from .models import CutModel
+from .progress import progress_bar
+from .store import Store, config_key
+from .train import TrainConfig
+from .zoo import ModelSpec, load_or_train
+
+INITS = ("dm", "default")
+
+
+@dataclass(frozen=True)
+class StitchRecipe:
+    """How every stitch of a grid is built, initialised and trained."""
+
+    kind: str = "bn_conv_bn"  # see stitchkit.stitching.STITCH_KINDS
+    kernel_size: int = 1  # conv kernel of bn_conv_bn
+    init: str = "dm"  # dm (direct matching, then fine-tune) | default (PyTorch's random init)
+    dm_images: int = 1000  # training images the direct-matching fit uses
+    stitch_bn: str | None = None  # train | frozen; None: frozen after DM, train after default init
+    frozen_bn: str = "eval"  # eval | train (the authors' code quirk) for the frozen halves
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(
+        epochs=1, optimizer="adam", lr=1e-3, weight_decay=0.0, schedule="cosine", augment=False))
+    train_size: int | None = None  # stratified subset of the training split for each stitch
+    test_size: int | None = None  # stratified subset of the test split for every accuracy
+    subset_seed: int = 0  # seed of both subsets
+    init_seed: int = 0  # seed of the stitch's random initialisation
+
+    def __post_init__(self) -> None:
+        if self.kind not in stitching.STITCH_KINDS:
+            raise ValueError(f"unknown stitch kind {self.kind!r}; valid: {', '.join(stitching.STITCH_KINDS)}")
+        if self.init not in INITS:
+            raise ValueError(f"unknown init {self.init!r}; valid: {', '.join(INITS)}")
+        if self.stitch_bn not in (None, *stitching.STITCH_BN_MODES):
+            raise ValueError(f"unknown stitch_bn {self.stitch_bn!r}; valid: {', '.join(stitching.STITCH_BN_MODES)}")
+        if self.frozen_bn not in stitching.FROZEN_BN_MODES:
+            raise ValueError(f"unknown frozen_bn {self.frozen_bn!r}; valid: {', '.join(stitching.FROZEN_BN_MODES)}")
+
+    @property
+    def stitch_bn_mode(self) -> str:
+        return self.stitch_bn or ("frozen" if self.init == "dm" else "train")
+
+
+def can_cache_activations(recipe: StitchRecipe) -> bool:
+    """Sender activations are fixed (computable once per cut) only without augmentation and with
+    the sender's BatchNorm in eval mode."""
+    return not recipe.train.augment and recipe.frozen_bn == "eval"
+
+
+@dataclass
+class Net:
+    """A zoo model in a grid: a display name, its spec, and (lazily) the loaded network."""
+
+    name: str
+    spec: ModelSpec
+    model: CutModel | None = field(default=None, repr=False, compare=False)
+
+    def load(self, device: torch.device, store: Store, root, progress: bool) -> CutModel:
+        if self.model is None:
+            self.model, _ = load_or_train(self.spec, device=device, store=store, root=root, progress=progress)
+        return self.model
+
+    def detached(self) -> "Net":
+        """A copy without the loaded network (what travels to a Dask worker)."""
+        return Net(self.name, self.spec)
+
+
+class TensorSource(Protocol):
+    """A sender that is not a network: activations (and labels) given directly per cut.
+
+    ``spec`` is a dataclass that keys its stitches in the store; ``tensors(cut, shape, split)``
+    returns (activations (N, *shape), labels (N,)) for 'train' or 'test', where ``shape`` is
+    the receiver's activation shape at ``cut``."""
+
+    name: str
+    spec: Any
+
+    def tensors(self, cut: str, shape: tuple[int, ...], split: str) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+@dataclass(frozen=True)
+class StitchSpec:
+    """Everything that determines one trained stitch and its numbers (its cache key)."""
+
+    sender: Any  # ModelSpec, or a tensor source's spec
+    receiver: ModelSpec
+    cut_i: str
+    cut_j: str
+    recipe: StitchRecipe
+    data: DataSpec  # the task the stitched model is trained and tested on
+
+
+def _is_net(sender: Any) -> bool:
+    return isinstance(sender, Net)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class _Context:
+    """What one grid call shares: device, store, data splits, receiver accuracies and targets."""
+
+    def __init__(self, recipe: StitchRecipe, data: DataSpec, device, store, root, progress) -> None:
+        self.recipe, self.data, self.device, self.store, self.root = recipe, data, device, store, root
+        self.progress = progress
+        self.precision = resolve_precision(recipe.train.precision, device)
+        train = train_split(data, root)
+        if recipe.train_size is not None:
+            train = train.subset(data_mod.stratified_subset(train.labels, recipe.train_size, recipe.subset_seed))
+        self.train = train
+        self.test = test_split(data, recipe.test_size, recipe.subset_seed, root)
+        self.dm_index = data_mod.stratified_subset(train.labels, min(recipe.dm_images, len(train)),
+                                                   recipe.subset_seed)
+        self._receiver_acc: dict[str, float] = {}
+        self._targets: dict[tuple[str, str], torch.Tensor] = {}
+
+    def receiver_accuracy(self, receiver: Net) -> float:
+        key = config_key(receiver.spec)
+        if key not in self._receiver_acc:
+            model = receiver.load(self.device, self.store, self.root, self.progress)
+            batches = data_mod.Batches(self.test, 500, normalisation=receiver.spec.normalisation,
+                                       device=self.device, channels_last=True)
+            from .train import evaluate
+
+            self._receiver_acc[key] = evaluate(model, batches, device=self.device,
+                                               precision=self.precision)["accuracy"]
+        return self._receiver_acc[key]
+
+    def dm_target(self, receiver: Net, cut_j: str) -> torch.Tensor:
+        """The receiver's activations at ``cut_j`` on the DM images (float32)."""
+        key = (config_key(receiver.spec), cut_j)
+        if key not in self._targets:
+            model = receiver.load(self.device, self.store, self.root, self.progress)
+            self._targets[key] = stitching.activations(model, cut_j, self.train.subset(self.dm_index),
+                                                       normalisation=receiver.spec.normalisation,
+                                                       device=self.device, precision="fp32")
+        return self._targets[key]
+
+
+class _SenderCut:
+    """A sender's activations at one cut, computed on first use and shared by every stitch that
+    reads that cut (train, test and DM images)."""
+
+    def __init__(self, ctx: _Context, sender: Any, cut: str) -> None:
+        self.ctx, self.sender, self.cut = ctx, sender, cut
+        self._acts: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
+
+    def get(self, split: str, shape: tuple[int, ...] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if split not in self._acts:
+            ctx = self.ctx
+            if _is_net(self.sender):
+                model = self.sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+                source = {"train": ctx.train, "test": ctx.test, "dm": ctx.train.subset(ctx.dm_index)}[split]
+                precision = "fp32" if split == "dm" else ctx.precision
+                dtype = torch.float32 if precision == "fp32" else torch.bfloat16
+                acts = stitching.activations(model, self.cut, source, normalisation=self.sender.spec.normalisation,
+                                             device=ctx.device, precision=precision, dtype=dtype)
+                self._acts[split] = (acts, None)
+            else:
+                x, y = self.sender.tensors(self.cut, shape, split)
+                self._acts[split] = (x.to(ctx.device), y.to(ctx.device))
+        return self._acts[split]
+
+
+def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
+    recipe = ctx.recipe
+    spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=recipe,
+                      data=ctx.data)
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+    receiver_acc = ctx.receiver_accuracy(receiver)
+    cached = can_cache_activations(recipe)
+    input_shape = tuple(ctx.test.images.shape[1:])
+
+    def compute() -> tuple[dict, dict[str, torch.Tensor]]:
+        t0 = time.perf_counter()
+        out_shape = rx.cut_shapes(input_shape)[cut_j]
+        if _is_net(sender):
+            sx = sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+            stitched = stitching.stitch_models(sx, cut_i, rx, cut_j, kind=recipe.kind, frozen_bn=recipe.frozen_bn,
+                                               stitch_bn=recipe.stitch_bn_mode, kernel_size=recipe.kernel_size,
+                                               seed=recipe.init_seed, device=ctx.device, input_shape=input_shape)
+            norm = sender.spec.normalisation
+        else:
+            x_train, _ = sc.get("train", out_shape)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(recipe.init_seed)
+                st = stitching.make_stitch(recipe.kind, tuple(x_train.shape[1:]), out_shape,
+                                           kernel_size=recipe.kernel_size)
+            stitched = stitching.StitchedModel(rx, cut_j, rx, cut_j, st.to(ctx.device), frozen_bn=recipe.frozen_bn,
+                                               stitch_bn=recipe.stitch_bn_mode)
+            norm = receiver.spec.normalisation
+        metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
+        if recipe.init == "dm":
+            if not _is_net(sender):
+                raise ValueError(f"sender {sender.name!r} is a tensor source: direct matching needs images that "
+                                 "both networks see; use init='default'")
+            x_dm, _ = sc.get("dm")
+            metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
+            metrics["dm_accuracy"] = _evaluate(ctx, stitched, sc, norm, cached, out_shape)["accuracy"]
+        history: list[dict] = []
+        if recipe.train.epochs > 0 or recipe.train.steps:
+            if cached or not _is_net(sender):
+                x, y = sc.get("train", out_shape)
+                history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm,
+                                                 device=ctx.device, activations=x, labels=y,
+                                                 desc=f"{sender.name}:{cut_i} -> {receiver.name}:{cut_j}",
+                                                 progress=False)
+            else:
+                history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm,
+                                                 device=ctx.device, desc=f"{sender.name}:{cut_i} -> "
+                                                 f"{receiver.name}:{cut_j}", progress=False)
+        result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
+        metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], history=history,
+                       train_loss=history[-1]["loss"] if history else None,
+                       seconds=time.perf_counter() - t0, precision=ctx.precision)
+        return metrics, stitched.stitch.state_dict()
+
+    entry = ctx.store.get_or_compute(spec, compute)
+    m = entry.metrics
+    return {"sender": sender.name, "receiver": receiver.name, "cut_i": cut_i, "cut_j": cut_j,
+            "control": _is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,
+            "accuracy": m["accuracy"], "receiver_accuracy": receiver_acc, "penalty": receiver_acc - m["accuracy"],
+            "dm_accuracy": m["dm_accuracy"],
+            "dm_penalty": None if m["dm_accuracy"] is None else receiver_acc - m["dm_accuracy"],
+            "dm_residual": m["dm_residual"], "train_loss": m["train_loss"], "seconds": m["seconds"],
+            "n_test": m["n"], "key": entry.key}
+
+
+def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, out_shape) -> dict:
+    if cached or not _is_net(sc.sender):
+        x, y = sc.get("test", out_shape)
+        return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
+                                         precision=ctx.precision, activations=x, labels=y)
+    return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
+                                     precision=ctx.precision)
+
+
+def _check(senders, receivers, cut_pairs) -> None:
+    names = [s.name for s in senders]
+    if len(set(names)) != len(names) or len({r.name for r in receivers}) != len(receivers):
+        raise ValueError(f"sender and receiver names must be unique within a grid, got {names}")
+    if not cut_pairs:
+        raise ValueError("cut_pairs is empty: give at least one (sender cut, receiver cut)")
+    for r in receivers:
+        if not isinstance(r, Net):
+            raise TypeError(f"receivers must be Net, got {type(r).__name__}")
+
+
+def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
+    rows = []
+    by_cut: dict[str, list[str]] = {}
+    for ci, cj in cut_pairs:
+        by_cut.setdefault(ci, []).append(cj)
+    for sender in senders:
+        for cut_i, cuts_j in by_cut.items():
+            sc = _SenderCut(ctx, sender, cut_i)  # one forward of this sender cut for all its stitches
+            for receiver in receivers:
+                for cut_j in cuts_j:
+                    rows.append(_one_stitch(ctx, sender, sc, receiver, cut_i, cut_j))
+                    if bar is not None:
+                        bar.update(1)
+            del sc
+    return rows
+
+
+def _local_order(senders, receivers, cut_pairs):
+    """Sort key putting rows in the order the local run produces them."""
+    s_idx = {s.name: k for k, s in enumerate(senders)}
+    r_idx = {r.name: k for k, r in enumerate(receivers)}
+    ci_idx: dict[str, int] = {}
+    for ci, _ in cut_pairs:
+        ci_idx.setdefault(ci, len(ci_idx))
+    p_idx = {p: k for k, p in enumerate(cut_pairs)}
+    return lambda r: (s_idx[r["sender"]], ci_idx[r["cut_i"]], r_idx[r["receiver"]], p_idx[(r["cut_i"], r["cut_j"])])
+
+
+def _pair_task(sender, receiver, cut_pairs, recipe, data, store_root, root) -> list[dict]:
+    """One Dask task: every stitch of one sender-receiver pair (models loaded on the worker)."""
+    ctx = _Context(recipe, data, as_device(None), Store(store_root), root, progress=False)
+    return _local_rows([sender], [receiver], cut_pairs, ctx)
+
+
+def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Sequence[tuple[str, str]],
+                recipe: StitchRecipe, data: DataSpec, *, device: torch.device | str | None = None,
+                store: Store | None = None, root: str | os.PathLike | None = None, progress: bool = True,
+                client=None) -> pd.DataFrame:
+    """Every stitch of every sender into every receiver at every (cut_i, cut_j) in ``cut_pairs``.
+
+    Returns one row per stitch (see the module docstring), in sender, cut, receiver order.
+    With a Dask ``client`` each sender-receiver pair is one task (workers share the store on disk).
+    """
+    _check(senders, receivers, cut_pairs)
+    store = store or Store()
+    cut_pairs = [tuple(p) for p in cut_pairs]
+    if client is not None:
+        futures = client.map(_pair_task, [s.detached() if _is_net(s) else s for s in senders for _ in receivers],
+                             [r.detached() for _ in senders for r in receivers],
+                             pure=False, cut_pairs=cut_pairs, recipe=recipe, data=data, store_root=str(store.root),
+                             root=root)
+        rows = [row for part in client.gather(futures) for row in part]
+        rows.sort(key=_local_order(senders, receivers, cut_pairs))
+    else:
+        ctx = _Context(recipe, data, as_device(device), store, root, progress)
+        bar = progress_bar(total=len(senders) * len(receivers) * len(cut_pairs), desc="stitch grid",
+                           disable=not progress, unit="stitch")
+        rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)
+        bar.close()
+    return pd.DataFrame(rows)
+
+
+def with_train(recipe: StitchRecipe, **changes: Any) -> StitchRecipe:
+    """``recipe`` with its training config changed by field name."""
+    return replace(recipe, train=replace(recipe.train, **changes))

@@ -1,0 +1,70 @@
+"""The device and the numeric precision a run uses, chosen from what the hardware does natively.
+
+``precision="auto"`` (every recipe's default) means bf16 autocast + channels_last only where the
+device computes bf16 natively: a CUDA GPU with bf16 support, or a CPU with AVX512-BF16 or AMX.
+Elsewhere (most laptops; AVX2-only servers) bf16 is emulated and about 10x slower than fp32, so
+``auto`` gives fp32 with channels_last. The choice never changes a cache key: a model trained in
+either precision is the same recipe.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+PRECISIONS = ("auto", "bf16", "fp32")
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def as_device(device: torch.device | str | None = None) -> torch.device:
+    return torch.device(device) if device is not None else default_device()
+
+
+def device_name(device: torch.device | str | None = None) -> str:
+    device = as_device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({os.cpu_count()} cores, {torch.get_num_threads()} threads, {cpu_capability()})"
+
+
+def cpu_capability() -> str:
+    """The CPU's vector capability as torch sees it, plus its native bf16 support."""
+    cap = torch.backends.cpu.get_cpu_capability()
+    return f"{cap}, native bf16" if cpu_has_native_bf16() else cap
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_has_native_bf16() -> bool:
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
+
+
+def native_bf16(device: torch.device | str | None = None) -> bool:
+    """Whether ``device`` computes bf16 matrix products natively (not emulated)."""
+    device = as_device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type == "cpu":
+        return cpu_has_native_bf16()
+    return False
+
+
+def resolve_precision(precision: str, device: torch.device | str | None = None) -> str:
+    """'bf16' or 'fp32' for ``precision`` on ``device`` ('auto' asks the hardware)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+    if precision == "auto":
+        return "bf16" if native_bf16(device) else "fp32"
+    return precision
+
+
+def autocast(device: torch.device, precision: str):
+    """bf16 autocast when the resolved precision is bf16, else a no-op context."""
+    enabled = resolve_precision(precision, device) == "bf16"
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
+

@@ -1,0 +1,140 @@
+"""A content-addressed store of artifacts (trained models, trained stitches), and stable keys.
+
+An entry is one file ``<cache>/store/<key[:2]>/<key>.pt``. Its key is the SHA-256 of the
+*canonical form* of its specification: for a dataclass, the type name and only the fields whose
+value differs from the field's default (recursively), so adding a field with a default to a
+spec never changes an existing key, and a model trained on a GPU survives library growth.
+Fields a class lists in ``NOT_IN_KEY`` (e.g. the numeric precision, a choice of the hardware)
+are left out of the key altogether.
+
+The file starts with a header line ``STITCHKIT-ENTRY 1 <sha256 of payload>`` followed by the
+payload (``torch.save`` of spec, metrics and tensors). Writes are atomic (temporary file +
+rename); a truncated or corrupt entry fails its checksum, is deleted with a warning and
+recomputed. Training checkpoints live beside the store under ``partial/<key>.pt``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import io
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from . import paths
+from .fileio import atomic_write_bytes
+
+FORMAT_VERSION = 1
+_MAGIC = b"STITCHKIT-ENTRY"
+
+
+class CorruptEntryError(RuntimeError):
+    pass
+
+
+def canonical(obj: Any) -> Any:
+    """The JSON-able form of ``obj`` that its key hashes (see the module docstring)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        skip = set(getattr(obj, "NOT_IN_KEY", ()))
+        out: dict[str, Any] = {"__type__": type(obj).__name__}
+        for f in dataclasses.fields(obj):
+            if f.name in skip:
+                continue
+            value = getattr(obj, f.name)
+            if f.default is not dataclasses.MISSING:
+                default = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            else:
+                default = dataclasses.MISSING
+            if default is not dataclasses.MISSING and canonical(value) == canonical(default):
+                continue
+            out[f.name] = canonical(value)
+        return out
+    if isinstance(obj, dict):
+        return {str(k): canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(v) for v in obj]
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, float) and obj.is_integer():
+        return int(obj)  # 5.0 and 5 are the same setting
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    raise TypeError(f"cannot key a {type(obj).__name__}: {obj!r}")
+
+
+def config_key(config: Any) -> str:
+    """SHA-256 of the canonical JSON of ``config`` (see :func:`canonical`)."""
+    blob = json.dumps({"format": FORMAT_VERSION, "config": canonical(config)}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass
+class Entry:
+    key: str
+    config: Any
+    metrics: dict
+    tensors: dict[str, torch.Tensor]
+
+
+class Store:
+    """A folder of content-addressed entries (default ``<cache>/store``)."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else paths.cache_root() / "store"
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.pt"
+
+    def partial(self, key: str) -> Path:
+        """Where an interrupted computation of ``key`` keeps its checkpoint."""
+        return self.root.parent / "partial" / f"{key}.pt"
+
+    def put(self, config: Any, metrics: dict, tensors: dict[str, torch.Tensor]) -> Entry:
+        key = config_key(config)
+        buf = io.BytesIO()
+        torch.save({"config": canonical(config), "metrics": metrics,
+                    "tensors": {k: v.detach().cpu() for k, v in tensors.items()}}, buf)
+        payload = buf.getvalue()
+        header = b"%s %d %s\n" % (_MAGIC, FORMAT_VERSION, hashlib.sha256(payload).hexdigest().encode())
+        atomic_write_bytes(self.path(key), header + payload)
+        return Entry(key, canonical(config), metrics, tensors)
+
+    def read(self, key: str) -> Entry:
+        """Read and verify an entry; raises FileNotFoundError or CorruptEntryError."""
+        raw = self.path(key).read_bytes()
+        head, sep, payload = raw.partition(b"\n")
+        parts = head.split(b" ")
+        if not sep or len(parts) != 3 or parts[0] != _MAGIC:
+            raise CorruptEntryError(f"{self.path(key)}: bad header")
+        if hashlib.sha256(payload).hexdigest().encode() != parts[2]:
+            raise CorruptEntryError(f"{self.path(key)}: checksum mismatch (truncated or corrupt)")
+        obj = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=False)
+        return Entry(key, obj["config"], obj["metrics"], obj["tensors"])
+
+    def get(self, config: Any) -> Entry | None:
+        """The entry for ``config``, or None if absent; a corrupt entry is removed (and None)."""
+        key = config_key(config)
+        try:
+            return self.read(key)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # corrupt, truncated, unreadable: recompute
+            warnings.warn(f"cache entry {self.path(key)} is corrupt ({exc}); deleted, recomputing", stacklevel=2)
+            self.path(key).unlink(missing_ok=True)
+            return None
+
+    def get_or_compute(self, config: Any, compute: Callable[[], tuple[dict, dict[str, torch.Tensor]]]) -> Entry:
+        """Return the stored entry for ``config`` or compute (metrics, tensors), store and return it."""
+        entry = self.get(config)
+        if entry is None:
+            metrics, tensors = compute()
+            entry = self.put(config, metrics, tensors)
+        return entry

@@ -1,0 +1,166 @@
+"""The model zoo: each paper's model recipes as named functions of (scale, seed, variant).
+
+``bansal_resnet18("demo", seed=0)`` returns the :class:`ModelSpec` of the seed-0 ResNet-18 of
+Bansal et al. at the demo scale; ``load_or_train(spec)`` returns that network, trained once and
+then read from the store. Every page that asks for the same recipe gets the same cached model,
+so pages share models instead of training their own. Per-scale model settings live here, once;
+a figure's preset keeps only the figure's own settings.
+
+An untrained network (``trained=False``) keeps its random weights, but its BatchNorm statistics
+are recalibrated on a few thousand training images without gradient: in eval mode a fresh BN
+has mean 0 and variance 1, i.e. it is the identity, which makes a random deep network
+degenerate (activations explode or vanish), which is not what "a random network" means.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import data as data_mod
+from .datasets import DataSpec, test_split, train_split
+from .hardware import as_device, resolve_precision
+from .models import CutModel, build_model
+from .progress import say
+from .scales import check_scale
+from .store import Store, config_key
+from .train import TrainConfig, evaluate, train
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that determines a trained model (its cache key)."""
+
+    model: str = "preact_resnet18"  # registry name
+    width: int = 64  # base width (stage widths width * 2**i)
+    data: DataSpec = field(default_factory=DataSpec)  # training data
+    normalisation: str = "cifar"  # key of stitchkit.data.NORMALISATION
+    seed: int = 0  # weight initialisation
+    train: TrainConfig = field(default_factory=TrainConfig)  # epochs=0 and steps=None: untrained
+    options: tuple[tuple[str, Any], ...] = ()  # extra builder keywords, e.g. (("final_bn", False),)
+    calibrate_bn: int = 0  # recompute BN statistics on this many training images, no gradient
+
+    def __post_init__(self) -> None:
+        if self.normalisation not in data_mod.NORMALISATION:
+            raise ValueError(f"unknown normalisation {self.normalisation!r}; "
+                             f"valid: {', '.join(data_mod.NORMALISATION)}")
+        if self.width < 1:
+            raise ValueError(f"width must be >= 1, got {self.width}")
+
+    @property
+    def trained(self) -> bool:
+        return bool(self.train.steps) or self.train.epochs > 0
+
+
+def build(spec: ModelSpec, num_classes: int, in_channels: int) -> CutModel:
+    return build_model(spec.model, seed=spec.seed, width=spec.width, num_classes=num_classes,
+                       in_channels=in_channels, **dict(spec.options))
+
+
+@torch.no_grad()
+def recalibrate_batchnorm(model: nn.Module, batches) -> None:
+    """Reset every BatchNorm's running statistics and re-estimate them (cumulative average) on
+    ``batches`` in train mode without gradient; weights are untouched."""
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    saved = [m.momentum for m in bns]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    was = model.training
+    model.train()
+    for x, _ in batches:
+        model(x)
+    model.train(was)
+    for m, mom in zip(bns, saved):
+        m.momentum = mom
+
+
+def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, store: Store | None = None,
+                  root: str | os.PathLike | None = None, progress: bool = True) -> tuple[CutModel, dict]:
+    """The trained model for ``spec`` (from the store, else trained and stored) and its metrics.
+
+    Metrics: test accuracy/loss on the full test split, per-epoch history, training seconds
+    (summed over resumed segments), images/s, device and precision. Training checkpoints after
+    each epoch, so an interrupted call resumes where it stopped.
+    """
+    device = as_device(device)
+    store = store or Store()
+    train_data = train_split(spec.data, root)
+    model = build(spec, train_data.num_classes, int(train_data.images.shape[1]))
+    entry = store.get(spec)
+    if entry is None:
+        key = config_key(spec)
+        precision = resolve_precision(spec.train.precision, device)
+        model.to(device).to(memory_format=torch.channels_last)
+        batches = data_mod.Batches(train_data, spec.train.batch_size, normalisation=spec.normalisation,
+                                   shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
+                                   device=device, channels_last=True)
+        steps = spec.train.total_steps(len(batches)) if spec.trained else 0
+        history = []
+        if steps:
+            say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision})")
+            history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
+                            desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress)
+        if spec.calibrate_bn:
+            sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
+            recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
+                                                          device=device, channels_last=True))
+        seconds = history[-1]["seconds"] if history else 0.0
+        test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
+                                        device=device, channels_last=True)
+        metrics = {"test": evaluate(model, test_batches, device=device, precision=precision),
+                   "history": history, "train_seconds": seconds,
+                   "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
+                   "device": str(device), "precision": precision}
+        entry = store.put(spec, metrics, model.state_dict())
+        store.partial(key).unlink(missing_ok=True)
+    else:
+        model.load_state_dict(entry.tensors)
+    model.to(device).to(memory_format=torch.channels_last)
+    return model.eval(), entry.metrics
+
+
+# --------------------------------------------------------------------------------------------
+# Recipes
+
+
+def _sgd(cfg: dict, seed: int) -> TrainConfig:
+    return TrainConfig(epochs=cfg.get("epochs", 0.0), steps=cfg.get("steps"), batch_size=128, optimizer="sgd",
+                       lr=0.05, momentum=0.9, weight_decay=1e-4, schedule="multistep", milestones=(0.5, 0.75),
+                       gamma=0.2, augment=True, seed=seed)
+
+
+# Bansal et al.: pre-activation ResNet-18 of width k on CIFAR-10, SGD lr 0.05 (x0.2 at 50% and
+# 75%), wd 1e-4, batch 128, crop + flip; paper: width 64, 64k steps. Untrained networks get
+# their BN statistics recalibrated on `calibrate_bn` images.
+BANSAL_RESNET18 = {
+    "smoke": {"width": 8, "train_size": 2048, "epochs": 4, "calibrate_bn": 512},
+    "demo": {"width": 16, "train_size": None, "epochs": 5, "calibrate_bn": 2000},
+    "paper": {"width": 64, "train_size": None, "steps": 64_000, "calibrate_bn": 2000},
+}
+
+
+def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, width_factor: float = 1.0,
+                    train_size: int | None = None, labels: str = "none", label_noise: float = 0.0,
+                    epochs: float | None = None, trained: bool = True, final_bn: bool = True) -> ModelSpec:
+    """Bansal et al.'s ResNet-18 at ``scale``: ``width`` overrides the scale's base width,
+    ``width_factor`` scales it (x0.5, x2); ``train_size``/``labels``/``label_noise`` pick the
+    training data; ``epochs`` overrides the training length; ``trained=False`` is the random
+    network with recalibrated BN statistics."""
+    cfg = dict(BANSAL_RESNET18[check_scale(scale)])
+    base = width if width is not None else cfg["width"]
+    w = max(1, int(round(base * width_factor)))
+    if epochs is not None:
+        cfg.update(epochs=epochs, steps=None)
+    if not trained:
+        cfg.update(epochs=0.0, steps=None)
+    data = DataSpec("cifar10", train_size=train_size if train_size is not None else cfg["train_size"],
+                    labels=labels, label_noise=label_noise, label_seed=seed)
+    return ModelSpec(model="preact_resnet18", width=w, data=data, normalisation="cifar", seed=seed,
+                     train=_sgd(cfg, seed), options=() if final_bn else (("final_bn", False),),
+                     calibrate_bn=0 if trained else cfg["calibrate_bn"])
+
