@@ -32,7 +32,7 @@ test: install
 	$(PY) -m pytest -q
 
 bench: install
-	$(PY) benchmarks/bench_cka.py
+	$(PY) benchmarks/run_all.py $(if $(QUICK),--quick,)
 
 clean:
 	rm -rf _build runs

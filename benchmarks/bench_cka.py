@@ -15,10 +15,11 @@ import time
 
 import numpy as np
 import torch
+from _table import print_rows
 
 from stitchkit.models import build_model
 from stitchkit.similarity import layer_matrix
-from stitchkit.train import device_name
+from stitchkit.hardware import device_name
 
 
 def activations(n: int, width: int, seed: int, device: str) -> dict[str, torch.Tensor]:
@@ -27,17 +28,10 @@ def activations(n: int, width: int, seed: int, device: str) -> dict[str, torch.T
     return {cut: torch.randn(n, *shape, generator=g).to(device) for cut, shape in shapes.items() if cut != "pool"}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=5000, help="examples")
-    ap.add_argument("--width", type=int, default=4, help="ResNet-18 base width (64 = the real one)")
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = ap.parse_args()
-    a = activations(args.n, args.width, 0, args.device)
-    b = activations(args.n, args.width, 1, args.device)
-    feats = [int(np.prod(v.shape[1:])) for v in a.values()]
-    print(f"device: {device_name(args.device)}; n = {args.n}; {len(a)}x{len(b)} layers; "
-          f"features per layer {min(feats)}..{max(feats)} (ResNet-18 width {args.width})")
+def run(n: int = 2000, width: int = 4, device: str | None = None) -> list[dict]:
+    """The two CKA paths timed side by side; they must agree to 1e-10."""
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    a, b = activations(n, width, 0, device), activations(n, width, 1, device)
     t0 = time.perf_counter()
     cached = layer_matrix(a, b, "cka", cache_grams=True)
     t_cached = time.perf_counter() - t0
@@ -45,10 +39,22 @@ def main() -> None:
     recomputed = layer_matrix(a, b, "cka", cache_grams=False)
     t_recomputed = time.perf_counter() - t0
     assert np.allclose(cached, recomputed, atol=1e-10), "the two paths disagree"
-    print(f"{'Gram cached per layer':<28} {t_cached:8.1f} s")
-    print(f"{'Grams recomputed per pair':<28} {t_recomputed:8.1f} s")
-    print(f"ratio (recomputed / cached): {t_recomputed / t_cached:.1f}x; max |difference| "
-          f"{np.abs(cached - recomputed).max():.1e}")
+    feats = [int(np.prod(v.shape[1:])) for v in a.values()]
+    return [dict(benchmark="linear CKA layer matrix",
+                 setting=f"n = {n}, {len(a)}x{len(b)} layers, {min(feats)}-{max(feats)} features (ResNet-18 width {width})",
+                 baseline="both Grams recomputed per pair", baseline_value=t_recomputed,
+                 ours="each layer's centred Gram cached", ours_value=t_cached, unit="s", ratio=t_recomputed / t_cached,
+                 target=None, notes=f"max |difference| {np.abs(cached - recomputed).max():.1e}")]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=5000, help="examples")
+    ap.add_argument("--width", type=int, default=4, help="ResNet-18 base width (64 = the real one)")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = ap.parse_args()
+    print(f"device: {device_name(args.device)}")
+    print_rows(run(args.n, args.width, args.device))
 
 
 if __name__ == "__main__":

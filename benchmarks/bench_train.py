@@ -1,10 +1,12 @@
-"""Training throughput (images/s) of Bansal's pre-activation ResNet-18, side by side in one run:
-fp32 NCHW vs channels_last + bf16 autocast, at widths 16 and 64.
+"""Model training throughput (images/s), side by side in one run on the same machine:
 
-    python benchmarks/bench_train.py [--widths 16 64] [--steps 12] [--batch 128]
+- ``naive``: what a typical tutorial writes: fp32, NCHW, per-image crop + flip + normalise in a
+  ``Dataset.__getitem__``, batches from a ``DataLoader`` with 2 worker processes;
+- ``ours``: the project's path: the split held as one uint8 tensor on the device, crop + flip on
+  the whole batch, channels_last, precision chosen by the hardware (``auto``);
+- the precision choice itself: fp32 NCHW, fp32 channels_last, bf16 channels_last.
 
-Synthetic uint8 images go through the project's own Batches (device tensor, crop+flip per batch)
-and train() loop, so the numbers include the data path. Prints one row per setting and the ratio.
+    python benchmarks/bench_train.py [--width 16] [--steps 12] [--batch 128]
 """
 
 from __future__ import annotations
@@ -13,48 +15,112 @@ import argparse
 import time
 
 import torch
+from _table import print_rows
 
-from stitchkit.data import Batches, Split
+from stitchkit.data import Batches, Split, normalise
+from stitchkit.hardware import cpu_capability, default_device, device_name, resolve_precision
 from stitchkit.models import build_model
-from stitchkit.train import TrainConfig, default_device, device_name, train
+from stitchkit.train import TrainConfig, train
 
 
-def throughput(width: int, precision: str, steps: int, batch: int, device: torch.device) -> float:
-    n = batch * steps
+def _split(n: int) -> Split:
     g = torch.Generator().manual_seed(0)
-    split = Split(torch.randint(0, 256, (n, 3, 32, 32), dtype=torch.uint8, generator=g),
-                  torch.randint(0, 10, (n,), generator=g), tuple("0123456789"))
-    model = build_model("preact_resnet18", seed=0, width=width).to(device)
-    cl = precision == "bf16"
-    if cl:
-        model = model.to(memory_format=torch.channels_last)
-    batches = Batches(split, batch, normalisation="cifar", shuffle=True, augment=True, drop_last=True,
-                      device=device, channels_last=cl)
-    warm = TrainConfig(steps=2, batch_size=batch, precision=precision)
-    train(model, batches, warm, device=device, progress=False)
-    cfg = TrainConfig(steps=steps, batch_size=batch, precision=precision)
+    return Split(torch.randint(0, 256, (n, 3, 32, 32), dtype=torch.uint8, generator=g),
+                 torch.randint(0, 10, (n,), generator=g), tuple("0123456789"))
+
+
+class PerImage(torch.utils.data.Dataset):
+    """The tutorial data path: one image at a time, augmented and normalised in the worker."""
+
+    def __init__(self, split: Split) -> None:
+        self.split = split
+
+    def __len__(self) -> int:
+        return len(self.split)
+
+    def __getitem__(self, i: int):
+        img = torch.nn.functional.pad(self.split.images[i], (4, 4, 4, 4))
+        y0, x0 = torch.randint(0, 9, (2,)).tolist()
+        img = img[:, y0:y0 + 32, x0:x0 + 32]
+        if torch.rand(()) < 0.5:
+            img = img.flip(-1)
+        return normalise(img[None], "cifar")[0], self.split.labels[i]
+
+
+def _timed(fn, device) -> float:
     if device.type == "cuda":
         torch.cuda.synchronize()
     t0 = time.perf_counter()
-    train(model, batches, cfg, device=device, progress=False)
+    fn()
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return steps * batch / (time.perf_counter() - t0)
+    return time.perf_counter() - t0
+
+
+def naive_throughput(width: int, steps: int, batch: int, device: torch.device) -> float:
+    split = _split(batch * (steps + 2))
+    model = build_model("preact_resnet18", seed=0, width=width).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
+    loader = torch.utils.data.DataLoader(PerImage(split), batch_size=batch, shuffle=True, num_workers=2,
+                                         drop_last=True, persistent_workers=False)
+
+    def epoch(limit: int | None = None):
+        model.train()
+        for k, (x, y) in enumerate(loader):
+            x, y = x.to(device), y.to(device)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    # one pass = steps + 2 batches; time the whole pass (worker start-up included, as a tutorial pays it)
+    epoch()  # warm-up pass
+    return batch * (steps + 2) / _timed(epoch, device)
+
+
+def ours_throughput(width: int, steps: int, batch: int, device: torch.device, precision: str = "auto",
+                    channels_last: bool = True) -> float:
+    split = _split(batch * (steps + 2))
+    model = build_model("preact_resnet18", seed=0, width=width).to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    batches = Batches(split, batch, normalisation="cifar", shuffle=True, augment=True, drop_last=True,
+                      device=device, channels_last=channels_last)
+    train(model, batches, TrainConfig(steps=2, batch_size=batch, precision=precision), device=device, progress=False)
+    cfg = TrainConfig(steps=steps + 2, batch_size=batch, precision=precision)
+    return batch * (steps + 2) / _timed(lambda: train(model, batches, cfg, device=device, progress=False), device)
+
+
+def run(width: int = 16, steps: int = 12, batch: int = 128) -> list[dict]:
+    device = default_device()
+    auto = resolve_precision("auto", device)
+    naive = naive_throughput(width, steps, batch, device)
+    ours = ours_throughput(width, steps, batch, device)
+    nchw = ours_throughput(width, steps, batch, device, precision="fp32", channels_last=False)
+    cl32 = ours_throughput(width, steps, batch, device, precision="fp32")
+    clbf = ours_throughput(width, steps, batch, device, precision="bf16")
+    target = 5.0 if device.type == "cuda" else 3.0
+    setting = f"pre-act ResNet-18 width {width}, batch {batch}, crop+flip"
+    return [
+        dict(benchmark="model training", setting=setting, baseline="naive: fp32 NCHW, per-image DataLoader (2 workers)",
+             baseline_value=naive, ours=f"ours: device uint8 + batch augmentation, channels_last, {auto} (auto)",
+             ours_value=ours, unit="img/s", ratio=ours / naive, target=target),
+        dict(benchmark="precision choice", setting=setting, baseline="fp32 NCHW", baseline_value=nchw,
+             ours="fp32 channels_last", ours_value=cl32, unit="img/s", ratio=cl32 / nchw, target=None),
+        dict(benchmark="precision choice", setting=setting, baseline="fp32 channels_last", baseline_value=cl32,
+             ours="bf16 channels_last", ours_value=clbf, unit="img/s", ratio=clbf / cl32, target=None,
+             notes=f"CPU capability {cpu_capability()}; auto picks {auto}"),
+    ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--widths", type=int, nargs="+", default=[16, 64])
+    ap.add_argument("--width", type=int, default=16)
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--batch", type=int, default=128)
     args = ap.parse_args()
-    device = default_device()
-    print(f"device: {device_name(device)}; batch {args.batch}, {args.steps} timed steps after 2 warm-up steps")
-    print(f"{'width':>5} {'fp32 NCHW img/s':>16} {'CL+bf16 img/s':>14} {'ratio':>6}")
-    for w in args.widths:
-        a = throughput(w, "fp32", args.steps, args.batch, device)
-        b = throughput(w, "bf16", args.steps, args.batch, device)
-        print(f"{w:>5} {a:>16.0f} {b:>14.0f} {b / a:>6.2f}")
+    print(f"device: {device_name()}")
+    print_rows(run(args.width, args.steps, args.batch))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,18 @@
 """stitchkit: the library behind the model-stitching reproduction companion.
 
-Modules: ``data`` (datasets as uint8 tensors, device batch iterator), ``models`` (registry,
-named cut points), ``stitching`` (stitch layers, task-loss and direct matching), ``train``
-(one explicit train/evaluate loop), ``similarity`` (CKA, PWCCA, Procrustes, DM distance, rank),
-``cache`` (content-addressed artifacts), ``scales`` (smoke/demo/paper presets), ``results``
-(provenance, numbers, claim verdicts), ``execution`` (papermill, sweeps, the book), ``plotting``.
+Layers, each importing only from layers below it:
+
+1. ``fileio`` (atomic writes), ``paths``, ``hardware`` (device, precision by capability),
+   ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``scales``
+   (presets, figure configs, parameter validation);
+2. ``data`` (datasets as uint8 tensors, device batches), ``datasets`` (registry, derived sets),
+   ``models`` (registry, named cuts, ``forward_intermediates``), ``store`` (content-addressed
+   artifacts, stable keys), ``train`` (one loop, pluggable objective);
+3. ``stitching`` (stitch kinds, direct-matching init, task-loss matching), ``similarity`` (CKA,
+   PWCCA, Procrustes, DM distance, rank), ``zoo`` (each paper's model recipes);
+4. ``grid`` (the stitch grid, local or on Dask), ``results`` (numbers, claims, verdicts),
+   ``plotting``;
+5. ``experiments`` (one module per paper), ``execution`` (papermill, sweeps, the book), ``cli``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -3,7 +3,14 @@
     stitchkit list                                  notebooks and their parameters
     stitchkit run ID --scale S [-p KEY VALUE ...]   one-off run into runs/ (not the book)
     stitchkit sweep ID --scale S -p KEY V1 V2 ...   grid of runs, results collected in one table
+                    [--dask ADDRESS [--dask-timeout SECONDS]]
     stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
+
+Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or parameter, a value
+out of range, missing or corrupt data, an output folder that cannot be written, a Dask scheduler
+that does not answer), with a one-line message; 1 a run that failed (the message names the
+failed runs and where their partial notebooks are; a sweep keeps every finished run in its
+``results.csv``).
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "a parameter and its values (repeatable; the grid is their product)",
                            "runs/sweeps/<ID>-<stamp>-<scale>")
     sw.add_argument("--dask", metavar="ADDRESS", help="scheduler address of a Dask cluster (default: run here)")
+    sw.add_argument("--dask-timeout", metavar="SECONDS", type=float, default=10.0,
+                    help="how long to wait for the Dask scheduler to answer (default 10)")
     bk = sub.add_parser("book", help="execute stale notebooks into book/ and build the HTML book")
     bk.add_argument("--scale", help=f"re-execute every notebook at this scale ({', '.join(SCALES)})")
     bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")
@@ -89,27 +98,59 @@ def main(argv: list[str] | None = None) -> int:
             values = _pairs(args.param, multi=True)
             if not values:
                 raise SystemExit("stitchkit: sweep needs at least one -p KEY V1 [V2 ...]")
+            if args.dask_timeout <= 0:
+                raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
             table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,
-                                    dask_address=args.dask)
+                                    dask_address=args.dask, dask_timeout=args.dask_timeout)
             print(table.to_string(index=False))
         elif args.command == "book":
             html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build)
             if html is not None:
                 print(f"book: {html / 'index.html'}")
+    except execution.SweepFailed as exc:
+        print(exc.table.to_string(index=False))
+        print(f"stitchkit: error: {exc}", file=sys.stderr)
+        for line in exc.failed_points():
+            print(f"  failed: {line}", file=sys.stderr)
+        return 1
     except (ValueError, KeyError, FileNotFoundError) as exc:
+        if getattr(exc, "failed_notebook", None):  # raised inside the run: a failed run
+            return _run_failed(exc)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"stitchkit: error: {msg}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output folder that cannot be written, a Dask scheduler that does not answer
+        if getattr(exc, "failed_notebook", None):
+            return _run_failed(exc)
+        import errno
+
+        if isinstance(exc, (execution.OutputFolderError, execution.DaskSchedulerError)) or not exc.filename:
+            msg = " ".join(str(exc).split())
+        elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR,
+                           errno.EISDIR, errno.EEXIST):
+            msg = f"cannot write to {exc.filename}: {exc.strerror}"
+        else:
+            msg = f"{exc.strerror or type(exc).__name__}: {exc.filename}"
         print(f"stitchkit: error: {msg}", file=sys.stderr)
         return 2
     except Exception as exc:
         from papermill.exceptions import PapermillExecutionError
 
-        if not isinstance(exc, PapermillExecutionError):
+        if not isinstance(exc, PapermillExecutionError) and not getattr(exc, "failed_notebook", None):
             raise
-        # the notebook itself failed (missing data, NaN loss, ...): its own message says why
-        print(f"stitchkit: error: the notebook failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}",
-              file=sys.stderr)
-        return 1
+        return _run_failed(exc)
     return 0
+
+
+def _run_failed(exc: BaseException) -> int:
+    """The notebook itself failed (missing data, NaN loss, ...): its own message says why, and
+    its partial notebook was kept."""
+    from .execution import describe_failure
+
+    print(f"stitchkit: error: the run failed: {describe_failure(exc)}", file=sys.stderr)
+    if getattr(exc, "failed_notebook", None):
+        print(f"  partial notebook: {exc.failed_notebook}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

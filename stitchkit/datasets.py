@@ -7,11 +7,14 @@ with a loader ``(split, root) -> Split``; ``cifar10`` and ``mnist`` read the dat
 :mod:`stitchkit.data`, and derived sets (Smith & Marcu's coloured MNIST) register the same way.
 
 ``train_split(spec)`` and ``test_split(spec)`` are the one way the zoo and the stitch grid get
-data, so two recipes that name the same spec see the same images.
+data, so two recipes that name the same spec see the same images. ``fingerprint(spec)`` names
+the data itself (its source's content): the zoo and the grid pass it as the salt of their cache
+keys, so a model is never reused for different data under the same spec.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -104,6 +107,37 @@ def test_split(spec: DataSpec, size: int | None = None, seed: int = 0,
     if size is not None:
         split = split.subset(data.stratified_subset(split.labels, size, seed))
     return _task_labels(split, spec)
+
+
+def fingerprint(spec: DataSpec, root: str | os.PathLike | None = None) -> str:
+    """The identity (64 hex digits) of the data ``spec``'s dataset reads under ``root``: for a
+    base dataset, its source's fingerprint (:func:`stitchkit.data.fingerprint`), the same for
+    both splits; for a derived dataset whose splits carry no fingerprint, a hash of their content.
+
+    The derivations named in ``spec`` (subset, labels) are not part of it: they are in the spec,
+    which the cache keys hash anyway. Loads the splits (memoised per process).
+    """
+    prints = []
+    for split in ("train", "test"):
+        s = base_split(spec.dataset, split, root)
+        prints.append(s.fingerprint or _content_hash(s))
+    return prints[0] if prints[0] == prints[1] else hashlib.sha256("|".join(prints).encode()).hexdigest()
+
+
+def combined_fingerprint(*specs: DataSpec, root: str | os.PathLike | None = None) -> str:
+    """One fingerprint for everything ``specs`` read (e.g. a stitch's data, its sender's and its
+    receiver's training data): :func:`fingerprint` when they all read the same data, else a hash
+    of the distinct fingerprints, sorted."""
+    prints = sorted({fingerprint(s, root) for s in specs})
+    return prints[0] if len(prints) == 1 else hashlib.sha256("|".join(prints).encode()).hexdigest()
+
+
+def _content_hash(split: data.Split) -> str:
+    h = hashlib.sha256()
+    h.update(repr((tuple(split.images.shape), split.classes)).encode())
+    h.update(split.images.cpu().contiguous().numpy().tobytes())
+    h.update(split.labels.cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
 
 
 def _task_labels(split: data.Split, spec: DataSpec) -> data.Split:

@@ -138,17 +138,28 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     env_before = os.environ.get(RESULTS_ENV)
     os.environ[RESULTS_ENV] = str(results_path)
     t0 = time.perf_counter()
+    # A failed (or interrupted) run keeps what it executed as <ID>.failed.ipynb beside the
+    # intended output; the exception carries its path (``failed_notebook``) and says it.
+    failed_nb = out_notebook.with_name(f"{out_notebook.stem}.failed.ipynb")
+    failed_nb.unlink(missing_ok=True)
     try:
         papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **params}, kernel_name="python3",
                                    language="python", cwd=str(paths.REPO_ROOT), progress_bar=progress)
+        if not results_path.exists():
+            raise RuntimeError(f"{info.id} finished without writing {results_path} (the notebook must call "
+                               "run.save())")
+    except BaseException as exc:
+        if tmp_nb.exists():
+            os.replace(tmp_nb, failed_nb)
+            exc.failed_notebook = str(failed_nb)
+            exc.add_note(f"partial notebook: {failed_nb}")
+        raise
     finally:
         if env_before is None:
             os.environ.pop(RESULTS_ENV, None)
         else:
             os.environ[RESULTS_ENV] = env_before
     wall = time.perf_counter() - t0
-    if not results_path.exists():
-        raise RuntimeError(f"{info.id} finished without writing {results_path} (the notebook must call run.save())")
     results = json.loads(results_path.read_text())
     results["provenance"]["wall_seconds"] = round(wall, 1)
     source = info.source.resolve()
@@ -157,10 +168,28 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     atomic_write_json(results_path, results)
     executed = nbformat.read(tmp_nb, as_version=4)
     tidy_page(executed)
-    executed.cells.insert(1, nbformat.v4.new_markdown_cell(result_box(results) + "\n\n" + provenance_banner(results)))
+    from .bookpages import rerun_box
+
+    boxes = result_box(results) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+    put_under_title(executed, boxes)
     atomic_write_text(out_notebook, nbformat.writes(executed))
     tmp_nb.unlink(missing_ok=True)
     return results
+
+
+def put_under_title(nb, markdown: str) -> None:
+    """Insert ``markdown`` as its own cell directly under the page title (the first line of the
+    first cell), so that a page opens with its verdicts; the rest of that cell follows it."""
+    import nbformat
+
+    first = nb.cells[0]
+    title, _, rest = first.source.partition("\n")
+    if first.cell_type != "markdown" or not title.startswith("# "):
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
+        return
+    first.source = title
+    nb.cells[1:1] = [nbformat.v4.new_markdown_cell(markdown)] + ([nbformat.v4.new_markdown_cell(rest.strip("\n"))]
+                                                                  if rest.strip() else [])
 
 
 def tidy_page(nb) -> None:
@@ -202,8 +231,8 @@ def result_box(results: Mapping[str, Any]) -> str:
             note = " (failed control: " + "; ".join(f"{k['text']}, {k['value']}" for k in failed) + ")"
         rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
                     f"{{bdg-{badge}}}`{c['verdict']}`{_cell(note)} |")
-    return ("````{admonition} Results at a glance (scale " + f"`{results['scale']}`)\n:class: tip\n" + "\n".join(rows)
-            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n````")
+    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n" + "\n".join(rows)
+            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
 
 
 def provenance_banner(results: Mapping[str, Any]) -> str:
@@ -228,13 +257,71 @@ def _stamp() -> str:
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
+class OutputFolderError(OSError):
+    """An output folder that cannot be created or written; the message names it."""
+
+
+class DaskSchedulerError(ConnectionError):
+    """The Dask scheduler of a sweep did not answer; the message names its address."""
+
+
+class SweepFailed(RuntimeError):
+    """Some runs of a sweep failed. ``table`` has one row per run (its parameters, the finished
+    runs' numbers, ``status`` ok | failed, ``error``, ``notebook``), saved at ``path``."""
+
+    def __init__(self, table, path: Path, parameters: Iterable[str]) -> None:
+        self.table, self.path, self.parameters = table, Path(path), list(parameters)
+        self.failed = table[table["status"] != "ok"]
+        super().__init__(f"{len(self.failed)} of {len(table)} sweep runs failed; the results of the "
+                         f"{len(table) - len(self.failed)} that finished, and the errors, are in {self.path}")
+
+    def failed_points(self) -> list[str]:
+        """One line per failed run: its parameters, the error, where its partial notebook is."""
+        lines = []
+        for _, row in self.failed.iterrows():
+            point = ", ".join(f"{k}={row[k]!r}" for k in self.parameters)
+            where = f" (partial notebook: {row['notebook']})" if isinstance(row.get("notebook"), str) else ""
+            lines.append(f"{point}: {row['error']}{where}")
+        return lines
+
+
+def output_folder(path: str | os.PathLike) -> Path:
+    """Create ``path`` and check that a file can be written in it, before any compute; raises
+    :class:`OutputFolderError` naming it."""
+    import tempfile
+
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputFolderError(f"cannot write to {path}: {exc.strerror or exc}; choose a writable "
+                                "output folder (--out)") from None
+    return path
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line saying why a run failed (for a notebook cell that raised, the cell's exception)."""
+    if getattr(exc, "ename", None):  # papermill's PapermillExecutionError
+        text = f"{exc.ename}: {exc.evalue} (in cell {getattr(exc, 'exec_count', '?')})"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
+
+
 def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = None, *,
                  out_dir: Path | None = None, progress: bool = True) -> tuple[Path, dict]:
-    """A one-off run into ``runs/<ID>/<stamp>-<scale>/`` (the book is never touched)."""
+    """A one-off run into ``runs/<ID>/<stamp>-<scale>/`` (the book is never touched).
+
+    Raises :class:`OutputFolderError` before any compute if the folder is not writable; a run
+    that fails keeps its partial notebook as ``<ID>.failed.ipynb`` there (see :func:`execute`).
+    """
     info = get_notebook(figure_id)
     check_scale(scale)
     check_parameters(info, dict(params or {}))
-    out_dir = Path(out_dir or paths.RUNS_DIR / figure_id / f"{_stamp()}-{scale}")
+    out_dir = output_folder(out_dir or paths.RUNS_DIR / figure_id / f"{_stamp()}-{scale}")
     out = out_dir / f"{figure_id}.ipynb"
     return out, execute(info, out, scale, params, progress=progress)
 
@@ -262,18 +349,47 @@ def results_row(params: Mapping[str, Any], results: Mapping[str, Any]) -> dict[s
     return row
 
 
+_STATUS_COLUMNS = ("status", "error", "notebook")
+
+
+def _failed_row(params: Mapping[str, Any], exc: BaseException) -> dict:
+    return {**params, "status": "failed", "error": describe_failure(exc),
+            "notebook": getattr(exc, "failed_notebook", None)}
+
+
 def _sweep_one(figure_id: str, scale: str, params: dict, out_dir: str) -> dict:
-    _, results = run_notebook(figure_id, scale, params, out_dir=Path(out_dir), progress=False)
-    return results_row(params, results)
+    """One run of a sweep: its results row with ``status`` 'ok', or, if it failed, its parameters
+    with ``status`` 'failed', the ``error`` and the partial ``notebook`` (never raises an Exception)."""
+    try:
+        out, results = run_notebook(figure_id, scale, params, out_dir=Path(out_dir), progress=False)
+    except Exception as exc:
+        return _failed_row(params, exc)
+    return {**results_row(params, results), "status": "ok", "error": "", "notebook": str(out)}
+
+
+def _dask_client(address: str, timeout: float):
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout)
+    except Exception as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise DaskSchedulerError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({reason}); "
+                                 "check the address and that the scheduler is running, or leave out --dask to "
+                                 "run here") from None
 
 
 def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, out_dir: Path | None = None,
-          dask_address: str | None = None):
+          dask_address: str | None = None, dask_timeout: float = 10.0):
     """Run the grid of ``values`` (name -> list) at ``scale``; returns a DataFrame (one row per
-    run: parameters, numbers, claim verdicts, wall time), also saved as ``results.csv``.
+    run: parameters, numbers, claim verdicts, wall time, ``status``, ``error``, ``notebook``),
+    also saved as ``results.csv``, rewritten as each run finishes.
 
     ``dask_address`` submits each run to a Dask cluster (workers need this repository installed
-    and the data root available); otherwise runs execute one after another here.
+    and the data root available); a scheduler that does not answer within ``dask_timeout``
+    seconds raises :class:`DaskSchedulerError`. Otherwise runs execute one after another here.
+    The output folder is checked before any run (:class:`OutputFolderError`). If any run failed,
+    raises :class:`SweepFailed` carrying the table, after saving it.
     """
     import pandas as pd
 
@@ -282,22 +398,42 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     combos = grid(values)
     for c in combos:
         check_parameters(info, c)
-    out_dir = Path(out_dir or paths.RUNS_DIR / "sweeps" / f"{figure_id}-{_stamp()}-{scale}")
+    out_dir = output_folder(out_dir or paths.RUNS_DIR / "sweeps" / f"{figure_id}-{_stamp()}-{scale}")
+    csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]
-    if dask_address:
-        from distributed import Client
+    rows: list[dict | None] = [None] * len(combos)
 
-        with Client(dask_address) as client:
+    def table_of(done: list[dict]) -> pd.DataFrame:
+        table = pd.DataFrame(done)
+        tail = [c for c in _STATUS_COLUMNS if c in table.columns]
+        return table[[c for c in table.columns if c not in tail] + tail]
+
+    def finished(i: int, row: dict) -> None:
+        rows[i] = row
+        atomic_write_text(csv, table_of([r for r in rows if r is not None]).to_csv(index=False))
+
+    if dask_address:
+        from distributed import as_completed
+
+        with _dask_client(dask_address, dask_timeout) as client:
             futures = client.map(_sweep_one, [figure_id] * len(combos), [scale] * len(combos), combos, dirs,
                                  pure=False)
-            rows = client.gather(futures)
+            index = {f.key: i for i, f in enumerate(futures)}
+            for future in as_completed(futures):
+                i = index[future.key]
+                try:
+                    row = future.result()
+                except Exception as exc:  # the task itself was lost (worker died, cancelled, ...)
+                    row = _failed_row(combos[i], exc)
+                finished(i, row)
     else:
         from tqdm.auto import tqdm
 
-        rows = [_sweep_one(figure_id, scale, c, d) for c, d in tqdm(list(zip(combos, dirs)), desc="sweep")]
-    table = pd.DataFrame(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_dir / "results.csv", table.to_csv(index=False))
+        for i, (c, d) in enumerate(tqdm(list(zip(combos, dirs)), desc="sweep")):
+            finished(i, _sweep_one(figure_id, scale, c, d))
+    table = table_of(rows)
+    if "status" in table and (table["status"] != "ok").any():
+        raise SweepFailed(table, csv, list(values))
     return table
 
 
@@ -344,6 +480,9 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
 
 def compile_book(output: Path | None = None) -> Path:
     """Jupyter Book 1.x build of the repository root with warnings as errors (execution off)."""
+    from . import bookpages
+
+    bookpages.write_pages()  # scorecard, part pages, results.csv/json and _toc.yml from the results files
     exe = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(paths.REPO_ROOT), "--builder", "html",
            "-W", "-n", "--keep-going"]

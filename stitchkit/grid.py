@@ -29,8 +29,8 @@ import torch
 
 from . import data as data_mod
 from . import stitching
-from .datasets import DataSpec, test_split, train_split
-from .hardware import as_device, resolve_precision
+from .datasets import DataSpec, combined_fingerprint, test_split, train_split
+from .hardware import as_device, channels_last_ok, resolve_precision
 from .models import CutModel
 from .progress import progress_bar
 from .store import Store, config_key
@@ -150,7 +150,7 @@ class _Context:
         if key not in self._receiver_acc:
             model = receiver.load(self.device, self.store, self.root, self.progress)
             batches = data_mod.Batches(self.test, 500, normalisation=receiver.spec.normalisation,
-                                       device=self.device, channels_last=True)
+                                       device=self.device, channels_last=channels_last_ok(model))
             from .train import evaluate
 
             self._receiver_acc[key] = evaluate(model, batches, device=self.device,
@@ -246,7 +246,9 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
                        seconds=time.perf_counter() - t0, precision=ctx.precision)
         return metrics, stitched.stitch.state_dict()
 
-    entry = ctx.store.get_or_compute(spec, compute)
+    salt = combined_fingerprint(ctx.data, receiver.spec.data, *([sender.spec.data] if _is_net(sender) else []),
+                                root=ctx.root)  # the identity of every dataset the stitch depends on
+    entry = ctx.store.get_or_compute(spec, compute, salt=salt)
     m = entry.metrics
     return {"sender": sender.name, "receiver": receiver.name, "cut_i": cut_i, "cut_j": cut_j,
             "control": _is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,

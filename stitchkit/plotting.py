@@ -45,6 +45,33 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     return fig
 
 
+def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str = "", ax_width: float = 5.5):
+    """Bansal et al. Fig. 5: stitching penalty (left) and linear CKA with the receiver (right) at
+    every cut, one line per sender, from a table with columns ``cut``, ``sender``, ``penalty``, ``cka``."""
+    cuts = list(dict.fromkeys(table["cut"]))
+    x = np.arange(len(cuts))
+    fig, axes = plt.subplots(1, 2, figsize=(ax_width * 2, 4.0))
+    for label, colour in zip(senders, PALETTE[1:]):
+        g = table[table.sender == label].set_index("cut").loc[cuts]
+        axes[0].plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colour, label=label)
+        axes[1].plot(x, g.cka.to_numpy(float), "o-", color=colour, label=label)
+    axes[0].axhline(0, color="black", lw=0.8)
+    axes[0].set_ylabel("stitching penalty (points of test accuracy)")
+    axes[0].set_title("model stitching")
+    axes[1].set_ylabel("linear CKA with the receiver (0-1)")
+    axes[1].set_ylim(0, 1.02)
+    axes[1].set_title("CKA at the same layer")
+    for ax in axes:
+        ax.set_xticks(x, cuts, rotation=45, ha="right")
+        ax.set_xlabel("layer (cut)")
+        ax.grid(alpha=0.3)
+        ax.legend(frameon=False, fontsize=9)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def layer_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
                   ax=None, title: str = "", xlabel: str = "", ylabel: str = "", cbar_label: str = "",
                   vmin: float | None = 0.0, vmax: float | None = 1.0, cmap: str = "viridis", annotate: bool = True):

@@ -104,8 +104,10 @@ def validate(cls: type, name: str, value: Any) -> Any:
     optional = type(None) in typing.get_args(tp)
     base = _base_type(tp)
 
+    original = value
+
     def bad() -> ParameterValueError:
-        return ParameterValueError(f"parameter {name!r} = {value!r} is invalid: expected {_describe(tp, meta)}"
+        return ParameterValueError(f"parameter {name!r} = {original!r} is invalid: expected {_describe(tp, meta)}"
                                    + (" or None" if optional else ""))
 
     if value is None:

@@ -21,11 +21,12 @@ float dtype, on any device; all arithmetic in float64):
 
 from __future__ import annotations
 
-import itertools
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
+
+from .linalg import least_squares, to_rows
 
 MEASURES = ("cka", "pwcca", "procrustes", "dm")
 
@@ -217,8 +218,6 @@ def dm_distance(x, y, *, mode: str = "relative", rtol: float = 1e-6) -> float:
     ``1-r2``: the same residual over ||Y - mean(Y)||_F^2. W, b are the least-squares fit solved
     from float64 normal equations with a relative singular-value cut-off ``rtol``.
     """
-    from .stitching import least_squares
-
     if mode not in ("relative", "1-r2"):
         raise ValueError(f"unknown mode {mode!r}; valid: relative, 1-r2")
     x, y = _pair(x, y)
@@ -248,13 +247,10 @@ def numerical_rank(x, rel: float = 1e-3) -> int:
 
 def positions_as_examples(h: torch.Tensor) -> torch.Tensor:
     """(N, C, H, W) -> (N*H*W, C); (N, T, D) tokens -> (N*T, D); (N, D) unchanged."""
-    if h.ndim == 4:
-        return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
-    if h.ndim == 3:
-        return h.reshape(-1, h.shape[2])
-    if h.ndim == 2:
-        return h
-    raise SimilarityInputError(f"unsupported activation shape {tuple(h.shape)}")
+    try:
+        return to_rows(h)
+    except ValueError as exc:
+        raise SimilarityInputError(str(exc)) from None
 
 
 def pooled(h: torch.Tensor) -> torch.Tensor:
@@ -322,16 +318,13 @@ def model_activations(model, images: torch.Tensor, cuts: Sequence[str] | None = 
     from .data import normalise
 
     cuts = list(cuts or model.cuts)
-    last = max(model.check_cut(c) for c in cuts)
     device = torch.device(device or next(model.parameters()).device)
     model.eval()
     out: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
     for s in range(0, images.shape[0], batch_size):
         x = normalise(images[s:s + batch_size].to(device), normalisation)
-        for name, piece in itertools.islice(model.pieces.items(), last + 1):
-            x = piece(x)
-            if name in out:
-                out[name].append(x.float())
+        for name, h in model.forward_intermediates(x, cuts).items():
+            out[name].append(h.float())
     return {c: torch.cat(v) for c, v in out.items()}
 
 

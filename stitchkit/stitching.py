@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .data import Batches, Split, index_batches
-from .hardware import as_device, autocast
+from .hardware import as_device, autocast, channels_last_ok
 from .linalg import NormalEquations, to_rows
 from .models import CutModel
 from .train import TrainConfig, evaluate, train
@@ -234,7 +234,8 @@ def activations(model: CutModel, cut: str, split: Split, *, normalisation: str, 
     was = model.training
     model.eval()
     out = []
-    for x, _ in Batches(split, batch_size, normalisation=normalisation, device=device, channels_last=True):
+    for x, _ in Batches(split, batch_size, normalisation=normalisation, device=device,
+                        channels_last=channels_last_ok(model)):
         with autocast(device, precision):
             out.append(model.forward_intermediates(x, [cut])[cut].to(dtype))
     model.train(was)
@@ -352,7 +353,7 @@ def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, 
         batches = TensorBatches(activations, y, cfg.batch_size, shuffle=True, seed=cfg.seed)
         return train(_Top(stitched), batches, cfg, device=device, desc=desc, progress=progress)
     batches = Batches(train_split, cfg.batch_size, normalisation=normalisation, shuffle=True, augment=cfg.augment,
-                      seed=cfg.seed, device=device, channels_last=True)
+                      seed=cfg.seed, device=device, channels_last=channels_last_ok(stitched.sender))
     return train(stitched, batches, cfg, device=device, desc=desc, progress=progress)
 
 
@@ -366,7 +367,8 @@ def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normal
         y = (labels if labels is not None else test_split.labels).to(device)
         batches = TensorBatches(activations, y, batch_size)
         return evaluate(_Top(stitched), batches, device=device, precision=precision)
-    batches = Batches(test_split, batch_size, normalisation=normalisation, device=device, channels_last=True)
+    batches = Batches(test_split, batch_size, normalisation=normalisation, device=device,
+                      channels_last=channels_last_ok(stitched.sender))
     return evaluate(stitched, batches, device=device, precision=precision)
 
 

@@ -5,7 +5,9 @@ An entry is one file ``<cache>/store/<key[:2]>/<key>.pt``. Its key is the SHA-25
 value differs from the field's default (recursively), so adding a field with a default to a
 spec never changes an existing key, and a model trained on a GPU survives library growth.
 Fields a class lists in ``NOT_IN_KEY`` (e.g. the numeric precision, a choice of the hardware)
-are left out of the key altogether.
+are left out of the key altogether. A *salt* (a string, e.g. the fingerprint of the data a model
+is trained on, :func:`stitchkit.datasets.fingerprint`) can be hashed in beside the spec; without
+one (``salt=None``) the key is the spec's alone, as before.
 
 The file starts with a header line ``STITCHKIT-ENTRY 1 <sha256 of payload>`` followed by the
 payload (``torch.save`` of spec, metrics and tensors). Writes are atomic (temporary file +
@@ -70,9 +72,13 @@ def canonical(obj: Any) -> Any:
     raise TypeError(f"cannot key a {type(obj).__name__}: {obj!r}")
 
 
-def config_key(config: Any) -> str:
-    """SHA-256 of the canonical JSON of ``config`` (see :func:`canonical`)."""
-    blob = json.dumps({"format": FORMAT_VERSION, "config": canonical(config)}, sort_keys=True)
+def config_key(config: Any, salt: str | None = None) -> str:
+    """SHA-256 of the canonical JSON of ``config`` (see :func:`canonical`) and, if given,
+    ``salt``; ``salt=None`` gives the key of ``config`` alone."""
+    doc: dict[str, Any] = {"format": FORMAT_VERSION, "config": canonical(config)}
+    if salt is not None:
+        doc["salt"] = str(salt)
+    blob = json.dumps(doc, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -82,6 +88,7 @@ class Entry:
     config: Any
     metrics: dict
     tensors: dict[str, torch.Tensor]
+    salt: str | None = None
 
 
 class Store:
@@ -97,15 +104,19 @@ class Store:
         """Where an interrupted computation of ``key`` keeps its checkpoint."""
         return self.root.parent / "partial" / f"{key}.pt"
 
-    def put(self, config: Any, metrics: dict, tensors: dict[str, torch.Tensor]) -> Entry:
-        key = config_key(config)
+    def put(self, config: Any, metrics: dict, tensors: dict[str, torch.Tensor], salt: str | None = None) -> Entry:
+        """Store (metrics, tensors) under the key of ``config`` and ``salt``."""
+        key = config_key(config, salt)
         buf = io.BytesIO()
-        torch.save({"config": canonical(config), "metrics": metrics,
-                    "tensors": {k: v.detach().cpu() for k, v in tensors.items()}}, buf)
+        doc = {"config": canonical(config), "metrics": metrics,
+               "tensors": {k: v.detach().cpu() for k, v in tensors.items()}}
+        if salt is not None:
+            doc["salt"] = salt
+        torch.save(doc, buf)
         payload = buf.getvalue()
         header = b"%s %d %s\n" % (_MAGIC, FORMAT_VERSION, hashlib.sha256(payload).hexdigest().encode())
         atomic_write_bytes(self.path(key), header + payload)
-        return Entry(key, canonical(config), metrics, tensors)
+        return Entry(key, canonical(config), metrics, tensors, salt)
 
     def read(self, key: str) -> Entry:
         """Read and verify an entry; raises FileNotFoundError or CorruptEntryError."""
@@ -117,11 +128,12 @@ class Store:
         if hashlib.sha256(payload).hexdigest().encode() != parts[2]:
             raise CorruptEntryError(f"{self.path(key)}: checksum mismatch (truncated or corrupt)")
         obj = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=False)
-        return Entry(key, obj["config"], obj["metrics"], obj["tensors"])
+        return Entry(key, obj["config"], obj["metrics"], obj["tensors"], obj.get("salt"))
 
-    def get(self, config: Any) -> Entry | None:
-        """The entry for ``config``, or None if absent; a corrupt entry is removed (and None)."""
-        key = config_key(config)
+    def get(self, config: Any, salt: str | None = None) -> Entry | None:
+        """The entry for ``config`` (and ``salt``), or None if absent; a corrupt entry is removed
+        (and None)."""
+        key = config_key(config, salt)
         try:
             return self.read(key)
         except FileNotFoundError:
@@ -131,10 +143,12 @@ class Store:
             self.path(key).unlink(missing_ok=True)
             return None
 
-    def get_or_compute(self, config: Any, compute: Callable[[], tuple[dict, dict[str, torch.Tensor]]]) -> Entry:
-        """Return the stored entry for ``config`` or compute (metrics, tensors), store and return it."""
-        entry = self.get(config)
+    def get_or_compute(self, config: Any, compute: Callable[[], tuple[dict, dict[str, torch.Tensor]]],
+                       salt: str | None = None) -> Entry:
+        """Return the stored entry for ``config`` (and ``salt``) or compute (metrics, tensors),
+        store and return it."""
+        entry = self.get(config, salt)
         if entry is None:
             metrics, tensors = compute()
-            entry = self.put(config, metrics, tensors)
+            entry = self.put(config, metrics, tensors, salt)
         return entry

@@ -5,7 +5,9 @@ that require grad on the (x, y) batches yielded by ``batches`` (one pass = one e
 optimiser and schedule the recipe names, bf16 autocast where the hardware computes it natively
 (``precision="auto"``, see :mod:`stitchkit.hardware`), a tqdm bar in the terminal, and an
 optional per-epoch checkpoint from which an interrupted run resumes (its training time summed
-over all segments). On CPU the same seed gives the same weights bit for bit.
+over all segments). On CPU the same seed gives the same weights bit for bit. A checkpoint carries
+a SHA-256 of its payload: one that is truncated, corrupt or from another model is named in a
+warning, deleted, and training starts from the beginning.
 
 An objective is ``objective(model, x, y) -> (loss, logits or None)``: :func:`cross_entropy`
 (classification), :func:`mse` (regression onto a target representation, Hernandez et al.'s
@@ -14,10 +16,12 @@ similarity-trained stitch); Balogh & Jelasity's energy OOD loss plugs in the sam
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, ClassVar, Iterable, Protocol
@@ -136,13 +140,30 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(cfg, s, total))
     step, history, seconds_before = 0, [], 0.0
     if checkpoint is not None and Path(checkpoint).exists():
-        state = torch.load(checkpoint, map_location=device, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        batches.generator.set_state(state["generator"])
-        step, history = state["step"], state["history"]
-        seconds_before = history[-1]["seconds"] if history else 0.0
+        # A failed resume may have loaded part of the state: keep the starting state to go back to.
+        initial_model = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        initial_generator = batches.generator.get_state()
+        try:
+            state = read_checkpoint(checkpoint)  # on the CPU: the generator state must stay there
+            if not 0 <= state["step"] <= total or not isinstance(state["history"], list):
+                raise ValueError(f"step {state['step']} of {total} or history does not fit this run")
+            model.load_state_dict(state["model"])
+            optimiser.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            batches.generator.set_state(state["generator"])
+            step, history = int(state["step"]), list(state["history"])
+            seconds_before = history[-1]["seconds"] if history else 0.0
+        except Exception as exc:  # truncated, corrupt, another model's: start over
+            reason = " ".join(str(exc).split())
+            reason = reason if len(reason) <= 200 else reason[:200] + "..."
+            warnings.warn(f"{desc}: training checkpoint {checkpoint} is unusable ({type(exc).__name__}: {reason}); "
+                          "deleted, training from the start", stacklevel=2)
+            Path(checkpoint).unlink(missing_ok=True)
+            model.load_state_dict(initial_model)
+            batches.generator.set_state(initial_generator)
+            optimiser = make_optimizer((p for p in model.parameters() if p.requires_grad), cfg)
+            scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(cfg, s, total))
+            step, history, seconds_before = 0, [], 0.0
     bar = progress_bar(total=total, initial=step, desc=desc, disable=not progress, unit="step")
     t0 = time.perf_counter()
     while step < total:
@@ -178,13 +199,42 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         history.append(record)
         bar.set_postfix(loss=f"{record['loss']:.3f}")
         if checkpoint is not None:
-            buf = io.BytesIO()
-            torch.save({"model": model.state_dict(), "optimizer": optimiser.state_dict(),
-                        "scheduler": scheduler.state_dict(), "generator": batches.generator.get_state(),
-                        "step": step, "history": history}, buf)
-            atomic_write_bytes(checkpoint, buf.getvalue())
+            write_checkpoint(checkpoint, {"model": model.state_dict(), "optimizer": optimiser.state_dict(),
+                                          "scheduler": scheduler.state_dict(),
+                                          "generator": batches.generator.get_state(), "step": step,
+                                          "history": history})
     bar.close()
     return history
+
+
+_CHECKPOINT_MAGIC = b"STITCHKIT-CHECKPOINT"
+
+
+def write_checkpoint(path: str | os.PathLike, state: dict) -> None:
+    """Atomically write ``state`` as a header line ``STITCHKIT-CHECKPOINT 1 <sha256 of payload>``
+    followed by the ``torch.save`` payload."""
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    payload = buf.getvalue()
+    header = b"%s 1 %s\n" % (_CHECKPOINT_MAGIC, hashlib.sha256(payload).hexdigest().encode())
+    atomic_write_bytes(path, header + payload)
+
+
+def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu") -> dict:
+    """Read a checkpoint written by :func:`write_checkpoint` (or, without the header, a plain
+    ``torch.save`` file of an older version); raises ValueError if its checksum or contents are wrong."""
+    raw = Path(path).read_bytes()
+    if raw.startswith(_CHECKPOINT_MAGIC):
+        head, _, payload = raw.partition(b"\n")
+        parts = head.split(b" ")
+        if len(parts) != 3 or hashlib.sha256(payload).hexdigest().encode() != parts[2]:
+            raise ValueError("checksum mismatch (truncated or corrupt)")
+        raw = payload
+    state = torch.load(io.BytesIO(raw), map_location=device, weights_only=False)
+    missing = {"model", "optimizer", "scheduler", "generator", "step", "history"} - set(state)
+    if missing:
+        raise ValueError(f"missing {', '.join(sorted(missing))}")
+    return state
 
 
 @torch.no_grad()

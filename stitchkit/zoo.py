@@ -23,7 +23,8 @@ from torch import nn
 
 from . import data as data_mod
 from .datasets import DataSpec, test_split, train_split
-from .hardware import as_device, resolve_precision
+from .datasets import fingerprint as data_fingerprint
+from .hardware import as_device, channels_last_ok, resolve_precision, to_memory_format
 from .models import CutModel, build_model
 from .progress import say
 from .scales import check_scale
@@ -83,7 +84,8 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
                   root: str | os.PathLike | None = None, progress: bool = True) -> tuple[CutModel, dict]:
     """The trained model for ``spec`` (from the store, else trained and stored) and its metrics.
 
-    Metrics: test accuracy/loss on the full test split, per-epoch history, training seconds
+    The cache key is the spec's and the training data's fingerprint (so another data root gives
+    another model). Metrics: test accuracy/loss on the full test split, per-epoch history, training seconds
     (summed over resumed segments), images/s, device and precision. Training checkpoints after
     each epoch, so an interrupted call resumes where it stopped.
     """
@@ -91,14 +93,16 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
     store = store or Store()
     train_data = train_split(spec.data, root)
     model = build(spec, train_data.num_classes, int(train_data.images.shape[1]))
-    entry = store.get(spec)
+    salt = data_fingerprint(spec.data, root)  # the data's identity: other data, another model
+    entry = store.get(spec, salt=salt)
     if entry is None:
-        key = config_key(spec)
+        key = config_key(spec, salt)
         precision = resolve_precision(spec.train.precision, device)
-        model.to(device).to(memory_format=torch.channels_last)
+        to_memory_format(model.to(device))
+        cl = channels_last_ok(model)
         batches = data_mod.Batches(train_data, spec.train.batch_size, normalisation=spec.normalisation,
                                    shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
-                                   device=device, channels_last=True)
+                                   device=device, channels_last=cl)
         steps = spec.train.total_steps(len(batches)) if spec.trained else 0
         history = []
         if steps:
@@ -108,19 +112,19 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         if spec.calibrate_bn:
             sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
             recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
-                                                          device=device, channels_last=True))
+                                                          device=device, channels_last=cl))
         seconds = history[-1]["seconds"] if history else 0.0
         test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
-                                        device=device, channels_last=True)
+                                        device=device, channels_last=cl)
         metrics = {"test": evaluate(model, test_batches, device=device, precision=precision),
                    "history": history, "train_seconds": seconds,
                    "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
                    "device": str(device), "precision": precision}
-        entry = store.put(spec, metrics, model.state_dict())
+        entry = store.put(spec, metrics, model.state_dict(), salt=salt)
         store.partial(key).unlink(missing_ok=True)
     else:
         model.load_state_dict(entry.tensors)
-    model.to(device).to(memory_format=torch.channels_last)
+    to_memory_format(model.to(device))
     return model.eval(), entry.metrics
 
 

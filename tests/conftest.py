@@ -20,14 +20,19 @@ from stitchkit import data
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
     """The test session writes artifacts to its own cache, never to data/cache (decoded
-    datasets are shared across tests: their keys include the source path)."""
-    before = os.environ.get("STITCHKIT_CACHE")
+    datasets are shared across tests: their keys include the source path). The synthetic
+    datasets below are tiny, so the session allows partial datasets
+    (``STITCHKIT_ALLOW_PARTIAL_DATA=1``); tests of the size check unset it."""
+    names = ("STITCHKIT_CACHE", data.ALLOW_PARTIAL_ENV)
+    before = {k: os.environ.get(k) for k in names}
     os.environ["STITCHKIT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ[data.ALLOW_PARTIAL_ENV] = "1"
     yield
-    if before is None:
-        os.environ.pop("STITCHKIT_CACHE", None)
-    else:
-        os.environ["STITCHKIT_CACHE"] = before
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 @pytest.fixture(autouse=True)

@@ -4,8 +4,9 @@ import pytest
 
 from stitchkit import cli, execution
 from stitchkit.experiments import bansal
-from stitchkit.results import Run
-from stitchkit.scales import SCALES, UnknownParameterError, UnknownScaleError, preset
+from stitchkit.results import Control, Criterion, Run, at_least, at_most, within
+from stitchkit.scales import (SCALES, ParameterValueError, UnknownParameterError, UnknownScaleError, preset,
+                              resolve)
 
 
 def test_presets_exist_for_every_scale_and_override_by_name():
@@ -13,24 +14,37 @@ def test_presets_exist_for_every_scale_and_override_by_name():
         assert isinstance(preset(bansal.PRESETS, scale), bansal.ConnectivityConfig)
     cfg = preset(bansal.PRESETS, "demo", width=32, stitch_epochs=None)
     assert cfg.width == 32 and cfg.stitch_epochs == bansal.PRESETS["demo"].stitch_epochs
-    assert preset(bansal.PRESETS, "demo", seeds=[3, 4]).seeds == (3, 4)  # lists from papermill become tuples
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.width = 1
 
 
-def test_paper_preset_is_the_papers_recipe():
-    cfg = bansal.PRESETS["paper"]
-    spec = cfg.model_spec(0)
-    assert (cfg.width, spec.train.steps, spec.train.lr, spec.train.weight_decay) == (64, 64_000, 0.05, 1e-4)
-    assert spec.train.milestones == (0.5, 0.75) and spec.train.gamma == 0.2 and spec.normalisation == "cifar"
-    st = cfg.stitch_train()
-    assert (st.optimizer, st.lr, st.schedule) == ("adam", 1e-3, "cosine")
+def test_resolve_reads_overrides_by_field_name_from_a_namespace():
+    namespace = {"scale": "demo", "width": 24, "stitch_lr": None, "unrelated": 1}
+    cfg = resolve(bansal.PRESETS, "demo", namespace)
+    assert cfg.width == 24 and cfg.stitch_lr == bansal.PRESETS["demo"].stitch_lr
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("width", 0, "expected an integer ≥ 1"), ("width", "abc", "expected an integer"), ("width", 1.5, "integer"),
+    ("stitch_lr", float("nan"), "finite"), ("stitch_lr", 0.0, "> 0"), ("stitch_batch", 0, "≥ 1"),
+    ("frozen_bn", "banana", "one of 'eval', 'train'"), ("stitch_augment", "maybe", "true or false"),
+    ("test_size", 0, "≥ 1"),
+])
+def test_invalid_values_are_refused_naming_the_parameter(name, value, message):
+    with pytest.raises(ParameterValueError, match=f"parameter '{name}'") as err:
+        preset(bansal.PRESETS, "demo", **{name: value})
+    assert message in str(err.value)
+
+
+def test_boolean_words_are_read_as_booleans():
+    assert preset(bansal.PRESETS, "demo", stitch_augment="no").stitch_augment is False
+    assert preset(bansal.PRESETS, "demo", stitch_augment="yes").stitch_augment is True
 
 
 def test_unknown_scale_and_field_list_valid_choices():
     with pytest.raises(UnknownScaleError, match="valid: smoke, demo, paper"):
         preset(bansal.PRESETS, "huge")
-    with pytest.raises(UnknownParameterError, match="valid: model, width"):
+    with pytest.raises(UnknownParameterError, match="valid: width, model_epochs"):
         preset(bansal.PRESETS, "demo", widht=3)
 
 
@@ -38,8 +52,6 @@ def test_notebook_parameters_are_discovered():
     info = execution.get_notebook("B-F2A")
     names = info.parameter_names()
     assert names[0] == "scale" and "width" in names
-    fields = {f.name for f in dataclasses.fields(bansal.ConnectivityConfig)}
-    assert set(names[1:]) <= fields  # every notebook parameter is a preset field
     with pytest.raises(KeyError, match="valid: B-F2A"):
         execution.get_notebook("B-F99")
 
@@ -49,6 +61,10 @@ def test_notebook_parameters_are_discovered():
     (["run", "B-F2A", "-p", "widht", "8"], "unknown parameter(s) widht for B-F2A; valid: scale, width"),
     (["run", "B-F99"], "unknown notebook 'B-F99'"),
     (["sweep", "B-F2A", "-p", "nope", "1", "2"], "unknown parameter(s) nope"),
+    (["run", "B-F2A", "-p", "width", "0"], "parameter 'width' = 0 is invalid"),
+    (["run", "B-F2A", "-p", "stitch_augment", "maybe"], "parameter 'stitch_augment'"),
+    (["run", "B-F2A", "-p", "scale", "demo"], "give the scale once"),
+    (["sweep", "B-F2A", "-p", "stitch_lr", "0.1", "0"], "parameter 'stitch_lr' = 0 is invalid"),
     (["book", "--scale", "big"], "unknown scale 'big'"),
 ])
 def test_cli_errors_exit_nonzero_before_compute(argv, message, capsys, monkeypatch):
@@ -71,18 +87,52 @@ def test_parse_values_and_grid():
 
 def test_run_records_numbers_claims_and_provenance(tmp_path):
     run = Run("B-F2A", "demo", {"width": 16}, seed=0)
-    run.number("acc", 0.5)
-    run.claim("c", "a claim", criterion="acc > 0.4", paper="0.9", ours="0.5", holds=0.5 > 0.4)
+    run.record({"acc": 0.5}, [dict(key="c", text="a claim", criterion=at_least(0.5, 0.4, "acc"), paper="0.9",
+                                   ours="0.5")])
     out = run.save(tmp_path / "r.json")
     import json
 
     saved = json.loads(out.read_text())
     assert saved["numbers"] == {"acc": 0.5} and saved["claims"][0]["verdict"] == "reproduced"
-    assert {"commit", "dirty", "device", "packages", "compute_seconds"} <= set(saved["provenance"])
+    assert saved["claims"][0]["criterion"] == "acc ≥ 0.40 points"
+    assert {"commit", "dirty", "device", "precision", "packages", "compute_seconds"} <= set(saved["provenance"])
     smoke = Run("B-F2A", "smoke", {})
-    assert smoke.claim("c", "t", criterion="", paper="", ours="", holds=True).verdict.startswith("not assessed")
+    assert smoke.claim("c", "t", criterion=at_most(1, 2, "x"), paper="", ours="").verdict.startswith("not assessed")
     with pytest.raises(UnknownScaleError):
         Run("B-F2A", "tiny", {})
+    with pytest.raises(ValueError, match="twice"):
+        run.claim("c", "again", criterion=at_most(1, 2, "x"), paper="", ours="")
+
+
+def test_verdicts_are_three_valued_and_a_failed_control_makes_a_claim_inconclusive():
+    run = Run("B-F2A", "demo", {})
+    ok = Control.of("self stitch", at_most(0.1, 0.5, "max self penalty"), "0.10")
+    bad = Control.of("self stitch", at_most(0.9, 0.5, "max self penalty"), "0.90")
+    assert run.claim("a", "t", criterion=at_most(1, 3, "x"), paper="", ours="", controls=[ok]).verdict == "reproduced"
+    assert run.claim("b", "t", criterion=at_most(4, 3, "x"), paper="", ours="",
+                     controls=[ok]).verdict == "not reproduced"
+    for holds_value in (1, 4):  # a failed control decides, whichever way the criterion goes
+        c = run.claim(f"c{holds_value}", "t", criterion=at_most(holds_value, 3, "x"), paper="", ours="",
+                      controls=[ok, bad])
+        assert c.verdict == "inconclusive at this scale" and c.failed_controls == [bad]
+    w = within(0.97, 0.99, 0.02, "accuracy", unit="")
+    assert w.holds and w.text == "|accuracy − paper's 0.99| ≤ 0.02"
+    assert not within(0.96, 0.99, 0.02, "accuracy").holds
+
+
+def test_every_notebook_parameters_cell_matches_its_config():
+    """The config dataclass is the one source of truth: same names, same order, same comments."""
+    import jupytext
+
+    from stitchkit import experiments
+    from stitchkit.scales import parameters_cell, registered_config
+
+    experiments.load_all()
+    for info in execution.discover().values():
+        cls = registered_config(info.id)
+        assert cls is not None, f"{info.id} registers no config (stitchkit.scales.figure_config)"
+        cell = [c for c in jupytext.read(info.source).cells if "parameters" in c.metadata.get("tags", [])][0]
+        assert cell.source.strip() == parameters_cell(cls), f"{info.id}: parameters cell differs from {cls.__name__}"
 
 
 def test_missing_data_root_fails_with_a_clear_message(tmp_path, monkeypatch, capsys):
@@ -96,7 +146,7 @@ def test_missing_data_root_fails_with_a_clear_message(tmp_path, monkeypatch, cap
 def test_claims_table_escapes_html_and_keeps_full_text():
     run = Run("B-F2A", "demo", {})
     long_text = "a claim whose text is much longer than the default column width of fifty characters"
-    run.claim("c", long_text, criterion="x <= 3 & y", paper="p", ours="o", holds=True)
+    run.claim("c", long_text, criterion=Criterion("x <= 3 & y", True), paper="p", ours="o")
     html = run.claims_table().to_html()
     assert long_text in html
     assert "x &lt;= 3 &amp; y" in html

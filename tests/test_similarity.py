@@ -159,5 +159,9 @@ def test_heatmap_and_penalty_plots_are_labelled():
     assert ax.figure.axes[1].get_ylabel() == "CKA"
     with pytest.raises(ValueError, match="does not match labels"):
         plotting.layer_heatmap(np.eye(2), ["a"], ["x", "y"])
-    fig = plotting.penalty_per_layer(["stem", "pool"], {"s": [0.0, 0.1]}, {"s": [0.9, 0.8]}, receiver_accuracy=0.9)
+    import pandas as pd
+
+    table = pd.DataFrame({"cut": ["stem", "pool"], "sender": ["s", "s"], "penalty": [0.0, 0.1],
+                          "dm_penalty": [0.1, 0.2], "accuracy": [0.9, 0.8], "receiver_accuracy": [0.9, 0.9]})
+    fig = plotting.penalty_per_layer(table)
     assert "penalty" in fig.axes[0].get_ylabel() and "%" in fig.axes[1].get_ylabel()

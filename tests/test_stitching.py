@@ -4,6 +4,7 @@ import torch
 from stitchkit import stitching
 from stitchkit.data import Split
 from stitchkit.models import build_model
+from stitchkit.linalg import least_squares, to_rows
 from stitchkit.train import TrainConfig
 
 
@@ -53,32 +54,60 @@ def test_least_squares_recovers_a_planted_affine_map():
     x = torch.randn(5000, 12, generator=g, dtype=torch.float64)
     w = torch.randn(12, 7, generator=g, dtype=torch.float64)
     b = torch.randn(7, generator=g, dtype=torch.float64)
-    w_hat, b_hat = stitching.least_squares(x, x @ w + b, chunk=999)
+    w_hat, b_hat = least_squares(x, x @ w + b, chunk=999)
     assert torch.allclose(w_hat, w, atol=1e-9) and torch.allclose(b_hat, b, atol=1e-9)
     # rank-deficient X: the cut-off gives the minimum-norm solution instead of blowing up
     xd = torch.cat([x, x[:, :1]], dim=1)
-    w_d, _ = stitching.least_squares(xd, x @ w + b)
+    w_d, _ = least_squares(xd, x @ w + b)
     assert torch.allclose(xd @ w_d, x @ w, atol=1e-8)
 
 
-def test_direct_matching_recovers_a_planted_conv_map():
-    # receiver = sender followed by a known 1x1 conv at the cut: DM must find that conv
-    sender = build_model("resnet10", seed=0, width=4).eval()
-    planted = torch.nn.Conv2d(8, 8, 1)
-    receiver = build_model("resnet10", seed=1, width=4).eval()
-    receiver.pieces["block2"] = torch.nn.Sequential(sender.pieces["block2"], planted)
-    for name in ("stem", "block1"):
-        receiver.pieces[name] = sender.pieces[name]
-    images = torch.randint(0, 256, (40, 3, 32, 32), dtype=torch.uint8)
-    split = Split(images, torch.zeros(40, dtype=torch.long), ("a",))
-    st = stitching.stitch_models(sender, "block2", receiver, "block2", kind="conv", device="cpu")
-    stitching.fit_direct_matching(st, split, normalisation="cifar", device="cpu", batch_size=16)
-    assert torch.allclose(st.stitch.linear.weight, planted.weight, atol=1e-4)
-    assert torch.allclose(st.stitch.linear.bias, planted.bias, atol=1e-4)
-    with pytest.raises(ValueError, match="'conv' or 'resize_conv'"):
-        stitching.fit_direct_matching(stitching.stitch_models(sender, "block2", receiver, "block2", device="cpu"),
-                                      split, normalisation="cifar", device="cpu")
+def test_rows_of_maps_tokens_and_vectors():
+    h = torch.randn(2, 3, 4, 5)
+    assert to_rows(h).shape == (40, 3) and torch.equal(to_rows(h)[7], h[0, :, 1, 2])
+    assert to_rows(torch.randn(2, 6, 8)).shape == (12, 8) and to_rows(torch.randn(5, 3)).shape == (5, 3)
+    with pytest.raises(ValueError, match="expected"):
+        to_rows(torch.randn(3))
 
+
+@pytest.mark.parametrize("kind, in_shape, out_shape", [
+    ("conv", (6, 8, 8), (5, 8, 8)),
+    ("bn_conv_bn", (6, 8, 8), (5, 8, 8)),
+    ("bn_conv_bn", (6,), (5,)),
+    ("resize_conv", (6, 8, 8), (5, 4, 4)),
+    ("strided_or_upsample", (6, 8, 8), (5, 4, 4)),
+    ("strided_or_upsample", (6, 4, 4), (5, 8, 8)),
+    ("conv", (4, 6), (4, 3)),  # ViT tokens: a Linear on every token
+])
+def test_dm_init_recovers_a_map_the_stitch_can_express(kind, in_shape, out_shape):
+    """A target made by a random stitch of the same kind (in eval mode) is matched exactly."""
+    torch.manual_seed(0)
+    x = torch.randn(64, *in_shape, dtype=torch.float64).float() * 3 + 1
+    teacher = stitching.make_stitch(kind, in_shape, out_shape).eval()
+    for m in teacher.modules():  # non-trivial BN statistics in the teacher
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.running_mean.uniform_(-1, 1), m.running_var.uniform_(0.5, 2)
+    with torch.no_grad():
+        y = teacher(x)
+    student = stitching.make_stitch(kind, in_shape, out_shape)
+    info = stitching.init_dm(student, x, y)
+    assert info["dm_residual"] < 1e-8
+    with torch.no_grad():
+        assert torch.allclose(student.eval()(x), y, atol=1e-4)
+
+
+def test_dm_self_stitch_reproduces_the_model_at_every_cut():
+    model = build_model("resnet10", seed=0, width=4).eval()
+    x = torch.randn(32, 3, 32, 32)
+    full = model(x)
+    acts = model.forward_intermediates(x)
+    for cut, h in acts.items():
+        st = stitching.make_stitch("bn_conv_bn", tuple(h.shape[1:]), tuple(h.shape[1:]))
+        stitching.init_dm(st, h, h)
+        stitched = stitching.StitchedModel(model, cut, model, cut, st, stitch_bn="frozen").train()
+        assert not any(m.training for m in st.modules() if isinstance(m, torch.nn.BatchNorm2d))
+        with torch.no_grad():
+            assert torch.allclose(stitched.eval()(x), full, atol=1e-3), cut
 
 def _toy_task(n=256):
     # labels are a function of the sender's block2 activations: a stitch can learn the task
@@ -115,7 +144,10 @@ def test_cached_activations_give_the_same_training_as_recomputing():
         receiver = build_model("resnet10", seed=1, width=4, num_classes=2)
         st = stitching.stitch_models(sender, "block3", receiver, "block3", seed=0, device="cpu")
         if cached:
-            stitching.train_stitch(st, split, cfg, normalisation="cifar", device="cpu", progress=False)
+            acts = stitching.activations(sender, "block3", split, normalisation="cifar", device="cpu",
+                                         precision="fp32")
+            stitching.train_stitch(st, split, cfg, normalisation="cifar", device="cpu", activations=acts,
+                                   progress=False)
         else:  # the uncached path: full stitched model on image batches with the same order
             batches = stitching.Batches(split, 16, normalisation="cifar", shuffle=True, seed=0)
             stitching.train(st, batches, cfg, device="cpu", progress=False)

@@ -23,7 +23,8 @@ def test_training_is_bitwise_deterministic_on_cpu(tiny_split, precision):
     cfg = TrainConfig(epochs=2, batch_size=16, lr=0.05, precision=precision, seed=0)
     a, ha = _train(tiny_split, cfg)
     b, hb = _train(tiny_split, cfg)
-    assert ha == hb
+    assert [{k: v for k, v in r.items() if k != "seconds"} for r in ha] == [
+        {k: v for k, v in r.items() if k != "seconds"} for r in hb]
     assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
 
 
@@ -78,7 +79,7 @@ def test_bad_config_names_valid_choices():
         TrainConfig(optimizer="lamb")
     with pytest.raises(ValueError, match="valid: constant"):
         TrainConfig(schedule="onecycle")
-    with pytest.raises(ValueError, match="valid: bf16, fp32"):
+    with pytest.raises(ValueError, match="valid: auto, bf16, fp32"):
         TrainConfig(precision="fp16")
 
 

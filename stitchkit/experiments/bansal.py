@@ -11,13 +11,13 @@ statistics frozen (see :mod:`stitchkit.stitching`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import torch
 
-from .. import zoo
-from ..datasets import DataSpec
+from .. import similarity, zoo
+from ..datasets import DataSpec, test_split
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..results import Control, at_least, at_most
 from ..scales import figure_config, param
@@ -157,4 +157,140 @@ def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, f
              paper="high penalty late (Fig. 2A, Fig. 5)",
              ours=f"{numbers['random_late_penalty']:.2f} points", controls=[control]),
     ]
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F5: random vs trained, stitching and CKA (the same models and stitches as B-F2A)
+
+
+@figure_config("B-F5")
+@dataclass(frozen=True)
+class RandomVsTrainedConfig(ConnectivityConfig):
+    """B-F5: B-F2A's grid (read from the cache when B-F2A ran) plus per-layer CKA with the receiver."""
+
+    cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
+
+
+PRESETS_F5 = {scale: RandomVsTrainedConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__})
+              for scale, cfg in PRESETS.items()}
+PRESETS_F5["smoke"] = replace(PRESETS_F5["smoke"], cka_images=500)
+
+CKA_EARLY_MIN = 0.5  # "CKA also predicts that the early layers ... are 'similar' to a random network"
+AGREEMENT_MAX_RHO = -0.5  # stitching and CKA agree: high CKA where the penalty is low, over cuts
+
+
+def random_vs_trained(cfg: RandomVsTrainedConfig, scale: str, *, device: torch.device | str | None = None,
+                      store=None, progress: bool = True) -> tuple[pd.DataFrame, dict]:
+    """B-F2A's table plus a ``cka`` column: linear CKA between each sender's activations and the
+    receiver's at the same cut, on ``cfg.cka_images`` test images (float64, Gram form)."""
+    table, models = connectivity(cfg, scale, device=device, store=store, progress=progress)
+    test = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0)
+    specs = {"receiver": cfg.model(scale, cfg.seeds[0]), TRAINED: cfg.model(scale, cfg.seeds[1]),
+             RANDOM: cfg.model(scale, cfg.random_seed, trained=False)}
+    acts = {}
+    for name, spec in specs.items():
+        model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+        acts[name] = similarity.model_activations(model, test.images, normalisation=spec.normalisation,
+                                                  device=device)
+    grams = {name: {cut: similarity.centered_gram(similarity.flat(h)) for cut, h in a.items()}
+             for name, a in acts.items()}
+    table["cka"] = [similarity.cka_from_grams(grams[row.sender if row.sender in grams else "receiver"][row.cut],
+                                              grams["receiver"][row.cut]) for row in table.itertuples()]
+    return table, models
+
+
+def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[dict]]:
+    """Numbers and claims for B-F5 (the control and thresholds are B-F2A's where they overlap)."""
+    from scipy.stats import spearmanr
+
+    numbers, f2a_claims = connectivity_summary(table, models)
+    by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
+    rand, trained = by[RANDOM], by[TRAINED]
+    cuts = list(rand.index)
+    rho = float(spearmanr(rand.penalty, rand.cka).statistic)
+    numbers.update({"random_cka_first": rand.cka.iloc[0], "random_cka_late": rand.cka.iloc[-2:].mean(),
+                    "trained_cka_mean": trained.cka.mean(), "random_rho_penalty_cka": rho})
+    for cut in cuts:
+        numbers[f"random_cka_{cut}"] = rand.cka[cut]
+        numbers[f"trained_cka_{cut}"] = trained.cka[cut]
+    control = f2a_claims[0]["controls"]
+    claims = [
+        dict(f2a_claims[1], key="random_early_stitch",
+             text="Stitching: the early layers of a trained network behave like a random network's (low penalty)"),
+        dict(key="random_early_cka",
+             text="CKA also finds the early layers of a trained network similar to a random network's",
+             criterion=at_least(rand.cka.iloc[0], CKA_EARLY_MIN, f"CKA(random, receiver) at '{cuts[0]}'", unit=""),
+             paper="high CKA at early layers (Fig. 5, App. B.2.1)", ours=f"{rand.cka.iloc[0]:.3f} at '{cuts[0]}', "
+             f"{numbers['random_cka_late']:.3f} at the last two cuts", controls=control),
+        dict(key="same_trend",
+             text="Stitching and CKA show the same trend over layers for the random network",
+             criterion=at_most(rho, AGREEMENT_MAX_RHO, "Spearman ρ(penalty, CKA) over the cuts", unit=""),
+             paper="CKA has the same trend as the stitching penalty (Sec. 3, Fig. 5)", ours=f"ρ = {rho:.2f} over "
+             f"{len(cuts)} cuts", controls=control),
+    ]
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F4: stitch kernel size (the same models as B-F2A; kernel 1 is B-F2A's stitch)
+
+
+@figure_config("B-F4")
+@dataclass(frozen=True)
+class KernelSizeConfig(ConnectivityConfig):
+    """B-F4: the trained pair of B-F2A stitched with BN -> kxk conv -> BN for each kernel size."""
+
+    kernel_sizes: tuple[int, ...] = param((1, 3, 5, 7, 9), "stitch conv kernel sizes (paper 1, 3, 5, 7, 9)")
+
+
+PRESETS_F4 = {scale: KernelSizeConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__})
+              for scale, cfg in PRESETS.items()}
+PRESETS_F4["smoke"] = replace(PRESETS_F4["smoke"], kernel_sizes=(1, 3))
+
+KERNEL_MAX_SPREAD = 0.02  # "minimal impact": at every cut, max - min penalty over kernel sizes
+
+
+def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | str | None = None, store=None,
+                 progress: bool = True) -> tuple[pd.DataFrame, dict]:
+    """One stitch grid per kernel size (trained sender and the receiver into itself, every cut
+    with a spatial map); returns the tables stacked with a ``kernel_size`` column."""
+    if any(k < 1 or k % 2 == 0 for k in cfg.kernel_sizes):
+        raise ValueError(f"kernel_sizes must be positive odd integers, got {cfg.kernel_sizes}")
+    receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
+    senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))]
+    metrics = {}
+    for net in (receiver, senders[1]):
+        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+    cuts = [c for c in receiver.model.cuts if c != "pool"]  # the pooled vector has no kernel
+    tables = []
+    for k in cfg.kernel_sizes:
+        recipe = replace(cfg.recipe(), kernel_size=k)
+        t = stitch_grid(senders, [receiver], [(c, c) for c in cuts], recipe, DataSpec("cifar10"), device=device,
+                        store=store, progress=progress)
+        tables.append(t.assign(kernel_size=k))
+    table = pd.concat(tables, ignore_index=True).rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
+    return table, {"width": receiver.spec.width}
+
+
+def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[dict]]:
+    trained = table[table.sender == TRAINED].pivot(index="cut", columns="kernel_size", values="penalty")
+    trained = trained.loc[list(dict.fromkeys(table.cut))]
+    control = table[table.sender == SELF]
+    spread = trained.max(axis=1) - trained.min(axis=1)
+    numbers = {"max_spread": 100 * spread.max(), "mean_spread": 100 * spread.mean(),
+               "control_max_penalty": 100 * control.penalty.max()}
+    for k in trained.columns:
+        numbers[f"mean_penalty_k{k}"] = 100 * trained[k].mean()
+    ctl = Control.of("receiver stitched into itself at every cut and kernel size",
+                     at_most(100 * control.penalty.max(), 100 * CONTROL_FLOOR, "max self-stitch penalty"),
+                     f"max {numbers['control_max_penalty']:.2f} points")
+    claims = [dict(key="kernel_minimal",
+                   text="The stitch's kernel size has minimal impact on the stitched network's test error",
+                   criterion=at_most(numbers["max_spread"], 100 * KERNEL_MAX_SPREAD,
+                                     f"max over {len(trained)} cuts of the penalty spread across kernels "
+                                     f"{', '.join(map(str, trained.columns))}"),
+                   paper="minimal impact (Fig. 4, App. B.1)",
+                   ours=f"max spread {numbers['max_spread']:.2f} points (at {spread.idxmax()}), "
+                        f"mean {numbers['mean_spread']:.2f}", controls=[ctl])]
     return numbers, claims

@@ -1,0 +1,99 @@
+"""Stitch training, side by side in one run on the same machine and the same trained models:
+
+- ``one at a time``: each stitch built with PyTorch's random initialisation and trained with a
+  full forward through the frozen sender on every step (the straightforward loop);
+- ``grid``: :func:`stitchkit.grid.stitch_grid`: the sender's activations at the cut computed once
+  and shared by every receiver's stitch, each stitch initialised by direct matching;
+- direct matching alone vs task-loss matching for one layer pair (the DM fit's cost against
+  the training it replaces).
+
+Models are the smoke-scale zoo ResNet-18s (trained once, then cached), so accuracies are real.
+Both loops train the same number of epochs on the same images; accuracies are reported beside
+the times so that "faster" is read together with "as accurate".
+
+    python benchmarks/bench_stitch.py [--cut block4] [--receivers 3] [--epochs 2] [--images 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+import torch
+from _table import print_rows
+
+from stitchkit import data as data_mod
+from stitchkit import stitching, zoo
+from stitchkit.datasets import DataSpec, test_split, train_split
+from stitchkit.grid import Net, StitchRecipe, stitch_grid
+from stitchkit.hardware import default_device, device_name
+from stitchkit.store import Store
+from stitchkit.train import TrainConfig
+
+
+def run(cut: str = "block4", receivers: int = 3, epochs: float = 2, images: int = 4000, test_size: int = 2000,
+        dm_images: int = 1000) -> list[dict]:
+    device = default_device()
+    sender = Net("sender", zoo.bansal_resnet18("smoke", 1))
+    recvs = [Net(f"receiver{s}", zoo.bansal_resnet18("smoke", s)) for s in [0, 2, 3, 4, 5][:receivers]]
+    for net in [sender, *recvs]:
+        net.load(device, Store(), None, progress=False)
+    train_cfg = TrainConfig(epochs=epochs, batch_size=32, optimizer="adam", lr=1e-3, weight_decay=0.0,
+                            schedule="cosine", augment=False)
+    data = DataSpec("cifar10")
+    train = train_split(data)
+    train = train.subset(data_mod.stratified_subset(train.labels, images, 0))
+    test = test_split(data, test_size, 0)
+
+    # one at a time: random init, full sender forward per step
+    t0 = time.perf_counter()
+    naive_acc = []
+    for r in recvs:
+        st = stitching.stitch_models(sender.model, cut, r.model, cut, kind="bn_conv_bn", seed=0, device=device)
+        stitching.train_stitch(st, train, train_cfg, normalisation="cifar", device=device, progress=False)
+        naive_acc.append(stitching.evaluate_stitch(st, test, normalisation="cifar", device=device)["accuracy"])
+    naive_s = (time.perf_counter() - t0) / len(recvs)
+
+    # the grid, in a fresh store so nothing is read from an earlier run
+    recipe = StitchRecipe(train=train_cfg, train_size=images, test_size=test_size, dm_images=dm_images)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        table = stitch_grid([sender], recvs, [(cut, cut)], recipe, data, device=device, store=Store(tmp),
+                            progress=False)
+        grid_s = (time.perf_counter() - t0) / len(recvs)
+        dm_only = StitchRecipe(train=TrainConfig(epochs=0), train_size=images, test_size=test_size,
+                               dm_images=dm_images)
+        t0 = time.perf_counter()
+        dm_table = stitch_grid([sender], recvs[:1], [(cut, cut)], dm_only, data, device=device,
+                               store=Store(tmp + "/dm"), progress=False)
+        dm_s = time.perf_counter() - t0
+    setting = f"smoke ResNet-18s, cut {cut}, {epochs:g} epochs on {images} images, {len(recvs)} receivers"
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    return [
+        dict(benchmark="stitch training", setting=setting,
+             baseline=f"one at a time, random init (acc {100 * mean(naive_acc):.1f}%)", baseline_value=naive_s,
+             ours=f"grid: shared sender activations + DM init (acc {100 * table.accuracy.mean():.1f}%)",
+             ours_value=grid_s, unit="s per stitch", ratio=naive_s / grid_s, target=4.0,
+             notes=f"grid throughput {3600 / grid_s:.0f} stitches/hour"),
+        dict(benchmark="DM vs task-loss matching", setting=f"one layer pair, {dm_images} DM images vs {setting}",
+             baseline=f"task-loss matching (acc {100 * mean(naive_acc):.1f}%)", baseline_value=naive_s,
+             ours=f"direct matching only (acc {100 * dm_table.accuracy.iloc[0]:.1f}%)", ours_value=dm_s,
+             unit="s per stitch", ratio=naive_s / dm_s, target=100.0,
+             notes="DM time includes the sender/receiver forwards on the DM images and the test evaluation"),
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cut", default="block4")
+    ap.add_argument("--receivers", type=int, default=3)
+    ap.add_argument("--epochs", type=float, default=2)
+    ap.add_argument("--images", type=int, default=4000)
+    args = ap.parse_args()
+    print(f"device: {device_name()}")
+    print_rows(run(args.cut, args.receivers, args.epochs, args.images))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Run every benchmark and write one table of side-by-side ratios (``make bench``).
+
+Each benchmark times a baseline and the project's path in the same process on the same
+machine, so the *ratio* is the result; absolute numbers depend on the hardware, which the
+table names. Writes ``benchmarks/results.md`` and ``benchmarks/results.json``.
+
+    python benchmarks/run_all.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench_cka  # noqa: E402
+import bench_stitch  # noqa: E402
+import bench_train  # noqa: E402
+
+from stitchkit.fileio import atomic_write_json, atomic_write_text  # noqa: E402
+from stitchkit.hardware import default_device, device_name, resolve_precision  # noqa: E402
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# Benchmarks ({report['date']})", "",
+             f"Hardware: **{report['device']}**, platform {report['platform']}; automatic precision: "
+             f"**{report['precision']}**. Each row is measured side by side in one run; the ratio is the result.",
+             "", "| benchmark | setting | baseline | ours | unit | ratio | target | met |", "|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        target = "-" if r.get("target") is None else f"≥ {r['target']:g}×"
+        met = "-" if r.get("target") is None else ("yes" if r["ratio"] >= r["target"] else "**no**")
+        lines.append(f"| {r['benchmark']} | {r['setting']} | {r['baseline']}: {_fmt(r['baseline_value'])} | "
+                     f"{r['ours']}: {_fmt(r['ours_value'])} | {r['unit']} | {r['ratio']:.2f}× | {target} | {met} |")
+    notes = [f"- {r['benchmark']}: {r['notes']}" for r in report["rows"] if r.get("notes")]
+    gpu = ["", "GPU rows: not measured" + ("" if default_device().type == "cuda" else " (no GPU on this machine).")]
+    return "\n".join(lines + ([""] + notes if notes else []) + gpu) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (seconds; for checking the wiring)")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    rows = []
+    if args.quick:
+        rows += bench_train.run(width=8, steps=3, batch=64)
+        rows += bench_stitch.run(receivers=2, epochs=1, images=1000, test_size=500, dm_images=200)
+        rows += bench_cka.run(n=300, width=2)
+    else:
+        rows += bench_train.run()
+        rows += bench_stitch.run()
+        rows += bench_cka.run()
+    report = {"date": dt.datetime.now().isoformat(timespec="seconds"), "device": device_name(),
+              "platform": platform.platform(), "precision": resolve_precision("auto", default_device()),
+              "quick": args.quick, "seconds": round(time.perf_counter() - t0, 1), "rows": rows}
+    out = HERE / ("results-quick" if args.quick else "results")
+    atomic_write_json(out.with_suffix(".json"), report)
+    atomic_write_text(out.with_suffix(".md"), markdown(report))
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()

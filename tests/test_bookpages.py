@@ -1,0 +1,145 @@
+"""The generated book pages: scorecard, part pages, results table, table of contents, rerun box."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stitchkit import bookpages, results, scales
+
+
+def claim(key: str, text: str, verdict: str, scale: str = "demo", **extra) -> dict:
+    return {"key": key, "text": text, "criterion": f"{key} criterion", "paper": f"paper's {key}",
+            "ours": f"our {key}", "holds": verdict == "reproduced", "scale": scale, "verdict": verdict, **extra}
+
+
+def fake_results(figure_id: str, scale: str, claims: list[dict], wall: float, params: dict | None = None) -> dict:
+    return {"id": figure_id, "scale": scale, "params": params or {},
+            "provenance": {"date": "2026-11-21T21:00:41+00:00", "commit": "abc123", "device": "cpu",
+                           "wall_seconds": wall},
+            "numbers": {}, "claims": claims}
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A book folder with two results files: B-F2A (a page, the current schema, one failed
+    control) and H-F2 (an older file without controls/n, no page yet)."""
+    book = tmp_path / "book"
+    (book / "bansal").mkdir(parents=True)
+    (book / "hernandez").mkdir()
+    failed = {"text": "receiver into itself", "criterion": "≤ 1", "value": "3.2 points", "passed": False}
+    b = fake_results("B-F2A", "demo", [
+        claim("connected", "Seeds are stitching connected | at every layer, $x$ ≤ 3", "not reproduced", n=2,
+              controls=[]),
+        claim("random_early", "A random bottom stitches early", "inconclusive at this scale", controls=[failed]),
+        claim("random_late", "A random bottom fails late", "reproduced", n=1, controls=[]),
+    ], wall=694.8, params={"model": "preact_resnet18", "stitch_augment": False, "width": 16, "seeds": [0, 1]})
+    (book / "bansal" / "B-F2A.results.json").write_text(json.dumps(b))
+    (book / "bansal" / "B-F2A.ipynb").write_text("{}")
+    (book / "bansal" / ".B-F2A.ipynb.running.ipynb").write_text("{}")  # never listed
+    h = fake_results("H-F2", "smoke", [claim("triangle", "Stitching forms a triangle", "not assessed at smoke scale",
+                                             scale="smoke"),
+                                       claim("controls", "Random controls stitch poorly", "not assessed at smoke scale",
+                                             scale="smoke")], wall=12.0)
+    (book / "hernandez" / "H-F2.results.json").write_text(json.dumps(h))
+    return book
+
+
+def claim_table_rows(markdown: str) -> list[list[str]]:
+    """The cells of every body row of the scorecard's claim table."""
+    table = markdown.split("## Every claim", 1)[1]
+    lines = [ln for ln in table.splitlines() if ln.startswith("| ")][1:]  # skip the header
+    # split on unescaped pipes only
+    return [[c.strip() for c in ln.replace("\\|", "\0").strip("|").split("|")] for ln in lines]
+
+
+def test_vocabularies_match_the_library():
+    assert bookpages.VERDICTS == results.VERDICTS
+    assert bookpages.SCALES == scales.SCALES
+    ids = [fid for fid, _ in bookpages.CATALOGUE]
+    assert len(ids) == len(set(ids)) == 31
+    assert all(bookpages.paper_of(fid) is not None for fid in ids)
+
+
+def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
+    bookpages.write_pages(book, toc=book.parent / "_toc.yml")
+    rows = claim_table_rows((book / "scorecard.md").read_text())
+    assert all(len(r) == 8 for r in rows), "a cell's text broke the table"
+    claims = ["Seeds are stitching connected", "A random bottom stitches early", "A random bottom fails late",
+              "Stitching forms a triangle", "Random controls stitch poorly"]
+    for text in claims:
+        assert sum(text in r[2] for r in rows) == 1, text
+    by_id: dict[str, list[list[str]]] = {}
+    for r in rows:
+        by_id.setdefault(re.search(r"[A-Z]-[\w.]+", r[1])[0], []).append(r)
+    assert set(by_id) == {fid for fid, _ in bookpages.CATALOGUE}
+    assert len(by_id["B-F2A"]) == 3 and len(by_id["H-F2"]) == 2
+    for fid, found in by_id.items():
+        if fid not in ("B-F2A", "H-F2"):
+            assert len(found) == 1 and "`not yet reproduced`" in found[0][5], fid
+    # verdicts as badges with their text; a failed control is named; B-F2A links to its page
+    assert "{bdg-warning}`inconclusive at this scale` (failed control: receiver into itself: 3.2 points)" in \
+        by_id["B-F2A"][1][5]
+    assert by_id["B-F2A"][0][1] == "{doc}`B-F2A <bansal/B-F2A>`"
+    assert by_id["H-F2"][0][1] == "H-F2"  # results but no page yet: no link
+    assert "{bdg-secondary}`not assessed at smoke scale`" in by_id["H-F2"][0][5]
+
+
+def test_counts_csv_and_json_agree_with_the_claims(book):
+    bookpages.write_pages(book, toc=book.parent / "_toc.yml")
+    with open(book / "_static" / "results.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    data = json.loads((book / "_static" / "results.json").read_text())
+    assert data["rows"] == table or [{k: str(v) for k, v in r.items()} for r in data["rows"]] == table
+    assert len(table) == 5 + 29  # five claims, 29 catalogue IDs without results
+    verdicts = [r["verdict"] for r in table]
+    assert verdicts.count("not yet reproduced") == 29
+    assert set(verdicts) <= set(data["verdicts"]) == {*results.VERDICTS, "not yet reproduced"}
+    summary = (book / "scorecard-summary.md").read_text()
+    assert "| {bdg-secondary-line}`not yet reproduced` | 12 | 5 | 7 | 5 | **29** |" in summary
+    assert "| {bdg-success}`reproduced` | 1 | 0 | 0 | 0 | **1** |" in summary  # at demo
+    assert "| {bdg-secondary}`not assessed at smoke scale` | 0 | 2 | 0 | 0 | **2** |" in summary  # at smoke
+    assert summary.index("pages run at `smoke`") < summary.index("pages run at `demo`")
+
+
+def test_part_pages_toc_and_idempotence(book):
+    toc_path = book.parent / "_toc.yml"
+    written = bookpages.write_pages(book, toc=toc_path)
+    assert len(written) == 9  # scorecard, summary, csv, json, toc, four part pages
+    bansal = (book / "bansal" / "index.md").read_text()
+    for fid, _ in bookpages.CATALOGUE:
+        assert (f"| {fid} |" in bansal or f"`{fid} <{fid}>`" in bansal) == fid.startswith("B-"), fid
+    assert "{doc}`B-F2A <B-F2A>`" in bansal and "11.6 min in all (1 page of 13" in bansal
+    assert "{bdg-danger}`not reproduced` {bdg-warning}`inconclusive at this scale`" in bansal
+    assert "none yet (0 pages of 5" in (book / "balogh" / "index.md").read_text()
+    toc = yaml.safe_load(toc_path.read_text())
+    files = [c["file"] for c in toc["chapters"]]
+    assert toc["root"] == "book/intro"
+    assert files == ["book/scorecard", "book/bansal/index", "book/hernandez/index", "book/smith/index",
+                     "book/balogh/index", "book/glossary"]
+    assert toc["chapters"][1]["sections"] == [{"file": "book/bansal/B-F2A"}]
+    assert "sections" not in toc["chapters"][2]  # H-F2 has results but no page
+    assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten
+
+
+def test_rerun_box_commands(book):
+    res = json.loads((book / "bansal" / "B-F2A.results.json").read_text())
+    box = bookpages.rerun_box(res)
+    assert box.startswith("````{admonition} Rerun this page") and box.endswith("````")
+    for s in scales.SCALES:
+        assert f"\n.venv/bin/stitchkit run B-F2A --scale {s}\n" in box
+    assert "\n.venv/bin/stitchkit sweep B-F2A --scale demo -p width 16 32\n" in box
+    assert "(this page)" in box.split("--scale smoke")[1].split("--scale demo")[0]
+    res["params"] = {"stitch_augment": False}
+    assert "-p stitch_augment false true\n" in bookpages.rerun_box(res)
+    res["params"] = {}
+    assert "-p PARAM V1 V2" in bookpages.rerun_box(res)
+
+
+def test_escape_keeps_text_literal():
+    assert bookpages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"

@@ -1,0 +1,192 @@
+"""The built book in a real browser (Debian's Chromium driven by playwright, offline).
+
+The book is built once into a temporary folder; then every page of the table of contents (plus
+the index and search pages) is opened from ``file://`` and checked: math typeset by the bundled
+MathJax (no raw TeX left), every image loaded, no request to any host, no console error, and no
+horizontal page scroll at phone width (400 px). The scorecard's verdict column must stay
+reachable at 400 px, and searching for ``B-F2A`` must find its page. Screenshots of every page at
+1280 and 400 px go to ``runs/browser/<width>/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stitchkit import bookpages, execution, paths
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+HOW_TO_INSTALL = ("install it with `apt-get update && apt-get install -y chromium` (Debian) and "
+                  "`.venv/bin/pip install playwright` (in the dev extra); no playwright browser download is needed")
+sync_api = pytest.importorskip("playwright.sync_api", reason=f"the playwright package is missing: {HOW_TO_INSTALL}")
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} is missing: {HOW_TO_INSTALL}", allow_module_level=True)
+
+WIDTHS = (1280, 400)
+SHOTS = paths.RUNS_DIR / "browser"
+MAX_SHOT = 12000  # px of page height per screenshot
+ALLOWED_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+
+def toc_docs() -> list[str]:
+    """Every document of the table of contents, as written by bookpages (root first)."""
+    toc = yaml.safe_load(bookpages.toc_yaml(paths.BOOK_DIR))
+    docs = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            docs.append(entry["file"])
+            walk(entry.get("sections"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts") or []:
+        walk(part.get("chapters"))
+    return docs
+
+
+DOCS = toc_docs()
+SCORECARD = f"{paths.BOOK_DIR.name}/scorecard"
+PAGES = [*DOCS, "genindex", "search"]
+
+
+@pytest.fixture(scope="module")
+def html_dir(tmp_path_factory) -> Path:
+    out = execution.compile_book(tmp_path_factory.mktemp("book"))
+    assert (out / f"{SCORECARD}.html").exists()
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+class Visit:
+    """One page opened at one width, with every request and console error it caused."""
+
+    def __init__(self, browser, url: str, width: int) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": 900})
+        self.page = self.context.new_page()
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: self.errors.append(f"console: {m.text} (at {m.location.get('url')})")
+                     if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url} ({r.failure})"))
+        self.page.goto(url, wait_until="load")
+        # MathJax typesets after load; its startup promise resolves when the page is done.
+        self.page.evaluate("async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+                           " await MathJax.startup.promise; }")
+        self.page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15000)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def screenshot(visit: Visit, doc: str, width: int) -> Path:
+    """The page from its top, at most ``MAX_SHOT`` px of it."""
+    path = SHOTS / str(width) / (doc.replace("/", "__") + ".png")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    height = visit.page.evaluate("document.scrollingElement.scrollHeight")
+    visit.page.screenshot(path=str(path), full_page=True,
+                          clip={"x": 0, "y": 0, "width": width, "height": min(height, MAX_SHOT)})
+    return path
+
+
+# Text outside code and scripts, where a raw TeX delimiter would mean MathJax did not run.
+VISIBLE_PROSE = """() => {
+  const clone = document.body.cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, .highlight, mjx-container').forEach(e => e.remove());
+  return clone.textContent;
+}"""
+
+PAGE_WIDTH = "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+
+# Each verdict cell of the scorecard: inside the viewport, or inside a box that scrolls sideways
+# (the table's own container) which itself is inside the viewport.
+VERDICT_CELLS = """() => {
+  const table = document.querySelector('.sk-scorecard table');
+  const heads = Array.from(table.querySelectorAll('thead th')).map(th => th.textContent.trim());
+  const col = heads.indexOf('verdict');
+  const inView = r => r.left >= -1 && r.right <= window.innerWidth + 1;
+  return Array.from(table.querySelectorAll('tbody tr')).map(tr => {
+    const cell = tr.children[col];
+    let reachable = inView(cell.getBoundingClientRect());
+    for (let e = cell.parentElement; !reachable && e && e !== document.body; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (['auto', 'scroll'].includes(style.overflowX) && inView(e.getBoundingClientRect())) reachable = true;
+    }
+    const badge = cell.querySelector('.sd-badge');
+    return {reachable, col, badge: badge ? badge.textContent.trim() : null};
+  });
+}"""
+
+
+def test_every_built_page_is_checked(html_dir):
+    built = {p.relative_to(html_dir).with_suffix("").as_posix() for p in html_dir.glob("**/*.html")
+             if not p.relative_to(html_dir).parts[0].startswith("_")}
+    assert built - {"index"} == set(PAGES), "a built page is missing from the browser checks, or vice versa"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_page_renders_offline(browser, html_dir, doc):
+    url = (html_dir / f"{doc}.html").as_uri()
+    for width in WIDTHS:
+        visit = Visit(browser, url, width)
+        try:
+            page = visit.page
+            if width == WIDTHS[0]:
+                if page.locator(".math").count():
+                    assert page.locator("mjx-container").count() > 0, f"{doc}: math not typeset by MathJax"
+                prose = page.evaluate(VISIBLE_PROSE)
+                for raw in ("$$", "\\(", "\\["):
+                    assert raw not in prose, f"{doc}: raw TeX {raw!r} left on the page"
+                images = page.evaluate("() => Array.from(document.images).map(i => [i.src, i.naturalWidth])")
+                assert all(w > 0 for _, w in images), f"{doc}: images not loaded: {[s for s, w in images if not w]}"
+            foreign = [u for u in visit.requests if not u.startswith(ALLOWED_SCHEMES)]
+            assert not foreign, f"{doc}: requests leave the machine: {foreign}"
+            assert not visit.errors, f"{doc} at {width} px: {visit.errors}"
+            scroll_width, inner = page.evaluate(PAGE_WIDTH)
+            assert scroll_width <= inner + 1, f"{doc} at {width} px scrolls sideways ({scroll_width} > {inner})"
+            screenshot(visit, doc, width)
+        finally:
+            visit.close()
+
+
+def test_scorecard_verdicts_reachable_on_a_phone(browser, html_dir):
+    visit = Visit(browser, (html_dir / f"{SCORECARD}.html").as_uri(), 400)
+    try:
+        cells = visit.page.evaluate(VERDICT_CELLS)
+    finally:
+        visit.close()
+    assert cells and cells[0]["col"] >= 0, "the scorecard has no verdict column"
+    assert all(c["reachable"] for c in cells), "a verdict cell is clipped at 400 px"
+    expected = {*bookpages.VERDICTS, bookpages.MISSING}
+    badges = [c["badge"] for c in cells]
+    assert all(b in expected for b in badges if b is not None), f"unexpected verdict badges: {set(badges) - expected}"
+    missing = sum(r["verdict"] == bookpages.MISSING for r in bookpages.rows(bookpages.load_pages()))
+    assert badges.count(bookpages.MISSING) == missing, "one badge per figure not yet reproduced"
+
+
+def test_search_finds_a_figure(browser, html_dir):
+    visit = Visit(browser, (html_dir / "search.html").as_uri() + "?q=B-F2A", 1280)
+    try:
+        visit.page.wait_for_selector("#search-results ul.search li", timeout=20000)
+        hits = visit.page.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
+    finally:
+        visit.close()
+    # Sphinx fetches each hit's page for a text snippet; a browser refuses fetch() from file://
+    # (blocked request, failed load, rejected promise: that only costs the snippets). Any other
+    # error fails.
+    book = html_dir.as_uri()
+    others = [e for e in visit.errors if book not in e and e != "page error: Failed to fetch"]
+    assert not others, others
+    assert any(h.split("#")[0].split("?")[0].endswith("/B-F2A.html") for h in hits), hits

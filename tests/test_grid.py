@@ -1,0 +1,111 @@
+"""The stitch grid: tidy table, DM-initialised control at ~0, one sender forward per cut, Dask."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+import torch
+
+from stitchkit import grid, stitching
+from stitchkit.datasets import DataSpec
+from stitchkit.grid import Net, StitchRecipe, stitch_grid
+from stitchkit.store import Store
+from stitchkit.train import TrainConfig
+from stitchkit.zoo import ModelSpec
+from conftest import write_cifar_pickles
+
+RECIPE = StitchRecipe(train=TrainConfig(epochs=1, batch_size=10, optimizer="adam", lr=1e-3, weight_decay=0.0,
+                                        schedule="cosine", augment=False, precision="fp32"), dm_images=50)
+CUTS = [("stem", "stem"), ("block2", "block2"), ("pool", "pool")]
+
+
+def _nets():
+    spec = lambda seed: ModelSpec(model="resnet10", width=4, seed=seed,  # noqa: E731
+                                  train=TrainConfig(epochs=1, batch_size=10, precision="fp32"))
+    return [Net("A", spec(0)), Net("B", spec(1))], [Net("A", spec(0))]
+
+
+@pytest.fixture
+def root(tmp_path):
+    write_cifar_pickles(tmp_path / "data", n_train=50, n_test=20)
+    return tmp_path / "data"
+
+
+def test_grid_table_has_one_row_per_stitch_and_an_exact_control(root, tmp_path):
+    senders, receivers = _nets()
+    table = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "s"),
+                        root=root, progress=False)
+    assert len(table) == 6 and list(table.columns[:4]) == ["sender", "receiver", "cut_i", "cut_j"]
+    assert set(table.columns) >= {"accuracy", "dm_accuracy", "penalty", "dm_penalty", "dm_residual", "seconds"}
+    control = table[table.control]
+    assert list(control.sender) == ["A"] * 3
+    assert (control.dm_penalty.abs() < 1e-9).all() and (control.dm_residual < 1e-8).all()
+    default = stitch_grid(senders, receivers, CUTS[:1], StitchRecipe(init="default", train=RECIPE.train),
+                          DataSpec(), device="cpu", store=Store(tmp_path / "s"), root=root, progress=False)
+    assert default.dm_accuracy.isna().all()
+
+
+def test_each_sender_cut_is_computed_once_for_all_its_stitches(root, tmp_path, monkeypatch):
+    calls = []
+    real = stitching.activations
+
+    def counting(model, cut, split, **kw):
+        calls.append((id(model), cut, len(split)))
+        return real(model, cut, split, **kw)
+
+    monkeypatch.setattr(stitching, "activations", counting)
+    senders, _ = _nets()
+    receivers = [Net("A", senders[0].spec), Net("B", senders[1].spec)]
+    recipe = dataclasses.replace(RECIPE, dm_images=25)  # 50 train, 25 DM, 20 test images: calls tell apart
+    stitch_grid(senders, receivers, CUTS, recipe, DataSpec(), device="cpu", store=Store(tmp_path / "s"), root=root,
+                progress=False)
+    sender_calls = [c for c in calls if c[2] == 50]  # the training split: once per sender and cut
+    assert len(sender_calls) == len(set(sender_calls)) == len(senders) * len(CUTS)
+
+
+def test_dask_grid_gives_the_same_table_as_the_local_run(root, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    senders, receivers = _nets()
+    local = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "l"),
+                        root=root, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        remote = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), store=Store(tmp_path / "r"), root=root,
+                             progress=False, client=client)
+    pd.testing.assert_frame_equal(local.drop(columns="seconds"), remote.drop(columns="seconds"))
+
+
+class NoiseSource:
+    """A tensor-source sender: one random pattern per class plus noise, in the receiver's shape."""
+
+    name = "noise"
+    spec = {"source": "test-noise", "seed": 0}
+
+    def tensors(self, cut, shape, split):
+        g = torch.Generator().manual_seed(0 if split == "train" else 1)
+        y = torch.arange(40) % 10
+        base = torch.rand((10, *shape), generator=torch.Generator().manual_seed(5))
+        return base[y] + 0.1 * torch.randn((40, *shape), generator=g), y
+
+
+def test_tensor_source_sender(root, tmp_path):
+    _, receivers = _nets()
+    recipe = StitchRecipe(init="default", train=RECIPE.train)
+    table = stitch_grid([NoiseSource()], receivers, [("block2", "block2")], recipe, DataSpec(), device="cpu",
+                        store=Store(tmp_path / "s"), root=root, progress=False)
+    assert len(table) == 1 and table.n_test.iloc[0] == 40 and not table.control.iloc[0]
+    with pytest.raises(ValueError, match="init='default'"):
+        stitch_grid([NoiseSource()], receivers, [("block2", "block2")], RECIPE, DataSpec(), device="cpu",
+                    store=Store(tmp_path / "s2"), root=root, progress=False)
+
+
+def test_bad_grids_are_refused():
+    senders, receivers = _nets()
+    with pytest.raises(ValueError, match="unique"):
+        stitch_grid(senders + senders[:1], receivers, CUTS, RECIPE, DataSpec())
+    with pytest.raises(ValueError, match="cut_pairs is empty"):
+        stitch_grid(senders, receivers, [], RECIPE, DataSpec())
+    with pytest.raises(ValueError, match="valid: dm, default"):
+        StitchRecipe(init="lsq")
+    assert grid.can_cache_activations(RECIPE) and not grid.can_cache_activations(
+        StitchRecipe(train=TrainConfig(augment=True)))

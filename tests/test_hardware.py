@@ -1,0 +1,44 @@
+"""Precision chosen by the hardware: bf16 only where it is native, and that choice is the faster one."""
+
+import time
+
+import pytest
+import torch
+
+from stitchkit import hardware
+from stitchkit.models import build_model
+
+
+def test_auto_resolves_to_bf16_only_with_native_support(monkeypatch):
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: False)
+    assert hardware.resolve_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
+    assert hardware.resolve_precision("auto", "cpu") == "bf16"
+    assert hardware.resolve_precision("fp32", "cpu") == "fp32" and hardware.resolve_precision("bf16", "cpu") == "bf16"
+    with pytest.raises(ValueError, match="valid: auto, bf16, fp32"):
+        hardware.resolve_precision("fp16", "cpu")
+
+
+def _step_seconds(precision: str, steps: int = 4) -> float:
+    model = build_model("resnet10", seed=0, width=16).to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(64, 3, 32, 32).contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 10, (64,))
+    best = float("inf")
+    for i in range(steps + 1):
+        t0 = time.perf_counter()
+        with hardware.autocast(torch.device("cpu"), precision):
+            loss = torch.nn.functional.cross_entropy(model(x).float(), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if i:  # the first step warms up
+            best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_the_automatic_choice_is_not_slower_than_the_alternative_on_this_cpu():
+    chosen = hardware.resolve_precision("auto", "cpu")
+    other = "fp32" if chosen == "bf16" else "bf16"
+    # a choice check with a wide margin, not a performance claim (those live in benchmarks/)
+    assert _step_seconds(chosen) <= 1.5 * _step_seconds(other), f"auto chose {chosen} ({hardware.cpu_capability()})"

@@ -1,0 +1,331 @@
+"""Bad inputs and faults: each fails with a message that names the problem, or is recovered from,
+and nothing that had finished is lost.
+
+Covered elsewhere, not repeated here: bad parameter values and unknown names through the CLI
+(test_scales_cli.py), a corrupt or truncated store entry (test_store.py), a corrupt decoded-dataset
+cache (test_data.py), a checkpoint-resumed run with an exception mid-epoch (test_train.py).
+"""
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+import torch
+
+from stitchkit import cli, data, datasets, execution
+from stitchkit.data import Batches
+from stitchkit.datasets import DataSpec
+from stitchkit.models import build_model
+from stitchkit.store import Store, config_key
+from stitchkit.train import TrainConfig, read_checkpoint, train
+from conftest import tar_tree, write_cifar_pickles, write_image_tree
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models train fastest on one thread (and leave the other core free)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------------------------
+# Data: archives, folders, the official shape, fingerprints
+
+
+@pytest.fixture
+def archive(tmp_path):
+    """A small image tree and its .tar.gz (as cifar10-images.tar.gz in its own data root)."""
+    write_image_tree(tmp_path / "tree", "cifar10")
+    (tmp_path / "root").mkdir()
+    path = tmp_path / "root" / "cifar10-images.tar.gz"
+    tar_tree(tmp_path / "tree", "cifar10", path)
+    return path
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "tail cut"])
+def test_damaged_archive_fails_naming_it_and_loads_once_restored(archive, damage):
+    good = archive.read_bytes()
+    archive.write_bytes({"garbage": b"not an archive" * 50, "truncated": good[: len(good) // 2],
+                         "tail cut": good[:-4]}[damage])
+    with pytest.raises(data.CorruptDataError) as err:
+        data.load("cifar10", "train", archive.parent)
+    msg = str(err.value)
+    assert str(archive) in msg and "corrupt or truncated" in msg and "again" in msg and "\n" not in msg
+    archive.write_bytes(good)  # nothing half-decoded was cached: the good archive loads
+    assert len(data.load("cifar10", "train", archive.parent)) == 9
+
+
+def test_undecodable_image_names_the_archive_member(tmp_path):
+    write_image_tree(tmp_path / "tree", "cifar10")
+    bad = tmp_path / "tree" / "cifar10" / "train" / "dog" / "0001.png"
+    raw = bytearray(bad.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # inside the image data: PIL fails on it
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(data.CorruptDataError, match="0001.png") as err:
+        data.load("cifar10", "train", tmp_path / "tree")
+    assert str(bad) in str(err.value)
+    (tmp_path / "root").mkdir()
+    tar_tree(tmp_path / "tree", "cifar10", tmp_path / "root" / "cifar10-images.tar.gz")
+    with pytest.raises(data.CorruptDataError) as err:
+        data.load("cifar10", "train", tmp_path / "root")
+    assert "cifar10/train/dog/0001.png in " in str(err.value) and "cifar10-images.tar.gz" in str(err.value)
+
+
+def test_missing_class_folder_is_refused_naming_the_folder_and_class(tmp_path):
+    write_image_tree(tmp_path, "cifar10")
+    shutil.rmtree(tmp_path / "cifar10" / "test" / "dog")
+    for split in ("train", "test"):  # labels would shift: refused even with partial data allowed
+        with pytest.raises(data.CorruptDataError, match="only in train: dog") as err:
+            data.load("cifar10", split, tmp_path)
+        assert str(tmp_path / "cifar10") in str(err.value)
+
+
+def test_split_sizes_must_match_the_official_release_unless_allowed(tmp_path, archive, monkeypatch):
+    monkeypatch.delenv(data.ALLOW_PARTIAL_ENV, raising=False)
+    write_cifar_pickles(tmp_path / "pickles")  # 50 train images, 10 classes
+    with pytest.raises(data.IncompleteDataError) as err:
+        data.load("cifar10", "train", tmp_path / "pickles")
+    msg = str(err.value)
+    assert "has 50 images" in msg and "50000" in msg and "cifar-10-batches-py" in msg
+    assert data.ALLOW_PARTIAL_ENV in msg and "allow_partial=True" in msg
+    with pytest.raises(data.IncompleteDataError, match="in 3 classes") as err:  # class count: 3, not 10
+        data.load("cifar10", "test", archive.parent)
+    assert str(archive) in str(err.value)
+    assert len(data.load("cifar10", "train", tmp_path / "pickles", allow_partial=True)) == 50
+    monkeypatch.setenv(data.ALLOW_PARTIAL_ENV, "yes")
+    assert len(data.load("cifar10", "test", archive.parent)) == 9
+
+
+def test_fingerprint_follows_the_data_not_the_path(tmp_path, archive):
+    write_image_tree(tmp_path / "a", "mnist", classes=("0", "1"), channels=1)
+    shutil.copytree(tmp_path / "a", tmp_path / "same")
+    write_image_tree(tmp_path / "b", "mnist", classes=("0", "1", "2"), channels=1)
+    fa, fsame, fb = (data.fingerprint("mnist", tmp_path / r) for r in ("a", "same", "b"))
+    assert fa == fsame != fb and len(fa) == 64
+    split = data.load("mnist", "train", tmp_path / "a")
+    assert split.fingerprint == fa and split.subset([0, 1]).fingerprint == fa
+    assert datasets.fingerprint(DataSpec("mnist"), tmp_path / "a") == fa
+    assert datasets.fingerprint(DataSpec("mnist", train_size=4), tmp_path / "b") == fb
+    # an archive's fingerprint is its SHA-256, the value published beside the file
+    assert data.fingerprint("cifar10", archive.parent) == hashlib.sha256(archive.read_bytes()).hexdigest()
+    # a file changed in place changes the fingerprint, and the split is decoded again
+    img = tmp_path / "a" / "mnist" / "train" / "0" / "0000.png"
+    img.write_bytes((tmp_path / "b" / "mnist" / "train" / "2" / "0000.png").read_bytes() + b"\0" * 7)
+    data._LOADED.clear()
+    assert data.load("mnist", "train", tmp_path / "a").fingerprint != fa
+
+
+def test_data_fingerprint_salts_cache_keys(tmp_path):
+    spec = {"model": "m"}
+    assert config_key(spec) == config_key(spec, None)  # no salt: every existing key is unchanged
+    assert config_key(spec, "a" * 64) != config_key(spec) != config_key(spec, "b" * 64)
+    store = Store(tmp_path)
+    store.put(spec, {"acc": 1.0}, {}, salt="a" * 64)
+    assert store.get(spec, salt="a" * 64).metrics == {"acc": 1.0}
+    assert store.get(spec, salt="a" * 64).salt == "a" * 64
+    assert store.get(spec, salt="b" * 64) is None and store.get(spec) is None  # other data: retrain
+
+
+# --------------------------------------------------------------------------------------------
+# Training checkpoints
+
+CFG = TrainConfig(epochs=3, batch_size=16, lr=0.05, precision="fp32", seed=0)
+
+
+def _model_and_batches(split):
+    model = build_model("resnet10", seed=0, width=4)
+    return model, Batches(split, CFG.batch_size, normalisation="cifar", shuffle=True, augment=True,
+                          drop_last=True, seed=CFG.seed)
+
+
+def _weights_equal(a, b) -> bool:
+    return all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """An uninterrupted run on a synthetic split of 64 images, 16x16 (as conftest's tiny_split, smaller)."""
+    from conftest import synthetic
+
+    imgs, labs = synthetic(64, 3, 16, 10)
+    split = data.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype("int64")), tuple("0123456789"))
+    model, batches = _model_and_batches(split)
+    train(model, batches, CFG, device="cpu", progress=False)
+    return split, model
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte", "garbage", "another model"])
+def test_unusable_checkpoint_is_named_deleted_and_training_restarts(reference, tmp_path, damage):
+    split, full = reference
+    ckpt = tmp_path / "partial" / "key.pt"
+    model, batches = _model_and_batches(split)
+    train(model, batches, TrainConfig(**{**CFG.to_dict(), "epochs": 1}), device="cpu", checkpoint=ckpt,
+          progress=False)  # a real one-epoch checkpoint, then damaged
+    raw = ckpt.read_bytes()
+    if damage == "truncated":
+        ckpt.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flipped byte":
+        ckpt.write_bytes(raw[:-100] + bytes([raw[-100] ^ 1]) + raw[-99:])
+    elif damage == "garbage":
+        ckpt.write_bytes(b"\0" * 1000)
+    else:
+        ckpt.unlink()
+        other, other_batches = build_model("resnet10", seed=0, width=8), _model_and_batches(split)[1]
+        train(other, other_batches, TrainConfig(**{**CFG.to_dict(), "epochs": 1}), device="cpu", checkpoint=ckpt,
+              progress=False)
+    model, batches = _model_and_batches(split)
+    with pytest.warns(UserWarning, match="training from the start") as warned:
+        history = train(model, batches, CFG, device="cpu", checkpoint=ckpt, progress=False)
+    assert str(ckpt) in str(warned[0].message)
+    assert [r["epoch"] for r in history] == [1, 2, 3]
+    assert _weights_equal(model, full)  # exactly the uninterrupted result
+    assert read_checkpoint(ckpt)["step"] == history[-1]["step"]  # a fresh, valid checkpoint
+
+
+KILLED_TRAINING = textwrap.dedent("""
+    import sys, time
+    import torch
+    sys.path.insert(0, {tests!r})
+    from conftest import synthetic
+    from stitchkit.data import Batches, Split
+    from stitchkit.models import build_model
+    from stitchkit.train import TrainConfig, train
+
+    torch.set_num_threads({threads})
+    imgs, labs = synthetic(64, 3, 16, 10)
+    split = Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype("int64")), tuple("0123456789"))
+    cfg = TrainConfig(epochs=3, batch_size=16, lr=0.05, precision="fp32", seed=0)
+    batches = Batches(split, 16, normalisation="cifar", shuffle=True, augment=True, drop_last=True, seed=0)
+
+    class Slow:  # a pause per batch, so that the parent kills it in the middle of training
+        generator = batches.generator
+        def __len__(self):
+            return len(batches)
+        def __iter__(self):
+            for xy in batches:
+                time.sleep(0.15)
+                yield xy
+
+    train(build_model("resnet10", seed=0, width=4), Slow(), cfg, device="cpu", checkpoint={ckpt!r},
+          progress=False)
+""")
+
+
+def test_kill_9_during_training_resumes_to_identical_weights(reference, tmp_path):
+    split, full = reference
+    ckpt = tmp_path / "partial" / "key.pt"
+    script = KILLED_TRAINING.format(tests=str(TESTS), threads=torch.get_num_threads(), ckpt=str(ckpt))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not ckpt.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ckpt.exists(), proc.stderr.read().decode() if proc.poll() is not None else "no checkpoint in 60 s"
+        os.kill(proc.pid, signal.SIGKILL)  # after the first epoch's checkpoint, mid-way through the second
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert read_checkpoint(ckpt)["step"] < CFG.total_steps(4)  # it was stopped before the end
+    model, batches = _model_and_batches(split)
+    history = train(model, batches, CFG, device="cpu", checkpoint=ckpt, progress=False)
+    assert [r["epoch"] for r in history] == [1, 2, 3]
+    assert _weights_equal(model, full)
+
+
+# --------------------------------------------------------------------------------------------
+# Runs and sweeps: failures keep what finished and say where things are
+
+
+def _fake_run(figure_id, scale, params, out_dir=None, progress=True):
+    if params["width"] == 8:
+        exc = FloatingPointError("training loss became nan by step 50")
+        exc.failed_notebook = str(out_dir / f"{figure_id}.failed.ipynb")
+        raise exc
+    return out_dir / f"{figure_id}.ipynb", {"numbers": {"score": params["width"] * 10},
+                                            "claims": [{"key": "c", "verdict": "reproduced"}],
+                                            "provenance": {"wall_seconds": 1.0}}
+
+
+def test_sweep_with_a_failing_point_keeps_the_finished_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(execution, "run_notebook", _fake_run)
+    with pytest.raises(execution.SweepFailed) as err:
+        execution.sweep("B-F2A", "smoke", {"width": [4, 8, 16]}, out_dir=tmp_path)
+    table = pd.read_csv(tmp_path / "results.csv")
+    assert list(table.width) == [4, 8, 16] and list(table.status) == ["ok", "failed", "ok"]
+    assert list(table.score.fillna(-1)) == [40, -1, 160]  # the finished runs' numbers are kept
+    assert "FloatingPointError: training loss became nan" in table.error[1]
+    assert table.notebook[1].endswith("run001/B-F2A.failed.ipynb")
+    assert "1 of 3 sweep runs failed" in str(err.value) and str(tmp_path / "results.csv") in str(err.value)
+
+
+def test_sweep_failure_through_the_cli_exits_1_naming_the_point(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(execution, "run_notebook", _fake_run)
+    assert cli.main(["sweep", "B-F2A", "-p", "width", "4", "8", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "failed: width=8: FloatingPointError" in err and "B-F2A.failed.ipynb" in err
+    assert str(tmp_path / "results.csv") in err and (tmp_path / "results.csv").exists()
+
+
+def test_failed_run_keeps_its_partial_notebook(tmp_path, monkeypatch, capsys):
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    def fails_in_cell_3(nb, out_path, **kwargs):
+        nb.cells = nb.cells[:3]
+        nbformat.write(nb, out_path)
+        raise PapermillExecutionError(2, 3, "train()", "FloatingPointError", "loss became nan", [])
+
+    monkeypatch.setattr(papermill, "execute_notebook", fails_in_cell_3)
+    out = tmp_path / "out"
+    assert cli.main(["run", "B-F2A", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    kept = out / "B-F2A.failed.ipynb"
+    assert "FloatingPointError: loss became nan (in cell 3)" in err and f"partial notebook: {kept}" in err
+    assert len(nbformat.read(kept, as_version=4).cells) == 3
+    assert sorted(p.name for p in out.iterdir()) == ["B-F2A.failed.ipynb"]  # no hidden leftovers
+
+
+@pytest.mark.parametrize("command", [["run", "B-F2A"], ["sweep", "B-F2A", "-p", "width", "4", "8"]])
+def test_unwritable_output_folder_fails_before_compute(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.setattr(execution, "execute", lambda *a, **k: pytest.fail("must not execute"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert cli.main([*command, "--out", str(blocker / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"stitchkit: error: cannot write to {blocker / 'out'}") and "\n" not in err
+    assert blocker.read_text() == "not a folder"
+
+
+def test_unreachable_dask_scheduler_fails_within_the_timeout(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(execution, "run_notebook", lambda *a, **k: pytest.fail("must not run"))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    t0 = time.monotonic()
+    code = cli.main(["sweep", "B-F2A", "-p", "width", "4", "--out", str(tmp_path), "--dask", address,
+                     "--dask-timeout", "2"])
+    elapsed = time.monotonic() - t0
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and elapsed < 15, elapsed
+    assert f"cannot reach the Dask scheduler at {address} within 2 s" in err and "\n" not in err
+
+
+def test_nonpositive_dask_timeout_is_refused(capsys):
+    assert cli.main(["sweep", "B-F2A", "-p", "width", "4", "--dask", "tcp://x:1", "--dask-timeout", "0"]) == 2
+    assert "--dask-timeout must be > 0" in capsys.readouterr().err

@@ -1,0 +1,93 @@
+"""The content-addressed store: stable keys, atomic writes, corrupt-entry recovery."""
+
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+
+from stitchkit.datasets import DataSpec
+from stitchkit.store import Store, canonical, config_key
+from stitchkit.train import TrainConfig
+from stitchkit.zoo import ModelSpec
+
+# The key of this spec must never change: models trained on a GPU have to survive library growth.
+PINNED_SPEC = ModelSpec(model="preact_resnet18", width=16, seed=1, train=TrainConfig(epochs=5))
+PINNED_KEY = "34631e42dc3af99ee84ace93db6c1a4ab661309d5b7a158eba7e34e23916afae"
+
+
+def test_key_of_a_fixed_spec_is_pinned():
+    assert config_key(PINNED_SPEC) == PINNED_KEY, canonical(PINNED_SPEC)
+
+
+def test_key_depends_on_every_field_that_differs_from_its_default():
+    a = ModelSpec(width=8)
+    assert config_key(a) == config_key(ModelSpec(width=8))
+    assert config_key(a) != config_key(ModelSpec(width=8, seed=1))
+    assert config_key(a) != config_key(ModelSpec(width=8, train=TrainConfig(lr=0.1)))
+    assert config_key(a) != config_key(ModelSpec(width=8, data=DataSpec(train_size=100)))
+    assert config_key(ModelSpec(train=TrainConfig(epochs=5))) == config_key(ModelSpec(train=TrainConfig(epochs=5.0)))
+
+
+def test_adding_a_field_with_a_default_keeps_every_existing_key():
+    def make(extra: bool):
+        @dataclass(frozen=True)
+        class Spec:
+            width: int = 64
+            nested: TrainConfig = field(default_factory=TrainConfig)
+            if extra:
+                new_option: str = "off"
+        return Spec
+
+    old, new = make(False), make(True)
+    assert config_key(old(width=8)) == config_key(new(width=8))
+    assert config_key(old(width=8)) != config_key(new(width=8, new_option="on"))
+
+
+def test_precision_is_not_part_of_the_key():
+    assert config_key(ModelSpec(train=TrainConfig(precision="bf16"))) == config_key(
+        ModelSpec(train=TrainConfig(precision="fp32")))
+
+
+def test_put_get_roundtrip_and_atomic_files(tmp_path):
+    store = Store(tmp_path)
+    t = {"w": torch.arange(6.0).view(2, 3)}
+    store.put({"x": 1}, {"acc": 0.5}, t)
+    entry = store.get({"x": 1})
+    assert entry.metrics == {"acc": 0.5} and torch.equal(entry.tensors["w"], t["w"])
+    assert not list(tmp_path.rglob("*.tmp"))  # no temporary files left behind
+    assert store.get({"x": 2}) is None
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty"])
+def test_corrupt_entry_is_detected_and_recomputed(tmp_path, damage):
+    store = Store(tmp_path)
+    store.put({"x": 1}, {"v": 1}, {"w": torch.ones(100)})
+    path = store.path(config_key({"x": 1}))
+    raw = path.read_bytes()
+    path.write_bytes({"truncate": raw[: len(raw) // 2], "flip": raw[:-10] + bytes(10), "empty": b""}[damage])
+    with pytest.warns(UserWarning, match="corrupt"):
+        assert store.get({"x": 1}) is None
+    calls = []
+    entry = store.get_or_compute({"x": 1}, lambda: (calls.append(1) or {"v": 2}, {"w": torch.zeros(1)}))
+    assert calls == [1] and entry.metrics == {"v": 2}
+
+
+def test_failed_write_leaves_old_entry_intact(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    store.put({"x": 1}, {"v": 1}, {})
+    import stitchkit.fileio as sio
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(sio.os, "replace", boom)
+    with pytest.raises(OSError):
+        store.put({"x": 1}, {"v": 2}, {})
+    monkeypatch.undo()
+    assert store.get({"x": 1}).metrics == {"v": 1}
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_unkeyable_values_are_refused():
+    with pytest.raises(TypeError, match="cannot key"):
+        config_key({"x": object()})

@@ -1,0 +1,86 @@
+"""The model zoo: recipes are shared across pages, models train once, untrained nets get BN stats."""
+
+import pytest
+import torch
+
+from stitchkit import datasets, zoo
+from stitchkit.datasets import DataSpec
+from stitchkit.experiments import bansal
+from stitchkit.store import config_key
+from stitchkit.train import TrainConfig
+from stitchkit.zoo import ModelSpec, load_or_train
+from conftest import write_cifar_pickles
+
+
+def test_two_pages_asking_for_the_same_recipe_get_the_same_cached_model():
+    for scale in ("smoke", "demo", "paper"):
+        from_page = bansal.PRESETS[scale].model(scale, 0)
+        assert config_key(from_page) == config_key(zoo.bansal_resnet18(scale, 0))
+    assert config_key(zoo.bansal_resnet18("demo", 0)) != config_key(zoo.bansal_resnet18("demo", 1))
+    assert zoo.bansal_resnet18("demo", 0, width_factor=2).width == 2 * zoo.bansal_resnet18("demo", 0).width
+
+
+def test_paper_recipe_is_the_papers():
+    spec = zoo.bansal_resnet18("paper", 0)
+    t = spec.train
+    assert (spec.width, t.steps, t.lr, t.weight_decay, t.batch_size) == (64, 64_000, 0.05, 1e-4, 128)
+    assert t.milestones == (0.5, 0.75) and t.gamma == 0.2 and spec.normalisation == "cifar" and t.augment
+    st = bansal.PRESETS["paper"].recipe()
+    assert (st.train.optimizer, st.train.lr, st.train.schedule, st.train.steps, st.train.batch_size) == (
+        "adam", 1e-3, "cosine", 120_000, 128)
+    assert zoo.bansal_resnet18("paper", 0, trained=False).calibrate_bn == 2000
+
+
+def test_load_or_train_trains_once_then_loads(tmp_path, monkeypatch):
+    write_cifar_pickles(tmp_path, n_train=50, n_test=20)
+    spec = ModelSpec(model="resnet10", width=4, train=TrainConfig(epochs=1, batch_size=10))
+    model, metrics = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
+    assert set(metrics) >= {"test", "history", "images_per_second", "precision"} and metrics["test"]["n"] == 20
+    assert metrics["train_seconds"] == metrics["history"][-1]["seconds"] > 0
+    monkeypatch.setattr(zoo, "train", lambda *a, **k: pytest.fail("trained twice"))
+    again, _ = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), again.state_dict().values()))
+
+
+def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):
+    write_cifar_pickles(tmp_path, n_train=50, n_test=20)
+    spec = ModelSpec(model="resnet10", width=4, train=TrainConfig(epochs=0), calibrate_bn=40)
+    model, metrics = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
+    fresh = zoo.build(spec, 10, 3)
+    assert metrics["history"] == []
+    conv = [k for k in fresh.state_dict() if k.endswith("conv1.weight")][0]
+    assert torch.equal(model.state_dict()[conv], fresh.state_dict()[conv])
+    bn_var = [k for k in fresh.state_dict() if k.endswith("bn1.running_var")][0]
+    assert not torch.allclose(model.state_dict()[bn_var], fresh.state_dict()[bn_var])
+
+
+def test_data_spec_validation_and_label_transforms(tmp_path):
+    with pytest.raises(ValueError, match="valid: none, objects_vs_animals, random"):
+        DataSpec(labels="coarse")
+    with pytest.raises(ValueError, match="valid: cifar10, mnist"):
+        DataSpec(dataset="svhn")
+    write_cifar_pickles(tmp_path, n_train=50, n_test=20)
+    coarse = DataSpec(labels="objects_vs_animals", train_size=20)
+    train = datasets.train_split(coarse, tmp_path)
+    assert len(train) == 20 and train.classes == ("animal", "object") and set(train.labels.tolist()) <= {0, 1}
+    assert set(datasets.test_split(coarse, root=tmp_path).labels.tolist()) <= {0, 1}
+    noisy = datasets.train_split(DataSpec(labels="random", label_noise=1.0), tmp_path)
+    clean = datasets.train_split(DataSpec(), tmp_path)
+    assert not torch.equal(noisy.labels, clean.labels) and torch.equal(noisy.images, clean.images)
+
+
+def test_another_data_root_gives_another_model(tmp_path):
+    """The training data's fingerprint is part of the key: other data never reuses a model."""
+    write_cifar_pickles(tmp_path / "a", n_train=50, n_test=20)
+    write_cifar_pickles(tmp_path / "b", n_train=50, n_test=20)
+    import pickle
+
+    batch = tmp_path / "b" / "cifar-10-batches-py" / "data_batch_1"
+    d = pickle.loads(batch.read_bytes())
+    d[b"data"][0, :10] ^= 0xFF  # ten pixels differ: another data set under the same spec
+    batch.write_bytes(pickle.dumps(d))
+    spec = ModelSpec(model="resnet10", width=8, train=TrainConfig(epochs=1, batch_size=10))
+    store = __import__("stitchkit.store", fromlist=["Store"]).Store(tmp_path / "store")
+    load_or_train(spec, device="cpu", root=tmp_path / "a", store=store, progress=False)
+    load_or_train(spec, device="cpu", root=tmp_path / "b", store=store, progress=False)
+    assert len(list((tmp_path / "store").rglob("*.pt"))) == 2
