@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 import pandas as pd
@@ -339,8 +339,3 @@ def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Seq
         rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)
         bar.close()
     return pd.DataFrame(rows)
-
-
-def with_train(recipe: StitchRecipe, **changes: Any) -> StitchRecipe:
-    """``recipe`` with its training config changed by field name."""
-    return replace(recipe, train=replace(recipe.train, **changes))

@@ -21,16 +21,6 @@ def to_rows(h: torch.Tensor) -> torch.Tensor:
     raise ValueError(f"expected (N, C, H, W), (N, T, D) or (N, D) activations, got shape {tuple(h.shape)}")
 
 
-def patches_as_rows(h: torch.Tensor, k: int) -> torch.Tensor:
-    """Non-overlapping k x k patches as rows: (N, C, H, W) -> (N*(H/k)*(W/k), C*k*k).
-
-    The column order matches a ``Conv2d(C, C_out, k, stride=k)`` weight flattened as (C_out, C*k*k).
-    """
-    n, c, hh, ww = h.shape
-    cols = torch.nn.functional.unfold(h, kernel_size=k, stride=k)  # (N, C*k*k, L)
-    return cols.transpose(1, 2).reshape(-1, c * k * k)
-
-
 class NormalEquations:
     """Accumulates [X 1]^T [X 1] and [X 1]^T Y in float64, chunk by chunk, then solves.
 

@@ -11,6 +11,18 @@ import pandas as pd
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
+def _finish(fig, axes, cuts: Sequence[str], xlabel: str, title: str):
+    """Shared styling of per-layer panels: cut names as ticks, an x label, a light grid, the title."""
+    for ax in axes:
+        ax.set_xticks(np.arange(len(cuts)), cuts, rotation=45, ha="right")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float = 5.5):
     """Stitching penalty (percentage points of test accuracy) at every cut, one line per sender,
     as in Bansal et al. Fig. 2A, from a stitch-grid table (columns ``cut``, ``sender``,
@@ -34,15 +46,8 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     axes[1].set_ylabel("stitched test accuracy (%)")
     axes[1].set_ylim(0, 100)
     axes[1].set_title("stitched model accuracy")
-    for ax in axes:
-        ax.set_xticks(x, cuts, rotation=45, ha="right")
-        ax.set_xlabel("stitch point (sender layer = receiver layer)")
-        ax.grid(alpha=0.3)
     axes[1].legend(frameon=False, fontsize=9, loc="lower left")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
 
 
 def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str = "", ax_width: float = 5.5):
@@ -62,14 +67,8 @@ def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str =
     axes[1].set_ylim(0, 1.02)
     axes[1].set_title("CKA at the same layer")
     for ax in axes:
-        ax.set_xticks(x, cuts, rotation=45, ha="right")
-        ax.set_xlabel("layer (cut)")
-        ax.grid(alpha=0.3)
         ax.legend(frameon=False, fontsize=9)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, cuts, "layer (cut)", title)
 
 
 def layer_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,

@@ -98,11 +98,6 @@ def within(value: float, paper: float, tol: float, what: str, *, unit: str = "po
                      bool(abs(value - paper) <= tol * (1 + 1e-9)))  # 0.97 vs 0.99 ± 0.02 is within
 
 
-def greater_than(value: float, other: float, what: str, other_what: str) -> Criterion:
-    """``what`` > ``other_what``."""
-    return Criterion(f"{what} > {other_what}", bool(value > other))
-
-
 @dataclass(frozen=True)
 class Control:
     """A check stated before the run whose failure makes a claim inconclusive at this scale."""

@@ -370,8 +370,3 @@ def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normal
     batches = Batches(test_split, batch_size, normalisation=normalisation, device=device,
                       channels_last=channels_last_ok(stitched.sender))
     return evaluate(stitched, batches, device=device, precision=precision)
-
-
-def penalty(receiver_accuracy: float, stitched_accuracies: Iterable[float]) -> list[float]:
-    """Stitching penalty = stitched error - receiver error = receiver acc - stitched acc."""
-    return [receiver_accuracy - a for a in stitched_accuracies]

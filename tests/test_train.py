@@ -89,3 +89,18 @@ def test_training_learns_a_learnable_task(tiny_split):
     assert history[-1]["loss"] < history[0]["loss"]
     acc = evaluate(model, Batches(tiny_split, 32, normalisation="cifar"), device="cpu", precision="fp32")["accuracy"]
     assert acc > 0.2 and not math.isnan(acc)
+
+
+def test_mse_objective_regresses_onto_a_target_representation():
+    """The pluggable objective: a linear map trained with MSE onto targets made by another map."""
+    from stitchkit.stitching import TensorBatches
+    from stitchkit.train import mse
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 6, generator=g)
+    target = x @ torch.randn(6, 3, generator=g)
+    model = torch.nn.Linear(6, 3)
+    cfg = TrainConfig(epochs=30, batch_size=32, optimizer="adam", lr=0.05, weight_decay=0.0, schedule="constant",
+                      augment=False, precision="fp32")
+    history = train(model, TensorBatches(x, target, 32, shuffle=True), cfg, device="cpu", objective=mse, progress=False)
+    assert history[-1]["loss"] < 0.01 * history[0]["loss"] and history[-1]["train_accuracy"] is None
