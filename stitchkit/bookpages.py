@@ -444,6 +444,7 @@ def toc_yaml(book_dir: Path = paths.BOOK_DIR) -> str:
         if docs:
             lines.append("    sections:")
             lines += [f"      - file: {root}/{paper.part}/{d}" for d in docs]
+    lines.append(f"  - file: {root}/cost")
     lines.append(f"  - file: {root}/glossary")
     return "\n".join(lines) + "\n"
 
@@ -555,6 +556,59 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
+def _bench(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None) -> str:
+    """The Cost page: wall time of every committed page (per paper), the benchmark table of
+    side-by-side ratios, and what a paper-scale projection needs."""
+    out = ["# Cost", "",
+           "What each page cost to compute, and how much faster this companion's code paths are than the "
+           "straightforward ones. Every number here is read from the pages' results files and from "
+           "`benchmarks/results.json` (written by `make bench`).", "", "## Committed pages", ""]
+    body, totals = [], {}
+    for page in pages:
+        prov = page.results.get("provenance", {})
+        paper = paper_of(page.id)
+        wall = prov.get("wall_seconds")
+        totals[paper.name if paper else "?"] = totals.get(paper.name if paper else "?", 0.0) + (wall or 0.0)
+        body.append([escape(paper.name if paper else "?"), _link(page.doc, page.id, ""),
+                     f"`{page.results.get('scale', '?')}`", _minutes(wall), escape(prov.get("device", "?")),
+                     escape(prov.get("precision", "?"))])
+    if body:
+        out += [_table(["paper", "page", "scale", "wall time", "device", "precision"], body), "",
+                "Per paper, in total: " + "; ".join(f"{k} {_minutes(v)}" for k, v in totals.items()) + ". "
+                "A page whose models or stitches came from the cache shows only the time of its own run.", ""]
+    else:
+        out += ["No page has been executed yet.", ""]
+    out += ["## Measured speed-ups", ""]
+    if bench:
+        out += [f"Measured {escape(str(bench.get('date', '?'))[:10])} on **{escape(bench.get('device', '?'))}** "
+                f"(automatic precision: {escape(bench.get('precision', '?'))}). Each row times a baseline and "
+                "this companion's path side by side in one run; the ratio is the result.", ""]
+        rows_ = []
+        for r in bench.get("rows", []):
+            target = "-" if r.get("target") is None else f"≥ {r['target']:g}×"
+            met = "-" if r.get("target") is None else ("yes" if r["ratio"] >= r["target"] else "no")
+            rows_.append([escape(r["benchmark"]), escape(r["setting"]),
+                          f"{escape(r['baseline'])}: {r['baseline_value']:.3g} {escape(r['unit'])}",
+                          f"{escape(r['ours'])}: {r['ours_value']:.3g} {escape(r['unit'])}", f"{r['ratio']:.2f}×",
+                          target, met])
+        out += [_table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), ""]
+    else:
+        out += ["Not measured yet: run `make bench`.", ""]
+    out += ["## Paper-scale projections", "",
+            "A projection of the GPU-hours of each paper at its own scale needs a throughput measured on a "
+            "GPU (images per second of model training and stitches per hour of the stitch grid). No GPU has "
+            "been available to this companion's runs yet, so no projection is printed: a number extrapolated "
+            "from a CPU would not be a measurement.", ""]
+    return "\n".join(out)
+
+
 def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> list[Path]:
     """(Re)write the scorecard, its summary, the four part pages, ``_static/results.{csv,json}``
     and the table of contents (``toc``, default ``_toc.yml`` beside the book dir) from the results
@@ -566,6 +620,7 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
                book_dir / "scorecard-summary.md": summary_markdown(records),
                book_dir / "_static" / "results.csv": results_csv(records),
                book_dir / "_static" / "results.json": results_json(records),
+               book_dir / "cost.md": cost_markdown(pages, _bench(book_dir.parent / "benchmarks" / "results.json")),
                Path(toc or book_dir.parent / "_toc.yml"): toc_yaml(book_dir)}
     for paper in PAPERS:
         outputs[book_dir / paper.part / "index.md"] = part_markdown(paper, pages, records)

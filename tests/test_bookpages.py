@@ -110,7 +110,9 @@ def test_counts_csv_and_json_agree_with_the_claims(book):
 def test_part_pages_toc_and_idempotence(book):
     toc_path = book.parent / "_toc.yml"
     written = bookpages.write_pages(book, toc=toc_path)
-    assert len(written) == 9  # scorecard, summary, csv, json, toc, four part pages
+    assert len(written) == 10  # scorecard, summary, csv, json, cost, toc, four part pages
+    cost = (book / "cost.md").read_text()
+    assert "Not measured yet: run `make bench`." in cost and "no projection is printed" in cost
     bansal = (book / "bansal" / "index.md").read_text()
     for fid, _ in bookpages.CATALOGUE:
         assert (f"| {fid} |" in bansal or f"`{fid} <{fid}>`" in bansal) == fid.startswith("B-"), fid
@@ -121,7 +123,7 @@ def test_part_pages_toc_and_idempotence(book):
     files = [c["file"] for c in toc["chapters"]]
     assert toc["root"] == "book/intro"
     assert files == ["book/scorecard", "book/bansal/index", "book/hernandez/index", "book/smith/index",
-                     "book/balogh/index", "book/glossary"]
+                     "book/balogh/index", "book/cost", "book/glossary"]
     assert toc["chapters"][1]["sections"] == [{"file": "book/bansal/B-F2A"}]
     assert "sections" not in toc["chapters"][2]  # H-F2 has results but no page
     assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten
