@@ -34,7 +34,7 @@ from .hardware import as_device, channels_last_ok, resolve_precision
 from .models import CutModel
 from .progress import progress_bar
 from .store import Store, config_key
-from .train import TrainConfig
+from .train import TrainConfig, evaluate
 from .zoo import ModelSpec, load_or_train
 
 INITS = ("dm", "default")
@@ -151,8 +151,6 @@ class _Context:
             model = receiver.load(self.device, self.store, self.root, self.progress)
             batches = data_mod.Batches(self.test, 500, normalisation=receiver.spec.normalisation,
                                        device=self.device, channels_last=channels_last_ok(model))
-            from .train import evaluate
-
             self._receiver_acc[key] = evaluate(model, batches, device=self.device,
                                                precision=self.precision)["accuracy"]
         return self._receiver_acc[key]
@@ -230,16 +228,10 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
             metrics["dm_accuracy"] = _evaluate(ctx, stitched, sc, norm, cached, out_shape)["accuracy"]
         history: list[dict] = []
         if recipe.train.epochs > 0 or recipe.train.steps:
-            if cached or not _is_net(sender):
-                x, y = sc.get("train", out_shape)
-                history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm,
-                                                 device=ctx.device, activations=x, labels=y,
-                                                 desc=f"{sender.name}:{cut_i} -> {receiver.name}:{cut_j}",
-                                                 progress=False)
-            else:
-                history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm,
-                                                 device=ctx.device, desc=f"{sender.name}:{cut_i} -> "
-                                                 f"{receiver.name}:{cut_j}", progress=False)
+            # precomputed activations when they are fixed (or all a tensor source has), else image batches
+            x, y = sc.get("train", out_shape) if cached or not _is_net(sender) else (None, None)
+            history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
+                                             activations=x, labels=y, progress=False)
         result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
         metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], history=history,
                        train_loss=history[-1]["loss"] if history else None,

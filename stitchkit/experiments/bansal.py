@@ -84,18 +84,31 @@ RANDOM_LATE_MIN_PENALTY = 0.20  # random bottom, mean of the last two cuts: "hig
 TRAINED, RANDOM, SELF = "trained (seed 1)", "random bottom", "receiver into itself (control)"
 
 
+def _trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: bool):
+    """The receiver (first seed, loaded), and as senders the receiver itself (the control) and the
+    second seed (loaded); plus both trained models' metrics by name."""
+    receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
+    senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))]
+    metrics = {}
+    for net in (receiver, senders[1]):
+        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+    return receiver, senders, metrics
+
+
+def _extend_presets(cls: type, smoke: dict) -> dict:
+    """B-F2A's presets as presets of ``cls`` (a subclass adding fields), with ``smoke`` changes."""
+    out = {scale: cls(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}) for scale, cfg in PRESETS.items()}
+    out["smoke"] = replace(out["smoke"], **smoke)
+    return out
+
+
 def connectivity(cfg: ConnectivityConfig, scale: str, *, device: torch.device | str | None = None,
                  store=None, progress: bool = True, client=None) -> tuple[pd.DataFrame, dict]:
     """Stitch a second seed, an untrained network and the receiver itself into the receiver
     (seed 0) at every cut. Returns the grid's table (one row per sender and cut) and the
     models' metrics (test accuracy on the full test set, training time and throughput)."""
-    top_seed, bottom_seed = cfg.seeds
-    receiver = Net("receiver", cfg.model(scale, top_seed))
-    senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(scale, bottom_seed)),
-               Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False))]
-    metrics = {}
-    for net in (receiver, senders[1]):
-        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+    receiver, senders, metrics = _trained_pair(cfg, scale, device, store, progress)
+    senders.append(Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
     cuts = receiver.model.cuts
     table = stitch_grid(senders, [receiver], [(c, c) for c in cuts], cfg.recipe(), DataSpec("cifar10"),
                         device=device, store=store, progress=progress, client=client)
@@ -172,9 +185,7 @@ class RandomVsTrainedConfig(ConnectivityConfig):
     cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
 
 
-PRESETS_F5 = {scale: RandomVsTrainedConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__})
-              for scale, cfg in PRESETS.items()}
-PRESETS_F5["smoke"] = replace(PRESETS_F5["smoke"], cka_images=500)
+PRESETS_F5 = _extend_presets(RandomVsTrainedConfig, {"cka_images": 500})
 
 CKA_EARLY_MIN = 0.5  # "CKA also predicts that the early layers ... are 'similar' to a random network"
 AGREEMENT_MAX_RHO = -0.5  # stitching and CKA agree: high CKA where the penalty is low, over cuts
@@ -244,9 +255,7 @@ class KernelSizeConfig(ConnectivityConfig):
     kernel_sizes: tuple[int, ...] = param((1, 3, 5, 7, 9), "stitch conv kernel sizes (paper 1, 3, 5, 7, 9)")
 
 
-PRESETS_F4 = {scale: KernelSizeConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__})
-              for scale, cfg in PRESETS.items()}
-PRESETS_F4["smoke"] = replace(PRESETS_F4["smoke"], kernel_sizes=(1, 3))
+PRESETS_F4 = _extend_presets(KernelSizeConfig, {"kernel_sizes": (1, 3)})
 
 KERNEL_MAX_SPREAD = 0.02  # "minimal impact": at every cut, max - min penalty over kernel sizes
 
@@ -257,11 +266,7 @@ def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | st
     with a spatial map); returns the tables stacked with a ``kernel_size`` column."""
     if any(k < 1 or k % 2 == 0 for k in cfg.kernel_sizes):
         raise ValueError(f"kernel_sizes must be positive odd integers, got {cfg.kernel_sizes}")
-    receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
-    senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))]
-    metrics = {}
-    for net in (receiver, senders[1]):
-        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+    receiver, senders, _ = _trained_pair(cfg, scale, device, store, progress)
     cuts = [c for c in receiver.model.cuts if c != "pool"]  # the pooled vector has no kernel
     tables = []
     for k in cfg.kernel_sizes:
