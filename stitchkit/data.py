@@ -53,7 +53,8 @@ SPLITS = ("train", "test")
 NORMALISATION: dict[str, tuple[tuple[float, ...], tuple[float, ...]] | None] = {
     "cifar": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),  # Bansal, Hernandez
     "half": ((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),  # Smith & Marcu, colour sets
-    "mnist": ((0.1307,), (0.3081,)),  # Smith & Marcu, greyscale
+    "mnist": ((0.1307,), (0.3081,)),  # MNIST, one channel
+    "mnist3": ((0.1307,) * 3, (0.3081,) * 3),  # Smith & Marcu, greyscale MNIST on three channels
     "none": None,  # Balogh & Jelasity
 }
 

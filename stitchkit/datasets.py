@@ -6,6 +6,8 @@ objects-vs-animals task, or a fraction of random labels). Base datasets are regi
 with a loader ``(split, root) -> Split``; ``cifar10`` and ``mnist`` read the data root through
 :mod:`stitchkit.data`, and derived sets (Smith & Marcu's coloured MNIST) register the same way.
 
+A ``size`` resizes every image (bilinear), e.g. 28x28 MNIST sets to VGG19's 32x32.
+
 ``train_split(spec)`` and ``test_split(spec)`` are the one way the zoo and the stitch grid get
 data, so two recipes that name the same spec see the same images. ``fingerprint(spec)`` names
 the data itself (its source's content): the zoo and the grid pass it as the salt of their cache
@@ -17,7 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
+
+import torch
 
 from . import data
 
@@ -72,6 +77,7 @@ class DataSpec:
     labels: str = "none"  # none | objects_vs_animals | random
     label_noise: float = 0.0  # with labels='random': fraction of training labels replaced
     label_seed: int = 0  # seed of the random labels
+    size: int | None = None  # resize images to size x size (bilinear); None = as stored
 
     def __post_init__(self) -> None:
         check_dataset(self.dataset)
@@ -81,6 +87,8 @@ class DataSpec:
             raise ValueError(f"label_noise must be in [0, 1], got {self.label_noise}")
         if self.train_size is not None and self.train_size < 1:
             raise ValueError(f"train_size must be >= 1 or None, got {self.train_size}")
+        if self.size is not None and self.size < 1:
+            raise ValueError(f"size must be >= 1 or None, got {self.size}")
 
 
 def base_split(dataset: str, split: str, root: str | os.PathLike | None = None) -> data.Split:
@@ -88,9 +96,23 @@ def base_split(dataset: str, split: str, root: str | os.PathLike | None = None) 
     return _DATASETS[check_dataset(dataset)][0](split, root)
 
 
+@lru_cache(maxsize=8)
+def _resized(dataset: str, split: str, size: int, root: str | None) -> data.Split:
+    s = base_split(dataset, split, root)
+    x = torch.nn.functional.interpolate(s.images.float(), size=(size, size), mode="bilinear", align_corners=False,
+                                        antialias=True)
+    return data.Split(x.round_().clamp_(0, 255).to(torch.uint8), s.labels, s.classes, s.fingerprint)
+
+
+def _split(spec: DataSpec, split: str, root) -> data.Split:
+    if spec.size is None:
+        return base_split(spec.dataset, split, root)
+    return _resized(spec.dataset, split, spec.size, None if root is None else str(root))
+
+
 def train_split(spec: DataSpec, root: str | os.PathLike | None = None) -> data.Split:
     """The training data ``spec`` describes: subset, then label transform."""
-    split = base_split(spec.dataset, "train", root)
+    split = _split(spec, "train", root)
     if spec.train_size is not None:
         split = split.subset(data.stratified_subset(split.labels, spec.train_size, spec.subset_seed))
     if spec.labels == "random":
@@ -103,7 +125,7 @@ def test_split(spec: DataSpec, size: int | None = None, seed: int = 0,
                root: str | os.PathLike | None = None) -> data.Split:
     """The test data for ``spec``'s task (true labels, remapped for a coarse task); ``size``
     takes a seeded stratified subset."""
-    split = base_split(spec.dataset, "test", root)
+    split = _split(spec, "test", root)
     if size is not None:
         split = split.subset(data.stratified_subset(split.labels, size, seed))
     return _task_labels(split, spec)
@@ -147,3 +169,5 @@ def _task_labels(split: data.Split, spec: DataSpec) -> data.Split:
 
 
 test_split.__test__ = False  # not a pytest test despite its name
+
+from . import colour_mnist  # noqa: E402,F401  (registers Smith & Marcu's coloured-MNIST sets)

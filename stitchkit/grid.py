@@ -202,22 +202,7 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
 
     def compute() -> tuple[dict, dict[str, torch.Tensor]]:
         t0 = time.perf_counter()
-        out_shape = rx.cut_shapes(input_shape)[cut_j]
-        if _is_net(sender):
-            sx = sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
-            stitched = stitching.stitch_models(sx, cut_i, rx, cut_j, kind=recipe.kind, frozen_bn=recipe.frozen_bn,
-                                               stitch_bn=recipe.stitch_bn_mode, kernel_size=recipe.kernel_size,
-                                               seed=recipe.init_seed, device=ctx.device, input_shape=input_shape)
-            norm = sender.spec.normalisation
-        else:
-            x_train, _ = sc.get("train", out_shape)
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(recipe.init_seed)
-                st = stitching.make_stitch(recipe.kind, tuple(x_train.shape[1:]), out_shape,
-                                           kernel_size=recipe.kernel_size)
-            stitched = stitching.StitchedModel(rx, cut_j, rx, cut_j, st.to(ctx.device), frozen_bn=recipe.frozen_bn,
-                                               stitch_bn=recipe.stitch_bn_mode)
-            norm = receiver.spec.normalisation
+        stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, input_shape)
         metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
         if recipe.init == "dm":
             if not _is_net(sender):
@@ -238,9 +223,7 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
                        seconds=time.perf_counter() - t0, precision=ctx.precision)
         return metrics, stitched.stitch.state_dict()
 
-    salt = combined_fingerprint(ctx.data, receiver.spec.data, *([sender.spec.data] if _is_net(sender) else []),
-                                root=ctx.root)  # the identity of every dataset the stitch depends on
-    entry = ctx.store.get_or_compute(spec, compute, salt=salt)
+    entry = ctx.store.get_or_compute(spec, compute, salt=_salt(ctx, sender, receiver))
     m = entry.metrics
     return {"sender": sender.name, "receiver": receiver.name, "cut_i": cut_i, "cut_j": cut_j,
             "control": _is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,
@@ -249,6 +232,50 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
             "dm_penalty": None if m["dm_accuracy"] is None else receiver_acc - m["dm_accuracy"],
             "dm_residual": m["dm_residual"], "train_loss": m["train_loss"], "seconds": m["seconds"],
             "n_test": m["n"], "key": entry.key}
+
+
+def _salt(ctx: _Context, sender: Any, receiver: Net) -> str:
+    """The identity of every dataset a stitch depends on (its task's, the receiver's, the sender's)."""
+    return combined_fingerprint(ctx.data, receiver.spec.data, *([sender.spec.data] if _is_net(sender) else []),
+                                root=ctx.root)
+
+
+def _build(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, cut_i: str, cut_j: str, input_shape):
+    """A fresh stitched model (stitch initialised with the recipe's seed), the normalisation of
+    its input images, and the receiver's activation shape at ``cut_j``."""
+    recipe = ctx.recipe
+    out_shape = rx.cut_shapes(input_shape)[cut_j]
+    if _is_net(sender):
+        sx = sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+        stitched = stitching.stitch_models(sx, cut_i, rx, cut_j, kind=recipe.kind, frozen_bn=recipe.frozen_bn,
+                                           stitch_bn=recipe.stitch_bn_mode, kernel_size=recipe.kernel_size,
+                                           seed=recipe.init_seed, device=ctx.device, input_shape=input_shape)
+        return stitched, sender.spec.normalisation, out_shape
+    x_train, _ = sc.get("train", out_shape)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.init_seed)
+        st = stitching.make_stitch(recipe.kind, tuple(x_train.shape[1:]), out_shape, kernel_size=recipe.kernel_size)
+    # a tensor source feeds the stitch directly: the "sender" half is never run
+    stitched = stitching.StitchedModel(rx, cut_j, rx, cut_j, st.to(ctx.device), frozen_bn=recipe.frozen_bn,
+                                       stitch_bn=recipe.stitch_bn_mode)
+    return stitched, "none", out_shape  # no images to normalise
+
+
+def load_stitched(sender: Any, receiver: Net, cut_i: str, cut_j: str, recipe: StitchRecipe, data: DataSpec, *,
+                  device: torch.device | str | None = None, store: Store | None = None,
+                  root: str | os.PathLike | None = None) -> tuple[stitching.StitchedModel, dict]:
+    """The trained stitched model of one grid row (read from the store; run the grid first) and
+    its metrics. For a tensor-source sender, feed ``stitched.top`` the source's tensors."""
+    ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
+    spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=recipe, data=data)
+    entry = ctx.store.get(spec, salt=_salt(ctx, sender, receiver))
+    if entry is None:
+        raise KeyError(f"no stored stitch {sender.name} -> {receiver.name} at ({cut_i}, {cut_j}); run stitch_grid first")
+    stitched, _, _ = _build(ctx, sender, _SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
+                            tuple(ctx.test.images.shape[1:]))
+    stitched.stitch.load_state_dict(entry.tensors)
+    return stitched.eval(), entry.metrics
 
 
 def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, out_shape) -> dict:

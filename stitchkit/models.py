@@ -16,6 +16,15 @@ Registered builders (``list_models()``):
 - ``resnet10``, ``resnet18``, ``resnet34`` and the 16 small ResNets ``r1111`` ... ``r2222`` of
   Hernandez et al. (digit i = BasicBlocks in stage i): CIFAR stem (3x3 s1 conv + BN + ReLU, no
   max-pool), post-activation BasicBlocks, global average pool, linear head.
+- ``resnet18_imagenet``: Smith & Marcu's torchvision-style ResNet-18 with the ImageNet stem
+  (7x7 stride-2 conv + BN + ReLU + 3x3 stride-2 max-pool), one piece per stage: cuts ``stem``,
+  ``layer1`` ... ``layer4``, ``pool`` (i.e. before layer1 ... before the classifier). On 28x28
+  input the stages see 7x7, 7x7, 4x4, 2x2 and 1x1 maps.
+- ``vgg19``: torchvision's VGG19 without BN, one piece per module of ``features`` (cuts
+  ``features_0`` ... ``features_36``, the output of torchvision's ``features.i``: cut
+  ``features_1`` is "before features.2"), then
+  ``avgpool`` (adaptive 7x7 average pool, flattened; "before classifier.0"); the head is the
+  three-layer classifier (``hidden`` units, dropout 0.5).
 """
 
 from __future__ import annotations
@@ -226,3 +235,56 @@ def _register_small_resnets() -> None:
 
 
 _register_small_resnets()
+
+
+@register_model("resnet18_imagenet")
+def resnet18_imagenet(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    """torchvision-style ResNet-18 with the ImageNet stem (7x7/2 conv, BN, ReLU, 3x3/2 max-pool);
+    cuts at the stem and after each stage (two BasicBlocks), then the pooled vector."""
+    stem = nn.Sequential(nn.Conv2d(in_channels, width, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(width),
+                         nn.ReLU(), nn.MaxPool2d(3, stride=2, padding=1))
+    blocks, c = _stages(BasicBlock, (2, 2, 2, 2), width)
+    layers = [(f"layer{s + 1}", nn.Sequential(*(b for _, b in blocks[2 * s:2 * s + 2]))) for s in range(4)]
+    return CutModel([("stem", stem), *layers, ("pool", Pool())], nn.Linear(c, num_classes))
+
+
+VGG19_LAYOUT = (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M")
+
+
+class _Flatten7(nn.Module):
+    """torchvision VGG's adaptive 7x7 average pool followed by flattening."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d((7, 7))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.flatten(self.pool(x), 1)
+
+
+@register_model("vgg19")
+def vgg19(width: int = 64, num_classes: int = 10, in_channels: int = 3, hidden: int = 4096) -> CutModel:
+    """torchvision's VGG19 (no BN) with channel counts scaled by ``width`` / 64 and ``hidden``
+    units in the classifier's two hidden layers; pieces named like torchvision's modules."""
+    pieces: list[tuple[str, nn.Module]] = []
+    c = in_channels
+    for v in VGG19_LAYOUT:
+        if v == "M":
+            pieces.append((f"features_{len(pieces)}", nn.MaxPool2d(2, 2)))
+        else:
+            out = max(1, v * width // 64)
+            pieces.append((f"features_{len(pieces)}", nn.Conv2d(c, out, 3, padding=1)))
+            pieces.append((f"features_{len(pieces)}", nn.ReLU()))
+            c = out
+    pieces.append(("avgpool", _Flatten7()))
+    head = nn.Sequential(nn.Linear(c * 49, hidden), nn.ReLU(), nn.Dropout(), nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Dropout(), nn.Linear(hidden, num_classes))
+    model = CutModel(pieces, head)
+    for m in model.modules():  # torchvision's VGG initialisation (without it the deep net does not train)
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+    return model

@@ -94,3 +94,58 @@ def layer_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Seq
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < mid else "black")
     ax.figure.colorbar(im, ax=ax, label=cbar_label, fraction=0.046, pad=0.04)
     return ax
+
+
+def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float = 5.0):
+    """Smith & Marcu's Figures 1b/c, C5: one panel per entry of ``panels``, each a dict with
+    ``stats`` (a table with columns ``sender``, ``layer``, ``mean``, ``min``, ``max``, ``sd``:
+    the spread over initialisations), ``band`` ("range": min to max, or "sd": mean ± sd),
+    ``ylabel``, ``panel`` (its title), ``scale`` (multiply values, e.g. 100 for percent) and
+    optionally ``baseline`` (a number or a per-layer sequence, drawn dashed, labelled
+    ``baseline_label``). One line per sender, the band shaded."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(ax_width * len(panels), 4.2), squeeze=False)
+    axes = axes[0]
+    layers = list(dict.fromkeys(panels[0]["stats"]["layer"]))
+    x = np.arange(len(layers))
+    for ax, p in zip(axes, panels):
+        k = p.get("scale", 1.0)
+        for (label, g), colour in zip(p["stats"].groupby("sender", sort=False), PALETTE):
+            g = g.set_index("layer").loc[layers]
+            mean = k * g["mean"].to_numpy(float)
+            lo, hi = ((k * g["min"], k * g["max"]) if p["band"] == "range"
+                      else (mean - k * g["sd"].to_numpy(float), mean + k * g["sd"].to_numpy(float)))
+            ax.plot(x, mean, "o-", color=colour, label=label, ms=4)
+            ax.fill_between(x, np.asarray(lo, float), np.asarray(hi, float), color=colour, alpha=0.15, lw=0)
+        if p.get("baseline") is not None:
+            base = np.broadcast_to(k * np.asarray(p["baseline"], float), (len(layers),))
+            ax.plot(x, base, "k--", lw=1.2, label=p.get("baseline_label", "baseline"))
+        ax.set_ylabel(p["ylabel"])
+        ax.set_title(p.get("panel", ""))
+        if p.get("ylim"):
+            ax.set_ylim(*p["ylim"])
+        ax.legend(frameon=False, fontsize=8, loc=p.get("legend", "best"))
+    return _finish(fig, axes, layers, "stitch point (Layer k: before ResNet layer k)", title)
+
+
+def ours_vs_paper_bars(ours: pd.DataFrame, spread: pd.DataFrame, paper: pd.DataFrame, *, columns: dict[str, str],
+                       ylabel: str, title: str = "", scale: float = 100.0):
+    """A table's numbers beside the paper's: one panel per column (``columns`` maps a column to
+    its panel title), one bar per row of ``ours`` (mean) with ``spread`` (sd) as error bars, and
+    the paper's value as a black diamond."""
+    rows = list(ours.index)
+    x = np.arange(len(rows))
+    fig, axes = plt.subplots(1, len(columns), figsize=(3.6 * len(columns) + 0.6, 3.8), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, (col, label) in zip(axes, columns.items()):
+        err = scale * np.nan_to_num(spread[col].to_numpy(float))
+        ax.bar(x, scale * ours[col].to_numpy(float), yerr=err, color=PALETTE[0], alpha=0.8, capsize=3, label="ours")
+        ax.plot(x, scale * paper.loc[rows, col].to_numpy(float), "kD", ms=6, label="paper")
+        ax.set_title(label)
+        ax.set_xticks(x, rows, rotation=30, ha="right")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel(ylabel)
+    axes[0].legend(frameon=False, fontsize=8, loc="lower left")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

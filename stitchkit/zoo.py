@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from . import data as data_mod
-from .datasets import DataSpec, test_split, train_split
+from .datasets import DataSpec, default_normalisation, test_split, train_split
 from .datasets import fingerprint as data_fingerprint
 from .hardware import as_device, channels_last_ok, resolve_precision, to_memory_format
 from .models import CutModel, build_model
@@ -168,3 +168,49 @@ def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, widt
                      train=_sgd(cfg, seed), options=() if final_bn else (("final_bn", False),),
                      calibrate_bn=0 if trained else cfg["calibrate_bn"])
 
+
+
+# Smith & Marcu: torchvision-style ResNet-18 (ImageNet stem) on 28x28 coloured MNIST, SGD lr 0.1,
+# momentum 0.9, wd 1e-4, batch 128, 4 epochs, no augmentation, constant learning rate (the
+# paper names no schedule); VGG19 (no BN) on the same sets resized to 32x32, SGD lr 1e-2, batch
+# 64, 50 epochs. Colour sets are normalised with mean = std = 0.5, greyscale MNIST with MNIST's.
+SMITH_RESNET18 = {
+    "smoke": {"width": 8, "train_size": 4000, "epochs": 2},
+    "demo": {"width": 16, "train_size": 15_000, "epochs": 4},
+    "paper": {"width": 64, "train_size": None, "epochs": 4},
+}
+SMITH_VGG19 = {
+    "smoke": {"width": 8, "hidden": 64, "train_size": 2000, "epochs": 1},
+    "demo": {"width": 8, "hidden": 512, "train_size": 15_000, "epochs": 4},
+    "paper": {"width": 64, "hidden": 4096, "train_size": None, "epochs": 50},
+}
+SMITH_DATASETS = ("cmnist_correlated", "cmnist_digit", "cmnist_colour", "cmnist_colour_only", "mnist_grey3")
+
+
+def _smith_data(dataset: str, train_size: int | None, size: int | None = None) -> DataSpec:
+    if dataset not in SMITH_DATASETS:
+        raise ValueError(f"unknown Smith & Marcu data set {dataset!r}; valid: {', '.join(SMITH_DATASETS)}")
+    return DataSpec(dataset, train_size=train_size, size=size)
+
+
+def smith_resnet18(scale: str, dataset: str, seed: int = 0, *, width: int | None = None,
+                   epochs: float | None = None, train_size: int | None = None) -> ModelSpec:
+    """Smith & Marcu's ResNet-18 trained on ``dataset`` (one of :data:`SMITH_DATASETS`) at
+    ``scale``; ``width``/``epochs``/``train_size`` override the scale's values."""
+    cfg = dict(SMITH_RESNET18[check_scale(scale)])
+    data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"])
+    train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=128, optimizer="sgd",
+                        lr=0.1, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
+    return ModelSpec(model="resnet18_imagenet", width=width or cfg["width"], data=data,
+                     normalisation=default_normalisation(dataset), seed=seed, train=train)
+
+
+def smith_vgg19(scale: str, dataset: str, seed: int = 0, *, width: int | None = None,
+                epochs: float | None = None, train_size: int | None = None) -> ModelSpec:
+    """Smith & Marcu's VGG19 (no BN) on ``dataset`` resized to 32x32, at ``scale``."""
+    cfg = dict(SMITH_VGG19[check_scale(scale)])
+    data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"], size=32)
+    train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=64, optimizer="sgd",
+                        lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
+    return ModelSpec(model="vgg19", width=width or cfg["width"], data=data, normalisation=default_normalisation(dataset),
+                     seed=seed, train=train, options=(("hidden", cfg["hidden"]),))

@@ -45,3 +45,16 @@ def test_bad_names_are_refused_with_choices():
         build_model("resnet19")
     with pytest.raises(ValueError, match="valid: stem, block1"):
         build_model("resnet18", width=4).forward_to(torch.zeros(1, 3, 32, 32), "layer3")
+
+
+def test_smith_architectures_cut_where_the_paper_cuts():
+    r = build_model("resnet18_imagenet", width=64)
+    assert r.cuts == ("stem", "layer1", "layer2", "layer3", "layer4", "pool")
+    shapes = r.cut_shapes((3, 28, 28))  # ImageNet stem on 28x28: 7x7 after the max-pool
+    assert shapes["stem"] == (64, 7, 7) and shapes["layer2"] == (128, 4, 4) and shapes["layer4"] == (512, 1, 1)
+    assert [type(m).__name__ for m in r.pieces["stem"]] == ["Conv2d", "BatchNorm2d", "ReLU", "MaxPool2d"]
+    v = build_model("vgg19")  # torchvision's layout: the paper's cuts "before features.2/.10/.23/.30, classifier.0"
+    s = v.cut_shapes((3, 32, 32))
+    assert s["features_1"] == (64, 32, 32) and s["features_9"] == (128, 8, 8)
+    assert s["features_22"] == (512, 4, 4) and s["features_29"] == (512, 2, 2) and s["avgpool"] == (25088,)
+    assert sum(isinstance(m, torch.nn.Conv2d) for m in v.modules()) == 16

@@ -57,7 +57,7 @@ def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):
 def test_data_spec_validation_and_label_transforms(tmp_path):
     with pytest.raises(ValueError, match="valid: none, objects_vs_animals, random"):
         DataSpec(labels="coarse")
-    with pytest.raises(ValueError, match="valid: cifar10, mnist"):
+    with pytest.raises(ValueError, match="valid: cifar10, cmnist_colour, .*, mnist, mnist_grey3"):
         DataSpec(dataset="svhn")
     write_cifar_pickles(tmp_path, n_train=50, n_test=20)
     coarse = DataSpec(labels="objects_vs_animals", train_size=20)

@@ -1,0 +1,101 @@
+"""Smith & Marcu: the coloured-MNIST sets, clustered noise, the rank hook and the noise sender."""
+
+import hashlib
+
+import pytest
+import torch
+
+from stitchkit import colour_mnist, data, datasets
+from stitchkit.experiments import smith
+from stitchkit.models import build_model
+
+
+def _digits(n=20, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.zeros(n, 1, 28, 28, dtype=torch.uint8)
+    x[:, :, 8:20, 12:16] = torch.randint(1, 256, (n, 1, 12, 4), generator=g, dtype=torch.uint8)
+    return x
+
+
+def test_colourise_white_digit_on_a_flat_jittered_background():
+    digits, idx = _digits(), torch.arange(20) % 10
+    img = colour_mnist.colourise(digits, idx, torch.Generator().manual_seed(0))
+    assert img.shape == (20, 3, 28, 28) and img.dtype == torch.uint8
+    mask = (digits > 0).expand_as(img)
+    assert (img[mask] == 255).all()  # every non-zero MNIST pixel snapped to white
+    base = torch.tensor(colour_mnist.COLOURS)[idx]
+    for k in range(20):
+        bg = img[k][:, ~mask[k, 0]]  # (3, background pixels)
+        assert (bg == bg[:, :1]).all()  # one flat colour per image
+        assert ((bg[:, 0].int() - base[k]).abs() <= 26).all()  # within 10% of 255 of the base colour
+    flat = colour_mnist.colourise(digits, idx, torch.Generator().manual_seed(0), draw_digit=False)
+    assert (flat == flat[:, :, :1, :1]).all()  # Colour-only: no digit at all
+
+
+def test_clustered_noise_shares_class_bases_between_splits():
+    x_tr, y_tr = colour_mnist.clustered_noise((4, 3, 3), "train", seed=1, per_class=400)
+    x_te, y_te = colour_mnist.clustered_noise((4, 3, 3), "test", seed=1, per_class=400)
+    assert x_tr.shape == (4000, 4, 3, 3) and (x_tr >= 0).all() and (x_tr <= 1).all()
+    assert torch.equal(y_tr, torch.arange(10).repeat_interleave(400))
+    assert not torch.equal(x_tr, x_te)  # fresh noise per split ...
+    means_tr = torch.stack([x_tr[y_tr == c].mean(0) for c in range(10)])
+    means_te = torch.stack([x_te[y_te == c].mean(0) for c in range(10)])
+    assert (means_tr - means_te).abs().max() < 0.05  # ... around the same class bases
+    other, _ = colour_mnist.clustered_noise((4, 3, 3), "train", seed=2, per_class=400)
+    assert (other - x_tr).abs().mean() > 0.2  # another seed, other class bases
+    with pytest.raises(ValueError, match="valid: train, test"):
+        colour_mnist.clustered_noise((4,), "val")
+
+
+def test_noise_sender_regenerates_per_cut():
+    s = smith.NoiseSender("Noise", smith.NoiseSpec(train_per_class=5, test_per_class=2))
+    a, _ = s.tensors("stem", (2, 2, 2), "train")
+    b, _ = s.tensors("layer1", (2, 2, 2), "train")
+    assert a.shape == (50, 2, 2, 2) and not torch.equal(a, b)
+    assert s.tensors("stem", (2, 2, 2), "test")[0].shape == (20, 2, 2, 2)
+
+
+def test_first_layer_after_the_stitch():
+    m = build_model("resnet18_imagenet", width=4)
+    assert smith.first_layer_after(m, "stem") is m.pieces["layer1"][0].conv1
+    assert smith.first_layer_after(m, "layer3") is m.pieces["layer4"][0].conv1
+    assert smith.first_layer_after(m, "pool") is m.head
+
+
+def test_generator_is_pinned_on_synthetic_digits():
+    # the recipe itself (colours, jitter, seeding), independent of any MNIST copy
+    img = colour_mnist.colourise(_digits(), torch.arange(20) % 10, colour_mnist._generator("digit", "test"))
+    assert hashlib.sha256(img.numpy().tobytes()).hexdigest() == (
+        "cfcbe9a2348dd6e838fbc3c5a4b8f26844247730258654ceabe170456323e624")
+
+
+# SHA-256 of the first 16 test images and labels of each set, generated from the MNIST copy whose
+# fingerprint is MNIST_FP (another copy may order the images differently: the test skips).
+MNIST_FP = "e0515a5880441a7e45148b1a31bd9049c5f4e338d078608e3942b3792e12b629"
+PINNED = {
+    "cmnist_correlated": "50c6b08ecf2ee76667d3b1f70689edf1a0facd3390b66b4ab8d545fb673a53c2",
+    "cmnist_digit": "c59d853131cc835be77587cd174c6188d8ef2c7bc170dc911c3d9a33652ef42a",
+    "cmnist_colour": "af6aed49def4120d939463ea22df40b96e528b1c7d22383ff19290a120cbc3b1",
+    "cmnist_colour_only": "b025c7268f61d0f7323a75fb60b679edfaa6ca2c61794fad6a63e36502ebeec3",
+    "mnist_grey3": "90c29823b4b48b85f9e4b6e6f6dc5784af11ff6d427fdc385501e2aec7f8a410",
+}
+
+
+@pytest.mark.parametrize("name", list(PINNED))
+def test_generated_sets_are_pinned(name):
+    try:
+        mnist = data.load("mnist", "test")
+    except data.DataNotFoundError:
+        pytest.skip("MNIST not found in the data root (set STITCHKIT_DATA_ROOT; `make test` does)")
+    if mnist.fingerprint != MNIST_FP:
+        pytest.skip("a different MNIST copy: the pinned images are for the shared offline copy")
+    split = datasets.base_split(name, "test")
+    assert split.images.shape == (10_000, 3, 28, 28) and split.num_classes == 10
+    digest = hashlib.sha256(split.images[:16].numpy().tobytes() + split.labels[:16].numpy().tobytes()).hexdigest()
+    assert digest == PINNED[name]
+    corner = split.images[:, :, 0, 0].to(torch.int32)  # the background colour of every image
+    colour = (corner[:, None, :] - torch.tensor(colour_mnist.COLOURS, dtype=torch.int32)).abs().sum(-1).argmin(1)
+    if name in ("cmnist_correlated", "cmnist_colour", "cmnist_colour_only"):
+        assert torch.equal(colour, split.labels)  # the target is the colour (= the digit for Correlated)
+    if name in ("cmnist_digit", "cmnist_colour"):  # colour independent of the digit: all 100 pairs occur
+        assert len(set(zip(mnist.labels.tolist(), colour.tolist()))) == 100
