@@ -263,9 +263,15 @@ class _Flatten7(nn.Module):
 
 
 @register_model("vgg19")
-def vgg19(width: int = 64, num_classes: int = 10, in_channels: int = 3, hidden: int = 4096) -> CutModel:
+def vgg19(width: int = 64, num_classes: int = 10, in_channels: int = 3, hidden: int = 4096,
+          init: str = "torchvision") -> CutModel:
     """torchvision's VGG19 (no BN) with channel counts scaled by ``width`` / 64 and ``hidden``
-    units in the classifier's two hidden layers; pieces named like torchvision's modules."""
+    units in the classifier's two hidden layers; pieces named like torchvision's modules.
+    ``init``: ``torchvision`` (Kaiming-normal fan-out convs, N(0, 0.01) linear layers) or
+    ``fan_in`` (Kaiming-normal fan-in for every layer; thin, briefly trained networks stay at
+    chance with torchvision's)."""
+    if init not in ("torchvision", "fan_in"):
+        raise ValueError(f"unknown init {init!r}; valid: torchvision, fan_in")
     pieces: list[tuple[str, nn.Module]] = []
     c = in_channels
     for v in VGG19_LAYOUT:
@@ -280,11 +286,13 @@ def vgg19(width: int = 64, num_classes: int = 10, in_channels: int = 3, hidden: 
     head = nn.Sequential(nn.Linear(c * 49, hidden), nn.ReLU(), nn.Dropout(), nn.Linear(hidden, hidden), nn.ReLU(),
                          nn.Dropout(), nn.Linear(hidden, num_classes))
     model = CutModel(pieces, head)
-    for m in model.modules():  # torchvision's VGG initialisation (without it the deep net does not train)
-        if isinstance(m, nn.Conv2d):
-            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+    for m in model.modules():  # PyTorch's default initialisation leaves the deep no-BN net untrainable
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
             nn.init.zeros_(m.bias)
-        elif isinstance(m, nn.Linear):
-            nn.init.normal_(m.weight, 0, 0.01)
-            nn.init.zeros_(m.bias)
+            if init == "fan_in":
+                nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="relu")
+            elif isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            else:
+                nn.init.normal_(m.weight, 0, 0.01)
     return model
