@@ -174,6 +174,7 @@ class Run:
         markdown, and close it (so it is not also shown bare)."""
         import matplotlib.pyplot as plt
 
+        fig.set_dpi(FIGURE_DPI)  # the page scales it to its width; the link opens it at full size
         _glue(key, fig)
         plt.close(fig)
 
@@ -206,6 +207,9 @@ class Run:
         path = Path(path or os.environ.get(RESULTS_ENV) or default)
         atomic_write_json(path, self.to_dict())
         return path
+
+
+FIGURE_DPI = 150
 
 
 def _glue(key: str, value: Any) -> None:
