@@ -99,3 +99,67 @@ def test_generated_sets_are_pinned(name):
         assert torch.equal(colour, split.labels)  # the target is the colour (= the digit for Correlated)
     if name in ("cmnist_digit", "cmnist_colour"):  # colour independent of the digit: all 100 pairs occur
         assert len(set(zip(mnist.labels.tolist(), colour.tolist()))) == 100
+
+
+# --- verdict logic on synthetic tables (no training) ----------------------------------------
+
+
+def _into_digit_table(acc, *, self_acc=0.97, baseline=0.95, inits=3):
+    rows = []
+    for k in range(inits):
+        for s in smith.FIG1_SENDERS:
+            for c in smith.CUTS:
+                a = self_acc if s == smith.RECEIVER else acc
+                rows.append({"init": k, "sender": s, "cut": c, "layer": smith.CUT_LABELS[c], "accuracy": a,
+                             "baseline": baseline, "rank": 10 + k + (20 if s != smith.RECEIVER else 0),
+                             "baseline_rank": 12})
+    import pandas as pd
+    return pd.DataFrame(rows)
+
+
+def _verdict(claim, scale="demo"):
+    from stitchkit.results import Claim
+    return Claim(claim["key"], claim["text"], claim["criterion"].text, claim["paper"], claim["ours"],
+                 claim["criterion"].holds, scale, tuple(claim.get("controls", ()))).verdict
+
+
+def test_compatibility_verdicts_follow_the_criterion_and_the_control():
+    _, ok = smith.compatibility_summary(_into_digit_table(0.96), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(ok) == "reproduced"
+    _, below = smith.compatibility_summary(_into_digit_table(0.94), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(below) == "not reproduced"
+    # the receiver stitched into itself falls short of its own accuracy: the recipe is too weak to judge
+    _, weak = smith.compatibility_summary(_into_digit_table(0.94, self_acc=0.90), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(weak) == "inconclusive at this scale"
+    assert _verdict(ok, "smoke") == "not assessed at smoke scale"
+
+
+def test_rank_separation_uses_the_spread_over_initialisations():
+    numbers, claim = smith.rank_summary(_into_digit_table(0.96))
+    assert numbers["rank_gap_colour_layer2"] == 20  # Colour 30-32 vs Digit 10-12
+    assert _verdict(claim) == "reproduced"  # gap 20 >> sd 1 + sd 1
+
+
+def test_contradiction_table_and_paper_scale_claim():
+    import pandas as pd
+    rows = []
+    for k in range(2):
+        for m, (b, r, s) in {"Correlated": (1.0, 0.99, 0.98), "Digit": (0.95, 0.98, 0.98),
+                             "Colour": (1.0, 0.99, 0.99), "Colour-only": (0.7, 0.99, 0.98)}.items():
+            rows.append({"init": k, "model": m, "base": b, "digit_receiver": r, "digit_sender": s})
+    table = pd.DataFrame(rows)
+    numbers, claims, side = smith.contradiction_summary(table, "demo")
+    assert [c["key"] for c in claims] == ["contradiction", "self_stitch_gain"]
+    assert all(_verdict(c) == "reproduced" for c in claims)
+    assert side.loc["Colour-only", "base (paper)"] == 0.686 and side.loc["Digit", "base (ours)"] == "0.950 ± 0.000"
+    _, paper_claims, _ = smith.contradiction_summary(table, "paper")
+    assert paper_claims[-1]["key"] == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
+
+
+def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
+    import pandas as pd
+    rows = [{"init": k, "model": m, "cut": c, "layer": smith.VGG_CUT_LABELS[c], "accuracy": 0.99 if k else 0.5,
+             "whole": 0.95 if m != "Colour" else 0.6, "rank": 1, "baseline_rank": 1}
+            for k in range(2) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
+    _, claims = smith.vgg_summary(pd.DataFrame(rows))
+    assert {_verdict(c) for c in claims} == {"inconclusive at this scale"}
