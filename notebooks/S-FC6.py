@@ -24,8 +24,9 @@
 # between initialisations (40-80% in a follow-up); the rank after the stitch differs from the
 # rank the Digit model's own data produces.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about ten minutes on
-# 2 CPU cores; `paper` (full-width VGG19s, 50 epochs) a GPU.
+# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about 19 minutes on
+# 2 CPU cores from an empty cache (a third of it training 12 VGG19s); `paper` (full-width
+# VGG19s, 50 epochs) a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper

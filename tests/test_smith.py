@@ -151,7 +151,8 @@ def test_contradiction_table_and_paper_scale_claim():
     numbers, claims, side = smith.contradiction_summary(table, "demo")
     assert [c["key"] for c in claims] == ["contradiction", "self_stitch_gain"]
     assert all(_verdict(c) == "reproduced" for c in claims)
-    assert side.loc["Colour-only", "base (paper)"] == 0.686 and side.loc["Digit", "base (ours)"] == "0.950 ± 0.000"
+    assert side.loc["Colour-only", ("base accuracy", "paper")] == 0.686
+    assert side.loc["Digit", ("base accuracy", "ours")] == "0.950 ± 0.000"
     _, paper_claims, _ = smith.contradiction_summary(table, "paper")
     assert paper_claims[-1]["key"] == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
 

@@ -53,6 +53,7 @@ TC1_MODELS = ("Correlated", "Digit", "Colour", "Colour-only")  # Table C1 rows
 PAPER_TC1 = pd.DataFrame({"base": [0.999, 0.978, 1.000, 0.686], "digit_receiver": [0.999, 0.995, 0.999, 0.999],
                           "digit_sender": [0.981, 0.996, 1.000, 0.985]}, index=list(TC1_MODELS))
 PAPER_MNIST_BASELINE = (0.990, 0.001)
+TC1_HEADINGS = {"base": "base accuracy", "digit_receiver": "'Digit' is receiver", "digit_sender": "'Digit' is sender"}
 
 # Verdict criteria, fixed before any run (accuracies as fractions).
 CONTROL_TOL = 0.005  # the Digit receiver stitched into itself must reach its own accuracy minus this
@@ -440,9 +441,10 @@ def contradiction_summary(table: pd.DataFrame, scale: str) -> tuple[dict, list[d
     mean, sd = g[["base", "digit_receiver", "digit_sender"]].mean(), g[["base", "digit_receiver", "digit_sender"]].std(ddof=1)
     side = pd.DataFrame(index=list(TC1_MODELS))
     for col in ("base", "digit_receiver", "digit_sender"):
-        side[f"{col} (paper)"] = PAPER_TC1[col]
-        side[f"{col} (ours)"] = [f"{mean.loc[m, col]:.3f} ± {0 if np.isnan(sd.loc[m, col]) else sd.loc[m, col]:.3f}"
-                                 for m in TC1_MODELS]
+        side[(TC1_HEADINGS[col], "paper")] = PAPER_TC1[col]
+        side[(TC1_HEADINGS[col], "ours")] = [
+            f"{mean.loc[m, col]:.3f} ± {0 if np.isnan(sd.loc[m, col]) else sd.loc[m, col]:.3f}" for m in TC1_MODELS]
+    side.columns = pd.MultiIndex.from_tuples(side.columns)
     n = int(table.init.nunique())
     a = mean.loc["Colour-only", "digit_receiver"] - mean.loc["Digit", "base"]
     b = mean.loc["Colour-only", "digit_sender"] - mean.loc["Colour-only", "base"]
