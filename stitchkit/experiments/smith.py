@@ -591,8 +591,8 @@ def vgg_noise(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None, de
         digit = Net("Digit", cfg.model(scale, "Digit", k))
         digit_data = digit.spec.data
         dx = digit.load(device_, store, None, True)
-        base_rank = {c: _rank_on_images(dx, c, DataSpec(digit_data.dataset, size=digit_data.size),
-                                        digit.spec.normalisation, cfg.rank_images, device_) for c in VGG_CUTS}
+        base_rank = {c: baseline_rank(dx, c, DataSpec(digit_data.dataset, size=digit_data.size),
+                                      digit.spec.normalisation, cfg.rank_images, device_) for c in VGG_CUTS}
         for name in VGG_MODELS:
             net = Net(name, cfg.model(scale, name, k))
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)  # the model's own task
@@ -605,13 +605,6 @@ def vgg_noise(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None, de
                                                    device=device),
                              "baseline_rank": base_rank[r.cut_i]})
     return pd.DataFrame(rows)
-
-
-def _rank_on_images(model: CutModel, cut: str, data: DataSpec, normalisation: str, n: int, device) -> int:
-    test = test_split(data, n)
-    batches = data_mod.Batches(test, 250, normalisation=normalisation, device=device,
-                               channels_last=channels_last_ok(model))
-    return numerical_rank(_layer_output(model, first_layer_after(model, cut), (x for x, _ in batches)))
 
 
 def vgg_summary(table: pd.DataFrame) -> tuple[dict, list[dict]]:
