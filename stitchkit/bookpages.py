@@ -401,7 +401,8 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
         verdicts = [r["verdict"] for r in records if r["id"] == fid and r["verdict"] in VERDICTS]
         cell = " ".join(badge(v, v if verdicts.count(v) == 1 else f"{verdicts.count(v)} × {v}")
                         for v in VERDICTS if v in verdicts) or (
-            "no claim assessed" if page.results.get("claims") else "shows data; makes no claim")
+            "no claim assessed" if page.results.get("claims") else
+            "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")
         body.append([_link(page.doc, fid, paper.part), title, cell, f"`{page.results.get('scale', '?')}`",
                      _date(page.results), _minutes(page.wall_seconds)])
     walls = [p.wall_seconds for p in mine.values() if p.wall_seconds is not None]

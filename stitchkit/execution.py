@@ -221,8 +221,9 @@ def result_box(results: Mapping[str, Any]) -> str:
     """The admonition that opens every page: each claim, the paper's value, ours, the verdict."""
     claims = results.get("claims", [])
     if not claims:
+        role = results.get("role") or "This page shows the data the other pages use"
         return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n"
-                "This page shows the data the other pages use; it makes no claim of its own.\n:::")
+                f"{role.rstrip('.')}; it makes no claim of its own.\n:::")
     rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")

@@ -149,3 +149,67 @@ def ours_vs_paper_bars(ours: pd.DataFrame, spread: pd.DataFrame, paper: pd.DataF
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: str = "", ax_width: float = 4.6):
+    """One panel per receiver (column ``receiver``): stitching penalty (points) per cut, one line
+    per sender; solid after fine-tuning, dotted after direct matching only; the ``control``
+    sender (the receiver into itself) in black (Bansal et al. Fig. 2C and 3 layout)."""
+    receivers = list(dict.fromkeys(table["receiver"]))
+    cuts = list(dict.fromkeys(table["cut"]))
+    senders = list(dict.fromkeys(table["sender"]))
+    x = np.arange(len(cuts))
+    fig, axes = plt.subplots(1, len(receivers), figsize=(ax_width * len(receivers) + 1.5, 4.4), squeeze=False,
+                             sharey=True)
+    axes = axes[0]
+    others = iter(PALETTE * 2)
+    colours = {s: ("black" if s == control else next(others)) for s in senders}
+    for ax, rx in zip(axes, receivers):
+        for s in senders:
+            g = table[(table["receiver"] == rx) & (table["sender"] == s)]
+            if g.empty:
+                continue
+            g = g.set_index("cut").loc[cuts]
+            ax.plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colours[s], label=s, ms=4,
+                    lw=1.0 if s == control else 1.6)
+            if "dm_penalty" in g and g.dm_penalty.notna().all():
+                ax.plot(x, 100 * g.dm_penalty.to_numpy(float), ":", color=colours[s], alpha=0.6)
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_title(f"into {rx}", fontsize=10)
+        ax.legend(frameon=False, fontsize=8, loc="upper left")
+    axes[0].set_ylabel("stitching penalty (points of test accuracy)\nbelow 0: the bottom improves the top")
+    return _finish(fig, axes, cuts, "stitch point (bottom layer = top layer)", title)
+
+
+def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = "", ax_width: float = 4.6):
+    """Linear CKA between each sender and its receiver per cut (column ``cka``), one panel per
+    receiver, the ``control`` sender left out (its CKA is 1 by definition)."""
+    t = table[table["sender"] != control] if control else table
+    receivers = list(dict.fromkeys(t["receiver"]))
+    cuts = list(dict.fromkeys(t["cut"]))
+    x = np.arange(len(cuts))
+    fig, axes = plt.subplots(1, len(receivers), figsize=(ax_width * len(receivers) + 1.5, 4.0), squeeze=False,
+                             sharey=True)
+    axes = axes[0]
+    for ax, rx in zip(axes, receivers):
+        for (s, g), colour in zip(t[t["receiver"] == rx].groupby("sender", sort=False), PALETTE * 2):
+            g = g.set_index("cut").loc[cuts]
+            ax.plot(x, g.cka.to_numpy(float), "o-", color=colour, label=s, ms=4)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"with {rx}", fontsize=10)
+        ax.legend(frameon=False, fontsize=8)
+    axes[0].set_ylabel("linear CKA with the top (0-1)")
+    return _finish(fig, axes, cuts, "layer (cut)", title)
+
+
+def cka_lines(table: pd.DataFrame, *, by: str = "pair", title: str = "", ax_width: float = 7.0):
+    """Linear CKA (0-1) per cut, one line per value of column ``by`` (Bansal et al. App. B.2)."""
+    cuts = list(dict.fromkeys(table["cut"]))
+    x = np.arange(len(cuts))
+    fig, ax = plt.subplots(figsize=(ax_width, 4.2))
+    for (name, g), colour in zip(table.groupby(by, sort=False), PALETTE):
+        ax.plot(x, g.set_index("cut").loc[cuts].cka.to_numpy(float), "o-", color=colour, label=name, ms=4)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("linear CKA between the two networks (0-1)")
+    ax.legend(frameon=False, fontsize=9)
+    return _finish(fig, [ax], cuts, "layer (cut)", title)

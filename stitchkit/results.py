@@ -140,10 +140,12 @@ class Claim:
 class Run:
     """Collects one notebook run's numbers and claims and writes them as JSON."""
 
-    def __init__(self, figure_id: str, scale: str, params: Any, seed: int | None = None) -> None:
+    def __init__(self, figure_id: str, scale: str, params: Any, seed: int | None = None, *,
+                 role: str | None = None) -> None:
+        """``role``: for a page that makes no claim, what it does instead (its result box says it)."""
         from .scales import check_scale
 
-        self.figure_id, self.scale = figure_id, check_scale(scale)
+        self.figure_id, self.scale, self.role = figure_id, check_scale(scale), role
         self.params = asdict(params) if is_dataclass(params) else dict(params)
         self.numbers: dict[str, Any] = {}
         self.claims: list[Claim] = []
@@ -199,7 +201,7 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1)},
-                "numbers": self.numbers,
+                "numbers": self.numbers, **({"role": self.role} if self.role else {}),
                 "claims": [{**asdict(c), "verdict": c.verdict} for c in self.claims]}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:

@@ -150,19 +150,34 @@ BANSAL_RESNET18 = {
 
 def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, width_factor: float = 1.0,
                     train_size: int | None = None, labels: str = "none", label_noise: float = 0.0,
-                    epochs: float | None = None, trained: bool = True, final_bn: bool = True) -> ModelSpec:
+                    epochs: float | None = None, length_factor: float = 1.0, trained: bool = True,
+                    final_bn: bool = True) -> ModelSpec:
     """Bansal et al.'s ResNet-18 at ``scale``: ``width`` overrides the scale's base width,
     ``width_factor`` scales it (x0.5, x2); ``train_size``/``labels``/``label_noise`` pick the
-    training data; ``epochs`` overrides the training length; ``trained=False`` is the random
-    network with recalibrated BN statistics."""
+    training data; ``epochs`` overrides the training length and ``length_factor`` scales it
+    (epochs or steps, the schedule's milestones with it: B-F3B's 40/80/160 epochs are factors
+    0.5/1/2); ``trained=False`` is the random network with recalibrated BN statistics."""
     cfg = dict(BANSAL_RESNET18[check_scale(scale)])
     base = width if width is not None else cfg["width"]
     w = max(1, int(round(base * width_factor)))
+    if length_factor <= 0:
+        raise ValueError(f"length_factor must be > 0, got {length_factor}")
     if epochs is not None:
         cfg.update(epochs=epochs, steps=None)
+    full = cfg["train_size"] or data_mod.KNOWN_SHAPES["cifar10"][0]
+    size = train_size if train_size is not None and train_size < full else None
+    if size is not None and not cfg.get("steps"):
+        # the paper trains every ResNet for the same number of steps, whatever its sample size:
+        # on fewer images, the scale's epochs of its full training set become steps
+        cfg.update(steps=max(1, int(cfg["epochs"] * (full // 128))), epochs=0.0)
+    if length_factor != 1.0:
+        if cfg.get("steps"):
+            cfg["steps"] = max(1, int(round(cfg["steps"] * length_factor)))
+        else:
+            cfg["epochs"] = cfg["epochs"] * length_factor
     if not trained:
         cfg.update(epochs=0.0, steps=None)
-    data = DataSpec("cifar10", train_size=train_size if train_size is not None else cfg["train_size"],
+    data = DataSpec("cifar10", train_size=size if size is not None else cfg["train_size"],
                     labels=labels, label_noise=label_noise, label_seed=seed)
     return ModelSpec(model="preact_resnet18", width=w, data=data, normalisation="cifar", seed=seed,
                      train=_sgd(cfg, seed), options=() if final_bn else (("final_bn", False),),

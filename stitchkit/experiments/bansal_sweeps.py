@@ -1,0 +1,518 @@
+"""Bansal et al. 2021, Sections 5-6: weaker or stronger bottoms stitched into one top.
+
+Each figure varies one thing about the bottom (sender) network and stitches it into a fixed top
+(receiver) at several cuts, with the receiver stitched into itself as the convergence control
+and the linear CKA between bottom and top at each cut beside the penalty:
+
+- B-F2C, number of samples: bottoms trained on 5k, 25k and 50k images into a 10k top;
+- B-F3A, label distribution: objects-vs-animals labels, 10/50/100% random labels into a normal top;
+- B-F3B, training time: the same run trained for 0.5x, 1x and 2x the recipe's length (the paper's
+  40/80/160 epochs) into the 1x network;
+- B-F3C, width: x0.25, x1 and x2 widths, every ordered pair.
+
+Models come from :func:`stitchkit.zoo.bansal_resnet18`; the paper trains every ResNet for the
+same number of SGD steps whatever its sample size (App. A.2), and so does the zoo. Stitches are
+B-F2A's recipe (:class:`stitchkit.experiments.bansal.ConnectivityConfig`), so the seed-0
+network's stitches and models are shared with B-F2A, B-F4 and B-F5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import similarity, zoo
+from ..datasets import DataSpec, test_split
+from ..grid import Net, stitch_grid
+from ..results import Control, at_least, at_most, within
+from ..scales import figure_config, param
+from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
+
+SELF = "receiver into itself (control)"
+IMPROVE_MIN = 1.0  # points: a stronger bottom "improves" the top when it gains at least this
+SIMILAR_MAX = 2.0  # points: bottoms "perform similarly" at a cut when |penalty| is at most this
+DEGRADE_MIN = 2.0  # points: a weaker bottom "degrades" when its mid-layer penalty exceeds a stronger one's by this
+CONVERGE_MIN = 1.0  # points: "early layers converge first": late minus early penalty of the short run
+
+
+@dataclass(frozen=True)
+class BottomsConfig(ConnectivityConfig):
+    """B-F2A's models and stitch recipe, a subset of cuts, and CKA images."""
+
+    cuts: tuple[str, ...] | None = param(None, "cuts to stitch at (e.g. ['stem', 'block3']); None: every cut")
+    cka_images: int = param(2000, "test images for the per-layer CKA between bottom and top", ge=10, le=10_000)
+
+    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
+        """The zoo's ResNet-18 with this config's width and length, and ``changes`` (data, length)."""
+        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
+                                   **changes)
+
+
+# Demo: six of the ten cuts (two early, two middle, two late) keep each page within minutes.
+DEMO_CUTS = ("stem", "block1", "block3", "block5", "block7", "pool")
+SMOKE_CUTS = ("block1", "block5")
+
+
+def _presets(cls: type, **per_scale: dict) -> dict:
+    """B-F2A's presets as presets of ``cls``, with the sweep's cut subsets and ``per_scale`` changes."""
+    out = {}
+    for scale, cfg in PRESETS.items():
+        values = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
+        values.update(cuts={"smoke": SMOKE_CUTS, "demo": DEMO_CUTS}.get(scale),
+                      cka_images=500 if scale == "smoke" else 2000, **per_scale.get(scale, {}))
+        out[scale] = cls(**values)
+    return out
+
+
+def _grams(spec: zoo.ModelSpec, cuts, images, device, store, progress) -> dict[str, torch.Tensor]:
+    model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+    acts = similarity.model_activations(model, images, cuts, normalisation=spec.normalisation, device=device)
+    return {cut: similarity.centered_gram(similarity.flat(h)) for cut, h in acts.items()}
+
+
+def cka_per_cut(a: zoo.ModelSpec, b: zoo.ModelSpec, cuts, n_images: int, *, device=None, store=None,
+                progress: bool = True) -> dict[str, float]:
+    """Linear CKA (Gram form, float64) between models ``a`` and ``b`` at each cut, on the first
+    ``n_images`` of a stratified CIFAR-10 test subset."""
+    images = test_split(DataSpec("cifar10"), n_images, seed=0).images
+    ga, gb = (_grams(s, cuts, images, device, store, progress) for s in (a, b))
+    return {cut: similarity.cka_from_grams(ga[cut], gb[cut]) for cut in cuts}
+
+
+def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, senders: dict[str, zoo.ModelSpec], *,
+                     receiver_name: str = "top", device=None, store=None, progress: bool = True,
+                     client=None) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Stitch every sender (and the receiver itself, the control) into ``receiver`` at
+    ``cfg.cuts`` (each sender cut into the same receiver cut). Returns the grid's table with
+    ``cut``, ``receiver`` and ``cka`` (linear CKA between sender and receiver at that cut)
+    columns, and every model's test accuracy on its own task by name."""
+    probe = zoo.build(receiver, num_classes=10, in_channels=3)  # untrained: checks the cuts before any training
+    cuts = list(cfg.cuts or probe.cuts)
+    for cut in cuts:
+        probe.check_cut(cut)
+    rx = Net(receiver_name, receiver)
+    rx.model, _ = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
+    nets = [Net(SELF, receiver)] + [Net(name, spec) for name, spec in senders.items()]
+    accuracy = {}
+    for net in [rx, *nets[1:]]:
+        _, metrics = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+        accuracy[net.name] = metrics["test"]["accuracy"]
+    table = stitch_grid(nets, [rx], [(c, c) for c in cuts], cfg.recipe(), DataSpec("cifar10"), device=device,
+                        store=store, progress=progress, client=client)
+    table = table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
+    images = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0).images
+    top = _grams(receiver, cuts, images, device, store, progress)
+    cka = {SELF: {cut: 1.0 for cut in cuts}}
+    for name, spec in senders.items():
+        g = _grams(spec, cuts, images, device, store, progress)
+        cka[name] = {cut: similarity.cka_from_grams(g[cut], top[cut]) for cut in cuts}
+    table["cka"] = [cka[row.sender][row.cut] for row in table.itertuples()]
+    table["receiver"] = receiver_name
+    return table, accuracy
+
+
+def _pen(table: pd.DataFrame, sender: str, receiver: str | None = None) -> pd.Series:
+    """Penalty in points per cut (in cut order) of one sender (into one receiver)."""
+    t = table[table.sender == sender]
+    if receiver is not None:
+        t = t[t.receiver == receiver]
+    return 100 * t.set_index("cut").penalty
+
+
+def _thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """Early, middle and late cuts (the first and last third; the middle the rest)."""
+    k = len(cuts) // 3
+    return cuts[:k], cuts[k:len(cuts) - k], cuts[len(cuts) - k:]
+
+
+def _control(table: pd.DataFrame) -> tuple[Control, float]:
+    self_max = float(100 * table[table.sender == SELF].penalty.max())
+    return Control.of("receiver stitched into itself at every cut (an exact stitch exists)",
+                      at_most(self_max, 100 * CONTROL_FLOOR, "max self-stitch penalty"),
+                      f"max {self_max:.2f} points"), self_max
+
+
+def _numbers(table: pd.DataFrame, accuracy: dict[str, float], keys: dict[str, str],
+             cfg: BottomsConfig) -> dict[str, float]:
+    """Per-sender, per-cut penalty and CKA and every model's accuracy, under short keys."""
+    out = {f"accuracy_{keys[name]}": 100 * acc for name, acc in accuracy.items() if name in keys}
+    out["cka_images_used"] = cfg.cka_images
+    for name, g in table.groupby("sender", sort=False):
+        for row in g.itertuples():
+            tag = keys[name] + (f"_into_{keys[row.receiver]}" if table.receiver.nunique() > 1 else "")
+            out[f"penalty_{tag}_{row.cut}"] = 100 * row.penalty
+            out[f"cka_{tag}_{row.cut}"] = row.cka
+    return out
+
+
+def accuracy_table(accuracy: dict[str, float]) -> pd.DataFrame:
+    """Each model's test accuracy (%) on its own task, for display."""
+    return pd.DataFrame({"test accuracy (%)": {k: round(100 * v, 2) for k, v in accuracy.items()}})
+
+
+def per_cut(table: pd.DataFrame, value: str = "penalty") -> pd.DataFrame:
+    """``value`` ('penalty' in points, or 'cka') per cut (rows; per receiver when there are
+    several) and sender (columns), for display."""
+    view = table.assign(penalty=(100 * table.penalty).round(2), cka=table.cka.round(3))
+    index = ["receiver", "cut"] if table.receiver.nunique() > 1 else ["cut"]
+    return view.pivot_table(index=index, columns="sender", values=value, sort=False)
+
+
+def title(cfg: BottomsConfig, scale: str) -> str:
+    width = cfg.width or zoo.BANSAL_RESNET18[scale]["width"]
+    return f"Pre-activation ResNet-18 (width {width}) on CIFAR-10, scale '{scale}'"
+
+
+# --------------------------------------------------------------------------------------------
+# B-F2C: number of samples
+
+
+@figure_config("B-F2C")
+@dataclass(frozen=True)
+class SamplesConfig(BottomsConfig):
+    """B-F2C: bottoms trained on more or fewer images stitched into a top trained on 10k."""
+
+    top_samples: int = param(10_000, "training images of the top (paper 10k)", ge=1, le=50_000)
+    bottom_samples: tuple[int, ...] = param((5_000, 25_000, 50_000), "training images of each bottom "
+                                            "(paper 5k, 10k, 25k; 50k added)")
+
+
+PRESETS_F2C = _presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
+
+
+def _k(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def samples(cfg: SamplesConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+    """The top (seed 0, ``top_samples`` images) and bottoms (seed 1, each sample size)."""
+    top = cfg.variant(scale, cfg.seeds[0], train_size=cfg.top_samples)
+    bottoms = {f"{_k(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
+    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name=f"top ({_k(cfg.top_samples)} samples)", **kw)
+
+
+def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> tuple[dict, list[dict]]:
+    cuts = list(dict.fromkeys(table.cut))
+    early, mid, _ = _thirds(cuts)
+    names = {n: f"{_k(n)} samples" for n in cfg.bottom_samples}
+    keys = {SELF: "self", **{v: f"n{_k(n)}" for n, v in names.items()}, table.receiver.iloc[0]: "top"}
+    numbers = _numbers(table, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = _control(table)
+    more = [n for n in cfg.bottom_samples if n > cfg.top_samples]
+    fewest, most = min(cfg.bottom_samples), max(cfg.bottom_samples)
+    claims = []
+    if more:
+        worst = max(_pen(table, names[n]).max() for n in more)
+        best_n = min(more)  # the paper's 25k: the smallest bottom with more samples than the top
+        gain = -_pen(table, names[best_n]).min()
+        numbers.update(more_max_penalty=worst, improvement=gain)
+        claims += [
+            dict(key="compatible", text="Bottoms trained on more samples are stitching compatible with the top",
+                 criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over cuts of the bottoms "
+                                   f"with more samples than the top ({', '.join(names[n] for n in more)})"),
+                 paper="all stitching compatible (Fig. 2C)", ours=f"max {worst:.2f} points", controls=[control]),
+            dict(key="improves", text=f"A bottom trained on more samples ({names[best_n]}) improves on the "
+                                      f"{_k(cfg.top_samples)}-sample top",
+                 criterion=at_least(gain, IMPROVE_MIN, f"gain over the top at the best cut (minus the penalty)"),
+                 paper="negative penalty: the 25k bottom improves on the 10k top (Fig. 2C)",
+                 ours=f"gain {gain:.2f} points (at {_pen(table, names[best_n]).idxmin()})", controls=[control]),
+        ]
+    early_max = max(_pen(table, name)[early].abs().max() for name in names.values())
+    degrade = _pen(table, names[fewest])[mid].mean() - _pen(table, names[most])[mid].mean()
+    numbers.update(early_max_abs_penalty=early_max, mid_degradation=degrade)
+    claims += [
+        dict(key="early_similar", text="Stitched at the first layers, all bottoms perform like the top",
+             criterion=at_most(early_max, SIMILAR_MAX, f"max |penalty| over every bottom at {', '.join(early)}"),
+             paper="similar performance at the first few layers (Sec. 6)", ours=f"max |penalty| {early_max:.2f} points",
+             controls=[control]),
+        dict(key="mid_degrades", text="In the middle layers, the penalty grows as the bottom's samples shrink",
+             criterion=at_least(degrade, DEGRADE_MIN, f"mean penalty at {', '.join(mid)}: {names[fewest]} minus "
+                                f"{names[most]}"),
+             paper="performance degrades rapidly with fewer samples in the mid layers (Sec. 6)",
+             ours=f"{degrade:.2f} points", controls=[control]),
+    ]
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F3A: label distribution
+
+
+LABEL_VARIANTS = {"objects vs animals": dict(labels="objects_vs_animals"),
+                  "10% random labels": dict(labels="random", label_noise=0.1),
+                  "50% random labels": dict(labels="random", label_noise=0.5),
+                  "100% random labels": dict(labels="random", label_noise=1.0)}
+VARIANT_KEYS = {"objects vs animals": "objects", "10% random labels": "noise10", "50% random labels": "noise50",
+                "100% random labels": "noise100"}
+NORMAL = "normal labels (seed 1)"
+
+
+@figure_config("B-F3A")
+@dataclass(frozen=True)
+class LabelsConfig(BottomsConfig):
+    """B-F3A: bottoms trained with less informative labels stitched into a normal top."""
+
+    variants: tuple[str, ...] = param(tuple(LABEL_VARIANTS), "label distributions of the bottoms: "
+                                      + ", ".join(LABEL_VARIANTS))
+
+
+PRESETS_F3A = _presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
+
+
+def labels(cfg: LabelsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+    """The normal top (seed 0), a normal bottom (seed 1, the reference) and one bottom per label
+    distribution (seed 1)."""
+    unknown = [v for v in cfg.variants if v not in LABEL_VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown label variant(s) {unknown}; valid: {', '.join(LABEL_VARIANTS)}")
+    top = cfg.variant(scale, cfg.seeds[0])
+    bottoms = {NORMAL: cfg.variant(scale, cfg.seeds[1])}
+    bottoms.update({v: cfg.variant(scale, cfg.seeds[1], **LABEL_VARIANTS[v]) for v in cfg.variants})
+    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
+
+
+def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tuple[dict, list[dict]]:
+    cuts = list(dict.fromkeys(table.cut))
+    half = cuts[:(len(cuts) + 1) // 2]
+    keys = {SELF: "self", NORMAL: "normal", table.receiver.iloc[0]: "top",
+            **{v: VARIANT_KEYS[v] for v in cfg.variants}}
+    numbers = _numbers(table, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = _control(table)
+    weak = [v for v in cfg.variants if v != "100% random labels"]
+    claims = []
+    if weak:
+        worst = {v: _pen(table, v)[half].max() for v in weak}
+        w = max(worst, key=worst.get)
+        numbers["weak_first_half_max_penalty"] = worst[w]
+        claims.append(dict(
+            key="first_half", text="The first half of the layers of networks trained with less informative labels "
+                                   "are as good as a normal network's",
+            criterion=at_most(worst[w], 100 * CONNECTED_MAX_PENALTY,
+                              f"max penalty at {', '.join(half)} over {', '.join(weak)}"),
+            paper="first half of layers 'as good as' normal (Fig. 3A)",
+            ours=f"max {worst[w]:.2f} points ({w}); the normal bottom's max there "
+                 f"{_pen(table, NORMAL)[half].max():.2f}", controls=[control]))
+    if "100% random labels" in cfg.variants:
+        noise = _pen(table, "100% random labels")[half].max()
+        numbers["noise100_first_half_max_penalty"] = noise
+        claims.append(dict(
+            key="except_noise", text="... except the network trained on 100% random labels",
+            criterion=at_least(noise, 100 * CONNECTED_MAX_PENALTY, f"max penalty at {', '.join(half)} of the "
+                               "100%-random-label bottom (above the 'as good as' bound)"),
+            paper="the exception: 100% label noise (Fig. 3A)", ours=f"max {noise:.2f} points", controls=[control]))
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F3B: training time
+
+
+@figure_config("B-F3B")
+@dataclass(frozen=True)
+class EpochsConfig(BottomsConfig):
+    """B-F3B: the seed-0 network trained 0.5x, 1x and 2x as long; the 1x network is the top."""
+
+    length_factors: tuple[float, ...] = param((0.5, 2.0), "training length of each bottom relative to the "
+                                              "top's (paper: epochs 40 and 160 against 80)")
+
+
+PRESETS_F3B = _presets(EpochsConfig)
+
+
+def _epochs_name(f: float) -> str:
+    return f"{f:g}x training ({80 * f:g} epochs in the paper)"
+
+
+def epochs(cfg: EpochsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+    """The top is the zoo's seed-0 network; each bottom the same seed trained ``f`` times as long
+    (the schedule's milestones scale with it)."""
+    top = cfg.variant(scale, cfg.seeds[0])
+    bottoms = {_epochs_name(f): cfg.variant(scale, cfg.seeds[0], length_factor=f) for f in cfg.length_factors}
+    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (1x training, seed 0)", **kw)
+
+
+def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tuple[dict, list[dict]]:
+    cuts = list(dict.fromkeys(table.cut))
+    early, _, late = _thirds(cuts)
+    keys = {SELF: "self", table.receiver.iloc[0]: "top",
+            **{_epochs_name(f): f"x{f:g}".replace(".", "_") for f in cfg.length_factors}}
+    numbers = _numbers(table, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = _control(table)
+    longer = [f for f in cfg.length_factors if f > 1]
+    shorter = [f for f in cfg.length_factors if f < 1]
+    claims = []
+    if longer:
+        name = _epochs_name(max(longer))
+        worst, gain = _pen(table, name).max(), -_pen(table, name).min()
+        numbers.update(longer_max_penalty=worst, longer_gain=gain)
+        claims += [
+            dict(key="compatible", text="Representations from later in training are stitching compatible "
+                                        "with the top", criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY,
+                                                                          f"max penalty of the {max(longer):g}x bottom"),
+                 paper="compatible (Fig. 3B)", ours=f"max {worst:.2f} points", controls=[control]),
+            dict(key="improves", text="Longer training improves the top when plugged in",
+                 criterion=at_least(gain, IMPROVE_MIN, f"gain of the {max(longer):g}x bottom at its best cut"),
+                 paper="later epochs improve (Fig. 3B)", ours=f"gain {gain:.2f} points "
+                 f"(at {_pen(table, name).idxmin()})", controls=[control]),
+        ]
+    if shorter:
+        pen = _pen(table, _epochs_name(min(shorter)))
+        gap = pen[late].mean() - pen[early].mean()
+        numbers.update(shorter_early_penalty=pen[early].mean(), shorter_late_penalty=pen[late].mean(),
+                       shorter_late_minus_early=gap)
+        claims.append(dict(
+            key="early_first", text="Early layers converge first: the shorter run's penalty is lower early than late",
+            criterion=at_least(gap, CONVERGE_MIN, f"{min(shorter):g}x bottom: mean penalty at {', '.join(late)} "
+                               f"minus at {', '.join(early)}"),
+            paper="early layers converge faster (Fig. 3B; Raghu et al. 2017)",
+            ours=f"{pen[early].mean():.2f} early, {pen[late].mean():.2f} late", controls=[control]))
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F3C: width
+
+
+@figure_config("B-F3C")
+@dataclass(frozen=True)
+class WidthConfig(BottomsConfig):
+    """B-F3C: networks of several widths (seed 0) stitched into each other, every ordered pair."""
+
+    width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
+                                             "(paper x0.25, x1, x2)")
+
+
+PRESETS_F3C = _presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
+
+
+def _width_name(f: float) -> str:
+    return f"x{f:g} width"
+
+
+def widths(cfg: WidthConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+    """Every width into every other (and itself, the control); one table with a receiver column."""
+    if len(cfg.width_factors) < 2 or any(f <= 0 for f in cfg.width_factors):
+        raise ValueError(f"width_factors needs at least two positive factors, got {cfg.width_factors}")
+    specs = {_width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
+    tables, accuracy = [], {}
+    for rx_name, rx in specs.items():
+        others = {name: spec for name, spec in specs.items() if name != rx_name}
+        t, acc = bottoms_into_top(cfg, scale, rx, others, receiver_name=rx_name, **kw)
+        tables.append(t)
+        accuracy.update({k: v for k, v in acc.items() if k != SELF})
+    return pd.concat(tables, ignore_index=True), accuracy
+
+
+def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tuple[dict, list[dict]]:
+    names = [_width_name(f) for f in sorted(cfg.width_factors)]
+    keys = {SELF: "self", **{n: n.split()[0].replace(".", "_") for n in names}}
+    numbers = _numbers(table, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = _control(table)
+    thin, wide = names[0], names[-1]
+    up = _pen(table, wide, thin)  # wider bottom into the thinnest top
+    down = _pen(table, thin, wide)  # thinnest bottom into the widest top
+    gain_up, gain_down = -up.min(), -down.min()
+    cka = table[(table.sender == thin) & (table.receiver == wide)].set_index("cut").cka
+    numbers.update(wide_into_thin_gain=gain_up, thin_into_wide_gain=gain_down, thin_into_wide_max_penalty=down.max(),
+                   cka_thin_wide_min=cka.min(), cka_thin_wide_max=cka.max())
+    claims = [
+        dict(key="wider_improves", text="A wider bottom stitched into a thinner top improves its performance",
+             criterion=at_least(gain_up, IMPROVE_MIN, f"gain of the {wide} bottom into the {thin} top at its best cut"),
+             paper="wider into thinner improves (Fig. 3C)", ours=f"gain {gain_up:.2f} points (at {up.idxmin()})",
+             controls=[control]),
+        dict(key="not_vice_versa", text="... but not vice versa: a thinner bottom does not improve a wider top",
+             criterion=at_most(gain_down, IMPROVE_MIN, f"gain of the {thin} bottom into the {wide} top at its best "
+                               "cut (below the 'improves' bound)"),
+             paper="not vice versa (Fig. 3C)", ours=f"best gain {gain_down:.2f} points, worst penalty "
+             f"{down.max():.2f}", controls=[control]),
+    ]
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F7: CKA for "more is better" (the models of B-F2C, B-F3B and B-F3C; no stitching)
+
+
+@figure_config("B-F7")
+@dataclass(frozen=True)
+class MoreCKAConfig:
+    """B-F7: per-layer linear CKA between the weaker and stronger networks of B-F2C/F3B/F3C."""
+
+    width: int | None = param(None, "base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale",
+                              ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
+    final_bn: bool = param(True, "BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)")
+    samples_pair: tuple[int, ...] = param((5_000, 25_000), "training images of the two networks compared "
+                                          "(paper 5k vs 25k; seed 1, as B-F2C's bottoms)")
+    width_pair: tuple[float, ...] = param((0.25, 2.0), "widths compared (paper x0.25 vs x2; seed 0, as B-F3C)")
+    length_pair: tuple[float, ...] = param((1.0, 2.0), "training lengths compared (paper epoch 80 vs 160; "
+                                           "seed 0, as B-F3B)")
+    cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
+
+    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
+        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
+                                   **changes)
+
+    def pairs(self, scale: str) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
+        for name, pair in (("samples_pair", self.samples_pair), ("width_pair", self.width_pair),
+                           ("length_pair", self.length_pair)):
+            if len(pair) != 2:
+                raise ValueError(f"{name} must name two values, got {pair}")
+        (n1, n2), (w1, w2), (l1, l2) = self.samples_pair, self.width_pair, self.length_pair
+        return {f"{_k(n1)} vs {_k(n2)} samples": (self.variant(scale, 1, train_size=n1),
+                                                  self.variant(scale, 1, train_size=n2)),
+                f"x{w1:g} vs x{w2:g} width": (self.variant(scale, 0, width_factor=w1),
+                                              self.variant(scale, 0, width_factor=w2)),
+                f"{l1:g}x vs {l2:g}x training": (self.variant(scale, 0, length_factor=l1),
+                                                 self.variant(scale, 0, length_factor=l2))}
+
+
+PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 1.0), cka_images=500),
+              "demo": MoreCKAConfig(), "paper": MoreCKAConfig()}
+
+CKA_SAMPLES_NEAR_ZERO = 0.2  # "CKA can go as low as 0" for 5k vs 25k samples
+CKA_WIDTH_RANGE = (0.7, 0.9)  # "CKA between x0.25 and x2 is in the range 0.7-0.9"
+CKA_SIMILAR_MIN = 0.5  # "CKA finds the representations similar" (epochs); B-F5's bound for high CKA
+
+
+def more_cka(cfg: MoreCKAConfig, scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """Linear CKA per cut (every cut) for each pair of :meth:`MoreCKAConfig.pairs`; columns
+    pair, cut, cka."""
+    rows = []
+    for name, (a, b) in cfg.pairs(scale).items():
+        model = zoo.build(a, num_classes=10, in_channels=3)
+        for cut, value in cka_per_cut(a, b, list(model.cuts), cfg.cka_images, device=device, store=store,
+                                      progress=progress).items():
+            rows.append({"pair": name, "cut": cut, "cka": value})
+    return pd.DataFrame(rows)
+
+
+def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, list[dict]]:
+    by = {name: g.set_index("cut").cka for name, g in table.groupby("pair", sort=False)}
+    samples_, width_, length_ = list(by)
+    numbers = {"cka_images_used": cfg.cka_images}
+    for key, name in (("samples", samples_), ("width", width_), ("length", length_)):
+        numbers.update({f"{key}_cka_min": by[name].min(), f"{key}_cka_max": by[name].max(),
+                        f"{key}_cka_mean": by[name].mean()})
+        numbers.update({f"{key}_cka_{cut}": v for cut, v in by[name].items()})
+    lo, hi = CKA_WIDTH_RANGE
+    w = by[width_]
+    claims = [
+        dict(key="samples_far", text=f"CKA between networks trained on different numbers of samples ({samples_}) "
+                                     "can be close to 0",
+             criterion=at_most(by[samples_].min(), CKA_SAMPLES_NEAR_ZERO, "min CKA over the cuts", unit=""),
+             paper="can go as low as 0 (App. B.2, Table 1)",
+             ours=f"min {by[samples_].min():.3f} (at {by[samples_].idxmin()}), mean {by[samples_].mean():.3f}"),
+        dict(key="width_range", text=f"CKA between the {width_} networks is in the range 0.7-0.9 at its lowest",
+             criterion=within(w.min(), (lo + hi) / 2, (hi - lo) / 2, "min CKA over the cuts", unit=""),
+             paper="0.7-0.9; as low as 0.7 for early layers (Sec. 6, App. B.2)",
+             ours=f"min {w.min():.3f} (at {w.idxmin()}), max {w.max():.3f}"),
+        dict(key="length_similar", text=f"CKA finds the {length_} networks similar",
+             criterion=at_least(by[length_].min(), CKA_SIMILAR_MIN, "min CKA over the cuts", unit=""),
+             paper="CKA finds the representations similar (App. B.2)",
+             ours=f"min {by[length_].min():.3f} (at {by[length_].idxmin()}), mean {by[length_].mean():.3f}"),
+    ]
+    return numbers, claims

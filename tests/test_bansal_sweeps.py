@@ -1,0 +1,107 @@
+"""Bansal et al.'s "more is better" and label pages: model recipes and verdict logic on synthetic tables."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from stitchkit import zoo
+from stitchkit.experiments import bansal_sweeps as sweeps
+from stitchkit.experiments import bansal_table
+from stitchkit.store import config_key
+
+CUTS = ["stem", "block1", "block3", "block5", "block7", "pool"]
+
+
+def _table(penalties: dict[str, list[float]], receiver: str = "top", cka: float = 0.8) -> pd.DataFrame:
+    """A grid table with one row per (sender, cut); penalties in points."""
+    rows = [{"sender": s, "receiver": receiver, "cut": c, "penalty": p / 100, "dm_penalty": p / 100,
+             "cka": 1.0 if s == sweeps.SELF else cka}
+            for s, ps in penalties.items() for c, p in zip(CUTS, ps)]
+    return pd.DataFrame(rows)
+
+
+def _verdicts(claims):
+    return {c["key"]: (c["criterion"].holds, bool(c["controls"]) and all(k.passed for k in c["controls"]))
+            for c in claims}
+
+
+def test_fewer_samples_keep_the_step_count_and_pages_share_models():
+    base = zoo.bansal_resnet18("demo", 1)
+    few = zoo.bansal_resnet18("demo", 1, train_size=5000)
+    assert few.data.train_size == 5000 and few.train.steps == 5 * (50_000 // 128) and few.train.epochs == 0
+    assert config_key(zoo.bansal_resnet18("demo", 1, train_size=50_000)) == config_key(base)
+    assert zoo.bansal_resnet18("paper", 0, train_size=5000).train.steps == 64_000
+    assert zoo.bansal_resnet18("paper", 0, length_factor=0.5).train.steps == 32_000
+    assert zoo.bansal_resnet18("demo", 0, length_factor=2).train.epochs == 10
+    with pytest.raises(ValueError, match="length_factor"):
+        zoo.bansal_resnet18("demo", 0, length_factor=0)
+    # the sweeps' 1x networks are B-F2A's: pages share them
+    cfg = sweeps.PRESETS_F3B["demo"]
+    assert config_key(cfg.variant("demo", 0)) == config_key(zoo.bansal_resnet18("demo", 0))
+    assert config_key(sweeps.PRESETS_F7["demo"].variant("demo", 1, train_size=5000)) == config_key(few)
+
+
+def test_samples_verdicts():
+    cfg = sweeps.PRESETS_F2C["demo"]
+    good = _table({sweeps.SELF: [0, 0, 0.1, 0, 0.2, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
+                   "25k samples": [0, -0.5, -2, -3, -2, -1], "50k samples": [0, -1, -3, -4, -3, -2]})
+    _, claims = sweeps.samples_summary(good, {}, cfg)
+    assert _verdicts(claims) == {k: (True, True) for k in ("compatible", "improves", "early_similar",
+                                                           "mid_degrades")}
+    weak = good.copy()
+    weak.loc[weak.sender == sweeps.SELF, "penalty"] = 0.02  # control fails: 2 points into itself
+    weak.loc[weak.sender == "25k samples", "penalty"] = 0.001
+    numbers, claims = sweeps.samples_summary(weak, {}, cfg)
+    v = _verdicts(claims)
+    assert v["improves"] == (False, False) and numbers["control_max_penalty"] == pytest.approx(2.0)
+
+
+def test_labels_and_epochs_and_width_verdicts():
+    labels = _table({sweeps.SELF: [0] * 6, sweeps.NORMAL: [0, 0.5, 1, 1, 1, 1],
+                     "objects vs animals": [0, 1, 2.5, 8, 20, 40], "10% random labels": [0, 0.5, 1, 2, 3, 4],
+                     "50% random labels": [0, 1, 2, 5, 9, 12], "100% random labels": [0.2, 4, 15, 40, 60, 70]})
+    _, claims = sweeps.labels_summary(labels, {}, sweeps.PRESETS_F3A["demo"])
+    assert _verdicts(claims) == {"first_half": (True, True), "except_noise": (True, True)}
+
+    e = sweeps.PRESETS_F3B["demo"]
+    epochs = _table({sweeps.SELF: [0] * 6, sweeps._epochs_name(0.5): [0, 0.2, 1, 2, 3, 4],
+                     sweeps._epochs_name(2.0): [0, -0.5, -1.5, -2, -2, -1]})
+    numbers, claims = sweeps.epochs_summary(epochs, {}, e)
+    assert _verdicts(claims) == {"compatible": (True, True), "improves": (True, True), "early_first": (True, True)}
+    assert numbers["shorter_late_minus_early"] == pytest.approx(3.5 - 0.1)
+
+    w = sweeps.PRESETS_F3C["demo"]
+    names = [sweeps._width_name(f) for f in w.width_factors]
+    parts = []
+    for rx in names:
+        pen = {sweeps.SELF: [0] * 6}
+        for s in names:
+            if s != rx:  # wider into thinner gains; thinner into wider loses
+                sign = -1 if w.width_factors[names.index(s)] > w.width_factors[names.index(rx)] else 1
+                pen[s] = [sign * x for x in (0, 1, 2, 3, 3, 2)]
+        parts.append(_table(pen, receiver=rx))
+    _, claims = sweeps.widths_summary(pd.concat(parts, ignore_index=True), {}, w)
+    assert _verdicts(claims) == {"wider_improves": (True, True), "not_vice_versa": (True, True)}
+
+
+def test_cka_claims_and_table1_read_results_files(tmp_path):
+    cfg = sweeps.PRESETS_F7["demo"]
+    names = list(cfg.pairs("demo"))
+    rows = [{"pair": n, "cut": c, "cka": v} for n, vals in zip(names, ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2],
+                                                                         [0.95, 0.8, 0.75, 0.85, 0.9, 0.9],
+                                                                         [0.99, 0.95, 0.9, 0.8, 0.7, 0.8]))
+            for c, v in zip(CUTS, vals)]
+    numbers, claims = sweeps.more_cka_summary(pd.DataFrame(rows), cfg)
+    assert {c["key"]: c["criterion"].holds for c in claims} == {"samples_far": True, "width_range": True,
+                                                                 "length_similar": True}
+    assert numbers["width_cka_min"] == 0.75
+    # B-T1: cells come from the results files; a missing page says so
+    res = {"id": "B-F7", "scale": "demo", "numbers": numbers, "claims": [],
+           "provenance": {"date": "2026-11-22T00:00:00", "commit": "abc"}}
+    (tmp_path / "B-F7.results.json").write_text(json.dumps(res))
+    results = bansal_table.load(bansal_table.TableConfig(results_dir=str(tmp_path)))
+    t = bansal_table.table1(results)
+    assert "0.05 (data)" in t.loc["CKA (ours)", "More data / time / width"]
+    assert "no page yet (B-F2A)" in t.loc["Stitching (ours)", "Different initialisation"]
+    assert bansal_table.sources(results).loc["B-F2A", "verdicts"] == "not run yet"
