@@ -46,6 +46,7 @@ dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
 kernel_sizes = None  # stitch conv kernel sizes (paper 1, 3, 5, 7, 9)
+cuts = None  # cuts to stitch at (maps only, not 'pool'); None: every map cut
 
 # %%
 from stitchkit import plotting
@@ -109,6 +110,8 @@ run.claims_table()
 #   CIFAR-10, width 16 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
 #   statistics, 2 epochs on 10k images at `demo`).
 # - **The pooled cut** (a vector) has no spatial kernel and is left out.
+# - **Cuts.** `demo` stitches at five of the nine map cuts (stem, block1, block3, block5,
+#   block7): 50 stitches instead of 90; `paper` at every map cut.
 # - **Axis.** The paper plots test error against kernel size; we plot the penalty against the
 #   layer with one line per kernel size, which shows the same numbers per cut.
 

@@ -185,6 +185,33 @@ def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, widt
 
 
 
+# Hernandez et al.: BasicBlock ResNets R_abcd (CIFAR stem) and ResNet-34 on CIFAR-10 with the
+# CIFAR mean/std, trained with the stitches' recipe (App. A): SGD momentum 0.9, lr 0.01, wd 0.01,
+# batch 256, warmup then cosine, 40 epochs, crop + flip. The authors' scheduler never leaves its
+# warmup (a code quirk); we warm up for 5% of the steps, then decay.
+HERNANDEZ_RESNET = {
+    "smoke": {"width": 4, "train_size": 2048, "epochs": 4, "calibrate_bn": 512},
+    "demo": {"width": 8, "train_size": None, "epochs": 4, "calibrate_bn": 2000},
+    "paper": {"width": 64, "train_size": None, "epochs": 40, "calibrate_bn": 2000},
+}
+HERNANDEZ_ARCHS = tuple(f"r{a}{b}{c}{d}" for a in (1, 2) for b in (1, 2) for c in (1, 2) for d in (1, 2)) + (
+    "resnet34",)
+
+
+def hernandez_resnet(scale: str, arch: str, seed: int = 0, *, width: int | None = None, epochs: float | None = None,
+                     trained: bool = True) -> ModelSpec:
+    """Hernandez et al.'s ``arch`` (one of :data:`HERNANDEZ_ARCHS`) at ``scale``; ``trained=False``
+    is the untrained control with recalibrated BN statistics."""
+    if arch not in HERNANDEZ_ARCHS:
+        raise ValueError(f"unknown Hernandez et al. architecture {arch!r}; valid: {', '.join(HERNANDEZ_ARCHS)}")
+    cfg = dict(HERNANDEZ_RESNET[check_scale(scale)])
+    n = epochs if epochs is not None else cfg["epochs"]
+    train = TrainConfig(epochs=n if trained else 0.0, batch_size=256, optimizer="sgd", lr=0.01, momentum=0.9,
+                        weight_decay=0.01, schedule="warmup_cosine", warmup=0.05, augment=True, seed=seed)
+    return ModelSpec(model=arch, width=width or cfg["width"], data=DataSpec("cifar10", train_size=cfg["train_size"]),
+                     normalisation="cifar", seed=seed, train=train, calibrate_bn=0 if trained else cfg["calibrate_bn"])
+
+
 # Smith & Marcu: torchvision-style ResNet-18 (ImageNet stem) on 28x28 coloured MNIST, SGD lr 0.1,
 # momentum 0.9, wd 1e-4, batch 128, 4 epochs, no augmentation, constant learning rate (the
 # paper names no schedule); VGG19 (no BN) on the same sets resized to 32x32, SGD lr 1e-2, batch

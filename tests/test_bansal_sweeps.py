@@ -105,3 +105,25 @@ def test_cka_claims_and_table1_read_results_files(tmp_path):
     assert "0.05 (data)" in t.loc["CKA (ours)", "More data / time / width"]
     assert "no page yet (B-F2A)" in t.loc["Stitching (ours)", "Different initialisation"]
     assert bansal_table.sources(results).loc["B-F2A", "verdicts"] == "not run yet"
+
+
+def test_freeze_training_chooses_pieces_from_the_stitching_curves():
+    from stitchkit.experiments import bansal_freeze as fz
+
+    cuts = ["stem", "block1", "block2", "block3", "pool"]
+
+    def table(a, b, full=0.8):
+        rows = [{"sender": fz.A, "cut": c, "penalty": p / 100, "accuracy": full - p / 100, "receiver_accuracy": full}
+                for c, p in zip(cuts, a)]
+        rows += [{"sender": fz.B, "cut": c, "penalty": 0.0, "accuracy": full - g / 100, "receiver_accuracy": 0.6}
+                 for c, g in zip(cuts, b)]
+        return pd.DataFrame(rows)
+
+    # bottom run: stem, block1 within 3 points; top run from block3: pieces after block3 (pool) + head
+    assert fz.choose_frozen(table([0, 2, 9, 9, 9], [9, 9, 9, 1, 0]), cuts, 0.8, 3.0) == ("stem", "block1", "pool",
+                                                                                      "head")
+    # everything within the bound: one piece stays trainable
+    frozen = fz.choose_frozen(table([0] * 5, [0] * 5), cuts, 0.8, 3.0)
+    assert len([f for f in frozen if f != "head"]) < len(cuts)
+    # nothing within: nothing frozen
+    assert fz.choose_frozen(table([9] * 5, [9] * 5), cuts, 0.8, 3.0) == ()

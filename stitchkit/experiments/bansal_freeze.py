@@ -1,0 +1,264 @@
+"""Bansal et al. 2021, Section 6 and Appendix B.4 (Figure 9): freeze training.
+
+Stitching says some layers need few samples: stitched into a network trained on all the data,
+the first layers of a network trained on 5k images cost almost nothing, and so do its last
+layers when a full-data bottom is stitched under them. The paper freezes those layers of the
+5k network, trains the remaining (middle) layers on all the data, and gets within about 3
+points of the full network.
+
+Here the layers are chosen by the measured penalties, with the threshold fixed before the run:
+(a) the 5k network's bottom stitched into the full network at every cut: the longest run of
+cuts from the first with a penalty of at most ``threshold`` points gives the frozen bottom; (b)
+the full network's bottom stitched into the 5k network at every cut: the longest run of cuts
+from the last where the stitched model is within ``threshold`` points of the full network gives
+the frozen top. The middle pieces restart from the 5k network's own initial weights and train
+with the full network's recipe (same steps, all 50k images); frozen pieces keep their
+BatchNorm in eval mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+import torch
+from torch import nn
+
+from .. import data as data_mod
+from .. import zoo
+from ..datasets import DataSpec, test_split, train_split
+from ..datasets import fingerprint as data_fingerprint
+from ..grid import Net, stitch_grid
+from ..hardware import as_device, channels_last_ok, resolve_precision, to_memory_format
+from ..results import Control, at_most
+from ..scales import figure_config, param
+from ..store import Store
+from ..train import TrainConfig, evaluate, train
+from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
+
+SELF = "full network into itself (control)"
+A, B = "few-sample bottom into the full network", "full bottom into the few-sample network"
+CLOSE_MAX = 100 * CONNECTED_MAX_PENALTY  # points: a cut's penalty "close to 0" (B-F2A's bound)
+WITHIN_MAX = 3.0  # points: the freeze-trained network is within this of the full network
+
+
+@figure_config("B-F9")
+@dataclass(frozen=True)
+class FreezeConfig(ConnectivityConfig):
+    """B-F9: choose layers by stitching, freeze them, train the rest on all the data."""
+
+    few_samples: int = param(5_000, "training images of the few-sample network (paper 5k)", ge=1, le=50_000)
+    threshold: float = param(CLOSE_MAX, "penalty (points) up to which a cut counts as 'close to 0' (B-F2A's "
+                             "3-point bound)", ge=0)
+
+
+def _presets() -> dict:
+    out = {}
+    for scale, cfg in PRESETS.items():
+        values = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
+        out[scale] = FreezeConfig(**values, **({"few_samples": 512} if scale == "smoke" else {}))
+    return out
+
+
+PRESETS_F9 = _presets()
+
+
+@dataclass(frozen=True)
+class FreezeSpec:
+    """Everything that determines a freeze-trained network (its cache key)."""
+
+    few: zoo.ModelSpec  # the network whose frozen pieces are kept
+    full: zoo.ModelSpec  # the full-data network whose recipe trains the middle
+    frozen: tuple[str, ...]  # pieces kept from ``few`` and frozen ("head" included when frozen)
+
+
+class PartlyFrozen(nn.Module):
+    """A CutModel whose ``frozen`` pieces take no gradient and stay in eval mode while training."""
+
+    def __init__(self, model, frozen: tuple[str, ...]) -> None:
+        super().__init__()
+        self.model, self.frozen = model, frozen
+        for name in frozen:
+            self._part(name).requires_grad_(False)
+
+    def _part(self, name: str) -> nn.Module:
+        return self.model.head if name == "head" else self.model.pieces[name]
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        for name in self.frozen:
+            self._part(name).eval()
+        return self
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)
+
+
+def choose_frozen(table: pd.DataFrame, cuts: list[str], full_accuracy: float, threshold: float) -> tuple[str, ...]:
+    """The frozen pieces from the two stitching curves (see the module docstring): the pieces
+    up to the last cut of the run from the first cut where (a) stays within ``threshold``, and
+    the pieces after the first cut of the run to the last cut where (b) does, with the head. At
+    least one piece stays trainable."""
+    a = 100 * table[table.sender == A].set_index("cut").loc[cuts].penalty
+    b = 100 * (full_accuracy - table[table.sender == B].set_index("cut").loc[cuts].accuracy)
+    n_bottom = 0
+    while n_bottom < len(cuts) and a[cuts[n_bottom]] <= threshold:
+        n_bottom += 1
+    top_from = len(cuts)  # index of the first cut of the run that ends at the last cut
+    while top_from > 0 and b[cuts[top_from - 1]] <= threshold:
+        top_from -= 1
+    top = [*cuts[top_from + 1:], "head"] if top_from < len(cuts) else []
+    n_bottom = min(n_bottom, max(top_from, 0))  # keep cuts[top_from] (or the last piece) trainable
+    if not top:
+        n_bottom = min(n_bottom, len(cuts) - 1)
+    return tuple(cuts[:n_bottom]) + tuple(top)
+
+
+def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, progress: bool = True):
+    """The freeze-trained network for ``spec`` (trained once, then read from the store) and its
+    metrics (test accuracy, per-epoch history)."""
+    device = as_device(device)
+    store = store or Store()
+    salt = data_fingerprint(spec.full.data)
+    train_data = train_split(spec.full.data)
+    model = zoo.build(spec.few, train_data.num_classes, int(train_data.images.shape[1]))
+    entry = store.get(spec, salt=salt)
+    if entry is not None:
+        model.load_state_dict(entry.tensors)
+        return to_memory_format(model.to(device)).eval(), entry.metrics
+    few, _ = zoo.load_or_train(spec.few, device=device, store=store, progress=progress)
+    kept = {k: v for k, v in few.state_dict().items()
+            if any(k.startswith(f"pieces.{n}.") if n != "head" else k.startswith("head.") for n in spec.frozen)}
+    model.load_state_dict({**model.state_dict(), **kept})  # the middle: the few-sample net's own init
+    to_memory_format(model.to(device))
+    cl = channels_last_ok(model)
+    cfg = spec.full.train
+    batches = data_mod.Batches(train_data, cfg.batch_size, normalisation=spec.full.normalisation, shuffle=True,
+                               augment=cfg.augment, drop_last=True, seed=cfg.seed, device=device, channels_last=cl)
+    wrapped = PartlyFrozen(model, spec.frozen)
+    history = train(wrapped, batches, cfg, device=device, checkpoint=store.partial(store_key(spec, salt)),
+                    desc=f"freeze-train ({len(spec.frozen)} pieces frozen)", progress=progress)
+    test = data_mod.Batches(test_split(spec.full.data), 500, normalisation=spec.full.normalisation, device=device,
+                            channels_last=cl)
+    metrics = {"test": evaluate(model, test, device=device, precision=resolve_precision(cfg.precision, device)),
+               "history": history, "train_seconds": history[-1]["seconds"] if history else 0.0}
+    store.put(spec, metrics, model.state_dict(), salt=salt)
+    store.partial(store_key(spec, salt)).unlink(missing_ok=True)
+    return model.eval(), metrics
+
+
+def store_key(spec: FreezeSpec, salt: str) -> str:
+    from ..store import config_key
+
+    return config_key(spec, salt)
+
+
+def freeze_training(cfg: FreezeConfig, scale: str, *, device=None, store=None, progress: bool = True):
+    """Stitch (a) and (b) at every cut, choose the frozen pieces, freeze-train; returns the
+    stitch table, the frozen pieces, and the networks' metrics by name."""
+    few_spec = zoo.bansal_resnet18(scale, cfg.seeds[1], width=cfg.width, epochs=cfg.model_epochs,
+                                   final_bn=cfg.final_bn, train_size=cfg.few_samples)
+    full_spec = cfg.model(scale, cfg.seeds[0])
+    few, full = Net("few-sample network", few_spec), Net("full network", full_spec)
+    metrics = {}
+    for net in (full, few):
+        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+    cuts = list(full.model.cuts)
+    recipe = cfg.recipe()
+    ta = stitch_grid([Net(SELF, full_spec), Net(A, few_spec)], [full], [(c, c) for c in cuts], recipe,
+                     DataSpec("cifar10"), device=device, store=store, progress=progress)
+    tb = stitch_grid([Net(B, full_spec)], [few], [(c, c) for c in cuts], recipe, DataSpec("cifar10"), device=device,
+                     store=store, progress=progress)
+    table = pd.concat([ta, tb], ignore_index=True).rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
+    full_acc = float(ta.receiver_accuracy.iloc[0])
+    frozen = choose_frozen(table, cuts, full_acc, cfg.threshold)
+    _, metrics["freeze-trained"] = freeze_train(FreezeSpec(few_spec, full_spec, frozen), device=device, store=store,
+                                                progress=progress)
+    return table, frozen, metrics
+
+
+def curves(metrics: dict) -> pd.DataFrame:
+    """Training accuracy per epoch of the full and the freeze-trained network (long format)."""
+    rows = []
+    for name in ("full network", "freeze-trained"):
+        for h in metrics[name].get("history", []):
+            rows.append({"network": name, "epoch": h["epoch"], "train_accuracy": 100 * h["train_accuracy"]})
+    return pd.DataFrame(rows)
+
+
+def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg: FreezeConfig):
+    full = 100 * metrics["full network"]["test"]["accuracy"]
+    few = 100 * metrics["few-sample network"]["test"]["accuracy"]
+    frz = 100 * metrics["freeze-trained"]["test"]["accuracy"]
+    self_max = float(100 * table[table.sender == SELF].penalty.max())
+    numbers = {"full_accuracy": full, "few_accuracy": few, "freeze_accuracy": frz, "gap": full - frz,
+               "frozen_count": len([f for f in frozen if f != "head"]), "control_max_penalty": self_max,
+               "frozen_names": ", ".join(frozen) or "none"}
+    control = Control.of("full network stitched into itself at every cut (an exact stitch exists)",
+                         at_most(self_max, 100 * CONTROL_FLOOR, "max self-stitch penalty"), f"max {self_max:.2f} points")
+    claims = [dict(
+        key="within", text="Freezing the layers that stitching finds sample-efficient and training the rest on all "
+                           "the data comes within about 3 points of the full network",
+        criterion=at_most(full - frz, WITHIN_MAX, "full network's test accuracy minus the freeze-trained network's"),
+        paper="within ≈3% (App. B.4, Fig. 9); within 2% (Sec. 6)",
+        ours=f"{frz:.2f}% vs {full:.2f}% (gap {full - frz:.2f} points; frozen: {', '.join(frozen) or 'none'}; "
+             f"the few-sample network alone {few:.2f}%)", controls=[control])]
+    return numbers, claims
+
+
+def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg: FreezeConfig, title: str = ""):
+    """Left: the two stitching curves that choose the frozen pieces (shaded), with the threshold.
+    Right: training accuracy per epoch of the full and the freeze-trained network, and their
+    final test accuracies (dashed)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ..plotting import PALETTE, _finish
+
+    cuts = list(dict.fromkeys(table.cut))
+    x = np.arange(len(cuts))
+    full_acc = float(table[table.sender == A].receiver_accuracy.iloc[0])
+    a = 100 * table[table.sender == A].set_index("cut").loc[cuts].penalty
+    b = 100 * (full_acc - table[table.sender == B].set_index("cut").loc[cuts].accuracy)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.4))
+    for i, cut in enumerate(cuts):
+        if cut in frozen:
+            ax.axvspan(i - 0.5, i + 0.5, color="0.85", lw=0)
+    ax.plot(x, a.to_numpy(float), "o-", color=PALETTE[0], label="(a) few-sample bottom ≤ cut, full top")
+    ax.plot(x, b.to_numpy(float), "s-", color=PALETTE[1], label="(b) full bottom ≤ cut, few-sample top")
+    ax.axhline(cfg.threshold, color="black", ls="--", lw=1, label=f"'close to 0' bound ({cfg.threshold:g} points)")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_ylabel("full network's accuracy − stitched\n(points; grey: frozen pieces)")
+    ax.set_title("which pieces need few samples")
+    ax.legend(frameon=False, fontsize=8)
+    _finish(fig, [ax], cuts, "stitch point", "")
+    c = curves(metrics)
+    for (name, g), colour in zip(c.groupby("network", sort=False), PALETTE[2:]):
+        bx.plot(g.epoch, g.train_accuracy, "o-", color=colour, label=f"{name} (training accuracy)")
+        bx.axhline(100 * metrics[name]["test"]["accuracy"], color=colour, ls="--", lw=1,
+                   label=f"{name}: test {100 * metrics[name]['test']['accuracy']:.1f}%")
+    bx.set_xlabel("epoch (passes over the 50k training images)")
+    bx.set_ylabel("accuracy (%)")
+    bx.set_title("training the unfrozen pieces on all the data")
+    bx.grid(alpha=0.3)
+    bx.legend(frameon=False, fontsize=8, loc="lower right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def choice_table(table: pd.DataFrame, frozen: tuple[str, ...]) -> pd.DataFrame:
+    """Per cut: (a)'s penalty, (b)'s gap to the full network (points), the control's penalty,
+    and whether the piece ending at that cut is frozen."""
+    cuts = list(dict.fromkeys(table.cut))
+    full_acc = float(table[table.sender == A].receiver_accuracy.iloc[0])
+    by = {s: g.set_index("cut").loc[cuts] for s, g in table.groupby("sender")}
+    return pd.DataFrame({"(a) penalty": (100 * by[A].penalty).round(2),
+                         "(b) gap to the full network": (100 * (full_acc - by[B].accuracy)).round(2),
+                         "control penalty": (100 * by[SELF].penalty).round(2),
+                         "piece frozen": ["yes" if c in frozen else "" for c in cuts]}, index=pd.Index(cuts, name="cut"))
+
+
+def accuracy_table(metrics: dict) -> pd.DataFrame:
+    return pd.DataFrame({"test accuracy (%)": {k: round(100 * m["test"]["accuracy"], 2) for k, m in metrics.items()}})

@@ -1,0 +1,303 @@
+"""Hernandez, Dangovski, Lu & Soljacic 2022, "Model stitching: looking for functional similarity
+between representations".
+
+Recipe (paper Sec. 3 and App. A; catalogue): the 16 small ResNets R_abcd (a..d in {1, 2}
+BasicBlocks per stage; R1111 = ResNet-10, R2222 = ResNet-18) with the CIFAR stem, trained on
+CIFAR-10 with the CIFAR mean/std, and an untrained copy of each as the control. Every sender
+cut i (the stem "0", then each block) is stitched into every receiver cut j: the stitch is a
+k x k conv with stride k when the receiver's map is k times smaller, a nearest upsample then a
+1x1 conv when it is larger, a 1x1 conv otherwise; no BatchNorm. Stitches train with SGD
+(momentum 0.9, lr 0.01, wd 0.01, batch 256, warmup then cosine), 4 epochs at paper scale.
+Models train with the same recipe for 40 epochs.
+
+The paper's finding is a "triangle": the stitched accuracy is high wherever the receiver's
+layer is at or before the sender's (j <= i) and low above it; random networks stay low except
+in a corner. We turn it into numbers per ordered pair: the mean accuracy relative to the
+receiver's own on and below the diagonal (j <= i) and above it (j > i).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import zoo
+from ..datasets import DataSpec
+from ..grid import Net, StitchRecipe, stitch_grid
+from ..results import Control, at_least, at_most
+from ..scales import check_scale, figure_config, param
+from ..train import TrainConfig
+
+ARCHS = tuple(f"r{a}{b}{c}{d}" for a in (1, 2) for b in (1, 2) for c in (1, 2) for d in (1, 2))
+
+# Criteria, fixed before any run (stitched accuracy as a fraction of the receiver's own).
+LOWER_MIN = 0.9  # "high accuracy wherever j <= i": mean relative accuracy on and below the diagonal
+UPPER_MAX = 0.5  # "low above": mean relative accuracy above the diagonal
+CONTROL_FLOOR = 0.005  # a network into itself on the diagonal (an exact stitch exists): max penalty
+RANDOM_MAX = 0.5  # controls: a random sender's mean relative accuracy outside the corner i, j <= 1
+CORNER = 1  # the corner the paper excepts: sender and receiver cut index at most this
+
+
+@figure_config("H-F2")
+@dataclass(frozen=True)
+class GridConfig:
+    """H-F2: every ordered pair of the chosen small ResNets, every sender cut into every receiver cut."""
+
+    archs: tuple[str, ...] = param(("r1111", "r2222"), "small ResNets (of r1111 ... r2222; paper: all 16)")
+    controls: tuple[str, ...] = param(("r2222",), "architectures whose untrained copy is stitched into and "
+                                      "from the trained one (the controls)")
+    width: int | None = param(None, "base width (paper 64); None: the zoo's width at this scale", ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model (paper 40); None: the zoo's",
+                                       ge=0)
+    stitch_init: str = param("dm", "stitch initialisation: dm (direct matching) or default (random)",
+                             choices=("dm", "default"))
+    stitch_epochs: float = param(4.0, "passes over the stitch training set (paper 4)", gt=0)
+    stitch_train_size: int | None = param(None, "training images per stitch; None: all 50k", ge=1, le=50_000)
+    stitch_lr: float = param(0.01, "SGD learning rate of the stitch (paper 0.01)", gt=0)
+    stitch_batch: int = param(256, "images per stitch step (paper 256)", ge=1)
+    warmup: float = param(0.05, "fraction of the stitch's steps spent in linear warmup", ge=0, le=1)
+    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
+    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
+    self_pairs: tuple[str, ...] | None = param(None, "architectures also stitched into themselves (the convergence "
+                                               "control is their diagonal); None: every one of archs")
+    cut_every: int = param(1, "stitch at the stem and every k-th block (and the last); 1: every block", ge=1)
+
+    seed = 0
+
+    def cuts(self, spec: zoo.ModelSpec) -> list[str]:
+        """The stitched cuts of ``spec``: the stem and the blocks (the pooled vector is not a
+        map), every ``cut_every``-th block and always the last."""
+        blocks = [c for c in zoo.build(spec, num_classes=10, in_channels=3).cuts if c.startswith("block")]
+        keep = [b for n, b in enumerate(blocks, start=1) if n % self.cut_every == 0 or n == len(blocks)]
+        return ["stem", *keep]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        selfs = self.archs if self.self_pairs is None else self.self_pairs
+        return [(a, b) for a in self.archs for b in self.archs if a != b or a in selfs]
+
+    def recipe(self) -> StitchRecipe:
+        train = TrainConfig(epochs=self.stitch_epochs, batch_size=self.stitch_batch, optimizer="sgd",
+                            lr=self.stitch_lr, momentum=0.9, weight_decay=0.01, schedule="warmup_cosine",
+                            warmup=self.warmup, augment=False, seed=0)
+        return StitchRecipe(kind="strided_or_upsample", init=self.stitch_init, dm_images=self.dm_images,
+                            frozen_bn="eval", train=train, train_size=self.stitch_train_size,
+                            test_size=self.test_size)
+
+    def model(self, scale: str, arch: str, trained: bool = True) -> zoo.ModelSpec:
+        return zoo.hernandez_resnet(scale, arch, self.seed, width=self.width, epochs=self.model_epochs,
+                                    trained=trained)
+
+    def check(self) -> None:
+        bad = [a for a in (*self.archs, *self.controls) if a not in zoo.HERNANDEZ_ARCHS]
+        if bad:
+            raise ValueError(f"unknown architecture(s) {bad}; valid: {', '.join(zoo.HERNANDEZ_ARCHS)}")
+        for name, given in (("control", self.controls), ("self-pair", self.self_pairs or ())):
+            missing = [a for a in given if a not in self.archs]
+            if missing:
+                raise ValueError(f"{name} architectures {missing} must also be in archs {self.archs}")
+
+
+PRESETS_F2 = {
+    # CI: seconds. One width-4 R1111 on 2k images and its control; stitches 1 epoch on 500 images.
+    "smoke": GridConfig(archs=("r1111",), controls=("r1111",), stitch_epochs=1, stitch_train_size=500,
+                        dm_images=200, test_size=500),
+    # 2 CPU cores: two architectures at width 8, one control; stitches DM-initialised then 1 epoch on 5k images.
+    "demo": GridConfig(stitch_epochs=1, stitch_train_size=5000, test_size=5000),
+    # GPU: all 16 networks, the paper's stitch recipe.
+    "paper": GridConfig(archs=ARCHS, controls=ARCHS),
+}
+
+# H-F4: ResNet-18 (R2222) and ResNet-34 stitched into each other, both directions; R2222 into
+# itself (the convergence control) and its untrained copy (the power control) are H-F2's.
+figure_config("H-F4")(GridConfig)
+_F4 = dict(archs=("r2222", "resnet34"), controls=("r2222",), self_pairs=("r2222",))
+PRESETS_F4 = {
+    "smoke": GridConfig(**_F4, cut_every=4, stitch_epochs=1, stitch_train_size=500, dm_images=200, test_size=500),
+    # 2 CPU cores: every second block (ResNet-34 has 16), the demo stitch recipe of H-F2.
+    "demo": GridConfig(**_F4, cut_every=2, stitch_epochs=1, stitch_train_size=5000, test_size=5000),
+    "paper": GridConfig(**_F4),
+}
+
+
+def display_name(arch: str) -> str:
+    """'r1212' -> 'R1212', 'resnet34' -> 'ResNet-34'."""
+    return "ResNet-34" if arch == "resnet34" else arch.upper()
+
+
+def pair_grid(sender: Net, receiver: Net, cfg: GridConfig, *, device=None, store=None, progress: bool = True,
+              client=None) -> pd.DataFrame:
+    """Every sender cut into every receiver cut for one ordered pair; adds the layer numbers i, j
+    (0 = stem, k = the k-th block's output)."""
+    si, rj = cfg.cuts(sender.spec), cfg.cuts(receiver.spec)
+    table = stitch_grid([sender], [receiver], [(a, b) for a in si for b in rj], cfg.recipe(), DataSpec("cifar10"),
+                        device=device, store=store, progress=progress, client=client)
+    table["i"] = [_layer(c) for c in table.cut_i]
+    table["j"] = [_layer(c) for c in table.cut_j]
+    return table
+
+
+def _layer(cut: str) -> int:
+    return 0 if cut == "stem" else int(cut.removeprefix("block"))
+
+
+def all_pairs(cfg: GridConfig, scale: str, *, device=None, store=None, progress: bool = True, client=None):
+    """The trained grid (every ordered pair of ``cfg.archs``) and the controls (each control
+    architecture's untrained copy into and from its trained one). Returns one table with
+    columns sender, receiver, kind ('trained', 'random sender', 'random receiver'), i, j,
+    accuracy, receiver_accuracy, relative (accuracy / receiver accuracy), and the models' test
+    accuracies by name."""
+    cfg.check()
+    nets = {a: Net(display_name(a), cfg.model(scale, a)) for a in cfg.archs}
+    accuracy = {}
+    for a, net in nets.items():
+        net.model, m = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+        accuracy[net.name] = m["test"]["accuracy"]
+    parts = [pair_grid(nets[a], nets[b], cfg, device=device, store=store, progress=progress,
+                       client=client).assign(kind="trained") for a, b in cfg.pairs()]
+    for a in cfg.controls:
+        rand = Net(f"{display_name(a)} (untrained)", cfg.model(scale, a, trained=False))
+        rand.model, m = zoo.load_or_train(rand.spec, device=device, store=store, progress=progress)
+        accuracy[rand.name] = m["test"]["accuracy"]
+        parts.append(pair_grid(rand, nets[a], cfg, device=device, store=store, progress=progress,
+                               client=client).assign(kind="random sender"))
+        parts.append(pair_grid(nets[a], rand, cfg, device=device, store=store, progress=progress,
+                               client=client).assign(kind="random receiver"))
+    table = pd.concat(parts, ignore_index=True)
+    table["relative"] = table.accuracy / table.receiver_accuracy
+    return table, accuracy
+
+
+def triangle(table: pd.DataFrame) -> pd.DataFrame:
+    """Per ordered pair: mean relative accuracy on and below the diagonal (j <= i) and above it."""
+    rows = []
+    for (s, r, kind), g in table.groupby(["sender", "receiver", "kind"], sort=False):
+        low, up = g[g.j <= g.i], g[g.j > g.i]
+        outside = g[(g.i > CORNER) | (g.j > CORNER)]
+        rows.append({"sender": s, "receiver": r, "kind": kind, "lower": low.relative.mean(),
+                     "upper": up.relative.mean() if len(up) else np.nan,
+                     "lower_accuracy": low.accuracy.mean(), "upper_accuracy": up.accuracy.mean() if len(up) else np.nan,
+                     "outside_corner": outside.relative.mean(), "outside_corner_accuracy": outside.accuracy.mean(),
+                     "receiver_accuracy": g.receiver_accuracy.iloc[0]})
+    return pd.DataFrame(rows)
+
+
+def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    tri = triangle(table)
+    trained = tri[tri.kind == "trained"]
+    rs = tri[tri.kind == "random sender"]
+    self_diag = table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
+    self_max = float(100 * self_diag.penalty.max()) if len(self_diag) else float("nan")
+    numbers = {"pairs": len(trained), "stitches": len(table), "lower_min": trained.lower.min(),
+               "lower_mean": trained.lower.mean(), "upper_max": trained.upper.max(), "upper_mean": trained.upper.mean(),
+               "control_max_penalty": self_max,
+               "random_sender_outside_max": rs.outside_corner.max() if len(rs) else float("nan")}
+    numbers.update({f"accuracy_{k.lower().replace(' ', '_').replace('(', '').replace(')', '')}": 100 * v
+                    for k, v in accuracy.items()})
+    for row in tri.itertuples():
+        tag = f"{row.sender}_{row.receiver}_{row.kind}".lower().replace(" ", "_").replace("(", "").replace(")", "")
+        numbers[f"lower_{tag}"], numbers[f"upper_{tag}"] = row.lower, row.upper
+    converge = Control.of("each network stitched into itself on the diagonal (an exact stitch exists)",
+                          at_most(self_max, 100 * CONTROL_FLOOR, "max self-stitch penalty"),
+                          f"max {self_max:.2f} points")
+    power = Control.of("untrained senders stitched into trained receivers stay low outside the corner "
+                       f"i, j ≤ {CORNER} (the stitch is not powerful enough to do the task itself)",
+                       at_most(numbers["random_sender_outside_max"], RANDOM_MAX,
+                               "mean relative accuracy outside the corner", unit=""),
+                       f"{numbers['random_sender_outside_max']:.2f}")
+    worst_low = trained.loc[trained.lower.idxmin()]
+    worst_up = trained.loc[trained.upper.idxmax()]
+    claims = [
+        dict(key="lower_high", text="Stitching is accurate wherever the receiver's layer is at or before the "
+                                    "sender's (j ≤ i): the lower triangle",
+             criterion=at_least(numbers["lower_min"], LOWER_MIN, f"min over the {len(trained)} trained pairs of the "
+                                "mean accuracy relative to the receiver's at j ≤ i", unit=""),
+             paper="high accuracy for j ≤ i for every pair (Fig. 2; >90% networks)",
+             ours=f"min {numbers['lower_min']:.3f} ({worst_low.sender} → {worst_low.receiver}), "
+                  f"mean {numbers['lower_mean']:.3f}", controls=[converge, power]),
+        dict(key="upper_low", text="... and low above the diagonal (j > i)",
+             criterion=at_most(numbers["upper_max"], UPPER_MAX, f"max over the {len(trained)} trained pairs of the "
+                               "mean relative accuracy at j > i", unit=""),
+             paper="low above the diagonal (Fig. 2)",
+             ours=f"max {numbers['upper_max']:.3f} ({worst_up.sender} → {worst_up.receiver}), "
+                  f"mean {numbers['upper_mean']:.3f}", controls=[converge, power]),
+    ]
+    if len(rs):
+        claims.append(dict(
+            key="random_low", text=f"Untrained networks stitch with low accuracy except in a corner (i, j ≤ {CORNER})",
+            criterion=at_most(numbers["random_sender_outside_max"], RANDOM_MAX,
+                              "max over the controls of the untrained sender's mean relative accuracy outside the "
+                              "corner", unit=""),
+            paper="random controls low except a corner (Fig. 2)",
+            ours=f"{numbers['random_sender_outside_max']:.3f}", controls=[converge]))
+    return numbers, claims
+
+
+def matrix(table: pd.DataFrame, sender: str, receiver: str, kind: str, value: str = "accuracy") -> pd.DataFrame:
+    """The (sender cut i) x (receiver cut j) matrix of one pair."""
+    g = table[(table.sender == sender) & (table.receiver == receiver) & (table.kind == kind)]
+    return g.pivot(index="i", columns="j", values=value).sort_index().sort_index(axis=1)
+
+
+def plot_grids(table: pd.DataFrame, *, title: str = "", kinds: tuple[str, ...] = ("trained",), cell: float = 2.9):
+    """The paper's heatmaps: stitched test accuracy (%) over sender layer i (rows, 0 = stem, top
+    to bottom) and receiver layer j (columns), one panel per ordered pair, with a dashed edge
+    between j <= i (left: the paper's lower-left triangle) and j > i. Trained pairs are laid
+    out as a senders x receivers grid; other kinds (the controls) in one row."""
+    import matplotlib.pyplot as plt
+
+    t = table[table.kind.isin(kinds)]
+    pairs = list(dict.fromkeys(zip(t.sender, t.receiver, t.kind)))
+    if kinds == ("trained",):
+        senders, receivers = list(dict.fromkeys(t.sender)), list(dict.fromkeys(t.receiver))
+        place = {(s, r, k): (senders.index(s), receivers.index(r)) for s, r, k in pairs}
+        shape = (len(senders), len(receivers))
+    else:
+        place = {p: (0, n) for n, p in enumerate(pairs)}
+        shape = (1, len(pairs))
+    fig, axes = plt.subplots(*shape, figsize=(cell * shape[1] + 1.2, cell * shape[0] + 0.9), squeeze=False,
+                             layout="constrained")
+    for ax in axes.flat:
+        ax.axis("off")
+    im = None
+    for (s, rx, kind), (r, c) in place.items():
+        ax = axes[r][c]
+        ax.axis("on")
+        m = matrix(t, s, rx, kind)
+        im = ax.imshow(100 * m.to_numpy(float), origin="upper", vmin=0, vmax=100, cmap="viridis", aspect="auto")
+        # the triangle's edge: in row i, the columns with j <= i lie left of the dashed line
+        edge = [int((m.columns <= i).sum()) - 0.5 for i in m.index]
+        ys = np.repeat(np.arange(len(edge)), 2) + np.tile([-0.5, 0.5], len(edge))
+        ax.plot(np.repeat(edge, 2), ys, color="white", lw=0.9, ls="--")
+        ax.set_xticks(range(m.shape[1]), m.columns)
+        ax.set_yticks(range(m.shape[0]), m.index)
+        ax.tick_params(labelsize=7)
+        ax.set_title(f"{s} → {rx}", fontsize=8)
+        ax.set_ylabel("sender layer i", fontsize=8)
+        ax.set_xlabel("receiver layer j", fontsize=8)
+    if im is not None:
+        fig.colorbar(im, ax=axes, label="stitched test accuracy (%)", fraction=0.03, pad=0.02)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def accuracy_table(accuracy: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({"test accuracy (%)": {k: round(100 * v, 2) for k, v in accuracy.items()}})
+
+
+def triangle_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The triangle summary per ordered pair, for display."""
+    t = triangle(table)
+    return t.assign(**{c: t[c].round(3) for c in ("lower", "upper", "outside_corner")},
+                    receiver_accuracy=(100 * t.receiver_accuracy).round(2))[
+        ["sender", "receiver", "kind", "receiver_accuracy", "lower", "upper", "outside_corner"]].rename(
+        columns={"receiver_accuracy": "receiver acc. (%)", "lower": "j ≤ i (relative)", "upper": "j > i (relative)",
+                 "outside_corner": "outside corner (relative)"}).set_index(["sender", "receiver"])
+
+
+def title(cfg: GridConfig, scale: str) -> str:
+    width = cfg.width or zoo.HERNANDEZ_RESNET[scale]["width"]
+    return f"Small ResNets (width {width}) on CIFAR-10, scale '{scale}'"

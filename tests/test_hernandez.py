@@ -1,0 +1,63 @@
+"""Hernandez et al.: model recipes, the triangle numbers and the verdict logic on synthetic grids."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stitchkit import zoo
+from stitchkit.experiments import hernandez
+
+
+def _grid(sender, receiver, kind, n_i, n_j, low, up, rx_acc=0.8):
+    rows = []
+    for i in range(n_i):
+        for j in range(n_j):
+            rel = low if j <= i else up
+            acc = rel * rx_acc
+            rows.append({"sender": sender, "receiver": receiver, "kind": kind, "i": i, "j": j, "accuracy": acc,
+                         "receiver_accuracy": rx_acc, "penalty": rx_acc - acc, "relative": rel})
+    return pd.DataFrame(rows)
+
+
+def test_recipe_and_architectures():
+    spec = zoo.hernandez_resnet("paper", "r1212", 0)
+    t = spec.train
+    assert (spec.model, spec.width, t.epochs, t.lr, t.weight_decay, t.batch_size, t.schedule) == (
+        "r1212", 64, 40, 0.01, 0.01, 256, "warmup_cosine")
+    assert zoo.hernandez_resnet("demo", "r2222", trained=False).calibrate_bn > 0
+    assert len(zoo.HERNANDEZ_ARCHS) == 17
+    with pytest.raises(ValueError, match="r3333"):
+        zoo.hernandez_resnet("demo", "r3333")
+    with pytest.raises(ValueError, match="control architectures"):
+        hernandez.GridConfig(archs=("r1111",), controls=("r2222",)).check()
+    rec = hernandez.PRESETS_F2["paper"].recipe()
+    assert (rec.kind, rec.train.optimizer, rec.train.lr, rec.train.weight_decay, rec.train.epochs) == (
+        "strided_or_upsample", "sgd", 0.01, 0.01, 4.0)
+    # every sender cut into every receiver cut: stem + blocks
+    cfg = hernandez.PRESETS_F2["smoke"]
+    assert cfg.cuts(zoo.hernandez_resnet("smoke", "r1111")) == ["stem", "block1", "block2", "block3", "block4"]
+    from dataclasses import replace
+    every2 = replace(cfg, cut_every=2)
+    assert every2.cuts(zoo.hernandez_resnet("smoke", "resnet34")) == ["stem", *[f"block{k}" for k in range(2, 17, 2)]]
+    assert every2.cuts(zoo.hernandez_resnet("smoke", "r1112")) == ["stem", "block2", "block4", "block5"]
+    assert replace(cfg, archs=("r1111", "r2222"), self_pairs=("r2222",)).pairs() == [
+        ("r1111", "r2222"), ("r2222", "r1111"), ("r2222", "r2222")]
+
+
+def test_triangle_numbers_and_verdicts():
+    trained = pd.concat([_grid("A", "A", "trained", 5, 5, 0.99, 0.2), _grid("A", "B", "trained", 5, 9, 0.95, 0.3)])
+    # the self pair's diagonal is exact
+    trained.loc[(trained.sender == "A") & (trained.receiver == "A") & (trained.i == trained.j), "penalty"] = 0.0
+    control = _grid("A (untrained)", "A", "random sender", 5, 5, 0.2, 0.15)
+    table = pd.concat([trained, control], ignore_index=True)
+    tri = hernandez.triangle(table)
+    ab = tri[(tri.sender == "A") & (tri.receiver == "B")].iloc[0]
+    assert ab.lower == pytest.approx(0.95) and ab.upper == pytest.approx(0.3)
+    numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
+    verdicts = {c["key"]: (c["criterion"].holds, all(k.passed for k in c["controls"])) for c in claims}
+    assert verdicts == {"lower_high": (True, True), "upper_low": (True, True), "random_low": (True, True)}
+    # a stitch that does the task from random features fails the power control: inconclusive
+    strong = table.copy()
+    strong.loc[strong.kind == "random sender", "relative"] = 0.9
+    _, claims = hernandez.grid_summary(strong, {"A": 0.8})
+    assert not all(k.passed for k in claims[0]["controls"]) and not claims[2]["criterion"].holds
