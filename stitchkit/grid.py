@@ -278,6 +278,34 @@ def load_stitched(sender: Any, receiver: Net, cut_i: str, cut_j: str, recipe: St
     return stitched.eval(), entry.metrics
 
 
+def stitch_mse(sender: Net, receiver: Net, cut_i: str, cut_j: str, recipe: StitchRecipe, data: DataSpec, *,
+               n_images: int = 1000, device: torch.device | str | None = None, store: Store | None = None,
+               root: str | os.PathLike | None = None) -> dict[str, torch.Tensor]:
+    """Hernandez et al.'s sanity check for one grid row: per test image, the mean squared error
+    (over the elements of the representation) between the receiver's expected representation at
+    ``cut_j`` (E), the trained stitch's output (V) and the similarity-trained stitch's output (S),
+    as float64 vectors ``EV``, ``ES``, ``SV`` of length ``n_images`` (the first images of the
+    grid's test subset). S is the stitch that minimises the squared error to E, computed in
+    closed form by direct matching on the grid's DM images. Run the grid first."""
+    ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
+    stitched, _ = load_stitched(sender, receiver, cut_i, cut_j, recipe, data, device=ctx.device, store=ctx.store,
+                                root=root)
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
+    sc = _SenderCut(ctx, sender, cut_i)
+    similar, _, _ = _build(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
+    stitching.init_dm(similar.stitch, sc.get("dm")[0], ctx.dm_target(receiver, cut_j))
+    images = ctx.test.subset(torch.arange(min(n_images, len(ctx.test))))
+    sx = sender.load(ctx.device, ctx.store, ctx.root, False)
+    x = stitching.activations(sx, cut_i, images, normalisation=sender.spec.normalisation, device=ctx.device,
+                              precision="fp32")
+    e = stitching.activations(rx, cut_j, images, normalisation=receiver.spec.normalisation, device=ctx.device,
+                              precision="fp32").double().flatten(1)
+    with torch.no_grad():
+        v = torch.cat([stitched.stitch.eval()(b) for b in x.split(500)]).double().flatten(1)
+        s = torch.cat([similar.stitch.eval()(b) for b in x.split(500)]).double().flatten(1)
+    return {"EV": ((e - v) ** 2).mean(1).cpu(), "ES": ((e - s) ** 2).mean(1).cpu(), "SV": ((s - v) ** 2).mean(1).cpu()}
+
+
 def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, out_shape) -> dict:
     if cached or not _is_net(sc.sender):
         x, y = sc.get("test", out_shape)

@@ -61,3 +61,21 @@ def test_triangle_numbers_and_verdicts():
     strong.loc[strong.kind == "random sender", "relative"] = 0.9
     _, claims = hernandez.grid_summary(strong, {"A": 0.8})
     assert not all(k.passed for k in claims[0]["controls"]) and not claims[2]["criterion"].holds
+
+
+def test_similarity_and_mse_verdicts():
+    table = _grid("A", "B", "trained", 5, 5, 0.95, 0.3).assign(dm_accuracy=lambda t: 0.2 * t.receiver_accuracy)
+    self_diag = _grid("A", "A", "trained", 5, 5, 1.0, 0.3).assign(dm_accuracy=lambda t: t.accuracy)
+    self_diag["penalty"] = 0.0
+    numbers, claims = hernandez.similarity_summary(pd.concat([table, self_diag], ignore_index=True))
+    assert numbers["similarity_below_max"] == pytest.approx(1.0)  # A into A: exact least squares everywhere here
+    assert not claims[0]["criterion"].holds
+    numbers, claims = hernandez.similarity_summary(table.assign(penalty=0.0))
+    assert numbers["similarity_below_max"] == pytest.approx(0.2) and claims[0]["criterion"].holds
+    per = pd.DataFrame({"sender": ["A"] * 4, "receiver": ["B"] * 4, "i": [0, 1, 2, 3], "j": [0, 1, 2, 3],
+                        "EV": [1.0, 2.0, 3.0, 1e-3], "ES": [0.1, 0.5, 0.01, 1e-2], "SV": [1.0] * 4})
+    stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
+                          for k in ("EV", "ES", "SV")})
+    numbers, claims = hernandez.mse_summary(per, stats, table.assign(penalty=0.0), "test")
+    assert numbers["closer_fraction"] == 0.75 and numbers["median_ratio"] == pytest.approx((4 + 10) / 2)
+    assert [c["criterion"].holds for c in claims] == [True, True]
