@@ -244,7 +244,7 @@ def _build(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, cut_i: str,
     """A fresh stitched model (stitch initialised with the recipe's seed), the normalisation of
     its input images, and the receiver's activation shape at ``cut_j``."""
     recipe = ctx.recipe
-    out_shape = rx.cut_shapes(input_shape)[cut_j]
+    out_shape = rx.shape_at(cut_j, input_shape)
     if _is_net(sender):
         sx = sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
         stitched = stitching.stitch_models(sx, cut_i, rx, cut_j, kind=recipe.kind, frozen_bn=recipe.frozen_bn,

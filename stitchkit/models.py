@@ -63,6 +63,9 @@ def build_model(name: str, *, seed: int | None = None, **kwargs) -> "CutModel":
     return _REGISTRY[name](**kwargs)
 
 
+INPUT = "input"  # the pseudo-cut before the first piece
+
+
 class CutModel(nn.Module):
     """A chain of named pieces (each output is a cut point) followed by ``head``."""
 
@@ -73,10 +76,15 @@ class CutModel(nn.Module):
         self.cuts: tuple[str, ...] = tuple(name for name, _ in pieces)
 
     def check_cut(self, cut: str) -> int:
+        """The index of ``cut`` in :attr:`cuts`; the pseudo-cut ``input`` (the image itself, so a
+        stitch into it generates an image) is -1."""
+        if cut == INPUT:
+            return -1
         try:
             return self.cuts.index(cut)
         except ValueError:
-            raise ValueError(f"unknown cut {cut!r} for {type(self).__name__}; valid: {', '.join(self.cuts)}") from None
+            raise ValueError(f"unknown cut {cut!r} for {type(self).__name__}; valid: {', '.join(self.cuts)} "
+                             f"(and {INPUT!r})") from None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for piece in self.pieces.values():
@@ -90,7 +98,7 @@ class CutModel(nn.Module):
         if not cuts:
             return {}
         last = max(self.check_cut(c) for c in cuts)
-        wanted, found = set(cuts), {}
+        wanted, found = set(cuts), {INPUT: x}
         for name, piece in itertools.islice(self.pieces.items(), last + 1):
             x = piece(x)
             if name in wanted:
@@ -107,6 +115,11 @@ class CutModel(nn.Module):
         for piece in itertools.islice(self.pieces.values(), start + 1, None):
             h = piece(h)
         return self.head(h)
+
+    def shape_at(self, cut: str, input_shape: tuple[int, ...] = (3, 32, 32)) -> tuple[int, ...]:
+        """Per-example activation shape at ``cut`` (the input's for ``input``)."""
+        self.check_cut(cut)
+        return tuple(input_shape) if cut == INPUT else self.cut_shapes(input_shape)[cut]
 
     def cut_shapes(self, input_shape: tuple[int, ...] = (3, 32, 32)) -> dict[str, tuple[int, ...]]:
         """Per-example activation shape at every cut, computed on the meta device (no data)."""

@@ -188,8 +188,8 @@ def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, 
                   sender_input_shape: tuple[int, ...] | None = None, kernel_size: int = 1, seed: int | None = None,
                   device: torch.device | str | None = None) -> StitchedModel:
     """A StitchedModel with a fresh stitch of ``kind`` sized from the two cut shapes."""
-    in_shape = sender.cut_shapes(sender_input_shape or input_shape)[sender.cuts[sender.check_cut(cut_i)]]
-    out_shape = receiver.cut_shapes(input_shape)[receiver.cuts[receiver.check_cut(cut_j)]]
+    in_shape = sender.shape_at(cut_i, sender_input_shape or input_shape)
+    out_shape = receiver.shape_at(cut_j, input_shape)
     with torch.random.fork_rng(devices=[]):
         if seed is not None:
             torch.manual_seed(seed)

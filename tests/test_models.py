@@ -58,3 +58,19 @@ def test_smith_architectures_cut_where_the_paper_cuts():
     assert s["features_1"] == (64, 32, 32) and s["features_9"] == (128, 8, 8)
     assert s["features_22"] == (512, 4, 4) and s["features_29"] == (512, 2, 2) and s["avgpool"] == (25088,)
     assert sum(isinstance(m, torch.nn.Conv2d) for m in v.modules()) == 16
+
+
+def test_input_pseudo_cut_lets_a_stitch_generate_the_image():
+    from stitchkit.models import INPUT
+    from stitchkit.stitching import stitch_models
+
+    model = build_model("r1111", seed=0, width=4).eval()
+    x = torch.randn(2, 3, 32, 32)
+    assert torch.equal(model.forward_from(INPUT, x), model(x))
+    assert torch.equal(model.forward_intermediates(x, [INPUT, "block1"])[INPUT], x)
+    assert model.shape_at(INPUT) == (3, 32, 32) and model.check_cut(INPUT) == -1
+    assert model.shape_at("block3") == model.cut_shapes()["block3"]
+    stitched = stitch_models(model, "block3", model, INPUT, kind="strided_or_upsample")  # 8x8 map -> image
+    assert stitched(x).shape == (2, 10)
+    with pytest.raises(ValueError, match="'input'"):
+        model.check_cut("nope")

@@ -426,3 +426,123 @@ def similarity_table(table: pd.DataFrame) -> pd.DataFrame:
     t = t.assign(similarity=t.dm_accuracy / t.receiver_accuracy, vanilla=t.relative)
     return t.groupby(["sender", "receiver"], sort=False)[["similarity", "vanilla"]].mean().round(3).rename(
         columns={"similarity": "similarity-trained (j < i, relative)", "vanilla": "task-trained (j < i, relative)"})
+
+
+# --------------------------------------------------------------------------------------------
+# H-F6: stitches into the receiver's input generate images
+
+
+@figure_config("H-F6")
+@dataclass(frozen=True)
+class ImagesConfig(GridConfig):
+    """H-F6: a network's layers 0..k stitched into the input of a network (the stitch makes an image)."""
+
+    sender_arch: str = param("r2222", "the sender network (its layers 0..max_layer)")
+    receiver_arch: str = param("r2222", "the receiver network (stitched at its input)")
+    max_layer: int = param(5, "the deepest sender layer (paper 5: the stem and blocks 1-5)", ge=0)
+    show_images: int = param(8, "test images shown per layer", ge=1, le=64)
+    score_images: int = param(1000, "test images for the similarity of generated to original images", ge=10,
+                              le=10_000)
+
+
+PRESETS_F6 = {scale: ImagesConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+                                  **({"sender_arch": "r1111", "receiver_arch": "r1111", "max_layer": 2,
+                                      "score_images": 200} if scale == "smoke" else {}))
+              for scale, cfg in PRESETS_F2.items()}
+GRANULARITY_MAX_RHO = -0.5  # "images lose granularity with depth": Spearman rho(layer, similarity) at most this
+
+
+def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress: bool = True):
+    """Train (or read) the stitches from sender layers 0..max_layer into the receiver's input;
+    returns the grid table (with layer ``i``), the generated images per layer for the first
+    ``show_images`` test images (in [0, 1]), those originals, and per layer the mean Pearson
+    correlation between generated and original image over ``score_images`` test images."""
+    from ..data import NORMALISATION
+    from ..datasets import test_split
+    from ..grid import load_stitched
+    from ..models import INPUT
+    from .. import stitching
+
+    for a in (cfg.sender_arch, cfg.receiver_arch):
+        if a not in zoo.HERNANDEZ_ARCHS:
+            raise ValueError(f"unknown architecture {a!r}; valid: {', '.join(zoo.HERNANDEZ_ARCHS)}")
+    sender = Net(display_name(cfg.sender_arch), cfg.model(scale, cfg.sender_arch))
+    receiver = Net(display_name(cfg.receiver_arch), cfg.model(scale, cfg.receiver_arch))
+    cuts = cfg.cuts(sender.spec)
+    if cfg.max_layer >= len(cuts):
+        raise ValueError(f"max_layer {cfg.max_layer} is beyond {sender.name}'s {len(cuts) - 1} blocks")
+    cuts = cuts[:cfg.max_layer + 1]
+    data = DataSpec("cifar10")
+    table = stitch_grid([sender], [receiver], [(c, INPUT) for c in cuts], cfg.recipe(), data, device=device,
+                        store=store, progress=progress)
+    table["i"] = [_layer(c) for c in table.cut_i]
+    test = test_split(data, cfg.recipe().test_size, cfg.recipe().subset_seed)
+    # shown: one image per class in turn (the subset is sorted by class); scored: the first images
+    per_class = [torch.nonzero(test.labels == c).flatten() for c in range(int(test.labels.max()) + 1)]
+    shown = torch.stack([per_class[k % len(per_class)][k // len(per_class)] for k in range(cfg.show_images)])
+    scored = torch.arange(min(cfg.score_images, len(test)))
+    images = test.subset(torch.cat([shown, scored]))
+    mean, std = (torch.tensor(v).view(1, -1, 1, 1) for v in NORMALISATION[receiver.spec.normalisation])
+    original = images.images.float() / 255
+    sx, _ = zoo.load_or_train(sender.spec, device=device, store=store, progress=progress)
+    generated, corr = {}, {}
+    for cut in cuts:
+        stitched, _ = load_stitched(sender, receiver, cut, INPUT, cfg.recipe(), data, device=device, store=store)
+        h = stitching.activations(sx, cut, images, normalisation=sender.spec.normalisation, device=device,
+                                  precision="fp32")
+        with torch.no_grad():
+            img = torch.cat([stitched.stitch.eval()(b) for b in h.split(500)]).float().cpu() * std + mean
+        img = img.clamp(0, 1)
+        generated[_layer(cut)] = img[:cfg.show_images]
+        gen, orig = img[cfg.show_images:], original[cfg.show_images:]
+        a = (gen - gen.mean((1, 2, 3), keepdim=True)).flatten(1)
+        b = (orig - orig.mean((1, 2, 3), keepdim=True)).flatten(1)
+        corr[_layer(cut)] = float(((a * b).sum(1) / (a.norm(dim=1) * b.norm(dim=1)).clamp_min(1e-12)).mean())
+    return table, generated, original[:cfg.show_images], corr
+
+
+def images_summary(table: pd.DataFrame, corr: dict[int, float]) -> tuple[dict, list[dict]]:
+    from scipy.stats import spearmanr
+
+    layers = sorted(corr)
+    rho = float(spearmanr(layers, [corr[k] for k in layers]).statistic) if len(layers) > 2 else float("nan")
+    numbers = {"granularity_rho": rho, **{f"similarity_layer{k}": v for k, v in corr.items()},
+               **{f"accuracy_layer{r.i}": 100 * r.accuracy for r in table.itertuples()},
+               "receiver_accuracy": 100 * table.receiver_accuracy.iloc[0]}
+    claims = [dict(
+        key="granularity", text="Images generated by stitching deeper layers into the input lose granularity",
+        criterion=at_most(rho, GRANULARITY_MAX_RHO, "Spearman ρ between the layer and the generated images' mean "
+                          "Pearson correlation with the originals", unit=""),
+        paper="generated images lose granularity with depth (Fig. 6)",
+        ours=f"ρ = {rho:.2f}; correlation " + ", ".join(f"{corr[k]:.2f}" for k in layers) + f" for layers "
+             f"{layers[0]}-{layers[-1]}")]
+    return numbers, claims
+
+
+def plot_images(generated: dict[int, torch.Tensor], original: torch.Tensor, table: pd.DataFrame, *, title: str = ""):
+    """Rows: the original test images, then the images generated from each sender layer, with the
+    stitched network's accuracy beside each row."""
+    import matplotlib.pyplot as plt
+
+    layers = sorted(generated)
+    n = original.shape[0]
+    fig, axes = plt.subplots(len(layers) + 1, n, figsize=(1.1 * n + 1.6, 1.15 * (len(layers) + 1) + 0.6),
+                             squeeze=False, layout="constrained")
+    acc = {r.i: r.accuracy for r in table.itertuples()}
+    rows = [("original", original)] + [(f"layer {k}\n{100 * acc[k]:.0f}% acc.", generated[k]) for k in layers]
+    for r, (label, imgs) in enumerate(rows):
+        for c in range(n):
+            ax = axes[r][c]
+            ax.imshow(imgs[c].permute(1, 2, 0).numpy(), interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[r][0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def images_table(table: pd.DataFrame, corr: dict[int, float]) -> pd.DataFrame:
+    return pd.DataFrame({"stitched accuracy (%)": {r.i: round(100 * r.accuracy, 2) for r in table.itertuples()},
+                         "correlation with the original": {k: round(v, 3) for k, v in corr.items()}}).rename_axis(
+        "sender layer")
