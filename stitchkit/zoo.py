@@ -32,6 +32,10 @@ from .store import Store, config_key
 from .train import TrainConfig, evaluate, train
 
 
+METHODS = ("supervised", "simclr")
+SIMCLR_TEMPERATURE = 0.5  # NT-Xent temperature (SimCLR's CIFAR-10 setting)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Everything that determines a trained model (its cache key)."""
@@ -44,6 +48,8 @@ class ModelSpec:
     train: TrainConfig = field(default_factory=TrainConfig)  # epochs=0 and steps=None: untrained
     options: tuple[tuple[str, Any], ...] = ()  # extra builder keywords, e.g. (("final_bn", False),)
     calibrate_bn: int = 0  # recompute BN statistics on this many training images, no gradient
+    method: str = "supervised"  # supervised | simclr (self-supervised pre-training, then a linear probe)
+    probe: TrainConfig | None = None  # simclr: the linear probe's epochs, lr, batch size and seed
 
     def __post_init__(self) -> None:
         if self.normalisation not in data_mod.NORMALISATION:
@@ -51,6 +57,8 @@ class ModelSpec:
                              f"valid: {', '.join(data_mod.NORMALISATION)}")
         if self.width < 1:
             raise ValueError(f"width must be >= 1, got {self.width}")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown training method {self.method!r}; valid: {', '.join(METHODS)}")
 
     @property
     def trained(self) -> bool:
@@ -104,8 +112,11 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
                                    shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
                                    device=device, channels_last=cl)
         steps = spec.train.total_steps(len(batches)) if spec.trained else 0
-        history = []
-        if steps:
+        history, extra = [], {}
+        if steps and spec.method == "simclr":
+            say(f"[stitchkit] SimCLR pre-training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps)")
+            history, extra = _train_simclr(model, spec, train_data, batches, device, store.partial(key), progress)
+        elif steps:
             say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision})")
             history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
                             desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress)
@@ -119,13 +130,34 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         metrics = {"test": evaluate(model, test_batches, device=device, precision=precision),
                    "history": history, "train_seconds": seconds,
                    "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
-                   "device": str(device), "precision": precision}
+                   "device": str(device), "precision": precision, **extra}
         entry = store.put(spec, metrics, model.state_dict(), salt=salt)
         store.partial(key).unlink(missing_ok=True)
     else:
         model.load_state_dict(entry.tensors)
     to_memory_format(model.to(device))
     return model.eval(), entry.metrics
+
+
+def _train_simclr(model: CutModel, spec: ModelSpec, train_data, batches, device, checkpoint, progress):
+    """SimCLR pre-training of ``model`` (with a projection head), then its classifier fitted as
+    a linear probe on the frozen pooled features of the training images (no augmentation)."""
+    from . import simclr
+
+    feature_dim = model.shape_at(model.cuts[-1], tuple(train_data.images.shape[1:]))[0]
+    net = simclr.SimCLRNet(model, feature_dim).to(device)
+    history = train(net, batches, spec.train, device=device, checkpoint=checkpoint, progress=progress,
+                    objective=simclr.objective(spec.normalisation, SIMCLR_TEMPERATURE, spec.train.seed),
+                    desc=f"SimCLR {spec.model} w{spec.width} seed {spec.seed}")
+    model.eval()
+    plain = data_mod.Batches(train_data, 500, normalisation=spec.normalisation, device=device,
+                             channels_last=channels_last_ok(model))
+    with torch.no_grad():
+        feats = torch.cat([model.forward_to(x, model.cuts[-1]).float() for x, _ in plain])
+    probe = spec.probe or TrainConfig(epochs=30, optimizer="adam", lr=1e-3, batch_size=256)
+    losses = simclr.linear_probe(model, feats, plain.split.labels.to(feats.device), epochs=int(probe.epochs),
+                                 lr=probe.lr, batch_size=probe.batch_size, seed=probe.seed)
+    return history, {"probe_losses": losses}
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,6 +215,29 @@ def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, widt
                      train=_sgd(cfg, seed), options=() if final_bn else (("final_bn", False),),
                      calibrate_bn=0 if trained else cfg["calibrate_bn"])
 
+
+
+# Bansal et al.'s Figure 6: the same ResNet-18 trained by SimCLR on the CIFAR-10 training images
+# (no labels), then a linear probe. The paper gives no recipe; ours is a common CIFAR one: batch
+# 256, SGD momentum 0.9, lr 0.06, wd 5e-4, cosine, temperature 0.5; probe Adam 1e-3, 30 epochs.
+BANSAL_SIMCLR = {
+    "smoke": {"width": 8, "train_size": 2048, "epochs": 2, "probe_epochs": 5},
+    "demo": {"width": 16, "train_size": None, "epochs": 3, "probe_epochs": 30},
+    "paper": {"width": 64, "train_size": None, "epochs": 500, "probe_epochs": 100},
+}
+
+
+def bansal_simclr(scale: str, seed: int = 0, *, width: int | None = None, epochs: float | None = None,
+                  final_bn: bool = True) -> ModelSpec:
+    """Bansal et al.'s ResNet-18 trained by SimCLR at ``scale``, its classifier a linear probe."""
+    cfg = BANSAL_SIMCLR[check_scale(scale)]
+    train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=256, optimizer="sgd",
+                        lr=0.06, momentum=0.9, weight_decay=5e-4, schedule="cosine", augment=False, seed=seed)
+    probe = TrainConfig(epochs=cfg["probe_epochs"], optimizer="adam", lr=1e-3, weight_decay=0.0, batch_size=256,
+                        schedule="cosine", augment=False, seed=seed)
+    return ModelSpec(model="preact_resnet18", width=width or BANSAL_RESNET18[scale]["width"],
+                     data=DataSpec("cifar10", train_size=cfg["train_size"]), normalisation="cifar", seed=seed,
+                     train=train, options=() if final_bn else (("final_bn", False),), method="simclr", probe=probe)
 
 
 # Hernandez et al.: BasicBlock ResNets R_abcd (CIFAR stem) and ResNet-34 on CIFAR-10 with the

@@ -127,3 +127,37 @@ def test_freeze_training_chooses_pieces_from_the_stitching_curves():
     assert len([f for f in frozen if f != "head"]) < len(cuts)
     # nothing within: nothing frozen
     assert fz.choose_frozen(table([9] * 5, [9] * 5), cuts, 0.8, 3.0) == ()
+
+
+def test_simclr_views_loss_and_verdicts():
+    import torch
+
+    from stitchkit import simclr
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 3, 32, 32)
+    a, b = simclr.views(x, "cifar", g)
+    assert a.shape == x.shape and not torch.allclose(a, b)
+    # identity crop (scale 1, ratio 1, centred) with no flip reproduces the image
+    same = simclr.random_resized_crop_flip(x, torch.Generator().manual_seed(0), scale=(1.0, 1.0), ratio=(1.0, 1.0))
+    assert all(torch.allclose(s, o, atol=1e-5) or torch.allclose(s, o.flip(-1), atol=1e-5) for s, o in zip(same, x))
+    z = torch.randn(16, 8)
+    assert simclr.nt_xent(z, z + 0.01 * torch.randn(16, 8)) < simclr.nt_xent(z, torch.randn(16, 8))
+    spec = zoo.bansal_simclr("demo", 1)
+    assert spec.method == "simclr" and spec.train.batch_size == 256 and spec.probe.epochs == 30
+    assert config_key(spec) != config_key(zoo.bansal_resnet18("demo", 1))
+    with pytest.raises(ValueError, match="method"):
+        zoo.ModelSpec(method="byol")
+
+    cfg = sweeps.PRESETS_F6["demo"]
+    rx = ["supervised top (seed 0)", "SimCLR top (seed 1, linear probe)"]
+    t = pd.concat([_table({sweeps.SELF: [0] * 6, sweeps.SIMCLR: [0, 0.5, 1, 2, 2, 2.5],
+                           sweeps.E2E_SEED: [0, 0.5, 1, 1.5, 1, 1]}, receiver=rx[0], cka=0.6),
+                   _table({sweeps.SELF: [0] * 6, "supervised (seed 0)": [0, -1, -2, -3, -3, -4]}, receiver=rx[1])],
+                  ignore_index=True)
+    t.loc[t.sender == sweeps.E2E_SEED, "cka"] = 0.8
+    acc = {sweeps.E2E_TOP: 0.77, sweeps.SIMCLR: 0.70, sweeps.E2E_SEED: 0.76}
+    _, claims = sweeps.simclr_summary(t, acc, cfg)
+    assert _verdicts(claims) == {"connected": (True, True), "cka_differs": (True, True)}
+    _, claims = sweeps.simclr_summary(t, {**acc, sweeps.SIMCLR: 0.40}, cfg)  # a weak SimCLR net: inconclusive
+    assert not all(k.passed for k in claims[0]["controls"])

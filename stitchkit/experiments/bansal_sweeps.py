@@ -516,3 +516,70 @@ def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, lis
              ours=f"min {by[length_].min():.3f} (at {by[length_].idxmin()}), mean {by[length_].mean():.3f}"),
     ]
     return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F6: SimCLR vs end-to-end (supervised), both directions, with CKA
+
+
+@figure_config("B-F6")
+@dataclass(frozen=True)
+class SimCLRConfig(BottomsConfig):
+    """B-F6: a SimCLR-trained ResNet-18 (linear probe on top) and supervised ones, stitched both ways."""
+
+    simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the zoo's recipe at this scale",
+                                        gt=0)
+
+
+PRESETS_F6 = _presets(SimCLRConfig)
+E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
+E2E_SEED = "supervised (seed 1)"
+PROBE_MAX_GAP = 10.0  # points: the SimCLR network counts as "well-performing" within this of the supervised one
+
+
+def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+    """The SimCLR network and a second supervised seed stitched into the supervised top, and the
+    supervised network stitched into the SimCLR network (each top also into itself)."""
+    e2e = cfg.variant(scale, cfg.seeds[0])
+    ssl = zoo.bansal_simclr(scale, cfg.seeds[1], width=cfg.width, epochs=cfg.simclr_epochs, final_bn=cfg.final_bn)
+    into_e2e, acc = bottoms_into_top(cfg, scale, e2e, {SIMCLR: ssl, E2E_SEED: cfg.variant(scale, cfg.seeds[1])},
+                                     receiver_name=E2E_TOP, **kw)
+    into_ssl, _ = bottoms_into_top(cfg, scale, ssl, {"supervised (seed 0)": e2e}, receiver_name="SimCLR top "
+                                   "(seed 1, linear probe)", **kw)
+    return pd.concat([into_e2e, into_ssl], ignore_index=True), acc  # each network once: top, SimCLR, seed 1
+
+
+def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tuple[dict, list[dict]]:
+    receivers = list(dict.fromkeys(table.receiver))
+    keys = {SELF: "self", SIMCLR: "simclr", E2E_SEED: "seed1", "supervised (seed 0)": "e2e",
+            receivers[0]: "e2e_top", receivers[1]: "simclr_top"}
+    numbers = _numbers(table, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = _control(table)
+    ssl_acc, e2e_acc = 100 * accuracy[SIMCLR], 100 * accuracy[E2E_TOP]
+    good = Control.of("the SimCLR network performs well (the paper compares networks of similar accuracy)",
+                      at_least(ssl_acc - e2e_acc, -PROBE_MAX_GAP, "linear-probe accuracy minus the supervised "
+                               "network's"), f"{ssl_acc:.2f}% vs {e2e_acc:.2f}%")
+    up = _pen(table, SIMCLR, receivers[0])
+    down = _pen(table, "supervised (seed 0)", receivers[1])
+    seed = _pen(table, E2E_SEED, receivers[0])
+    worst = max(up.max(), down.max())
+    cka_ssl = table[(table.sender == SIMCLR)].cka
+    cka_seed = table[(table.sender == E2E_SEED)].cka
+    numbers.update(simclr_into_e2e_max=up.max(), e2e_into_simclr_max=down.max(), seed_into_e2e_max=seed.max(),
+                   both_ways_max=worst, cka_min=cka_ssl.min(), cka_max=cka_ssl.max(), cka_mean=cka_ssl.mean(),
+                   seed_cka_mean=cka_seed.mean(), probe_accuracy=ssl_acc, max_penalty=worst)
+    claims = [
+        dict(key="connected", text="SimCLR and supervised networks are stitching connected in both directions",
+             criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over the cuts of both directions"),
+             paper="connected both ways, penalty like a different seed's (App. B.3, Fig. 6b)",
+             ours=f"SimCLR into supervised max {up.max():.2f}, supervised into SimCLR max {down.max():.2f} points "
+                  f"(another supervised seed: max {seed.max():.2f})", controls=[control, good]),
+        dict(key="cka_differs", text="CKA finds SimCLR and supervised representations further apart than two "
+                                     "supervised seeds",
+             criterion=at_least(cka_seed.mean() - cka_ssl.mean(), 0.0, "mean CKA with the supervised top over the "
+                                "cuts: another supervised seed minus SimCLR", unit="", digits=3),
+             paper="CKA 0.35-0.9; differs more than two initialisations (Table 1, Fig. 6a)",
+             ours=f"SimCLR {cka_ssl.min():.2f}-{cka_ssl.max():.2f} (mean {cka_ssl.mean():.3f}); another seed mean "
+                  f"{cka_seed.mean():.3f}", controls=[good]),
+    ]
+    return numbers, claims

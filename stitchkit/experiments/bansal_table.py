@@ -135,3 +135,30 @@ def sources(results: dict[str, dict | None]) -> pd.DataFrame:
 def numbers(results: dict[str, dict | None]) -> dict[str, float]:
     """How many source pages ran, for the page's prose."""
     return {"pages_found": sum(r is not None for r in results.values()), "pages_expected": len(results)}
+
+
+# --------------------------------------------------------------------------------------------
+# B-F2B: ImageNet self-supervised vs supervised, out of reach offline; B-F6 stands in
+
+
+@figure_config("B-F2B")
+@dataclass(frozen=True)
+class StandInConfig:
+    """B-F2B computes nothing: it reports the verdicts of its CIFAR-10 stand-in, B-F6."""
+
+    results_dir: str | None = param(None, "folder with B-F6.results.json; None: the book's Bansal part")
+
+
+PRESETS_F2B = {scale: StandInConfig() for scale in ("smoke", "demo", "paper")}
+
+
+def stand_in(cfg: StandInConfig) -> tuple[dict | None, pd.DataFrame]:
+    """B-F6's results (None if it has not run) and its claims as a table."""
+    folder = Path(cfg.results_dir) if cfg.results_dir else paths.BOOK_DIR / "bansal"
+    path = folder / "B-F6.results.json"
+    if not path.exists():
+        return None, pd.DataFrame({"claim": ["B-F6 has not run yet"]})
+    res = json.loads(path.read_text())
+    rows = [{"claim": c["text"], "paper": c["paper"], "ours": c["ours"], "verdict": c["verdict"]}
+            for c in res.get("claims", [])]
+    return res, pd.DataFrame(rows)
