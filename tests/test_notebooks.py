@@ -11,7 +11,7 @@ NOTEBOOKS = list(execution.discover())
 
 
 NEEDS = {"B": "cifar10", "H": "cifar10", "A": "cifar10", "S": "mnist"}  # dataset each paper's pages read
-DATA_ONLY = {"S-F1A", "B-T1"}  # pages that make no claim (show data, or summarise other pages)
+DATA_ONLY = {"S-F1A", "B-T1", "B-F2B"}  # pages that make no claim (show data, or summarise other pages)
 
 
 def _have(dataset: str) -> bool:
