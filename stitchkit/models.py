@@ -25,6 +25,9 @@ Registered builders (``list_models()``):
   ``features_1`` is "before features.2"), then
   ``avgpool`` (adaptive 7x7 average pool, flattened; "before classifier.0"); the head is the
   three-layer classifier (``hidden`` units, dropout 0.5).
+- ``vit_ti``: Balogh & Jelasity's ViT-Ti (image 32, patch 4, dim 192 = ``width``, depth 12, 3
+  heads, CLS token, pre-norm blocks): cuts ``embed``, ``block1`` ... ``block12`` (65 tokens of
+  ``width`` features each), ``pool`` (the normalised CLS token).
 """
 
 from __future__ import annotations
@@ -309,3 +312,76 @@ def vgg19(width: int = 64, num_classes: int = 10, in_channels: int = 3, hidden: 
             else:
                 nn.init.normal_(m.weight, 0, 0.01)
     return model
+
+
+class PatchEmbed(nn.Module):
+    """Image -> tokens: non-overlapping ``patch`` x ``patch`` patches linearly embedded, a learned
+    CLS token prepended, learned position embeddings added. (B, C, H, W) -> (B, 1 + HW/p², dim)."""
+
+    def __init__(self, in_channels: int, dim: int, patch: int, image: int) -> None:
+        super().__init__()
+        if image % patch:
+            raise ValueError(f"image size {image} is not a multiple of the patch size {patch}")
+        self.proj = nn.Conv2d(in_channels, dim, patch, stride=patch)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.zeros(1, 1 + (image // patch) ** 2, dim))
+        nn.init.trunc_normal_(self.pos, std=0.02)
+        nn.init.trunc_normal_(self.cls, std=0.02)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        t = self.proj(x).flatten(2).transpose(1, 2)  # (B, N, dim)
+        return torch.cat([self.cls.expand(t.shape[0], -1, -1), t], dim=1) + self.pos
+
+
+class EncoderBlock(nn.Module):
+    """Pre-norm transformer block: x + MSA(LN(x)), then x + MLP(LN(x)) (GELU, ``mlp_ratio`` x dim)."""
+
+    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(dim, eps=1e-6), nn.LayerNorm(dim, eps=1e-6)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        hidden = int(dim * mlp_ratio)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class ClsPool(nn.Module):
+    """Final LayerNorm, then the CLS token: (B, T, dim) -> (B, dim)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)[:, 0]
+
+
+def vit(dim: int = 192, depth: int = 12, heads: int | None = None, patch: int = 4, image: int = 32,
+        num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    """Vision transformer (Dosovitskiy et al. 2021) with a CLS token; cuts ``embed`` (tokens after
+    the patch and position embeddings), ``block1`` ... ``block<depth>`` (tokens (1 + N, dim)) and
+    ``pool`` (the normalised CLS token). ``heads`` defaults to dim // 64 (at least 1)."""
+    heads = heads or max(1, dim // 64)
+    if dim % heads:
+        raise ValueError(f"dim {dim} is not divisible by {heads} heads")
+    pieces = [("embed", PatchEmbed(in_channels, dim, patch, image))]
+    pieces += [(f"block{k + 1}", EncoderBlock(dim, heads)) for k in range(depth)]
+    model = CutModel([*pieces, ("pool", ClsPool(dim))], nn.Linear(dim, num_classes))
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+    return model
+
+
+@register_model("vit_ti")
+def vit_ti(width: int = 192, num_classes: int = 10, in_channels: int = 3, depth: int = 12, patch: int = 4,
+           image: int = 32) -> CutModel:
+    """Balogh & Jelasity's ViT-Ti for CIFAR: image 32, patch 4 (64 tokens + CLS), dim ``width``
+    (192), depth 12, ``width // 64`` heads (3)."""
+    return vit(width, depth, None, patch, image, num_classes, in_channels)

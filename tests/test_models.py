@@ -74,3 +74,14 @@ def test_input_pseudo_cut_lets_a_stitch_generate_the_image():
     assert stitched(x).shape == (2, 10)
     with pytest.raises(ValueError, match="'input'"):
         model.check_cut("nope")
+
+
+def test_vit_ti_is_balogh_and_jelasitys():
+    model = build_model("vit_ti", seed=0)
+    assert sum(p.numel() for p in model.parameters()) == 5_362_762  # dim 192, depth 12, patch 4, 65 tokens
+    assert model.cuts == ("embed", *[f"block{k}" for k in range(1, 13)], "pool")
+    assert model.cut_shapes()["block7"] == (65, 192) and model.cut_shapes()["pool"] == (192,)
+    assert model.pieces["block1"].attn.num_heads == 3
+    x = torch.randn(2, 3, 32, 32)
+    model.eval()
+    assert torch.equal(model.forward_from("block6", model.forward_to(x, "block6")), model(x))
