@@ -95,8 +95,8 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # :name: fig-b-f3b-cka
 # :alt: Line plot of the linear CKA between each bottom and the top at each stitch point, between 0 and 1.
 #
-# Linear CKA between each bottom and the top at the same cut ({glue:text}`cka_images_used`
-# test images; float64, Gram form), for comparison with the stitching penalty above.
+# Linear CKA between each bottom and the top at the same cut (on `cka_images` test images, see
+# the configuration below; float64, Gram form), for comparison with the stitching penalty above.
 # ```
 
 # %% [markdown]
