@@ -84,7 +84,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # :name: fig-b-f2c
 # :alt: Line plot over six stitch points of the stitching penalty in points for bottoms trained on 5k, 25k and 50k images stitched into a top trained on 10k images.
 #
-# # Stitching penalty at each cut of bottoms trained on different numbers of images into a top
+# Stitching penalty at each cut of bottoms trained on different numbers of images into a top
 # trained on 10k (solid: after fine-tuning; dotted: direct matching only); below zero the
 # bottom improves the top. Compare with the paper's Figure 2C.
 # ```

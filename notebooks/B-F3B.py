@@ -82,7 +82,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # :name: fig-b-f3b
 # :alt: Line plot over six stitch points of the stitching penalty in points for the same network trained half as long and twice as long, stitched into the network at the standard length.
 #
-# # Stitching penalty at each cut of the network trained 0.5x and 2x as long into the 1x
+# Stitching penalty at each cut of the network trained 0.5x and 2x as long into the 1x
 # network (solid: after fine-tuning; dotted: direct matching only). Compare with the paper's
 # Figure 3B.
 # ```

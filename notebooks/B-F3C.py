@@ -82,7 +82,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # :name: fig-b-f3c
 # :alt: One panel per top width (x0.25, x1, x2), each a line plot over six stitch points of the stitching penalty in points of the other widths' bottoms and of the top into itself.
 #
-# # Stitching penalty at each cut of every width into every other (one panel per top; solid:
+# Stitching penalty at each cut of every width into every other (one panel per top; solid:
 # after fine-tuning; dotted: direct matching only); below zero the bottom improves the top.
 # Compare with the paper's Figure 3C.
 # ```

@@ -87,7 +87,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # :name: fig-b-f6
 # :alt: Two panels of line plots over six stitch points: left, the stitching penalty in points of the SimCLR network and a second supervised seed stitched into a supervised top; right, the supervised network stitched into the SimCLR network.
 #
-# # Stitching penalty at each cut, SimCLR into supervised (left, with a second supervised seed
+# Stitching penalty at each cut, SimCLR into supervised (left, with a second supervised seed
 # for reference) and supervised into SimCLR (right); solid: after fine-tuning, dotted: direct
 # matching only. Compare with the paper's Figure 6b (and 6a for the CKA below).
 # ```
