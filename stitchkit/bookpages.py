@@ -611,6 +611,65 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None) -> str:
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------------------------
+# Glossary terms linked at their first use on each page
+
+# (term in the glossary, pattern of its uses in prose); scale and verdict names are left alone
+# ("paper" and "control" are everyday words too; verdicts stand in badges).
+GLOSSARY_TERMS: tuple[tuple[str, str], ...] = (
+    ("sender", r"senders?"), ("receiver", r"receivers?"), ("cut", r"cuts?"), ("stitch", r"stitch(?:es)?(?! points?)"),
+    ("penalty", r"(?:stitching )?penalt(?:y|ies)"), ("points", r"(?<!stitch )points"), ("direct matching", r"direct matching"),
+    ("task-loss matching", r"task-loss matching"), ("stem", r"stem"), ("block", r"blocks?"),
+)
+# spans where a term must not be linked: code, maths, links and roles
+_PROTECTED = re.compile(r"(`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\[[^\]]*\]\([^)]*\)|\{[\w:-]+\}`[^`]*`)")
+
+
+def link_terms(text: str, seen: set[str]) -> str:
+    """``text`` (one markdown cell) with the first use of each glossary term not in ``seen``
+    turned into a ``{term}`` link; ``seen`` is updated. Headings, fenced blocks (directives,
+    admonitions, figure captions), code, maths, links and existing roles are left alone."""
+    seen.update(t for t, _ in GLOSSARY_TERMS if re.search(r"\{term\}`[^`]*<?" + re.escape(t) + r">?`", text))
+    out, fence = [], None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = None
+            out.append(line)
+            continue
+        if stripped.startswith(("```", ":::")):
+            fence = stripped[:3]
+            out.append(line)
+            continue
+        if stripped.startswith("#") and not stripped.startswith("#!"):
+            out.append(line)
+            continue
+        parts = _PROTECTED.split(line)
+        for k in range(0, len(parts), 2):  # even parts are prose
+            for term, pattern in GLOSSARY_TERMS:
+                if term in seen:
+                    continue
+                m = re.search(rf"(?<![\w`{{<-]){pattern}(?![\w>-])", parts[k], flags=re.IGNORECASE)
+                if m:
+                    word = m.group(0)
+                    role = f"{{term}}`{word}`" if word.lower() == term else f"{{term}}`{word} <{term}>`"
+                    parts[k] = parts[k][:m.start()] + role + parts[k][m.end():]
+                    seen.add(term)
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+def link_glossary(nb) -> None:
+    """Link each glossary term at its first use in the prose of a page (an executed notebook);
+    the title cell and the result and provenance boxes are skipped. Idempotent."""
+    seen: set[str] = set()
+    for n, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or n < 2:
+            continue
+        cell.source = link_terms(cell.source, seen)
+
+
 def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> list[Path]:
     """(Re)write the scorecard, its summary, the four part pages, ``_static/results.{csv,json}``
     and the table of contents (``toc``, default ``_toc.yml`` beside the book dir) from the results
@@ -626,8 +685,30 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
                Path(toc or book_dir.parent / "_toc.yml"): toc_yaml(book_dir)}
     for paper in PAPERS:
         outputs[book_dir / paper.part / "index.md"] = part_markdown(paper, pages, records)
-    return [path for path, text in outputs.items() if _write(path, text)]
+    changed = [path for path, text in outputs.items() if _write(path, text)]
+    return changed + link_pages(book_dir)
+
+
+def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
+    """:func:`link_glossary` on every executed page under ``book_dir``; returns those it changed."""
+    import nbformat
+
+    changed = []
+    for path in sorted(Path(book_dir).glob("*/*.ipynb")):
+        if not _visible(path, Path(book_dir)):
+            continue
+        doc = json.loads(path.read_text())
+        if "cells" not in doc:  # not an executed page
+            continue
+        nb = nbformat.reads(json.dumps(doc), as_version=4)
+        before = [c.source for c in nb.cells]
+        link_glossary(nb)
+        if [c.source for c in nb.cells] != before:
+            atomic_write_text(path, nbformat.writes(nb))
+            changed.append(path)
+    return changed
 
 
 __all__ = ["BADGES", "CATALOGUE", "MISSING", "PAPERS", "Page", "VERDICTS", "load_pages", "rerun_box", "rows",
            "scorecard_markdown", "write_pages"]
+

@@ -145,3 +145,20 @@ def test_rerun_box_commands(book):
 
 def test_escape_keeps_text_literal():
     assert bookpages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
+
+
+def test_glossary_terms_link_at_first_use_only_in_prose():
+    from stitchkit.bookpages import link_terms
+
+    seen = set()
+    text = ("The sender's `stem` and $x_{cut}$ at a cut; the stitching penalty in points at six stitch points.\n"
+            "# A heading with a receiver\n```{glue:figure} f\n:alt: a receiver\n```\n"
+            "Receivers, a [stitch](http://x), {doc}`B-F2A`, and another sender.")
+    out = link_terms(text, seen)
+    assert out.count("{term}`sender`") == 1 and "another sender." in out  # first use only
+    assert "`stem`" in out and "$x_{cut}$" in out and "{term}`cut`" in out  # code and maths untouched
+    assert "{term}`stitching penalty <penalty>`" in out and "{term}`points`" in out
+    assert "stitch points" in out  # "points" there means cuts, not percentage points
+    assert "# A heading with a receiver" in out and ":alt: a receiver" in out  # headings, directives untouched
+    assert "{term}`Receivers <receiver>`" in out and "[stitch](http://x)" in out
+    assert link_terms(out, set()) == out  # idempotent
