@@ -46,7 +46,7 @@ test_size = None  # test images for every accuracy; None: all 10k
 cuts = None  # cuts to stitch at (e.g. ['stem', 'block3']); None: every cut
 cka_images = None  # test images for the per-layer CKA between bottom and top
 top_samples = None  # training images of the top (paper 10k)
-bottom_samples = None  # training images of each bottom (paper 5k, 10k, 25k; 50k added)
+bottom_samples = None  # training images of each bottom (paper 5k, 10k, 25k; the top into itself stands for 10k; 50k added)
 
 # %%
 from stitchkit import plotting

@@ -102,6 +102,8 @@ run.claims_table()
 # - **Networks and stitch recipe** are {doc}`H-F2`'s, with the deviations stated there; at
 #   `demo` R2222 at width 8 into itself (the paper does not name its pair).
 # - **Granularity** is our measure (correlation with the original); the paper judged by eye.
+#   Part of the loss is built into the stitch: from a layer with a 16x16 or 8x8 map, a nearest
+#   upsample then a 1x1 convolution can only paint blocks of 2x2 or 4x4 identical pixels.
 # - **The stitch** into the input is the paper's: a nearest upsample to 32x32 when the layer is
 #   smaller, then a 1x1 convolution to three channels; it starts from the least-squares
 #   reconstruction of the normalised image (direct matching) and is then trained on the task.

@@ -50,9 +50,10 @@ def colour_distort(x: torch.Tensor, generator: torch.Generator, strength: float 
     batch in [0, 1]."""
     b, dev = x.shape[0], x.device
 
+    on = torch.rand(b, generator=generator) < p_jitter  # the jitter as a whole, per image
+
     def factor() -> torch.Tensor:
         f = torch.empty(b).uniform_(1 - strength, 1 + strength, generator=generator)
-        on = torch.rand(b, generator=generator) < p_jitter
         return torch.where(on, f, torch.ones(b)).view(b, 1, 1, 1).to(dev, x.dtype)
 
     def grey(t: torch.Tensor) -> torch.Tensor:
@@ -94,11 +95,13 @@ def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.5) -> tor
 class SimCLRNet(nn.Module):
     """A CutModel's layers up to its pooled vector, and a projection head (training only)."""
 
-    def __init__(self, backbone, feature_dim: int, projection_dim: int = 128) -> None:
+    def __init__(self, backbone, feature_dim: int, projection_dim: int = 128, seed: int = 0) -> None:
         super().__init__()
         self.backbone = backbone
-        self.projection = nn.Sequential(nn.Linear(feature_dim, feature_dim), nn.ReLU(),
-                                        nn.Linear(feature_dim, projection_dim))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.projection = nn.Sequential(nn.Linear(feature_dim, feature_dim), nn.ReLU(),
+                                            nn.Linear(feature_dim, projection_dim))
         self.backbone.head.requires_grad_(False)  # the classifier is fitted afterwards (linear probe)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

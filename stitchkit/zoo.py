@@ -14,6 +14,7 @@ degenerate (activations explode or vanish), which is not what "a random network"
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,7 +146,7 @@ def _train_simclr(model: CutModel, spec: ModelSpec, train_data, batches, device,
     from . import simclr
 
     feature_dim = model.shape_at(model.cuts[-1], tuple(train_data.images.shape[1:]))[0]
-    net = simclr.SimCLRNet(model, feature_dim).to(device)
+    net = simclr.SimCLRNet(model, feature_dim, seed=spec.seed).to(device)
     history = train(net, batches, spec.train, device=device, checkpoint=checkpoint, progress=progress,
                     objective=simclr.objective(spec.normalisation, SIMCLR_TEMPERATURE, spec.train.seed),
                     desc=f"SimCLR {spec.model} w{spec.width} seed {spec.seed}")
@@ -197,11 +198,14 @@ def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, widt
     if epochs is not None:
         cfg.update(epochs=epochs, steps=None)
     full = cfg["train_size"] or data_mod.KNOWN_SHAPES["cifar10"][0]
+    if train_size is not None and not 128 <= train_size <= full:
+        raise ValueError(f"train_size {train_size} is outside [128, {full}] at scale {scale!r} (one batch of 128 "
+                         "images at least; the scale's training set at most)")
     size = train_size if train_size is not None and train_size < full else None
     if size is not None and not cfg.get("steps"):
         # the paper trains every ResNet for the same number of steps, whatever its sample size:
         # on fewer images, the scale's epochs of its full training set become steps
-        cfg.update(steps=max(1, int(cfg["epochs"] * (full // 128))), epochs=0.0)
+        cfg.update(steps=max(1, math.ceil(cfg["epochs"] * (full // 128))), epochs=0.0)
     if length_factor != 1.0:
         if cfg.get("steps"):
             cfg["steps"] = max(1, int(round(cfg["steps"] * length_factor)))

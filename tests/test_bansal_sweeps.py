@@ -36,6 +36,9 @@ def test_fewer_samples_keep_the_step_count_and_pages_share_models():
     assert zoo.bansal_resnet18("demo", 0, length_factor=2).train.epochs == 10
     with pytest.raises(ValueError, match="length_factor"):
         zoo.bansal_resnet18("demo", 0, length_factor=0)
+    for bad in (100, 5000):  # below one batch; above the smoke scale's 2048 images
+        with pytest.raises(ValueError, match="train_size"):
+            zoo.bansal_resnet18("smoke", 0, train_size=bad)
     # the sweeps' 1x networks are B-F2A's: pages share them
     cfg = sweeps.PRESETS_F3B["demo"]
     assert config_key(cfg.variant("demo", 0)) == config_key(zoo.bansal_resnet18("demo", 0))

@@ -72,10 +72,16 @@ def test_similarity_and_mse_verdicts():
     assert not claims[0]["criterion"].holds
     numbers, claims = hernandez.similarity_summary(table.assign(penalty=0.0))
     assert numbers["similarity_below_max"] == pytest.approx(0.2) and claims[0]["criterion"].holds
-    per = pd.DataFrame({"sender": ["A"] * 4, "receiver": ["B"] * 4, "i": [0, 1, 2, 3], "j": [0, 1, 2, 3],
-                        "EV": [1.0, 2.0, 3.0, 1e-3], "ES": [0.1, 0.5, 0.01, 1e-2], "SV": [1.0] * 4})
+    per = pd.DataFrame({"sender": ["A"] * 4 + ["B"], "receiver": ["B"] * 5, "i": [0, 1, 2, 3, 1], "j": [0, 1, 2, 3, 1],
+                        "EV": [1.0, 2.0, 3.0, 1e-3, 0.5], "ES": [0.1, 0.5, 0.01, 1e-2, 0.0], "SV": [1.0] * 5})
     stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
                           for k in ("EV", "ES", "SV")})
-    numbers, claims = hernandez.mse_summary(per, stats, table.assign(penalty=0.0), "test")
+    grid = pd.concat([table, self_diag], ignore_index=True).assign(penalty=0.0)
+    numbers, claims = hernandez.mse_summary(per, stats, grid, "test")
+    # B into itself at i = j (exact least squares) is left out of both claims
     assert numbers["closer_fraction"] == 0.75 and numbers["median_ratio"] == pytest.approx((4 + 10) / 2)
     assert [c["criterion"].holds for c in claims] == [True, True]
+    assert all(k.passed for k in claims[0]["controls"])
+    # a task-trained stitch that never left the least-squares one: inconclusive
+    _, claims = hernandez.mse_summary(per.assign(SV=1e-6), stats, grid, "test")
+    assert not all(k.passed for k in claims[0]["controls"])
