@@ -38,7 +38,7 @@ model_epochs = None  # passes over the training set per model; None: the zoo's r
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 samples_pair = None  # training images of the two networks compared (paper 5k vs 25k; seed 1, as B-F2C's bottoms)
 width_pair = None  # widths compared (paper x0.25 vs x2; seed 0, as B-F3C)
-length_pair = None  # training lengths compared (paper epoch 80 vs 160; seed 0, as B-F3B)
+length_pair = None  # snapshots compared, as fractions of one run (paper epoch 80 vs 160; seed 0, as B-F3B)
 cka_images = None  # test images for the per-layer CKA
 
 # %%
@@ -67,7 +67,7 @@ run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale)))
 # %% [markdown]
 # ```{glue:figure} cka
 # :name: fig-b-f7
-# :alt: Line plot over the ten layers of a ResNet-18 of the linear CKA, between 0 and 1, for three pairs of networks: 5k versus 25k training samples, x0.25 versus x2 width, and 1x versus 2x training length.
+# :alt: Line plot over the ten layers of a ResNet-18 of the linear CKA, between 0 and 1, for three pairs of networks: 5k versus 25k training samples, x0.25 versus x2 width, and epoch 80 versus 160 of one run.
 #
 # Linear CKA between the weaker and the stronger network of each pair at every layer. Compare
 # with the paper's Figure 7 and Appendix B.2; the stitching penalties of the same networks are
@@ -91,10 +91,9 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models** are those of B-F2C (5k and 25k samples, seed 1), B-F3C (x0.25 and x2 widths,
-#   seed 0) and B-F3B (1x and 2x training length, seed 0), with the deviations stated there;
+#   seed 0) and B-F3B (snapshots at the midpoint and the end of one run, seed 0), with the
+#   deviations stated there;
 #   at `demo`, width 16 and the step count of 5 epochs on 50k images.
-# - **Training time.** The paper compares epoch 80 with epoch 160 of one run; we compare the
-#   1x network with a separate run of the same seed trained twice as long.
 # - **CKA** is on fully flattened activations of `cka_images` test images (2,000 at `demo`);
 #   the paper does not state its number of images.
 

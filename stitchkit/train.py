@@ -54,6 +54,7 @@ class TrainConfig:
     warmup: float = 0.0  # warmup_cosine: fraction of steps of linear warmup
     augment: bool = True  # random crop (pad 4) + horizontal flip
     precision: str = "auto"  # auto (bf16 where native, else fp32) | bf16 | fp32; never part of a cache key
+    stop: float = 1.0  # run this fraction of the schedule's steps: a snapshot part-way through the run
     seed: int = 0  # data order and augmentation
 
     NOT_IN_KEY: ClassVar[tuple[str, ...]] = ("precision",)
@@ -69,9 +70,17 @@ class TrainConfig:
             raise ValueError(f"epochs and steps must be >= 0, got {self.epochs}, {self.steps}")
         if self.batch_size <= 0 or self.lr <= 0:
             raise ValueError(f"batch_size and lr must be positive, got {self.batch_size}, {self.lr}")
+        if not 0 < self.stop <= 1:
+            raise ValueError(f"stop must be in (0, 1], got {self.stop}")
 
     def total_steps(self, steps_per_epoch: int) -> int:
+        """The schedule's length in steps (the learning rate decays over these)."""
         return self.steps if self.steps is not None else int(math.ceil(self.epochs * steps_per_epoch))
+
+    def stop_step(self, steps_per_epoch: int) -> int:
+        """The step at which training stops: ``stop`` of the schedule's length (at least one)."""
+        total = self.total_steps(steps_per_epoch)
+        return total if self.stop >= 1 else max(1, round(self.stop * total))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -125,13 +134,14 @@ def lr_factor(cfg: TrainConfig, step: int, total: int) -> float:
 
 def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: torch.device | str | None = None,
           objective: Objective = cross_entropy, checkpoint: str | os.PathLike | None = None, desc: str = "train",
-          progress: bool = True) -> list[dict]:
+          progress: bool = True, on_step: Callable[[int], None] | None = None) -> list[dict]:
     """Train ``model``'s trainable parameters; returns per-epoch records (loss, accuracy, lr,
     cumulative seconds).
 
     ``batches`` yields (x, y) on ``device``. If ``checkpoint`` is given, the state is saved there
     atomically after every epoch and a run finding it resumes from it; ``seconds`` then counts
-    the time of every segment.
+    the time of every segment. Training stops at ``cfg.stop`` of the schedule's steps;
+    ``on_step(step)`` is called after every optimiser step (e.g. to store snapshots).
     """
     device = as_device(device)
     steps_per_epoch = len(batches)
@@ -164,9 +174,10 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             optimiser = make_optimizer((p for p in model.parameters() if p.requires_grad), cfg)
             scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(cfg, s, total))
             step, history, seconds_before = 0, [], 0.0
-    bar = progress_bar(total=total, initial=step, desc=desc, disable=not progress, unit="step")
+    stop_at = cfg.stop_step(steps_per_epoch)
+    bar = progress_bar(total=stop_at, initial=step, desc=desc, disable=not progress, unit="step")
     t0 = time.perf_counter()
-    while step < total:
+    while step < stop_at:
         model.train()
         loss_sum = torch.zeros((), device=device)
         correct = torch.zeros((), device=device, dtype=torch.long)
@@ -180,13 +191,15 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             scheduler.step()
             step += 1
             bar.update(1)
+            if on_step is not None:
+                on_step(step)
             loss_sum += loss.detach() * y.shape[0]
             if logits is not None:
                 correct += (logits.argmax(1) == y).sum()
             seen += y.shape[0]
             if step % 50 == 0 and not torch.isfinite(loss):
                 break
-            if step >= total:
+            if step >= stop_at:
                 break
         record = {"epoch": len(history) + 1, "step": step, "loss": loss_sum.item() / max(seen, 1),
                   "train_accuracy": correct.item() / max(seen, 1) if objective is cross_entropy else None,

@@ -90,13 +90,18 @@ def recalibrate_batchnorm(model: nn.Module, batches) -> None:
 
 
 def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, store: Store | None = None,
-                  root: str | os.PathLike | None = None, progress: bool = True) -> tuple[CutModel, dict]:
+                  root: str | os.PathLike | None = None, progress: bool = True,
+                  snapshots: tuple[float, ...] = ()) -> tuple[CutModel, dict]:
     """The trained model for ``spec`` (from the store, else trained and stored) and its metrics.
 
     The cache key is the spec's and the training data's fingerprint (so another data root gives
     another model). Metrics: test accuracy/loss on the full test split, per-epoch history, training seconds
     (summed over resumed segments), images/s, device and precision. Training checkpoints after
     each epoch, so an interrupted call resumes where it stopped.
+
+    ``snapshots``: fractions of the schedule (below ``spec.train.stop``) at which the network, as
+    it is then, is also stored, under the spec with that ``train.stop``: one run gives the
+    checkpoints that Bansal et al.'s training-time experiment compares.
     """
     device = as_device(device)
     store = store or Store()
@@ -112,15 +117,16 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         batches = data_mod.Batches(train_data, spec.train.batch_size, normalisation=spec.normalisation,
                                    shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
                                    device=device, channels_last=cl)
-        steps = spec.train.total_steps(len(batches)) if spec.trained else 0
+        steps = spec.train.stop_step(len(batches)) if spec.trained else 0
         history, extra = [], {}
+        on_step = _snapshotter(spec, snapshots, model, len(batches), salt, store, root, device, precision, cl)
         if steps and spec.method == "simclr":
             say(f"[stitchkit] SimCLR pre-training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps)")
             history, extra = _train_simclr(model, spec, train_data, batches, device, store.partial(key), progress)
         elif steps:
             say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision})")
             history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
-                            desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress)
+                            desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress, on_step=on_step)
         if spec.calibrate_bn:
             sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
             recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
@@ -138,6 +144,37 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         model.load_state_dict(entry.tensors)
     to_memory_format(model.to(device))
     return model.eval(), entry.metrics
+
+
+def _snapshotter(spec: ModelSpec, fractions: tuple[float, ...], model: CutModel, steps_per_epoch: int, salt: str,
+                 store: Store, root, device, precision: str, channels_last: bool):
+    """An ``on_step`` callback storing ``model`` under ``spec`` with ``train.stop = f`` when the
+    run passes that fraction of its schedule (None when there is nothing to store)."""
+    from dataclasses import replace
+
+    if not fractions:
+        return None
+    if any(not 0 < f < spec.train.stop for f in fractions):
+        raise ValueError(f"snapshots must lie strictly between 0 and stop={spec.train.stop}, got {fractions}")
+    at = {}
+    for f in fractions:
+        snap = replace(spec, train=replace(spec.train, stop=f))
+        at.setdefault(snap.train.stop_step(steps_per_epoch), []).append(snap)
+
+    def on_step(step: int) -> None:
+        for snap in at.get(step, []):
+            if store.get(snap, salt=salt) is not None:
+                continue
+            was = model.training
+            test = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
+                                    device=device, channels_last=channels_last)
+            metrics = {"test": evaluate(model, test, device=device, precision=precision), "history": [],
+                       "snapshot_of": config_key(spec, salt), "step": step, "device": str(device),
+                       "precision": precision}
+            store.put(snap, metrics, model.state_dict(), salt=salt)
+            model.train(was)
+
+    return on_step
 
 
 def _train_simclr(model: CutModel, spec: ModelSpec, train_data, batches, device, checkpoint, progress):
@@ -168,7 +205,24 @@ def _train_simclr(model: CutModel, spec: ModelSpec, train_data, batches, device,
 def _sgd(cfg: dict, seed: int) -> TrainConfig:
     return TrainConfig(epochs=cfg.get("epochs", 0.0), steps=cfg.get("steps"), batch_size=128, optimizer="sgd",
                        lr=0.05, momentum=0.9, weight_decay=1e-4, schedule="multistep", milestones=(0.5, 0.75),
-                       gamma=0.2, augment=True, seed=seed)
+                       gamma=0.2, augment=True, seed=seed, stop=cfg.get("stop", 1.0))
+
+
+def train_snapshots(specs: list[ModelSpec], **kw) -> None:
+    """Make sure every spec in ``specs`` (one run at several ``train.stop``) is in the store,
+    training the run once: up to the latest missing snapshot, storing the earlier ones on the way."""
+    from dataclasses import replace
+
+    store = kw.get("store") or Store()
+    kw["store"] = store
+    salt = data_fingerprint(specs[0].data, kw.get("root"))
+    missing = sorted((s for s in specs if store.get(s, salt=salt) is None), key=lambda s: s.train.stop)
+    if missing:
+        last = missing[-1]
+        if any(replace(s, train=replace(s.train, stop=1.0)) != replace(last, train=replace(last.train, stop=1.0))
+               for s in missing):
+            raise ValueError("train_snapshots needs snapshots of one run (specs that differ only in train.stop)")
+        load_or_train(last, snapshots=tuple(s.train.stop for s in missing[:-1]), **kw)
 
 
 # Bansal et al.: pre-activation ResNet-18 of width k on CIFAR-10, SGD lr 0.05 (x0.2 at 50% and
@@ -183,13 +237,14 @@ BANSAL_RESNET18 = {
 
 def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, width_factor: float = 1.0,
                     train_size: int | None = None, labels: str = "none", label_noise: float = 0.0,
-                    epochs: float | None = None, length_factor: float = 1.0, trained: bool = True,
-                    final_bn: bool = True) -> ModelSpec:
+                    epochs: float | None = None, length_factor: float = 1.0, stop: float = 1.0,
+                    trained: bool = True, final_bn: bool = True) -> ModelSpec:
     """Bansal et al.'s ResNet-18 at ``scale``: ``width`` overrides the scale's base width,
     ``width_factor`` scales it (x0.5, x2); ``train_size``/``labels``/``label_noise`` pick the
     training data; ``epochs`` overrides the training length and ``length_factor`` scales it
-    (epochs or steps, the schedule's milestones with it: B-F3B's 40/80/160 epochs are factors
-    0.5/1/2); ``trained=False`` is the random network with recalibrated BN statistics."""
+    (epochs or steps, the schedule's milestones with it); ``stop`` takes the network part-way
+    through its run (B-F3B's epochs 40, 80, 160 of 160 are stops 0.25, 0.5, 1); ``trained=False``
+    is the random network with recalibrated BN statistics."""
     cfg = dict(BANSAL_RESNET18[check_scale(scale)])
     base = width if width is not None else cfg["width"]
     w = max(1, int(round(base * width_factor)))
@@ -211,8 +266,9 @@ def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, widt
             cfg["steps"] = max(1, int(round(cfg["steps"] * length_factor)))
         else:
             cfg["epochs"] = cfg["epochs"] * length_factor
+    cfg["stop"] = stop
     if not trained:
-        cfg.update(epochs=0.0, steps=None)
+        cfg.update(epochs=0.0, steps=None, stop=1.0)
     data = DataSpec("cifar10", train_size=size if size is not None else cfg["train_size"],
                     labels=labels, label_noise=label_noise, label_seed=seed)
     return ModelSpec(model="preact_resnet18", width=w, data=data, normalisation="cifar", seed=seed,

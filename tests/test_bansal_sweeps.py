@@ -34,6 +34,9 @@ def test_fewer_samples_keep_the_step_count_and_pages_share_models():
     assert zoo.bansal_resnet18("paper", 0, train_size=5000).train.steps == 64_000
     assert zoo.bansal_resnet18("paper", 0, length_factor=0.5).train.steps == 32_000
     assert zoo.bansal_resnet18("demo", 0, length_factor=2).train.epochs == 10
+    # B-F3B's snapshots: the full run is B-F2A's network; the midpoint is another model
+    assert config_key(zoo.bansal_resnet18("demo", 0, stop=1.0)) == config_key(zoo.bansal_resnet18("demo", 0))
+    assert zoo.bansal_resnet18("demo", 0, stop=0.5).train.stop_step(390) == 975
     with pytest.raises(ValueError, match="length_factor"):
         zoo.bansal_resnet18("demo", 0, length_factor=0)
     for bad in (100, 5000):  # below one batch; above the smoke scale's 2048 images
@@ -68,8 +71,8 @@ def test_labels_and_epochs_and_width_verdicts():
     assert _verdicts(claims) == {"first_half": (True, True), "except_noise": (True, True)}
 
     e = sweeps.PRESETS_F3B["demo"]
-    epochs = _table({sweeps.SELF: [0] * 6, sweeps._epochs_name(0.5): [0, 0.2, 1, 2, 3, 4],
-                     sweeps._epochs_name(2.0): [0, -0.5, -1.5, -2, -2, -1]})
+    epochs = _table({sweeps.SELF: [0] * 6, sweeps._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
+                     sweeps._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]})
     numbers, claims = sweeps.epochs_summary(epochs, {}, e)
     assert _verdicts(claims) == {"compatible": (True, True), "improves": (True, True), "early_first": (True, True)}
     assert numbers["shorter_late_minus_early"] == pytest.approx(3.5 - 0.1)

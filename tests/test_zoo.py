@@ -84,3 +84,24 @@ def test_another_data_root_gives_another_model(tmp_path):
     load_or_train(spec, device="cpu", root=tmp_path / "a", store=store, progress=False)
     load_or_train(spec, device="cpu", root=tmp_path / "b", store=store, progress=False)
     assert len(list((tmp_path / "store").rglob("*.pt"))) == 2
+
+
+def test_snapshots_of_one_run_equal_runs_stopped_there(tmp_path):
+    """One run stores its earlier snapshots on the way; each equals a run stopped at that point
+    (same schedule, same data order), bit for bit on the CPU."""
+    from dataclasses import replace
+
+    from stitchkit.store import Store
+
+    write_cifar_pickles(tmp_path, n_train=80, n_test=20)
+    spec = ModelSpec(model="resnet10", width=4, train=TrainConfig(epochs=4, batch_size=10, stop=0.5))
+    early = replace(spec, train=replace(spec.train, stop=0.25))
+    store = Store(tmp_path / "cache")
+    zoo.train_snapshots([spec, early], device="cpu", root=tmp_path, store=store, progress=False)
+    salt = datasets.fingerprint(spec.data, tmp_path)
+    stored = store.get(early, salt=salt)
+    assert stored is not None and stored.metrics["step"] == 8  # a quarter of 4 epochs x 8 steps
+    alone, _ = load_or_train(early, device="cpu", root=tmp_path, store=Store(tmp_path / "other"), progress=False)
+    assert all(torch.equal(alone.state_dict()[k].cpu(), v) for k, v in stored.tensors.items())
+    with pytest.raises(ValueError, match="stop"):
+        TrainConfig(stop=0)

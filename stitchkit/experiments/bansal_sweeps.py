@@ -6,9 +6,8 @@ and the linear CKA between bottom and top at each cut beside the penalty:
 
 - B-F2C, number of samples: bottoms trained on 5k, 25k and 50k images into a 10k top;
 - B-F3A, label distribution: objects-vs-animals labels, 10/50/100% random labels into a normal top;
-- B-F3B, training time: the same recipe and seed trained for 0.5x, 1x and 2x the recipe's length
-  (separate runs, each with its schedule scaled; the paper's 40/80/160 epochs are checkpoints of
-  one run) into the 1x network;
+- B-F3B, training time: snapshots of one run at a quarter, half and all of its schedule (the
+  paper's epochs 40, 80 and 160 of 160), the earlier and later ones into the midpoint;
 - B-F3C, width: x0.25, x1 and x2 widths, every ordered pair.
 
 Models come from :func:`stitchkit.zoo.bansal_resnet18`; the paper trains every ResNet for the
@@ -325,36 +324,43 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
 @figure_config("B-F3B")
 @dataclass(frozen=True)
 class EpochsConfig(BottomsConfig):
-    """B-F3B: the seed-0 network trained 0.5x, 1x and 2x as long; the 1x network is the top."""
+    """B-F3B: snapshots of one seed-0 run; the midpoint is the top, earlier and later ones the bottoms."""
 
-    length_factors: tuple[float, ...] = param((0.5, 2.0), "training length of each bottom relative to the "
-                                              "top's (paper: epochs 40 and 160 against 80)")
+    snapshots: tuple[float, ...] = param((0.25, 1.0), "the bottoms: fractions of the run (paper: epochs 40 and 160 "
+                                         "of 160)")
+    top_snapshot: float = param(0.5, "the top: fraction of the run (paper: epoch 80 of 160)", gt=0, le=1)
 
 
 PRESETS_F3B = _presets(EpochsConfig)
 
 
 def _epochs_name(f: float) -> str:
-    return f"{f:g}x training ({80 * f:g} epochs in the paper)"
+    return f"{f:g} of the run (epoch {160 * f:g} of 160 in the paper)"
 
 
 def epochs(cfg: EpochsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
-    """The top is the zoo's seed-0 network; each bottom the same seed trained ``f`` times as long
-    (the schedule's milestones scale with it)."""
-    top = cfg.variant(scale, cfg.seeds[0])
-    bottoms = {_epochs_name(f): cfg.variant(scale, cfg.seeds[0], length_factor=f) for f in cfg.length_factors}
-    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (1x training, seed 0)", **kw)
+    """Snapshots of one run of the zoo's seed-0 network (its full recipe, the learning-rate
+    schedule of the whole run): ``top_snapshot`` is the top, ``snapshots`` the bottoms. The run is
+    trained once, storing the snapshots on the way (the full run is B-F2A's receiver)."""
+    if any(not 0 < f <= 1 for f in cfg.snapshots):
+        raise ValueError(f"snapshots must be fractions in (0, 1], got {cfg.snapshots}")
+    top = cfg.variant(scale, cfg.seeds[0], stop=cfg.top_snapshot)
+    bottoms = {_epochs_name(f): cfg.variant(scale, cfg.seeds[0], stop=f) for f in cfg.snapshots}
+    zoo.train_snapshots([top, *bottoms.values()], **{k: v for k, v in kw.items() if k in ("device", "store")},
+                        progress=kw.get("progress", True))
+    return bottoms_into_top(cfg, scale, top, bottoms,
+                            receiver_name=f"top ({_epochs_name(cfg.top_snapshot)}, seed 0)", **kw)
 
 
 def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tuple[dict, list[dict]]:
     cuts = list(dict.fromkeys(table.cut))
     early, _, late = _thirds(cuts)
     keys = {SELF: "self", table.receiver.iloc[0]: "top",
-            **{_epochs_name(f): f"x{f:g}".replace(".", "_") for f in cfg.length_factors}}
+            **{_epochs_name(f): f"at{f:g}".replace(".", "_") for f in cfg.snapshots}}
     numbers = _numbers(table, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(table)
-    longer = [f for f in cfg.length_factors if f > 1]
-    shorter = [f for f in cfg.length_factors if f < 1]
+    longer = [f for f in cfg.snapshots if f > cfg.top_snapshot]
+    shorter = [f for f in cfg.snapshots if f < cfg.top_snapshot]
     claims = []
     if longer:
         name = _epochs_name(max(longer))
@@ -364,10 +370,10 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
         claims += [
             dict(key="compatible", text="Representations from later in training are stitching compatible "
                                         "with the top", criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY,
-                                                                          f"max penalty of the {max(longer):g}x bottom"),
+                                                                          f"max penalty of the bottom at {max(longer):g} of the run"),
                  paper="compatible (Fig. 3B)", ours=f"max {worst:.2f} points", controls=[control]),
             dict(key="improves", text="Longer training improves the top when plugged in",
-                 criterion=at_least(gain, IMPROVE_MIN, f"gain of the {max(longer):g}x bottom at its best block cut "
+                 criterion=at_least(gain, IMPROVE_MIN, f"gain of the bottom at {max(longer):g} of the run at its best block cut "
                                     "('pool' left out)"),
                  paper="later epochs improve (Fig. 3B)", ours=f"gain {gain:.2f} points (at {where})",
                  controls=[control]),
@@ -379,7 +385,7 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
                        shorter_late_minus_early=gap)
         claims.append(dict(
             key="early_first", text="Early layers converge first: the shorter run's penalty is lower early than late",
-            criterion=at_least(gap, CONVERGE_MIN, f"{min(shorter):g}x bottom: mean penalty at {', '.join(late)} "
+            criterion=at_least(gap, CONVERGE_MIN, f"bottom at {min(shorter):g} of the run: mean penalty at {', '.join(late)} "
                                f"minus at {', '.join(early)}"),
             paper="early layers converge faster (Fig. 3B; Raghu et al. 2017)",
             ours=f"{pen[early].mean():.2f} early, {pen[late].mean():.2f} late", controls=[control]))
@@ -463,8 +469,8 @@ class MoreCKAConfig:
     samples_pair: tuple[int, ...] = param((5_000, 25_000), "training images of the two networks compared "
                                           "(paper 5k vs 25k; seed 1, as B-F2C's bottoms)")
     width_pair: tuple[float, ...] = param((0.25, 2.0), "widths compared (paper x0.25 vs x2; seed 0, as B-F3C)")
-    length_pair: tuple[float, ...] = param((1.0, 2.0), "training lengths compared (paper epoch 80 vs 160; "
-                                           "seed 0, as B-F3B)")
+    length_pair: tuple[float, ...] = param((0.5, 1.0), "snapshots compared, as fractions of one run (paper "
+                                           "epoch 80 vs 160; seed 0, as B-F3B)")
     cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
 
     def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
@@ -481,8 +487,8 @@ class MoreCKAConfig:
                                                   self.variant(scale, 1, train_size=n2)),
                 f"x{w1:g} vs x{w2:g} width": (self.variant(scale, 0, width_factor=w1),
                                               self.variant(scale, 0, width_factor=w2)),
-                f"{l1:g}x vs {l2:g}x training": (self.variant(scale, 0, length_factor=l1),
-                                                 self.variant(scale, 0, length_factor=l2))}
+                f"epoch {160 * l1:g} vs {160 * l2:g} of 160": (self.variant(scale, 0, stop=l1),
+                                                              self.variant(scale, 0, stop=l2))}
 
 
 PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 1.0), cka_images=500),
