@@ -36,7 +36,8 @@ RESULTS_ENV = "STITCHKIT_RESULTS"
 
 
 def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
-    """Current commit and whether the work tree differs from it (None outside a checkout)."""
+    """Current commit and whether the work tree differs from it in anything but the book's
+    generated pages (``book/``, ``_toc.yml``: the outputs of runs; None outside a checkout)."""
     def git(*args: str) -> str | None:
         try:
             return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=10,
@@ -44,7 +45,7 @@ def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
         except Exception:
             return None
     commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)book", ":(exclude)_toc.yml")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
