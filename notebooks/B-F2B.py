@@ -10,7 +10,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # B-F2B · Supervised vs self-supervised networks on ImageNet
 #

@@ -10,7 +10,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # H-F2 · All-layer stitching of small ResNets: the triangle
 #

@@ -10,7 +10,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # H-F4 · ResNet-18 and ResNet-34: the triangle across depths
 #

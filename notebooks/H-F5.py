@@ -10,7 +10,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # H-F5 · The similarity-trained stitch on the task
 #

@@ -10,7 +10,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # H-T1 · MSE sanity table, corresponding layers
 #

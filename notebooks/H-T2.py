@@ -10,7 +10,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # H-T2 · MSE sanity table, all layer pairs
 #
