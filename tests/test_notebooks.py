@@ -12,7 +12,7 @@ NOTEBOOKS = list(execution.discover())
 
 NEEDS = {"B": "cifar10", "H": "cifar10", "A": "cifar10", "S": "mnist"}  # dataset each paper's pages read
 DATA_ONLY = {"S-F1A", "B-T1", "B-F2B"}  # pages that make no claim (show data, or summarise other pages)
-TABLES_ONLY = {"B-T1", "B-F2B"}  # pages that summarise other pages' results in tables, without a figure
+TABLES_ONLY = {"B-T1", "B-F2B", "H-T1", "H-T2"}  # pages whose result is a table, without a figure
 
 
 def _have(dataset: str) -> bool:
