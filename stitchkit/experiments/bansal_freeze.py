@@ -32,7 +32,7 @@ from ..grid import Net, stitch_grid
 from ..hardware import as_device, channels_last_ok, resolve_precision, to_memory_format
 from ..results import Control, at_least, at_most
 from ..scales import figure_config, param
-from ..store import Store
+from ..store import Store, config_key
 from ..train import TrainConfig, evaluate, train
 from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
 
@@ -136,21 +136,16 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
     batches = data_mod.Batches(train_data, cfg.batch_size, normalisation=spec.full.normalisation, shuffle=True,
                                augment=cfg.augment, drop_last=True, seed=cfg.seed, device=device, channels_last=cl)
     wrapped = PartlyFrozen(model, spec.frozen)
-    history = train(wrapped, batches, cfg, device=device, checkpoint=store.partial(store_key(spec, salt)),
+    key = config_key(spec, salt)
+    history = train(wrapped, batches, cfg, device=device, checkpoint=store.partial(key),
                     desc=f"freeze-train ({len(spec.frozen)} pieces frozen)", progress=progress)
     test = data_mod.Batches(test_split(spec.full.data), 500, normalisation=spec.full.normalisation, device=device,
                             channels_last=cl)
     metrics = {"test": evaluate(model, test, device=device, precision=resolve_precision(cfg.precision, device)),
                "history": history, "train_seconds": history[-1]["seconds"] if history else 0.0}
     store.put(spec, metrics, model.state_dict(), salt=salt)
-    store.partial(store_key(spec, salt)).unlink(missing_ok=True)
+    store.partial(key).unlink(missing_ok=True)
     return model.eval(), metrics
-
-
-def store_key(spec: FreezeSpec, salt: str) -> str:
-    from ..store import config_key
-
-    return config_key(spec, salt)
 
 
 def freeze_training(cfg: FreezeConfig, scale: str, *, device=None, store=None, progress: bool = True):

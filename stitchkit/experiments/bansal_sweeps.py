@@ -95,11 +95,11 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
     for cut in cuts:
         probe.check_cut(cut)
     rx = Net(receiver_name, receiver)
-    rx.model, _ = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
-    nets = [Net(SELF, receiver)] + [Net(name, spec) for name, spec in senders.items()]
-    accuracy = {}
-    for net in [rx, *nets[1:]]:
-        _, metrics = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+    rx.model, metrics = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
+    accuracy = {rx.name: metrics["test"]["accuracy"]}
+    nets = [Net(SELF, receiver, rx.model)] + [Net(name, spec) for name, spec in senders.items()]
+    for net in nets[1:]:  # loaded once here; the grid reuses them
+        net.model, metrics = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
         accuracy[net.name] = metrics["test"]["accuracy"]
     table = stitch_grid(nets, [rx], [(c, c) for c in cuts], cfg.recipe(), DataSpec("cifar10"), device=device,
                         store=store, progress=progress, client=client)
