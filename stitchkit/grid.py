@@ -204,20 +204,23 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
         t0 = time.perf_counter()
         stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, input_shape)
         metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
+        result = None
         if recipe.init == "dm":
             if not _is_net(sender):
                 raise ValueError(f"sender {sender.name!r} is a tensor source: direct matching needs images that "
                                  "both networks see; use init='default'")
             x_dm, _ = sc.get("dm")
             metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
-            metrics["dm_accuracy"] = _evaluate(ctx, stitched, sc, norm, cached, out_shape)["accuracy"]
+            result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
+            metrics["dm_accuracy"] = result["accuracy"]
         history: list[dict] = []
         if recipe.train.epochs > 0 or recipe.train.steps:
             # precomputed activations when they are fixed (or all a tensor source has), else image batches
             x, y = sc.get("train", out_shape) if cached or not _is_net(sender) else (None, None)
             history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
                                              activations=x, labels=y, progress=False)
-        result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
+        if history or result is None:  # direct matching alone: its evaluation is the result
+            result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
         metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], history=history,
                        train_loss=history[-1]["loss"] if history else None,
                        seconds=time.perf_counter() - t0, precision=ctx.precision)

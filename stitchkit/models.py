@@ -381,7 +381,7 @@ def vit(dim: int = 192, depth: int = 12, heads: int | None = None, patch: int = 
 
 @register_model("vit_ti")
 def vit_ti(width: int = 192, num_classes: int = 10, in_channels: int = 3, depth: int = 12, patch: int = 4,
-           image: int = 32) -> CutModel:
+           image: int = 32, heads: int | None = None) -> CutModel:
     """Balogh & Jelasity's ViT-Ti for CIFAR: image 32, patch 4 (64 tokens + CLS), dim ``width``
-    (192), depth 12, ``width // 64`` heads (3)."""
-    return vit(width, depth, None, patch, image, num_classes, in_channels)
+    (192), depth 12, ``heads`` heads (default ``width // 64``: 3)."""
+    return vit(width, depth, heads, patch, image, num_classes, in_channels)

@@ -371,3 +371,38 @@ def smith_vgg19(scale: str, dataset: str, seed: int = 0, *, width: int | None = 
                         lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
     return ModelSpec(model="vgg19", width=width or cfg["width"], data=data, normalisation=default_normalisation(dataset),
                      seed=seed, train=train, options=(("hidden", cfg["hidden"]), ("init", cfg["init"])))
+
+
+# Balogh & Jelasity: BasicBlock ResNet-18 (CIFAR stem) and ViT-Ti (image 32, patch 4, dim 192,
+# depth 12, 3 heads, CLS token) on CIFAR-10, inputs in [0, 1] without normalisation, Adam lr
+# 1e-3, wd 1e-5, batch 64, crop + flip, 100 epochs. The paper names no learning-rate schedule:
+# constant. At demo the ViT is smaller (dim 64, depth 6, 2 heads), said on every page using it.
+BALOGH_RESNET18 = {
+    "smoke": {"width": 4, "train_size": 2048, "epochs": 2},
+    "demo": {"width": 8, "train_size": None, "epochs": 3},
+    "paper": {"width": 64, "train_size": None, "epochs": 100},
+}
+BALOGH_VIT = {
+    "smoke": {"width": 32, "depth": 3, "heads": 1, "train_size": 2048, "epochs": 2},
+    "demo": {"width": 64, "depth": 6, "heads": 2, "train_size": None, "epochs": 3},
+    "paper": {"width": 192, "depth": 12, "heads": 3, "train_size": None, "epochs": 100},
+}
+BALOGH_ARCHS = ("resnet18", "vit")
+
+
+def _balogh_train(epochs: float, seed: int) -> TrainConfig:
+    return TrainConfig(epochs=epochs, batch_size=64, optimizer="adam", lr=1e-3, weight_decay=1e-5,
+                       schedule="constant", augment=True, seed=seed)
+
+
+def balogh_model(scale: str, arch: str, seed: int = 0, *, epochs: float | None = None) -> ModelSpec:
+    """Balogh & Jelasity's ``arch`` ("resnet18" or "vit") at ``scale``, initialised with ``seed``."""
+    if arch not in BALOGH_ARCHS:
+        raise ValueError(f"unknown Balogh & Jelasity architecture {arch!r}; valid: {', '.join(BALOGH_ARCHS)}")
+    cfg = (BALOGH_RESNET18 if arch == "resnet18" else BALOGH_VIT)[check_scale(scale)]
+    data = DataSpec("cifar10", train_size=cfg["train_size"])
+    train = _balogh_train(epochs if epochs is not None else cfg["epochs"], seed)
+    if arch == "resnet18":
+        return ModelSpec(model="resnet18", width=cfg["width"], data=data, normalisation="none", seed=seed, train=train)
+    return ModelSpec(model="vit_ti", width=cfg["width"], data=data, normalisation="none", seed=seed, train=train,
+                     options=(("depth", cfg["depth"]), ("heads", cfg["heads"])))

@@ -1,0 +1,527 @@
+"""Balogh & Jelasity 2025, "How not to stitch representations to measure similarity: task loss
+matching versus direct matching".
+
+Recipe (paper Sec. 2-5; catalogue): BasicBlock ResNet-18 (CIFAR stem) and ViT-Ti on CIFAR-10,
+inputs in [0, 1], several networks per architecture that differ only in their seed. Layers are
+the 8 residual blocks / the encoder blocks. A stitch is a bilinear resize (when the maps differ
+in size) then a 1x1 convolution with bias, or one Linear on every token. Direct matching (DM)
+fits it by least squares (bias column, K = 100 training images, every position or token a
+row); task-loss matching (TLM) starts from DM and trains on the task (Adam 1e-3, wd 1e-5,
+batch 256, 30 epochs). Similarities:
+
+- structural: linear CKA (flattened maps), PWCCA and orthogonal Procrustes (positions as
+  examples when the shapes agree, else pooled), on 1,000 test images;
+- DM (struct.): the fit's relative squared residual (a distance);
+- DM (func.) and TLM: the stitched network's accuracy relative to the receiver's.
+
+J-T1 (layer identification): within a network (source and target the same network) and between
+two networks, a measure *identifies* target layer j when no source layer i is more similar to it
+than layer j itself (ties count as identified). J-T3 (Ding et al.'s specificity test): every
+layer of every network is a representation; F is its linear-probe accuracy; with A the
+representation of highest F, the rank correlation (Kendall's tau, Spearman's rho) between
+|F(A) - F(B)| and each dissimilarity d(A, B) over every other B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import data as data_mod
+from .. import similarity as sim
+from .. import zoo
+from ..datasets import DataSpec, test_split, train_split
+from ..grid import Net, StitchRecipe, stitch_grid
+from ..hardware import as_device
+from ..progress import progress_bar
+from ..results import Control, Criterion, at_least, at_most
+from ..scales import check_scale, figure_config, param
+from ..store import Store
+from ..train import TrainConfig
+
+MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
+NAMES = {"pwcca": "PWCCA", "opd": "OPD", "lcka": "LCKA", "tlm": "TLM", "dm_struct": "DM (struct.)",
+         "dm_func": "DM (func.)"}
+HIGHER_IS_SIMILAR = {"pwcca": False, "opd": False, "lcka": True, "tlm": True, "dm_struct": False, "dm_func": True}
+ARCH_NAMES = {"resnet18": "ResNet-18", "vit": "ViT-Ti"}
+
+# The paper's Table 1 (% of cases identified: intra-network, inter-network).
+PAPER_T1 = {
+    "resnet18": {"pwcca": (100, 12.50), "opd": (100, 19.17), "lcka": (100, 96.11), "tlm": (63.75, 35.28),
+                 "dm_struct": (100, 92.50), "dm_func": (100, 66.39)},
+    "vit": {"pwcca": (100, 8.33), "opd": (100, 18.33), "lcka": (100, 34.81), "tlm": (24.17, 10.00),
+            "dm_struct": (100, 25.19), "dm_func": (100, 11.85)},
+}
+# The paper's Table 3, CIFAR-10 rows (Kendall's tau, Spearman's rho).
+PAPER_T3 = {
+    "resnet18": {"lcka": (0.8590, 0.9699), "pwcca": (0.7285, 0.8959), "opd": (0.7678, 0.9202),
+                 "dm_func": (0.8571, 0.9698), "dm_struct": (0.8760, 0.9749)},
+    "vit": {"lcka": (0.7189, 0.8701), "pwcca": (0.6502, 0.7848), "opd": (0.5314, 0.6818),
+            "dm_func": (0.7818, 0.9207), "dm_struct": (0.6639, 0.8019)},
+}
+DING_MEASURES = ("lcka", "pwcca", "opd", "dm_func", "dm_struct")  # the columns of Tables 2-3
+
+# Criteria, fixed before any run.
+TLM_INTRA_MAX = 90.0  # "TLM fails the intra-network check": % of layers it identifies within a network
+OTHERS_INTRA_MIN = 100.0  # the other measures identify every layer within its network
+INTER_MARGIN = 10.0  # "performs very poorly between networks": LCKA and DM (struct.) ahead of TLM by this (points)
+CCA_MARGIN = 30.0  # ResNet: LCKA ahead of both PWCCA and OPD between networks by this (points)
+VIT_STRUGGLE_MAX = 50.0  # ViT: "all methods struggle": the best measure's inter-network % at most this
+SELF_TLM_MAX = 1.0  # control: a network's layer stitched into itself by TLM keeps its accuracy (penalty, points)
+TLM_MOVED_MIN = 1.0  # control: TLM trained enough to matter: mean gain over its DM start off the diagonal (points)
+TAU_HIGH_MIN = 0.5  # J-T3: DM (func.)'s Kendall tau at least this
+TAU_NEAR_BEST = 0.1  # J-T3: DM (func.)'s tau within this of the best measure's
+F_RANGE_MIN = 10.0  # J-T3 control: the probe accuracies differ by at least this many points over S
+
+
+@figure_config("J-T1")
+@dataclass(frozen=True)
+class IdentConfig:
+    """J-T1: layer identification within and between networks by six similarity measures."""
+
+    archs: tuple[str, ...] = param(("resnet18", "vit"), "architectures (resnet18, vit)")
+    networks: int = param(10, "networks per architecture, seeds 0 .. n-1 (paper 10)", ge=2)
+    model_epochs: float | None = param(None, "passes over the training set per network (paper 100); None: the "
+                                       "zoo's at this scale", ge=0)
+    measure_images: int = param(1000, "test images of the structural measures (paper 1,000)", ge=10, le=10_000)
+    test_size: int | None = param(None, "test images of every accuracy; None: all 10k", ge=1, le=10_000)
+    dm_images: int = param(100, "training images of the direct-matching fit (K in the paper: 100)", ge=1)
+    tlm_epochs: float = param(30.0, "passes of task-loss matching over its training images (paper 30)", gt=0)
+    tlm_train_size: int | None = param(None, "training images of each TLM stitch; None: all 50k", ge=1, le=50_000)
+    tlm_batch: int = param(256, "images per TLM step (paper 256)", ge=1)
+    tlm_inter_pairs: int | None = param(None, "ordered pairs of different networks stitched by TLM, the first k of "
+                                        "(0,1), (1,0), (0,2), (2,0), ...; None: all", ge=0)
+
+    def nets(self, scale: str, arch: str) -> list[Net]:
+        return [Net(f"{ARCH_NAMES[arch]} #{s}", zoo.balogh_model(scale, arch, s, epochs=self.model_epochs))
+                for s in range(self.networks)]
+
+    def layers(self, net: Net) -> list[str]:
+        return [c for c in zoo.build(net.spec, num_classes=10, in_channels=3).cuts if c.startswith("block")]
+
+    def recipe(self, tlm: bool) -> StitchRecipe:
+        train = TrainConfig(epochs=self.tlm_epochs if tlm else 0.0, batch_size=self.tlm_batch, optimizer="adam",
+                            lr=1e-3, weight_decay=1e-5, schedule="constant", augment=False, seed=0)
+        return StitchRecipe(kind="resize_conv", init="dm", dm_images=self.dm_images, frozen_bn="eval", train=train,
+                            train_size=self.tlm_train_size if tlm else None, test_size=self.test_size)
+
+    def inter_pairs(self) -> list[tuple[int, int]]:
+        pairs = [p for a in range(self.networks) for b in range(a + 1, self.networks) for p in ((a, b), (b, a))]
+        return pairs if self.tlm_inter_pairs is None else pairs[:self.tlm_inter_pairs]
+
+
+PRESETS_T1 = {
+    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images.
+    "smoke": IdentConfig(networks=2, measure_images=200, test_size=500, dm_images=50, tlm_epochs=1,
+                         tlm_train_size=500, tlm_inter_pairs=1),
+    # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
+    # each; TLM 2 epochs on 5,000 images, within every network and for one pair of networks both ways.
+    "demo": IdentConfig(networks=3, measure_images=1000, test_size=2000, tlm_epochs=2, tlm_train_size=5000,
+                        tlm_inter_pairs=2),
+    "paper": IdentConfig(),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Representations and the structural measures
+
+
+def activations(cfg: IdentConfig, nets: list[Net], images: torch.Tensor, *, device=None, store=None,
+                progress: bool = True) -> dict[str, dict[str, torch.Tensor]]:
+    """Every network's activations (float32) at each of its layers on ``images``."""
+    device = as_device(device)
+    store = store or Store()
+    out = {}
+    for net in nets:
+        model = net.load(device, store, None, progress)
+        out[net.name] = sim.model_activations(model, images, cfg.layers(net), normalisation=net.spec.normalisation,
+                                              device=device)
+    return out
+
+
+def pwcca(target: torch.Tensor, source: torch.Tensor) -> float:
+    """PWCCA distance with the projection weights from the side with fewer features (the
+    target's when they tie), as Morcos et al.'s reference code chooses: weights from the wider
+    side are ill-defined (it has directions the other cannot match)."""
+    if source.shape[1] < target.shape[1]:
+        return sim.pwcca_distance(source, target)
+    return sim.pwcca_distance(target, source)
+
+
+def structural(acts_a: dict[str, torch.Tensor], acts_b: dict[str, torch.Tensor],
+               grams: dict[int, dict[str, torch.Tensor]] | None = None) -> dict[str, np.ndarray]:
+    """PWCCA and OPD distances and linear CKA between every layer of A (rows, the source) and
+    every layer of B (columns, the target), with Balogh & Jelasity's preprocessing."""
+    la, lb = list(acts_a), list(acts_b)
+    ga = {k: sim.centered_gram(sim.flat(v)) for k, v in acts_a.items()}
+    gb = ga if acts_b is acts_a else {k: sim.centered_gram(sim.flat(v)) for k, v in acts_b.items()}
+    out = {m: np.zeros((len(la), len(lb))) for m in ("pwcca", "opd", "lcka")}
+    for i, ka in enumerate(la):
+        for j, kb in enumerate(lb):
+            out["lcka"][i, j] = sim.cka_from_grams(ga[ka], gb[kb])
+            x, y = sim.preprocess(acts_a[ka], acts_b[kb], "pwcca")
+            out["pwcca"][i, j] = pwcca(y, x)
+            out["opd"][i, j] = sim.procrustes_distance(x, y)
+    return out
+
+
+def _matrix(rows: pd.DataFrame, value: str, layers_a: list[str], layers_b: list[str]) -> np.ndarray:
+    m = rows.pivot(index="cut_i", columns="cut_j", values=value)
+    return m.loc[layers_a, layers_b].to_numpy(dtype=float)
+
+
+# --------------------------------------------------------------------------------------------
+# J-T1
+
+
+def identified(matrix: np.ndarray, higher_is_similar: bool) -> np.ndarray:
+    """Per target layer j (column): is no source layer i strictly more similar than i = j?"""
+    m = matrix if higher_is_similar else -matrix
+    return np.array([m[j, j] >= m[:, j].max() for j in range(m.shape[1])])
+
+
+def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None, store=None,
+                         progress: bool = True) -> dict:
+    """Every similarity matrix of ``arch``'s networks (per ordered pair and measure) and the
+    grids they come from. Returns {"matrices": {(a, b): {measure: (L, L) array}}, "dm": grid
+    table, "tlm": grid table, "layers": [...], "accuracy": {net: test accuracy}}."""
+    check_scale(scale)
+    store = store or Store()
+    nets = cfg.nets(scale, arch)
+    layers = cfg.layers(nets[0])
+    cut_pairs = [(i, j) for i in layers for j in layers]
+    data = DataSpec("cifar10")
+    dm = stitch_grid(nets, nets, cut_pairs, cfg.recipe(tlm=False), data, device=device, store=store,
+                     progress=progress)
+    tlm_pairs = [(k, k) for k in range(len(nets))] + cfg.inter_pairs()
+    tlm = pd.concat([stitch_grid([nets[a]], [nets[b]], cut_pairs, cfg.recipe(tlm=True), data, device=device,
+                                 store=store, progress=progress) for a, b in tlm_pairs], ignore_index=True)
+    images = test_split(data, cfg.measure_images, 0).images
+    acts = activations(cfg, nets, images, device=device, store=store, progress=progress)
+    matrices: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    pairs = [(a.name, b.name) for a in nets for b in nets]
+    for a, b in progress_bar(iterable=pairs, desc=f"{arch}: structural measures", disable=not progress,
+                             unit="pair"):
+        m = structural(acts[a], acts[b] if b != a else acts[a])
+        rows = dm[(dm.sender == a) & (dm.receiver == b)]
+        m["dm_struct"] = _matrix(rows, "dm_residual", layers, layers)
+        m["dm_func"] = _matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel", layers, layers)
+        t = tlm[(tlm.sender == a) & (tlm.receiver == b)]
+        if len(t):
+            m["tlm"] = _matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", layers, layers)
+        matrices[(a, b)] = m
+    accuracy = dm.drop_duplicates("receiver").set_index("receiver").receiver_accuracy.to_dict()
+    return {"matrices": matrices, "dm": dm, "tlm": tlm, "layers": layers, "accuracy": accuracy, "arch": arch}
+
+
+def identification_table(result: dict, *, same_cases_as_tlm: bool = False) -> pd.DataFrame:
+    """Per measure: % of (pair, layer) cases identified within networks and between networks,
+    with the number of cases, beside the paper's Table 1. ``same_cases_as_tlm``: between
+    networks, count only the pairs TLM was run on."""
+    rows = []
+    arch = result["arch"]
+    for m in MEASURES:
+        within, between = [], []
+        for (a, b), mats in result["matrices"].items():
+            if m not in mats or (same_cases_as_tlm and "tlm" not in mats):
+                continue
+            (within if a == b else between).extend(identified(mats[m], HIGHER_IS_SIMILAR[m]).tolist())
+        rows.append({"measure": NAMES[m], "key": m,
+                     "intra (%)": 100 * float(np.mean(within)) if within else float("nan"),
+                     "intra cases": len(within), "paper intra (%)": PAPER_T1[arch][m][0],
+                     "inter (%)": 100 * float(np.mean(between)) if between else float("nan"),
+                     "inter cases": len(between), "paper inter (%)": PAPER_T1[arch][m][1]})
+    return pd.DataFrame(rows).set_index("measure")
+
+
+def _tlm_controls(result: dict) -> list[Control]:
+    t = result["tlm"]
+    own = t[(t.sender == t.receiver) & (t.cut_i == t.cut_j)]
+    worst = float(100 * own.penalty.max())
+    off = t[t.cut_i != t.cut_j]
+    gain = float(100 * (off.accuracy - off.dm_accuracy).mean() / off.receiver_accuracy.mean())
+    return [Control.of("each layer stitched into itself by TLM keeps the network's accuracy (it starts from the exact "
+                       "map, so TLM must not drift away from it)",
+                       at_most(worst, SELF_TLM_MAX, "max penalty of the TLM self-stitches"), f"max {worst:.2f} points"),
+            Control.of("TLM trained long enough to matter: off the diagonal it gains over its direct-matching start",
+                       at_least(gain, TLM_MOVED_MIN, "mean relative accuracy gain over DM (off-diagonal)"),
+                       f"{gain:.2f} points")]
+
+
+def identification_claims(result: dict) -> tuple[dict, list[dict]]:
+    """Numbers and claims of J-T1 for one architecture."""
+    arch = result["arch"]
+    tag = "rn" if arch == "resnet18" else "vit"
+    name = ARCH_NAMES[arch]
+    table = identification_table(result)
+    same = identification_table(result, same_cases_as_tlm=True)
+    pct = {k: (float(table.loc[NAMES[k], "intra (%)"]), float(table.loc[NAMES[k], "inter (%)"])) for k in MEASURES}
+    inter_same = {k: float(same.loc[NAMES[k], "inter (%)"]) for k in MEASURES}
+    numbers = {f"{tag}_{k}_{w}": v for k, (i, e) in pct.items() for w, v in (("intra", i), ("inter", e))}
+    numbers.update({f"{tag}_{k}_inter_tlm_cases": v for k, v in inter_same.items()})
+    numbers[f"{tag}_inter_cases"] = int(table.loc[NAMES["lcka"], "inter cases"])
+    numbers[f"{tag}_tlm_inter_cases"] = int(table.loc[NAMES["tlm"], "inter cases"])
+    numbers[f"{tag}_intra_cases"] = int(table.loc[NAMES["lcka"], "intra cases"])
+    controls = _tlm_controls(result)
+    others = [k for k in MEASURES if k != "tlm"]
+    low_other = min(pct[k][0] for k in others)
+    lead = min(inter_same["lcka"], inter_same["dm_struct"]) - inter_same["tlm"]
+    func_lead = inter_same["dm_func"] - inter_same["tlm"]
+    p = PAPER_T1[arch]
+    claims = [
+        dict(key=f"tlm_intra_{tag}", text=f"{name}: task-loss matching fails intra-network layer identification "
+                                          "(some layer is more similar to another layer than to itself)",
+             criterion=at_most(pct["tlm"][0], TLM_INTRA_MAX, "% of layers TLM identifies within a network", unit="%"),
+             paper=f"{p['tlm'][0]:.2f}%", ours=f"{pct['tlm'][0]:.2f}% of {numbers[f'{tag}_intra_cases']}",
+             controls=controls),
+        dict(key=f"others_intra_{tag}", text=f"{name}: PWCCA, OPD, LCKA and both DM indices identify every layer "
+                                             "within its network",
+             criterion=at_least(low_other, OTHERS_INTRA_MIN, "lowest intra-network % of the five", unit="%"),
+             paper="100% each", ours=f"lowest {low_other:.2f}%"),
+        dict(key=f"tlm_inter_{tag}", text=f"{name}: between networks, TLM identifies the corresponding layer far less "
+                                          "often than LCKA and DM (struct.)",
+             criterion=at_least(lead, INTER_MARGIN, "min(LCKA, DM struct.) − TLM, inter-network % on TLM's pairs",
+                                unit="points"),
+             paper=f"LCKA {p['lcka'][1]:.2f}%, DM struct. {p['dm_struct'][1]:.2f}%, TLM {p['tlm'][1]:.2f}%",
+             ours=(f"LCKA {inter_same['lcka']:.2f}%, DM struct. {inter_same['dm_struct']:.2f}%, TLM "
+                   f"{inter_same['tlm']:.2f}% of {numbers[f'{tag}_tlm_inter_cases']}"), controls=controls),
+        dict(key=f"dm_func_inter_{tag}", text=f"{name}: the functional version of DM outperforms TLM between networks",
+             criterion=Criterion("DM (func.) − TLM, inter-network % on TLM's pairs > 0 points", func_lead > 0),
+             paper=f"{p['dm_func'][1]:.2f}% vs {p['tlm'][1]:.2f}%",
+             ours=f"{inter_same['dm_func']:.2f}% vs {inter_same['tlm']:.2f}%", controls=controls),
+    ]
+    if arch == "resnet18":
+        cca = pct["lcka"][1] - max(pct["pwcca"][1], pct["opd"][1])
+        claims.append(dict(key="cca_inter_rn", text="ResNet-18: PWCCA and OPD struggle to identify corresponding layers "
+                                                    "between networks, while LCKA performs very well",
+                           criterion=at_least(cca, CCA_MARGIN, "LCKA − max(PWCCA, OPD), inter-network %",
+                                              unit="points"),
+                           paper=f"LCKA {p['lcka'][1]:.2f}%, PWCCA {p['pwcca'][1]:.2f}%, OPD {p['opd'][1]:.2f}%",
+                           ours=f"LCKA {pct['lcka'][1]:.2f}%, PWCCA {pct['pwcca'][1]:.2f}%, OPD {pct['opd'][1]:.2f}%"))
+    else:
+        best = max(pct[k][1] for k in MEASURES if k != "tlm")
+        claims.append(dict(key="struggle_vit", text="ViT-Ti: all methods struggle to identify corresponding layers "
+                                                    "between networks",
+                           criterion=at_most(best, VIT_STRUGGLE_MAX, "the best measure's inter-network %", unit="%"),
+                           paper=f"best LCKA {p['lcka'][1]:.2f}%", ours=f"best {best:.2f}%"))
+    return numbers, claims
+
+
+def plot_matrices(result: dict, pair: tuple[str, str], measures=MEASURES, *, title: str = ""):
+    """One heatmap per measure for one ordered pair (rows: source layer, columns: target layer);
+    the cell each column's identification picks is outlined."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    mats = result["matrices"][pair]
+    measures = [m for m in measures if m in mats]
+    n = len(result["layers"])
+    labels = [c.replace("block", "") for c in result["layers"]]
+    cols = 3
+    rows = -(-len(measures) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows), squeeze=False, constrained_layout=True)
+    for ax, m in zip(axes.flat, measures):
+        mat = mats[m]
+        cmap = "viridis" if HIGHER_IS_SIMILAR[m] else "viridis_r"
+        im = ax.imshow(mat, cmap=cmap, origin="upper")
+        best = mat.argmax(0) if HIGHER_IS_SIMILAR[m] else mat.argmin(0)
+        for j, i in enumerate(best):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=1.5))
+        ax.set_xticks(range(n), labels, fontsize=7)
+        ax.set_yticks(range(n), labels, fontsize=7)
+        ax.set_xlabel("target block j", fontsize=8)
+        ax.set_ylabel("source block i", fontsize=8)
+        unit = {"tlm": "relative accuracy", "dm_func": "relative accuracy", "lcka": "similarity",
+                "pwcca": "distance", "opd": "distance", "dm_struct": "relative residual"}[m]
+        ax.set_title(f"{NAMES[m]} ({unit})", fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+    for ax in list(axes.flat)[len(measures):]:
+        ax.axis("off")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# J-T3: Ding et al.'s specificity test
+
+
+@figure_config("J-T3")
+@dataclass(frozen=True)
+class SpecificityConfig(IdentConfig):
+    """J-T3: J-T1's networks and direct-matching grid, plus a linear probe per representation."""
+
+    probe_images: int = param(50_000, "training images of each linear probe (paper: the training set)",
+                              ge=100, le=50_000)
+    probe_epochs: int = param(30, "Adam epochs of each linear probe", ge=1)
+
+
+PRESETS_T3 = {scale: SpecificityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+                                       **({"probe_images": 1000, "probe_epochs": 5} if scale == "smoke" else
+                                          {"probe_images": 5000} if scale == "demo" else {}))
+              for scale, cfg in PRESETS_T1.items()}
+
+
+def probe_features(h: torch.Tensor) -> torch.Tensor:
+    """A representation as the linear probe sees it: conv maps average-pooled to at most 4 x 4,
+    then flattened; tokens as the CLS token and the mean token side by side."""
+    if h.ndim == 4:
+        size = (min(4, h.shape[2]), min(4, h.shape[3]))
+        return torch.nn.functional.adaptive_avg_pool2d(h, size).flatten(1)
+    if h.ndim == 3:
+        return torch.cat([h[:, 0], h[:, 1:].mean(1)], dim=1)
+    return h
+
+
+def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor, *,
+                   epochs: int, seed: int = 0) -> float:
+    """Test accuracy of a linear classifier (Adam 1e-2, cross-entropy, cosine, batch 256) on
+    standardised features."""
+    from ..simclr import linear_probe
+
+    mu, sd = train_x.mean(0), train_x.std(0).clamp_min(1e-6)
+    holder = torch.nn.Module()
+    holder.head = torch.nn.Linear(train_x.shape[1], int(train_y.max()) + 1)
+    linear_probe(holder, (train_x - mu) / sd, train_y, epochs=epochs, lr=1e-2, seed=seed)
+    with torch.no_grad():
+        pred = holder.head((test_x - mu) / sd).argmax(1)
+    return float((pred == test_y).float().mean())
+
+
+def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, store=None,
+                progress: bool = True) -> dict:
+    """Probe accuracy F of every (network, layer), the reference A (highest F), the five
+    dissimilarities d(A, B) for every other B, and their rank correlations with |F(A) - F(B)|."""
+    from scipy import stats
+
+    device = as_device(device)
+    store = store or Store()
+    ident = layer_identification(cfg, scale, arch, device=device, store=store, progress=progress)
+    nets = cfg.nets(scale, arch)
+    layers = ident["layers"]
+    data = DataSpec("cifar10")
+    train = train_split(data)
+    train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
+    test = test_split(data, cfg.measure_images, 0)
+    f = {}
+    for net in progress_bar(iterable=nets, desc=f"{arch}: linear probes", disable=not progress, unit="network"):
+        model = net.load(device, store, None, progress)
+        tr = sim.model_activations(model, train.images, layers, normalisation=net.spec.normalisation, device=device)
+        te = sim.model_activations(model, test.images, layers, normalisation=net.spec.normalisation, device=device)
+        for layer in layers:
+            f[(net.name, layer)] = 100 * probe_accuracy(probe_features(tr[layer]), train.labels.to(device),
+                                                        probe_features(te[layer]), test.labels.to(device),
+                                                        epochs=cfg.probe_epochs)
+    ref = max(f, key=f.get)
+    acts = activations(cfg, nets, test.images, device=device, store=store, progress=progress)
+    dm = ident["dm"]
+    rows = []
+    for (net, layer), fb in f.items():
+        if (net, layer) == ref:
+            continue
+        a, b = acts[ref[0]][ref[1]], acts[net][layer]
+        x, y = sim.preprocess(a, b, "pwcca")
+        g = dm[(dm.sender == net) & (dm.cut_i == layer) & (dm.receiver == ref[0]) & (dm.cut_j == ref[1])].iloc[0]
+        rows.append({"network": net, "layer": layer, "F (%)": fb, "|ΔF| (points)": abs(f[ref] - fb),
+                     "lcka": 1 - sim.linear_cka_gram(sim.flat(a), sim.flat(b)), "pwcca": pwcca(x, y),
+                     "opd": sim.procrustes_distance(x, y), "dm_struct": float(g.dm_residual),
+                     "dm_func": 1 - float(g.dm_accuracy / g.receiver_accuracy)})
+    table = pd.DataFrame(rows)
+    corr = []
+    for m in DING_MEASURES:
+        tau = stats.kendalltau(table["|ΔF| (points)"], table[m])
+        rho = stats.spearmanr(table["|ΔF| (points)"], table[m])
+        corr.append({"measure": NAMES[m], "key": m, "tau": float(tau.statistic), "tau p": float(tau.pvalue),
+                     "rho": float(rho.statistic), "rho p": float(rho.pvalue),
+                     "paper tau": PAPER_T3[arch][m][0], "paper rho": PAPER_T3[arch][m][1]})
+    return {"arch": arch, "probe": f, "reference": ref, "table": table,
+            "correlations": pd.DataFrame(corr).set_index("measure"), "accuracy": ident["accuracy"]}
+
+
+def specificity_claims(result: dict) -> tuple[dict, list[dict]]:
+    arch = result["arch"]
+    tag = "rn" if arch == "resnet18" else "vit"
+    name = ARCH_NAMES[arch]
+    c = result["correlations"]
+    tau = {k: float(c.loc[NAMES[k], "tau"]) for k in DING_MEASURES}
+    rho = {k: float(c.loc[NAMES[k], "rho"]) for k in DING_MEASURES}
+    spread = max(result["probe"].values()) - min(result["probe"].values())
+    n = len(result["table"])
+    numbers = {**{f"{tag}_tau_{k}": v for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
+               f"{tag}_representations": n + 1, f"{tag}_f_range": spread, f"{tag}_f_ref": result["probe"][
+                   result["reference"]]}
+    control = [Control.of("the probe tells the representations apart (there are functional differences to rank)",
+                          at_least(spread, F_RANGE_MIN, "range of probe accuracy F over the representations"),
+                          f"{spread:.1f} points")]
+    best = max(tau, key=tau.get)
+    p = PAPER_T3[arch]
+    claims = [
+        dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
+                                             "difference in the specificity test",
+             criterion=at_least(tau["dm_func"], TAU_HIGH_MIN, "Kendall's tau of DM (func.)", unit="", digits=2),
+             paper=f"tau {p['dm_func'][0]:.4f}, rho {p['dm_func'][1]:.4f}",
+             ours=f"tau {tau['dm_func']:.4f}, rho {rho['dm_func']:.4f} (n = {n})", controls=control),
+        dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
+             criterion=at_least(tau["dm_func"] - tau[best], -TAU_NEAR_BEST, "tau of DM (func.) − the best tau",
+                                unit="", digits=2),
+             paper=f"best {NAMES[max(p, key=lambda k: p[k][0])]} tau {max(v[0] for v in p.values()):.4f}",
+             ours=f"best {NAMES[best]} tau {tau[best]:.4f}", controls=control),
+        dict(key=f"pwcca_below_lcka_{tag}", text=f"{name}: PWCCA ranks below LCKA in the specificity test (as Ding et "
+                                                 "al. found)",
+             criterion=Criterion("tau of PWCCA < tau of LCKA", tau["pwcca"] < tau["lcka"]),
+             paper=f"PWCCA {p['pwcca'][0]:.4f} vs LCKA {p['lcka'][0]:.4f}",
+             ours=f"PWCCA {tau['pwcca']:.4f} vs LCKA {tau['lcka']:.4f}", controls=control),
+    ]
+    return numbers, claims
+
+
+def correlation_table(result: dict) -> pd.DataFrame:
+    c = result["correlations"].drop(columns="key")
+    return c[["tau", "paper tau", "rho", "paper rho", "tau p", "rho p"]]
+
+
+def plot_specificity(result: dict, *, title: str = ""):
+    """|ΔF| against each dissimilarity, one panel per measure, points coloured by layer depth."""
+    import matplotlib.pyplot as plt
+
+    t = result["table"]
+    depth = t.layer.str.replace("block", "").astype(int)
+    fig, axes = plt.subplots(1, len(DING_MEASURES), figsize=(3.3 * len(DING_MEASURES), 3.2), constrained_layout=True)
+    c = result["correlations"]
+    for ax, m in zip(axes, DING_MEASURES):
+        sc = ax.scatter(t[m], t["|ΔF| (points)"], c=depth, cmap="viridis", s=18)
+        ax.set_xlabel({"lcka": "1 − LCKA", "dm_func": "1 − relative accuracy (DM)"}.get(m, NAMES[m] + " distance"),
+                      fontsize=8)
+        ax.set_title(f"{NAMES[m]}: τ = {c.loc[NAMES[m], 'tau']:.2f}", fontsize=9)
+    axes[0].set_ylabel("|F(A) − F(B)| (probe accuracy, points)", fontsize=8)
+    fig.colorbar(sc, ax=axes, label="block of B", fraction=0.02, pad=0.01)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def title(scale: str, arch: str) -> str:
+    cfg = (zoo.BALOGH_RESNET18 if arch == "resnet18" else zoo.BALOGH_VIT)[scale]
+    what = f"width {cfg['width']}" if arch == "resnet18" else f"dim {cfg['width']}, depth {cfg['depth']}"
+    return f"{ARCH_NAMES[arch]} ({what}) on CIFAR-10, scale '{scale}'"
+
+
+def accuracy_table(results: dict[str, dict]) -> pd.DataFrame:
+    """Test accuracy (%) of every network of every architecture in ``results``."""
+    acc = {net: round(100 * a, 2) for res in results.values() for net, a in res["accuracy"].items()}
+    return pd.DataFrame({"test accuracy (%)": acc})
+
+
+def table1(results: dict[str, dict]) -> pd.DataFrame:
+    """J-T1's table for every architecture, ours beside the paper's."""
+    parts = {ARCH_NAMES[a]: identification_table(r).drop(columns="key").round(2) for a, r in results.items()}
+    return pd.concat(parts, names=["architecture"])
+
+
+def table3(results: dict[str, dict]) -> pd.DataFrame:
+    """J-T3's rank correlations for every architecture, ours beside the paper's."""
+    parts = {ARCH_NAMES[a]: correlation_table(r).round(4) for a, r in results.items()}
+    return pd.concat(parts, names=["architecture"])

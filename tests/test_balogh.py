@@ -1,0 +1,90 @@
+"""Balogh & Jelasity: model recipes, layer identification and the specificity test's pieces."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from stitchkit import zoo
+from stitchkit.experiments import balogh
+
+
+def test_recipes():
+    rn, vit = zoo.balogh_model("paper", "resnet18", 3), zoo.balogh_model("paper", "vit", 3)
+    for spec in (rn, vit):
+        t = spec.train
+        assert (spec.normalisation, t.optimizer, t.lr, t.weight_decay, t.batch_size, t.epochs, t.augment) == (
+            "none", "adam", 1e-3, 1e-5, 64, 100, True)
+        assert spec.seed == 3
+    assert (rn.model, rn.width) == ("resnet18", 64)
+    assert (vit.model, vit.width, dict(vit.options)) == ("vit_ti", 192, {"depth": 12, "heads": 3})
+    with pytest.raises(ValueError, match="'vgg'.*resnet18, vit"):
+        zoo.balogh_model("demo", "vgg")
+    cfg = balogh.PRESETS_T1["paper"]
+    rec = cfg.recipe(tlm=True)
+    assert (rec.kind, rec.init, rec.dm_images, rec.train.optimizer, rec.train.lr, rec.train.weight_decay,
+            rec.train.batch_size, rec.train.epochs) == ("resize_conv", "dm", 100, "adam", 1e-3, 1e-5, 256, 30)
+    assert cfg.recipe(tlm=False).train.epochs == 0  # direct matching alone
+    nets = cfg.nets("smoke", "resnet18")
+    assert len(nets) == 10 and cfg.layers(nets[0]) == [f"block{k}" for k in range(1, 9)]
+    assert balogh.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
+    assert len(balogh.IdentConfig(networks=3).inter_pairs()) == 6
+
+
+def test_identified_counts_ties_for_the_layer_itself():
+    sim_matrix = np.array([[1.0, 0.2, 0.9], [0.5, 0.8, 0.9], [0.1, 0.9, 0.7]])
+    # column 0: row 0 best; column 1: row 2 beats the diagonal; column 2: rows 0, 1 beat row 2
+    assert balogh.identified(sim_matrix, True).tolist() == [True, False, False]
+    tie = np.array([[1.0, 0.0], [1.0, 1.0]])
+    assert balogh.identified(tie, True).tolist() == [True, True]
+    # a distance: smaller is more similar
+    assert balogh.identified(np.array([[0.0, 0.3], [0.2, 0.1]]), False).tolist() == [True, True]
+    assert balogh.identified(np.array([[0.5, 0.0], [0.2, 0.1]]), False).tolist() == [False, False]
+
+
+def test_identification_table_counts_cases_and_keeps_the_papers_numbers():
+    eye = np.eye(3)
+    bad = np.ones((3, 3)) - np.eye(3)  # every other layer more similar than the layer itself
+    mats = {("a", "a"): {m: (eye if balogh.HIGHER_IS_SIMILAR[m] else bad) for m in balogh.MEASURES},
+            ("a", "b"): {m: (bad if balogh.HIGHER_IS_SIMILAR[m] else eye) for m in balogh.MEASURES if m != "tlm"}}
+    table = balogh.identification_table({"matrices": mats, "arch": "resnet18"})
+    assert table.loc["LCKA", "intra (%)"] == 100 and table.loc["LCKA", "inter (%)"] == 0
+    assert table.loc["OPD", "intra (%)"] == 100 and table.loc["OPD", "inter (%)"] == 0
+    assert table.loc["TLM", "inter cases"] == 0 and np.isnan(table.loc["TLM", "inter (%)"])
+    assert table.loc["LCKA", "intra cases"] == 3
+    assert table.loc["TLM", "paper intra (%)"] == 63.75
+    same = balogh.identification_table({"matrices": mats, "arch": "resnet18"}, same_cases_as_tlm=True)
+    assert same.loc["LCKA", "inter cases"] == 0  # TLM was not run between a and b
+
+
+def test_pwcca_takes_its_weights_from_the_narrower_side():
+    g = torch.Generator().manual_seed(0)
+    wide, narrow = torch.randn(500, 8, generator=g), torch.randn(500, 4, generator=g)
+    d = balogh.pwcca(wide, narrow)  # would be refused with the wide side's weights
+    assert 0 <= d <= 1 and d == balogh.pwcca(narrow, wide)
+    same = torch.randn(500, 6, generator=g)
+    assert balogh.pwcca(same, same) == pytest.approx(0, abs=1e-9)
+
+
+def test_probe_features_and_probe():
+    assert balogh.probe_features(torch.zeros(5, 8, 32, 32)).shape == (5, 8 * 16)
+    assert balogh.probe_features(torch.zeros(5, 8, 2, 2)).shape == (5, 8 * 4)
+    assert balogh.probe_features(torch.zeros(5, 65, 12)).shape == (5, 24)
+    g = torch.Generator().manual_seed(0)
+    y = torch.randint(0, 3, (600,), generator=g)
+    x = torch.nn.functional.one_hot(y, 3).float() * 3 + 0.1 * torch.randn(600, 3, generator=g)
+    assert balogh.probe_accuracy(x[:400], y[:400], x[400:], y[400:], epochs=100) > 0.95
+
+
+def test_specificity_claims_follow_the_correlations():
+    corr = pd.DataFrame([{"measure": balogh.NAMES[m], "key": m, "tau": t, "rho": t, "tau p": 0.0, "rho p": 0.0}
+                         for m, t in zip(balogh.DING_MEASURES, [0.8, 0.3, 0.6, 0.75, 0.7])]).set_index("measure")
+    res = {"arch": "resnet18", "correlations": corr, "probe": {("n", "block1"): 40.0, ("n", "block8"): 70.0},
+           "reference": ("n", "block8"), "table": pd.DataFrame({"x": [1]})}
+    numbers, claims = balogh.specificity_claims(res)
+    held = {c["key"]: c["criterion"].holds for c in claims}
+    assert held == {"dm_func_high_rn": True, "dm_func_near_best_rn": True, "pwcca_below_lcka_rn": True}
+    assert numbers["rn_f_range"] == 30.0
+    res["probe"] = {("n", "block1"): 69.0, ("n", "block8"): 70.0}  # the probe cannot tell them apart
+    _, claims = balogh.specificity_claims(res)
+    assert not claims[0]["controls"][0].passed
