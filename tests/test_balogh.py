@@ -88,3 +88,18 @@ def test_specificity_claims_follow_the_correlations():
     res["probe"] = {("n", "block1"): 69.0, ("n", "block8"): 70.0}  # the probe cannot tell them apart
     _, claims = balogh.specificity_claims(res)
     assert not claims[0]["controls"][0].passed
+
+
+def test_low_rank_approximation_keeps_full_rank_and_reduces_the_rest():
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(20, 6, 4, 4, generator=g)
+    lra = balogh.LowRank(h)
+    assert lra.full == 6
+    assert torch.allclose(lra(h, 6), h, atol=1e-5)
+    rows = balogh.to_feature_rows(lra(h, 2))
+    centred = rows - rows.mean(0)
+    assert torch.linalg.matrix_rank(centred.double(), rtol=1e-6) == 2
+    tokens = torch.randn(10, 5, 8, generator=g)
+    assert torch.allclose(balogh.LowRank(tokens)(tokens, 8), tokens, atol=1e-5)
+    assert balogh.rank_list(64, 14)[0] == 64 and balogh.rank_list(64, 14)[-1] == 1
+    assert balogh.rank_list(4, 14) == [4, 3, 2, 1]

@@ -525,3 +525,229 @@ def table3(results: dict[str, dict]) -> pd.DataFrame:
     """J-T3's rank correlations for every architecture, ours beside the paper's."""
     parts = {ARCH_NAMES[a]: correlation_table(r).round(4) for a, r in results.items()}
     return pd.concat(parts, names=["architecture"])
+
+
+# --------------------------------------------------------------------------------------------
+# J-T2: Ding et al.'s sensitivity test
+#
+# Low-rank approximations of one layer (principal components over channels or token features,
+# every position or token a row, fitted on the probe's training images) are representations
+# that differ in function from the layer itself. F is each one's linear-probe accuracy; A the
+# one of highest F; d(A, B) each measure's dissimilarity. DM fits its stitch from B (source)
+# to A (target), each at its own rank, on K training images, and feeds the network's own top the
+# stitched B on the test images (DM func.); its relative residual is DM (struct.).
+
+PAPER_T2 = {
+    "resnet18": {"lcka": (0.5687, 0.7217), "pwcca": (0.6276, 0.7767), "opd": (0.5484, 0.7176),
+                 "dm_func": (0.7896, 0.9169), "dm_struct": (0.6583, 0.8068)},
+    "vit": {"lcka": (0.4851, 0.6320), "pwcca": (0.8260, 0.9453), "opd": (0.7321, 0.8621),
+            "dm_func": (0.7448, 0.8885), "dm_struct": (0.7856, 0.9057)},
+}
+
+
+@figure_config("J-T2")
+@dataclass(frozen=True)
+class SensitivityConfig(SpecificityConfig):
+    """J-T2: low-rank approximations of the last blocks of J-T1's networks."""
+
+    ranks: int = param(14, "ranks per layer, geometrically spaced from full rank to 1 (paper 13-16)", ge=2)
+    rn_blocks: int = param(4, "ResNet-18: the last k blocks are tested (paper 4)", ge=1, le=8)
+    vit_fraction: float = param(0.5, "ViT: the last fraction of its blocks is tested (paper 6 of 12)", gt=0, le=1)
+    sensitivity_networks: int = param(10, "networks whose layers are tested (the first k; paper all)", ge=1)
+
+
+PRESETS_T2 = {scale: SensitivityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+                                       **({"ranks": 5, "rn_blocks": 2, "sensitivity_networks": 1}
+                                          if scale == "smoke" else {"sensitivity_networks": 1} if scale == "demo"
+                                          else {}))
+              for scale, cfg in PRESETS_T3.items()}
+
+
+def rank_list(full: int, n: int) -> list[int]:
+    """Up to ``n`` distinct ranks from ``full`` down to 1, geometrically spaced."""
+    return sorted({int(round(r)) for r in np.geomspace(full, 1, n)}, reverse=True)
+
+
+class LowRank:
+    """Principal-component projection of a layer's features: fitted on rows (every position or
+    token of every image), applied to (N, C, H, W) maps or (N, T, D) tokens."""
+
+    def __init__(self, h: torch.Tensor) -> None:
+        rows = to_feature_rows(h).double()
+        self.mean = rows.mean(0)
+        c = rows - self.mean
+        evals, evecs = torch.linalg.eigh(c.T @ c)
+        self.basis = evecs.flip(1)  # columns by decreasing variance
+        self.full = rows.shape[1]
+
+    def __call__(self, h: torch.Tensor, rank: int) -> torch.Tensor:
+        rows = to_feature_rows(h).double()
+        v = self.basis[:, :rank]
+        out = (rows - self.mean) @ v @ v.T + self.mean
+        return from_feature_rows(out.float(), h.shape)
+
+
+def to_feature_rows(h: torch.Tensor) -> torch.Tensor:
+    """(N, C, H, W) -> (N*H*W, C); (N, T, D) -> (N*T, D)."""
+    if h.ndim == 4:
+        return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
+    return h.reshape(-1, h.shape[-1])
+
+
+def from_feature_rows(rows: torch.Tensor, shape) -> torch.Tensor:
+    if len(shape) == 4:
+        n, c, hh, ww = shape
+        return rows.reshape(n, hh, ww, c).permute(0, 3, 1, 2).contiguous()
+    return rows.reshape(shape)
+
+
+def sensitivity_layers(cfg: SensitivityConfig, arch: str, layers: list[str]) -> list[str]:
+    k = cfg.rn_blocks if arch == "resnet18" else max(1, int(round(cfg.vit_fraction * len(layers))))
+    return layers[-k:]
+
+
+@torch.no_grad()
+def _dm_func(model, layer: str, src_train, tgt_train, src_test, labels) -> tuple[float, float]:
+    """Accuracy of the network's top after ``layer`` fed the DM stitch of ``src`` onto ``tgt``, and
+    the fit's relative residual."""
+    from ..stitching import init_dm, make_stitch
+
+    shape = tuple(src_train.shape[1:])
+    stitch = make_stitch("resize_conv", shape, shape).to(src_train.device)
+    resid = init_dm(stitch, src_train, tgt_train)["dm_residual"]
+    stitch.eval()
+    pred = torch.cat([model.forward_from(layer, stitch(x)).argmax(1) for x in src_test.split(500)])
+    return float((pred == labels).float().mean()), resid
+
+
+def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, store=None,
+                progress: bool = True) -> dict:
+    """Per tested (network, layer): probe accuracy F and the five dissimilarities of every
+    low-rank approximation B to the reference A; the rank correlations per layer and their mean."""
+    from scipy import stats
+
+    device = as_device(device)
+    store = store or Store()
+    check_scale(scale)
+    nets = cfg.nets(scale, arch)[:cfg.sensitivity_networks]
+    data = DataSpec("cifar10")
+    train = train_split(data)
+    train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
+    dm_index = data_mod.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0)
+    test = test_split(data, cfg.measure_images, 0)
+    ytr, yte = train.labels.to(device), test.labels.to(device)
+    rows, corr, accuracy = [], [], {}
+    for net in nets:
+        model = net.load(device, store, None, progress)
+        layers = sensitivity_layers(cfg, arch, cfg.layers(net))
+        tr = sim.model_activations(model, train.images, layers, normalisation=net.spec.normalisation, device=device)
+        te = sim.model_activations(model, test.images, layers, normalisation=net.spec.normalisation, device=device)
+        for layer in progress_bar(iterable=layers, desc=f"{net.name}: low-rank approximations", disable=not progress,
+                                  unit="layer"):
+            lra = LowRank(tr[layer])
+            reps = {r: (lra(tr[layer], r), lra(te[layer], r)) for r in rank_list(lra.full, cfg.ranks)}
+            f = {r: 100 * probe_accuracy(probe_features(a), ytr, probe_features(b), yte, epochs=cfg.probe_epochs)
+                 for r, (a, b) in reps.items()}
+            ref = max(f, key=f.get)
+            a_tr, a_te = reps[ref]
+            own = float((torch.cat([model.forward_from(layer, x).argmax(1) for x in a_te.split(500)]) == yte)
+                        .float().mean())
+            accuracy[(net.name, layer)] = own
+            part = []
+            for r, (b_tr, b_te) in reps.items():
+                if r == ref:
+                    continue
+                acc, resid = _dm_func(model, layer, b_tr[dm_index], a_tr[dm_index], b_te, yte)
+                x, y = sim.positions_as_examples(a_te), sim.positions_as_examples(b_te)
+                part.append({"network": net.name, "layer": layer, "reference rank": ref, "rank": r, "F (%)": f[r],
+                             "|ΔF| (points)": abs(f[ref] - f[r]),
+                             "lcka": 1 - sim.linear_cka_gram(sim.flat(a_te), sim.flat(b_te)),
+                             "pwcca": pwcca(x, y), "opd": sim.procrustes_distance(x, y), "dm_struct": resid,
+                             "dm_func": 1 - acc / own if own > 0 else float("nan")})
+            part = pd.DataFrame(part)
+            for m in DING_MEASURES:
+                tau = stats.kendalltau(part["|ΔF| (points)"], part[m])
+                rho = stats.spearmanr(part["|ΔF| (points)"], part[m])
+                corr.append({"network": net.name, "layer": layer, "measure": m, "tau": float(tau.statistic),
+                             "tau p": float(tau.pvalue), "rho": float(rho.statistic), "rho p": float(rho.pvalue),
+                             "F range": max(f.values()) - min(f.values())})
+            rows.append(part)
+    per_layer = pd.DataFrame(corr)
+    mean = per_layer.groupby("measure")[["tau", "rho"]].mean()
+    signif = per_layer.assign(sig=per_layer["tau p"] < 0.05).groupby("measure").sig.mean()
+    summary = pd.DataFrame([{"measure": NAMES[m], "key": m, "tau": float(mean.loc[m, "tau"]),
+                             "paper tau": PAPER_T2[arch][m][0], "rho": float(mean.loc[m, "rho"]),
+                             "paper rho": PAPER_T2[arch][m][1], "layers with tau p < 0.05": float(signif.loc[m])}
+                            for m in DING_MEASURES]).set_index("measure")
+    return {"arch": arch, "table": pd.concat(rows, ignore_index=True), "per_layer": per_layer,
+            "correlations": summary, "layer_accuracy": accuracy}
+
+
+def sensitivity_claims(result: dict) -> tuple[dict, list[dict]]:
+    arch = result["arch"]
+    tag = "rn" if arch == "resnet18" else "vit"
+    name = ARCH_NAMES[arch]
+    c = result["correlations"]
+    tau = {k: float(c.loc[NAMES[k], "tau"]) for k in DING_MEASURES}
+    rho = {k: float(c.loc[NAMES[k], "rho"]) for k in DING_MEASURES}
+    spread = float(result["per_layer"].groupby(["network", "layer"])["F range"].first().min())
+    cases = result["per_layer"].groupby(["network", "layer"]).ngroups
+    numbers = {**{f"{tag}_tau_{k}": v for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
+               f"{tag}_layers": cases, f"{tag}_f_range_min": spread}
+    control = [Control.of("every tested layer's low-rank approximations differ in function (the probe's accuracy "
+                          "spans enough to rank)",
+                          at_least(spread, F_RANGE_MIN, "smallest range of probe accuracy F over a layer's ranks"),
+                          f"{spread:.1f} points")]
+    best = max(tau, key=tau.get)
+    p = PAPER_T2[arch]
+    claims = [
+        dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
+                                             "difference in the sensitivity test",
+             criterion=at_least(tau["dm_func"], TAU_HIGH_MIN, "mean Kendall's tau of DM (func.) over the layers",
+                                unit="", digits=2),
+             paper=f"tau {p['dm_func'][0]:.4f}, rho {p['dm_func'][1]:.4f}",
+             ours=f"tau {tau['dm_func']:.4f}, rho {rho['dm_func']:.4f} ({cases} layers)", controls=control),
+        dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
+             criterion=at_least(tau["dm_func"] - tau[best], -TAU_NEAR_BEST, "mean tau of DM (func.) − the best",
+                                unit="", digits=2),
+             paper=f"best {NAMES[max(p, key=lambda k: p[k][0])]} tau {max(v[0] for v in p.values()):.4f}",
+             ours=f"best {NAMES[best]} tau {tau[best]:.4f}", controls=control),
+        dict(key=f"lcka_below_dm_{tag}", text=f"{name}: LCKA is less sensitive than functional DM (LCKA does poorly in "
+                                              "the sensitivity test, as Ding et al. found)",
+             criterion=Criterion("mean tau of LCKA < mean tau of DM (func.)", tau["lcka"] < tau["dm_func"]),
+             paper=f"LCKA {p['lcka'][0]:.4f} vs DM (func.) {p['dm_func'][0]:.4f}",
+             ours=f"LCKA {tau['lcka']:.4f} vs DM (func.) {tau['dm_func']:.4f}", controls=control),
+    ]
+    return numbers, claims
+
+
+def table2(results: dict[str, dict]) -> pd.DataFrame:
+    """J-T2's mean rank correlations for every architecture, ours beside the paper's."""
+    parts = {ARCH_NAMES[a]: r["correlations"].drop(columns="key").round(4) for a, r in results.items()}
+    return pd.concat(parts, names=["architecture"])
+
+
+def plot_sensitivity(result: dict, *, title: str = ""):
+    """Per tested layer: probe accuracy against rank, and each dissimilarity against rank."""
+    import matplotlib.pyplot as plt
+
+    t = result["table"]
+    groups = list(t.groupby(["network", "layer"], sort=False))
+    fig, axes = plt.subplots(1, 1 + len(DING_MEASURES), figsize=(3.0 * (1 + len(DING_MEASURES)), 3.1),
+                             constrained_layout=True)
+    for (net, layer), g in groups:
+        g = g.sort_values("rank")
+        label = layer if len({n for (n, _), _ in groups}) == 1 else f"{net} {layer}"
+        axes[0].plot(g["rank"], g["F (%)"], marker="o", ms=3, label=label)
+        for ax, m in zip(axes[1:], DING_MEASURES):
+            ax.plot(g["rank"], g[m], marker="o", ms=3)
+    axes[0].set_ylabel("probe accuracy F (%)", fontsize=8)
+    axes[0].legend(fontsize=7)
+    for ax, m in zip(axes[1:], DING_MEASURES):
+        ax.set_title({"lcka": "1 − LCKA", "dm_func": "1 − relative acc. (DM)"}.get(m, NAMES[m]), fontsize=9)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("rank of the approximation", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig

@@ -1,0 +1,137 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # J-T2 · Sensitivity test (Ding et al.)
+#
+# **Paper.** Balogh & Jelasity (2025), Table 2 (CIFAR-10 rows).
+#
+# **Overview.** Ding, Denain & Steinhardt's test of whether a similarity index notices a change
+# of *function*. Low-rank approximations of one layer (its principal components over channels,
+# or over token features, kept down to rank $r$) work worse the lower the rank; their function
+# $F$ is the test accuracy of a linear probe trained on each. With $A$ the approximation of
+# highest $F$ (usually the layer itself), a sensitive index's dissimilarity $d(A, B)$ rises with
+# $|F(A) - F(B)|$: per layer, Kendall's $\tau$ and Spearman's $\rho$ between the two over the
+# layer's other ranks, then their mean over the tested layers (the last 4 ResNet blocks, the
+# last half of the ViT's). The paper found functional DM the most sensitive on ResNet-18
+# ($\tau$ 0.79) and LCKA among the least (0.57), as Ding et al. had.
+#
+# **Control.** On every tested layer the probe's accuracy must span at least 10 points over the
+# ranks, or there is no functional difference to rank and the claims are inconclusive.
+#
+# **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
+# networks come from its cache; this page trains one probe and fits one least-squares stitch per
+# rank and layer).
+
+# %% tags=["parameters"]
+scale = "smoke"  # smoke | demo | paper
+archs = None  # architectures (resnet18, vit)
+networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
+model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale
+measure_images = None  # test images of the structural measures (paper 1,000)
+test_size = None  # test images of every accuracy; None: all 10k
+dm_images = None  # training images of the direct-matching fit (K in the paper: 100)
+tlm_epochs = None  # passes of task-loss matching over its training images (paper 30)
+tlm_train_size = None  # training images of each TLM stitch; None: all 50k
+tlm_batch = None  # images per TLM step (paper 256)
+tlm_inter_pairs = None  # ordered pairs of different networks stitched by TLM, the first k of (0,1), (1,0), (0,2), (2,0), ...; None: all
+probe_images = None  # training images of each linear probe (paper: the training set)
+probe_epochs = None  # Adam epochs of each linear probe
+ranks = None  # ranks per layer, geometrically spaced from full rank to 1 (paper 13-16)
+rn_blocks = None  # ResNet-18: the last k blocks are tested (paper 4)
+vit_fraction = None  # ViT: the last fraction of its blocks is tested (paper 6 of 12)
+sensitivity_networks = None  # networks whose layers are tested (the first k; paper all)
+
+# %%
+from stitchkit.experiments import balogh
+from stitchkit.results import Run
+from stitchkit.scales import as_table, resolve
+
+cfg = resolve(balogh.PRESETS_T2, scale, globals())
+run = Run("J-T2", scale, cfg)
+
+# %% [markdown]
+# ## Approximate, probe, compare
+#
+# Per architecture, every tested layer of the first `sensitivity_networks` networks at
+# `ranks` ranks from full to 1.
+
+# %%
+results = {arch: balogh.sensitivity(cfg, scale, arch) for arch in cfg.archs}
+for arch, res in results.items():
+    run.record(*balogh.sensitivity_claims(res))
+
+# %% [markdown]
+# ## Table 2: ours beside the paper's
+#
+# Mean over the tested layers of the rank correlations between $|F(A) - F(B)|$ and each
+# dissimilarity, and the fraction of layers whose $\tau$ is significant at the 5% level.
+
+# %%
+balogh.table2(results)
+
+# %%
+for k, (arch, res) in enumerate(results.items()):
+    run.figure(f"ranks{k}", balogh.plot_sensitivity(res, title=balogh.title(scale, arch)))
+
+# %% [markdown]
+# ```{glue:figure} ranks0
+# :name: fig-jt2-first
+#
+# First architecture, per tested layer against the rank of the approximation (log scale):
+# the probe's accuracy $F$ (left, %), then each dissimilarity to the reference $A$. A sensitive
+# index rises where $F$ falls.
+# ```
+#
+# ```{glue:figure} ranks1
+# :name: fig-jt2-second
+#
+# The same for the second architecture.
+# ```
+
+# %% [markdown]
+# ## Claims
+#
+# Each verdict is computed from the criterion in its row, fixed in
+# `stitchkit.experiments.balogh` before any run.
+
+# %%
+run.save()
+run.claims_table()
+
+# %% [markdown]
+# ## Deviations from the paper
+#
+# - **Scale.** {doc}`J-T1`'s networks: at `demo` the first network of each architecture only
+#   (paper: all ten), ResNet-18 at width 8 (its last blocks have 32 and 64 channels, so 14 ranks
+#   from 64 to 1 instead of 512 to 1) and a ViT of dimension 64 and depth 6 (its last 3 blocks).
+# - **Low-rank approximation.** Principal components (centred) over channels, every spatial
+#   position a row (over token features for the ViT), fitted on the probe's training images.
+#   The paper says "SVD-based" without saying whether it centres.
+# - **The probe** is a linear classifier trained with Adam (lr 0.01) on standardised features
+#   (5,000 training images at `demo`), tested on 1,000 test images; it sees conv maps
+#   average-pooled to at most 4 × 4 and, for ViT tokens, the CLS token beside the mean token.
+# - **DM** fits the stitch from $B$ to $A$ (each at its own rank) on K = 100 training images,
+#   then feeds the network's top the stitched $B$ on the 1,000 test images.
+# - **SVHN and ImageNet** rows are out of reach offline.
+
+# %% [markdown]
+# ## Summary
+#
+# A sensitive index is one that sees a representation lose its function. The result box at
+# the top says which of the paper's three findings held at this run's scale.
+
+# %% [markdown]
+# ## Configuration
+
+# %%
+as_table(cfg)
