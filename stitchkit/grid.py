@@ -281,6 +281,29 @@ def load_stitched(sender: Any, receiver: Net, cut_i: str, cut_j: str, recipe: St
     return stitched.eval(), entry.metrics
 
 
+def load_stitches(sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str]], recipe: StitchRecipe,
+                  data: DataSpec, *, device: torch.device | str | None = None, store: Store | None = None,
+                  root: str | os.PathLike | None = None) -> dict[tuple[str, str], torch.nn.Module]:
+    """The trained stitch modules (eval mode) of many grid rows of one sender-receiver pair,
+    read from the store with one shared context (run the grid first)."""
+    ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
+    salt = _salt(ctx, sender, receiver)
+    out = {}
+    for cut_i, cut_j in cut_pairs:
+        spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=recipe,
+                          data=data)
+        entry = ctx.store.get(spec, salt=salt)
+        if entry is None:
+            raise KeyError(f"no stored stitch {sender.name} -> {receiver.name} at ({cut_i}, {cut_j}); "
+                           "run stitch_grid first")
+        stitched, _, _ = _build(ctx, sender, _SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
+                                tuple(ctx.test.images.shape[1:]))
+        stitched.stitch.load_state_dict(entry.tensors)
+        out[(cut_i, cut_j)] = stitched.stitch.eval()
+    return out
+
+
 def stitch_mse(sender: Net, receiver: Net, cut_i: str, cut_j: str, recipe: StitchRecipe, data: DataSpec, *,
                n_images: int = 1000, device: torch.device | str | None = None, store: Store | None = None,
                root: str | os.PathLike | None = None) -> dict[str, torch.Tensor]:

@@ -125,15 +125,20 @@ class CutModel(nn.Module):
         return tuple(input_shape) if cut == INPUT else self.cut_shapes(input_shape)[cut]
 
     def cut_shapes(self, input_shape: tuple[int, ...] = (3, 32, 32)) -> dict[str, tuple[int, ...]]:
-        """Per-example activation shape at every cut, computed on the meta device (no data)."""
-        meta = copy.deepcopy(self).to("meta").eval()
-        x = torch.empty((1, *input_shape), device="meta")
-        shapes = {}
-        with torch.no_grad():
-            for name, piece in meta.pieces.items():
-                x = piece(x)
-                shapes[name] = tuple(x.shape[1:])
-        return shapes
+        """Per-example activation shape at every cut, computed on the meta device (no data) once
+        per input shape (the architecture never changes; a grid asks for every stitch)."""
+        key = tuple(input_shape)
+        cache = self.__dict__.setdefault("_shape_cache", {})
+        if key not in cache:
+            meta = copy.deepcopy(self).to("meta").eval()
+            x = torch.empty((1, *key), device="meta")
+            shapes = {}
+            with torch.no_grad():
+                for name, piece in meta.pieces.items():
+                    x = piece(x)
+                    shapes[name] = tuple(x.shape[1:])
+            cache[key] = shapes
+        return dict(cache[key])
 
 
 # --------------------------------------------------------------------------------------------

@@ -85,3 +85,14 @@ def test_vit_ti_is_balogh_and_jelasitys():
     x = torch.randn(2, 3, 32, 32)
     model.eval()
     assert torch.equal(model.forward_from("block6", model.forward_to(x, "block6")), model(x))
+
+
+def test_cut_shapes_are_computed_once_per_input_shape():
+    from stitchkit.models import build_model
+
+    m = build_model("resnet18", width=4)
+    first = m.cut_shapes((3, 32, 32))
+    first["block1"] = None  # a caller's copy: the cache is not changed through it
+    assert m.cut_shapes((3, 32, 32))["block1"] == (4, 32, 32)
+    assert m.shape_at("block8", (3, 64, 64)) == (32, 8, 8)
+    assert len(m.__dict__["_shape_cache"]) == 2

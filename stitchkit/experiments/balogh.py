@@ -751,3 +751,255 @@ def plot_sensitivity(result: dict, *, title: str = ""):
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# J-F1 / J-F2: are the stitched representations in distribution for the receiver?
+#
+# For every layer j of the receiver (network #0) an energy-based detector (Liu et al. 2020) is
+# trained on the layer's activations, with MNIST digits as the auxiliary outliers. Each stitch
+# into layer j (TLM and DM, from network #0 itself and from network #1) hands the receiver a
+# representation on the test images; its AUROC against the layer's own activations on the same
+# images says how out of distribution it is (0.5: not at all, 1: fully).
+
+AUROC_OOD_MIN = 0.9  # "OOD" / "near 1": a stitch's AUROC at least this
+MOST_MIN = 0.5  # "most": at least this fraction of the stitches
+HIGH_REL = 0.9  # "high accuracy": relative accuracy at least this
+TLM_OOD_MEDIAN_MIN = 0.8  # TLM's high-accuracy stitches: median AUROC at least this
+DM_ID_MEDIAN_MAX = 0.7  # DM's high-accuracy stitches: median AUROC at most this
+FAR = 3  # "far layers": at least this many blocks apart
+DETECTOR_AUX_MIN = 0.9  # control: the detector tells the outlier set from the layer's test activations
+DETECTOR_HELDOUT_MAX = 0.6  # control: ... and does not flag unseen test images against training images
+
+
+@figure_config("J-F2")
+@dataclass(frozen=True)
+class OODConfig(IdentConfig):
+    """J-F1/J-F2: J-T1's stitches into network #0, judged by a detector per receiver layer."""
+
+    detector_width: int = param(64, "base width of each detector ResNet (paper: a ResNet-18, 64)", ge=1)
+    detector_blocks: int = param(12, "transformer blocks of each ViT detector (paper: ViT-Ti's 12)", ge=1)
+    detector_images: int | None = param(None, "training images of each detector; None: all 50k", ge=100, le=50_000)
+    detector_pretrain: float = param(20.0, "epochs classifying the layer's activations", ge=0)
+    detector_finetune: float = param(10.0, "epochs of energy fine-tuning with the outliers (Liu et al.: 10)", gt=0)
+
+
+figure_config("J-F1")(OODConfig)
+_OOD_SCALE = {"smoke": {"detector_width": 4, "detector_blocks": 1, "detector_images": 1000, "detector_pretrain": 0.5,
+                        "detector_finetune": 0.5},
+              "demo": {"detector_width": 8, "detector_blocks": 2, "detector_images": 10_000, "detector_pretrain": 1.0,
+                       "detector_finetune": 1.0},
+              "paper": {}}
+PRESETS_OOD = {scale: OODConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, **_OOD_SCALE[scale])
+               for scale, cfg in PRESETS_T1.items()}
+
+
+def detector_recipe(cfg: OODConfig, arch: str):
+    from ..ood import DetectorRecipe
+
+    conv = "resnet18" if cfg.detector_width >= 32 else "r1111"  # a thin detector: ResNet-10
+    return DetectorRecipe(conv_model=conv, conv_width=cfg.detector_width, vit_blocks=cfg.detector_blocks,
+                          train_size=cfg.detector_images, aux_size=None if cfg.detector_images is None else
+                          2 * cfg.detector_images, pretrain_epochs=cfg.detector_pretrain,
+                          finetune_epochs=cfg.detector_finetune)
+
+
+def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
+    """TLM and DM stitches into network #0 from itself (intra) and from network #1 (inter):
+    relative accuracy and detector AUROC per (source block i, target block j); the detectors'
+    own controls; and the energies behind the first target layer's histograms."""
+    from .. import ood
+    from ..grid import load_stitches
+
+    device = as_device(device)
+    store = store or Store()
+    check_scale(scale)
+    nets = cfg.nets(scale, arch)
+    rx, other = nets[0], nets[1]
+    layers = cfg.layers(rx)
+    cut_pairs = [(i, j) for i in layers for j in layers]
+    data = DataSpec("cifar10")
+    recipes = {"TLM": cfg.recipe(tlm=True), "DM": cfg.recipe(tlm=False)}
+    grids = {(method, kind): stitch_grid([src], [rx], cut_pairs, rec, data, device=device, store=store,
+                                         progress=progress)
+             for method, rec in recipes.items() for kind, src in (("intra", rx), ("inter", other))}
+    model = rx.load(device, store, None, progress)
+    test = test_split(data, cfg.measure_images, 0)
+    aux_test = test_split(DataSpec("mnist_grey3", size=32), cfg.measure_images, 0)
+    train = train_split(data)
+    held = train.subset(data_mod.stratified_subset(train.labels, cfg.measure_images, 1))
+    norm = rx.spec.normalisation
+    own = sim.model_activations(model, test.images, layers, normalisation=norm, device=device)
+    aux = sim.model_activations(model, aux_test.images, layers, normalisation=norm, device=device)
+    seen = sim.model_activations(model, held.images, layers, normalisation=norm, device=device)
+    src_acts = {rx.name: own, other.name: sim.model_activations(other.load(device, store, None, progress), test.images,
+                                                                layers, normalisation=norm, device=device)}
+    recipe = detector_recipe(cfg, arch)
+    stitches = {(method, kind): load_stitches(rx if kind == "intra" else other, rx, cut_pairs, recipes[method], data,
+                                              device=device, store=store) for method, kind in grids}
+    energies, detectors = {}, []
+    rows = []
+    for j in progress_bar(iterable=layers, desc=f"{arch}: OOD detectors", disable=not progress, unit="layer"):
+        det, _ = ood.load_or_train_detector(model, rx.spec, j, recipe, device=device, store=store, progress=progress)
+        e_in = ood.scores(det, own[j].to(device))
+        e_aux = ood.scores(det, aux[j].to(device))
+        detectors.append({"layer": j, "aux AUROC": ood.auroc(e_in, e_aux),
+                          "held-out AUROC": ood.auroc(ood.scores(det, seen[j].to(device)), e_in)})
+        energies[("in", j)], energies[("aux", j)] = e_in, e_aux
+        for (method, kind), grid in grids.items():
+            src = rx if kind == "intra" else other
+            for row in grid[grid.cut_j == j].itertuples():
+                stitch = stitches[(method, kind)][(row.cut_i, j)]
+                with torch.no_grad():
+                    out = torch.cat([stitch(h) for h in src_acts[src.name][row.cut_i].to(device).split(500)])
+                e = ood.scores(det, out)
+                if kind == "intra" and j == layers[0]:
+                    energies[(method, row.cut_i)] = e
+                rows.append({"method": method, "kind": kind, "cut_i": row.cut_i, "cut_j": j,
+                             "i": layers.index(row.cut_i) + 1, "j": layers.index(j) + 1,
+                             "relative": row.accuracy / row.receiver_accuracy,
+                             "dm_relative": row.dm_accuracy / row.receiver_accuracy,
+                             "auroc": ood.auroc(e_in, e)})
+    return {"arch": arch, "layers": layers, "table": pd.DataFrame(rows), "detectors": pd.DataFrame(detectors),
+            "energies": energies, "tlm": pd.concat([grids[("TLM", k)] for k in ("intra", "inter")]),
+            "names": (rx.name, other.name)}
+
+
+def _detector_controls(result: dict) -> list[Control]:
+    d = result["detectors"]
+    aux, held = float(d["aux AUROC"].min()), float(d["held-out AUROC"].max())
+    return [Control.of("every layer's detector tells the outlier set (MNIST) from the layer's own test activations",
+                       at_least(aux, DETECTOR_AUX_MIN, "lowest AUROC, outliers vs test images", unit=""),
+                       f"{aux:.3f}"),
+            Control.of("no detector flags unseen test images against training images (it learnt the distribution, "
+                       "not the images)", at_most(held, DETECTOR_HELDOUT_MAX, "highest AUROC, test vs training images",
+                                                  unit=""), f"{held:.3f}")]
+
+
+def intra_claims(result: dict) -> tuple[dict, list[dict]]:
+    """J-F1's claims: ResNet-18, TLM within network #0."""
+    t = result["table"]
+    t = t[(t.method == "TLM") & (t.kind == "intra")]
+    diag = t[t.i == t.j].set_index("j").relative
+    far = t[(t.i - t.j).abs() >= FAR]
+    gap = float((far.relative - far.j.map(diag)).max())  # best far pair vs the target's own diagonal
+    off = t[t.i != t.j]
+    ood_frac = float((off.auroc >= AUROC_OOD_MIN).mean())
+    numbers = {"far_gap": 100 * gap, "ood_fraction": ood_frac, "median_auroc_off": float(off.auroc.median()),
+               "stitches": len(t)}
+    controls = _detector_controls(result) + _tlm_controls({"tlm": result["tlm"]})
+    claims = [
+        dict(key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
+             criterion=at_least(100 * gap, -1.0, f"max over pairs ≥ {FAR} blocks apart of relative accuracy − the "
+                                "target's self-stitch (points)", unit="points"),
+             paper="far layers as similar as the same layer (Fig. 1a)", ours=f"{100 * gap:+.2f} points",
+             controls=controls),
+        dict(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
+                                  "(AUROC near 1)",
+             criterion=at_least(ood_frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
+                                f"{AUROC_OOD_MIN}", unit=""),
+             paper="most TLM stitches OOD (Fig. 1b)", ours=f"{ood_frac:.2f} of {len(off)} (median AUROC "
+                                                          f"{numbers['median_auroc_off']:.3f})", controls=controls),
+    ]
+    return numbers, claims
+
+
+def ood_claims(result: dict) -> tuple[dict, list[dict]]:
+    """J-F2's claims for one architecture."""
+    arch = result["arch"]
+    tag = "rn" if arch == "resnet18" else "vit"
+    name = ARCH_NAMES[arch]
+    t = result["table"]
+    t = t[~((t.kind == "intra") & (t.i == t.j))]  # the exact self-stitches say nothing
+    tlm, dm = t[t.method == "TLM"], t[t.method == "DM"]
+    tlm_high, dm_high = tlm[tlm.relative >= HIGH_REL], dm[dm.relative >= HIGH_REL]
+    med_tlm = float(tlm_high.auroc.median()) if len(tlm_high) else float("nan")
+    med_dm = float(dm_high.auroc.median()) if len(dm_high) else float("nan")
+    mean_tlm, mean_dm = float(tlm.auroc.mean()), float(dm.auroc.mean())
+    numbers = {f"{tag}_tlm_high": len(tlm_high), f"{tag}_dm_high": len(dm_high), f"{tag}_tlm_high_auroc": med_tlm,
+               f"{tag}_dm_high_auroc": med_dm, f"{tag}_tlm_mean_auroc": mean_tlm, f"{tag}_dm_mean_auroc": mean_dm}
+    controls = _detector_controls(result) + _tlm_controls({"tlm": result["tlm"]})
+    claims = [
+        dict(key=f"tlm_ood_{tag}", text=f"{name}: TLM reaches high accuracy with out-of-distribution representations",
+             criterion=at_least(med_tlm if len(tlm_high) else -1.0, TLM_OOD_MEDIAN_MIN,
+                                f"median AUROC of the TLM stitches with relative accuracy ≥ {HIGH_REL}", unit=""),
+             paper="high TLM similarity with OOD representations (Fig. 2)",
+             ours=f"median {med_tlm:.3f} over {len(tlm_high)} stitches", controls=controls),
+        dict(key=f"dm_id_{tag}", text=f"{name}: DM shows high similarity only with in-distribution representations",
+             criterion=at_most(med_dm if len(dm_high) else 2.0, DM_ID_MEDIAN_MAX,
+                               f"median AUROC of the DM stitches with relative accuracy ≥ {HIGH_REL}", unit=""),
+             paper="DM: high similarity only with ID representations (Fig. 2)",
+             ours=f"median {med_dm:.3f} over {len(dm_high)} stitches", controls=controls[:2]),
+        dict(key=f"dm_less_ood_{tag}", text=f"{name}: DM's representations are less out of distribution than TLM's",
+             criterion=Criterion("mean AUROC of DM < mean AUROC of TLM, same stitches", mean_dm < mean_tlm),
+             paper="DM prefers ID representations", ours=f"DM {mean_dm:.3f} vs TLM {mean_tlm:.3f}",
+             controls=controls),
+    ]
+    return numbers, claims
+
+
+def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
+    m = np.full((n, n), np.nan)
+    for r in t.itertuples():
+        m[r.i - 1, r.j - 1] = getattr(r, value)
+    return m
+
+
+def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = ""):
+    """Per (method, pairing): the relative-accuracy matrix and the AUROC matrix side by side
+    (rows: source block i, columns: target block j), the paper's Figure 2 layout."""
+    import matplotlib.pyplot as plt
+
+    t = result["table"]
+    n = len(result["layers"])
+    combos = [(m, k) for m in methods for k in kinds]
+    fig, axes = plt.subplots(len(combos), 2, figsize=(8.4, 3.6 * len(combos)), squeeze=False, constrained_layout=True)
+    a, b = result["names"]
+    for row, (method, kind) in zip(axes, combos):
+        sub = t[(t.method == method) & (t.kind == kind)]
+        who = f"{a} → itself" if kind == "intra" else f"{b} → {a}"
+        for ax, value, cmap, label, vmin, vmax in ((row[0], "relative", "viridis", "relative accuracy", 0, None),
+                                                   (row[1], "auroc", "magma", "AUROC (0.5: in distribution)", 0.5, 1)):
+            im = ax.imshow(_matrix_of(sub, value, n), cmap=cmap, vmin=vmin, vmax=vmax)
+            ax.set_xticks(range(n), range(1, n + 1), fontsize=7)
+            ax.set_yticks(range(n), range(1, n + 1), fontsize=7)
+            ax.set_xlabel("target block j", fontsize=8)
+            ax.set_ylabel("source block i", fontsize=8)
+            ax.set_title(f"{method}, {who}: {label.split(' (')[0]}", fontsize=9)
+            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label=label)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
+    """The paper's Figure 1c: energies of the first target layer's detector. Top: the layer's own
+    test activations vs the outliers; bottom: the stitches from every source block."""
+    import matplotlib.pyplot as plt
+
+    e = result["energies"]
+    j = result["layers"][0]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 5.6), sharex=True, constrained_layout=True)
+    bins = np.linspace(float(min(v.min() for v in e.values())), float(max(v.max() for v in e.values())), 60)
+    top.hist(e[("in", j)].numpy(), bins=bins, alpha=0.6, label="in distribution (test images)")
+    top.hist(e[("aux", j)].numpy(), bins=bins, alpha=0.6, label="outliers (MNIST)")
+    top.legend(fontsize=8)
+    top.set_ylabel("images", fontsize=8)
+    cmap = plt.get_cmap("viridis")
+    layers = result["layers"]
+    for k, i in enumerate(layers):
+        if (method, i) in e:
+            bottom.hist(e[(method, i)].numpy(), bins=bins, histtype="step", lw=1.4, color=cmap(k / max(1, len(layers) - 1)),
+                        label=f"from block {k + 1}")
+    bottom.legend(fontsize=7, ncol=2)
+    bottom.set_xlabel(f"energy at {j} (higher: more out of distribution)", fontsize=8)
+    bottom.set_ylabel("images", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def detector_table(results: dict[str, dict]) -> pd.DataFrame:
+    """Every detector's two control AUROCs, per architecture and layer."""
+    parts = {ARCH_NAMES[a]: r["detectors"].set_index("layer").round(3) for a, r in results.items()}
+    return pd.concat(parts, names=["architecture"])

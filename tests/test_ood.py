@@ -1,0 +1,50 @@
+"""OOD detectors: AUROC, energies, the energy loss and detectors for maps and tokens."""
+
+import numpy as np
+import pytest
+import torch
+
+from stitchkit import ood
+
+
+def test_auroc_properties():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=300)
+    assert ood.auroc(a, a) == pytest.approx(0.5)
+    assert ood.auroc(a, a + 100) == 1.0 and ood.auroc(a + 100, a) == 0.0
+    b = rng.normal(1.0, 1.0, size=200)
+    # symmetric: swapping the sides gives 1 - AUROC; invariant to a monotone transform
+    assert ood.auroc(b, a) == pytest.approx(1 - ood.auroc(a, b))
+    assert ood.auroc(np.exp(a), np.exp(b)) == pytest.approx(ood.auroc(a, b))
+    # equals the fraction of (in, out) pairs ordered correctly
+    brute = np.mean([[(y > x) + 0.5 * (y == x) for y in b] for x in a])
+    assert ood.auroc(a, b) == pytest.approx(brute)
+    with pytest.raises(ValueError, match="NaN"):
+        ood.auroc([0.0, np.nan], [1.0])
+    with pytest.raises(ValueError, match="both sides"):
+        ood.auroc([], [1.0])
+
+
+def test_energy_and_loss():
+    logits = torch.tensor([[0.0, 0.0], [10.0, -10.0]])
+    assert torch.allclose(ood.energy(logits), -torch.logsumexp(logits, 1))
+    r = ood.DetectorRecipe()
+    y = torch.tensor([0, 0])
+    # logits far below the in-margin and outliers far above the out-margin: only cross-entropy is left
+    confident_in = torch.tensor([[40.0, 0.0], [40.0, 0.0]])
+    flat_out = torch.zeros(4, 2)
+    loss = ood.energy_loss(confident_in, y, flat_out, r)
+    assert float(loss) == pytest.approx(float(torch.nn.functional.cross_entropy(confident_in, y)), abs=1e-6)
+    # an outlier with confident logits (low energy) is penalised
+    assert float(ood.energy_loss(confident_in, y, confident_in, r)) > float(loss) + 1
+
+
+def test_detectors_for_maps_and_tokens():
+    r = ood.DetectorRecipe(conv_model="r1111", conv_width=4, vit_blocks=1)
+    maps = ood.build_detector((16, 8, 8), r)
+    assert maps(torch.zeros(3, 16, 8, 8)).shape == (3, 10)
+    tokens = ood.build_detector((65, 32), r)
+    assert tokens(torch.zeros(3, 65, 32)).shape == (3, 10)
+    assert ood.scores(tokens, torch.zeros(7, 65, 32), batch_size=3).shape == (7,)
+    with pytest.raises(ValueError, match="shape"):
+        ood.build_detector((10,), r)
