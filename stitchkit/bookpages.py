@@ -604,11 +604,28 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None) -> str:
     else:
         out += ["Not measured yet: run `make bench`.", ""]
     out += ["## Paper-scale projections", "",
-            "A projection of the GPU-hours of each paper at its own scale needs a throughput measured on a "
-            "GPU (images per second of model training and stitches per hour of the stitch grid). No GPU has "
-            "been available to this companion's runs yet, so no projection is printed: a number extrapolated "
-            "from a CPU would not be a measurement.", ""]
+            "The stitching work of the two largest paper-scale runs, counted from their `paper` presets: one "
+            "*image pass* is one training image through one stitch step (the frozen receiver's top forward and "
+            "backward; the sender's activations are computed once per cut and shared). Dividing by a measured "
+            "GPU throughput (image passes per second of the stitch grid) gives the GPU-hours; the last column "
+            "is the throughput the issue's goal needs. No GPU has been available to this companion's runs yet, "
+            "so the measured column is empty: a number extrapolated from a CPU would not be a measurement.", ""]
+    work = []
+    for piece, goal in _paper_work():
+        need = "-" if goal is None else f"{piece['image_passes'] / (goal * 3600):,.0f} image passes/s"
+        work.append([escape(piece["what"]), f"{piece['stitches']:,}",
+                     f"{piece['epochs']:g} × {piece['images']:,}", f"{piece['image_passes']:.3g}",
+                     "-" if goal is None else f"≤ {goal:g} H100-hours", "not measured", need])
+    out += [_table(["run", "stitches", "epochs × images", "image passes", "goal", "measured GPU throughput",
+                    "throughput the goal needs"], work), ""]
     return "\n".join(out)
+
+
+def _paper_work() -> list[tuple[dict, float | None]]:
+    """(work, goal in H100-hours) of the paper-scale runs whose cost the issues bound."""
+    from .experiments import balogh, hernandez
+
+    return [(hernandez.paper_work(), 4.0), (balogh.paper_work("resnet18"), 24.0), (balogh.paper_work("vit"), None)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -112,7 +112,8 @@ def test_part_pages_toc_and_idempotence(book):
     written = bookpages.write_pages(book, toc=toc_path)
     assert len(written) == 10  # scorecard, summary, csv, json, cost, toc, four part pages
     cost = (book / "cost.md").read_text()
-    assert "Not measured yet: run `make bench`." in cost and "no projection is printed" in cost
+    assert "Not measured yet: run `make bench`." in cost and "the measured column is empty" in cost
+    assert "14,144" in cost and "≤ 4 H100-hours" in cost  # the H-F2 paper grid, counted from its preset
     bansal = (book / "bansal" / "index.md").read_text()
     for fid, _ in bookpages.CATALOGUE:
         assert (f"| {fid} |" in bansal or f"`{fid} <{fid}>`" in bansal) == fid.startswith("B-"), fid

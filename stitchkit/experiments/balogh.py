@@ -1003,3 +1003,17 @@ def detector_table(results: dict[str, dict]) -> pd.DataFrame:
     """Every detector's two control AUROCs, per architecture and layer."""
     parts = {ARCH_NAMES[a]: r["detectors"].set_index("layer").round(3) for a, r in results.items()}
     return pd.concat(parts, names=["architecture"])
+
+
+def paper_work(arch: str = "resnet18", cfg: IdentConfig | None = None) -> dict:
+    """The size of J-T1's paper-scale TLM grid for ``arch``, counted from its preset: every
+    ordered pair of networks (within and between), every layer pair, trained by TLM."""
+    cfg = cfg or PRESETS_T1["paper"]
+    layers = len(cfg.layers(cfg.nets("paper", arch)[0]))
+    pairs = cfg.networks + len(cfg.inter_pairs())
+    stitches = pairs * layers ** 2
+    images = cfg.tlm_train_size or 50_000
+    return {"what": f"J-T1 {ARCH_NAMES[arch]} rows ({cfg.networks} networks, TLM for every ordered pair and layer "
+                    "pair; DM on top is negligible)",
+            "stitches": stitches, "epochs": cfg.tlm_epochs, "images": images,
+            "image_passes": stitches * cfg.tlm_epochs * images}

@@ -566,3 +566,16 @@ def images_table(table: pd.DataFrame, corr: dict[int, float]) -> pd.DataFrame:
     return pd.DataFrame({"stitched accuracy (%)": {r.i: round(100 * r.accuracy, 2) for r in table.itertuples()},
                          "correlation with the original": {k: round(v, 3) for k, v in corr.items()}}).rename_axis(
         "sender layer")
+
+
+def paper_work(cfg: GridConfig | None = None) -> dict:
+    """The size of H-F2's paper-scale grid, counted from its preset: stitches (trained pairs and
+    controls) and stitch-training image passes (stitches x epochs x training images)."""
+    cfg = cfg or PRESETS_F2["paper"]
+    cuts = {a: len(cfg.cuts(cfg.model("paper", a))) for a in cfg.archs}
+    trained = sum(cuts[a] * cuts[b] for a, b in cfg.pairs())
+    controls = sum(2 * cuts[a] ** 2 for a in cfg.controls)
+    images = cfg.stitch_train_size or 50_000
+    return {"what": "H-F2 full grid (16 networks, every ordered pair, every layer pair, the controls)",
+            "stitches": trained + controls, "epochs": cfg.stitch_epochs, "images": images,
+            "image_passes": (trained + controls) * cfg.stitch_epochs * images}
