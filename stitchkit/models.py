@@ -228,6 +228,75 @@ def preact_resnet18(width: int = 64, num_classes: int = 10, in_channels: int = 3
     return CutModel([("stem", conv3x3(in_channels, width)), *body, ("pool", pool)], nn.Linear(c, num_classes))
 
 
+class PreActBottleneck(nn.Module):
+    """Pre-activation bottleneck (He et al. 2016b): 1x1 (c -> m), 3x3 (m -> m, stride), 1x1
+    (m -> 4m), each after BN-ReLU; the shortcut (a 1x1 conv where the shape changes) reads
+    relu(bn(x))."""
+
+    expansion = 4
+
+    def __init__(self, c_in: int, mid: int, stride: int = 1) -> None:
+        super().__init__()
+        c_out = mid * self.expansion
+        self.bn1, self.conv1 = nn.BatchNorm2d(c_in), nn.Conv2d(c_in, mid, 1, bias=False)
+        self.bn2, self.conv2 = nn.BatchNorm2d(mid), conv3x3(mid, mid, stride)
+        self.bn3, self.conv3 = nn.BatchNorm2d(mid), nn.Conv2d(mid, c_out, 1, bias=False)
+        self.shortcut = None
+        if stride != 1 or c_in != c_out:
+            self.shortcut = nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.relu(self.bn1(x))
+        skip = self.shortcut(out) if self.shortcut is not None else x
+        out = self.conv1(out)
+        out = self.conv2(torch.relu(self.bn2(out)))
+        out = self.conv3(torch.relu(self.bn3(out)))
+        return out + skip
+
+
+@register_model("preact_resnet164")
+def preact_resnet164(width: int = 16, num_classes: int = 10, in_channels: int = 3, depth: int = 164) -> CutModel:
+    """Pre-activation bottleneck ResNet for CIFAR (He et al. 2016b): a 3x3 stem conv of ``width``
+    channels, three stages of (depth - 2) / 9 bottleneck blocks (18 at depth 164) with inner
+    widths width, 2 width, 4 width (outputs 4x that), a final BN-ReLU, the pool. Cuts: stem,
+    block1 ... block<3n>, pool."""
+    if depth < 11 or (depth - 2) % 9:
+        raise ValueError(f"depth must be 9n + 2 with n >= 1 (164: n = 18), got {depth}")
+    n = (depth - 2) // 9
+    pieces, c_in = [], width
+    for s in range(3):
+        mid = width * 2 ** s
+        for b in range(n):
+            pieces.append((f"block{len(pieces) + 1}", PreActBottleneck(c_in, mid, 2 if (s > 0 and b == 0) else 1)))
+            c_in = mid * PreActBottleneck.expansion
+    return CutModel([("stem", conv3x3(in_channels, width)), *pieces, ("pool", Pool(c_in))],
+                    nn.Linear(c_in, num_classes))
+
+
+class _ConvBNReLU(nn.Sequential):
+    def __init__(self, c_in: int, c_out: int, pool: bool) -> None:
+        layers = [conv3x3(c_in, c_out), nn.BatchNorm2d(c_out), nn.ReLU()]
+        super().__init__(*(layers + ([nn.MaxPool2d(2)] if pool else [])))
+
+
+class _MaxFlatten(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.amax(x, dim=(2, 3))
+
+
+@register_model("myrtle")
+def myrtle(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+    """The Myrtle CNN (Page 2018, as in Bansal et al.): Conv-BN-ReLU of ``width`` channels, then
+    three Conv-BN-ReLU-MaxPool layers of 2, 4, 8 times ``width``, a global max pool and a linear
+    layer. Cuts: layer1 ... layer4, pool."""
+    widths = [width, 2 * width, 4 * width, 8 * width]
+    pieces, c = [], in_channels
+    for k, w in enumerate(widths):
+        pieces.append((f"layer{k + 1}", _ConvBNReLU(c, w, pool=k > 0)))
+        c = w
+    return CutModel([*pieces, ("pool", _MaxFlatten())], nn.Linear(c, num_classes))
+
+
 @register_model("resnet10")
 def resnet10(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
     return resnet((1, 1, 1, 1), width, num_classes, in_channels)

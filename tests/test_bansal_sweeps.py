@@ -4,6 +4,7 @@ import json
 
 import pandas as pd
 import pytest
+import torch
 
 from stitchkit import zoo
 from stitchkit.experiments import bansal_sweeps as sweeps
@@ -169,3 +170,32 @@ def test_simclr_views_loss_and_verdicts():
     assert _verdicts(claims) == {"connected": (True, True), "cka_differs": (True, True)}
     _, claims = sweeps.simclr_summary(t, {**acc, sweeps.SIMCLR: 0.40}, cfg)  # a weak SimCLR net: inconclusive
     assert not all(k.passed for k in claims[0]["controls"])
+
+
+def test_resnet164_and_finetune_preset():
+    from stitchkit import zoo
+    from stitchkit.experiments import bansal_finetune as F
+    from stitchkit.models import build_model
+
+    spec = zoo.bansal_resnet164("paper", 0)
+    assert (spec.model, spec.width, dict(spec.options), spec.train.steps, spec.train.lr) == (
+        "preact_resnet164", 16, {"depth": 164}, 64_000, 0.05)
+    m = build_model("preact_resnet164", width=16)
+    assert sum(p.numel() for p in m.parameters()) == pytest.approx(1.7e6, rel=0.01)  # He et al.'s 1.7M
+    assert len([c for c in m.cuts if c.startswith("block")]) == 54
+    with pytest.raises(ValueError, match="9n"):
+        build_model("preact_resnet164", depth=21)
+    cfg = F.PRESETS_F8["demo"]
+    assert cfg.chosen_cuts(zoo.bansal_resnet164("demo", 0)) == ["block6", "block12", "block15"]
+    with pytest.raises(ValueError, match="block99"):
+        F.FinetuneConfig(cuts=("block99",)).chosen_cuts(zoo.bansal_resnet164("demo", 0))
+    assert zoo.bansal_resnet164("demo", 2, trained=False).calibrate_bn > 0
+
+
+def test_myrtle_cnn():
+    from stitchkit.models import build_model
+
+    m = build_model("myrtle", width=8)
+    assert m.cuts == ("layer1", "layer2", "layer3", "layer4", "pool")
+    assert m.cut_shapes()["layer4"] == (64, 4, 4)
+    assert m(torch.zeros(2, 3, 32, 32)).shape == (2, 10)

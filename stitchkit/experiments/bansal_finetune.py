@@ -1,0 +1,174 @@
+"""Bansal et al. 2021, Appendix B.3 (Figure 8): fine-tuning vs stitching.
+
+A trained ResNet-164 is the top model; an untrained one (random weights, BatchNorm statistics
+recalibrated) the bottom. *Stitching* puts a stitch between the random bottom's first layers
+and the trained top's remaining ones and trains the stitch only. *Fine-tuning* freezes the
+random bottom's first layers and trains everything after them from a fresh initialisation.
+The paper's point: fine-tuning reaches about the same accuracy whether the frozen bottom is
+random or trained (it cannot tell them apart), while stitching exposes the random bottom.
+
+Here both are run with the random bottom and, as the reference, with a second trained network's
+bottom, at a few cuts. Fine-tuning uses the network's own training recipe, shortened to
+``finetune_epochs``; the frozen part keeps its BatchNorm in eval mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from .. import zoo
+from ..datasets import DataSpec
+from ..grid import Net, StitchRecipe, stitch_grid
+from ..results import Control, at_least, at_most
+from ..scales import check_scale, figure_config, param
+from ..train import TrainConfig
+from .bansal import CONTROL_FLOOR
+from .bansal_freeze import FreezeSpec, freeze_train
+
+BLIND_MAX = 5.0  # points: "fine-tuning cannot tell": trained-bottom minus random-bottom fine-tuned accuracy, mean over cuts
+TELLS_MIN = 10.0  # points: "stitching can": random-bottom penalty beyond the trained bottom's, mean over cuts
+FT_REACH = 5.0  # control: fine-tuning over the trained bottom gets within this of the trained network (points)
+
+
+@figure_config("B-F8")
+@dataclass(frozen=True)
+class FinetuneConfig:
+    """B-F8: random vs trained ResNet-164 bottoms, fine-tuned over and stitched into a trained top."""
+
+    model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
+    cuts: tuple[str, ...] | None = param(None, "cuts after which the bottom is kept (None: the end of the first "
+                                         "two stages and the middle of the last)")
+    finetune_epochs: float | None = param(None, "epochs of fine-tuning the layers after the cut (None: the "
+                                          "network's own training length)", gt=0)
+    stitch_epochs: float = param(2.0, "passes over the stitch training set (ignored when stitch_steps is set)", gt=0)
+    stitch_steps: int | None = param(None, "stitch optimiser steps (authors' scripts: 120000); None: use epochs",
+                                     ge=1)
+    stitch_augment: bool = param(False, "crop + flip while training stitches (no activation caching then)")
+    stitch_train_size: int | None = param(10_000, "training images per stitch; None: all 50k", ge=1, le=50_000)
+    stitch_lr: float = param(1e-3, "Adam learning rate of the stitch (paper 1e-3)", gt=0)
+    stitch_batch: int = param(32, "images per stitch step (paper 128)", ge=1)
+    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
+    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
+
+    def recipe(self) -> StitchRecipe:
+        train = TrainConfig(epochs=self.stitch_epochs, steps=self.stitch_steps, batch_size=self.stitch_batch,
+                            optimizer="adam", lr=self.stitch_lr, weight_decay=0.0, schedule="cosine",
+                            augment=self.stitch_augment, seed=0)
+        return StitchRecipe(kind="bn_conv_bn", init="dm", dm_images=self.dm_images, frozen_bn="eval", train=train,
+                            train_size=self.stitch_train_size, test_size=self.test_size)
+
+    def resnet(self, scale: str, seed: int, trained: bool = True) -> zoo.ModelSpec:
+        return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs, trained=trained)
+
+    def chosen_cuts(self, spec: zoo.ModelSpec) -> list[str]:
+        blocks = [c for c in zoo.build(spec, 10, 3).cuts if c.startswith("block")]
+        if self.cuts is not None:
+            bad = [c for c in self.cuts if c not in blocks and c != "stem"]
+            if bad:
+                raise ValueError(f"unknown cuts {bad}; valid: stem, {blocks[0]} ... {blocks[-1]}")
+            return list(self.cuts)
+        n = len(blocks) // 3
+        return list(dict.fromkeys([blocks[n - 1], blocks[2 * n - 1], blocks[2 * n + max(1, n // 2) - 1]]))
+
+
+PRESETS_F8 = {
+    # CI: seconds. Depth-11 nets of width 4 on 2k images; stitches and fine-tuning 1 epoch.
+    "smoke": FinetuneConfig(finetune_epochs=1.0, stitch_epochs=1, stitch_train_size=1000, dm_images=500,
+                            test_size=1000),
+    # 2 CPU cores: the ResNet-164 design at depth 56, width 8, 5 epochs; stitches as in B-F2A
+    # (DM, then 2 epochs on 10k images); fine-tuning 2 epochs on all 50k images.
+    "demo": FinetuneConfig(finetune_epochs=2.0),
+    # GPU: ResNet-164 (width 16, 64k steps); stitches as in the authors' run scripts (B-F2A).
+    "paper": FinetuneConfig(stitch_steps=120_000, stitch_train_size=None, stitch_augment=True, stitch_batch=128),
+}
+
+TOP, TRAINED, RANDOM = "trained top into itself (control)", "trained bottom", "random bottom"
+
+
+def finetune_vs_stitch(cfg: FinetuneConfig, scale: str, *, device=None, store=None, progress: bool = True):
+    """Stitch and fine-tune at every chosen cut, random and trained bottoms. Returns one table
+    (bottom, cut, stitched accuracy, penalty, fine-tuned accuracy) and the networks' accuracies."""
+    check_scale(scale)
+    top_spec, trained_spec = cfg.resnet(scale, 0), cfg.resnet(scale, 1)
+    random_spec = cfg.resnet(scale, 2, trained=False)
+    top = Net(TOP, top_spec)
+    accuracy = {}
+    for name, spec in (("trained top", top_spec), (TRAINED, trained_spec), (RANDOM, random_spec)):
+        _, m = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+        accuracy[name] = m["test"]["accuracy"]
+    cuts = cfg.chosen_cuts(top_spec)
+    grid = stitch_grid([top, Net(TRAINED, trained_spec), Net(RANDOM, random_spec)], [Net("top", top_spec)],
+                       [(c, c) for c in cuts], cfg.recipe(), DataSpec("cifar10"), device=device, store=store,
+                       progress=progress)
+    recipe_carrier = replace(top_spec, train=replace(top_spec.train, epochs=cfg.finetune_epochs, steps=None)) \
+        if cfg.finetune_epochs is not None else top_spec
+    rows = []
+    for r in grid.itertuples():
+        ft = None
+        if r.sender != TOP:
+            bottom = trained_spec if r.sender == TRAINED else random_spec
+            blocks = list(zoo.build(bottom, 10, 3).cuts)
+            frozen = tuple(blocks[:blocks.index(r.cut_i) + 1])
+            _, m = freeze_train(FreezeSpec(bottom, recipe_carrier, frozen), device=device, store=store,
+                                progress=progress)
+            ft = m["test"]["accuracy"]
+        rows.append({"bottom": r.sender, "cut": r.cut_i, "stitched": r.accuracy, "penalty": r.penalty,
+                     "fine-tuned": ft, "top accuracy": r.receiver_accuracy})
+    return pd.DataFrame(rows), accuracy
+
+
+def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    t = table.set_index(["bottom", "cut"])
+    cuts = list(table[table.bottom == RANDOM].cut)
+    ft_gap = float(sum(100 * (t.loc[(TRAINED, c), "fine-tuned"] - t.loc[(RANDOM, c), "fine-tuned"]) for c in cuts)
+                   / len(cuts))
+    st_gap = float(sum(100 * (t.loc[(RANDOM, c), "penalty"] - t.loc[(TRAINED, c), "penalty"]) for c in cuts)
+                   / len(cuts))
+    ctrl = float(100 * table[table.bottom == TOP].penalty.max())
+    reach = float(min(100 * (accuracy["trained top"] - t.loc[(TRAINED, c), "fine-tuned"]) for c in cuts))
+    numbers = {"finetune_gap": ft_gap, "stitch_gap": st_gap, "control_penalty": ctrl, "finetune_shortfall": reach}
+    controls = [Control.of("the trained top stitched into itself (an exact stitch exists)",
+                           at_most(ctrl, 100 * CONTROL_FLOOR, "max self-stitch penalty"), f"max {ctrl:.2f} points"),
+                Control.of("fine-tuning is long enough: over a trained bottom it gets close to the trained network",
+                           at_most(reach, FT_REACH, "smallest shortfall of trained-bottom fine-tuning vs the top "
+                                   "network"), f"{reach:.2f} points")]
+    claims = [
+        dict(key="finetune_blind", text="Fine-tuning cannot tell a random bottom from a trained one",
+             criterion=at_most(ft_gap, BLIND_MAX, "mean over cuts of fine-tuned accuracy, trained − random bottom"),
+             paper="fine-tuning over a random ResNet-164 bottom looks as good as over a trained one (Fig. 8)",
+             ours=f"{ft_gap:.2f} points", controls=controls),
+        dict(key="stitch_tells", text="Stitching can: a random bottom costs far more than a trained one",
+             criterion=at_least(st_gap, TELLS_MIN, "mean over cuts of stitching penalty, random − trained bottom"),
+             paper="stitching separates random from trained bottoms (Fig. 8)", ours=f"{st_gap:.2f} points",
+             controls=controls[:1]),
+    ]
+    return numbers, claims
+
+
+def plot_finetune(table: pd.DataFrame, title: str = ""):
+    """Accuracy per cut: stitched and fine-tuned, for the random and the trained bottom."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), constrained_layout=True)
+    cuts = list(table[table.bottom == RANDOM].cut)
+    x = range(len(cuts))
+    styles = {RANDOM: ("tab:red", "random bottom"), TRAINED: ("tab:blue", "trained bottom")}
+    for bottom, (colour, label) in styles.items():
+        sub = table[table.bottom == bottom].set_index("cut").loc[cuts]
+        ax.plot(x, 100 * sub["fine-tuned"], "-o", color=colour, label=f"fine-tuned, {label}")
+        ax.plot(x, 100 * sub["stitched"], "--s", color=colour, label=f"stitched, {label}")
+    ax.axhline(100 * float(table["top accuracy"].iloc[0]), color="grey", lw=1, ls=":", label="trained top network")
+    ax.set_xticks(list(x), cuts)
+    ax.set_xlabel("bottom kept up to and including")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def title(scale: str) -> str:
+    cfg = zoo.BANSAL_RESNET164[scale]
+    return f"Pre-activation bottleneck ResNet-{cfg['depth']} (width {cfg['width']}) on CIFAR-10, scale '{scale}'"
