@@ -427,7 +427,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 :::
 
 {total}
-
+{_paper_scale_line(paper)}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
 """
@@ -619,6 +619,21 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None) -> str:
     out += [_table(["run", "stitches", "epochs × images", "image passes", "goal", "measured GPU throughput",
                     "throughput the goal needs"], work), ""]
     return "\n".join(out)
+
+
+def _paper_scale_line(paper: Paper) -> str:
+    """For the parts whose paper-scale cost an issue bounds: the work counted from the presets
+    and the GPU throughput the goal needs (the arithmetic is on the Cost page)."""
+    lines = []
+    for piece, goal in _paper_work():
+        if not piece["what"].startswith(paper.prefix + "-") or goal is None:
+            continue
+        need = piece["image_passes"] / (goal * 3600)
+        lines.append(f"**Paper scale.** {piece['what']}: {piece['stitches']:,} stitches, "
+                     f"{piece['image_passes']:.3g} image passes of stitch training. Projected GPU-hours need a "
+                     f"throughput measured on a GPU, which no run has had yet; the goal of {goal:g} H100-hours "
+                     f"needs {need:,.0f} image passes per second (arithmetic on the {{doc}}`../cost` page).")
+    return ("\n" + "\n\n".join(lines) + "\n") if lines else ""
 
 
 def _paper_work() -> list[tuple[dict, float | None]]:
