@@ -441,6 +441,25 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
             "correlations": pd.DataFrame(corr).set_index("measure"), "accuracy": ident["accuracy"]}
 
 
+def _dm_func_claims(tau: dict, rho: dict, paper: dict, tag: str, name: str, test: str, mean: str, cases: str,
+                    control: list[Control]) -> list[dict]:
+    """The two claims J-T2 and J-T3 share: functional DM's tau is high, and close to the best."""
+    best = max(tau, key=tau.get)
+    return [
+        dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
+                                             f"difference in the {test} test",
+             criterion=at_least(tau["dm_func"], TAU_HIGH_MIN, f"{mean}Kendall's tau of DM (func.)", unit="",
+                                digits=2),
+             paper=f"tau {paper['dm_func'][0]:.4f}, rho {paper['dm_func'][1]:.4f}",
+             ours=f"tau {tau['dm_func']:.4f}, rho {rho['dm_func']:.4f} ({cases})", controls=control),
+        dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
+             criterion=at_least(tau["dm_func"] - tau[best], -TAU_NEAR_BEST, f"{mean}tau of DM (func.) − the best",
+                                unit="", digits=2),
+             paper=f"best {NAMES[max(paper, key=lambda k: paper[k][0])]} tau {max(v[0] for v in paper.values()):.4f}",
+             ours=f"best {NAMES[best]} tau {tau[best]:.4f}", controls=control),
+    ]
+
+
 def specificity_claims(result: dict) -> tuple[dict, list[dict]]:
     arch = result["arch"]
     tag = "rn" if arch == "resnet18" else "vit"
@@ -456,19 +475,8 @@ def specificity_claims(result: dict) -> tuple[dict, list[dict]]:
     control = [Control.of("the probe tells the representations apart (there are functional differences to rank)",
                           at_least(spread, F_RANGE_MIN, "range of probe accuracy F over the representations"),
                           f"{spread:.1f} points")]
-    best = max(tau, key=tau.get)
     p = PAPER_T3[arch]
-    claims = [
-        dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
-                                             "difference in the specificity test",
-             criterion=at_least(tau["dm_func"], TAU_HIGH_MIN, "Kendall's tau of DM (func.)", unit="", digits=2),
-             paper=f"tau {p['dm_func'][0]:.4f}, rho {p['dm_func'][1]:.4f}",
-             ours=f"tau {tau['dm_func']:.4f}, rho {rho['dm_func']:.4f} (n = {n})", controls=control),
-        dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
-             criterion=at_least(tau["dm_func"] - tau[best], -TAU_NEAR_BEST, "tau of DM (func.) − the best tau",
-                                unit="", digits=2),
-             paper=f"best {NAMES[max(p, key=lambda k: p[k][0])]} tau {max(v[0] for v in p.values()):.4f}",
-             ours=f"best {NAMES[best]} tau {tau[best]:.4f}", controls=control),
+    claims = _dm_func_claims(tau, rho, p, tag, name, "specificity", "", f"n = {n}", control) + [
         dict(key=f"pwcca_below_lcka_{tag}", text=f"{name}: PWCCA ranks below LCKA in the specificity test (as Ding et "
                                                  "al. found)",
              criterion=Criterion("tau of PWCCA < tau of LCKA", tau["pwcca"] < tau["lcka"]),
@@ -698,20 +706,8 @@ def sensitivity_claims(result: dict) -> tuple[dict, list[dict]]:
                           "spans enough to rank)",
                           at_least(spread, F_RANGE_MIN, "smallest range of probe accuracy F over a layer's ranks"),
                           f"{spread:.1f} points")]
-    best = max(tau, key=tau.get)
     p = PAPER_T2[arch]
-    claims = [
-        dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
-                                             "difference in the sensitivity test",
-             criterion=at_least(tau["dm_func"], TAU_HIGH_MIN, "mean Kendall's tau of DM (func.) over the layers",
-                                unit="", digits=2),
-             paper=f"tau {p['dm_func'][0]:.4f}, rho {p['dm_func'][1]:.4f}",
-             ours=f"tau {tau['dm_func']:.4f}, rho {rho['dm_func']:.4f} ({cases} layers)", controls=control),
-        dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
-             criterion=at_least(tau["dm_func"] - tau[best], -TAU_NEAR_BEST, "mean tau of DM (func.) − the best",
-                                unit="", digits=2),
-             paper=f"best {NAMES[max(p, key=lambda k: p[k][0])]} tau {max(v[0] for v in p.values()):.4f}",
-             ours=f"best {NAMES[best]} tau {tau[best]:.4f}", controls=control),
+    claims = _dm_func_claims(tau, rho, p, tag, name, "sensitivity", "mean ", f"{cases} layers", control) + [
         dict(key=f"lcka_below_dm_{tag}", text=f"{name}: LCKA is less sensitive than functional DM (LCKA does poorly in "
                                               "the sensitivity test, as Ding et al. found)",
              criterion=Criterion("mean tau of LCKA < mean tau of DM (func.)", tau["lcka"] < tau["dm_func"]),
