@@ -104,7 +104,7 @@ run.claims_table()
 #
 # - **Scale.** {doc}`J-T1`'s networks and stitches (see its deviations): at `demo` three
 #   networks per architecture trained 3 epochs, ResNet-18 at width 8, a ViT of dimension 64 and
-#   depth 6; TLM 2 epochs on 5,000 images.
+#   depth 6; TLM 2 epochs on 2,500 images at batch 64.
 # - **Outliers.** The paper's auxiliary outlier set (300K Random Images) is not available
 #   offline: MNIST digits resized to 32 × 32 and repeated on three channels stand in, with
 #   CIFAR-10 as the in-distribution set.

@@ -30,8 +30,8 @@
 # matter: off the diagonal its stitches gain at least 1 point of relative accuracy over their
 # DM start on average. If either fails, the TLM claims are inconclusive at this scale.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about
-# 45 minutes on 2 CPU cores (six networks, 1,152 direct-matching stitches, 448 TLM stitches);
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about an
+# hour on 2 CPU cores (six networks, 900 direct-matching stitches, 500 TLM stitches);
 # `paper` a GPU (20 networks of 100 epochs, 12,800 DM and as many TLM stitches of 30 epochs).
 
 # %% tags=["parameters"]
@@ -139,8 +139,9 @@ run.claims_table()
 # - **Scale.** At `demo`: three networks per architecture instead of ten, trained 3 epochs
 #   instead of 100; the ResNet-18 at width 8 (paper 64), the ViT at dimension 64, depth 6 and 2
 #   heads (paper 192, 12 and 3), so its layers are 6 encoder blocks, not 12. TLM trains 2
-#   epochs on 5,000 images (paper: 30 epochs on 50,000), within every network and between one
-#   pair of networks in both directions; accuracies use 2,000 test images.
+#   epochs on 2,500 images at batch 64 (paper: 30 epochs on 50,000 at batch 256), within every
+#   network and between one pair of networks in both directions; accuracies use 2,000 test
+#   images.
 # - **DM (struct.)** is the relative squared residual of the least-squares fit on its own
 #   K = 100 training images (every position or token a row), with the uncentred target norm.
 # - **PWCCA** takes its projection weights from the side with fewer features, as Morcos et

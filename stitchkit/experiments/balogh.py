@@ -118,9 +118,10 @@ PRESETS_T1 = {
     "smoke": IdentConfig(networks=2, measure_images=200, test_size=500, dm_images=50, tlm_epochs=1,
                          tlm_train_size=500, tlm_inter_pairs=1),
     # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
-    # each; TLM 2 epochs on 5,000 images, within every network and for one pair of networks both ways.
-    "demo": IdentConfig(networks=3, measure_images=1000, test_size=2000, tlm_epochs=2, tlm_train_size=5000,
-                        tlm_inter_pairs=2),
+    # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
+    # pair of networks both ways.
+    "demo": IdentConfig(networks=3, measure_images=1000, test_size=2000, tlm_epochs=2, tlm_train_size=2500,
+                        tlm_batch=64, tlm_inter_pairs=2),
     "paper": IdentConfig(),
 }
 
