@@ -67,22 +67,15 @@ balogh.detector_table(results)
 # per method and pairing, relative accuracy on the left, AUROC on the right.
 
 # %%
-for k, (arch, res) in enumerate(results.items()):
-    run.figure(f"grid{k}", balogh.plot_ood_grid(res, title=balogh.title(scale, arch)))
+run.figure("grid", balogh.plot_ood_grid_all(results, scale))
 
 # %% [markdown]
-# ```{glue:figure} grid0
-# :name: fig-jf2-first
+# ```{glue:figure} grid
+# :name: fig-jf2-grid
 #
-# First architecture. Rows: TLM within network #0, TLM from network #1 into #0, DM within, DM
+# One block per architecture. Rows: TLM within network #0, TLM from network #1 into #0, DM within, DM
 # between. Left: relative accuracy of the stitch from source block $i$ (rows) into target block
 # $j$ (columns); right: its AUROC (0.5: in distribution, 1: fully out of distribution).
-# ```
-#
-# ```{glue:figure} grid1
-# :name: fig-jf2-second
-#
-# The same for the second architecture.
 # ```
 
 # %% [markdown]

@@ -81,22 +81,18 @@ balogh.table1(results)
 # %% [markdown]
 # ## The matrices behind the table
 #
-# One network stitched into itself, and one pair of networks, for the first architecture.
+# Per architecture: network #0 stitched into itself, and network #0 against network #1.
 
 # %%
-first = cfg.archs[0]
-res = results[first]
-names = sorted({a for a, _ in res["matrices"]})
-run.figure("intra", balogh.plot_matrices(res, (names[0], names[0]), title=f"within {names[0]} · "
-                                         + balogh.title(scale, first)))
-run.figure("inter", balogh.plot_matrices(res, (names[0], names[1]), title=f"{names[0]} → {names[1]} · "
-                                         + balogh.title(scale, first)))
+run.figure("intra", balogh.plot_matrices_all(results, "intra", scale))
+run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 
 # %% [markdown]
 # ```{glue:figure} intra
 # :name: fig-jt1-intra
 #
-# Within one network: every measure between every source block $i$ (rows) and target block $j$
+# Within one network (one block of panels per architecture): every measure between every
+# source block $i$ (rows) and target block $j$
 # (columns). Distances (PWCCA, OPD, DM struct.) are drawn with the colour scale reversed, so
 # that yellow is "similar" everywhere. The red box in each column marks the most similar
 # source block (the first of ties); off the diagonal it is a failed identification.
@@ -106,21 +102,6 @@ run.figure("inter", balogh.plot_matrices(res, (names[0], names[1]), title=f"{nam
 # :name: fig-jt1-inter
 #
 # The same between two networks that differ only in their seed.
-# ```
-
-# %%
-if len(cfg.archs) > 1:
-    second = cfg.archs[1]
-    res2 = results[second]
-    names2 = sorted({a for a, _ in res2["matrices"]})
-    run.figure("second", balogh.plot_matrices(res2, (names2[0], names2[0]), title=f"within {names2[0]} · "
-                                              + balogh.title(scale, second)))
-
-# %% [markdown]
-# ```{glue:figure} second
-# :name: fig-jt1-second
-#
-# Within one network of the second architecture, as above.
 # ```
 
 # %% [markdown]

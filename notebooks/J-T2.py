@@ -80,22 +80,15 @@ for arch, res in results.items():
 balogh.table2(results)
 
 # %%
-for k, (arch, res) in enumerate(results.items()):
-    run.figure(f"ranks{k}", balogh.plot_sensitivity(res, title=balogh.title(scale, arch)))
+run.figure("ranks", balogh.plot_sensitivity_all(results, scale))
 
 # %% [markdown]
-# ```{glue:figure} ranks0
-# :name: fig-jt2-first
+# ```{glue:figure} ranks
+# :name: fig-jt2-ranks
 #
-# First architecture, per tested layer against the rank of the approximation (log scale):
+# One row per architecture; per tested layer, against the rank of the approximation (log scale):
 # the probe's accuracy $F$ (left, %), then each dissimilarity to the reference $A$. A sensitive
 # index rises where $F$ falls.
-# ```
-#
-# ```{glue:figure} ranks1
-# :name: fig-jt2-second
-#
-# The same for the second architecture.
 # ```
 
 # %% [markdown]

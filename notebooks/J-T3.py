@@ -74,24 +74,16 @@ balogh.accuracy_table(results)
 balogh.table3(results)
 
 # %%
-for k, (arch, res) in enumerate(results.items()):
-    run.figure(f"scatter{k}", balogh.plot_specificity(res, title=f"reference A = {res['reference'][0]}, "
-                                                      f"{res['reference'][1]} · " + balogh.title(scale, arch)))
+run.figure("scatter", balogh.plot_specificity_all(results, scale))
 
 # %% [markdown]
-# ```{glue:figure} scatter0
-# :name: fig-jt3-first
+# ```{glue:figure} scatter
+# :name: fig-jt3-scatter
 #
-# First architecture: each point is one representation $B$ (a block of one network), its
+# One row per architecture: each point is one representation $B$ (a block of one network), its
 # dissimilarity to the reference $A$ (horizontal) against its difference in probe accuracy
 # (vertical, points), coloured by the block's depth. A specific index puts the points on a
 # rising curve.
-# ```
-#
-# ```{glue:figure} scatter1
-# :name: fig-jt3-second
-#
-# The same for the second architecture.
 # ```
 
 # %% [markdown]

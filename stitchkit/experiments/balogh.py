@@ -311,7 +311,7 @@ def identification_claims(result: dict) -> tuple[dict, list[dict]]:
     return numbers, claims
 
 
-def plot_matrices(result: dict, pair: tuple[str, str], measures=MEASURES, *, title: str = ""):
+def plot_matrices(result: dict, pair: tuple[str, str], measures=MEASURES, *, title: str = "", fig=None):
     """One heatmap per measure for one ordered pair (rows: source layer, columns: target layer);
     the cell each column's identification picks is outlined."""
     import matplotlib.pyplot as plt
@@ -323,7 +323,8 @@ def plot_matrices(result: dict, pair: tuple[str, str], measures=MEASURES, *, tit
     labels = [c.replace("block", "") for c in result["layers"]]
     cols = 3
     rows = -(-len(measures) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows), squeeze=False, constrained_layout=True)
+    fig = fig or plt.figure(figsize=(4.2 * cols, 3.8 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax, m in zip(axes.flat, measures):
         mat = mats[m]
         cmap = "viridis" if HIGHER_IS_SIMILAR[m] else "viridis_r"
@@ -492,13 +493,14 @@ def correlation_table(result: dict) -> pd.DataFrame:
     return c[["tau", "paper tau", "rho", "paper rho", "tau p", "rho p"]]
 
 
-def plot_specificity(result: dict, *, title: str = ""):
+def plot_specificity(result: dict, *, title: str = "", fig=None):
     """|ΔF| against each dissimilarity, one panel per measure, points coloured by layer depth."""
     import matplotlib.pyplot as plt
 
     t = result["table"]
     depth = t.layer.str.replace("block", "").astype(int)
-    fig, axes = plt.subplots(1, len(DING_MEASURES), figsize=(3.3 * len(DING_MEASURES), 3.2), constrained_layout=True)
+    fig = fig or plt.figure(figsize=(3.3 * len(DING_MEASURES), 3.2), layout="constrained")
+    axes = fig.subplots(1, len(DING_MEASURES))
     c = result["correlations"]
     for ax, m in zip(axes, DING_MEASURES):
         sc = ax.scatter(t[m], t["|ΔF| (points)"], c=depth, cmap="viridis", s=18)
@@ -724,14 +726,14 @@ def table2(results: dict[str, dict]) -> pd.DataFrame:
     return pd.concat(parts, names=["architecture"])
 
 
-def plot_sensitivity(result: dict, *, title: str = ""):
+def plot_sensitivity(result: dict, *, title: str = "", fig=None):
     """Per tested layer: probe accuracy against rank, and each dissimilarity against rank."""
     import matplotlib.pyplot as plt
 
     t = result["table"]
     groups = list(t.groupby(["network", "layer"], sort=False))
-    fig, axes = plt.subplots(1, 1 + len(DING_MEASURES), figsize=(3.0 * (1 + len(DING_MEASURES)), 3.1),
-                             constrained_layout=True)
+    fig = fig or plt.figure(figsize=(3.0 * (1 + len(DING_MEASURES)), 3.1), layout="constrained")
+    axes = fig.subplots(1, 1 + len(DING_MEASURES))
     for (net, layer), g in groups:
         g = g.sort_values("rank")
         label = layer if len({n for (n, _), _ in groups}) == 1 else f"{net} {layer}"
@@ -942,7 +944,7 @@ def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
     return m
 
 
-def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = ""):
+def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = "", fig=None):
     """Per (method, pairing): the relative-accuracy matrix and the AUROC matrix side by side
     (rows: source block i, columns: target block j), the paper's Figure 2 layout."""
     import matplotlib.pyplot as plt
@@ -950,7 +952,8 @@ def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter
     t = result["table"]
     n = len(result["layers"])
     combos = [(m, k) for m in methods for k in kinds]
-    fig, axes = plt.subplots(len(combos), 2, figsize=(8.4, 3.6 * len(combos)), squeeze=False, constrained_layout=True)
+    fig = fig or plt.figure(figsize=(8.4, 3.6 * len(combos)), layout="constrained")
+    axes = fig.subplots(len(combos), 2, squeeze=False)
     a, b = result["names"]
     for row, (method, kind) in zip(axes, combos):
         sub = t[(t.method == method) & (t.kind == kind)]
@@ -1014,3 +1017,46 @@ def paper_work(arch: str = "resnet18", cfg: IdentConfig | None = None) -> dict:
                     "pair; DM on top is negligible)",
             "stitches": stitches, "epochs": cfg.tlm_epochs, "images": images,
             "image_passes": stitches * cfg.tlm_epochs * images}
+
+
+
+def stacked(draws: list, width: float, height: float):
+    """One figure with a row (a sub-figure) per ``(function, keywords)`` in ``draws``, each drawn
+    by ``function(**keywords, fig=sub_figure)`` in a row of ``height`` inches: one figure per page
+    whatever the number of architectures a run was given."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(width, height * len(draws)), layout="constrained")
+    subs = fig.subfigures(len(draws), 1) if len(draws) > 1 else [fig]
+    for sub, (fn, kw) in zip(subs, draws):
+        fn(**kw, fig=sub)
+    return fig
+
+
+def _pair(result: dict, kind: str) -> tuple[str, str]:
+    names = sorted({a for a, _ in result["matrices"]})
+    return (names[0], names[0]) if kind == "intra" else (names[0], names[1])
+
+
+def plot_matrices_all(results: dict[str, dict], kind: str, scale: str):
+    """J-T1's matrices for every architecture: one network into itself (``kind="intra"``) or
+    network #0 against #1 (``"inter"``)."""
+    draws = []
+    for arch, res in results.items():
+        a, b = _pair(res, kind)
+        what = f"within {a}" if kind == "intra" else f"{a} → {b}"
+        draws.append((plot_matrices, dict(result=res, pair=(a, b), title=f"{what} · {title(scale, arch)}")))
+    return stacked(draws, 12.6, 7.6)
+
+
+def plot_specificity_all(results: dict[str, dict], scale: str):
+    return stacked([(plot_specificity, dict(result=r, title=f"reference A = {r['reference'][0]}, {r['reference'][1]} · "
+                                            + title(scale, a))) for a, r in results.items()], 16.5, 3.3)
+
+
+def plot_sensitivity_all(results: dict[str, dict], scale: str):
+    return stacked([(plot_sensitivity, dict(result=r, title=title(scale, a))) for a, r in results.items()], 18.0, 3.3)
+
+
+def plot_ood_grid_all(results: dict[str, dict], scale: str):
+    return stacked([(plot_ood_grid, dict(result=r, title=title(scale, a))) for a, r in results.items()], 8.4, 14.8)
