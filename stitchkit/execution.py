@@ -121,6 +121,12 @@ def check_parameters(info: NotebookInfo, params: Mapping[str, Any]) -> dict[str,
     return {**params, **check_overrides(cls, params)} if cls is not None else dict(params)
 
 
+def _for_papermill(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameters as papermill can write them into a cell: tuples become lists (papermill writes
+    an unknown type as its string; the notebook's config turns lists back into tuples)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
 def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[str, Any] | None = None, *,
             progress: bool = True) -> dict:
     """Execute ``info`` at ``scale`` into ``out_notebook``; returns the completed results dict."""
@@ -143,7 +149,7 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     failed_nb = out_notebook.with_name(f"{out_notebook.stem}.failed.ipynb")
     failed_nb.unlink(missing_ok=True)
     try:
-        papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **params}, kernel_name="python3",
+        papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **_for_papermill(params)}, kernel_name="python3",
                                    language="python", cwd=str(paths.REPO_ROOT), progress_bar=progress)
         if not results_path.exists():
             raise RuntimeError(f"{info.id} finished without writing {results_path} (the notebook must call "

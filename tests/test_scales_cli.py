@@ -150,3 +150,15 @@ def test_claims_table_escapes_html_and_keeps_full_text():
     html = run.claims_table().to_html()
     assert long_text in html
     assert "x &lt;= 3 &amp; y" in html
+
+
+def test_tuple_parameters_reach_the_notebook_as_lists():
+    """papermill writes a tuple as its string; the executor hands it a list (the config turns it
+    back into a tuple)."""
+    from papermill.translators import PythonTranslator
+
+    from stitchkit.execution import _for_papermill
+
+    code = PythonTranslator.codify(_for_papermill({"archs": ("resnet18",), "width": 8}))
+    assert "archs = [\"resnet18\"]" in code or "archs = ['resnet18']" in code
+    assert "width = 8" in code
