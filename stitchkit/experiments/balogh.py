@@ -184,6 +184,16 @@ def identified(matrix: np.ndarray, higher_is_similar: bool) -> np.ndarray:
     return np.array([m[j, j] >= m[:, j].max() for j in range(m.shape[1])])
 
 
+def _dm_grid(cfg: IdentConfig, nets: list[Net], layers: list[str], *, device, store, progress: bool) -> pd.DataFrame:
+    """Direct matching between every ordered pair of ``nets`` at every layer pair."""
+    return stitch_grid(nets, nets, [(i, j) for i in layers for j in layers], cfg.recipe(tlm=False),
+                       DataSpec("cifar10"), device=device, store=store, progress=progress)
+
+
+def _accuracy(grid: pd.DataFrame) -> dict[str, float]:
+    return grid.drop_duplicates("receiver").set_index("receiver").receiver_accuracy.to_dict()
+
+
 def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None, store=None,
                          progress: bool = True) -> dict:
     """Every similarity matrix of ``arch``'s networks (per ordered pair and measure) and the
@@ -195,8 +205,7 @@ def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None
     layers = cfg.layers(nets[0])
     cut_pairs = [(i, j) for i in layers for j in layers]
     data = DataSpec("cifar10")
-    dm = stitch_grid(nets, nets, cut_pairs, cfg.recipe(tlm=False), data, device=device, store=store,
-                     progress=progress)
+    dm = _dm_grid(cfg, nets, layers, device=device, store=store, progress=progress)
     tlm_pairs = [(k, k) for k in range(len(nets))] + cfg.inter_pairs()
     tlm = pd.concat([stitch_grid([nets[a]], [nets[b]], cut_pairs, cfg.recipe(tlm=True), data, device=device,
                                  store=store, progress=progress) for a, b in tlm_pairs], ignore_index=True)
@@ -206,7 +215,7 @@ def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None
     pairs = [(a.name, b.name) for a in nets for b in nets]
     for a, b in progress_bar(iterable=pairs, desc=f"{arch}: structural measures", disable=not progress,
                              unit="pair"):
-        m = structural(acts[a], acts[b] if b != a else acts[a])
+        m = structural(acts[a], acts[b])
         rows = dm[(dm.sender == a) & (dm.receiver == b)]
         m["dm_struct"] = _matrix(rows, "dm_residual", layers, layers)
         m["dm_func"] = _matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel", layers, layers)
@@ -214,8 +223,7 @@ def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None
         if len(t):
             m["tlm"] = _matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", layers, layers)
         matrices[(a, b)] = m
-    accuracy = dm.drop_duplicates("receiver").set_index("receiver").receiver_accuracy.to_dict()
-    return {"matrices": matrices, "dm": dm, "tlm": tlm, "layers": layers, "accuracy": accuracy, "arch": arch}
+    return {"matrices": matrices, "dm": dm, "tlm": tlm, "layers": layers, "accuracy": _accuracy(dm), "arch": arch}
 
 
 def identification_table(result: dict, *, same_cases_as_tlm: bool = False) -> pd.DataFrame:
@@ -401,25 +409,25 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
 
     device = as_device(device)
     store = store or Store()
-    ident = layer_identification(cfg, scale, arch, device=device, store=store, progress=progress)
+    check_scale(scale)
     nets = cfg.nets(scale, arch)
-    layers = ident["layers"]
+    layers = cfg.layers(nets[0])
+    dm = _dm_grid(cfg, nets, layers, device=device, store=store, progress=progress)  # J-T1's, from the cache
     data = DataSpec("cifar10")
     train = train_split(data)
     train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
     test = test_split(data, cfg.measure_images, 0)
-    f = {}
+    f, acts = {}, {}
     for net in progress_bar(iterable=nets, desc=f"{arch}: linear probes", disable=not progress, unit="network"):
         model = net.load(device, store, None, progress)
         tr = sim.model_activations(model, train.images, layers, normalisation=net.spec.normalisation, device=device)
-        te = sim.model_activations(model, test.images, layers, normalisation=net.spec.normalisation, device=device)
+        te = acts[net.name] = sim.model_activations(model, test.images, layers,
+                                                    normalisation=net.spec.normalisation, device=device)
         for layer in layers:
             f[(net.name, layer)] = 100 * probe_accuracy(probe_features(tr[layer]), train.labels.to(device),
                                                         probe_features(te[layer]), test.labels.to(device),
                                                         epochs=cfg.probe_epochs)
     ref = max(f, key=f.get)
-    acts = activations(cfg, nets, test.images, device=device, store=store, progress=progress)
-    dm = ident["dm"]
     rows = []
     for (net, layer), fb in f.items():
         if (net, layer) == ref:
@@ -440,7 +448,7 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
                      "rho": float(rho.statistic), "rho p": float(rho.pvalue),
                      "paper tau": PAPER_T3[arch][m][0], "paper rho": PAPER_T3[arch][m][1]})
     return {"arch": arch, "probe": f, "reference": ref, "table": table,
-            "correlations": pd.DataFrame(corr).set_index("measure"), "accuracy": ident["accuracy"]}
+            "correlations": pd.DataFrame(corr).set_index("measure"), "accuracy": _accuracy(dm)}
 
 
 def _dm_func_claims(tau: dict, rho: dict, paper: dict, tag: str, name: str, test: str, mean: str, cases: str,
