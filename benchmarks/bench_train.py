@@ -57,12 +57,13 @@ def _timed(fn, device) -> float:
     return time.perf_counter() - t0
 
 
-def naive_throughput(width: int, steps: int, batch: int, device: torch.device) -> float:
+def naive_throughput(width: int, steps: int, batch: int, device: torch.device, workers: int = 2) -> float:
     split = _split(batch * (steps + 2))
     model = build_model("preact_resnet18", seed=0, width=width).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
-    loader = torch.utils.data.DataLoader(PerImage(split), batch_size=batch, shuffle=True, num_workers=2,
-                                         drop_last=True, persistent_workers=False)
+    loader = torch.utils.data.DataLoader(PerImage(split), batch_size=batch, shuffle=True, num_workers=workers,
+                                         drop_last=True, persistent_workers=False,
+                                         pin_memory=device.type == "cuda")
 
     def epoch(limit: int | None = None):
         model.train()
@@ -79,11 +80,13 @@ def naive_throughput(width: int, steps: int, batch: int, device: torch.device) -
 
 
 def ours_throughput(width: int, steps: int, batch: int, device: torch.device, precision: str = "auto",
-                    channels_last: bool = True) -> float:
+                    channels_last: bool = True, compile: bool = False) -> float:
     split = _split(batch * (steps + 2))
     model = build_model("preact_resnet18", seed=0, width=width).to(device)
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
+    if compile:
+        model = torch.compile(model)
     batches = Batches(split, batch, normalisation="cifar", shuffle=True, augment=True, drop_last=True,
                       device=device, channels_last=channels_last)
     train(model, batches, TrainConfig(steps=2, batch_size=batch, precision=precision), device=device, progress=False)

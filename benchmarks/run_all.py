@@ -17,10 +17,13 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_cka  # noqa: E402
+import bench_gpu  # noqa: E402
 import bench_stitch  # noqa: E402
 import bench_train  # noqa: E402
 
@@ -43,8 +46,18 @@ def markdown(report: dict) -> str:
         lines.append(f"| {r['benchmark']} | {r['setting']} | {r['baseline']}: {_fmt(r['baseline_value'])} | "
                      f"{r['ours']}: {_fmt(r['ours_value'])} | {r['unit']} | {r['ratio']:.2f}× | {target} | {met} |")
     notes = [f"- {r['benchmark']}: {r['notes']}" for r in report["rows"] if r.get("notes")]
-    gpu = ["", "GPU rows: not measured" + ("" if default_device().type == "cuda" else " (no GPU on this machine).")]
-    return "\n".join(lines + ([""] + notes if notes else []) + gpu) + "\n"
+    lines += [""] + notes if notes else []
+    paper = report.get("paper_throughput") or []
+    if paper:
+        lines += ["", "## Paper-scale stitch grid throughput", "",
+                  "| run | setting | stitches | seconds | image passes/s | paper-scale image passes | projected GPU-hours "
+                  "| goal |", "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {p['run']} | {p['setting']} | {p['stitches']} | {p['seconds']:.1f} | "
+                  f"{p['image_passes_per_second']:,.0f} | {p['paper_image_passes']:.3g} | "
+                  f"{p['projected_gpu_hours']:.1f} | ≤ {p['goal_gpu_hours']:g} |" for p in paper]
+    elif report["device"].startswith("cpu"):
+        lines += ["", "GPU rows: not measured here (no GPU on this machine); see `results-gpu.md` where one was lent."]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -52,8 +65,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds; for checking the wiring)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    rows = []
-    if args.quick:
+    rows, extra = [], {}
+    gpu = default_device().type == "cuda"
+    if gpu:
+        rows, extra = bench_gpu.run(quick=args.quick)
+        rows += bench_stitch.run(receivers=2, epochs=1, images=1000, test_size=500, dm_images=200) if args.quick \
+            else bench_stitch.run()
+        rows += bench_cka.run(n=300, width=2) if args.quick else bench_cka.run()
+    elif args.quick:
         rows += bench_train.run(width=8, steps=3, batch=64)
         rows += bench_stitch.run(receivers=2, epochs=1, images=1000, test_size=500, dm_images=200)
         rows += bench_cka.run(n=300, width=2)
@@ -63,8 +82,9 @@ def main() -> None:
         rows += bench_cka.run()
     report = {"date": dt.datetime.now().isoformat(timespec="seconds"), "device": device_name(),
               "platform": platform.platform(), "precision": resolve_precision("auto", default_device()),
-              "quick": args.quick, "seconds": round(time.perf_counter() - t0, 1), "rows": rows}
-    out = HERE / ("results-quick" if args.quick else "results")
+              "torch": torch.__version__, "quick": args.quick, "seconds": round(time.perf_counter() - t0, 1),
+              "rows": rows, **extra}
+    out = HERE / (("results-gpu" if gpu else "results") + ("-quick" if args.quick else ""))
     atomic_write_json(out.with_suffix(".json"), report)
     atomic_write_text(out.with_suffix(".md"), markdown(report))
     print(markdown(report))

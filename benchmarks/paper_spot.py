@@ -1,0 +1,82 @@
+"""Paper-scale spot checks that fit one GPU call (10 minutes), for the pages whose committed run is
+at ``demo`` scale: the networks and the stitch recipe of the paper, on a subset of the grid.
+
+``hernandez``: H-F2 with two of the sixteen networks, R1111 and R2222, trained with the paper's
+recipe (width 64, 40 epochs on all 50k CIFAR-10 images); every layer pair of both ordered pairs
+of different networks with the paper's stitch recipe (DM start, 4 epochs on 50k images, batch
+256), and each network stitched into itself at i = j (the convergence control). No untrained
+controls (the demo run has them). Writes the stitch table (CSV) and the models' accuracies with
+the run's provenance (JSON) to ``--out`` after every ordered pair, so a run stopped by a time
+limit still leaves what it finished; the H-F2 page reads the committed copy in
+``benchmarks/spot/`` and judges the claims with the page's own criteria.
+
+    python benchmarks/paper_spot.py hernandez --out DIR [--commit SHA]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from stitchkit import zoo
+from stitchkit.fileio import atomic_write_json, atomic_write_text
+from stitchkit.grid import Net
+from stitchkit.hardware import default_device, device_name, resolve_precision
+
+SPOTS = ("hernandez",)
+
+
+def hernandez(out: Path, commit: str) -> None:
+    from stitchkit.experiments import hernandez as h
+
+    t0 = time.perf_counter()
+    device = default_device()
+    cfg = replace(h.PRESETS_F2["paper"], archs=("r1111", "r2222"), controls=())
+    nets, accuracy, train_s = {}, {}, {}
+    for a in cfg.archs:
+        net = Net(h.display_name(a), cfg.model("paper", a))
+        t1 = time.perf_counter()
+        net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
+        nets[a], accuracy[net.name], train_s[net.name] = net, m["test"]["accuracy"], time.perf_counter() - t1
+        print(f"{net.name}: test accuracy {100 * accuracy[net.name]:.2f}% in {train_s[net.name]:.0f} s", flush=True)
+    order = [("r1111", "r1111", True), ("r2222", "r2222", True), ("r1111", "r2222", False),
+             ("r2222", "r1111", False)]
+    parts = []
+    for a, b, diagonal in order:
+        t1 = time.perf_counter()
+        part = h.pair_grid(nets[a], nets[b], cfg, device=device, progress=False, diagonal=diagonal)
+        parts.append(part.assign(kind="trained"))
+        table = pd.concat(parts, ignore_index=True)
+        table["relative"] = table.accuracy / table.receiver_accuracy
+        atomic_write_text(out / "hernandez-f2.csv", table.to_csv(index=False))
+        atomic_write_json(out / "hernandez-f2.json", {
+            "spot": "hernandez", "figure": "H-F2", "scale": "paper (subset)", "config": {
+                "archs": list(cfg.archs), "width": nets["r1111"].spec.width, "model_epochs": nets["r1111"].spec.train.epochs,
+                "stitch_epochs": cfg.stitch_epochs, "stitch_train_size": cfg.stitch_train_size or 50_000,
+                "stitch_batch": cfg.stitch_batch, "test_size": cfg.test_size or 10_000, "dm_images": cfg.dm_images},
+            "accuracy": accuracy, "train_seconds": train_s, "pairs_done": [list(p) for p in order[:len(parts)]],
+            "pairs_planned": [list(p) for p in order], "device": device_name(device),
+            "precision": resolve_precision("auto", device), "torch": torch.__version__, "commit": commit,
+            "date": dt.datetime.now().isoformat(timespec="seconds"), "wall_seconds": time.perf_counter() - t0})
+        print(f"{nets[a].name} -> {nets[b].name}{' (i = j)' if diagonal else ''}: {len(part)} stitches in "
+              f"{time.perf_counter() - t1:.0f} s, mean accuracy {100 * part.accuracy.mean():.1f}%", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("spot", choices=SPOTS)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--commit", default="unknown")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    {"hernandez": hernandez}[args.spot](args.out, args.commit)
+
+
+if __name__ == "__main__":
+    main()
