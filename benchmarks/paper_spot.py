@@ -59,7 +59,7 @@ def hernandez(out: Path, commit: str) -> None:
             "spot": "hernandez", "figure": "H-F2", "scale": "paper (subset)", "config": {
                 "archs": list(cfg.archs), "width": nets["r1111"].spec.width, "model_epochs": nets["r1111"].spec.train.epochs,
                 "stitch_epochs": cfg.stitch_epochs, "stitch_train_size": cfg.stitch_train_size or 50_000,
-                "stitch_batch": cfg.stitch_batch, "test_size": cfg.test_size or 10_000, "dm_images": cfg.dm_images},
+                "stitch_batch": cfg.stitch_batch, "stitch_lr": cfg.stitch_lr, "warmup": cfg.warmup, "test_size": cfg.test_size or 10_000, "dm_images": cfg.dm_images},
             "accuracy": accuracy, "train_seconds": train_s, "pairs_done": [list(p) for p in order[:len(parts)]],
             "pairs_planned": [list(p) for p in order], "device": device_name(device),
             "precision": resolve_precision("auto", device), "torch": torch.__version__, "commit": commit,
