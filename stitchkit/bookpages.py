@@ -386,7 +386,8 @@ def summary_markdown(records: list[dict[str, Any]]) -> str:
 """
 
 
-def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]) -> str:
+def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]],
+                  gpu: Mapping[str, Any] | None = None) -> str:
     """A part's index page: what the paper claims, its recipe, its figures with their verdicts."""
     mine = {p.id: p for p in pages if p.part == paper.part}
     ids = [fid for fid, _ in CATALOGUE if fid.startswith(paper.prefix + "-")]
@@ -427,7 +428,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 :::
 
 {total}
-{_paper_scale_line(paper)}
+{_paper_scale_line(paper, gpu)}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
 """
@@ -565,9 +566,26 @@ def _bench(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None) -> str:
-    """The Cost page: wall time of every committed page (per paper), the benchmark table of
-    side-by-side ratios, and what a paper-scale projection needs."""
+def _bench_table(bench: Mapping[str, Any]) -> list[str]:
+    out = [f"Measured {escape(str(bench.get('date', '?'))[:10])} on **{escape(bench.get('device', '?'))}** "
+           f"(automatic precision: {escape(bench.get('precision', '?'))}). Each row times a baseline and "
+           "this companion's path side by side in one run; the ratio is the result.", ""]
+    rows_ = []
+    for r in bench.get("rows", []):
+        target = "-" if r.get("target") is None else f"≥ {r['target']:g}×"
+        met = "-" if r.get("target") is None else ("yes" if r["ratio"] >= r["target"] else "no")
+        rows_.append([escape(r["benchmark"]), escape(r["setting"]),
+                      f"{escape(r['baseline'])}: {r['baseline_value']:.3g} {escape(r['unit'])}",
+                      f"{escape(r['ours'])}: {r['ours_value']:.3g} {escape(r['unit'])}", f"{r['ratio']:.2f}×",
+                      target, met])
+    notes = [f"- {escape(r['benchmark'])}: {escape(r['notes'])}" for r in bench.get("rows", []) if r.get("notes")]
+    return [_table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), "", *notes,
+            *([""] if notes else [])]
+
+
+def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mapping[str, Any] | None = None) -> str:
+    """The Cost page: wall time of every committed page (per paper), the benchmark tables of
+    side-by-side ratios (CPU, and GPU where one was lent), and the paper-scale projections."""
     out = ["# Cost", "",
            "What each page cost to compute, and how much faster this companion's code paths are than the "
            "straightforward ones. Every number here is read from the pages' results files and from "
@@ -588,51 +606,64 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None) -> str:
     else:
         out += ["No page has been executed yet.", ""]
     out += ["## Measured speed-ups", ""]
-    if bench:
-        out += [f"Measured {escape(str(bench.get('date', '?'))[:10])} on **{escape(bench.get('device', '?'))}** "
-                f"(automatic precision: {escape(bench.get('precision', '?'))}). Each row times a baseline and "
-                "this companion's path side by side in one run; the ratio is the result.", ""]
-        rows_ = []
-        for r in bench.get("rows", []):
-            target = "-" if r.get("target") is None else f"≥ {r['target']:g}×"
-            met = "-" if r.get("target") is None else ("yes" if r["ratio"] >= r["target"] else "no")
-            rows_.append([escape(r["benchmark"]), escape(r["setting"]),
-                          f"{escape(r['baseline'])}: {r['baseline_value']:.3g} {escape(r['unit'])}",
-                          f"{escape(r['ours'])}: {r['ours_value']:.3g} {escape(r['unit'])}", f"{r['ratio']:.2f}×",
-                          target, met])
-        out += [_table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), ""]
-    else:
+    for label, b in (("CPU", bench), ("GPU", gpu)):
+        if len([x for x in (bench, gpu) if x]) > 1:
+            out += [f"### {label}", ""]
+        if b:
+            out += _bench_table(b)
+    if not bench and not gpu:
         out += ["Not measured yet: run `make bench`.", ""]
+    measured = {p["run"]: p for p in (gpu or {}).get("paper_throughput", [])}
+    device = escape((gpu or {}).get("device", "a GPU"))
     out += ["## Paper-scale projections", "",
             "The stitching work of the two largest paper-scale runs, counted from their `paper` presets: one "
             "*image pass* is one training image through one stitch step (the frozen receiver's top forward and "
-            "backward; the sender's activations are computed once per cut and shared). Dividing by a measured "
-            "GPU throughput (image passes per second of the stitch grid) gives the GPU-hours; the last column "
-            "is the throughput the issue's goal needs. No GPU has been available to this companion's runs yet, "
-            "so the measured column is empty: a number extrapolated from a CPU would not be a measurement.", ""]
+            "backward; the sender's activations are computed once per cut and shared). Dividing by the "
+            "throughput of the stitch grid measured on a GPU (every per-stitch cost included: the "
+            "direct-matching fit, the sender's activations, the evaluation on the test set) gives the GPU-hours; "
+            "the last column is the throughput the issue's goal needs.", ""]
+    if measured:
+        out += [f"Throughput measured {escape(str(gpu.get('date', '?'))[:10])} on **{device}** by `make bench` "
+                "(`benchmarks/results-gpu.json`), with untrained copies of the paper-scale networks (throughput does "
+                "not depend on the weights): " + "; ".join(f"{escape(k)}: {escape(v['setting'])}, {v['seconds']:.0f} s"
+                                                           for k, v in measured.items()) + ".", ""]
+    else:
+        out += ["No GPU has been available to `make bench` yet, so the measured column is empty: a number "
+                "extrapolated from a CPU would not be a measurement.", ""]
     work = []
     for piece, goal in _paper_work():
         need = "-" if goal is None else f"{piece['image_passes'] / (goal * 3600):,.0f} image passes/s"
+        got = next((v for k, v in measured.items() if piece["what"].startswith(k + " ")), None)
+        rate = "not measured" if got is None else f"{got['image_passes_per_second']:,.0f} image passes/s"
+        hours = "-" if got is None else f"{piece['image_passes'] / got['image_passes_per_second'] / 3600:.1f}"
         work.append([escape(piece["what"]), f"{piece['stitches']:,}",
                      f"{piece['epochs']:g} × {piece['images']:,}", f"{piece['image_passes']:.3g}",
-                     "-" if goal is None else f"≤ {goal:g} H100-hours", "not measured", need])
+                     "-" if goal is None else f"≤ {goal:g} H100-hours", rate, hours, need])
     out += [_table(["run", "stitches", "epochs × images", "image passes", "goal", "measured GPU throughput",
-                    "throughput the goal needs"], work), ""]
+                    "projected GPU-hours", "throughput the goal needs"], work), ""]
     return "\n".join(out)
 
 
-def _paper_scale_line(paper: Paper) -> str:
-    """For the parts whose paper-scale cost an issue bounds: the work counted from the presets
-    and the GPU throughput the goal needs (the arithmetic is on the Cost page)."""
+def _paper_scale_line(paper: Paper, gpu: Mapping[str, Any] | None = None) -> str:
+    """For the parts whose paper-scale cost an issue bounds: the work counted from the presets,
+    the GPU throughput the goal needs and, where ``make bench`` ran on a GPU, the projected
+    GPU-hours (the arithmetic is on the Cost page)."""
     lines = []
+    measured = {p["run"]: p for p in (gpu or {}).get("paper_throughput", [])}
     for piece, goal in _paper_work():
         if not piece["what"].startswith(paper.prefix + "-") or goal is None:
             continue
         need = piece["image_passes"] / (goal * 3600)
+        got = next((v for k, v in measured.items() if piece["what"].startswith(k + " ")), None)
+        if got is None:
+            speed = "Projected GPU-hours need a throughput measured on a GPU, which no run has had yet; "
+        else:
+            rate = got["image_passes_per_second"]
+            speed = (f"Measured on {escape(gpu.get('device', 'a GPU'))}, the stitch grid runs at {rate:,.0f} image "
+                     f"passes per second: {piece['image_passes'] / rate / 3600:.1f} GPU-hours. ")
         lines.append(f"**Paper scale.** {piece['what']}: {piece['stitches']:,} stitches, "
-                     f"{piece['image_passes']:.3g} image passes of stitch training. Projected GPU-hours need a "
-                     f"throughput measured on a GPU, which no run has had yet; the goal of {goal:g} H100-hours "
-                     f"needs {need:,.0f} image passes per second (arithmetic on the {{doc}}`../cost` page).")
+                     f"{piece['image_passes']:.3g} image passes of stitch training. {speed}the goal of {goal:g} "
+                     f"H100-hours needs {need:,.0f} image passes per second (arithmetic on the {{doc}}`../cost` page).")
     return ("\n" + "\n\n".join(lines) + "\n") if lines else ""
 
 
@@ -709,14 +740,15 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
     book_dir = Path(book_dir)
     pages = load_pages(book_dir)
     records = rows(pages)
+    gpu = _bench(book_dir.parent / "benchmarks" / "results-gpu.json")
     outputs = {book_dir / "scorecard.md": scorecard_markdown(records),
                book_dir / "scorecard-summary.md": summary_markdown(records),
                book_dir / "_static" / "results.csv": results_csv(records),
                book_dir / "_static" / "results.json": results_json(records),
-               book_dir / "cost.md": cost_markdown(pages, _bench(book_dir.parent / "benchmarks" / "results.json")),
+               book_dir / "cost.md": cost_markdown(pages, _bench(book_dir.parent / "benchmarks" / "results.json"), gpu),
                Path(toc or book_dir.parent / "_toc.yml"): toc_yaml(book_dir)}
     for paper in PAPERS:
-        outputs[book_dir / paper.part / "index.md"] = part_markdown(paper, pages, records)
+        outputs[book_dir / paper.part / "index.md"] = part_markdown(paper, pages, records, gpu)
     changed = [path for path, text in outputs.items() if _write(path, text)]
     return changed + link_pages(book_dir)
 

@@ -163,3 +163,22 @@ def test_glossary_terms_link_at_first_use_only_in_prose():
     assert "# A heading with a receiver" in out and ":alt: a receiver" in out  # headings, directives untouched
     assert "{term}`Receivers <receiver>`" in out and "[stitch](http://x)" in out
     assert link_terms(out, set()) == out  # idempotent
+
+
+def test_cost_page_uses_gpu_throughput(book):
+    """Where ``make bench`` ran on a GPU, the Cost page and the part page turn the measured
+    stitch-grid throughput into projected GPU-hours (work / rate)."""
+    from stitchkit.experiments import hernandez
+
+    bench = book.parent / "benchmarks"
+    bench.mkdir(exist_ok=True)
+    gpu = {"date": "2026-11-22T15:29:06", "device": "NVIDIA H100 80GB HBM3", "precision": "bf16", "rows": [],
+           "paper_throughput": [{"run": "H-F2", "setting": "R1111 -> R2222", "stitches": 9, "seconds": 30.0,
+                                 "image_passes_per_second": 50_000.0}]}
+    (bench / "results-gpu.json").write_text(json.dumps(gpu))
+    bookpages.write_pages(book, toc=book.parent / "_toc.yml")
+    cost = (book / "cost.md").read_text()
+    hours = hernandez.paper_work()["image_passes"] / 50_000 / 3600
+    assert "50,000 image passes/s" in cost and f"| {hours:.1f} |" in cost and "NVIDIA H100 80GB HBM3" in cost
+    assert "the measured column is empty" not in cost
+    assert f"{hours:.1f} GPU-hours" in (book / "hernandez" / "index.md").read_text()

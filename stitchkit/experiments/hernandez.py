@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import zoo
+from .. import paths, zoo
 from ..datasets import DataSpec
 from ..grid import Net, StitchRecipe, stitch_grid
-from ..results import Control, at_least, at_most
+from ..results import Claim, Control, at_least, at_most
 from ..scales import check_scale, figure_config, param
 from ..train import TrainConfig
 
@@ -66,9 +66,7 @@ class GridConfig:
     stitch_train_size: int | None = param(None, "training images per stitch; None: all 50k", ge=1, le=50_000)
     stitch_lr: float = param(0.01, "SGD learning rate of the stitch (paper 0.01)", gt=0)
     stitch_batch: int = param(256, "images per stitch step (paper 256)", ge=1)
-    warmup: float = param(0.05, "linear warmup as a fraction of the stitch's steps; above 1 the warmup never "
-                          "ends (the authors' code: 10 warmup epochs for 4 epochs of training, i.e. 2.5)", ge=0,
-                          le=100)
+    warmup: float = param(0.05, "fraction of the stitch's steps spent in linear warmup", ge=0, le=100)
     dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
     test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
     self_pairs: tuple[str, ...] | None = param(None, "architectures also stitched into themselves (the convergence "
@@ -193,13 +191,13 @@ def triangle(table: pd.DataFrame) -> pd.DataFrame:
                      "upper": up.relative.mean() if len(up) else np.nan,
                      "lower_accuracy": low.accuracy.mean(), "upper_accuracy": up.accuracy.mean() if len(up) else np.nan,
                      "outside_corner": outside.relative.mean(), "outside_corner_accuracy": outside.accuracy.mean(),
-                     "receiver_accuracy": g.receiver_accuracy.iloc[0]})
+                     "receiver_accuracy": g.receiver_accuracy.iloc[0], "full": bool((g.i != g.j).any())})
     return pd.DataFrame(rows)
 
 
 def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
     tri = triangle(table)
-    trained = tri[tri.kind == "trained"]
+    trained = tri[(tri.kind == "trained") & tri.full]  # a pair stitched only at i = j (a control) has no triangle
     rs = tri[tri.kind == "random sender"]
     converge = _convergence_control(table)
     self_diag = table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
@@ -245,6 +243,52 @@ def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]
             paper="random controls low except a corner (Fig. 2)",
             ours=f"{numbers['random_sender_outside_max']:.3f}", controls=[converge]))
     return numbers, claims
+
+
+# Paper-scale spot checks run on a GPU by benchmarks/paper_spot.py (the table and its provenance
+# are committed there): the page shows them beside its own run, judged with the same criteria.
+SPOT_DIR = paths.REPO_ROOT / "benchmarks" / "spot"
+
+
+def load_spot(stem: str = "hernandez-f2", spot_dir=None) -> tuple[pd.DataFrame, dict] | None:
+    """The stitch table and metadata (config, accuracies, device, commit, wall time) of a
+    committed spot check, or None if there is none."""
+    from pathlib import Path
+
+    base = Path(spot_dir or SPOT_DIR) / stem
+    if not base.with_suffix(".csv").exists() or not base.with_suffix(".json").exists():
+        return None
+    import json
+
+    table = pd.read_csv(base.with_suffix(".csv"))
+    return table, json.loads(base.with_suffix(".json").read_text())
+
+
+def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """The page's claims judged on a spot check with :func:`grid_summary`'s criteria and
+    controls (one row per claim). They are shown, not recorded: the page's verdicts stay those
+    of its own run at its own scale."""
+    _, claims = grid_summary(table, meta["accuracy"])
+    rows = []
+    for c in claims:
+        claim = Claim(c["key"], c["text"], c["criterion"].text, c["paper"], c["ours"], c["criterion"].holds, "paper",
+                      tuple(c.get("controls", ())))
+        rows.append({"claim": claim.text, "criterion": claim.criterion, "ours (spot check)": claim.ours,
+                     "controls": "; ".join(f"{k.text}: {k.value} ({'passed' if k.passed else 'FAILED'})"
+                                           for k in claim.controls) or "-", "verdict": claim.verdict})
+    return pd.DataFrame(rows)
+
+
+def spot_diagnosis(table: pd.DataFrame) -> pd.DataFrame:
+    """The self-stitches (i = j, an exact stitch exists and is the DM start) whose accuracy fell
+    during training, with their final training loss: where the stitch's training, not the
+    representations, decided the number."""
+    d = table[(table.sender == table.receiver) & (table.i == table.j)]
+    d = d.assign(fall=100 * (d.dm_accuracy - d.accuracy))
+    d = d[d.fall > 100 * CONTROL_FLOOR]
+    return pd.DataFrame({"network": d.sender, "layer i = j": d.i, "DM start (%)": (100 * d.dm_accuracy).round(2),
+                         "after training (%)": (100 * d.accuracy).round(2),
+                         "final training loss": d.train_loss.round(3)}).reset_index(drop=True)
 
 
 def matrix(table: pd.DataFrame, sender: str, receiver: str, kind: str, value: str = "accuracy") -> pd.DataFrame:
