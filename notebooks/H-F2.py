@@ -200,7 +200,7 @@ for stem, what in (("hernandez-f2", "authors' effective schedule"),
         diag = hernandez.spot_diagnosis(found[0])
         n_self = int(((found[0].sender == found[0].receiver) & (found[0].i == found[0].j)).sum())
         print(f"{what}: {len(diag)} of {n_self} self-stitches fell")
-        display(diag.style.hide(axis="index"))
+        display(diag.style.hide(axis="index").format(precision=3))
 
 # %% [markdown]
 # ## Summary
