@@ -116,6 +116,40 @@ def run(cut: str = "block4", receivers: int = 3, epochs: float = 2, images: int 
     ]
 
 
+def dask_scaling(cut: str = "block4", receivers: int = 4, epochs: float = 1, images: int = 2000,
+                 test_size: int = 1000, dm_images: int = 500) -> list[dict]:
+    """Stitches per hour of the grid on a local Dask cluster of 1 and of 2 worker processes (one
+    torch thread each; one task per sender-receiver pair), side by side. The models come from
+    the shared store; each run gets fresh stitch keys (a new training seed), so nothing is read
+    back from an earlier run."""
+    import os
+
+    import distributed
+
+    sender = Net("sender", zoo.bansal_resnet18("smoke", 1))
+    recvs = [Net(f"receiver{s}", zoo.bansal_resnet18("smoke", s)) for s in [0, 2, 3, 4, 5][:receivers]]
+    for net in [sender, *recvs]:
+        net.load(torch.device("cpu"), Store(), None, progress=False)
+    data = DataSpec("cifar10")
+    rates = {}
+    for workers in (1, 2):
+        train_cfg = TrainConfig(epochs=epochs, batch_size=32, optimizer="adam", lr=1e-3, weight_decay=0.0,
+                                schedule="cosine", augment=False, seed=int.from_bytes(os.urandom(4), "little"))
+        recipe = StitchRecipe(train=train_cfg, train_size=images, test_size=test_size, dm_images=dm_images)
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            client.run(torch.set_num_threads, 1)
+            t0 = time.perf_counter()
+            table = stitch_grid([sender], recvs, [(cut, cut)], recipe, data, store=Store(), progress=False,
+                                client=client)
+            rates[workers] = 3600 * len(table) / (time.perf_counter() - t0)
+    return [dict(benchmark="stitch grid on Dask", setting=f"smoke ResNet-18s, cut {cut}, {len(recvs)} receivers (one "
+                 f"task each), {epochs:g} epoch on {images} images", baseline="1 worker process, 1 thread",
+                 baseline_value=rates[1], ours="2 worker processes, 1 thread each", ours_value=rates[2],
+                 unit="stitches/hour", ratio=rates[2] / rates[1], target=None,
+                 notes=f"{os.cpu_count()} cores; worker start-up excluded, model loading on the workers included")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cut", default="block4")

@@ -74,11 +74,13 @@ def main() -> None:
         rows += bench_cka.run(n=300, width=2) if args.quick else bench_cka.run()
     elif args.quick:
         rows += bench_train.run(width=8, steps=3, batch=64)
+        rows += bench_stitch.dask_scaling(receivers=2, images=500, test_size=200, dm_images=100)
         rows += bench_stitch.run(receivers=2, epochs=1, images=1000, test_size=500, dm_images=200)
         rows += bench_cka.run(n=300, width=2)
     else:
         rows += bench_train.run()
         rows += bench_stitch.run()
+        rows += bench_stitch.dask_scaling()
         rows += bench_cka.run()
     report = {"date": dt.datetime.now().isoformat(timespec="seconds"), "device": device_name(),
               "platform": platform.platform(), "precision": resolve_precision("auto", default_device()),
