@@ -85,3 +85,40 @@ def test_similarity_and_mse_verdicts():
     # a task-trained stitch that never left the least-squares one: inconclusive
     _, claims = hernandez.mse_summary(per.assign(SV=1e-6), stats, grid, "test")
     assert not all(k.passed for k in claims[0]["controls"])
+
+
+def test_paper_stitch_schedule_is_the_authors_effective_one():
+    """The authors' scheduler warms up over 10 epochs while the stitch trains 4: the lr rises
+    linearly to 0.4 x lr and never decays. The paper preset copies that (warmup = 2.5)."""
+    from stitchkit.train import lr_factor
+
+    t = hernandez.PRESETS_F2["paper"].recipe().train
+    total = 100
+    factors = [lr_factor(t, s, total) for s in range(total)]
+    assert all(b > a for a, b in zip(factors, factors[1:]))  # never leaves the warmup
+    assert factors[-1] == pytest.approx(0.4)
+    assert hernandez.PRESETS_F2["demo"].warmup == 0.05  # demo keeps warmup + cosine
+
+
+def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
+    """A committed spot check: diagonal-only self pairs feed the convergence control, not the
+    triangle; a self-stitch that falls during training fails the control and is listed."""
+    inter = pd.concat([_grid("A", "B", "trained", 3, 3, 0.95, 0.2), _grid("B", "A", "trained", 3, 3, 0.95, 0.2)])
+    inter = inter.assign(dm_accuracy=inter.accuracy, train_loss=0.1)
+    selfs = pd.DataFrame([{"sender": n, "receiver": n, "kind": "trained", "i": i, "j": i, "receiver_accuracy": 0.8,
+                           "accuracy": 0.8 if (n, i) != ("B", 2) else 0.3, "dm_accuracy": 0.8, "train_loss": 0.1}
+                          for n in "AB" for i in range(3)])
+    selfs = selfs.assign(penalty=selfs.receiver_accuracy - selfs.accuracy, relative=selfs.accuracy / 0.8)
+    table = pd.concat([inter, selfs], ignore_index=True)
+    table.to_csv(tmp_path / "spot.csv", index=False)
+    (tmp_path / "spot.json").write_text('{"accuracy": {"A": 0.8, "B": 0.8}}')
+    table, meta = hernandez.load_spot("spot", tmp_path)
+    claims = hernandez.spot_claims(table, meta)
+    assert claims.verdict.tolist() == ["inconclusive at this scale"] * 2
+    assert "2 trained pairs" in claims.criterion[0] and "FAILED" in claims.controls[0]
+    diag = hernandez.spot_diagnosis(table)
+    assert diag[["network", "layer i = j"]].values.tolist() == [["B", 2]]
+    assert hernandez.load_spot("missing", tmp_path) is None
+    ok = table.assign(accuracy=np.where(table.sender == table.receiver, 0.8, table.accuracy))
+    ok = ok.assign(penalty=ok.receiver_accuracy - ok.accuracy)
+    assert hernandez.spot_claims(ok, meta).verdict.tolist() == ["reproduced", "reproduced"]
