@@ -1,0 +1,53 @@
+"""One-off diagnosis on a GPU: why do some paper-scale self-stitches of H-F2 fall during training?
+R1111 (paper recipe) stitched into itself at block3 (the worst case of the spot check) with the
+paper preset's stitch recipe, in bf16 (auto) and in fp32, and with a 10x lower lr; each variant
+in its own store (precision is not part of a stitch's key).
+
+    python benchmarks/spot_diverge.py --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from stitchkit import zoo
+from stitchkit.datasets import DataSpec
+from stitchkit.experiments import hernandez as h
+from stitchkit.grid import Net, stitch_grid
+from stitchkit.hardware import default_device
+from stitchkit.store import Store
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--cut", default="block3")
+    args = ap.parse_args()
+    device = default_device()
+    cfg = h.PRESETS_F2["paper"]
+    net = Net("R1111", cfg.model("paper", "r1111"))
+    t0 = time.perf_counter()
+    net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
+    out = {"accuracy": m["test"]["accuracy"], "train_seconds": time.perf_counter() - t0, "variants": {}}
+    print(out, flush=True)
+    base = cfg.recipe()
+    variants = {"bf16 (auto)": base, "fp32": replace(base, train=replace(base.train, precision="fp32")),
+                "bf16, lr / 10": replace(base, train=replace(base.train, lr=base.train.lr / 10)),
+                "fp32, lr / 10": replace(base, train=replace(base.train, lr=base.train.lr / 10, precision="fp32"))}
+    for name, recipe in variants.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            t = stitch_grid([net], [net], [(args.cut, args.cut)], recipe, DataSpec("cifar10"), device=device,
+                            store=Store(tmp), progress=False)
+        row = t.iloc[0]
+        out["variants"][name] = {k: float(row[k]) for k in ("accuracy", "dm_accuracy", "train_loss", "seconds")}
+        print(name, out["variants"][name], flush=True)
+        (args.out / "diverge.json").write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
