@@ -9,6 +9,7 @@ in its own store (precision is not part of a stitch's key).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import tempfile
 import time
@@ -19,7 +20,7 @@ from stitchkit import zoo
 from stitchkit.datasets import DataSpec
 from stitchkit.experiments import hernandez as h
 from stitchkit.grid import Net, stitch_grid
-from stitchkit.hardware import default_device
+from stitchkit.hardware import default_device, device_name
 from stitchkit.store import Store
 
 
@@ -27,13 +28,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--cut", default="block3")
+    ap.add_argument("--commit", default="unknown")
     args = ap.parse_args()
     device = default_device()
     cfg = h.PRESETS_F2["paper"]
     net = Net("R1111", cfg.model("paper", "r1111"))
     t0 = time.perf_counter()
     net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
-    out = {"accuracy": m["test"]["accuracy"], "train_seconds": time.perf_counter() - t0, "variants": {}}
+    out = {"figure": "H-F2", "network": "R1111 (paper recipe)", "cut": args.cut, "device": device_name(device),
+           "commit": args.commit, "date": dt.date.today().isoformat(), "accuracy": m["test"]["accuracy"], "train_seconds": time.perf_counter() - t0, "variants": {}}
     print(out, flush=True)
     base = cfg.recipe()
     variants = {"bf16 (auto)": base, "fp32": replace(base, train=replace(base.train, precision="fp32")),

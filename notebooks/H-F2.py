@@ -59,6 +59,8 @@ self_pairs = None  # architectures also stitched into themselves (the convergenc
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
 
 # %%
+import pandas as pd
+
 from stitchkit.experiments import hernandez
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -201,6 +203,31 @@ for stem, what in (("hernandez-f2", "authors' effective schedule"),
         n_self = int(((found[0].sender == found[0].receiver) & (found[0].i == found[0].j)).sum())
         print(f"{what}: {len(diag)} of {n_self} self-stitches fell")
         display(diag.style.hide(axis="index").format(precision=3))
+
+# %% [markdown]
+# Is it the precision or the learning rate? The worst case, R1111 into itself at block 3, trained
+# again on a GPU with the same recipe in bf16 and in fp32, and with a ten times lower lr
+# (`benchmarks/spot_diverge.py`; accuracy in %):
+
+# %%
+spot_lr = hernandez.load_spot_json("hernandez-f2-diverge")
+if spot_lr is None:
+    print("No diagnosis committed (benchmarks/spot/hernandez-f2-diverge.json).")
+else:
+    print(f"{spot_lr['network']} at {spot_lr['cut']}, run on {spot_lr['device']}, commit {spot_lr['commit']}, "
+          f"{spot_lr['date']}; the network's own accuracy {100 * spot_lr['accuracy']:.2f}%")
+    display(pd.DataFrame({k: {"DM start": 100 * v["dm_accuracy"], "after training": 100 * v["accuracy"],
+                              "final training loss": v["train_loss"]} for k, v in spot_lr["variants"].items()}).T
+            .rename_axis("stitch training").style.format(precision=2))
+    for k, v in spot_lr["variants"].items():
+        fall = 100 * (v["dm_accuracy"] - v["accuracy"])
+        print(f"{k}: {'falls' if fall > 100 * hernandez.CONTROL_FLOOR else 'holds'} ({fall:.2f} points below its DM start)")
+
+# %% [markdown]
+# A variant that falls at full lr in both precisions but holds at a tenth of it says the fall
+# is the learning rate's: the authors' lr, even at its effective 0.4 × 0.01, is then too high
+# for some width-64 layers, and a `paper` run of the whole grid should lower it (a deviation to
+# state), which no GPU run has done yet.
 
 # %% [markdown]
 # ## Summary

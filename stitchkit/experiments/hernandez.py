@@ -264,6 +264,15 @@ def load_spot(stem: str = "hernandez-f2", spot_dir=None) -> tuple[pd.DataFrame, 
     return table, json.loads(base.with_suffix(".json").read_text())
 
 
+def load_spot_json(stem: str, spot_dir=None) -> dict | None:
+    """A committed spot-check result that is a JSON file alone (a diagnosis), or None."""
+    import json
+    from pathlib import Path
+
+    path = Path(spot_dir or SPOT_DIR) / f"{stem}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
     """The page's claims judged on a spot check with :func:`grid_summary`'s criteria and
     controls (one row per claim). They are shown, not recorded: the page's verdicts stay those
