@@ -264,21 +264,32 @@ def _build(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, cut_i: str,
     return stitched, "none", out_shape  # no images to normalise
 
 
+def _stored(ctx: _Context, sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str]]):
+    """Yield ((cut_i, cut_j), stitched model with its trained stitch loaded, metrics) for each
+    pair, read from the store (a missing one raises, naming it)."""
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
+    salt = _salt(ctx, sender, receiver)
+    for cut_i, cut_j in cut_pairs:
+        spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=ctx.recipe,
+                          data=ctx.data)
+        entry = ctx.store.get(spec, salt=salt)
+        if entry is None:
+            raise KeyError(f"no stored stitch {sender.name} -> {receiver.name} at ({cut_i}, {cut_j}); "
+                           "run stitch_grid first")
+        stitched, _, _ = _build(ctx, sender, _SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
+                                tuple(ctx.test.images.shape[1:]))
+        stitched.stitch.load_state_dict(entry.tensors)
+        yield (cut_i, cut_j), stitched, entry.metrics
+
+
 def load_stitched(sender: Any, receiver: Net, cut_i: str, cut_j: str, recipe: StitchRecipe, data: DataSpec, *,
                   device: torch.device | str | None = None, store: Store | None = None,
                   root: str | os.PathLike | None = None) -> tuple[stitching.StitchedModel, dict]:
     """The trained stitched model of one grid row (read from the store; run the grid first) and
     its metrics. For a tensor-source sender, feed ``stitched.top`` the source's tensors."""
     ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
-    rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
-    spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=recipe, data=data)
-    entry = ctx.store.get(spec, salt=_salt(ctx, sender, receiver))
-    if entry is None:
-        raise KeyError(f"no stored stitch {sender.name} -> {receiver.name} at ({cut_i}, {cut_j}); run stitch_grid first")
-    stitched, _, _ = _build(ctx, sender, _SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
-                            tuple(ctx.test.images.shape[1:]))
-    stitched.stitch.load_state_dict(entry.tensors)
-    return stitched.eval(), entry.metrics
+    _, stitched, metrics = next(_stored(ctx, sender, receiver, [(cut_i, cut_j)]))
+    return stitched.eval(), metrics
 
 
 def load_stitches(sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str]], recipe: StitchRecipe,
@@ -287,21 +298,7 @@ def load_stitches(sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str
     """The trained stitch modules (eval mode) of many grid rows of one sender-receiver pair,
     read from the store with one shared context (run the grid first)."""
     ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
-    rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
-    salt = _salt(ctx, sender, receiver)
-    out = {}
-    for cut_i, cut_j in cut_pairs:
-        spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=recipe,
-                          data=data)
-        entry = ctx.store.get(spec, salt=salt)
-        if entry is None:
-            raise KeyError(f"no stored stitch {sender.name} -> {receiver.name} at ({cut_i}, {cut_j}); "
-                           "run stitch_grid first")
-        stitched, _, _ = _build(ctx, sender, _SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
-                                tuple(ctx.test.images.shape[1:]))
-        stitched.stitch.load_state_dict(entry.tensors)
-        out[(cut_i, cut_j)] = stitched.stitch.eval()
-    return out
+    return {pair: stitched.stitch.eval() for pair, stitched, _ in _stored(ctx, sender, receiver, cut_pairs)}
 
 
 def stitch_mse(sender: Net, receiver: Net, cut_i: str, cut_j: str, recipe: StitchRecipe, data: DataSpec, *,

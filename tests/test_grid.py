@@ -109,3 +109,28 @@ def test_bad_grids_are_refused():
         StitchRecipe(init="lsq")
     assert grid.can_cache_activations(RECIPE) and not grid.can_cache_activations(
         StitchRecipe(train=TrainConfig(augment=True)))
+
+
+def test_stored_stitches_reload_and_reproduce_the_grid_accuracy(root, tmp_path):
+    """load_stitched gives the trained stitched model of a grid row (its test accuracy is the
+    row's); load_stitches gives the same stitch modules for many rows; a missing row raises."""
+    from stitchkit.datasets import test_split
+
+    senders, receivers = _nets()
+    store = Store(tmp_path / "s")
+    table = stitch_grid(senders[1:], receivers, CUTS[:2], RECIPE, DataSpec(), device="cpu", store=store, root=root,
+                        progress=False)
+    stitched, metrics = grid.load_stitched(senders[1], receivers[0], "block2", "block2", RECIPE, DataSpec(),
+                                           device="cpu", store=store, root=root)
+    row = table[table.cut_i == "block2"].iloc[0]
+    acc = stitching.evaluate_stitch(stitched, test_split(DataSpec(), None, 0, root), normalisation="cifar",
+                                    device="cpu")["accuracy"]
+    assert acc == pytest.approx(row.accuracy) and metrics["accuracy"] == pytest.approx(row.accuracy)
+    many = grid.load_stitches(senders[1], receivers[0], CUTS[:2], RECIPE, DataSpec(), device="cpu", store=store,
+                              root=root)
+    assert set(many) == set(CUTS[:2])
+    for a, b in zip(many[("block2", "block2")].state_dict().values(), stitched.stitch.state_dict().values()):
+        assert torch.equal(a, b)
+    with pytest.raises(KeyError, match="pool"):
+        grid.load_stitched(senders[1], receivers[0], "pool", "pool", RECIPE, DataSpec(), device="cpu", store=store,
+                           root=root)
