@@ -328,6 +328,14 @@ def model_activations(model, images: torch.Tensor, cuts: Sequence[str] | None = 
     return {c: torch.cat(v) for c, v in out.items()}
 
 
+def model_grams(model, images: torch.Tensor, cuts: Sequence[str] | None = None, *, normalisation: str,
+                device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+    """Each cut's centred Gram matrix (float64, n x n) of a CutModel on ``images``: what linear
+    CKA between any two models at any two cuts needs (:func:`cka_from_grams`), computed once."""
+    acts = model_activations(model, images, cuts, normalisation=normalisation, device=device)
+    return {cut: centered_gram(flat(h)) for cut, h in acts.items()}
+
+
 def model_layer_matrix(model_a, model_b, images: torch.Tensor, measure: str = "cka", *, normalisation: str,
                        cuts_a: Iterable[str] | None = None, cuts_b: Iterable[str] | None = None,
                        device: torch.device | str | None = None) -> tuple[np.ndarray, list[str], list[str]]:

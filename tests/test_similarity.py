@@ -165,3 +165,20 @@ def test_heatmap_and_penalty_plots_are_labelled():
                           "dm_penalty": [0.1, 0.2], "accuracy": [0.9, 0.8], "receiver_accuracy": [0.9, 0.9]})
     fig = plotting.penalty_per_layer(table)
     assert "penalty" in fig.axes[0].get_ylabel() and "%" in fig.axes[1].get_ylabel()
+
+
+def test_model_grams_give_the_same_cka_as_the_activations():
+    from stitchkit.models import build_model
+
+    a, b = build_model("resnet10", seed=0, width=4), build_model("resnet10", seed=1, width=4)
+    images = torch.randint(0, 256, (24, 3, 32, 32), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    cuts = ["stem", "block2"]
+    ga = sim.model_grams(a, images, cuts, normalisation="cifar", device="cpu")
+    gb = sim.model_grams(b, images, cuts, normalisation="cifar", device="cpu")
+    acts_a = sim.model_activations(a, images, cuts, normalisation="cifar", device="cpu")
+    acts_b = sim.model_activations(b, images, cuts, normalisation="cifar", device="cpu")
+    assert set(ga) == set(cuts) and ga["stem"].dtype == torch.float64 and ga["stem"].shape == (24, 24)
+    for ca in cuts:
+        for cb in cuts:
+            assert sim.cka_from_grams(ga[ca], gb[cb]) == pytest.approx(
+                sim.linear_cka(sim.flat(acts_a[ca]), sim.flat(acts_b[cb])), abs=1e-9)

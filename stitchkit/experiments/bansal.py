@@ -199,13 +199,10 @@ def random_vs_trained(cfg: RandomVsTrainedConfig, scale: str, *, device: torch.d
     test = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0)
     specs = {"receiver": cfg.model(scale, cfg.seeds[0]), TRAINED: cfg.model(scale, cfg.seeds[1]),
              RANDOM: cfg.model(scale, cfg.random_seed, trained=False)}
-    acts = {}
+    grams = {}
     for name, spec in specs.items():
         model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
-        acts[name] = similarity.model_activations(model, test.images, normalisation=spec.normalisation,
-                                                  device=device)
-    grams = {name: {cut: similarity.centered_gram(similarity.flat(h)) for cut, h in a.items()}
-             for name, a in acts.items()}
+        grams[name] = similarity.model_grams(model, test.images, normalisation=spec.normalisation, device=device)
     table["cka"] = [similarity.cka_from_grams(grams[row.sender if row.sender in grams else "receiver"][row.cut],
                                               grams["receiver"][row.cut]) for row in table.itertuples()]
     return table, models

@@ -70,8 +70,7 @@ def _presets(cls: type, **per_scale: dict) -> dict:
 
 def _grams(spec: zoo.ModelSpec, cuts, images, device, store, progress) -> dict[str, torch.Tensor]:
     model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
-    acts = similarity.model_activations(model, images, cuts, normalisation=spec.normalisation, device=device)
-    return {cut: similarity.centered_gram(similarity.flat(h)) for cut, h in acts.items()}
+    return similarity.model_grams(model, images, cuts, normalisation=spec.normalisation, device=device)
 
 
 def cka_per_cut(a: zoo.ModelSpec, b: zoo.ModelSpec, cuts, n_images: int, *, device=None, store=None,
