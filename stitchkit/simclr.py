@@ -108,16 +108,26 @@ class SimCLRNet(nn.Module):
         return self.projection(self.backbone.forward_to(x, self.backbone.cuts[-1]))
 
 
-def objective(normalisation: str, temperature: float, seed: int):
-    """The train loop's objective for a :class:`SimCLRNet`: NT-Xent on two views (labels unused)."""
-    generator = torch.Generator().manual_seed(seed)
+class objective:  # noqa: N801 (a callable used like a function)
+    """The train loop's objective for a :class:`SimCLRNet`: NT-Xent on two views (labels unused).
 
-    def loss(model: SimCLRNet, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, None]:
-        v1, v2 = views(x, normalisation, generator)
+    Its views come from its own generator, whose state travels in the training checkpoint
+    (``get_state``/``set_state``), so an interrupted run resumes with the same augmentations."""
+
+    def __init__(self, normalisation: str, temperature: float, seed: int) -> None:
+        self.normalisation, self.temperature = normalisation, temperature
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def __call__(self, model: SimCLRNet, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, None]:
+        v1, v2 = views(x, self.normalisation, self.generator)
         z = model(torch.cat([v1, v2]))
-        return nt_xent(z[:len(x)], z[len(x):], temperature), None
+        return nt_xent(z[:len(x)], z[len(x):], self.temperature), None
 
-    return loss
+    def get_state(self) -> torch.Tensor:
+        return self.generator.get_state()
+
+    def set_state(self, state: torch.Tensor) -> None:
+        self.generator.set_state(state)
 
 
 def linear_probe(model, features: torch.Tensor, labels: torch.Tensor, *, epochs: int = 30, lr: float = 1e-3,

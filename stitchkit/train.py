@@ -11,7 +11,9 @@ warning, deleted, and training starts from the beginning.
 
 An objective is ``objective(model, x, y) -> (loss, logits or None)``: :func:`cross_entropy`
 (classification), :func:`mse` (regression onto a target representation, Hernandez et al.'s
-similarity-trained stitch); Balogh & Jelasity's energy OOD loss plugs in the same way.
+similarity-trained stitch); Balogh & Jelasity's energy OOD loss plugs in the same way. An
+objective with random state of its own (SimCLR's views) exposes ``get_state``/``set_state``,
+and that state is checkpointed with the rest.
 """
 
 from __future__ import annotations
@@ -153,6 +155,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         # A failed resume may have loaded part of the state: keep the starting state to go back to.
         initial_model = {k: v.detach().clone() for k, v in model.state_dict().items()}
         initial_generator = batches.generator.get_state()
+        initial_objective = objective.get_state() if hasattr(objective, "get_state") else None
         try:
             state = read_checkpoint(checkpoint)  # on the CPU: the generator state must stay there
             if not 0 <= state["step"] <= total or not isinstance(state["history"], list):
@@ -161,6 +164,8 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             optimiser.load_state_dict(state["optimizer"])
             scheduler.load_state_dict(state["scheduler"])
             batches.generator.set_state(state["generator"])
+            if hasattr(objective, "set_state") and "objective" in state:
+                objective.set_state(state["objective"])
             step, history = int(state["step"]), list(state["history"])
             seconds_before = history[-1]["seconds"] if history else 0.0
         except Exception as exc:  # truncated, corrupt, another model's: start over
@@ -171,6 +176,8 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             Path(checkpoint).unlink(missing_ok=True)
             model.load_state_dict(initial_model)
             batches.generator.set_state(initial_generator)
+            if initial_objective is not None:
+                objective.set_state(initial_objective)
             optimiser = make_optimizer((p for p in model.parameters() if p.requires_grad), cfg)
             scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(cfg, s, total))
             step, history, seconds_before = 0, [], 0.0
@@ -215,7 +222,9 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             write_checkpoint(checkpoint, {"model": model.state_dict(), "optimizer": optimiser.state_dict(),
                                           "scheduler": scheduler.state_dict(),
                                           "generator": batches.generator.get_state(), "step": step,
-                                          "history": history})
+                                          "history": history,
+                                          **({"objective": objective.get_state()}
+                                             if hasattr(objective, "get_state") else {})})
     bar.close()
     return history
 

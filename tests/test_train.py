@@ -104,3 +104,27 @@ def test_mse_objective_regresses_onto_a_target_representation():
                       augment=False, precision="fp32")
     history = train(model, TensorBatches(x, target, 32, shuffle=True), cfg, device="cpu", objective=mse, progress=False)
     assert history[-1]["loss"] < 0.01 * history[0]["loss"] and history[-1]["train_accuracy"] is None
+
+
+def test_simclr_resume_continues_the_augmentation_stream(tiny_split, tmp_path):
+    """SimCLR's views come from the objective's own generator: a run stopped after epoch 1 and
+    resumed from its checkpoint ends with the weights of the uninterrupted run."""
+    from stitchkit import simclr
+
+    cfg = TrainConfig(epochs=2, batch_size=16, optimizer="adam", lr=1e-3, weight_decay=0.0, augment=False,
+                      precision="fp32", seed=0)
+
+    def run(stop: float, ckpt=None):
+        backbone = build_model("resnet10", seed=0, width=4)
+        net = simclr.SimCLRNet(backbone, backbone.head.in_features, projection_dim=8)
+        batches = Batches(tiny_split, 16, normalisation="none", shuffle=True, drop_last=True, seed=0)
+        import dataclasses
+        train(net, batches, dataclasses.replace(cfg, stop=stop), device="cpu", checkpoint=ckpt, progress=False,
+              objective=simclr.objective("cifar", 0.5, 0))
+        return net
+
+    full = run(1.0)
+    ckpt = tmp_path / "simclr.pt"
+    run(0.5, ckpt)
+    resumed = run(1.0, ckpt)
+    assert all(torch.equal(p, q) for p, q in zip(full.state_dict().values(), resumed.state_dict().values()))
