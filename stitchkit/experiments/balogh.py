@@ -507,16 +507,19 @@ def plot_specificity(result: dict, *, title: str = "", fig=None):
 
     t = result["table"]
     depth = t.layer.str.replace("block", "").astype(int)
-    fig = fig or plt.figure(figsize=(3.3 * len(DING_MEASURES), 3.2), layout="constrained")
-    axes = fig.subplots(1, len(DING_MEASURES))
+    fig = fig or plt.figure(figsize=(10.5, 6.4), layout="constrained")
+    grid = fig.subplots(2, 3)  # five measures and the colour bar: readable at the page's width
+    axes = list(grid.flat[:len(DING_MEASURES)])
     c = result["correlations"]
     for ax, m in zip(axes, DING_MEASURES):
-        sc = ax.scatter(t[m], t["|ΔF| (points)"], c=depth, cmap="viridis", s=18)
+        sc = ax.scatter(t[m], t["|ΔF| (points)"], c=depth, cmap="viridis", s=24)
         ax.set_xlabel({"lcka": "1 − LCKA", "dm_func": "1 − relative accuracy (DM)"}.get(m, NAMES[m] + " distance"),
-                      fontsize=8)
-        ax.set_title(f"{NAMES[m]}: τ = {c.loc[NAMES[m], 'tau']:.2f}", fontsize=9)
-    axes[0].set_ylabel("|F(A) − F(B)| (probe accuracy, points)", fontsize=8)
-    fig.colorbar(sc, ax=axes, label="block of B", fraction=0.02, pad=0.01)
+                      fontsize=10)
+        ax.set_title(f"{NAMES[m]}: τ = {c.loc[NAMES[m], 'tau']:.2f}", fontsize=11)
+    for ax in grid[:, 0]:
+        ax.set_ylabel("|F(A) − F(B)| (probe acc., points)", fontsize=10)
+    grid.flat[-1].axis("off")
+    fig.colorbar(sc, ax=grid.flat[-1], label="block of B", fraction=0.25, location="left")
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -740,21 +743,22 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
 
     t = result["table"]
     groups = list(t.groupby(["network", "layer"], sort=False))
-    fig = fig or plt.figure(figsize=(3.0 * (1 + len(DING_MEASURES)), 3.1), layout="constrained")
-    axes = fig.subplots(1, 1 + len(DING_MEASURES))
+    fig = fig or plt.figure(figsize=(10.5, 6.4), layout="constrained")
+    axes = list(fig.subplots(2, 3).flat)  # the probe accuracy and five measures: readable at the page's width
     for (net, layer), g in groups:
         g = g.sort_values("rank")
         label = layer if len({n for (n, _), _ in groups}) == 1 else f"{net} {layer}"
         axes[0].plot(g["rank"], g["F (%)"], marker="o", ms=3, label=label)
         for ax, m in zip(axes[1:], DING_MEASURES):
             ax.plot(g["rank"], g[m], marker="o", ms=3)
-    axes[0].set_ylabel("probe accuracy F (%)", fontsize=8)
-    axes[0].legend(fontsize=7)
+    axes[0].set_ylabel("probe accuracy F (%)", fontsize=10)
+    axes[0].set_title("probe accuracy", fontsize=11)
+    axes[0].legend(fontsize=9)
     for ax, m in zip(axes[1:], DING_MEASURES):
-        ax.set_title({"lcka": "1 − LCKA", "dm_func": "1 − relative acc. (DM)"}.get(m, NAMES[m]), fontsize=9)
+        ax.set_title({"lcka": "1 − LCKA", "dm_func": "1 − relative acc. (DM)"}.get(m, NAMES[m]), fontsize=11)
     for ax in axes:
         ax.set_xscale("log")
-        ax.set_xlabel("rank of the approximation", fontsize=8)
+        ax.set_xlabel("rank of the approximation", fontsize=10)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -1060,11 +1064,11 @@ def plot_matrices_all(results: dict[str, dict], kind: str, scale: str):
 
 def plot_specificity_all(results: dict[str, dict], scale: str):
     return stacked([(plot_specificity, dict(result=r, title=f"reference A = {r['reference'][0]}, {r['reference'][1]} · "
-                                            + title(scale, a))) for a, r in results.items()], 16.5, 3.3)
+                                            + title(scale, a))) for a, r in results.items()], 10.5, 6.6)
 
 
 def plot_sensitivity_all(results: dict[str, dict], scale: str):
-    return stacked([(plot_sensitivity, dict(result=r, title=title(scale, a))) for a, r in results.items()], 18.0, 3.3)
+    return stacked([(plot_sensitivity, dict(result=r, title=title(scale, a))) for a, r in results.items()], 10.5, 6.6)
 
 
 def plot_ood_grid_all(results: dict[str, dict], scale: str):
