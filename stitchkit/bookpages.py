@@ -660,7 +660,7 @@ def _paper_scale_line(paper: Paper, gpu: Mapping[str, Any] | None = None) -> str
         else:
             rate = got["image_passes_per_second"]
             speed = (f"Measured on {escape(gpu.get('device', 'a GPU'))}, the stitch grid runs at {rate:,.0f} image "
-                     f"passes per second: {piece['image_passes'] / rate / 3600:.1f} GPU-hours. ")
+                     f"passes per second: {piece['image_passes'] / rate / 3600:.1f} GPU-hours; ")
         lines.append(f"**Paper scale.** {piece['what']}: {piece['stitches']:,} stitches, "
                      f"{piece['image_passes']:.3g} image passes of stitch training. {speed}the goal of {goal:g} "
                      f"H100-hours needs {need:,.0f} image passes per second (arithmetic on the {{doc}}`../cost` page).")
