@@ -250,27 +250,22 @@ def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]
 SPOT_DIR = paths.REPO_ROOT / "benchmarks" / "spot"
 
 
-def load_spot(stem: str = "hernandez-f2", spot_dir=None) -> tuple[pd.DataFrame, dict] | None:
-    """The stitch table and metadata (config, accuracies, device, commit, wall time) of a
-    committed spot check, or None if there is none."""
-    from pathlib import Path
-
-    base = Path(spot_dir or SPOT_DIR) / stem
-    if not base.with_suffix(".csv").exists() or not base.with_suffix(".json").exists():
-        return None
-    import json
-
-    table = pd.read_csv(base.with_suffix(".csv"))
-    return table, json.loads(base.with_suffix(".json").read_text())
-
-
 def load_spot_json(stem: str, spot_dir=None) -> dict | None:
-    """A committed spot-check result that is a JSON file alone (a diagnosis), or None."""
+    """A committed spot-check JSON file (metadata, or a diagnosis on its own), or None."""
     import json
     from pathlib import Path
 
     path = Path(spot_dir or SPOT_DIR) / f"{stem}.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def load_spot(stem: str = "hernandez-f2", spot_dir=None) -> tuple[pd.DataFrame, dict] | None:
+    """The stitch table and metadata (config, accuracies, device, commit, wall time) of a
+    committed spot check, or None if there is none."""
+    from pathlib import Path
+
+    csv, meta = Path(spot_dir or SPOT_DIR) / f"{stem}.csv", load_spot_json(stem, spot_dir)
+    return (pd.read_csv(csv), meta) if csv.exists() and meta is not None else None
 
 
 def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
