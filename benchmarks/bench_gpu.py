@@ -127,8 +127,7 @@ def paper_throughput(device: torch.device, quick: bool = False) -> list[dict]:
     # often than at 30 epochs: the projection errs high)
     t1 = replace(balogh.PRESETS_T1["paper"], tlm_epochs=1 if quick else 2,
                  **({"tlm_train_size": 5000, "test_size": 1000} if quick else {}))
-    nets = [Net(f"ResNet-18 #{k}", zoo_model) for k, zoo_model in
-            enumerate(_balogh_untrained(2))]
+    nets = replace(t1, networks=2, model_epochs=0).nets("paper", "resnet18")  # untrained copies
     layers = t1.layers(nets[0])
     pairs = [(c, c) for c in layers[::2]]
     rate, n, seconds = _grid_rate([nets[0]], [nets[1]], pairs, t1.recipe(tlm=True), data, device)
@@ -139,12 +138,6 @@ def paper_throughput(device: torch.device, quick: bool = False) -> list[dict]:
                     paper_image_passes=work["image_passes"], projected_gpu_hours=work["image_passes"] / rate / 3600,
                     goal_gpu_hours=24.0))
     return out
-
-
-def _balogh_untrained(k: int):
-    from stitchkit import zoo
-
-    return [zoo.balogh_model("paper", "resnet18", s, epochs=0) for s in range(k)]
 
 
 def run(quick: bool = False) -> tuple[list[dict], dict]:

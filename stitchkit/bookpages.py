@@ -613,7 +613,7 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
             out += _bench_table(b)
     if not bench and not gpu:
         out += ["Not measured yet: run `make bench`.", ""]
-    measured = {p["run"]: p for p in (gpu or {}).get("paper_throughput", [])}
+    measured = _gpu_throughput(gpu)
     device = escape((gpu or {}).get("device", "a GPU"))
     out += ["## Paper-scale projections", "",
             "The stitching work of the two largest paper-scale runs, counted from their `paper` presets: one "
@@ -633,7 +633,7 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
     work = []
     for piece, goal in _paper_work():
         need = "-" if goal is None else f"{piece['image_passes'] / (goal * 3600):,.0f} image passes/s"
-        got = next((v for k, v in measured.items() if piece["what"].startswith(k + " ")), None)
+        got = _throughput_for(piece, measured)
         rate = "not measured" if got is None else f"{got['image_passes_per_second']:,.0f} image passes/s"
         hours = "-" if got is None else f"{piece['image_passes'] / got['image_passes_per_second'] / 3600:.1f}"
         work.append([escape(piece["what"]), f"{piece['stitches']:,}",
@@ -649,12 +649,12 @@ def _paper_scale_line(paper: Paper, gpu: Mapping[str, Any] | None = None) -> str
     the GPU throughput the goal needs and, where ``make bench`` ran on a GPU, the projected
     GPU-hours (the arithmetic is on the Cost page)."""
     lines = []
-    measured = {p["run"]: p for p in (gpu or {}).get("paper_throughput", [])}
+    measured = _gpu_throughput(gpu)
     for piece, goal in _paper_work():
         if not piece["what"].startswith(paper.prefix + "-") or goal is None:
             continue
         need = piece["image_passes"] / (goal * 3600)
-        got = next((v for k, v in measured.items() if piece["what"].startswith(k + " ")), None)
+        got = _throughput_for(piece, measured)
         if got is None:
             speed = "Projected GPU-hours need a throughput measured on a GPU, which no run has had yet; "
         else:
@@ -665,6 +665,16 @@ def _paper_scale_line(paper: Paper, gpu: Mapping[str, Any] | None = None) -> str
                      f"{piece['image_passes']:.3g} image passes of stitch training. {speed}the goal of {goal:g} "
                      f"H100-hours needs {need:,.0f} image passes per second (arithmetic on the {{doc}}`../cost` page).")
     return ("\n" + "\n\n".join(lines) + "\n") if lines else ""
+
+
+def _gpu_throughput(gpu: Mapping[str, Any] | None) -> dict[str, dict]:
+    """The paper-scale stitch-grid throughputs of a GPU benchmark run, by run name ("H-F2", ...)."""
+    return {p["run"]: p for p in (gpu or {}).get("paper_throughput", [])}
+
+
+def _throughput_for(piece: dict, measured: dict[str, dict]) -> dict | None:
+    """The measured throughput of the run a paper-scale work count describes, if any."""
+    return next((v for k, v in measured.items() if piece["what"].startswith(k + " ")), None)
 
 
 def _paper_work() -> list[tuple[dict, float | None]]:
