@@ -10,7 +10,10 @@ the run's provenance (JSON) to ``--out`` after every ordered pair, so a run stop
 limit still leaves what it finished; the H-F2 page reads the committed copy in
 ``benchmarks/spot/`` and judges the claims with the page's own criteria.
 
-    python benchmarks/paper_spot.py hernandez --out DIR [--commit SHA]
+    python benchmarks/paper_spot.py hernandez --out DIR [--commit SHA] [--stitch-lr LR --stem NAME]
+
+``--stitch-lr`` replaces the paper's stitch learning rate (a deviation, recorded in the JSON);
+``--stem`` names the output files (default ``hernandez-f2``).
 """
 
 from __future__ import annotations
@@ -32,12 +35,14 @@ from stitchkit.hardware import default_device, device_name, resolve_precision
 SPOTS = ("hernandez",)
 
 
-def hernandez(out: Path, commit: str) -> None:
+def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-f2") -> None:
     from stitchkit.experiments import hernandez as h
 
     t0 = time.perf_counter()
     device = default_device()
     cfg = replace(h.PRESETS_F2["paper"], archs=("r1111", "r2222"), controls=())
+    if stitch_lr is not None:
+        cfg = replace(cfg, stitch_lr=stitch_lr)
     nets, accuracy, train_s = {}, {}, {}
     for a in cfg.archs:
         net = Net(h.display_name(a), cfg.model("paper", a))
@@ -54,8 +59,8 @@ def hernandez(out: Path, commit: str) -> None:
         parts.append(part.assign(kind="trained"))
         table = pd.concat(parts, ignore_index=True)
         table["relative"] = table.accuracy / table.receiver_accuracy
-        atomic_write_text(out / "hernandez-f2.csv", table.to_csv(index=False))
-        atomic_write_json(out / "hernandez-f2.json", {
+        atomic_write_text(out / f"{stem}.csv", table.to_csv(index=False))
+        atomic_write_json(out / f"{stem}.json", {
             "spot": "hernandez", "figure": "H-F2", "scale": "paper (subset)", "config": {
                 "archs": list(cfg.archs), "width": nets["r1111"].spec.width, "model_epochs": nets["r1111"].spec.train.epochs,
                 "stitch_epochs": cfg.stitch_epochs, "stitch_train_size": cfg.stitch_train_size or 50_000,
@@ -73,9 +78,11 @@ def main() -> None:
     ap.add_argument("spot", choices=SPOTS)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--stitch-lr", type=float, default=None, help="replace the paper's stitch learning rate")
+    ap.add_argument("--stem", default="hernandez-f2", help="name of the output files")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    {"hernandez": hernandez}[args.spot](args.out, args.commit)
+    {"hernandez": hernandez}[args.spot](args.out, args.commit, args.stitch_lr, args.stem)
 
 
 if __name__ == "__main__":
