@@ -20,13 +20,14 @@ import argparse
 import tempfile
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 from _table import print_rows
 from bench_train import _timed, naive_throughput, ours_throughput
 
 from stitchkit.datasets import DataSpec
-from stitchkit.grid import Net, stitch_grid
+from stitchkit.grid import STITCHES_PER_PASS, Net, stitch_grid
 from stitchkit.hardware import default_device
 from stitchkit.models import build_model
 from stitchkit.store import Store
@@ -84,7 +85,7 @@ def training_rows(width: int, batch: int, steps: int, workers: int, device: torc
                   "cudnn_benchmark": tuned, "compiled": compiled}
 
 
-def _grid_rate(senders, receivers, cut_pairs, recipe, data, device) -> tuple[float, int, float]:
+def _grid_rate(senders, receivers, cut_pairs, recipe, data, device, stitches_per_pass) -> tuple[float, int, float]:
     """(image passes per second, stitches, seconds) of one stitch grid in a fresh store."""
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(tmp)
@@ -93,51 +94,69 @@ def _grid_rate(senders, receivers, cut_pairs, recipe, data, device) -> tuple[flo
         if device.type == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
-        table = stitch_grid(senders, receivers, cut_pairs, recipe, data, device=device, store=store, progress=True)
+        table = stitch_grid(senders, receivers, cut_pairs, recipe, data, device=device, store=store, progress=True,
+                            stitches_per_pass=stitches_per_pass)
         seconds = time.perf_counter() - t0
     n = len(table)
     passes = n * recipe.train.epochs * (recipe.train_size or 50_000)
     return passes / seconds, n, seconds
 
 
-def paper_throughput(device: torch.device, quick: bool = False) -> list[dict]:
+def _side_by_side(run, setting, senders, receivers, pairs, recipe, data, device, work, goal) -> tuple[dict, dict]:
+    """The same grid trained one stitch at a time and with the device's stitches per pass: the
+    paper-throughput record (stacked rate) and the benchmark row (the ratio)."""
+    k = STITCHES_PER_PASS[device.type]
+    one, n, s1 = _grid_rate(senders, receivers, pairs, recipe, data, device, 1)
+    rate, n, seconds = _grid_rate(senders, receivers, pairs, recipe, data, device, k)
+    record = dict(run=run, setting=setting, stitches=n, seconds=seconds, image_passes_per_second=rate,
+                  stitches_per_pass=k, image_passes_per_second_one_at_a_time=one,
+                  paper_image_passes=work["image_passes"], projected_gpu_hours=work["image_passes"] / rate / 3600,
+                  goal_gpu_hours=goal)
+    row = dict(benchmark=f"stitch grid, several stitches per pass ({run})", setting=setting,
+               baseline="one stitch per pass", baseline_value=s1 / n, ours=f"{k} stitches per pass (stacked)",
+               ours_value=seconds / n, unit="s per stitch", ratio=s1 / seconds, target=None,
+               notes=f"{one:,.0f} vs {rate:,.0f} image passes/s")
+    return record, row
+
+
+def paper_throughput(device: torch.device, quick: bool = False) -> tuple[list[dict], list[dict]]:
+    """Paper-scale grid throughput: (records for the projection, benchmark rows). Each run is a
+    full layer grid of one ordered pair (every sender cut into every receiver cut timed), trained
+    for one epoch where the paper trains 4 (H-F2) or 30 (J-T1): the per-stitch costs (DM fit,
+    activations, test evaluation) are then counted 4x or 30x more often than at the paper's
+    length, so the projection errs high."""
     from stitchkit.experiments import balogh, hernandez
 
     data = DataSpec("cifar10")
-    out = []
-    # H-F2: R1111 -> R2222 at width 64, the paper's stitch recipe (4 epochs on 50k, batch 256), one
-    # sender cut per receiver cut (round robin): every receiver depth is timed, since the frozen
-    # top's cost depends on it
-    cfg = hernandez.PRESETS_F2["paper"]
+    out, rows = [], []
+    # H-F2: R1111 -> R2222 at width 64, the paper's stitch recipe (50k images, batch 256)
+    cfg = replace(hernandez.PRESETS_F2["paper"], stitch_epochs=1)
     if quick:
-        cfg = replace(cfg, stitch_epochs=1, stitch_train_size=5000, test_size=1000)
+        cfg = replace(cfg, stitch_train_size=5000, test_size=1000)
     s = Net("R1111", cfg.model("paper", "r1111", trained=False))
     r = Net("R2222", cfg.model("paper", "r2222", trained=False))
-    sc, rc = cfg.cuts(s.spec), cfg.cuts(r.spec)
-    pairs = [(sc[k % len(sc)], c) for k, c in enumerate(rc)]
-    rate, n, seconds = _grid_rate([s], [r], pairs, cfg.recipe(), data, device)
-    work = hernandez.paper_work()
-    out.append(dict(run="H-F2", setting=f"R1111 -> R2222 width {s.spec.width}, {n} stitches (every receiver cut), "
-                    f"{cfg.stitch_epochs:g} epochs x {cfg.stitch_train_size or 50_000:,} images, batch "
-                    f"{cfg.stitch_batch}", stitches=n, seconds=seconds, image_passes_per_second=rate,
-                    paper_image_passes=work["image_passes"], projected_gpu_hours=work["image_passes"] / rate / 3600,
-                    goal_gpu_hours=4.0))
-    # J-T1: Balogh's ResNet-18 width 64, network #0 -> #1, TLM (DM init, Adam, batch 256) at four
-    # block depths; 2 of the paper's 30 epochs (the per-stitch costs are then counted 15x more
-    # often than at 30 epochs: the projection errs high)
-    t1 = replace(balogh.PRESETS_T1["paper"], tlm_epochs=1 if quick else 2,
+    pairs = [(i, j) for j in cfg.cuts(r.spec) for i in cfg.cuts(s.spec)]
+    setting = (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {cfg.stitch_epochs:g} epoch x "
+               f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}")
+    record, row = _side_by_side("H-F2", setting, [s], [r], pairs, cfg.recipe(), data, device,
+                                hernandez.paper_work(), 4.0)
+    out.append(record)
+    rows.append(row)
+    # J-T1: Balogh's ResNet-18 width 64, network #0 -> #1, TLM (DM init, Adam, batch 256): every
+    # block into four receiver depths
+    t1 = replace(balogh.PRESETS_T1["paper"], tlm_epochs=1,
                  **({"tlm_train_size": 5000, "test_size": 1000} if quick else {}))
     nets = replace(t1, networks=2, model_epochs=0).nets("paper", "resnet18")  # untrained copies
     layers = t1.layers(nets[0])
-    pairs = [(c, c) for c in layers[::2]]
-    rate, n, seconds = _grid_rate([nets[0]], [nets[1]], pairs, t1.recipe(tlm=True), data, device)
-    work = balogh.paper_work("resnet18")
-    out.append(dict(run="J-T1 ResNet-18", setting=f"ResNet-18 width {nets[0].spec.width} #0 -> #1, {n} TLM stitches "
-                    f"({', '.join(c for c, _ in pairs)}), {t1.tlm_epochs:g} epochs x {t1.tlm_train_size or 50_000:,} "
-                    f"images, batch {t1.tlm_batch}", stitches=n, seconds=seconds, image_passes_per_second=rate,
-                    paper_image_passes=work["image_passes"], projected_gpu_hours=work["image_passes"] / rate / 3600,
-                    goal_gpu_hours=24.0))
-    return out
+    pairs = [(i, j) for j in layers[::2] for i in layers]
+    setting = (f"ResNet-18 width {nets[0].spec.width} #0 -> #1, {len(pairs)} TLM stitches (every block into "
+               f"{', '.join(layers[::2])}), {t1.tlm_epochs:g} epoch x {t1.tlm_train_size or 50_000:,} images, "
+               f"batch {t1.tlm_batch}")
+    record, row = _side_by_side("J-T1 ResNet-18", setting, [nets[0]], [nets[1]], pairs, t1.recipe(tlm=True), data,
+                                device, balogh.paper_work("resnet18"), 24.0)
+    out.append(record)
+    rows.append(row)
+    return out, rows
 
 
 def run(quick: bool = False) -> tuple[list[dict], dict]:
@@ -147,15 +166,49 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
     width, batch, steps = (16, 128, 4) if quick else (64, 512, 60)
     rows, training = training_rows(width, batch, steps, workers=4, device=device)
     print_rows(rows)
-    paper = paper_throughput(device, quick)
+    paper, grid_rows = paper_throughput(device, quick)
+    rows += grid_rows
     print(paper)
     return rows, {"training": training, "paper_throughput": paper}
+
+
+def update_grid_rows(report: dict, paper: list[dict], grid_rows: list[dict], when: str) -> dict:
+    """``report`` (a results-gpu.json) with its paper-scale grid throughput and its stacking rows
+    replaced by a newer measurement (made on the same kind of device; its date recorded)."""
+    keep = [r for r in report.get("rows", []) if not r["benchmark"].startswith("stitch grid, several")]
+    return {**report, "rows": keep + grid_rows, "paper_throughput": paper, "paper_throughput_date": when}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--grid-only", type=Path, metavar="OUT",
+                    help="measure only the paper-scale grid rows and write benchmarks/results-gpu.{json,md} "
+                         "with them replaced into OUT")
     args = ap.parse_args()
+    if args.grid_only:
+        import datetime as dt
+        import json
+
+        from run_all import markdown
+
+        from stitchkit.fileio import atomic_write_json, atomic_write_text
+        from stitchkit.hardware import device_name
+
+        device = default_device()
+        paper, grid_rows = paper_throughput(device, args.quick)
+        print_rows(grid_rows)
+        here = Path(__file__).resolve().parent
+        report = json.loads((here / "results-gpu.json").read_text())
+        if report["device"] != device_name(device):
+            raise SystemExit(f"results-gpu.json was measured on {report['device']!r}, this is {device_name(device)!r}: "
+                             "run the whole benchmark instead")
+        report = update_grid_rows(report, paper, grid_rows, dt.datetime.now().isoformat(timespec="seconds"))
+        args.grid_only.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(args.grid_only / "results-gpu.json", report)
+        atomic_write_text(args.grid_only / "results-gpu.md", markdown(report))
+        print(markdown(report))
+        return
     rows, extra = run(args.quick)
     print_rows(rows)
     print(extra)

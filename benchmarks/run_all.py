@@ -49,7 +49,8 @@ def markdown(report: dict) -> str:
     lines += [""] + notes if notes else []
     paper = report.get("paper_throughput") or []
     if paper:
-        lines += ["", "## Paper-scale stitch grid throughput", "",
+        when = f" (measured {report['paper_throughput_date'][:10]})" if report.get("paper_throughput_date") else ""
+        lines += ["", f"## Paper-scale stitch grid throughput{when}", "",
                   "| run | setting | stitches | seconds | image passes/s | paper-scale image passes | projected GPU-hours "
                   "| goal |", "|---|---|---|---|---|---|---|---|"]
         lines += [f"| {p['run']} | {p['setting']} | {p['stitches']} | {p['seconds']:.1f} | "

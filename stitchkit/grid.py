@@ -38,6 +38,9 @@ from .train import TrainConfig, evaluate
 from .zoo import ModelSpec, load_or_train
 
 INITS = ("dm", "default")
+# Stitches into one receiver cut trained together per pass, by device type: a CPU is busy with
+# one stitch (stacking gains nothing there); on a GPU one small stitch leaves it mostly idle.
+STITCHES_PER_PASS = {"cpu": 1, "cuda": 8}
 
 
 @dataclass(frozen=True)
@@ -131,9 +134,11 @@ def _is_net(sender: Any) -> bool:
 class _Context:
     """What one grid call shares: device, store, data splits, receiver accuracies and targets."""
 
-    def __init__(self, recipe: StitchRecipe, data: DataSpec, device, store, root, progress) -> None:
+    def __init__(self, recipe: StitchRecipe, data: DataSpec, device, store, root, progress,
+                 stitches_per_pass: int | None = None) -> None:
         self.recipe, self.data, self.device, self.store, self.root = recipe, data, device, store, root
         self.progress = progress
+        self.stitches_per_pass = stitches_per_pass or STITCHES_PER_PASS.get(device.type, 1)
         self.precision = resolve_precision(recipe.train.precision, device)
         train = train_split(data, root)
         if recipe.train_size is not None:
@@ -191,42 +196,45 @@ class _SenderCut:
         return self._acts[split]
 
 
-def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
-    recipe = ctx.recipe
-    spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=recipe,
+def _spec(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str) -> StitchSpec:
+    return StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=ctx.recipe,
                       data=ctx.data)
-    rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+
+
+def _start(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, receiver: Net, cut_i: str, cut_j: str):
+    """A fresh stitch, directly matched if the recipe says so: (stitched model, normalisation,
+    receiver shape at cut_j, metrics so far, the DM result or None)."""
+    recipe, cached = ctx.recipe, can_cache_activations(ctx.recipe)
+    stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
+    metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
+    result = None
+    if recipe.init == "dm":
+        if not _is_net(sender):
+            raise ValueError(f"sender {sender.name!r} is a tensor source: direct matching needs images that "
+                             "both networks see; use init='default'")
+        x_dm, _ = sc.get("dm")
+        metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
+        result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
+        metrics["dm_accuracy"] = result["accuracy"]
+    return stitched, norm, out_shape, metrics, result
+
+
+def _finish(ctx: _Context, stitched, sc: _SenderCut, norm: str, out_shape, metrics: dict, result,
+            history: list[dict], seconds: float) -> tuple[dict, dict[str, torch.Tensor]]:
+    """Evaluate a trained stitch (unless direct matching alone made it): (metrics, tensors) to store."""
+    if history or result is None:  # direct matching alone: its evaluation is the result
+        result = _evaluate(ctx, stitched, sc, norm, can_cache_activations(ctx.recipe), out_shape)
+    metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], history=history,
+                   train_loss=history[-1]["loss"] if history else None, seconds=seconds, precision=ctx.precision)
+    return metrics, stitched.stitch.state_dict()
+
+
+def _trains(recipe: StitchRecipe) -> bool:
+    return recipe.train.epochs > 0 or bool(recipe.train.steps)
+
+
+def _row(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str, entry) -> dict:
     receiver_acc = ctx.receiver_accuracy(receiver)
-    cached = can_cache_activations(recipe)
-    input_shape = tuple(ctx.test.images.shape[1:])
-
-    def compute() -> tuple[dict, dict[str, torch.Tensor]]:
-        t0 = time.perf_counter()
-        stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, input_shape)
-        metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
-        result = None
-        if recipe.init == "dm":
-            if not _is_net(sender):
-                raise ValueError(f"sender {sender.name!r} is a tensor source: direct matching needs images that "
-                                 "both networks see; use init='default'")
-            x_dm, _ = sc.get("dm")
-            metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
-            result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
-            metrics["dm_accuracy"] = result["accuracy"]
-        history: list[dict] = []
-        if recipe.train.epochs > 0 or recipe.train.steps:
-            # precomputed activations when they are fixed (or all a tensor source has), else image batches
-            x, y = sc.get("train", out_shape) if cached or not _is_net(sender) else (None, None)
-            history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
-                                             activations=x, labels=y, progress=False)
-        if history or result is None:  # direct matching alone: its evaluation is the result
-            result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
-        metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], history=history,
-                       train_loss=history[-1]["loss"] if history else None,
-                       seconds=time.perf_counter() - t0, precision=ctx.precision)
-        return metrics, stitched.stitch.state_dict()
-
-    entry = ctx.store.get_or_compute(spec, compute, salt=_salt(ctx, sender, receiver))
     m = entry.metrics
     return {"sender": sender.name, "receiver": receiver.name, "cut_i": cut_i, "cut_j": cut_j,
             "control": _is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,
@@ -235,6 +243,52 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
             "dm_penalty": None if m["dm_accuracy"] is None else receiver_acc - m["dm_accuracy"],
             "dm_residual": m["dm_residual"], "train_loss": m["train_loss"], "seconds": m["seconds"],
             "n_test": m["n"], "key": entry.key}
+
+
+def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
+    recipe = ctx.recipe
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+    cached = can_cache_activations(recipe)
+
+    def compute() -> tuple[dict, dict[str, torch.Tensor]]:
+        t0 = time.perf_counter()
+        stitched, norm, out_shape, metrics, result = _start(ctx, sender, sc, rx, receiver, cut_i, cut_j)
+        history: list[dict] = []
+        if _trains(recipe):
+            # precomputed activations when they are fixed (or all a tensor source has), else image batches
+            x, y = sc.get("train", out_shape) if cached or not _is_net(sender) else (None, None)
+            history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
+                                             activations=x, labels=y, progress=False)
+        return _finish(ctx, stitched, sc, norm, out_shape, metrics, result, history, time.perf_counter() - t0)
+
+    entry = ctx.store.get_or_compute(_spec(ctx, sender, receiver, cut_i, cut_j), compute,
+                                     salt=_salt(ctx, sender, receiver))
+    return _row(ctx, sender, receiver, cut_i, cut_j, entry)
+
+
+def _stacked_stitches(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], receiver: Net, cut_j: str,
+                      cuts_i: Sequence[str]) -> list[dict]:
+    """Every stitch from ``cuts_i`` of ``sender`` into ``cut_j`` of ``receiver``: those not in the
+    store are directly matched one by one, then trained ``ctx.stitches_per_pass`` at a time in
+    one pass (:func:`stitching.train_stitches_stacked`), and stored one by one."""
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
+    salt = _salt(ctx, sender, receiver)
+    entries = {ci: ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt) for ci in cuts_i}
+    todo = [ci for ci in cuts_i if entries[ci] is None]
+    k = ctx.stitches_per_pass
+    for chunk in (todo[n:n + k] for n in range(0, len(todo), k)):
+        t0 = time.perf_counter()
+        started = [_start(ctx, sender, cuts[ci], rx, receiver, ci, cut_j) for ci in chunk]
+        histories: list[list[dict]] = [[] for _ in chunk]
+        if _trains(ctx.recipe):
+            xs = [cuts[ci].get("train", st[2])[0] for ci, st in zip(chunk, started)]
+            histories = stitching.train_stitches_stacked([st[0] for st in started], xs, ctx.train.labels,
+                                                         ctx.recipe.train, device=ctx.device, progress=False)
+        seconds = (time.perf_counter() - t0) / len(chunk)  # the pass is shared: each stitch its part
+        for ci, (stitched, norm, out_shape, metrics, result), history in zip(chunk, started, histories):
+            metrics, tensors = _finish(ctx, stitched, cuts[ci], norm, out_shape, metrics, result, history, seconds)
+            entries[ci] = ctx.store.put(_spec(ctx, sender, receiver, ci, cut_j), metrics, tensors, salt=salt)
+    return [_row(ctx, sender, receiver, ci, cut_j, entries[ci]) for ci in cuts_i]
 
 
 def _salt(ctx: _Context, sender: Any, receiver: Net) -> str:
@@ -349,7 +403,14 @@ def _check(senders, receivers, cut_pairs) -> None:
             raise TypeError(f"receivers must be Net, got {type(r).__name__}")
 
 
+def _stacks(ctx: _Context, senders) -> bool:
+    """Train several stitches per pass: asked for, activations cacheable, every sender a network."""
+    return ctx.stitches_per_pass > 1 and can_cache_activations(ctx.recipe) and all(_is_net(s) for s in senders)
+
+
 def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
+    if _stacks(ctx, senders):
+        return _stacked_rows(senders, receivers, cut_pairs, ctx, bar)
     rows = []
     by_cut: dict[str, list[str]] = {}
     for ci, cj in cut_pairs:
@@ -366,6 +427,25 @@ def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[
     return rows
 
 
+def _stacked_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
+    """The local grid with the stitches into each receiver cut stacked: every cut of a sender is
+    held (computed once) while its stitches into all receivers train; rows in the local order."""
+    rows = []
+    by_j: dict[str, list[str]] = {}
+    for ci, cj in cut_pairs:
+        by_j.setdefault(cj, []).append(ci)
+    for sender in senders:
+        cuts = {ci: _SenderCut(ctx, sender, ci) for ci, _ in cut_pairs}
+        for receiver in receivers:
+            for cut_j, cuts_i in by_j.items():
+                rows.extend(_stacked_stitches(ctx, sender, cuts, receiver, cut_j, cuts_i))
+                if bar is not None:
+                    bar.update(len(cuts_i))
+        del cuts
+    rows.sort(key=_local_order(senders, receivers, cut_pairs))
+    return rows
+
+
 def _local_order(senders, receivers, cut_pairs):
     """Sort key putting rows in the order the local run produces them."""
     s_idx = {s.name: k for k, s in enumerate(senders)}
@@ -377,33 +457,40 @@ def _local_order(senders, receivers, cut_pairs):
     return lambda r: (s_idx[r["sender"]], ci_idx[r["cut_i"]], r_idx[r["receiver"]], p_idx[(r["cut_i"], r["cut_j"])])
 
 
-def _pair_task(sender, receiver, cut_pairs, recipe, data, store_root, root) -> list[dict]:
+def _pair_task(sender, receiver, cut_pairs, recipe, data, store_root, root, stitches_per_pass=None) -> list[dict]:
     """One Dask task: every stitch of one sender-receiver pair (models loaded on the worker)."""
-    ctx = _Context(recipe, data, as_device(None), Store(store_root), root, progress=False)
+    ctx = _Context(recipe, data, as_device(None), Store(store_root), root, progress=False,
+                   stitches_per_pass=stitches_per_pass)
     return _local_rows([sender], [receiver], cut_pairs, ctx)
 
 
 def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Sequence[tuple[str, str]],
                 recipe: StitchRecipe, data: DataSpec, *, device: torch.device | str | None = None,
                 store: Store | None = None, root: str | os.PathLike | None = None, progress: bool = True,
-                client=None) -> pd.DataFrame:
+                client=None, stitches_per_pass: int | None = None) -> pd.DataFrame:
     """Every stitch of every sender into every receiver at every (cut_i, cut_j) in ``cut_pairs``.
 
     Returns one row per stitch (see the module docstring), in sender, cut, receiver order.
     With a Dask ``client`` each sender-receiver pair is one task (workers share the store on disk).
+    ``stitches_per_pass``: stitches into one receiver cut trained together in one pass (same
+    numbers up to rounding; it fills a GPU that one small stitch leaves idle). None: the
+    device's default (:data:`STITCHES_PER_PASS`); 1 trains one at a time.
     """
     _check(senders, receivers, cut_pairs)
+    if stitches_per_pass is not None and (isinstance(stitches_per_pass, bool) or not isinstance(stitches_per_pass, int)
+                                          or stitches_per_pass < 1):
+        raise ValueError(f"stitches_per_pass must be a whole number >= 1 or None, got {stitches_per_pass!r}")
     store = store or Store()
     cut_pairs = [tuple(p) for p in cut_pairs]
     if client is not None:
         futures = client.map(_pair_task, [s.detached() if _is_net(s) else s for s in senders for _ in receivers],
                              [r.detached() for _ in senders for r in receivers],
                              pure=False, cut_pairs=cut_pairs, recipe=recipe, data=data, store_root=str(store.root),
-                             root=root)
+                             root=root, stitches_per_pass=stitches_per_pass)
         rows = [row for part in client.gather(futures) for row in part]
         rows.sort(key=_local_order(senders, receivers, cut_pairs))
     else:
-        ctx = _Context(recipe, data, as_device(device), store, root, progress)
+        ctx = _Context(recipe, data, as_device(device), store, root, progress, stitches_per_pass=stitches_per_pass)
         bar = progress_bar(total=len(senders) * len(receivers) * len(cut_pairs), desc="stitch grid",
                            disable=not progress, unit="stitch")
         rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)

@@ -28,7 +28,7 @@ stays the affine map DM found and only its parameters move.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import torch
 from torch import nn
@@ -203,24 +203,29 @@ def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, 
 
 
 class TensorBatches:
-    """(x, y) batches over tensors already on the device; shuffled per epoch by ``generator``."""
+    """(x, y) batches over tensors already on the device; shuffled per epoch by ``generator``.
 
-    def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size: int, *, shuffle: bool = False,
-                 seed: int = 0, drop_last: bool = False) -> None:
-        if x.shape[0] != y.shape[0]:
-            raise ValueError(f"x has {x.shape[0]} rows, y has {y.shape[0]}")
+    ``x`` may be a tuple of tensors with the same rows (several stitches' inputs for the same
+    images): each batch then yields the tuple indexed alike, in the order one tensor would."""
+
+    def __init__(self, x: torch.Tensor | tuple[torch.Tensor, ...], y: torch.Tensor, batch_size: int, *,
+                 shuffle: bool = False, seed: int = 0, drop_last: bool = False) -> None:
+        rows = {t.shape[0] for t in x} if isinstance(x, tuple) else {x.shape[0]}
+        if rows != {y.shape[0]}:
+            raise ValueError(f"x has {sorted(rows)} rows, y has {y.shape[0]}")
         self.x, self.y, self.batch_size = x, y, batch_size
         self.shuffle, self.drop_last = shuffle, drop_last
         self.generator = torch.Generator().manual_seed(seed)
 
     def __len__(self) -> int:
-        n = self.x.shape[0]
+        n = self.y.shape[0]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
-        for idx in index_batches(self.x.shape[0], self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last,
-                                 generator=self.generator, device=self.x.device):
-            yield self.x[idx], self.y[idx]
+        for idx in index_batches(self.y.shape[0], self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last,
+                                 generator=self.generator, device=self.y.device):
+            x = tuple(t[idx] for t in self.x) if isinstance(self.x, tuple) else self.x[idx]
+            yield x, self.y[idx]
 
 
 @torch.no_grad()
@@ -355,6 +360,73 @@ def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, 
     batches = Batches(train_split, cfg.batch_size, normalisation=normalisation, shuffle=True, augment=cfg.augment,
                       seed=cfg.seed, device=device, channels_last=channels_last_ok(stitched.sender))
     return train(stitched, batches, cfg, device=device, desc=desc, progress=progress)
+
+
+class _Stacked(nn.Module):
+    """Several stitches into the same receiver cut, trained in one pass: each stitch maps its own
+    sender's activations, the outputs are concatenated on the batch axis and the frozen receiver
+    tail (BatchNorm in eval mode, so per-image) runs once on the lot."""
+
+    def __init__(self, members: Sequence[StitchedModel]) -> None:
+        super().__init__()
+        first = members[0]
+        for m in members:
+            if m.receiver is not first.receiver or m.cut_j != first.cut_j:
+                raise ValueError("stacked stitches must share one receiver and one receiver cut, got "
+                                 f"{m.cut_j!r} and {first.cut_j!r}")
+            if m.frozen_bn != "eval":
+                raise ValueError("stacked stitches need the receiver's BatchNorm in eval mode (frozen_bn='eval'), "
+                                 f"got {m.frozen_bn!r}")
+        self.members = nn.ModuleList(members)
+
+    def forward(self, hs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        first = self.members[0]
+        h = torch.cat([m.stitch(x) for m, x in zip(self.members, hs)])
+        return first.receiver.forward_from(first.cut_j, h)
+
+
+class _StackedCrossEntropy:
+    """Sum over the stacked stitches of each one's mean cross-entropy (so each stitch gets the
+    gradient it would get alone), recording each one's loss per step."""
+
+    def __init__(self, k: int) -> None:
+        self.k, self.steps = k, []
+
+    def __call__(self, model: nn.Module, xs: tuple[torch.Tensor, ...], y: torch.Tensor):
+        logits = model(xs)
+        per = nn.functional.cross_entropy(logits.float(), y.repeat(self.k), reduction="none").view(self.k, -1).mean(1)
+        self.steps.append((per.detach(), y.shape[0]))
+        return per.sum(), None
+
+
+def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequence[torch.Tensor],
+                           labels: torch.Tensor, cfg: TrainConfig, *, device: torch.device | str | None = None,
+                           desc: str = "stitches", progress: bool = True) -> list[list[dict]]:
+    """Task-loss matching of several stitches at once (one receiver cut, one sender activation
+    tensor each, the same images): the same batches, schedule and per-stitch gradients as
+    :func:`train_stitch` run on each alone, but one receiver-tail pass per step for all of them.
+    Returns each stitch's per-epoch history (its own loss; lr and the shared seconds)."""
+    device = as_device(device)
+    k = len(members)
+    if len(activations) != k:
+        raise ValueError(f"{k} stitches but {len(activations)} activation tensors")
+    batches = TensorBatches(tuple(activations), labels.to(device), cfg.batch_size, shuffle=True, seed=cfg.seed)
+    objective = _StackedCrossEntropy(k)
+    history = train(_Stacked(members), batches, cfg, device=device, objective=objective, desc=desc,
+                    progress=progress)
+    # per-stitch loss of each epoch, from the per-step records (an epoch ends at history's step)
+    per = torch.stack([p for p, _ in objective.steps]).double().cpu() if objective.steps else torch.zeros(0, k)
+    sizes = torch.tensor([n for _, n in objective.steps], dtype=torch.float64)
+    out: list[list[dict]] = [[] for _ in range(k)]
+    start = 0
+    for rec in history:
+        end = rec["step"]
+        w = sizes[start:end]
+        mean = (per[start:end] * w[:, None]).sum(0) / max(float(w.sum()), 1.0)
+        for i in range(k):
+            out[i].append({**rec, "loss": float(mean[i]), "train_accuracy": None})
+        start = end
+    return out
 
 
 def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normalisation: str,

@@ -75,6 +75,25 @@ def test_dask_grid_gives_the_same_table_as_the_local_run(root, tmp_path):
     pd.testing.assert_frame_equal(local.drop(columns="seconds"), remote.drop(columns="seconds"))
 
 
+def test_stitches_stacked_in_one_pass_give_the_table_of_one_at_a_time(root, tmp_path):
+    senders, receivers = _nets()
+    cuts = [("stem", "block2"), ("block1", "block2"), ("block2", "block2"), ("block3", "block3")]
+    recipe = dataclasses.replace(RECIPE, kind="strided_or_upsample")  # Hernandez's stitch: any two cuts
+    one = stitch_grid(senders, receivers, cuts, recipe, DataSpec(), device="cpu", store=Store(tmp_path / "one"),
+                      root=root, progress=False, stitches_per_pass=1)
+    stacked = stitch_grid(senders, receivers, cuts, recipe, DataSpec(), device="cpu", store=Store(tmp_path / "st"),
+                          root=root, progress=False, stitches_per_pass=2)
+    assert list(stacked.cut_i) == list(one.cut_i) and list(stacked.sender) == list(one.sender)
+    cols = ["accuracy", "dm_accuracy", "train_loss", "dm_residual"]
+    pd.testing.assert_frame_equal(stacked[cols], one[cols], rtol=1e-4, atol=1e-5)
+    # each stored stitch is its own entry: the one-at-a-time store reads back the stacked table
+    again = stitch_grid(senders, receivers, cuts, recipe, DataSpec(), device="cpu", store=Store(tmp_path / "st"),
+                        root=root, progress=False, stitches_per_pass=1)
+    pd.testing.assert_frame_equal(again.drop(columns="seconds"), stacked.drop(columns="seconds"))
+    with pytest.raises(ValueError, match="stitches_per_pass"):
+        stitch_grid(senders, receivers, cuts, recipe, DataSpec(), device="cpu", stitches_per_pass=0)
+
+
 class NoiseSource:
     """A tensor-source sender: one random pattern per class plus noise, in the receiver's shape."""
 
