@@ -129,7 +129,7 @@ run.claims_table()
 #   1-3 points below the original data. When the canonical pickles are in the data root they
 #   are used instead.
 # - **Scale.** Only `paper` uses the paper's training recipe (width 64, 64k SGD steps). `demo`
-#   trains width-16 networks for 5 epochs, so its absolute accuracies are far below the
+#   trains width-8 networks for 5 epochs, so its absolute accuracies are far below the
 #   paper's ~95%; the configuration at the end of the page lists every setting of this run.
 # - **Stitch initialisation and optimisation.** Stitches start from direct matching: the input
 #   BatchNorm takes the sender's statistics, the 1x1 conv is the float64 least-squares fit of

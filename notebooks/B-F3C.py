@@ -116,7 +116,7 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG
-#   CIFAR-10, width 16 and the step count of 5 epochs on 50k images at `demo` (the paper: width
+#   CIFAR-10, width 8 and the step count of 5 epochs on 50k images at `demo` (the paper: width
 #   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images with frozen statistics.
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.

@@ -107,7 +107,7 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitch training** are B-F2A's, with every deviation stated there (JPEG
-#   CIFAR-10, width 16 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
+#   CIFAR-10, width 8 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
 #   statistics, 2 epochs on 10k images at `demo`).
 # - **The pooled cut** (a vector) has no spatial kernel and is left out.
 # - **Cuts.** `demo` stitches at five of the nine map cuts (stem, block1, block3, block5,

@@ -115,7 +115,7 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's, with every deviation stated there: JPEG CIFAR-10,
-#   width 16 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen statistics,
+#   width 8 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen statistics,
 #   the random network's BatchNorm statistics recalibrated on 2,000 training images.
 # - **CKA** is linear CKA on fully flattened activations of `cka_images` test images (2,000 at
 #   `demo`), computed in float64 in Gram form. The paper does not state its number of images.

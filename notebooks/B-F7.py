@@ -93,7 +93,7 @@ run.claims_table()
 # - **Models** are those of B-F2C (5k and 25k samples, seed 1), B-F3C (x0.25 and x2 widths,
 #   seed 0) and B-F3B (snapshots at the midpoint and the end of one run, seed 0), with the
 #   deviations stated there;
-#   at `demo`, width 16 and the step count of 5 epochs on 50k images.
+#   at `demo`, width 8 and the step count of 5 epochs on 50k images.
 # - **CKA** is on fully flattened activations of `cka_images` test images (2,000 at `demo`);
 #   the paper does not state its number of images.
 

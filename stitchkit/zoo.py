@@ -230,7 +230,7 @@ def train_snapshots(specs: list[ModelSpec], **kw) -> None:
 # their BN statistics recalibrated on `calibrate_bn` images.
 BANSAL_RESNET18 = {
     "smoke": {"width": 8, "train_size": 2048, "epochs": 4, "calibrate_bn": 512},
-    "demo": {"width": 16, "train_size": None, "epochs": 5, "calibrate_bn": 2000},
+    "demo": {"width": 8, "train_size": None, "epochs": 5, "calibrate_bn": 2000},
     "paper": {"width": 64, "train_size": None, "steps": 64_000, "calibrate_bn": 2000},
 }
 

@@ -66,7 +66,7 @@ class ConnectivityConfig:
 PRESETS = {
     # CI: seconds. Width-8 nets on 2k images (above chance, ~30%); stitches 1 epoch on 1k images.
     "smoke": ConnectivityConfig(stitch_epochs=1, stitch_train_size=1000, dm_images=500, test_size=1000),
-    # 2 CPU cores: the zoo's width-16 nets (5 epochs on 50k); stitches DM-initialised, then 2 epochs
+    # 2 CPU cores: the zoo's width-8 nets (5 epochs on 50k); stitches DM-initialised, then 2 epochs
     # on 10k images without augmentation (sender activations computed once), Adam 1e-3, batch 32.
     "demo": ConnectivityConfig(),
     # GPU: the zoo's paper recipe (width 64, 64k SGD steps); stitches as in the authors' run scripts:
