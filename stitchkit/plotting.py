@@ -50,6 +50,40 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     return _finish(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
 
 
+def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", ncols: int = 3):
+    """Bansal et al. Fig. 2A's layout: one panel per architecture, the stitched model's test
+    error (%) at each stitch point, one line per sender (as in :func:`penalty_per_layer`), and
+    the receiver's own error as a dashed line. ``panels`` maps a panel title to a stitch-grid
+    table (columns ``cut``, ``sender``, ``accuracy``, ``receiver_accuracy``)."""
+    n = len(panels)
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows), squeeze=False)
+    for ax, (name, table) in zip(axes.flat, panels.items()):
+        cuts = list(dict.fromkeys(table["cut"]))
+        x = np.arange(len(cuts))
+        for (label, g), colour in zip(table.groupby("sender", sort=False), PALETTE):
+            g = g.set_index("cut").loc[cuts]
+            ax.plot(x, 100 - 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
+        ax.axhline(100 - 100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
+        ax.set_xticks(x, cuts, rotation=45, ha="right")
+        ax.set_title(name)
+        ax.set_ylabel("stitched test error (%)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    handles, labels = {}, {}
+    for ax in list(axes.flat)[:n]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), frameon=False,
+               fontsize=9)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
 def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str = "", ax_width: float = 5.5):
     """Bansal et al. Fig. 5: stitching penalty (left) and linear CKA with the receiver (right) at
     every cut, one line per sender, from a table with columns ``cut``, ``sender``, ``penalty``, ``cka``."""

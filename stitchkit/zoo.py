@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -275,6 +275,42 @@ def bansal_resnet18(scale: str, seed: int = 0, *, width: int | None = None, widt
                      train=_sgd(cfg, seed), options=() if final_bn else (("final_bn", False),),
                      calibrate_bn=0 if trained else cfg["calibrate_bn"])
 
+
+
+# Bansal et al.'s Myrtle CNN (Page 2018; App. A.2: 80k SGD steps at a constant learning rate of
+# 1, crop + flip). At smoke and demo the ResNet-18 recipe (lr 0.05, steps x0.2 at 1/2 and 3/4),
+# at the base width of the scale's ResNet-18.
+BANSAL_MYRTLE = {
+    "smoke": {"width": 8, "train_size": 2048, "epochs": 4, "calibrate_bn": 512},
+    "demo": {"width": 8, "train_size": None, "epochs": 5, "calibrate_bn": 2000},
+    "paper": {"width": 64, "train_size": None, "steps": 80_000, "calibrate_bn": 2000, "constant_lr": 1.0},
+}
+
+
+def bansal_myrtle(scale: str, seed: int = 0, *, trained: bool = True) -> ModelSpec:
+    """Bansal et al.'s Myrtle CNN at ``scale`` (see :data:`BANSAL_MYRTLE`); ``trained=False`` is
+    the random network with recalibrated BN statistics."""
+    cfg = dict(BANSAL_MYRTLE[check_scale(scale)])
+    if not trained:
+        cfg.update(epochs=0.0, steps=None)
+    train = _sgd(cfg, seed)
+    if "constant_lr" in cfg:
+        train = replace(train, lr=cfg["constant_lr"], schedule="constant")
+    return ModelSpec(model="myrtle", width=cfg["width"], data=DataSpec("cifar10", train_size=cfg["train_size"]),
+                     normalisation="cifar", seed=seed, train=train, calibrate_bn=0 if trained else cfg["calibrate_bn"])
+
+
+def bansal_vit(scale: str, seed: int = 0, *, trained: bool = True) -> ModelSpec:
+    """Bansal et al.'s ViT (App. A.2: patch 4, depth 12, 12 heads, dim 768, pre-trained on
+    CIFAR-5m, which is not available offline). ``paper``: that architecture trained on CIFAR-10
+    with Balogh & Jelasity's ViT recipe (Adam 1e-3, wd 1e-5, batch 64, 100 epochs); ``smoke`` and
+    ``demo``: Balogh & Jelasity's ViT of the scale itself (the same networks as their pages)."""
+    if check_scale(scale) != "paper":
+        spec = balogh_model(scale, "vit", seed)
+    else:
+        spec = ModelSpec(model="vit_ti", width=768, data=DataSpec("cifar10"), normalisation="none", seed=seed,
+                         train=_balogh_train(100, seed), options=(("depth", 12), ("heads", 12)))
+    return spec if trained else replace(spec, train=replace(spec.train, epochs=0.0, steps=None))
 
 
 # Bansal et al.'s ResNet-164 (pre-activation bottleneck, He et al. 2016b) with the ResNet-18

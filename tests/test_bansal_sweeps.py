@@ -1,5 +1,6 @@
 """Bansal et al.'s "more is better" and label pages: model recipes and verdict logic on synthetic tables."""
 
+import dataclasses
 import json
 
 import pandas as pd
@@ -199,3 +200,17 @@ def test_myrtle_cnn():
     assert m.cuts == ("layer1", "layer2", "layer3", "layer4", "pool")
     assert m.cut_shapes()["layer4"] == (64, 4, 4)
     assert m(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_f2a_other_architectures_are_checked_and_cuts_spread():
+    from stitchkit.experiments import bansal
+
+    cuts = [f"c{i}" for i in range(10)]
+    assert bansal.spread(cuts, 5) == ["c0", "c2", "c4", "c7", "c9"] and bansal.spread(cuts, None) == cuts
+    assert bansal.spread(cuts[:3], 5) == cuts[:3]
+    cfg = dataclasses.replace(bansal.PRESETS_F2A["smoke"], other_archs=("resnet18_x0.5", "alexnet"))
+    with pytest.raises(ValueError, match="alexnet.*valid: resnet18_x0.5"):
+        bansal.architectures(cfg, "smoke")
+    demo = bansal.PRESETS_F2A["demo"]
+    assert demo.arch_model("demo", "resnet18_x2", 0).width == 2 * demo.model("demo", 0).width
+    assert demo.arch_recipe("vit").kind == "conv" and demo.arch_recipe("myrtle").kind == "bn_conv_bn"
