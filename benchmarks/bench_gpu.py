@@ -102,61 +102,81 @@ def _grid_rate(senders, receivers, cut_pairs, recipe, data, device, stitches_per
     return passes / seconds, n, seconds
 
 
-def _side_by_side(run, setting, senders, receivers, pairs, recipe, data, device, work, goal) -> tuple[dict, dict]:
-    """The same grid trained one stitch at a time and with the device's stitches per pass: the
-    paper-throughput record (stacked rate) and the benchmark row (the ratio)."""
-    k = STITCHES_PER_PASS[device.type]
-    one, n, s1 = _grid_rate(senders, receivers, pairs, recipe, data, device, 1)
-    rate, n, seconds = _grid_rate(senders, receivers, pairs, recipe, data, device, k)
-    record = dict(run=run, setting=setting, stitches=n, seconds=seconds, image_passes_per_second=rate,
-                  stitches_per_pass=k, image_passes_per_second_one_at_a_time=one,
-                  paper_image_passes=work["image_passes"], projected_gpu_hours=work["image_passes"] / rate / 3600,
-                  goal_gpu_hours=goal)
-    row = dict(benchmark=f"stitch grid, several stitches per pass ({run})", setting=setting,
-               baseline="one stitch per pass", baseline_value=s1 / n, ours=f"{k} stitches per pass (stacked)",
-               ours_value=seconds / n, unit="s per stitch", ratio=s1 / seconds, target=None,
-               notes=f"{one:,.0f} vs {rate:,.0f} image passes/s")
-    return record, row
-
-
-def paper_throughput(device: torch.device, quick: bool = False) -> tuple[list[dict], list[dict]]:
-    """Paper-scale grid throughput: (records for the projection, benchmark rows). Each run is a
-    full layer grid of one ordered pair (every sender cut into every receiver cut timed), trained
-    for one epoch where the paper trains 4 (H-F2) or 30 (J-T1): the per-stitch costs (DM fit,
-    activations, test evaluation) are then counted 4x or 30x more often than at the paper's
-    length, so the projection errs high."""
+def _runs(quick: bool):
+    """The two paper-scale grids whose cost the issues bound, as (run, setting(epochs), senders,
+    receivers, layer pairs, recipe(epochs), paper work, goal in GPU-hours): H-F2 R1111 -> R2222
+    at width 64 with the paper's stitch recipe (50k images, batch 256), every layer pair; J-T1
+    Balogh's ResNet-18 width 64, #0 -> #1, TLM (DM init, Adam, batch 256), every block into four
+    receiver depths. Untrained copies: throughput does not depend on the weights."""
     from stitchkit.experiments import balogh, hernandez
 
-    data = DataSpec("cifar10")
-    out, rows = [], []
-    # H-F2: R1111 -> R2222 at width 64, the paper's stitch recipe (50k images, batch 256)
-    cfg = replace(hernandez.PRESETS_F2["paper"], stitch_epochs=1)
+    cfg = hernandez.PRESETS_F2["paper"]
     if quick:
         cfg = replace(cfg, stitch_train_size=5000, test_size=1000)
     s = Net("R1111", cfg.model("paper", "r1111", trained=False))
     r = Net("R2222", cfg.model("paper", "r2222", trained=False))
     pairs = [(i, j) for j in cfg.cuts(r.spec) for i in cfg.cuts(s.spec)]
-    setting = (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {cfg.stitch_epochs:g} epoch x "
-               f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}")
-    record, row = _side_by_side("H-F2", setting, [s], [r], pairs, cfg.recipe(), data, device,
-                                hernandez.paper_work(), 4.0)
-    out.append(record)
-    rows.append(row)
-    # J-T1: Balogh's ResNet-18 width 64, network #0 -> #1, TLM (DM init, Adam, batch 256): every
-    # block into four receiver depths
-    t1 = replace(balogh.PRESETS_T1["paper"], tlm_epochs=1,
-                 **({"tlm_train_size": 5000, "test_size": 1000} if quick else {}))
-    nets = replace(t1, networks=2, model_epochs=0).nets("paper", "resnet18")  # untrained copies
+    yield ("H-F2", lambda e: (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {e:g} epoch(s) x "
+                              f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}"),
+           [s], [r], pairs, lambda e: replace(cfg, stitch_epochs=e).recipe(), hernandez.paper_work(), 4.0)
+    t1 = balogh.PRESETS_T1["paper"]
+    if quick:
+        t1 = replace(t1, tlm_train_size=5000, test_size=1000)
+    nets = replace(t1, networks=2, model_epochs=0).nets("paper", "resnet18")
     layers = t1.layers(nets[0])
     pairs = [(i, j) for j in layers[::2] for i in layers]
-    setting = (f"ResNet-18 width {nets[0].spec.width} #0 -> #1, {len(pairs)} TLM stitches (every block into "
-               f"{', '.join(layers[::2])}), {t1.tlm_epochs:g} epoch x {t1.tlm_train_size or 50_000:,} images, "
-               f"batch {t1.tlm_batch}")
-    record, row = _side_by_side("J-T1 ResNet-18", setting, [nets[0]], [nets[1]], pairs, t1.recipe(tlm=True), data,
-                                device, balogh.paper_work("resnet18"), 24.0)
-    out.append(record)
-    rows.append(row)
+    yield ("J-T1 ResNet-18",
+           lambda e: (f"ResNet-18 width {nets[0].spec.width} #0 -> #1, {len(pairs)} TLM stitches (every block into "
+                      f"{', '.join(layers[::2])}), {e:g} epoch(s) x {t1.tlm_train_size or 50_000:,} images, "
+                      f"batch {t1.tlm_batch}"),
+           [nets[0]], [nets[1]], pairs, lambda e: replace(t1, tlm_epochs=e).recipe(tlm=True),
+           balogh.paper_work("resnet18"), 24.0)
+
+
+def paper_throughput(device: torch.device, quick: bool = False) -> tuple[list[dict], list[dict]]:
+    """Paper-scale grid throughput, each grid trained one epoch, one stitch per pass and with the
+    device's stitches per pass: (records, benchmark rows with the ratio). A record's projection
+    divides the paper's image passes by the stacked rate, so it counts the per-stitch costs (DM
+    fit, activations, test evaluation) once per epoch instead of once per stitch: it errs high
+    (:func:`paper_projection` separates the two)."""
+    data = DataSpec("cifar10")
+    k = STITCHES_PER_PASS[device.type]
+    out, rows = [], []
+    for run, setting, senders, receivers, pairs, recipe, work, goal in _runs(quick):
+        one, n, s1 = _grid_rate(senders, receivers, pairs, recipe(1), data, device, 1)
+        rate, n, seconds = _grid_rate(senders, receivers, pairs, recipe(1), data, device, k)
+        out.append(dict(run=run, setting=setting(1), stitches=n, seconds=seconds, image_passes_per_second=rate,
+                        stitches_per_pass=k, image_passes_per_second_one_at_a_time=one,
+                        paper_image_passes=work["image_passes"],
+                        projected_gpu_hours=work["image_passes"] / rate / 3600, goal_gpu_hours=goal))
+        rows.append(dict(benchmark=f"stitch grid, several stitches per pass ({run})", setting=setting(1),
+                         baseline="one stitch per pass", baseline_value=s1 / n, ours=f"{k} stitches per pass (stacked)",
+                         ours_value=seconds / n, unit="s per stitch", ratio=s1 / seconds, target=None,
+                         notes=f"{one:,.0f} vs {rate:,.0f} image passes/s"))
     return out, rows
+
+
+def paper_projection(device: torch.device, quick: bool = False, epochs: tuple[float, float] = (1, 3)) -> list[dict]:
+    """The paper-scale cost separated into its two parts by timing each grid (stacked) at two
+    training lengths: t(e) = n * overhead + n * e * images / rate, so the per-stitch overhead (DM
+    fit, activations, test evaluation) and the training rate are both measured, and the
+    projection is stitches * overhead + image passes / rate."""
+    data = DataSpec("cifar10")
+    out = []
+    for run, setting, senders, receivers, pairs, recipe, work, goal in _runs(quick):
+        (_, n, t_a), (_, _, t_b) = (_grid_rate(senders, receivers, pairs, recipe(e), data, device, None)
+                                    for e in epochs)
+        images = recipe(epochs[0]).train_size or 50_000
+        rate = n * (epochs[1] - epochs[0]) * images / (t_b - t_a)
+        overhead = max(0.0, (t_a - n * epochs[0] * images / rate) / n)
+        seconds = work["stitches"] * overhead + work["image_passes"] / rate
+        out.append(dict(run=run, setting=setting(epochs[1]), stitches=n, seconds=t_b,
+                        image_passes_per_second=n * epochs[1] * images / t_b, training_passes_per_second=rate,
+                        overhead_seconds_per_stitch=overhead, lengths=list(epochs), seconds_at_lengths=[t_a, t_b],
+                        stitches_per_pass=STITCHES_PER_PASS[device.type], paper_stitches=work["stitches"],
+                        paper_image_passes=work["image_passes"], projected_gpu_hours=seconds / 3600,
+                        goal_gpu_hours=goal))
+    return out
 
 
 def run(quick: bool = False) -> tuple[list[dict], dict]:
@@ -166,8 +186,8 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
     width, batch, steps = (16, 128, 4) if quick else (64, 512, 60)
     rows, training = training_rows(width, batch, steps, workers=4, device=device)
     print_rows(rows)
-    paper, grid_rows = paper_throughput(device, quick)
-    rows += grid_rows
+    rows += paper_throughput(device, quick)[1]
+    paper = paper_projection(device, quick)
     print(paper)
     return rows, {"training": training, "paper_throughput": paper}
 
@@ -175,13 +195,15 @@ def run(quick: bool = False) -> tuple[list[dict], dict]:
 def update_grid_rows(report: dict, paper: list[dict], grid_rows: list[dict], when: str) -> dict:
     """``report`` (a results-gpu.json) with its paper-scale grid throughput and its stacking rows
     replaced by a newer measurement (made on the same kind of device; its date recorded)."""
-    keep = [r for r in report.get("rows", []) if not r["benchmark"].startswith("stitch grid, several")]
+    keep = [r for r in report.get("rows", []) if not (grid_rows and r["benchmark"].startswith("stitch grid, several"))]
     return {**report, "rows": keep + grid_rows, "paper_throughput": paper, "paper_throughput_date": when}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--projection-only", action="store_true",
+                    help="with --grid-only: keep the stored one-at-a-time vs stacked rows")
     ap.add_argument("--grid-only", type=Path, metavar="OUT",
                     help="measure only the paper-scale grid rows and write benchmarks/results-gpu.{json,md} "
                          "with them replaced into OUT")
@@ -196,7 +218,9 @@ def main() -> None:
         from stitchkit.hardware import device_name
 
         device = default_device()
-        paper, grid_rows = paper_throughput(device, args.quick)
+        paper = paper_projection(device, args.quick)
+        print(paper)
+        grid_rows = [] if args.projection_only else paper_throughput(device, args.quick)[1]
         print_rows(grid_rows)
         here = Path(__file__).resolve().parent
         report = json.loads((here / "results-gpu.json").read_text())

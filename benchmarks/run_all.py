@@ -51,11 +51,22 @@ def markdown(report: dict) -> str:
     if paper:
         when = f" (measured {report['paper_throughput_date'][:10]})" if report.get("paper_throughput_date") else ""
         lines += ["", f"## Paper-scale stitch grid throughput{when}", "",
-                  "| run | setting | stitches | seconds | image passes/s | paper-scale image passes | projected GPU-hours "
-                  "| goal |", "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {p['run']} | {p['setting']} | {p['stitches']} | {p['seconds']:.1f} | "
-                  f"{p['image_passes_per_second']:,.0f} | {p['paper_image_passes']:.3g} | "
-                  f"{p['projected_gpu_hours']:.1f} | ≤ {p['goal_gpu_hours']:g} |" for p in paper]
+                  "Each grid timed (stacked) at two training lengths: t = stitches × overhead + image passes / "
+                  "training rate; the projection applies the two to the paper-scale work.", "",
+                  "| run | setting | stitches | seconds at each length | training image passes/s | overhead s/stitch "
+                  "| paper-scale stitches | paper-scale image passes | projected GPU-hours | goal |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for p in paper:
+            if "training_passes_per_second" in p:
+                timed = ", ".join(f"{e:g} ep: {t:.1f}" for e, t in zip(p["lengths"], p["seconds_at_lengths"]))
+                lines.append(f"| {p['run']} | {p['setting']} | {p['stitches']} | {timed} | "
+                             f"{p['training_passes_per_second']:,.0f} | {p['overhead_seconds_per_stitch']:.2f} | "
+                             f"{p['paper_stitches']:,} | {p['paper_image_passes']:.3g} | {p['projected_gpu_hours']:.1f} "
+                             f"| ≤ {p['goal_gpu_hours']:g} |")
+            else:  # an older run: one length, overall rate
+                lines.append(f"| {p['run']} | {p['setting']} | {p['stitches']} | {p['seconds']:.1f} | "
+                             f"{p['image_passes_per_second']:,.0f} (overall) | - | - | {p['paper_image_passes']:.3g} | "
+                             f"{p['projected_gpu_hours']:.1f} | ≤ {p['goal_gpu_hours']:g} |")
     elif report["device"].startswith("cpu"):
         lines += ["", "GPU rows: not measured here (no GPU on this machine); see `results-gpu.md` where one was lent."]
     return "\n".join(lines) + "\n"

@@ -618,10 +618,11 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
     out += ["## Paper-scale projections", "",
             "The stitching work of the two largest paper-scale runs, counted from their `paper` presets: one "
             "*image pass* is one training image through one stitch step (the frozen receiver's top forward and "
-            "backward; the sender's activations are computed once per cut and shared). Dividing by the "
-            "throughput of the stitch grid measured on a GPU (every per-stitch cost included: the "
-            "direct-matching fit, the sender's activations, the evaluation on the test set) gives the GPU-hours; "
-            "the last column is the throughput the issue's goal needs.", ""]
+            "backward; the sender's activations are computed once per cut and shared). The stitch grid is timed "
+            "on a GPU at two training lengths, which separates its training rate from its per-stitch overhead "
+            "(the direct-matching fit, the sender's activations, the evaluation on the test set); the GPU-hours "
+            "are stitches × overhead + image passes / training rate. The last column is the overall throughput "
+            "the issue's goal needs.", ""]
     if measured:
         out += [f"Throughput measured {escape(str(gpu.get('date', '?'))[:10])} on **{device}** by `make bench` "
                 "(`benchmarks/results-gpu.json`), with untrained copies of the paper-scale networks (throughput does "
@@ -634,8 +635,8 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
     for piece, goal in _paper_work():
         need = "-" if goal is None else f"{piece['image_passes'] / (goal * 3600):,.0f} image passes/s"
         got = _throughput_for(piece, measured)
-        rate = "not measured" if got is None else f"{got['image_passes_per_second']:,.0f} image passes/s"
-        hours = "-" if got is None else f"{piece['image_passes'] / got['image_passes_per_second'] / 3600:.1f}"
+        rate = "not measured" if got is None else _rate_text(got)
+        hours = "-" if got is None else f"{_projected_hours(piece, got):.1f}"
         work.append([escape(piece["what"]), f"{piece['stitches']:,}",
                      f"{piece['epochs']:g} × {piece['images']:,}", f"{piece['image_passes']:.3g}",
                      "-" if goal is None else f"≤ {goal:g} H100-hours", rate, hours, need])
@@ -658,9 +659,8 @@ def _paper_scale_line(paper: Paper, gpu: Mapping[str, Any] | None = None) -> str
         if got is None:
             speed = "Projected GPU-hours need a throughput measured on a GPU, which no run has had yet; "
         else:
-            rate = got["image_passes_per_second"]
-            speed = (f"Measured on {escape(gpu.get('device', 'a GPU'))}, the stitch grid runs at {rate:,.0f} image "
-                     f"passes per second: {piece['image_passes'] / rate / 3600:.1f} GPU-hours; ")
+            speed = (f"Measured on {escape(gpu.get('device', 'a GPU'))}, the stitch grid runs at {_rate_text(got)}: "
+                     f"{_projected_hours(piece, got):.1f} GPU-hours; ")
         lines.append(f"**Paper scale.** {piece['what']}: {piece['stitches']:,} stitches, "
                      f"{piece['image_passes']:.3g} image passes of stitch training. {speed}the goal of {goal:g} "
                      f"H100-hours needs {need:,.0f} image passes per second (arithmetic on the {{doc}}`../cost` page).")
@@ -670,6 +670,23 @@ def _paper_scale_line(paper: Paper, gpu: Mapping[str, Any] | None = None) -> str
 def _gpu_throughput(gpu: Mapping[str, Any] | None) -> dict[str, dict]:
     """The paper-scale stitch-grid throughputs of a GPU benchmark run, by run name ("H-F2", ...)."""
     return {p["run"]: p for p in (gpu or {}).get("paper_throughput", [])}
+
+
+def _projected_hours(piece: dict, got: dict) -> float:
+    """GPU-hours of a paper-scale piece from a measured grid: stitches x per-stitch overhead +
+    image passes / training rate where the two were measured apart (two training lengths), else
+    image passes / the overall rate (which counts the overhead once per epoch: errs high)."""
+    if got.get("training_passes_per_second"):
+        return (piece["stitches"] * got["overhead_seconds_per_stitch"]
+                + piece["image_passes"] / got["training_passes_per_second"]) / 3600
+    return piece["image_passes"] / got["image_passes_per_second"] / 3600
+
+
+def _rate_text(got: dict) -> str:
+    if got.get("training_passes_per_second"):
+        return (f"{got['training_passes_per_second']:,.0f} image passes/s of training + "
+                f"{got['overhead_seconds_per_stitch']:.2f} s per stitch")
+    return f"{got['image_passes_per_second']:,.0f} image passes/s"
 
 
 def _throughput_for(piece: dict, measured: dict[str, dict]) -> dict | None:
