@@ -142,6 +142,9 @@ run.claims_table()
 #   0.4 × 0.01. `demo` warms up for 5% of the steps, then decays by a cosine (stable at width
 #   8: the self-stitch control above). `paper` copies the authors' effective schedule
 #   (`warmup=2.5`), because with ours width-64 stitches diverge (the spot check below).
+# - **Stitch learning rate at `paper`: 0.001, not 0.01.** Even with the authors' schedule, 4 of
+#   the 14 self-stitches of the paper-scale spot check fell by 3-66 points (the control fails);
+#   at a tenth of the rate all 14 hold (both spot checks below). `demo` keeps 0.01.
 # - **Untrained networks** keep their random weights, but their BatchNorm statistics are
 #   recalibrated on 2,000 training images (a fresh BatchNorm in eval mode is the identity and
 #   degenerates a deep network); the paper's untrained networks are at about 10% accuracy
@@ -157,41 +160,60 @@ run.claims_table()
 # of both ordered pairs of different networks and each network into itself at $i = j$ (the
 # convergence control), each stitch trained 4 epochs on 50,000 images and tested on all 10,000.
 # It was run by `benchmarks/paper_spot.py` on a GPU lent to one session (device, commit and
-# wall time below); the page reads the committed table and judges it with the criteria and
+# wall time below); the page reads the committed tables and judges them with the criteria and
 # control above. These verdicts are shown, not recorded: the page's verdicts are its own run's.
+#
+# Two runs on the same networks: first with the stitch learning rate lowered to 0.001 (a tenth
+# of the paper's; a deviation, chosen because the paper's rate fails the control, below), then
+# with the paper's 0.01 and the authors' effective schedule.
 
 # %%
-spot = hernandez.load_spot()
-if spot is None:
-    import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=(4, 0.5))
-    fig.text(0.5, 0.5, "no spot check committed", ha="center", va="center")
-    run.figure("spot", fig)
-else:
+spots = {stem: hernandez.load_spot(stem) for stem in ("hernandez-f2-lr0.001", "hernandez-f2")}
+for stem, spot in spots.items():
+    if spot is None:
+        print(f"No spot check committed (benchmarks/spot/{stem}.csv).")
+        continue
     spot_table, spot_meta = spot
-    print(f"Run on {spot_meta['device']} ({spot_meta['precision']}), commit {spot_meta['commit']}, "
-          f"{spot_meta['date'][:10]}, {spot_meta['wall_seconds'] / 60:.1f} min; networks: "
+    print(f"{stem}: stitch lr {spot_meta['config']['stitch_lr']:g}; run on {spot_meta['device']} "
+          f"({spot_meta['precision']}), commit {spot_meta['commit']}, {spot_meta['date'][:10]}, "
+          f"{spot_meta['wall_seconds'] / 60:.1f} min; networks: "
           + ", ".join(f"{k} {100 * v:.2f}%" for k, v in spot_meta["accuracy"].items()) + "; "
           + f"{len(spot_table)} stitches.")
     display(hernandez.triangle_table(spot_table))
     display(hernandez.spot_claims(spot_table, spot_meta).style.hide(axis="index"))
-    run.figure("spot", hernandez.plot_grids(spot_table, title="Paper scale (GPU spot check): R1111 and R2222, width 64"))
+found = [(stem, sp) for stem, sp in spots.items() if sp is not None]
+if found:
+    stem, (spot_table, spot_meta) = found[0]
+    run.figure("spot", hernandez.plot_grids(spot_table, title="Paper scale (GPU spot check): R1111 and R2222, "
+                                            f"width 64, stitch lr {spot_meta['config']['stitch_lr']:g}"))
+else:
+    fig = plt.figure(figsize=(4, 0.5))
+    fig.text(0.5, 0.5, "no spot check committed", ha="center", va="center")
+    run.figure("spot", fig)
 
 # %% [markdown]
 # ```{glue:figure} spot
 # :name: fig-h-f2-spot
 # :alt: Heatmaps of stitched test accuracy over sender and receiver layers for the paper-scale R1111 and R2222 networks, both ordered pairs, plus each network's diagonal into itself.
 #
-# The paper-scale spot check: stitched test accuracy (%) for every sender layer $i$ (rows)
-# and receiver layer $j$ (columns), same layout as the figure above; the self pairs were
-# stitched on their diagonal only.
+# The paper-scale spot check (the first run above, stitch lr 0.001): stitched test accuracy
+# (%) for every sender layer $i$ (rows) and receiver layer $j$ (columns), same layout as the
+# figure above; the self pairs were stitched on their diagonal only.
 # ```
+#
+# With the control passing (lr 0.001), the lower triangle holds at paper scale, but stitches
+# above the diagonal are not low: from an earlier sender layer into a later receiver layer a
+# DM-initialised stitch keeps most of the accuracy (R1111 into R2222 above all), so the "low
+# above" half of the triangle is not reproduced there. Every stitch here starts from direct
+# matching where the paper's starts from a random one; a better start can only raise a
+# stitch's accuracy, so this may be where the two differ.
 #
 # Where training, not the representations, set the number: a self-stitch starts at the exact
 # solution (direct matching reproduces the network), so any fall during its training is the
 # stitch recipe's. The self-stitches that fell by more than the control's 0.5 points, first
-# with the authors' effective schedule (this spot check), then with the nominal one (5% warmup
+# with the authors' effective schedule (the second spot check above), then with the nominal one (5% warmup
 # to 0.01, then cosine; the same networks, an earlier spot check):
 
 # %%
@@ -226,8 +248,9 @@ else:
 # %% [markdown]
 # A variant that falls at full lr in both precisions but holds at a tenth of it says the fall
 # is the learning rate's: the authors' lr, even at its effective 0.4 × 0.01, is then too high
-# for some width-64 layers, and a `paper` run of the whole grid should lower it (a deviation to
-# state), which no GPU run has done yet.
+# for some width-64 layers. The first spot check above therefore ran with lr 0.001, and its
+# control passes; a `paper` run of the whole grid should do the same (`stitch_lr=0.001`, a
+# deviation to state).
 
 # %% [markdown]
 # ## Summary
