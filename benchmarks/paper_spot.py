@@ -12,7 +12,8 @@ limit still leaves what it finished; the H-F2 page reads the committed copy in
 
     python benchmarks/paper_spot.py hernandez --out DIR [--commit SHA] [--stitch-lr LR --stem NAME]
 
-``--stitch-lr`` replaces the paper's stitch learning rate (a deviation, recorded in the JSON);
+``--stitch-lr`` replaces the preset's stitch learning rate and ``--stitch-init`` its initialisation
+(both recorded in the JSON);
 ``--stem`` names the output files (default ``hernandez-f2``).
 """
 
@@ -35,7 +36,8 @@ from stitchkit.hardware import default_device, device_name, resolve_precision
 SPOTS = ("hernandez",)
 
 
-def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-f2") -> None:
+def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-f2",
+              stitch_init: str | None = None) -> None:
     from stitchkit.experiments import hernandez as h
 
     t0 = time.perf_counter()
@@ -43,6 +45,8 @@ def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str 
     cfg = replace(h.PRESETS_F2["paper"], archs=("r1111", "r2222"), controls=())
     if stitch_lr is not None:
         cfg = replace(cfg, stitch_lr=stitch_lr)
+    if stitch_init is not None:
+        cfg = replace(cfg, stitch_init=stitch_init)
     nets, accuracy, train_s = {}, {}, {}
     for a in cfg.archs:
         net = Net(h.display_name(a), cfg.model("paper", a))
@@ -64,7 +68,7 @@ def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str 
             "spot": "hernandez", "figure": "H-F2", "scale": "paper (subset)", "config": {
                 "archs": list(cfg.archs), "width": nets["r1111"].spec.width, "model_epochs": nets["r1111"].spec.train.epochs,
                 "stitch_epochs": cfg.stitch_epochs, "stitch_train_size": cfg.stitch_train_size or 50_000,
-                "stitch_batch": cfg.stitch_batch, "stitch_lr": cfg.stitch_lr, "warmup": cfg.warmup, "test_size": cfg.test_size or 10_000, "dm_images": cfg.dm_images},
+                "stitch_batch": cfg.stitch_batch, "stitch_lr": cfg.stitch_lr, "stitch_init": cfg.stitch_init, "warmup": cfg.warmup, "test_size": cfg.test_size or 10_000, "dm_images": cfg.dm_images},
             "accuracy": accuracy, "train_seconds": train_s, "pairs_done": [list(p) for p in order[:len(parts)]],
             "pairs_planned": [list(p) for p in order], "device": device_name(device),
             "precision": resolve_precision("auto", device), "torch": torch.__version__, "commit": commit,
@@ -80,9 +84,11 @@ def main() -> None:
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--stitch-lr", type=float, default=None, help="replace the paper's stitch learning rate")
     ap.add_argument("--stem", default="hernandez-f2", help="name of the output files")
+    ap.add_argument("--stitch-init", choices=("dm", "default"), default=None,
+                    help="replace the preset's stitch initialisation (default: PyTorch's random one, as the paper)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    {"hernandez": hernandez}[args.spot](args.out, args.commit, args.stitch_lr, args.stem)
+    {"hernandez": hernandez}[args.spot](args.out, args.commit, args.stitch_lr, args.stem, args.stitch_init)
 
 
 if __name__ == "__main__":
