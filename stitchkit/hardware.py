@@ -70,6 +70,16 @@ def resolve_precision(precision: str, device: torch.device | str | None = None) 
     return precision
 
 
+def compile_wins(device: torch.device | str | None = None) -> bool:
+    """Whether model training runs under ``torch.compile``: only when asked for
+    (``STITCHKIT_COMPILE=1``) on CUDA. Measured on an H100 it does not win in the zoo's training
+    path: R2222 width 64, batch 256, 4 epochs: eager 2.4-2.8 s per epoch after the first,
+    compiled 2.9-3.3 s plus 22 s of compilation (the 1.19x of ``benchmarks/results-gpu.md`` is
+    a batch-512 ResNet-18 with cudnn.benchmark, timed after compilation); on a CPU eager
+    channels_last wins (ENVIRONMENT.md)."""
+    return as_device(device).type == "cuda" and os.environ.get("STITCHKIT_COMPILE") == "1"
+
+
 def autocast(device: torch.device, precision: str):
     """bf16 autocast when the resolved precision is bf16, else a no-op context."""
     enabled = resolve_precision(precision, device) == "bf16"

@@ -136,7 +136,7 @@ def lr_factor(cfg: TrainConfig, step: int, total: int) -> float:
 
 def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: torch.device | str | None = None,
           objective: Objective = cross_entropy, checkpoint: str | os.PathLike | None = None, desc: str = "train",
-          progress: bool = True, on_step: Callable[[int], None] | None = None) -> list[dict]:
+          progress: bool = True, on_step: Callable[[int], None] | None = None, compile: bool = False) -> list[dict]:
     """Train ``model``'s trainable parameters; returns per-epoch records (loss, accuracy, lr,
     cumulative seconds).
 
@@ -144,6 +144,8 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
     atomically after every epoch and a run finding it resumes from it; ``seconds`` then counts
     the time of every segment. Training stops at ``cfg.stop`` of the schedule's steps;
     ``on_step(step)`` is called after every optimiser step (e.g. to store snapshots).
+    ``compile``: run the objective's forward through ``torch.compile(model)`` (same parameters;
+    the checkpoint and the returned model stay the plain module).
     """
     device = as_device(device)
     steps_per_epoch = len(batches)
@@ -181,6 +183,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             optimiser = make_optimizer((p for p in model.parameters() if p.requires_grad), cfg)
             scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: lr_factor(cfg, s, total))
             step, history, seconds_before = 0, [], 0.0
+    step_model = torch.compile(model) if compile else model
     stop_at = cfg.stop_step(steps_per_epoch)
     bar = progress_bar(total=stop_at, initial=step, desc=desc, disable=not progress, unit="step")
     t0 = time.perf_counter()
@@ -191,7 +194,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         seen = 0
         for x, y in batches:
             with autocast(device, cfg.precision):
-                loss, logits = objective(model, x, y)
+                loss, logits = objective(step_model, x, y)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()

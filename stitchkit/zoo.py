@@ -25,7 +25,7 @@ from torch import nn
 from . import data as data_mod
 from .datasets import DataSpec, default_normalisation, test_split, train_split
 from .datasets import fingerprint as data_fingerprint
-from .hardware import as_device, channels_last_ok, resolve_precision, to_memory_format
+from .hardware import as_device, channels_last_ok, compile_wins, resolve_precision, to_memory_format
 from .models import CutModel, build_model
 from .progress import say
 from .scales import check_scale
@@ -126,7 +126,8 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         elif steps:
             say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision})")
             history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
-                            desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress, on_step=on_step)
+                            desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress, on_step=on_step,
+                            compile=compile_wins(device))
         if spec.calibrate_bn:
             sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
             recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
@@ -137,7 +138,8 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         metrics = {"test": evaluate(model, test_batches, device=device, precision=precision),
                    "history": history, "train_seconds": seconds,
                    "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
-                   "device": str(device), "precision": precision, **extra}
+                   "device": str(device), "precision": precision,
+                   "compiled": bool(steps) and spec.method != "simclr" and compile_wins(device), **extra}
         entry = store.put(spec, metrics, model.state_dict(), salt=salt)
         store.partial(key).unlink(missing_ok=True)
     else:
