@@ -207,16 +207,10 @@ class ArchitecturesConfig(ConnectivityConfig):
         return replace(self.recipe(), kind="conv") if arch == "vit" else self.recipe()
 
 
-def _extend(base: dict, cls: type, per_scale: dict) -> dict:
-    return {scale: cls(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, **per_scale.get(scale, {}))
-            for scale, cfg in base.items()}
-
-
 # smoke: three small panels at three cuts; demo: five cuts per other architecture (each about a
 # minute of stitching on 2 CPU cores); paper: every cut.
-PRESETS_F2A = _extend(PRESETS, ArchitecturesConfig, {
-    "smoke": {"other_archs": ("resnet18_x0.5", "myrtle", "vit"), "arch_cuts": 3},
-    "demo": {"arch_cuts": 5}})
+PRESETS_F2A = _extend_presets(ArchitecturesConfig, {"other_archs": ("resnet18_x0.5", "myrtle", "vit"), "arch_cuts": 3})
+PRESETS_F2A["demo"] = replace(PRESETS_F2A["demo"], arch_cuts=5)
 
 
 def spread(cuts: list[str], k: int | None) -> list[str]:
