@@ -25,7 +25,7 @@
 # **Control.** Each top is also stitched into itself at every cut: an exact stitch exists there,
 # so its penalty is the recipe's floor.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 40 minutes from an empty cache (two new models, one of them twice as wide, 54 stitches); `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 20 minutes from an empty cache (two new models, one of them twice as wide, 54 stitches); `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -122,7 +122,7 @@ run.claims_table()
 #   pool: two early, two middle, two late); `paper` at every cut.
 # - **One seed.** Every network is seed 0 at its width; the paper's figures
 #   also show single runs.
-# - **Widths.** At `demo` the base width is 16, so x0.25, x1 and x2 are widths 4, 16 and 32
+# - **Widths.** At `demo` the base width is 8, so x0.25, x1 and x2 are widths 2, 8 and 16
 #   (the paper: 16, 64 and 128).
 
 # %% [markdown]
