@@ -47,6 +47,7 @@ class Paper:
     venue: str
     claims: str  # what the paper claims, one paragraph
     recipe: str  # its training recipe, one paragraph
+    demo_budget_minutes: float | None = None  # the issue's bound on the whole part at `demo` (2 CPU cores)
 
     @property
     def short(self) -> str:
@@ -69,7 +70,7 @@ PAPERS: tuple[Paper, ...] = (
           "Pre-activation ResNet-18 of width k on CIFAR-10 (mean/std normalised); SGD with momentum "
           "0.9, lr 0.05 decayed x0.2 at 32k and 48k of 64k steps, weight decay 1e-4, batch 128, random "
           "crop and flip; stitches after the stem, after each of the 8 blocks and on the pooled vector, "
-          "trained with Adam (lr 1e-3, cosine decay)."),
+          "trained with Adam (lr 1e-3, cosine decay).", demo_budget_minutes=90),
     Paper("hernandez", "H", "Hernandez et al. 2022",
           "Model stitching: looking for functional similarity between representations", "SVRHM workshop 2022",
           "The paper stitches every block of a sender into every block of a receiver across 16 small "
@@ -83,7 +84,7 @@ PAPERS: tuple[Paper, ...] = (
           "BasicBlock ResNets with a CIFAR stem (3x3 conv, BN, ReLU, no max-pool), trained for 40 "
           "epochs to over 90% on CIFAR-10; stitches without BatchNorm (a strided k x k conv when the "
           "receiver's map is smaller, nearest upsampling and a 1x1 conv when larger), trained with SGD "
-          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs."),
+          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs.", demo_budget_minutes=45),
     Paper("smith", "S", "Smith & Marcu 2024", "Apples and oranges? Stitching and the problem of shortcuts",
           "NeurIPS SciDL workshop 2024",
           "The paper builds colour-MNIST data sets in which the background colour can stand in for the "
@@ -97,7 +98,7 @@ PAPERS: tuple[Paper, ...] = (
           "torchvision-style ResNet-18 (7x7 stem and max-pool) on 28x28 colour images and VGG19 without "
           "BatchNorm on 32x32; models trained with SGD (lr 0.1, momentum 0.9, weight decay 1e-4, batch "
           "128) for 4 epochs without augmentation; BatchNorm, 1x1 conv, BatchNorm stitches before each "
-          "stage and before the classifier, trained with SGD (lr 1e-4) for 10 epochs."),
+          "stage and before the classifier, trained with SGD (lr 1e-4) for 10 epochs.", demo_budget_minutes=30),
     Paper("balogh", "J", "Balogh & Jelasity 2025",
           "How not to stitch representations to measure similarity: task loss matching versus direct "
           "matching", "AAAI 2025",
@@ -112,7 +113,7 @@ PAPERS: tuple[Paper, ...] = (
           "BasicBlock ResNet-18 with a CIFAR stem and ViT-Ti (patch 4, dimension 192, depth 12) on "
           "CIFAR-10 with inputs in [0, 1]; models trained with Adam (lr 1e-3, weight decay 1e-5) for 100 "
           "epochs with crop and flip; 1x1-conv stitches (one linear map per token for ViT) initialised "
-          "by DM on 100 images, then trained with Adam for 30 epochs (TLM)."),
+          "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60),
 )
 PAPER_BY_PREFIX = {p.prefix: p for p in PAPERS}
 PAPER_BY_PART = {p.part: p for p in PAPERS}
@@ -386,6 +387,11 @@ def summary_markdown(records: list[dict[str, Any]]) -> str:
 """
 
 
+CACHE_CAVEAT = ("Pages share models and stitches through the cache: a page that found them there counts only "
+                "its own run, so the sum can understate a run from an empty cache, and a page run beside other work "
+                "can overstate it. No single empty-cache run has been timed yet.")
+
+
 def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]],
                   gpu: Mapping[str, Any] | None = None) -> str:
     """A part's index page: what the paper claims, its recipe, its figures with their verdicts."""
@@ -407,10 +413,17 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
         body.append([_link(page.doc, fid, paper.part), title, cell, f"`{page.results.get('scale', '?')}`",
                      _date(page.results), _minutes(page.wall_seconds)])
     walls = [p.wall_seconds for p in mine.values() if p.wall_seconds is not None]
-    n = len(mine)
-    total = (f"**Wall time of the committed pages:** {_minutes(sum(walls))} in all "
-             f"({n} page{'s' if n != 1 else ''} of {len(ids)} figures and tables)." if mine else
-             f"**Wall time of the committed pages:** none yet (0 pages of {len(ids)} figures and tables).")
+    n, at_demo = len(mine), [p for p in mine.values() if p.results.get("scale") == "demo"]
+    if not mine:
+        total = f"**Wall time of the committed pages:** none yet (0 pages of {len(ids)} figures and tables)."
+    else:
+        total = (f"**Wall time of the committed pages:** {_minutes(sum(walls))} in all "
+                 f"({n} page{'s' if n != 1 else ''} of {len(ids)} figures and tables).")
+    if mine and paper.demo_budget_minutes:
+        demo_wall = sum(p.wall_seconds or 0.0 for p in at_demo)
+        total += (f" The `demo` budget of this part is {paper.demo_budget_minutes:g} min on 2 CPU cores from an "
+                  f"empty cache; its {len(at_demo)} `demo` page{'s' if len(at_demo) != 1 else ''} took "
+                  f"{_minutes(demo_wall)}, {demo_wall / 60 / paper.demo_budget_minutes:.1f}× the budget. {CACHE_CAVEAT}")
     return f"""{GENERATED}
 
 # {paper.name}
@@ -421,13 +434,13 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 
 **Recipe.** {paper.recipe}
 
+{total}
+
 ## Figures and tables
 
 :::{{container}} sk-part-table
 {_table(["ID", "figure or table", "verdicts", "scale", "date", "wall time"], body)}
 :::
-
-{total}
 {_paper_scale_line(paper, gpu)}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
@@ -602,7 +615,8 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
     if body:
         out += [_table(["paper", "page", "scale", "wall time", "device", "precision"], body), "",
                 "Per paper, in total: " + "; ".join(f"{k} {_minutes(v)}" for k, v in totals.items()) + ". "
-                "A page whose models or stitches came from the cache shows only the time of its own run.", ""]
+                f"The whole book: {_minutes(sum(totals.values()))} (goal at `demo`: at most 2 hours on 2 CPU cores "
+                f"from an empty cache). {CACHE_CAVEAT}", ""]
     else:
         out += ["No page has been executed yet.", ""]
     out += ["## Measured speed-ups", ""]
