@@ -200,8 +200,11 @@ class Run:
                 .set_properties(**{"text-align": "left", "white-space": "normal"}))
 
     def to_dict(self) -> dict[str, Any]:
+        from . import store  # torch, only when a run saves
+
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
-                "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1)},
+                "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
+                               "cache": store.ledger_summary()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
                 "claims": [{**asdict(c), "verdict": c.verdict} for c in self.claims]}
 

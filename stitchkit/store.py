@@ -40,6 +40,36 @@ class CorruptEntryError(RuntimeError):
     pass
 
 
+# What this process read from and wrote to any store, with the compute seconds each entry records
+# (a model's training time, a stitch's share of its pass): key -> {"seconds": s, "new": bool}.
+# The results file of a page keeps it, so the cost of a page *from an empty cache* can be estimated
+# even when its models came from the cache (see :func:`ledger_summary`).
+_LEDGER: dict[str, dict[str, Any]] = {}
+
+
+def _entry_seconds(metrics: Any) -> float:
+    if not isinstance(metrics, dict):
+        return 0.0
+    value = metrics.get("train_seconds", metrics.get("seconds"))
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _record(key: str, metrics: Any, new: bool) -> None:
+    if key not in _LEDGER or new:
+        _LEDGER[key] = {"seconds": round(_entry_seconds(metrics), 2), "new": new}
+
+
+def ledger_summary() -> dict[str, Any]:
+    """The compute recorded by the entries this process used: seconds of the entries it computed
+    (``new_seconds``), of those it found in the cache (``cached_seconds``), and per entry (key
+    prefix -> seconds, entries with recorded seconds only) so that pages sharing entries can be
+    summed without counting one twice."""
+    new = sum(v["seconds"] for v in _LEDGER.values() if v["new"])
+    cached = sum(v["seconds"] for v in _LEDGER.values() if not v["new"])
+    return {"new_seconds": round(new, 1), "cached_seconds": round(cached, 1),
+            "entries": {k[:16]: v["seconds"] for k, v in sorted(_LEDGER.items()) if v["seconds"] > 0}}
+
+
 def canonical(obj: Any) -> Any:
     """The JSON-able form of ``obj`` that its key hashes (see the module docstring)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -116,6 +146,7 @@ class Store:
         payload = buf.getvalue()
         header = b"%s %d %s\n" % (_MAGIC, FORMAT_VERSION, hashlib.sha256(payload).hexdigest().encode())
         atomic_write_bytes(self.path(key), header + payload)
+        _record(key, metrics, new=True)
         return Entry(key, canonical(config), metrics, tensors, salt)
 
     def read(self, key: str) -> Entry:
@@ -128,6 +159,7 @@ class Store:
         if hashlib.sha256(payload).hexdigest().encode() != parts[2]:
             raise CorruptEntryError(f"{self.path(key)}: checksum mismatch (truncated or corrupt)")
         obj = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=False)
+        _record(key, obj["metrics"], new=False)
         return Entry(key, obj["config"], obj["metrics"], obj["tensors"], obj.get("salt"))
 
     def get(self, config: Any, salt: str | None = None) -> Entry | None:

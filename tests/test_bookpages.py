@@ -185,3 +185,19 @@ def test_cost_page_uses_gpu_throughput(book):
     assert "50,000 image passes/s" in cost and f"| {hours:.1f} |" in cost and "NVIDIA H100 80GB HBM3" in cost
     assert "the measured column is empty" not in cost
     assert f"{hours:.1f} GPU-hours" in (book / "hernandez" / "index.md").read_text()
+
+
+def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
+    def page(fid, wall, cache=None):
+        res = fake_results(fid, "demo", [], wall)
+        if cache is not None:
+            res["provenance"]["cache"] = cache
+        return bookpages.Page(fid, "bansal", res, f"bansal/{fid}")
+
+    # B-F2A trained model m (100 s) and stitch s (10 s) in a 130 s run; B-F5 found both in the
+    # cache and added 20 s of its own; B-F4 predates the record.
+    pages = [page("B-F2A", 130.0, {"new_seconds": 110.0, "cached_seconds": 0.0, "entries": {"m": 100.0, "s": 10.0}}),
+             page("B-F5", 20.0, {"new_seconds": 0.0, "cached_seconds": 110.0, "entries": {"m": 100.0, "s": 10.0}}),
+             page("B-F4", 7.0)]
+    seconds, missing = bookpages.empty_cache_seconds(pages)
+    assert seconds == pytest.approx(20.0 + 20.0 + 110.0 + 7.0) and missing == 1

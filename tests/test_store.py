@@ -91,3 +91,21 @@ def test_failed_write_leaves_old_entry_intact(tmp_path, monkeypatch):
 def test_unkeyable_values_are_refused():
     with pytest.raises(TypeError, match="cannot key"):
         config_key({"x": object()})
+
+
+def test_ledger_counts_computed_and_cached_entries_once(tmp_path, monkeypatch):
+    from stitchkit import store as store_mod
+
+    monkeypatch.setattr(store_mod, "_LEDGER", {})
+    store = Store(tmp_path)
+    a, b = ModelSpec(width=4), ModelSpec(width=8)
+    store.put(a, {"train_seconds": 12.5}, {"w": torch.zeros(1)})
+    Store(tmp_path).put(b, {"seconds": 3.0}, {})
+    store_mod._LEDGER.clear()  # a new run finds both in the cache...
+    assert store.get(a) is not None and store.get(a) is not None  # ... and reads one twice
+    c = ModelSpec(width=16)
+    store.get_or_compute(c, lambda: ({"seconds": 1.0}, {}))  # and computes a third
+    summary = store_mod.ledger_summary()
+    assert summary["new_seconds"] == 1.0 and summary["cached_seconds"] == 12.5
+    assert sorted(summary["entries"].values()) == [1.0, 12.5]
+    assert all(len(k) == 16 for k in summary["entries"])
