@@ -29,12 +29,17 @@
 # stitch is not simply learning the task, has low penalty early and high penalty late.
 #
 # **Control.** The receiver is also stitched into itself at every cut. An exact stitch exists
-# there (the identity), so a recipe that cannot bring that penalty to about zero is too weak at
-# this scale to judge the claims: their verdict is then *inconclusive*, not *not reproduced*.
+# there (the identity), so a recipe that cannot bring that penalty down to about zero is too weak
+# at this scale to judge the claims: their verdict is then *inconclusive*, not *not reproduced*.
+# The self-stitch penalty can also fall well *below* zero: a stitch trained on the task is a
+# trained layer added to a receiver that is not fully trained, and can improve it by itself.
+# That gain belongs to the stitch, not to the sender, so every claim is judged on the penalty
+# beyond the receiver stitched into itself at the same cut; the raw penalties are shown too.
 #
 # **Prerequisites.** CIFAR-10 in the data root (see the book's introduction). Time: `smoke`
-# about a minute; `demo` about half an hour on 2 CPU cores; `paper` a GPU (64k SGD steps per
-# model, 120k Adam steps per stitch).
+# about a minute; `demo` about an hour on 2 CPU cores from an empty cache (twelve networks of
+# six architectures and their stitches); `paper` a GPU (64k SGD steps per model, 120k Adam steps
+# per stitch).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -99,7 +104,11 @@ run.record(numbers, claims)
 # {glue:text}`trained_max_dm_penalty:.2f`). The receiver stitched into itself, the control,
 # costs at most {glue:text}`control_max_penalty:.2f` points. The untrained bottom costs
 # {glue:text}`random_first_penalty:.2f` points at the first cut and
-# {glue:text}`random_late_penalty:.2f` points on average at the last two.
+# {glue:text}`random_late_penalty:.2f` points on average at the last two. Beyond the receiver
+# stitched into itself at the same cut, what the claims are judged on, the trained sender costs
+# at most {glue:text}`trained_max_penalty_beyond:.2f` points and the untrained bottom
+# {glue:text}`random_first_penalty_beyond:.2f` at the first cut and
+# {glue:text}`random_late_penalty_beyond:.2f` at the last two.
 
 # %%
 run.figure("penalty", plotting.penalty_per_layer(
@@ -112,7 +121,8 @@ run.figure("penalty", plotting.penalty_per_layer(
 #
 # Stitching penalty (left) and stitched test accuracy (right) at every cut. Solid lines:
 # DM-initialised stitches after task-loss fine-tuning; dotted: after direct matching only.
-# The receiver stitched into itself is the control (its penalty shows the recipe's floor).
+# The receiver stitched into itself is the control: its penalty shows what the stitch alone
+# adds or loses at each cut.
 # ```
 
 # %% [markdown]
@@ -134,6 +144,8 @@ pd.DataFrame({bansal.ARCHS[a]: {"model": m["model"], "base width": m["width"],
                                 "receiver accuracy (%)": round(100 * m["receiver_accuracy_full_test"], 2),
                                 "sender accuracy (%)": round(100 * m["sender_accuracy_full_test"], 2),
                                 "max penalty (points)": round(arch_numbers[a.replace(".", "_") + "_max_penalty"], 2),
+                                "max beyond the self-stitch (points)":
+                                    round(arch_numbers[a.replace(".", "_") + "_max_penalty_beyond"], 2),
                                 "control max penalty (points)":
                                     round(arch_numbers[a.replace(".", "_") + "_control_max_penalty"], 2),
                                 "cuts": ", ".join(m["cuts"])} for a, m in arch_models.items()}).T
@@ -158,7 +170,9 @@ run.figure("architectures", plotting.connectivity_panels(panels, title=f"Stitchi
 #
 # Each verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.bansal`
 # before any run; the thresholds are the paper's own wording turned into numbers. A claim whose
-# control fails is *inconclusive at this scale*.
+# control fails is *inconclusive at this scale*. Until 2026-11-22 this page judged the raw
+# penalties; it now judges them beyond the self-stitch at the same cut, as the other Bansal
+# pages do, because an earlier `demo` run showed self-stitches well below zero (the ViT's).
 
 # %%
 run.save()
@@ -186,8 +200,9 @@ run.claims_table()
 #   follows the authors' run scripts: 120k Adam steps, batch 128, crop and flip, all 50k images.
 # - **Architectures.** The paper's ViT (dim 768, 12 heads, depth 12) was pre-trained on CIFAR-5m,
 #   which is not available offline: ours is trained on CIFAR-10 with Balogh & Jelasity's ViT
-#   recipe (Adam), at `smoke` and `demo` their smaller ViT of the same scale (the networks of
-#   the Balogh pages). ResNet-164 is the same pre-activation bottleneck design at depth 56 and
+#   recipe (Adam, lr 1e-3). At `demo` it is the reduced ViT of the Balogh pages (the same
+#   networks): patch 4, dimension 64, depth 6, 2 heads, 3 epochs. Its accuracy (in the table
+#   above) is far below the paper's, so its panel says little about a trained transformer. ResNet-164 is the same pre-activation bottleneck design at depth 56 and
 #   base width 8 at `demo` (as on B-F8). The Myrtle CNN is trained with the paper's constant
 #   learning rate of 1 for 80k steps at `paper` only; `smoke` and `demo` use the ResNet-18
 #   recipe. At `demo` each other architecture is stitched at five cuts spread over its depth,

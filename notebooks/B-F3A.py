@@ -24,9 +24,14 @@
 # seed (B-F2A's sender) is the reference.
 #
 # **Control.** The top is also stitched into itself at every cut: an exact stitch exists there,
-# so its penalty is the recipe's floor.
+# so a penalty well above zero means the stitch recipe is too weak to judge, and the claims are
+# then *inconclusive at this scale*. A self-stitch can also fall well below zero: a stitch trained
+# on the task adds a trained layer to a top that is not fully trained, and can improve it by
+# itself. That gain is the stitch's, not the bottom's, so every claim is judged on penalties
+# beyond the self-stitch at the same cut; tables and figures show the raw penalties, with the
+# self-stitch beside them.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 45 minutes from an empty cache (six models, 36 stitches), a few minutes when B-F2A's models are cached; `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 30 minutes from an empty cache (six models, 36 stitches), a few minutes when B-F2A's models are cached; `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper

@@ -25,7 +25,12 @@
 # storing the snapshots on the way.
 #
 # **Control.** The top is also stitched into itself at every cut: an exact stitch exists there,
-# so its penalty is the recipe's floor.
+# so a penalty well above zero means the stitch recipe is too weak to judge, and the claims are
+# then *inconclusive at this scale*. A self-stitch can also fall well below zero: a stitch trained
+# on the task adds a trained layer to a top that is not fully trained, and can improve it by
+# itself. That gain is the stitch's, not the bottom's, so every claim is judged on penalties
+# beyond the self-stitch at the same cut; tables and figures show the raw penalties, with the
+# self-stitch beside them.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 10 minutes after B-F2A (half a run of training, 18 stitches); `paper` a GPU.
 
@@ -109,7 +114,11 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # `stitchkit.experiments.bansal_sweeps` before any run. "Compatible" and "as good as" use
 # B-F2A's bound (penalty at most 3 points, the paper's "up to 3% error"); "improves" means a
 # gain of at least 1 point, twice the control's floor. A claim whose control (the top
-# stitched into itself) fails is *inconclusive at this scale*.
+# stitched into itself) fails is *inconclusive at this scale*. A "more is better" claim also
+# needs its premise: the bottom with more samples, training or width must itself be the more
+# accurate network; where it is not, the claim is inconclusive too. That premise was added on
+# 2026-11-22, after an earlier `demo` run of B-F2C had a 25k-sample bottom less accurate than its
+# 10k-sample top.
 
 # %%
 run.save()

@@ -28,7 +28,7 @@
 # receiver stitched into itself at every cut and kernel size is the control.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` under a minute; `demo` about
-# 15 minutes after B-F2A; `paper` a GPU.
+# 20 minutes after B-F2A; `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -85,7 +85,7 @@ run.figure("kernel", plotting.penalty_per_layer(
 # %% [markdown]
 # ```{glue:figure} kernel
 # :name: fig-b-f4
-# :alt: Two line plots over the layers stem and block1 to block8, one line per stitch kernel size: left, the stitching penalty in points; right, the stitched accuracy against the receiver's own.
+# :alt: Two line plots over the stitch points of this run (listed in the configuration), one line per stitch kernel size: left, the stitching penalty in points; right, the stitched accuracy against the receiver's own.
 #
 # Stitching penalty (left) and stitched test accuracy (right) of the trained pair at every cut,
 # one line per kernel size of the stitch's convolution (solid: after fine-tuning; dotted: after

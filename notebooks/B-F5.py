@@ -30,7 +30,7 @@
 # network for reference, and the receiver stitched into itself is the control.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` a few
-# minutes after B-F2A (about half an hour from an empty cache); `paper` a GPU.
+# minutes after B-F2A (about 20 minutes from an empty cache); `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper

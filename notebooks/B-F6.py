@@ -13,7 +13,7 @@
 # %% [markdown]
 # # B-F6 · SimCLR vs end-to-end training on CIFAR-10
 #
-# **Paper.** Bansal, Nakkiran & Barak (2021), Appendix B.3 and Figure 6; the CIFAR-10
+# **Paper.** Bansal, Nakkiran & Barak (2021), Appendix B.2.2 and Figure 6; the CIFAR-10
 # stand-in for Figure 2B ({doc}`B-F2B`).
 #
 # **Overview.** Do networks trained without labels learn the same representations as
@@ -30,7 +30,7 @@
 # the SimCLR network's linear-probe accuracy is more than 10 points below the supervised
 # network's, the comparison is inconclusive at this scale.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 15 minutes after B-F2A (SimCLR pre-training of 3 epochs, 18 new stitches); `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 10 minutes after B-F2A (SimCLR pre-training of 3 epochs, 18 new stitches); `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -98,7 +98,7 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # %% [markdown]
 # ```{glue:figure} cka
 # :name: fig-b-f6-cka
-# :alt: Line plot of the linear CKA between each bottom and the top at each stitch point, between 0 and 1.
+# :alt: Two panels of line plots, one per top (the supervised network and the SimCLR network), of the linear CKA between 0 and 1 between each bottom and that top at each stitch point.
 #
 # Linear CKA between each bottom and the top at the same cut (on `cka_images` test images, see
 # the configuration below; float64, Gram form), for comparison with the stitching penalty above.

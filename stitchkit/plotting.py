@@ -70,6 +70,9 @@ def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", nco
         ax.set_title(name)
         ax.set_ylabel("stitched test error (%)")
         ax.grid(alpha=0.3)
+    for i, ax in enumerate(list(axes.flat)[:n]):
+        if i + ncols >= n:  # nothing below it: the bottom panel of its column
+            ax.set_xlabel("stitch point (sender layer = receiver layer)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     handles, labels = {}, {}

@@ -54,13 +54,18 @@ def test_samples_verdicts():
     cfg = sweeps.PRESETS_F2C["demo"]
     good = _table({sweeps.SELF: [0, 0, 0.1, 0, 0.2, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
                    "25k samples": [0, -0.5, -2, -3, -2, -1], "50k samples": [0, -1, -3, -4, -3, -2]})
-    _, claims = sweeps.samples_summary(good, {}, cfg)
+    acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
+    _, claims = sweeps.samples_summary(good, acc, cfg)
     assert _verdicts(claims) == {k: (True, True) for k in ("compatible", "improves", "early_similar",
                                                            "mid_degrades")}
+    # "more is better" needs the bottom with more samples to be the better network: else inconclusive
+    _, claims = sweeps.samples_summary(good, {**acc, "25k samples": 0.69}, cfg)
+    improves = next(c for c in claims if c["key"] == "improves")
+    assert _verdicts(claims)["improves"] == (True, False) and improves["controls"][1].value == "69.00% vs 70.00%"
     weak = good.copy()
     weak.loc[weak.sender == sweeps.SELF, "penalty"] = 0.02  # control fails: 2 points into itself
     weak.loc[weak.sender == "25k samples", "penalty"] = 0.001
-    numbers, claims = sweeps.samples_summary(weak, {}, cfg)
+    numbers, claims = sweeps.samples_summary(weak, acc, cfg)
     v = _verdicts(claims)
     # penalties count beyond the self-stitch: 0.1 against the self-stitch's 2 is a gain of 1.9, but the
     # failed control (2 points into itself) makes the verdict inconclusive
@@ -77,7 +82,8 @@ def test_labels_and_epochs_and_width_verdicts():
     e = sweeps.PRESETS_F3B["demo"]
     epochs = _table({sweeps.SELF: [0] * 6, sweeps._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
                      sweeps._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]})
-    numbers, claims = sweeps.epochs_summary(epochs, {}, e)
+    numbers, claims = sweeps.epochs_summary(epochs, {"top": 0.6, sweeps._epochs_name(0.25): 0.5,
+                                                     sweeps._epochs_name(1.0): 0.7}, e)
     assert _verdicts(claims) == {"compatible": (True, True), "improves": (True, True), "early_first": (True, True)}
     assert numbers["shorter_late_minus_early"] == pytest.approx(3.5 - 0.1)
 
@@ -91,7 +97,8 @@ def test_labels_and_epochs_and_width_verdicts():
                 sign = -1 if w.width_factors[names.index(s)] > w.width_factors[names.index(rx)] else 1
                 pen[s] = [sign * x for x in (0, 1, 2, 3, 3, 2)]
         parts.append(_table(pen, receiver=rx))
-    _, claims = sweeps.widths_summary(pd.concat(parts, ignore_index=True), {}, w)
+    acc = {n: 0.6 + 0.05 * i for i, n in enumerate(names)}
+    _, claims = sweeps.widths_summary(pd.concat(parts, ignore_index=True), acc, w)
     assert _verdicts(claims) == {"wider_improves": (True, True), "not_vice_versa": (True, True)}
 
 

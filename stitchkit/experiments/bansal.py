@@ -120,12 +120,26 @@ def connectivity(cfg: ConnectivityConfig, scale: str, *, device: torch.device | 
     return table, models
 
 
+BEYOND = " beyond the receiver stitched into itself at the same cut"
+
+
+def _beyond_self(sender: pd.DataFrame, self_: pd.DataFrame) -> pd.Series:
+    """Penalty in points per cut of ``sender`` beyond the receiver stitched into itself at the same
+    cut. The claims are judged on it: a stitch trained on the task can itself improve a receiver
+    that is not fully trained (the self-stitch penalty is then negative, several points at `demo`),
+    and that gain is the stitch's, not the sender's."""
+    return 100 * (sender.penalty - self_.penalty.reindex(sender.index))
+
+
 def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[dict]]:
-    """Named numbers (points of accuracy, %) and claims for B-F2A from ``connectivity``'s output."""
+    """Named numbers (points of accuracy, %) and claims for B-F2A from ``connectivity``'s output.
+    Penalties are judged beyond the receiver stitched into itself (:func:`_beyond_self`); the raw
+    penalties stay in the numbers."""
     by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
     trained, rand, self_ = by[TRAINED], by[RANDOM], by[SELF]
     cuts = list(trained.index)
-    worst_cut = trained.penalty.idxmax()
+    trained_b, rand_b = _beyond_self(trained, self_), _beyond_self(rand, self_)
+    worst_cut = trained_b.idxmax()
     numbers = {
         "receiver_accuracy": 100 * trained.receiver_accuracy.iloc[0],
         "receiver_accuracy_full_test": 100 * models["receiver_accuracy_full_test"],
@@ -137,6 +151,10 @@ def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, f
         "control_max_dm_penalty": 100 * self_.dm_penalty.max(),
         "random_first_penalty": 100 * rand.penalty.iloc[0],
         "random_late_penalty": 100 * rand.penalty.iloc[-2:].mean(),
+        "trained_max_penalty_beyond": trained_b.max(),
+        "trained_mean_penalty_beyond": trained_b.mean(),
+        "random_first_penalty_beyond": rand_b.iloc[0],
+        "random_late_penalty_beyond": rand_b.iloc[-2:].mean(),
         "receiver_train_minutes": models["receiver_train_seconds"] / 60,
         "receiver_images_per_second": models["receiver_images_per_second"],
     }
@@ -150,24 +168,27 @@ def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, f
     claims = [
         dict(key="connected",
              text="Two independently seeded networks are stitching connected: penalty close to 0 at every layer",
-             criterion=at_most(numbers["trained_max_penalty"], 100 * CONNECTED_MAX_PENALTY,
-                               f"max penalty over all {len(cuts)} cuts", digits=0),
+             criterion=at_most(numbers["trained_max_penalty_beyond"], 100 * CONNECTED_MAX_PENALTY,
+                               f"max penalty over all {len(cuts)} cuts{BEYOND}", digits=0),
              paper="up to 3% error at every layer (Table 1, Fig. 2A)",
-             ours=f"max {numbers['trained_max_penalty']:.2f} points (at {worst_cut}), "
-                  f"mean {numbers['trained_mean_penalty']:.2f}",
+             ours=f"max {numbers['trained_max_penalty_beyond']:.2f} points (at {worst_cut}), "
+                  f"mean {numbers['trained_mean_penalty_beyond']:.2f}; raw penalty max "
+                  f"{numbers['trained_max_penalty']:.2f}",
              controls=[control]),
         dict(key="random_early",
              text="A random (untrained) bottom stitches with low penalty at the earliest layer",
-             criterion=at_most(numbers["random_first_penalty"], 100 * RANDOM_EARLY_MAX_PENALTY,
-                               f"penalty at '{cuts[0]}'", digits=0),
+             criterion=at_most(numbers["random_first_penalty_beyond"], 100 * RANDOM_EARLY_MAX_PENALTY,
+                               f"penalty at '{cuts[0]}'{BEYOND}", digits=0),
              paper="low penalty early (Fig. 2A, Fig. 5)",
-             ours=f"{numbers['random_first_penalty']:.2f} points", controls=[control]),
+             ours=f"{numbers['random_first_penalty_beyond']:.2f} points (raw {numbers['random_first_penalty']:.2f})",
+             controls=[control]),
         dict(key="random_late",
              text="A random bottom stitches with high penalty at late layers",
-             criterion=at_least(numbers["random_late_penalty"], 100 * RANDOM_LATE_MIN_PENALTY,
-                                f"mean penalty at '{cuts[-2]}' and '{cuts[-1]}'", digits=0),
+             criterion=at_least(numbers["random_late_penalty_beyond"], 100 * RANDOM_LATE_MIN_PENALTY,
+                                f"mean penalty at '{cuts[-2]}' and '{cuts[-1]}'{BEYOND}", digits=0),
              paper="high penalty late (Fig. 2A, Fig. 5)",
-             ours=f"{numbers['random_late_penalty']:.2f} points", controls=[control]),
+             ours=f"{numbers['random_late_penalty_beyond']:.2f} points (raw {numbers['random_late_penalty']:.2f})",
+             controls=[control]),
     ]
     return numbers, claims
 
@@ -254,12 +275,14 @@ def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple
         tag = arch.replace(".", "_")
         by = {name: x.set_index("cut") for name, x in g.groupby("sender", sort=False)}
         trained, self_ = by[TRAINED], by[SELF]
-        worst = trained.penalty.idxmax()
+        beyond = _beyond_self(trained, self_)
+        worst = beyond.idxmax()
         numbers.update({f"{tag}_receiver_accuracy": 100 * trained.receiver_accuracy.iloc[0],
                         f"{tag}_sender_accuracy_full_test": 100 * models[arch]["sender_accuracy_full_test"],
                         f"{tag}_max_penalty": 100 * trained.penalty.max(),
                         f"{tag}_mean_penalty": 100 * trained.penalty.mean(),
                         f"{tag}_max_dm_penalty": 100 * trained.dm_penalty.max(),
+                        f"{tag}_max_penalty_beyond": beyond.max(),
                         f"{tag}_control_max_penalty": 100 * self_.penalty.max()})
         for cut in trained.index:
             numbers[f"{tag}_penalty_{cut}"] = 100 * trained.penalty[cut]
@@ -270,10 +293,12 @@ def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple
             key=f"connected_{tag}",
             text=f"{ARCHS[arch]}: two independently seeded networks are stitching connected (penalty close to 0 "
                  "at every layer)",
-            criterion=at_most(100 * trained.penalty.max(), 100 * CONNECTED_MAX_PENALTY,
-                              f"max penalty over {len(trained)} cuts", digits=0),
+            criterion=at_most(beyond.max(), 100 * CONNECTED_MAX_PENALTY,
+                              f"max penalty over {len(trained)} cuts{BEYOND}", digits=0),
             paper="up to 3% error at every layer for every architecture (Table 1, Fig. 2A)",
-            ours=f"max {100 * trained.penalty.max():.2f} points (at {worst}), mean {100 * trained.penalty.mean():.2f}",
+            ours=f"max {beyond.max():.2f} points (at {worst}), mean {beyond.mean():.2f}; raw penalty max "
+                 f"{100 * trained.penalty.max():.2f}, self-stitch {100 * self_.penalty.min():.2f} to "
+                 f"{100 * self_.penalty.max():.2f}",
             controls=[control]))
     return numbers, claims
 

@@ -75,7 +75,8 @@ def ours(results: dict[str, dict | None]) -> dict[str, tuple[str, str, str]]:
         cka.append(missing.format("B-F5"))
     if f2a:
         n = f2a["numbers"]
-        stitch.append(f"up to {n['trained_max_penalty']:.1f} points ({_src('B-F2A', f2a)}: "
+        stitch.append(f"up to {n.get('trained_max_penalty_beyond', n['trained_max_penalty']):.1f} points "
+                      f"({_src('B-F2A', f2a)}: "
                       f"{_verdicts(f2a, ('connected',))})")
     else:
         stitch.append(missing.format("B-F2A"))

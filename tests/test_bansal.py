@@ -1,0 +1,41 @@
+"""Bansal et al. Figure 2A: the connectivity verdicts, judged beyond the receiver stitched into itself."""
+
+import pandas as pd
+import pytest
+
+from stitchkit.experiments import bansal
+
+CUTS = ["stem", "block1", "block3", "block5", "pool"]
+
+
+def _rows(sender, penalties, arch=None):
+    return [{"sender": sender, "cut": c, "penalty": p / 100, "dm_penalty": p / 100, "accuracy": 0.5 - p / 100,
+             "receiver_accuracy": 0.5, **({"arch": arch} if arch else {})} for c, p in zip(CUTS, penalties)]
+
+
+MODELS = {"receiver_accuracy_full_test": 0.5, "sender_accuracy_full_test": 0.5, "receiver_train_seconds": 60.0,
+          "receiver_images_per_second": 100.0}
+
+
+def test_connectivity_is_judged_beyond_the_self_stitch():
+    # an under-trained receiver: the stitch alone gains 5 points at every cut; the second seed's raw
+    # penalty (-1) looks connected, but beyond the self-stitch it is 4 points: not connected
+    table = pd.DataFrame(_rows(bansal.SELF, [-5] * 5) + _rows(bansal.TRAINED, [-1] * 5)
+                         + _rows(bansal.RANDOM, [-4, 5, 20, 40, 45]))
+    numbers, claims = bansal.connectivity_summary(table, MODELS)
+    by = {c["key"]: c for c in claims}
+    assert numbers["trained_max_penalty"] == pytest.approx(-1) and numbers["trained_max_penalty_beyond"] == pytest.approx(4)
+    assert not by["connected"]["criterion"].holds and "beyond the receiver" in by["connected"]["criterion"].text
+    assert by["connected"]["controls"][0].passed  # a negative self-stitch is not a weak recipe
+    assert numbers["random_first_penalty_beyond"] == pytest.approx(1) and by["random_early"]["criterion"].holds
+    assert numbers["random_late_penalty_beyond"] == pytest.approx(47.5) and by["random_late"]["criterion"].holds
+
+
+def test_every_architecture_is_judged_beyond_its_own_self_stitch():
+    table = pd.DataFrame(_rows(bansal.SELF, [-5] * 5, "vit") + _rows(bansal.TRAINED, [-3, -2.5, -2.5, -3, -4], "vit")
+                         + _rows(bansal.SELF, [0.2] * 5, "myrtle") + _rows(bansal.TRAINED, [1, 2, 2, 1, 0], "myrtle"))
+    models = {a: {"sender_accuracy_full_test": 0.5} for a in ("vit", "myrtle")}
+    numbers, claims = bansal.architectures_summary(table, models)
+    assert numbers["vit_max_penalty_beyond"] == pytest.approx(2.5) and numbers["myrtle_max_penalty_beyond"] == pytest.approx(1.8)
+    assert [c["criterion"].holds for c in claims] == [True, True]
+    assert "self-stitch -5.00 to -5.00" in claims[0]["ours"]
