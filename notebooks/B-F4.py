@@ -76,6 +76,9 @@ trained.pivot(index="cut", columns="kernel_size", values="penalty").loc[list(dic
 # Over the cuts, the penalty spread across kernel sizes (largest minus smallest penalty at a
 # cut) is at most {glue:text}`max_spread:.2f` points, {glue:text}`mean_spread:.2f` on average.
 # The receiver stitched into itself costs at most {glue:text}`control_max_penalty:.2f` points.
+# Averaged over the cuts, the worst kernel is {glue:text}`worst_kernel:.0f` wide, with a mean
+# penalty of {glue:text}`worst_kernel_mean_penalty:.2f` points; the other kernels average
+# {glue:text}`other_kernels_mean_penalty:.2f`.
 
 # %%
 run.figure("kernel", plotting.penalty_per_layer(

@@ -39,3 +39,15 @@ def test_every_architecture_is_judged_beyond_its_own_self_stitch():
     assert numbers["vit_max_penalty_beyond"] == pytest.approx(2.5) and numbers["myrtle_max_penalty_beyond"] == pytest.approx(1.8)
     assert [c["criterion"].holds for c in claims] == [True, True]
     assert "self-stitch -5.00 to -5.00" in claims[0]["ours"]
+
+
+def test_kernel_size_spread_and_worst_kernel():
+    rows = []
+    for k, pens in ((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0]), (5, [0, 0, 0.5, 0.5])):
+        rows += [{"sender": bansal.TRAINED, "cut": c, "penalty": p / 100, "kernel_size": k}
+                 for c, p in zip(CUTS[:4], pens)]
+        rows += [{"sender": bansal.SELF, "cut": c, "penalty": 0.001, "kernel_size": k} for c in CUTS[:4]]
+    numbers, claims = bansal.kernel_sizes_summary(pd.DataFrame(rows))
+    assert numbers["max_spread"] == pytest.approx(4) and not claims[0]["criterion"].holds
+    assert numbers["worst_kernel"] == 1 and numbers["worst_kernel_mean_penalty"] == pytest.approx(2)
+    assert numbers["other_kernels_mean_penalty"] == pytest.approx(0.1875)

@@ -421,6 +421,10 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[di
                "control_max_penalty": 100 * control.penalty.max()}
     for k in trained.columns:
         numbers[f"mean_penalty_k{k}"] = 100 * trained[k].mean()
+    means = 100 * trained.mean()
+    worst = means.idxmax()
+    numbers.update(worst_kernel=float(worst), worst_kernel_mean_penalty=float(means[worst]),
+                   other_kernels_mean_penalty=float(means.drop(worst).mean()))
     ctl = Control.of("receiver stitched into itself at every cut and kernel size",
                      at_most(100 * control.penalty.max(), 100 * CONTROL_FLOOR, "max self-stitch penalty"),
                      f"max {numbers['control_max_penalty']:.2f} points")
