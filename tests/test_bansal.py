@@ -51,3 +51,19 @@ def test_kernel_size_spread_and_worst_kernel():
     assert numbers["max_spread"] == pytest.approx(4) and not claims[0]["criterion"].holds
     assert numbers["worst_kernel"] == 1 and numbers["worst_kernel_mean_penalty"] == pytest.approx(2)
     assert numbers["other_kernels_mean_penalty"] == pytest.approx(0.1875)
+
+
+def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
+    from stitchkit.experiments import bansal_finetune as ft
+
+    def table(trained_ft):
+        rows = [{"bottom": ft.TOP, "cut": c, "penalty": 0.0, "fine-tuned": float("nan")} for c in ("b1", "b2")]
+        rows += [{"bottom": ft.TRAINED, "cut": c, "penalty": 0.01, "fine-tuned": a} for c, a in zip(("b1", "b2"), trained_ft)]
+        rows += [{"bottom": ft.RANDOM, "cut": c, "penalty": 0.3, "fine-tuned": 0.4} for c in ("b1", "b2")]
+        return pd.DataFrame(rows)
+
+    numbers, claims = ft.finetune_summary(table([0.70, 0.62]), {"trained top": 0.70})
+    assert numbers["finetune_shortfall"] == pytest.approx(8.0)  # the worse cut counts, not the better
+    assert not claims[0]["controls"][1].passed
+    numbers, claims = ft.finetune_summary(table([0.70, 0.68]), {"trained top": 0.70})
+    assert claims[0]["controls"][1].passed and numbers["finetune_gap"] == pytest.approx(29.0)

@@ -127,13 +127,14 @@ def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[di
     st_gap = float(sum(100 * (t.loc[(RANDOM, c), "penalty"] - t.loc[(TRAINED, c), "penalty"]) for c in cuts)
                    / len(cuts))
     ctrl = float(100 * table[table.bottom == TOP].penalty.max())
-    reach = float(min(100 * (accuracy["trained top"] - t.loc[(TRAINED, c), "fine-tuned"]) for c in cuts))
+    # every cut enters the claims' means, so fine-tuning must be long enough at every cut
+    reach = float(max(100 * (accuracy["trained top"] - t.loc[(TRAINED, c), "fine-tuned"]) for c in cuts))
     numbers = {"finetune_gap": ft_gap, "stitch_gap": st_gap, "control_penalty": ctrl, "finetune_shortfall": reach}
     controls = [Control.of("the trained top stitched into itself (an exact stitch exists)",
                            at_most(ctrl, 100 * CONTROL_FLOOR, "max self-stitch penalty"), f"max {ctrl:.2f} points"),
                 Control.of("fine-tuning is long enough: over a trained bottom it gets close to the trained network",
-                           at_most(reach, FT_REACH, "smallest shortfall of trained-bottom fine-tuning vs the top "
-                                   "network"), f"{reach:.2f} points")]
+                           at_most(reach, FT_REACH, "largest shortfall over the cuts of trained-bottom fine-tuning "
+                                   "vs the top network"), f"{reach:.2f} points")]
     claims = [
         dict(key="finetune_blind", text="Fine-tuning cannot tell a random bottom from a trained one",
              criterion=at_most(ft_gap, BLIND_MAX, "mean over cuts of fine-tuned accuracy, trained − random bottom"),
