@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_cka  # noqa: E402
+import bench_cpu  # noqa: E402
 import bench_gpu  # noqa: E402
 import bench_stitch  # noqa: E402
 import bench_train  # noqa: E402
@@ -89,11 +90,13 @@ def main() -> None:
         rows += bench_stitch.dask_scaling(receivers=2, images=500, test_size=200, dm_images=100)
         rows += bench_stitch.run(receivers=2, epochs=1, images=1000, test_size=500, dm_images=200)
         rows += bench_cka.run(n=300, width=2)
+        rows += bench_cpu.run(steps=3, stitch_images=512)
     else:
         rows += bench_train.run()
         rows += bench_stitch.run()
         rows += bench_stitch.dask_scaling()
         rows += bench_cka.run()
+        rows += bench_cpu.run()
     report = {"date": dt.datetime.now().isoformat(timespec="seconds"), "device": device_name(),
               "platform": platform.platform(), "precision": resolve_precision("auto", default_device()),
               "torch": torch.__version__, "quick": args.quick, "seconds": round(time.perf_counter() - t0, 1),

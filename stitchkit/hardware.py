@@ -7,10 +7,12 @@ Elsewhere (most laptops; AVX2-only servers) bf16 is emulated and about 10x slowe
 either precision is the same recipe.
 
 Memory format: channels_last for convolutional networks whose convolutions all have at least
-8 output channels (:func:`channels_last_ok`). Narrower ones stay NCHW: channels_last gains
-nothing there, and with torch 2.13 on an AVX2-only CPU oneDNN's channels_last kernels hang in
-``backward()`` for 4-channel convolutions (measured here: a width-4 ResNet-10 hangs, widths 8
-and 16 and NCHW do not).
+8 output channels on a GPU, at least 16 on a CPU (:func:`channels_last_ok`). Narrower ones stay
+NCHW. On the 2-core AVX2 CPU of the `demo` pages (torch 2.13, fp32, pre-activation ResNet-18
+training, ``benchmarks/bench_cpu.py``), channels_last is faster at width 16 (about 1.3x) but
+slower at width 8 (about 0.75x: its kernels barely use the second thread there, NCHW's do); and
+oneDNN's channels_last kernels hang in ``backward()`` for 4-channel convolutions (a width-4
+ResNet-10 hangs, widths 8 and 16 and NCHW do not).
 """
 
 from __future__ import annotations
@@ -87,11 +89,18 @@ def autocast(device: torch.device, precision: str):
 
 
 
+# Fewest output channels of every Conv2d for channels_last, by device type (see the module docstring).
+CHANNELS_LAST_MIN = {"cuda": 8, "cpu": 16}
+
+
 def channels_last_ok(model: nn.Module) -> bool:
-    """Whether ``model`` (and its inputs) should use channels_last: every Conv2d has >= 8
-    output channels (see the module docstring)."""
+    """Whether ``model`` (and its inputs) should use channels_last on the device its parameters
+    are on: every Conv2d has at least :data:`CHANNELS_LAST_MIN` output channels there."""
     convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
-    return bool(convs) and all(m.out_channels >= 8 for m in convs)
+    if not convs:
+        return False
+    least = CHANNELS_LAST_MIN.get(convs[0].weight.device.type, CHANNELS_LAST_MIN["cpu"])
+    return all(m.out_channels >= least for m in convs)
 
 
 def to_memory_format(model: nn.Module) -> nn.Module:

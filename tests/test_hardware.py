@@ -42,3 +42,11 @@ def test_the_automatic_choice_is_not_slower_than_the_alternative_on_this_cpu():
     other = "fp32" if chosen == "bf16" else "bf16"
     # a choice check with a wide margin, not a performance claim (those live in benchmarks/)
     assert _step_seconds(chosen) <= 1.5 * _step_seconds(other), f"auto chose {chosen} ({hardware.cpu_capability()})"
+
+
+def test_channels_last_only_where_it_is_faster_on_the_device():
+    # CPU: NCHW below 16 channels (faster at width 8, and 4-channel channels_last kernels hang)
+    assert not hardware.channels_last_ok(build_model("preact_resnet18", seed=0, width=8))
+    assert hardware.channels_last_ok(build_model("preact_resnet18", seed=0, width=16))
+    assert not hardware.channels_last_ok(torch.nn.Linear(3, 3))  # no convolution: nothing to gain
+    assert hardware.CHANNELS_LAST_MIN["cuda"] == 8  # GPUs: tensor cores take multiples of 8
