@@ -413,12 +413,16 @@ def _budget_text(pages: list[Page], budget_minutes: float, what: str) -> str:
     walls = sum(p.wall_seconds or 0.0 for p in pages)
     cold, missing = empty_cache_seconds(pages)
     text = (f"The `demo` budget of {what} is {budget_minutes:g} min on 2 CPU cores from an empty cache. Its {n} "
-            f"`demo` page{'s' if n != 1 else ''} took {_minutes(walls)} as run; from an empty cache they would take "
-            f"about {_minutes(cold)} ({cold / 60 / budget_minutes:.1f}× the budget): each page's own run plus the "
-            "recorded compute time of every model and stitch it found in the cache, each counted once.")
+            f"`demo` page{'s' if n != 1 else ''} took {_minutes(walls)} as run")
+    if n and missing == n:
+        return text + ("; none of them records the models and stitches it found in the cache (such a page counts "
+                       "only its own run), so no empty-cache estimate can be given yet.")
+    ratio = cold / 60 / budget_minutes
+    text += (f"; from an empty cache they would take {'at least' if missing else 'about'} {_minutes(cold)} "
+             f"({ratio:.1f}× the budget{' or more' if missing else ''}): each page's own run plus the recorded "
+             "compute time of every model and stitch it found in the cache, each counted once.")
     if missing:
-        text += (f" {missing} of the {n} pages predate that record and count only their own run, so the estimate "
-                 "is a lower bound.")
+        text += f" {missing} of the {n} pages predate that record and count only their own run."
     return text + " Compute times recorded beside other work overstate; none of this is one timed empty-cache run."
 
 

@@ -119,8 +119,8 @@ def test_part_pages_toc_and_idempotence(book):
         assert (f"| {fid} |" in bansal or f"`{fid} <{fid}>`" in bansal) == fid.startswith("B-"), fid
     assert "{doc}`B-F2A <B-F2A>`" in bansal and "11.6 min in all (1 page of 13" in bansal
     # the demo budget beside the measured sum, above the table
-    assert "budget of this part is 90 min" in bansal and "0.1× the budget" in bansal
-    assert bansal.index("the budget") < bansal.index("## Figures and tables")
+    assert "budget of this part is 90 min" in bansal and "no empty-cache estimate can be given yet" in bansal
+    assert bansal.index("budget of this part") < bansal.index("## Figures and tables")
     assert "{bdg-danger}`not reproduced` {bdg-warning}`inconclusive at this scale`" in bansal
     assert "none yet (0 pages of 5" in (book / "balogh" / "index.md").read_text()
     toc = yaml.safe_load(toc_path.read_text())
