@@ -29,7 +29,7 @@ from ..datasets import DataSpec, test_split
 from ..grid import Net, stitch_grid
 from ..results import Control, at_least, at_most, within
 from ..scales import figure_config, param
-from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
+from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self
 
 SELF = "receiver into itself (control)"
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
@@ -127,7 +127,7 @@ def _pen(table: pd.DataFrame, sender: str, receiver: str | None = None) -> pd.Se
         raise ValueError(f"{sender!r} is stitched into several receivers: name one")
     else:
         own = own[own.receiver == t.receiver.iloc[0]]
-    return 100 * (t.set_index("cut").penalty - own.set_index("cut").penalty).loc[t.cut]
+    return _beyond_self(t.set_index("cut"), own.set_index("cut")).loc[t.cut]
 
 
 def _thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
