@@ -128,7 +128,8 @@ run.claims_table()
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG
 #   CIFAR-10, width 8 and the step count of 5 epochs on 50k images at `demo` (the paper: width
-#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images with frozen statistics.
+#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images with frozen statistics,
+#   accuracies on a stratified 5k of the 10k test images.
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.
 # - **One seed.** Each curve is one bottom (seed 1) into one top (seed 0); the paper's figures

@@ -113,8 +113,9 @@ run.claims_table()
 #   CIFAR-10, width 8 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
 #   statistics, 2 epochs on 10k images at `demo`).
 # - **The pooled cut** (a vector) has no spatial kernel and is left out.
-# - **Cuts.** `demo` stitches at five of the nine map cuts (stem, block1, block3, block5,
-#   block7): 50 stitches instead of 90; `paper` at every map cut.
+# - **Cuts.** `demo` stitches at three of the nine map cuts (stem, block3, block7: early, middle,
+#   late): 30 stitches instead of 90; `paper` at every map cut.
+# - **Test images.** At `demo` every accuracy is on a stratified 5,000 of the 10,000 test images.
 # - **Axis.** The paper plots test error against kernel size; we plot the penalty against the
 #   layer with one line per kernel size, which shows the same numbers per cut.
 

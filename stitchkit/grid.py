@@ -7,9 +7,11 @@ fine-tuning, the receiver's own accuracy, both penalties, the DM residual, the f
 loss and the seconds spent. Rows where the sender *is* the receiver at the same cut are the
 convergence control (an exact stitch exists, so its penalty measures the recipe's floor).
 
-Speed: the grid runs each sender's forward pass once per sender cut and feeds every stitch
-that reads that cut (training and test activations are held on the device while that cut's
-stitches train), and it starts every stitch from direct matching. The decision to cache
+Speed: the grid computes each sender cut's activations once and feeds every stitch that reads
+that cut (training and test activations are held on the device while that cut's stitches
+train); walking a sender's cuts in order, it continues each cut's activations from the previous
+cut's, so all the cuts of a sender cost about one forward pass. It starts every stitch from
+direct matching. The decision to cache
 activations lives here only (:func:`can_cache_activations`). ``client`` (a Dask client) maps
 the grid as one task per sender-receiver pair; the table is the same as the local run's.
 
@@ -173,11 +175,28 @@ class _Context:
 
 class _SenderCut:
     """A sender's activations at one cut, computed on first use and shared by every stitch that
-    reads that cut (train, test and DM images)."""
+    reads that cut (train, test and DM images).
 
-    def __init__(self, ctx: _Context, sender: Any, cut: str) -> None:
+    ``previous``: the same sender's _SenderCut at an earlier cut, whose stitches are done. A split
+    it holds in float32 is continued from there (only the pieces in between run: the numbers are
+    those of a forward from the images) and then released, so a grid walking a sender's cuts in
+    order pays about one forward pass for all of them, not one per cut."""
+
+    def __init__(self, ctx: _Context, sender: Any, cut: str, previous: "_SenderCut | None" = None) -> None:
         self.ctx, self.sender, self.cut = ctx, sender, cut
         self._acts: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
+        self._previous = previous
+        if previous is not None:
+            previous._previous = None  # no chain of held tensors
+
+    def _continued(self, model: CutModel, split: str, precision: str) -> torch.Tensor | None:
+        prev = self._previous
+        if (prev is None or precision != "fp32" or split not in prev._acts
+                or model.check_cut(prev.cut) > model.check_cut(self.cut)):
+            return None
+        h, _ = prev._acts.pop(split)
+        return stitching.activations_between(model, prev.cut, self.cut, h, device=self.ctx.device,
+                                             precision=precision, dtype=torch.float32)
 
     def get(self, split: str, shape: tuple[int, ...] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         if split not in self._acts:
@@ -187,8 +206,10 @@ class _SenderCut:
                 source = {"train": ctx.train, "test": ctx.test, "dm": ctx.train.subset(ctx.dm_index)}[split]
                 precision = "fp32" if split == "dm" else ctx.precision
                 dtype = torch.float32 if precision == "fp32" else torch.bfloat16
-                acts = stitching.activations(model, self.cut, source, normalisation=self.sender.spec.normalisation,
-                                             device=ctx.device, precision=precision, dtype=dtype)
+                acts = self._continued(model, split, precision)
+                if acts is None:
+                    acts = stitching.activations(model, self.cut, source, normalisation=self.sender.spec.normalisation,
+                                                 device=ctx.device, precision=precision, dtype=dtype)
                 self._acts[split] = (acts, None)
             else:
                 x, y = self.sender.tensors(self.cut, shape, split)
@@ -416,14 +437,16 @@ def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[
     for ci, cj in cut_pairs:
         by_cut.setdefault(ci, []).append(cj)
     for sender in senders:
+        sc = None
         for cut_i, cuts_j in by_cut.items():
-            sc = _SenderCut(ctx, sender, cut_i)  # one forward of this sender cut for all its stitches
+            # one forward of this sender cut for all its stitches, continued from the previous cut
+            sc = _SenderCut(ctx, sender, cut_i, previous=sc)
             for receiver in receivers:
                 for cut_j in cuts_j:
                     rows.append(_one_stitch(ctx, sender, sc, receiver, cut_i, cut_j))
                     if bar is not None:
                         bar.update(1)
-            del sc
+        del sc
     return rows
 
 

@@ -72,14 +72,41 @@ def resolve_precision(precision: str, device: torch.device | str | None = None) 
     return precision
 
 
-def compile_wins(device: torch.device | str | None = None) -> bool:
-    """Whether model training runs under ``torch.compile``: only when asked for
-    (``STITCHKIT_COMPILE=1``) on CUDA. Measured on an H100 it does not win in the zoo's training
-    path: R2222 width 64, batch 256, 4 epochs: eager 2.4-2.8 s per epoch after the first,
-    compiled 2.9-3.3 s plus 22 s of compilation (the 1.19x of ``benchmarks/results-gpu.md`` is
-    a batch-512 ResNet-18 with cudnn.benchmark, timed after compilation); on a CPU eager
-    channels_last wins (ENVIRONMENT.md)."""
-    return as_device(device).type == "cuda" and os.environ.get("STITCHKIT_COMPILE") == "1"
+# Fewest optimiser steps for which a CPU run compiles its training step (compilation takes
+# 3-40 s: worth it over minutes of training, never over a test's few steps).
+COMPILE_MIN_STEPS = 500
+
+
+@functools.lru_cache(maxsize=1)
+def _cpp_compiler() -> bool:
+    import shutil
+
+    return any(shutil.which(c) for c in ("cc", "gcc", "clang", "c++", "g++"))
+
+
+def compile_wins(device: torch.device | str | None = None, model: nn.Module | None = None, steps: int = 0) -> bool:
+    """Whether training ``model`` for ``steps`` optimiser steps runs under ``torch.compile``.
+
+    ``STITCHKIT_COMPILE=0`` never, ``=1`` always (given a C/C++ compiler on a CPU). Otherwise:
+    on a CPU, a convolutional network that stays NCHW (narrow: see :func:`channels_last_ok`)
+    trained for at least :data:`COMPILE_MIN_STEPS` steps; never on a GPU. Measured on the 2-core
+    AVX2 CPU of the demo pages (torch 2.13, fp32, crop + flip, batch 128, 120 steps including
+    compilation, ``benchmarks/bench_cpu.py``): pre-activation ResNet-18 width 8 773 -> 1177
+    img/s, the width-8 depth-20 bottleneck ResNet 387 -> 591 (about 1.5x: fusing BatchNorm and
+    ReLU, which dominate at 8 channels); the width-8 Myrtle CNN about even; the width-16
+    channels_last ResNet-18 (452 -> 381) and a width-64 ViT (510 -> 454) slower, so not those. On an H100 it does not win in the zoo's training
+    path (R2222 width 64, batch 256: eager 2.4-2.8 s per epoch, compiled 2.9-3.3 s plus 22 s of
+    compilation)."""
+    flag = os.environ.get("STITCHKIT_COMPILE")
+    dev = as_device(device)
+    if flag == "0" or (dev.type == "cpu" and not _cpp_compiler()):
+        return False
+    if flag == "1":
+        return True
+    if dev.type != "cpu" or model is None or steps < COMPILE_MIN_STEPS:
+        return False
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    return bool(convs) and not channels_last_ok(model)
 
 
 def autocast(device: torch.device, precision: str):

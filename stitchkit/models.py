@@ -112,6 +112,16 @@ class CutModel(nn.Module):
         """Activations at ``cut`` (the output of that piece)."""
         return self.forward_intermediates(x, [cut])[cut]
 
+    def forward_between(self, h: torch.Tensor, cut_from: str, cut_to: str) -> torch.Tensor:
+        """Activations at ``cut_to`` from activations ``h`` at ``cut_from`` (an earlier cut, or
+        the same one): runs only the pieces in between."""
+        a, b = self.check_cut(cut_from), self.check_cut(cut_to)
+        if b < a:
+            raise ValueError(f"cut {cut_to!r} comes before {cut_from!r}; valid: a cut at or after {cut_from!r}")
+        for piece in itertools.islice(self.pieces.values(), a + 1, b + 1):
+            h = piece(h)
+        return h
+
     def forward_from(self, cut: str, h: torch.Tensor) -> torch.Tensor:
         """Logits from activations ``h`` at ``cut`` (runs every piece after it, then the head)."""
         start = self.check_cut(cut)

@@ -247,6 +247,25 @@ def activations(model: CutModel, cut: str, split: Split, *, normalisation: str, 
     return torch.cat(out)
 
 
+@torch.no_grad()
+def activations_between(model: CutModel, cut_from: str, cut_to: str, h: torch.Tensor, *, batch_size: int = 500,
+                        device: torch.device | str | None = None, precision: str = "auto",
+                        dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Activations at ``cut_to`` continued from activations ``h`` at an earlier ``cut_from`` of
+    the same frozen ``model`` (eval mode, no grad), batch by batch: what :func:`activations`
+    returns at ``cut_to`` when ``h`` came from it at ``cut_from`` in float32 with the same batch
+    size, for the cost of the pieces in between."""
+    device = as_device(device)
+    was = model.training
+    model.eval()
+    out = []
+    for x in h.split(batch_size):
+        with autocast(device, precision):
+            out.append(model.forward_between(x.to(device), cut_from, cut_to).to(dtype))
+    model.train(was)
+    return torch.cat(out)
+
+
 class _Top(nn.Module):
     """The trainable part of a stitched model, fed cached sender activations."""
 

@@ -194,7 +194,15 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         seen = 0
         for x, y in batches:
             with autocast(device, cfg.precision):
-                loss, logits = objective(step_model, x, y)
+                try:
+                    loss, logits = objective(step_model, x, y)
+                except Exception as exc:  # compilation failed (no usable compiler, ...): train eagerly
+                    if step_model is model:
+                        raise
+                    warnings.warn(f"{desc}: torch.compile failed ({type(exc).__name__}: {str(exc)[:200]}); "
+                                  "training without it (STITCHKIT_COMPILE=0 skips the attempt)", stacklevel=2)
+                    step_model = model
+                    loss, logits = objective(model, x, y)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()

@@ -194,7 +194,7 @@ def test_resnet164_and_finetune_preset():
     with pytest.raises(ValueError, match="9n"):
         build_model("preact_resnet164", depth=21)
     cfg = F.PRESETS_F8["demo"]
-    assert cfg.chosen_cuts(zoo.bansal_resnet164("demo", 0)) == ["block6", "block12", "block15"]
+    assert cfg.chosen_cuts(zoo.bansal_resnet164("demo", 0)) == ["block2", "block4", "block5"]
     with pytest.raises(ValueError, match="block99"):
         F.FinetuneConfig(cuts=("block99",)).chosen_cuts(zoo.bansal_resnet164("demo", 0))
     assert zoo.bansal_resnet164("demo", 2, trained=False).calibrate_bn > 0

@@ -59,8 +59,34 @@ def test_each_sender_cut_is_computed_once_for_all_its_stitches(root, tmp_path, m
     recipe = dataclasses.replace(RECIPE, dm_images=25)  # 50 train, 25 DM, 20 test images: calls tell apart
     stitch_grid(senders, receivers, CUTS, recipe, DataSpec(), device="cpu", store=Store(tmp_path / "s"), root=root,
                 progress=False)
-    sender_calls = [c for c in calls if c[2] == 50]  # the training split: once per sender and cut
-    assert len(sender_calls) == len(set(sender_calls)) == len(senders) * len(CUTS)
+    sender_calls = [c for c in calls if c[2] == 50]  # the training split from images: once per sender,
+    assert len(sender_calls) == len(set(sender_calls)) == len(senders)  # later cuts continue from there
+    assert {c[1] for c in sender_calls} == {CUTS[0][0]}
+
+
+def test_cuts_continued_from_the_previous_cut_give_the_table_of_fresh_forwards(root, tmp_path, monkeypatch):
+    senders, receivers = _nets()
+    continued = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "c"),
+                            root=root, progress=False)
+    monkeypatch.setattr(grid._SenderCut, "_continued", lambda self, model, split, precision: None)
+    fresh = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
+                        root=root, progress=False)
+    pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))
+    assert (continued.key == fresh.key).all()  # the same stitches
+
+
+def test_forward_between_continues_a_forward_exactly():
+    from stitchkit.models import build_model
+
+    model = build_model("resnet10", seed=0, width=4).eval()
+    x = torch.randn(6, 3, 32, 32)
+    with torch.no_grad():
+        full = model.forward_intermediates(x)
+        assert torch.equal(model.forward_between(full["block1"], "block1", "block3"), full["block3"])
+        assert torch.equal(stitching.activations_between(model, "stem", "pool", full["stem"], batch_size=4,
+                                                         device="cpu", precision="fp32"), full["pool"])
+    with pytest.raises(ValueError, match="comes before 'block3'"):
+        model.forward_between(full["block3"], "block3", "block1")
 
 
 def test_dask_grid_gives_the_same_table_as_the_local_run(root, tmp_path):

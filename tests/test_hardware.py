@@ -50,3 +50,20 @@ def test_channels_last_only_where_it_is_faster_on_the_device():
     assert hardware.channels_last_ok(build_model("preact_resnet18", seed=0, width=16))
     assert not hardware.channels_last_ok(torch.nn.Linear(3, 3))  # no convolution: nothing to gain
     assert hardware.CHANNELS_LAST_MIN["cuda"] == 8  # GPUs: tensor cores take multiples of 8
+
+
+def test_training_compiles_only_narrow_conv_nets_trained_long_on_a_cpu(monkeypatch):
+    monkeypatch.delenv("STITCHKIT_COMPILE", raising=False)
+    monkeypatch.setattr(hardware, "_cpp_compiler", lambda: True)
+    narrow, wide = build_model("resnet10", seed=0, width=8), build_model("resnet10", seed=0, width=16)
+    long = hardware.COMPILE_MIN_STEPS
+    assert hardware.compile_wins("cpu", narrow, long)
+    assert not hardware.compile_wins("cpu", narrow, long - 1)  # a test's few steps: not worth compiling
+    assert not hardware.compile_wins("cpu", wide, long)  # channels_last: compiled is slower there
+    assert not hardware.compile_wins("cpu", torch.nn.Linear(3, 3), long)
+    monkeypatch.setenv("STITCHKIT_COMPILE", "0")
+    assert not hardware.compile_wins("cpu", narrow, long)
+    monkeypatch.setenv("STITCHKIT_COMPILE", "1")
+    assert hardware.compile_wins("cpu", wide, 1)
+    monkeypatch.setattr(hardware, "_cpp_compiler", lambda: False)
+    assert not hardware.compile_wins("cpu", narrow, long)  # no compiler: inductor cannot build its kernels

@@ -128,3 +128,20 @@ def test_simclr_resume_continues_the_augmentation_stream(tiny_split, tmp_path):
     run(0.5, ckpt)
     resumed = run(1.0, ckpt)
     assert all(torch.equal(p, q) for p, q in zip(full.state_dict().values(), resumed.state_dict().values()))
+
+
+def test_a_compilation_failure_falls_back_to_eager_training_with_a_warning(tiny_split, monkeypatch):
+    eager, _ = _train(tiny_split)
+
+    def broken_compile(model):
+        def fail(*args, **kwargs):
+            raise RuntimeError("no C++ compiler")
+        return fail
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    model = build_model("resnet10", seed=0, width=4)
+    batches = Batches(tiny_split, CFG.batch_size, normalisation="cifar", shuffle=True, augment=CFG.augment,
+                      drop_last=True, seed=CFG.seed)
+    with pytest.warns(UserWarning, match="torch.compile failed .*no C\\+\\+ compiler"):
+        train(model, batches, CFG, device="cpu", progress=False, compile=True)
+    assert all(torch.equal(p, q) for p, q in zip(eager.state_dict().values(), model.state_dict().values()))
