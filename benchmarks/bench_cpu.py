@@ -6,7 +6,12 @@ fastest on this machine, each pair timed side by side in one run (``make bench``
 - threads: the project's training path with one intra-op thread vs all of them;
 - training batch: images/s at batch 64, 128 (every recipe's batch) and 256;
 - stitch batch: one stitch trained for an epoch at batch 32 (the `demo` stitches) vs 128 (the
-  paper's), on cached sender activations as the stitch grid trains them.
+  paper's), on cached sender activations as the stitch grid trains them;
+- compiled training: the demo-width network (NCHW) eager vs under ``torch.compile`` (what
+  :func:`stitchkit.hardware.compile_wins` picks for long runs on a CPU), timed after compilation,
+  with the compilation's seconds in the notes;
+- sender activations at every cut: one forward from the images per cut (a grid that treats cuts
+  independently) vs each cut continued from the previous one (what the grid does).
 
 The recipes keep their batch sizes (they are part of the papers' settings); the batch rows show
 what a different choice would cost or save. The CPU's capability (AVX2, AVX512, AMX) is named in
@@ -64,6 +69,41 @@ def stitch_throughput(batch: int, width: int, images: int, device: torch.device,
     return images / (time.perf_counter() - t0)
 
 
+def compiled_training(width: int, steps: int, device: torch.device) -> tuple[float, float, float]:
+    """(eager img/s, compiled img/s, seconds of compilation) of the training path at ``width``
+    in the library's memory format, fp32, batch 128."""
+    cl = _auto_cl(width)
+    eager = ours_throughput(width, steps, 128, device, precision="fp32", channels_last=cl)
+    t0 = time.perf_counter()
+    compiled = ours_throughput(width, steps, 128, device, precision="fp32", channels_last=cl, compile=True)
+    total = time.perf_counter() - t0
+    return eager, compiled, max(0.0, total - 128 * (2 * steps + 4) / compiled)
+
+
+def activations_every_cut(width: int, images: int, device: torch.device) -> tuple[float, float]:
+    """Seconds to get a sender's activations at all its cuts on ``images`` random images: one
+    forward from the images per cut, vs each cut continued from the previous one (as the grid)."""
+    model = to_memory_format(build_model("preact_resnet18", seed=1, width=width).to(device)).eval()
+    split = _split(images)
+    cuts = list(model.cuts)
+
+    def per_cut() -> None:
+        for cut in cuts:
+            stitching.activations(model, cut, split, normalisation="cifar", device=device, precision="fp32")
+
+    def continued() -> None:
+        h = stitching.activations(model, cuts[0], split, normalisation="cifar", device=device, precision="fp32")
+        for a, b in zip(cuts, cuts[1:]):
+            h = stitching.activations_between(model, a, b, h, device=device, precision="fp32")
+
+    times = []
+    for fn in (per_cut, continued):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times[0], times[1]
+
+
 def _auto_cl(width: int) -> bool:
     return channels_last_ok(build_model("preact_resnet18", seed=0, width=width))
 
@@ -107,6 +147,16 @@ def run(width: int = 8, steps: int = 30, stitch_images: int = 4096) -> list[dict
                      f"{stitch_images} images, cached sender activations", baseline="batch 32 (the demo stitches)",
                      baseline_value=s32, ours="batch 128 (the paper's)", ours_value=s128, unit="img/s",
                      ratio=s128 / s32, target=None))
+    eager, compiled, compile_s = compiled_training(width, steps * 2, device)
+    rows.append(dict(benchmark="CPU compiled training", setting=f"{setting}, batch 128, timed after compilation",
+                     baseline="eager", baseline_value=eager, ours="torch.compile (auto for long runs)",
+                     ours_value=compiled, unit="img/s", ratio=compiled / eager, target=None,
+                     notes=f"compilation about {compile_s:.0f} s once per network (inductor's cache warm or cold)"))
+    per_cut, continued = activations_every_cut(width, stitch_images, device)
+    rows.append(dict(benchmark="sender activations, every cut", setting=f"pre-act ResNet-18 width {width}, "
+                     f"10 cuts, {stitch_images} images, fp32", baseline="one forward from the images per cut",
+                     baseline_value=per_cut, ours="each cut continued from the previous (the grid)",
+                     ours_value=continued, unit="s", ratio=per_cut / continued, target=None))
     return rows
 
 

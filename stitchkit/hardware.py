@@ -72,6 +72,10 @@ def resolve_precision(precision: str, device: torch.device | str | None = None) 
     return precision
 
 
+# Fewest output channels of every Conv2d for compiled CPU training: a compiled width-4 ResNet-18
+# hangs in training on the demo CPU (inductor lays convolutions out channels_last, where oneDNN's
+# 4-channel kernels hang, see the module docstring); width 8 trains.
+COMPILE_MIN_CHANNELS = 8
 # Fewest optimiser steps for which a CPU run compiles its training step (compilation takes
 # 3-40 s: worth it over minutes of training, never over a test's few steps).
 COMPILE_MIN_STEPS = 500
@@ -88,8 +92,9 @@ def compile_wins(device: torch.device | str | None = None, model: nn.Module | No
     """Whether training ``model`` for ``steps`` optimiser steps runs under ``torch.compile``.
 
     ``STITCHKIT_COMPILE=0`` never, ``=1`` always (given a C/C++ compiler on a CPU). Otherwise:
-    on a CPU, a convolutional network that stays NCHW (narrow: see :func:`channels_last_ok`)
-    trained for at least :data:`COMPILE_MIN_STEPS` steps; never on a GPU. Measured on the 2-core
+    on a CPU, a convolutional network that stays NCHW (narrow: see :func:`channels_last_ok`) but
+    has at least :data:`COMPILE_MIN_CHANNELS` channels in every convolution, trained for at least
+    :data:`COMPILE_MIN_STEPS` steps; never on a GPU. Measured on the 2-core
     AVX2 CPU of the demo pages (torch 2.13, fp32, crop + flip, batch 128, 120 steps including
     compilation, ``benchmarks/bench_cpu.py``): pre-activation ResNet-18 width 8 773 -> 1177
     img/s, the width-8 depth-20 bottleneck ResNet 387 -> 591 (about 1.5x: fusing BatchNorm and
@@ -106,7 +111,7 @@ def compile_wins(device: torch.device | str | None = None, model: nn.Module | No
     if dev.type != "cpu" or model is None or steps < COMPILE_MIN_STEPS:
         return False
     convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
-    return bool(convs) and not channels_last_ok(model)
+    return bool(convs) and not channels_last_ok(model) and min(m.out_channels for m in convs) >= COMPILE_MIN_CHANNELS
 
 
 def autocast(device: torch.device, precision: str):

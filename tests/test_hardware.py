@@ -60,6 +60,7 @@ def test_training_compiles_only_narrow_conv_nets_trained_long_on_a_cpu(monkeypat
     assert hardware.compile_wins("cpu", narrow, long)
     assert not hardware.compile_wins("cpu", narrow, long - 1)  # a test's few steps: not worth compiling
     assert not hardware.compile_wins("cpu", wide, long)  # channels_last: compiled is slower there
+    assert not hardware.compile_wins("cpu", build_model("resnet10", seed=0, width=4), long)  # 4 channels hang
     assert not hardware.compile_wins("cpu", torch.nn.Linear(3, 3), long)
     monkeypatch.setenv("STITCHKIT_COMPILE", "0")
     assert not hardware.compile_wins("cpu", narrow, long)
