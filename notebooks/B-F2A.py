@@ -37,8 +37,9 @@
 # beyond the receiver stitched into itself at the same cut; the raw penalties are shown too.
 #
 # **Prerequisites.** CIFAR-10 in the data root (see the book's introduction). Time: `smoke`
-# about a minute; `demo` about an hour on 2 CPU cores from an empty cache (twelve networks of
-# six architectures and their stitches); `paper` a GPU (64k SGD steps per model, 120k Adam steps
+# about a minute; `demo` about 85 minutes on 2 CPU cores from an empty cache (measured 83
+# minutes: twelve networks of six architectures, 21 minutes of it for the two width-16 ones, and
+# 70 stitches); `paper` a GPU (64k SGD steps per model, 120k Adam steps
 # per stitch).
 
 # %% tags=["parameters"]
