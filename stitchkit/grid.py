@@ -11,8 +11,7 @@ Speed: the grid computes each sender cut's activations once and feeds every stit
 that cut (training and test activations are held on the device while that cut's stitches
 train); walking a sender's cuts in order, it continues each cut's activations from the previous
 cut's, so all the cuts of a sender cost about one forward pass. It starts every stitch from
-direct matching. The decision to cache
-activations lives here only (:func:`can_cache_activations`). ``client`` (a Dask client) maps
+direct matching. The decision to cache activations lives here only (:func:`can_cache_activations`). ``client`` (a Dask client) maps
 the grid as one task per sender-receiver pair; the table is the same as the local run's.
 
 A sender is a :class:`Net` (a zoo model) or a :class:`TensorSource` (activations given

@@ -73,8 +73,8 @@ def resolve_precision(precision: str, device: torch.device | str | None = None) 
 
 
 # Fewest output channels of every Conv2d for compiled CPU training: a compiled width-4 ResNet-18
-# hangs in training on the demo CPU (inductor lays convolutions out channels_last, where oneDNN's
-# 4-channel kernels hang, see the module docstring); width 8 trains.
+# hangs in its second training step on the demo CPU (reproduced; likely the 4-channel oneDNN hang
+# of the module docstring, if inductor picks channels_last for the convolutions); width 8 trains.
 COMPILE_MIN_CHANNELS = 8
 # Fewest optimiser steps for which a CPU run compiles its training step (compilation takes
 # 3-40 s: worth it over minutes of training, never over a test's few steps).
