@@ -301,6 +301,15 @@ def spot_diagnosis(table: pd.DataFrame) -> pd.DataFrame:
                          "final training loss": d.train_loss.round(3)}).reset_index(drop=True)
 
 
+def self_stitches(table: pd.DataFrame) -> pd.DataFrame:
+    """Every network stitched into itself at i = j (the convergence control): the network's own
+    accuracy, the stitched one, the penalty in points and the stitch's final training loss."""
+    d = table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
+    return pd.DataFrame({"network": d.sender, "layer i = j": d.i, "network (%)": 100 * d.receiver_accuracy,
+                         "stitched (%)": 100 * d.accuracy, "penalty (points)": 100 * d.penalty,
+                         "final training loss": d.train_loss}).reset_index(drop=True)
+
+
 def matrix(table: pd.DataFrame, sender: str, receiver: str, kind: str, value: str = "accuracy") -> pd.DataFrame:
     """The (sender cut i) x (receiver cut j) matrix of one pair."""
     g = table[(table.sender == sender) & (table.receiver == receiver) & (table.kind == kind)]
