@@ -118,6 +118,37 @@ run.save()
 run.claims_table()
 
 # %% [markdown]
+# ## GPU diagnosis: is the SimCLR control a matter of length?
+#
+# The control above fails at `demo` when the SimCLR network's probe is far below the
+# supervised one. To see whether more SimCLR epochs alone would close the gap at the demo's
+# width, `benchmarks/spot_simclr.py` trained the same SimCLR network (the zoo's demo recipe,
+# seed 1) for 3, 10, 30 and 60 epochs on a GPU lent to one session, each followed by the same
+# linear probe, beside the demo's supervised network; the same at width 64 (the paper's) if
+# that run is committed too. The control column applies this page's criterion (gap at least
+# −10 points). It is a diagnosis of the control, not a
+# run of this page: the verdicts above stay those of this page's own run.
+
+# %%
+from stitchkit.results import load_spot_json
+
+for stem in ("bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"):
+    spot = load_spot_json(stem)
+    if spot is None:
+        print(f"No diagnosis committed (benchmarks/spot/{stem}.json).")
+        continue
+    print(f"Run on {spot['device']} ({spot['precision']}), commit {spot['commit']}, {spot['date'][:10]}; "
+          f"supervised network (seed {spot['supervised']['seed']}, width {spot['supervised']['width']}): "
+          f"{100 * spot['supervised']['accuracy']:.2f}%.")
+    length = sweeps.simclr_length_table(spot)
+    display(length.style.hide(axis="index"))
+    passing = length[length.control == "passes"]
+    print("The control passes from " + f"{passing['SimCLR epochs'].iloc[0]} SimCLR epochs on at this width."
+          if len(passing) else f"The control fails at every length up to {length['SimCLR epochs'].iloc[-1]} epochs "
+          f"(best gap {length['gap (points)'].max():.2f} points): at this width more SimCLR epochs alone do not "
+          "close it.")
+
+# %% [markdown]
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG

@@ -35,6 +35,19 @@ from .fileio import atomic_write_json
 RESULTS_ENV = "STITCHKIT_RESULTS"
 
 
+# GPU spot checks and diagnoses (benchmarks/paper_spot.py, benchmarks/spot_*.py) are committed
+# here with their provenance; pages show them beside their own run.
+SPOT_DIR = paths.REPO_ROOT / "benchmarks" / "spot"
+
+
+def load_spot_json(stem: str, spot_dir: Path | None = None) -> dict | None:
+    """A committed spot-check JSON file (metadata, or a diagnosis on its own), or None."""
+    import json
+
+    path = Path(spot_dir or SPOT_DIR) / f"{stem}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
     """Current commit and whether the work tree differs from it in anything but the book's
     generated pages (``book/``, ``_toc.yml``: the outputs of runs; None outside a checkout)."""

@@ -187,14 +187,17 @@ def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, 
                   frozen_bn: str = "eval", stitch_bn: str = "train", input_shape: tuple[int, ...] = (3, 32, 32),
                   sender_input_shape: tuple[int, ...] | None = None, kernel_size: int = 1, seed: int | None = None,
                   device: torch.device | str | None = None) -> StitchedModel:
-    """A StitchedModel with a fresh stitch of ``kind`` sized from the two cut shapes."""
+    """A StitchedModel with a fresh stitch of ``kind`` sized from the two cut shapes, on
+    ``device`` (default: the receiver's)."""
+    if device is None:
+        device = next(iter(receiver.parameters()), torch.empty(0)).device
     in_shape = sender.shape_at(cut_i, sender_input_shape or input_shape)
     out_shape = receiver.shape_at(cut_j, input_shape)
     with torch.random.fork_rng(devices=[]):
         if seed is not None:
             torch.manual_seed(seed)
         stitch = make_stitch(kind, in_shape, out_shape, kernel_size=kernel_size)
-    return StitchedModel(sender, cut_i, receiver, cut_j, stitch.to(as_device(device)), frozen_bn=frozen_bn,
+    return StitchedModel(sender, cut_i, receiver, cut_j, stitch.to(device), frozen_bn=frozen_bn,
                          stitch_bn=stitch_bn)
 
 

@@ -587,6 +587,19 @@ CKA_MARGIN = 0.05  # "further apart by CKA": the mean CKA differs by at least th
 PROBE_MAX_GAP = 10.0  # points: the SimCLR network counts as "well-performing" within this of the supervised one
 
 
+def simclr_length_table(spot: dict) -> pd.DataFrame:
+    """The GPU diagnosis of the SimCLR control (``benchmarks/spot_simclr.py``): the linear probe
+    after each SimCLR length at the demo's width, and its gap to the supervised network."""
+    sup = 100 * spot["supervised"]["accuracy"]
+    return pd.DataFrame([{"SimCLR epochs": f"{r['epochs']:g}", "width": r["width"],
+                          "linear probe (%)": round(100 * r["probe_accuracy"], 2),
+                          "supervised (%)": round(sup, 2),
+                          "gap (points)": round(100 * r["probe_accuracy"] - sup, 2),
+                          "control": "passes" if 100 * r["probe_accuracy"] - sup
+                          >= -PROBE_MAX_GAP else "fails",
+                          "GPU seconds": round(r["seconds"])} for r in spot["simclr"]])
+
+
 def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """The SimCLR network and a second supervised seed stitched into the supervised top, and the
     supervised network stitched into the SimCLR network (each top also into itself)."""

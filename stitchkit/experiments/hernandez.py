@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import paths, zoo
+from .. import results, zoo
 from ..datasets import DataSpec
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..results import Claim, Control, at_least, at_most
@@ -253,16 +253,8 @@ def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]
 
 # Paper-scale spot checks run on a GPU by benchmarks/paper_spot.py (the table and its provenance
 # are committed there): the page shows them beside its own run, judged with the same criteria.
-SPOT_DIR = paths.REPO_ROOT / "benchmarks" / "spot"
-
-
-def load_spot_json(stem: str, spot_dir=None) -> dict | None:
-    """A committed spot-check JSON file (metadata, or a diagnosis on its own), or None."""
-    import json
-    from pathlib import Path
-
-    path = Path(spot_dir or SPOT_DIR) / f"{stem}.json"
-    return json.loads(path.read_text()) if path.exists() else None
+SPOT_DIR = results.SPOT_DIR
+load_spot_json = results.load_spot_json
 
 
 def load_spot(stem: str = "hernandez-f2", spot_dir=None) -> tuple[pd.DataFrame, dict] | None:
