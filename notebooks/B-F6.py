@@ -139,7 +139,7 @@ for stem in ("bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"):
         continue
     print(f"Run on {spot['device']} ({spot['precision']}), commit {spot['commit']}, {spot['date'][:10]}; "
           f"supervised network (seed {spot['supervised']['seed']}, width {spot['supervised']['width']}): "
-          f"{100 * spot['supervised']['accuracy']:.2f}%.")
+          f"{100 * spot['supervised']['accuracy']:.2f}%." + (f" {spot['note']}." if spot.get("note") else ""))
     length = sweeps.simclr_length_table(spot)
     display(length.style.hide(axis="index"))
     passing = length[length.control == "passes"]

@@ -221,3 +221,12 @@ def test_f2a_other_architectures_are_checked_and_cuts_spread():
     demo = bansal.PRESETS_F2A["demo"]
     assert demo.arch_model("demo", "resnet18_x2", 0).width == 2 * demo.model("demo", 0).width
     assert demo.arch_recipe("vit").kind == "conv" and demo.arch_recipe("myrtle").kind == "bn_conv_bn"
+
+
+def test_simclr_length_table_applies_the_probe_control():
+    spot = {"supervised": {"accuracy": 0.80}, "simclr": [
+        {"epochs": 10, "width": 64, "probe_accuracy": 0.65, "seconds": 40.0},
+        {"epochs": 100, "width": 64, "probe_accuracy": 0.75, "seconds": 350.0}]}
+    t = sweeps.simclr_length_table(spot)
+    assert list(t.control) == ["fails", "passes"]
+    assert list(t["gap (points)"]) == [-15.0, -5.0]
