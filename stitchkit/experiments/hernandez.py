@@ -206,7 +206,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]
     trained = tri[(tri.kind == "trained") & tri.full]  # a pair stitched only at i = j (a control) has no triangle
     rs = tri[tri.kind == "random sender"]
     converge = _convergence_control(table)
-    self_diag = table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
+    self_diag = _self_rows(table)
     self_max = float(100 * self_diag.penalty.max()) if len(self_diag) else float("nan")
     numbers = {"pairs": len(trained), "stitches": len(table), "lower_min": trained.lower.min(),
                "lower_mean": trained.lower.mean(), "upper_max": trained.upper.max(), "upper_mean": trained.upper.mean(),
@@ -281,11 +281,16 @@ def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _self_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The trained networks stitched into themselves at i = j: an exact stitch exists there."""
+    return table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
+
+
 def spot_diagnosis(table: pd.DataFrame) -> pd.DataFrame:
     """The self-stitches (i = j, an exact stitch exists and is the DM start) whose accuracy fell
     during training, with their final training loss: where the stitch's training, not the
     representations, decided the number."""
-    d = table[(table.sender == table.receiver) & (table.i == table.j)]
+    d = _self_rows(table)
     d = d.assign(fall=100 * (d.dm_accuracy - d.accuracy))
     d = d[d.fall > 100 * CONTROL_FLOOR]
     return pd.DataFrame({"network": d.sender, "layer i = j": d.i, "DM start (%)": (100 * d.dm_accuracy).round(2),
@@ -296,7 +301,7 @@ def spot_diagnosis(table: pd.DataFrame) -> pd.DataFrame:
 def self_stitches(table: pd.DataFrame) -> pd.DataFrame:
     """Every network stitched into itself at i = j (the convergence control): the network's own
     accuracy, the stitched one, the penalty in points and the stitch's final training loss."""
-    d = table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
+    d = _self_rows(table)
     return pd.DataFrame({"network": d.sender, "layer i = j": d.i, "network (%)": 100 * d.receiver_accuracy,
                          "stitched (%)": 100 * d.accuracy, "penalty (points)": 100 * d.penalty,
                          "final training loss": d.train_loss}).reset_index(drop=True)
@@ -478,7 +483,7 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
 
 
 def _convergence_control(table: pd.DataFrame) -> Control:
-    d = table[(table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)]
+    d = _self_rows(table)
     worst = float(100 * d.penalty.max()) if len(d) else float("nan")
     return Control.of("each network stitched into itself on the diagonal (an exact stitch exists)",
                       at_most(worst, 100 * CONTROL_FLOOR, "max self-stitch penalty"), f"max {worst:.2f} points")
