@@ -33,7 +33,7 @@ from stitchkit.fileio import atomic_write_json, atomic_write_text
 from stitchkit.grid import Net
 from stitchkit.hardware import default_device, device_name, resolve_precision
 
-SPOTS = ("hernandez",)
+SPOTS = ("hernandez", "hernandez-t1")
 
 
 def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-f2",
@@ -77,18 +77,62 @@ def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str 
               f"{time.perf_counter() - t1:.0f} s, mean accuracy {100 * part.accuracy.mean():.1f}%", flush=True)
 
 
+def hernandez_t1(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-t1",
+                 stitch_init: str | None = None, scale: str = "paper") -> None:
+    """H-T1 at the paper's preset on R1111 and R2222: the vanilla stitches at corresponding
+    layers (i = j, every ordered pair, each network into itself the convergence control) from
+    the preset's random start, and EV / ES / SV on 1,000 test images. Writes the stitch table
+    (``STEM.csv``), the per-stitch means (``STEM-per.csv``), and the pooled statistics, numbers
+    and claims judged with the page's criteria (``STEM.json``)."""
+    from stitchkit.experiments import hernandez as h
+
+    t0 = time.perf_counter()
+    device = default_device()
+    cfg = replace(h.PRESETS_T1[scale], archs=("r1111", "r2222"), controls=())
+    if stitch_lr is not None:
+        cfg = replace(cfg, stitch_lr=stitch_lr)
+    if stitch_init is not None:
+        cfg = replace(cfg, stitch_init=stitch_init)
+    table, accuracy = h.all_pairs(cfg, scale, device=device, progress=False, diagonal=True)
+    print(f"networks {accuracy}; {len(table)} stitches in {time.perf_counter() - t0:.0f} s", flush=True)
+    per, stats = h.mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images, device=device,
+                             progress=False)
+    numbers, claims = h.mse_summary(per, stats, table, "corresponding layers, i = j")
+    judged = [{"key": c["key"], "text": c["text"], "criterion": c["criterion"].text, "holds": bool(c["criterion"].holds),
+               "ours": c["ours"], "controls": [{"text": k.text, "value": k.value, "passed": bool(k.passed)}
+                                               for k in c["controls"]]} for c in claims]
+    atomic_write_text(out / f"{stem}.csv", table.to_csv(index=False))
+    atomic_write_text(out / f"{stem}-per.csv", per.to_csv(index=False))
+    atomic_write_json(out / f"{stem}.json", {
+        "spot": "hernandez-t1", "figure": "H-T1", "scale": f"{scale} (subset)", "config": {
+            "archs": list(cfg.archs), "stitch_epochs": cfg.stitch_epochs, "stitch_train_size": cfg.stitch_train_size or 50_000,
+            "stitch_batch": cfg.stitch_batch, "stitch_lr": cfg.stitch_lr, "stitch_init": cfg.stitch_init,
+            "warmup": cfg.warmup, "test_size": cfg.test_size or 10_000, "mse_images": cfg.mse_images},
+        "accuracy": accuracy, "stats": stats.to_dict(), "numbers": numbers, "claims": judged,
+        "device": device_name(device), "precision": resolve_precision("auto", device), "torch": torch.__version__,
+        "commit": commit, "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "wall_seconds": time.perf_counter() - t0})
+    for c in judged:
+        print(c["key"], c["ours"], "holds" if c["holds"] else "fails", [(k["value"], k["passed"]) for k in c["controls"]])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("spot", choices=SPOTS)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--stitch-lr", type=float, default=None, help="replace the paper's stitch learning rate")
-    ap.add_argument("--stem", default="hernandez-f2", help="name of the output files")
+    ap.add_argument("--stem", default=None, help="name of the output files (default: hernandez-f2, hernandez-t1)")
     ap.add_argument("--stitch-init", choices=("dm", "default"), default=None,
                     help="replace the preset's stitch initialisation (default: PyTorch's random one, as the paper)")
+    ap.add_argument("--scale", default="paper", help="hernandez-t1 only: another scale's preset (to try the script)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    {"hernandez": hernandez}[args.spot](args.out, args.commit, args.stitch_lr, args.stem, args.stitch_init)
+    stem = args.stem or {"hernandez": "hernandez-f2"}.get(args.spot, args.spot)
+    if args.spot == "hernandez-t1":
+        hernandez_t1(args.out, args.commit, args.stitch_lr, stem, args.stitch_init, scale=args.scale)
+    else:
+        hernandez(args.out, args.commit, args.stitch_lr, stem, args.stitch_init)
 
 
 if __name__ == "__main__":
