@@ -271,6 +271,10 @@ def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
     controls (one row per claim). They are shown, not recorded: the page's verdicts stay those
     of its own run at its own scale."""
     _, claims = grid_summary(table, meta["accuracy"])
+    return _judged(claims)
+
+
+def _judged(claims: list[dict]) -> pd.DataFrame:
     rows = []
     for c in claims:
         claim = Claim(c["key"], c["text"], c["criterion"].text, c["paper"], c["ours"], c["criterion"].holds, "paper",
@@ -279,6 +283,23 @@ def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
                      "controls": "; ".join(f"{k.text}: {k.value} ({'passed' if k.passed else 'FAILED'})"
                                            for k in claim.controls) or "-", "verdict": claim.verdict})
     return pd.DataFrame(rows)
+
+
+def load_t1_spot(stem: str = "hernandez-t1", spot_dir=None) -> tuple[pd.DataFrame, pd.DataFrame, dict] | None:
+    """An H-T1 spot check (``benchmarks/paper_spot.py hernandez-t1``): its stitch table, the
+    per-stitch EV/ES/SV means and its metadata (with the pooled statistics), or None."""
+    from pathlib import Path
+
+    spot = load_spot(stem, spot_dir)
+    per = Path(spot_dir or SPOT_DIR) / f"{stem}-per.csv"
+    return (spot[0], pd.read_csv(per), spot[1]) if spot is not None and per.exists() else None
+
+
+def t1_spot_claims(table: pd.DataFrame, per: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """H-T1's claims recomputed from a spot check's committed tables with the page's criteria
+    and controls (shown, not recorded, as :func:`spot_claims`)."""
+    _, claims = mse_summary(per, pd.DataFrame(meta["stats"]), table, "corresponding layers, i = j")
+    return _judged(claims)
 
 
 def _self_rows(table: pd.DataFrame) -> pd.DataFrame:
