@@ -28,8 +28,8 @@
 # (AUROC ≤ 0.6). (2) {doc}`J-T1`'s TLM controls: the self-stitch keeps its accuracy, and TLM
 # gains over its direct-matching start.
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1`, a few
-# minutes at `demo` (one detector per block).
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1`, about 20
+# minutes at `demo` on 2 CPU cores (one detector per block, 2-3 minutes each).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -110,8 +110,9 @@ run.claims_table()
 #   CIFAR-10 as the in-distribution set.
 # - **Detectors.** At `demo` a ResNet-10 of width 8 (conv maps resized to 32 × 32) or 2
 #   transformer blocks (tokens), trained 1 epoch on 10,000 training images to classify the
-#   layer's activations, then 6 epochs of energy fine-tuning (with 1 every detector failed
-#   the outlier control, with 3 the weakest still did; Liu et al. fine-tune 10) (paper: a ResNet-18 or ViT-Ti blocks, trained to convergence). Adam with lr 1e-3 and a cosine schedule in both phases.
+#   layer's activations, then 3 epochs of energy fine-tuning, inliers and outliers in one
+#   batch as in Liu et al.'s code (with 1 epoch every detector failed the outlier control;
+#   Liu et al. fine-tune 10) (paper: a ResNet-18 or ViT-Ti blocks, trained to convergence). Adam with lr 1e-3 and a cosine schedule in both phases.
 # - **AUROC** compares the stitched representation's energies with the layer's own on the same
 #   1,000 test images. Values well *below* 0.5 mean lower energy than the layer's own (also
 #   atypical, but not what an energy detector flags); we report them as measured.

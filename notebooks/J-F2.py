@@ -28,7 +28,7 @@
 # exact self-stitches (a network's block into itself).
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1` and
-# {doc}`J-F1`, a few minutes at `demo` (the ViT's detectors).
+# {doc}`J-F1`, about 15 minutes at `demo` on 2 CPU cores (the ViT's six detectors).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -100,8 +100,9 @@ run.claims_table()
 #   CIFAR-10 as the in-distribution set.
 # - **Detectors.** At `demo` a ResNet-10 of width 8 (conv maps resized to 32 × 32) or 2
 #   transformer blocks (tokens), trained 1 epoch on 10,000 training images to classify the
-#   layer's activations, then 6 epochs of energy fine-tuning (with 1 every detector failed
-#   the outlier control, with 3 the weakest still did; Liu et al. fine-tune 10) (paper: a ResNet-18 or ViT-Ti blocks, trained to convergence). Adam with lr 1e-3 and a cosine schedule in both phases.
+#   layer's activations, then 3 epochs of energy fine-tuning, inliers and outliers in one
+#   batch as in Liu et al.'s code (with 1 epoch every detector failed the outlier control;
+#   Liu et al. fine-tune 10) (paper: a ResNet-18 or ViT-Ti blocks, trained to convergence). Adam with lr 1e-3 and a cosine schedule in both phases.
 # - **AUROC** compares the stitched representation's energies with the layer's own on the same
 #   1,000 test images. Values well *below* 0.5 mean lower energy than the layer's own (also
 #   atypical, but not what an energy detector flags); we report them as measured.

@@ -16,6 +16,7 @@ more out of distribution. :func:`auroc` compares two sets of scores (0.5: indist
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -49,6 +50,13 @@ class DetectorRecipe:
     m_out: float = -7.0
     weight: float = 0.1
     seed: int = 0
+    # Fine-tuning passes the in-distribution and the outlier batch through the detector as one
+    # batch (as Liu et al.'s code does), so its BatchNorm normalises them together. Our first
+    # version made two passes, each batch normalised by its own statistics in training; its
+    # detectors are not reused (the field is always in the key).
+    joint_batch: bool = True
+
+    ALWAYS_IN_KEY: ClassVar[tuple[str, ...]] = ("joint_batch",)
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,16 @@ def _epochs(batches, epochs: float):
                 return
 
 
+def finetune_logits(detector: nn.Module, a_in: torch.Tensor, a_out: torch.Tensor, *, joint: bool = True):
+    """The detector's logits on in-distribution and outlier activations in a fine-tuning step:
+    one pass over both (``joint``; BatchNorm in training mode normalises them together) or one
+    pass each."""
+    if not joint:
+        return detector(a_in), detector(a_out)
+    both = detector(torch.cat([a_in, a_out]))
+    return both[:len(a_in)], both[len(a_in):]
+
+
 def train_detector(network: CutModel, spec: ModelSpec, cut: str, recipe: DetectorRecipe, *, device=None,
                    root=None, progress: bool = True) -> tuple[nn.Module, dict]:
     """Pre-train (cross-entropy) then fine-tune (energy margins) a detector for ``cut`` of
@@ -174,12 +192,13 @@ def train_detector(network: CutModel, spec: ModelSpec, cut: str, recipe: Detecto
                                                    disable=not progress)):
             for g in opt.param_groups:
                 g["lr"] = recipe.lr * lr_factor(sched, step, total)
-            logits = det(_acts(network, cut, x))
             if out_iter is None:
-                loss = nn.functional.cross_entropy(logits, y)
+                loss = nn.functional.cross_entropy(det(_acts(network, cut, x)), y)
             else:
                 xo, _ = next(out_iter)
-                loss = energy_loss(logits, y, det(_acts(network, cut, xo)), recipe)
+                logits, logits_out = finetune_logits(det, _acts(network, cut, x), _acts(network, cut, xo),
+                                                     joint=recipe.joint_batch)
+                loss = energy_loss(logits, y, logits_out, recipe)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"detector for {cut}: loss is {float(loss)} at {phase} step {step}")
             opt.zero_grad(set_to_none=True)

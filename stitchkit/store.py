@@ -5,7 +5,9 @@ An entry is one file ``<cache>/store/<key[:2]>/<key>.pt``. Its key is the SHA-25
 value differs from the field's default (recursively), so adding a field with a default to a
 spec never changes an existing key, and a model trained on a GPU survives library growth.
 Fields a class lists in ``NOT_IN_KEY`` (e.g. the numeric precision, a choice of the hardware)
-are left out of the key altogether. A *salt* (a string, e.g. the fingerprint of the data a model
+are left out of the key altogether; fields it lists in ``ALWAYS_IN_KEY`` are kept even at their
+default: a field added because entries computed before it are *wrong* (a fixed defect), so that
+none of them is found under the new key. A *salt* (a string, e.g. the fingerprint of the data a model
 is trained on, :func:`stitchkit.datasets.fingerprint`) can be hashed in beside the spec; without
 one (``salt=None``) the key is the spec's alone, as before.
 
@@ -74,6 +76,7 @@ def canonical(obj: Any) -> Any:
     """The JSON-able form of ``obj`` that its key hashes (see the module docstring)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         skip = set(getattr(obj, "NOT_IN_KEY", ()))
+        always = set(getattr(obj, "ALWAYS_IN_KEY", ()))
         out: dict[str, Any] = {"__type__": type(obj).__name__}
         for f in dataclasses.fields(obj):
             if f.name in skip:
@@ -85,7 +88,7 @@ def canonical(obj: Any) -> Any:
                 default = f.default_factory()
             else:
                 default = dataclasses.MISSING
-            if default is not dataclasses.MISSING and canonical(value) == canonical(default):
+            if f.name not in always and default is not dataclasses.MISSING and canonical(value) == canonical(default):
                 continue
             out[f.name] = canonical(value)
         return out

@@ -1,5 +1,7 @@
 """OOD detectors: AUROC, energies, the energy loss and detectors for maps and tokens."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -48,3 +50,23 @@ def test_detectors_for_maps_and_tokens():
     assert ood.scores(tokens, torch.zeros(7, 65, 32), batch_size=3).shape == (7,)
     with pytest.raises(ValueError, match="shape"):
         ood.build_detector((10,), r)
+
+
+def test_finetune_passes_inliers_and_outliers_through_batchnorm_together():
+    r = ood.DetectorRecipe(conv_model="r1111", conv_width=4)
+    det = ood.build_detector((8, 8, 8), r).train()
+    g = torch.Generator().manual_seed(0)
+    a_in, a_out = torch.randn(6, 8, 8, 8, generator=g), 5 + 3 * torch.randn(12, 8, 8, 8, generator=g)
+    with torch.no_grad():
+        j_in, j_out = ood.finetune_logits(det, a_in, a_out)
+        both = det(torch.cat([a_in, a_out]))
+        s_in, s_out = ood.finetune_logits(det, a_in, a_out, joint=False)
+    assert j_in.shape == (6, 10) and j_out.shape == (12, 10)
+    assert torch.equal(j_in, both[:6]) and torch.equal(j_out, both[6:])
+    # one pass each: the outliers are normalised by their own batch statistics, so they look different
+    assert not torch.allclose(j_out, s_out, atol=1e-4)
+    # the choice is in every detector's cache key, also at its default: detectors trained by the
+    # two-pass version (whose recipes lack the field) are never found under the new keys
+    from stitchkit.store import canonical, config_key
+    assert canonical(r)["joint_batch"] is True
+    assert config_key(r) != config_key(dataclasses.replace(r, joint_batch=False))

@@ -43,6 +43,22 @@ def test_adding_a_field_with_a_default_keeps_every_existing_key():
     assert config_key(old(width=8)) != config_key(new(width=8, new_option="on"))
 
 
+def test_a_field_always_in_the_key_retires_the_entries_computed_before_it():
+    @dataclass(frozen=True)
+    class Old:
+        width: int = 64
+
+    @dataclass(frozen=True)
+    class Old_fixed:  # the same spec after a defect fix, with the field marking it
+        width: int = 64
+        fixed: bool = True
+        ALWAYS_IN_KEY = ("fixed",)
+
+    Old_fixed.__name__ = "Old"  # the same type name, as after an edit of the class
+    assert canonical(Old_fixed()) == {"__type__": "Old", "fixed": True}
+    assert config_key(Old()) != config_key(Old_fixed())
+
+
 def test_precision_is_not_part_of_the_key():
     assert config_key(ModelSpec(train=TrainConfig(precision="bf16"))) == config_key(
         ModelSpec(train=TrainConfig(precision="fp32")))
