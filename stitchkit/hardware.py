@@ -114,6 +114,21 @@ def compile_wins(device: torch.device | str | None = None, model: nn.Module | No
     return bool(convs) and not channels_last_ok(model) and min(m.out_channels for m in convs) >= COMPILE_MIN_CHANNELS
 
 
+def narrow_conv_guard(model: nn.Module, device: torch.device | str | None = None):
+    """A context that trains ``model`` without oneDNN (PyTorch's native CPU convolutions) when
+    it is on a CPU and has a convolution narrower than :data:`COMPILE_MIN_CHANNELS` channels;
+    otherwise a no-op. Seen with torch 2.13 on this AVX2 CPU: an OOD detector of width 4
+    trained after width-4 networks in the same process died in its backward pass ("double free
+    or corruption", reproduced three times), and never with oneDNN off for the detector."""
+    import contextlib
+
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    narrow = bool(convs) and min(min(m.in_channels, m.out_channels) for m in convs) < COMPILE_MIN_CHANNELS
+    if as_device(device).type == "cpu" and narrow:
+        return torch.backends.mkldnn.flags(enabled=False)
+    return contextlib.nullcontext()
+
+
 def autocast(device: torch.device, precision: str):
     """bf16 autocast when the resolved precision is bf16, else a no-op context."""
     enabled = resolve_precision(precision, device) == "bf16"

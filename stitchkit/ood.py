@@ -24,7 +24,7 @@ from torch import nn
 
 from . import data as data_mod
 from .datasets import DataSpec, train_split
-from .hardware import as_device
+from .hardware import as_device, narrow_conv_guard
 from .models import ClsPool, CutModel, EncoderBlock, build_model
 from .progress import progress_bar
 from .store import Store
@@ -180,6 +180,12 @@ def train_detector(network: CutModel, spec: ModelSpec, cut: str, recipe: Detecto
     outs = data_mod.Batches(aux, 2 * recipe.batch_size, normalisation=spec.normalisation, shuffle=True,
                             drop_last=True, seed=recipe.seed + 1, device=device)
     history = {}
+    with narrow_conv_guard(det, device):
+        _train_phases(det, network, cut, recipe, opt, ins, outs, history, progress)
+    return det.eval(), history
+
+
+def _train_phases(det, network, cut, recipe, opt, ins, outs, history, progress) -> None:
     for phase, epochs in (("pretrain", recipe.pretrain_epochs), ("finetune", recipe.finetune_epochs)):
         if epochs <= 0:
             continue
@@ -206,7 +212,6 @@ def train_detector(network: CutModel, spec: ModelSpec, cut: str, recipe: Detecto
             opt.step()
             loss_sum += float(loss.detach())
         history[f"{phase}_loss"] = loss_sum / total
-    return det.eval(), history
 
 
 def load_or_train_detector(network: CutModel, spec: ModelSpec, cut: str, recipe: DetectorRecipe, *, device=None,

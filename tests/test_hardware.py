@@ -68,3 +68,18 @@ def test_training_compiles_only_narrow_conv_nets_trained_long_on_a_cpu(monkeypat
     assert hardware.compile_wins("cpu", wide, 1)
     monkeypatch.setattr(hardware, "_cpp_compiler", lambda: False)
     assert not hardware.compile_wins("cpu", narrow, long)  # no compiler: inductor cannot build its kernels
+
+
+def test_narrow_conv_nets_train_without_onednn_on_a_cpu():
+    from stitchkit.hardware import narrow_conv_guard
+
+    narrow = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3), torch.nn.ReLU())
+    wide = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3), torch.nn.ReLU())
+    before = torch.backends.mkldnn.enabled
+    with narrow_conv_guard(narrow, "cpu"):
+        assert not torch.backends.mkldnn.enabled
+    assert torch.backends.mkldnn.enabled == before
+    with narrow_conv_guard(wide, "cpu"):
+        assert torch.backends.mkldnn.enabled == before
+    with narrow_conv_guard(torch.nn.Linear(2, 2), "cpu"):
+        assert torch.backends.mkldnn.enabled == before
