@@ -17,6 +17,7 @@ ResNet-10 hangs, widths 8 and 16 and NCHW do not).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 
@@ -120,8 +121,6 @@ def narrow_conv_guard(model: nn.Module, device: torch.device | str | None = None
     otherwise a no-op. Seen with torch 2.13 on this AVX2 CPU: an OOD detector of width 4
     trained after width-4 networks in the same process died in its backward pass ("double free
     or corruption", reproduced three times), and never with oneDNN off for the detector."""
-    import contextlib
-
     convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
     narrow = bool(convs) and min(min(m.in_channels, m.out_channels) for m in convs) < COMPILE_MIN_CHANNELS
     if as_device(device).type == "cpu" and narrow:
