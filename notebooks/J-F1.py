@@ -28,8 +28,8 @@
 # (AUROC ≤ 0.6). (2) {doc}`J-T1`'s TLM controls: the self-stitch keeps its accuracy, and TLM
 # gains over its direct-matching start.
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1`, about 20
-# minutes at `demo` on 2 CPU cores (one detector per block, 2-3 minutes each).
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1`, about 35
+# minutes at `demo` on 2 CPU cores (one detector per block, 3-5 minutes each).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper

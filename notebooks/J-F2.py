@@ -28,7 +28,8 @@
 # exact self-stitches (a network's block into itself).
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1` and
-# {doc}`J-F1`, about 15 minutes at `demo` on 2 CPU cores (the ViT's six detectors).
+# {doc}`J-F1`, about 25 minutes at `demo` on 2 CPU cores (the ViT's stitch grids and its six
+# detectors, about 3 minutes each).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper

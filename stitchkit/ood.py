@@ -205,8 +205,12 @@ def _train_phases(det, network, cut, recipe, opt, ins, outs, history, progress) 
                 loss = nn.functional.cross_entropy(det(_acts(network, cut, x)), y)
             else:
                 xo, _ = next(out_iter)
-                logits, logits_out = finetune_logits(det, _acts(network, cut, x), _acts(network, cut, xo),
-                                                     joint=recipe.joint_batch)
+                if recipe.joint_batch:  # the frozen network is in eval mode: one forward serves both
+                    both = _acts(network, cut, torch.cat([x, xo]))
+                    a_in, a_out = both[:len(x)], both[len(x):]
+                else:
+                    a_in, a_out = _acts(network, cut, x), _acts(network, cut, xo)
+                logits, logits_out = finetune_logits(det, a_in, a_out, joint=recipe.joint_batch)
                 loss = energy_loss(logits, y, logits_out, recipe)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"detector for {cut}: loss is {float(loss)} at {phase} step {step}")
