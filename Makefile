@@ -12,6 +12,8 @@ PY := $(VENV)/bin/python
 STITCHKIT_DATA_ROOT ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),$(abspath data))
 export STITCHKIT_DATA_ROOT
 SCALE ?=
+# Test processes (pytest-xdist): the suite is mostly notebooks of one thread's worth of work each.
+TEST_WORKERS ?= 2
 
 .PHONY: install book test bench clean
 
@@ -29,7 +31,7 @@ book: install
 	$(VENV)/bin/stitchkit book $(if $(SCALE),--scale $(SCALE),)
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup,)
 
 bench: install
 	$(PY) benchmarks/run_all.py $(if $(QUICK),--quick,)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import warnings
 
 import torch
 from torch import nn
@@ -124,8 +125,25 @@ def narrow_conv_guard(model: nn.Module, device: torch.device | str | None = None
     convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
     narrow = bool(convs) and min(min(m.in_channels, m.out_channels) for m in convs) < COMPILE_MIN_CHANNELS
     if as_device(device).type == "cpu" and narrow:
-        return torch.backends.mkldnn.flags(enabled=False)
+        return _without_onednn()
     return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _without_onednn():
+    # torch's flags context also re-sets oneDNN's TF32 switch, which warns about Intel GPUs on
+    # every enter and exit; that warning says nothing about this use, so it is silenced there only.
+    def quietly(fn):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+            return fn()
+
+    flags = torch.backends.mkldnn.flags(enabled=False)
+    quietly(flags.__enter__)
+    try:
+        yield
+    finally:
+        quietly(lambda: flags.__exit__(None, None, None))
 
 
 def autocast(device: torch.device, precision: str):

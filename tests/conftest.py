@@ -16,16 +16,31 @@ from PIL import Image
 
 from stitchkit import data
 
+# Under pytest-xdist (`make test` runs two workers) each worker gets its share of the cores, and
+# the notebooks it runs through papermill inherit the setting: two processes of one thread each
+# beat two processes contending for every core. An explicit OMP_NUM_THREADS wins.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _cores // _WORKERS)))
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
     """The test session writes artifacts to its own cache, never to data/cache (decoded
-    datasets are shared across tests: their keys include the source path). The synthetic
-    datasets below are tiny, so the session allows partial datasets
-    (``STITCHKIT_ALLOW_PARTIAL_DATA=1``); tests of the size check unset it."""
+    datasets are shared across tests: their keys include the source path). Parallel workers
+    share one cache (the store's writes are atomic), so a model one notebook trains serves the
+    next wherever it runs. The synthetic datasets below are tiny, so the session allows partial
+    datasets (``STITCHKIT_ALLOW_PARTIAL_DATA=1``); tests of the size check unset it."""
     names = ("STITCHKIT_CACHE", data.ALLOW_PARTIAL_ENV)
     before = {k: os.environ.get(k) for k in names}
-    os.environ["STITCHKIT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: the run's folder is shared
+        shared = tmp_path_factory.getbasetemp().parent / "cache"
+        shared.mkdir(exist_ok=True)
+        os.environ["STITCHKIT_CACHE"] = str(shared)
+    else:
+        os.environ["STITCHKIT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
     os.environ[data.ALLOW_PARTIAL_ENV] = "1"
     yield
     for k, v in before.items():

@@ -17,7 +17,8 @@ import yaml
 
 from stitchkit import bookpages, execution, paths
 
-pytestmark = pytest.mark.slow
+# slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make test`)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 CHROMIUM = Path("/usr/bin/chromium")
 HOW_TO_INSTALL = ("install it with `apt-get update && apt-get install -y chromium` (Debian) and "
