@@ -136,7 +136,7 @@ run.claims_table()
 # - **Stitch training.** Stitches start from direct matching (the float64 least-squares fit of
 #   the receiver's activations, with k×k patches as rows for strided stitches), then train with
 #   the paper's SGD recipe; `demo` trains 1 epoch on 5,000 images (the paper: 4 epochs on
-#   50,000) and measures accuracy on 5,000 test images.
+#   50,000) and measures accuracy on 2,000 test images (the paper: 10,000).
 # - **Learning-rate schedule.** The authors' scheduler warms up over 10 epochs while the
 #   stitch trains for 4, so it never leaves its warmup: the lr rises linearly from 0 to
 #   0.4 × 0.01. `demo` warms up for 5% of the steps, then decays by a cosine (stable at width

@@ -123,7 +123,7 @@ run.claims_table()
 # - **Stitch training.** Stitches start from direct matching (the float64 least-squares fit of
 #   the receiver's activations, with k×k patches as rows for strided stitches), then train with
 #   the paper's SGD recipe; `demo` trains 1 epoch on 5,000 images (the paper: 4 epochs on
-#   50,000) and measures accuracy on 5,000 test images.
+#   50,000) and measures accuracy on 2,000 test images (the paper: 10,000).
 # - **Learning-rate schedule.** The authors' scheduler never leaves its warmup (a code quirk);
 #   ours warms up linearly for 5% of the steps, then decays by a cosine.
 # - **Untrained networks** keep their random weights, but their BatchNorm statistics are
