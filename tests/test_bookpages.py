@@ -201,3 +201,8 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
              page("B-F4", 7.0)]
     seconds, missing = bookpages.empty_cache_seconds(pages)
     assert seconds == pytest.approx(20.0 + 20.0 + 110.0 + 7.0) and missing == 1
+    # B-F2A then B-F5 in one chain from an empty cache: everything they used was computed by them
+    assert bookpages.ran_from_empty_cache(pages[:2]) and not bookpages.ran_from_empty_cache(pages)
+    assert not bookpages.ran_from_empty_cache(pages[1:2])  # B-F5 alone found everything in the cache
+    text = bookpages._budget_text(pages[:2], 45, "this part")
+    assert "measurement, not an estimate" in text and "2.5 min as run" in text and "0.1× the budget" in text
