@@ -191,7 +191,8 @@ def empty_cache_seconds(pages: list[Page]) -> tuple[float, int]:
     how many of them lack the record it needs. A page's results file keeps the compute seconds of
     every cache entry (model, stitch) the run used (``provenance.cache``): the estimate is each
     page's run time less the entries it computed itself, plus every entry used by any of the pages,
-    counted once. A page without the record counts its own run time only (a lower bound)."""
+    counted once. A page without the record, or that used cache entries recording no compute time
+    (``unrecorded``), counts toward ``missing``: the estimate is then a lower bound."""
     total, missing, entries = 0.0, 0, {}
     for page in pages:
         prov = page.results.get("provenance", {})
@@ -200,6 +201,7 @@ def empty_cache_seconds(pages: list[Page]) -> tuple[float, int]:
         if not isinstance(cache, dict):
             total, missing = total + wall, missing + 1
             continue
+        missing += bool(cache.get("unrecorded"))
         total += max(wall - cache.get("new_seconds", 0.0), 0.0)
         for key, seconds in cache.get("entries", {}).items():
             entries[key] = max(entries.get(key, 0.0), seconds)
@@ -212,7 +214,7 @@ def ran_from_empty_cache(pages: list[Page]) -> bool:
     seconds of every entry they used, counted once), so their wall times are a measurement of the
     empty-cache cost, not an estimate. False when a page lacks the record or nothing was computed."""
     caches = [p.results.get("provenance", {}).get("cache") for p in pages]
-    if not pages or not all(isinstance(c, dict) for c in caches):
+    if not pages or not all(isinstance(c, dict) and not c.get("unrecorded") for c in caches):
         return False
     entries: dict[str, float] = {}
     for cache in caches:
@@ -446,7 +448,8 @@ def _budget_text(pages: list[Page], budget_minutes: float, what: str) -> str:
              f"({ratio:.1f}× the budget{' or more' if missing else ''}): each page's own run plus the recorded "
              "compute time of every model and stitch it found in the cache, each counted once.")
     if missing:
-        text += f" {missing} of the {n} pages predate that record and count only their own run."
+        text += (f" {missing} of the {n} pages predate that record or used cache entries made before it (whose "
+                 "compute is not counted).")
     return text + " Compute times recorded beside other work overstate; none of this is one timed empty-cache run."
 
 

@@ -49,27 +49,31 @@ class CorruptEntryError(RuntimeError):
 _LEDGER: dict[str, dict[str, Any]] = {}
 
 
-def _entry_seconds(metrics: Any) -> float:
+def _entry_seconds(metrics: Any) -> float | None:
+    """The compute seconds an entry records, or None when it records none (made before the record)."""
     if not isinstance(metrics, dict):
-        return 0.0
+        return None
     value = metrics.get("train_seconds", metrics.get("seconds"))
-    return float(value) if isinstance(value, (int, float)) else 0.0
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _record(key: str, metrics: Any, new: bool) -> None:
     if key not in _LEDGER or new:
-        _LEDGER[key] = {"seconds": round(_entry_seconds(metrics), 2), "new": new}
+        seconds = _entry_seconds(metrics)
+        _LEDGER[key] = {"seconds": None if seconds is None else round(seconds, 2), "new": new}
 
 
 def ledger_summary() -> dict[str, Any]:
     """The compute recorded by the entries this process used: seconds of the entries it computed
     (``new_seconds``), of those it found in the cache (``cached_seconds``), and per entry (key
     prefix -> seconds, entries with recorded seconds only) so that pages sharing entries can be
-    summed without counting one twice."""
-    new = sum(v["seconds"] for v in _LEDGER.values() if v["new"])
-    cached = sum(v["seconds"] for v in _LEDGER.values() if not v["new"])
+    summed without counting one twice. ``unrecorded``: entries found in the cache that record no
+    compute time (made before the record existed), so that an estimate built on this says "at least"."""
+    new = sum(v["seconds"] or 0.0 for v in _LEDGER.values() if v["new"])
+    cached = sum(v["seconds"] or 0.0 for v in _LEDGER.values() if not v["new"])
     return {"new_seconds": round(new, 1), "cached_seconds": round(cached, 1),
-            "entries": {k[:16]: v["seconds"] for k, v in sorted(_LEDGER.items()) if v["seconds"] > 0}}
+            "entries": {k[:16]: v["seconds"] for k, v in sorted(_LEDGER.items()) if (v["seconds"] or 0.0) > 0},
+            "unrecorded": sum(1 for v in _LEDGER.values() if v["seconds"] is None and not v["new"])}
 
 
 def canonical(obj: Any) -> Any:

@@ -204,5 +204,9 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
     # B-F2A then B-F5 in one chain from an empty cache: everything they used was computed by them
     assert bookpages.ran_from_empty_cache(pages[:2]) and not bookpages.ran_from_empty_cache(pages)
     assert not bookpages.ran_from_empty_cache(pages[1:2])  # B-F5 alone found everything in the cache
+    # a page that read entries recording no compute time makes the estimate a lower bound
+    unknown = page("B-F6", 5.0, {"new_seconds": 0.0, "cached_seconds": 0.0, "entries": {}, "unrecorded": 3})
+    assert bookpages.empty_cache_seconds(pages[:2] + [unknown]) == (pytest.approx(155.0), 1)
+    assert "at least" in bookpages._budget_text(pages[:2] + [unknown], 45, "this part")
     text = bookpages._budget_text(pages[:2], 45, "this part")
     assert "measurement, not an estimate" in text and "2.5 min as run" in text and "0.1× the budget" in text

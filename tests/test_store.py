@@ -125,3 +125,9 @@ def test_ledger_counts_computed_and_cached_entries_once(tmp_path, monkeypatch):
     assert summary["new_seconds"] == 1.0 and summary["cached_seconds"] == 12.5
     assert sorted(summary["entries"].values()) == [1.0, 12.5]
     assert all(len(k) == 16 for k in summary["entries"])
+    assert summary["unrecorded"] == 0
+    d = ModelSpec(width=32)
+    store.put(d, {"accuracy": 0.5}, {})  # an entry made before compute times were recorded...
+    store_mod._LEDGER.clear()
+    store.get(d)  # ... found in the cache: its cost is unknown, and the summary says so
+    assert store_mod.ledger_summary()["unrecorded"] == 1
