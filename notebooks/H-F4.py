@@ -126,6 +126,8 @@ run.claims_table()
 #   50,000) and measures accuracy on 2,000 test images (the paper: 10,000).
 # - **Learning-rate schedule.** The authors' scheduler never leaves its warmup (a code quirk);
 #   ours warms up linearly for 5% of the steps, then decays by a cosine.
+# - **Stitch learning rate: 0.001, not 0.01**, as in {doc}`H-F2` (where the reasons are
+#   measured): at 0.01 self-stitches fall below the receiver and the control fails.
 # - **Untrained networks** keep their random weights, but their BatchNorm statistics are
 #   recalibrated on 2,000 training images (a fresh BatchNorm in eval mode is the identity and
 #   degenerates a deep network); the paper's untrained networks are at about 10% accuracy

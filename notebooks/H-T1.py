@@ -140,8 +140,8 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
 #   normal equations, bias included) on 1,000 training images, instead of approximating it by
 #   SGD. Where the paper's stitch had not converged, its numbers would differ from ours.
 # - **The vanilla stitches** of this page are trained as the paper's are, from a random start
-#   on the task alone (at `demo` 4 epochs on 10,000 images, 156 steps; the paper: 4 epochs on
-#   50,000, 780 steps), not from {doc}`H-F2`'s direct-matching start: that start *is* the
+#   on the task alone (at `demo` 4 epochs on 10,000 images, 156 steps, at the paper's lr 0.01; the
+#   paper: 4 epochs on 50,000, 780 steps), not from {doc}`H-F2`'s direct-matching start: that start *is* the
 #   least-squares stitch S, and a stitch that begins there stays close to it. The shorter run
 #   is the cost of `demo`; the control table above shows what it leaves unconverged, and the
 #   paper-scale spot check whether the paper's length and width close the gap.

@@ -91,7 +91,7 @@ run.claims_table()
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
 #   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs, and
-#   DM-initialised stitches trained 1 epoch on 5,000 images.
+#   DM-initialised stitches trained 1 epoch on 5,000 images at lr 0.001.
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64

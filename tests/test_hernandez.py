@@ -33,7 +33,8 @@ def test_recipe_and_architectures():
     rec = hernandez.PRESETS_F2["paper"].recipe()
     assert (rec.kind, rec.train.optimizer, rec.train.lr, rec.train.weight_decay, rec.train.epochs) == (
         "strided_or_upsample", "sgd", hernandez.PAPER_STITCH_LR, 0.01, 4.0)  # the paper's 0.01 fails the control
-    assert hernandez.PRESETS_F2["demo"].recipe().train.lr == 0.01
+    assert hernandez.PRESETS_F2["demo"].recipe().train.lr == hernandez.PAPER_STITCH_LR  # likewise at demo
+    assert hernandez.PRESETS_T1["demo"].recipe().train.lr == 0.01  # a random start keeps the paper's rate
     # every sender cut into every receiver cut: stem + blocks
     cfg = hernandez.PRESETS_F2["smoke"]
     assert cfg.cuts(zoo.hernandez_resnet("smoke", "r1111")) == ["stem", "block1", "block2", "block3", "block4"]
