@@ -63,6 +63,13 @@ def test_triangle_numbers_and_verdicts():
     strong.loc[strong.kind == "random sender", "relative"] = 0.9
     _, claims = hernandez.grid_summary(strong, {"A": 0.8})
     assert not all(k.passed for k in claims[0]["controls"]) and not claims[2]["criterion"].holds
+    # stitches that were still improving (longer ones gain > 2 points) make every claim inconclusive
+    sample = pd.DataFrame({"i": [0, 4, 4], "j": [4, 0, 4], "gain": [0.5, 1.0, 1.5]})
+    numbers, claims = hernandez.grid_summary(table, {"A": 0.8}, sample)
+    assert numbers["longer_gain_mean"] == pytest.approx(1.0) and numbers["longer_gain_max"] == pytest.approx(1.5)
+    assert all(all(k.passed for k in c["controls"]) for c in claims)
+    _, claims = hernandez.grid_summary(table, {"A": 0.8}, sample.assign(gain=[1.0, 4.0, 2.0]))
+    assert all(not c["controls"][-1].passed and "+2.33" in c["controls"][-1].value for c in claims)
 
 
 def test_similarity_and_mse_verdicts():

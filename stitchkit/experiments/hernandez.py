@@ -58,6 +58,8 @@ UPPER_MAX = 0.5  # "low above": mean relative accuracy above the diagonal
 CONTROL_FLOOR = 0.005  # a network into itself on the diagonal (an exact stitch exists): max penalty
 RANDOM_MAX = 0.5  # controls: a random sender's mean relative accuracy outside the corner i, j <= 1
 CORNER = 1  # the corner the paper excepts: sender and receiver cut index at most this
+LONGER = 4  # the training-length control retrains a sample of cells with this many times the epochs
+LONGER_GAIN_MAX = 2.0  # ... and the grid's stitches are trained enough if those gain at most this (points)
 
 
 @figure_config("H-F2")
@@ -209,7 +211,47 @@ def triangle(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=None, store=None,
+                  progress: bool = True) -> pd.DataFrame:
+    """The training-length control's stitches: for the first trained pair of two different
+    networks (the first pair if there is none), the cells at the first, middle and last cut of
+    each side retrained with :data:`LONGER` times the epochs, everything else as the grid's.
+    Returns one row per cell: layers i, j, the grid's accuracy, the longer stitch's and the gain
+    (points). If the gain is large the grid's stitches were still improving, and their
+    accuracies measure the recipe's length rather than the representations."""
+    trained = table[table.kind == "trained"]
+    cross = trained[trained.sender != trained.receiver]
+    first = (cross if len(cross) else trained).iloc[0]
+    names = {display_name(a): a for a in cfg.archs}
+    sender, receiver = (Net(n, cfg.model(scale, names[n])) for n in (first.sender, first.receiver))
+
+    def ends(cuts: list[str]) -> list[str]:
+        return list(dict.fromkeys([cuts[0], cuts[len(cuts) // 2], cuts[-1]]))
+
+    cells = [(a, b) for a in ends(cfg.cuts(sender.spec)) for b in ends(cfg.cuts(receiver.spec))]
+    longer = replace(cfg, stitch_epochs=LONGER * cfg.stitch_epochs)
+    out = stitch_grid([sender], [receiver], cells, longer.recipe(), DataSpec("cifar10"), device=device, store=store,
+                      progress=progress)
+    grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)].set_index(["cut_i", "cut_j"])
+    return pd.DataFrame({"sender": sender.name, "receiver": receiver.name, "i": [_layer(c) for c in out.cut_i],
+                         "j": [_layer(c) for c in out.cut_j],
+                         "grid (%)": [100 * grid.loc[(a, b), "accuracy"] for a, b in zip(out.cut_i, out.cut_j)],
+                         f"{LONGER}x epochs (%)": 100 * out.accuracy.to_numpy()}).assign(
+        gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["grid (%)"])
+
+
+def longer_control(sample: pd.DataFrame) -> Control:
+    """Control: the grid's stitches are trained enough (see :func:`longer_sample`)."""
+    gain = float(sample.gain.mean())
+    return Control.of(f"the grid's stitches are trained enough: {len(sample)} of its cells retrained with {LONGER}× "
+                      "the epochs gain little",
+                      at_most(gain, LONGER_GAIN_MAX, "mean accuracy gain of the longer stitches"),
+                      f"{gain:+.2f} points (max {sample.gain.max():+.2f})")
+
+
+def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+    """The numbers and claims of a grid (H-F2, H-F4). ``longer``: the training-length
+    control's sample (:func:`longer_sample`); spot checks without one are judged without it."""
     tri = triangle(table)
     trained = tri[(tri.kind == "trained") & tri.full]  # a pair stitched only at i = j (a control) has no triangle
     rs = tri[tri.kind == "random sender"]
@@ -232,7 +274,10 @@ def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]
                        f"{numbers['random_sender_outside_max']:.2f}")
     worst_low = trained.loc[trained.lower.idxmin()]
     worst_up = trained.loc[trained.upper.idxmax()]
-    controls = [converge, power] if len(rs) else [converge]
+    trained_enough = [] if longer is None else [longer_control(longer)]
+    if longer is not None:
+        numbers["longer_gain_mean"], numbers["longer_gain_max"] = float(longer.gain.mean()), float(longer.gain.max())
+    controls = [converge, power, *trained_enough] if len(rs) else [converge, *trained_enough]
     claims = [
         dict(key="lower_high", text="Stitching is accurate wherever the receiver's layer is at or before the "
                                     "sender's (j ≤ i): the lower triangle",
@@ -255,7 +300,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]
                               "max over the controls of the untrained sender's mean relative accuracy outside the "
                               "corner", unit=""),
             paper="random controls low except a corner (Fig. 2)",
-            ours=f"{numbers['random_sender_outside_max']:.3f}", controls=[converge]))
+            ours=f"{numbers['random_sender_outside_max']:.3f}", controls=[converge, *trained_enough]))
     return numbers, claims
 
 
