@@ -131,3 +131,13 @@ def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
     ok = table.assign(accuracy=np.where(table.sender == table.receiver, 0.8, table.accuracy))
     ok = ok.assign(penalty=ok.receiver_accuracy - ok.accuracy)
     assert hernandez.spot_claims(ok, meta).verdict.tolist() == ["reproduced", "reproduced"]
+
+
+def test_images_verdict_and_its_training_length_control():
+    table = pd.DataFrame({"i": [0, 1, 2], "accuracy": [0.5, 0.45, 0.4], "receiver_accuracy": [0.6] * 3})
+    corr = {0: 0.8, 1: 0.6, 2: 0.4}
+    numbers, claims = hernandez.images_summary(table, corr)
+    assert numbers["granularity_rho"] == pytest.approx(-1.0) and claims[0]["criterion"].holds
+    assert claims[0]["controls"] == []
+    _, claims = hernandez.images_summary(table, corr, pd.DataFrame({"i": [0, 1, 2], "gain": [0.0, 1.0, 8.0]}))
+    assert not claims[0]["controls"][0].passed  # mean gain 3 points > 2: the stitches were still improving

@@ -229,13 +229,23 @@ def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=No
         return list(dict.fromkeys([cuts[0], cuts[len(cuts) // 2], cuts[-1]]))
 
     cells = [(a, b) for a in ends(cfg.cuts(sender.spec)) for b in ends(cfg.cuts(receiver.spec))]
+    grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)]
+    out = retrained_longer(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress)
+    return out.assign(i=[_layer(c) for c in out.cut_i], j=[_layer(c) for c in out.cut_j])[
+        ["sender", "receiver", "i", "j", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
+
+
+def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], cfg: GridConfig, grid: pd.DataFrame,
+                     *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """``cells`` of ``sender`` into ``receiver`` retrained with :data:`LONGER` times the epochs
+    (everything else as ``cfg``), beside their accuracy in ``grid`` (rows with cut_i, cut_j and
+    accuracy): columns sender, receiver, cut_i, cut_j, grid (%), the longer stitch's (%), gain (points)."""
     longer = replace(cfg, stitch_epochs=LONGER * cfg.stitch_epochs)
     out = stitch_grid([sender], [receiver], cells, longer.recipe(), DataSpec("cifar10"), device=device, store=store,
                       progress=progress)
-    grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)].set_index(["cut_i", "cut_j"])
-    return pd.DataFrame({"sender": sender.name, "receiver": receiver.name, "i": [_layer(c) for c in out.cut_i],
-                         "j": [_layer(c) for c in out.cut_j],
-                         "grid (%)": [100 * grid.loc[(a, b), "accuracy"] for a, b in zip(out.cut_i, out.cut_j)],
+    before = grid.set_index(["cut_i", "cut_j"]).accuracy
+    return pd.DataFrame({"sender": sender.name, "receiver": receiver.name, "cut_i": out.cut_i, "cut_j": out.cut_j,
+                         "grid (%)": [100 * before.loc[(a, b)] for a, b in zip(out.cut_i, out.cut_j)],
                          f"{LONGER}x epochs (%)": 100 * out.accuracy.to_numpy()}).assign(
         gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["grid (%)"])
 
@@ -668,7 +678,20 @@ def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress
     return table, generated, original[:cfg.show_images], corr
 
 
-def images_summary(table: pd.DataFrame, corr: dict[int, float]) -> tuple[dict, list[dict]]:
+def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=None, store=None,
+                  progress: bool = True) -> pd.DataFrame:
+    """H-F6's training-length control: its stitches into the input retrained with
+    :data:`LONGER` times the epochs (see :func:`longer_sample`), one row per sender layer."""
+    sender = Net(display_name(cfg.sender_arch), cfg.model(scale, cfg.sender_arch))
+    receiver = Net(display_name(cfg.receiver_arch), cfg.model(scale, cfg.receiver_arch))
+    out = retrained_longer(sender, receiver, list(zip(table.cut_i, table.cut_j)), cfg, table, device=device,
+                           store=store, progress=progress)
+    return out.assign(i=[_layer(c) for c in out.cut_i])[["i", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
+
+
+def images_summary(table: pd.DataFrame, corr: dict[int, float],
+                   longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+    """H-F6's numbers and claim; ``longer`` (:func:`images_longer`) adds the training-length control."""
     from scipy.stats import spearmanr
 
     layers = sorted(corr)
@@ -682,7 +705,10 @@ def images_summary(table: pd.DataFrame, corr: dict[int, float]) -> tuple[dict, l
                           "Pearson correlation with the originals", unit=""),
         paper="generated images lose granularity with depth (Fig. 6)",
         ours=f"ρ = {rho:.2f}; correlation " + ", ".join(f"{corr[k]:.2f}" for k in layers) + f" for layers "
-             f"{layers[0]}-{layers[-1]}")]
+             f"{layers[0]}-{layers[-1]}",
+        controls=[] if longer is None else [longer_control(longer)])]
+    if longer is not None:
+        numbers["longer_gain_mean"], numbers["longer_gain_max"] = float(longer.gain.mean()), float(longer.gain.max())
     return numbers, claims
 
 
