@@ -250,13 +250,17 @@ def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], c
         gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["grid (%)"])
 
 
-def longer_control(sample: pd.DataFrame) -> Control:
-    """Control: the grid's stitches are trained enough (see :func:`longer_sample`)."""
-    gain = float(sample.gain.mean())
-    return Control.of(f"the grid's stitches are trained enough: {len(sample)} of its cells retrained with {LONGER}× "
-                      "the epochs gain little",
-                      at_most(gain, LONGER_GAIN_MAX, "mean accuracy gain of the longer stitches"),
-                      f"{gain:+.2f} points (max {sample.gain.max():+.2f})")
+def longer_control(sample: pd.DataFrame | None, numbers: dict) -> list[Control]:
+    """Control: the grid's stitches are trained enough (see :func:`longer_sample`); records the
+    sample's mean and max gain in ``numbers``. No sample (a spot check): no control."""
+    if sample is None:
+        return []
+    gain = numbers["longer_gain_mean"] = float(sample.gain.mean())
+    numbers["longer_gain_max"] = float(sample.gain.max())
+    return [Control.of(f"the grid's stitches are trained enough: {len(sample)} of its cells retrained with {LONGER}× "
+                       "the epochs gain little",
+                       at_most(gain, LONGER_GAIN_MAX, "mean accuracy gain of the longer stitches"),
+                       f"{gain:+.2f} points (max {numbers['longer_gain_max']:+.2f})")]
 
 
 def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
@@ -284,9 +288,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | Non
                        f"{numbers['random_sender_outside_max']:.2f}")
     worst_low = trained.loc[trained.lower.idxmin()]
     worst_up = trained.loc[trained.upper.idxmax()]
-    trained_enough = [] if longer is None else [longer_control(longer)]
-    if longer is not None:
-        numbers["longer_gain_mean"], numbers["longer_gain_max"] = float(longer.gain.mean()), float(longer.gain.max())
+    trained_enough = longer_control(longer, numbers)
     controls = [converge, power, *trained_enough] if len(rs) else [converge, *trained_enough]
     claims = [
         dict(key="lower_high", text="Stitching is accurate wherever the receiver's layer is at or before the "
@@ -706,9 +708,7 @@ def images_summary(table: pd.DataFrame, corr: dict[int, float],
         paper="generated images lose granularity with depth (Fig. 6)",
         ours=f"ρ = {rho:.2f}; correlation " + ", ".join(f"{corr[k]:.2f}" for k in layers) + f" for layers "
              f"{layers[0]}-{layers[-1]}",
-        controls=[] if longer is None else [longer_control(longer)])]
-    if longer is not None:
-        numbers["longer_gain_mean"], numbers["longer_gain_max"] = float(longer.gain.mean()), float(longer.gain.max())
+        controls=longer_control(longer, numbers))]
     return numbers, claims
 
 
