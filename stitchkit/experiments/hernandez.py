@@ -219,17 +219,15 @@ def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=No
     Returns one row per cell: layers i, j, the grid's accuracy, the longer stitch's and the gain
     (points). If the gain is large the grid's stitches were still improving, and their
     accuracies measure the recipe's length rather than the representations."""
-    trained = table[table.kind == "trained"]
-    cross = trained[trained.sender != trained.receiver]
-    first = (cross if len(cross) else trained).iloc[0]
-    names = {display_name(a): a for a in cfg.archs}
-    sender, receiver = (Net(n, cfg.model(scale, names[n])) for n in (first.sender, first.receiver))
+    pairs = cfg.pairs()
+    a, b = next(((a, b) for a, b in pairs if a != b), pairs[0])
+    sender, receiver = (Net(display_name(n), cfg.model(scale, n)) for n in (a, b))
 
     def ends(cuts: list[str]) -> list[str]:
         return list(dict.fromkeys([cuts[0], cuts[len(cuts) // 2], cuts[-1]]))
 
     cells = [(a, b) for a in ends(cfg.cuts(sender.spec)) for b in ends(cfg.cuts(receiver.spec))]
-    grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)]
+    grid = table[(table.kind == "trained") & (table.sender == sender.name) & (table.receiver == receiver.name)]
     out = retrained_longer(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress)
     return out.assign(i=[_layer(c) for c in out.cut_i], j=[_layer(c) for c in out.cut_j])[
         ["sender", "receiver", "i", "j", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
