@@ -49,6 +49,7 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
+cut_at = None  # where to stitch: 'blocks' (layer i = the i-th block, thinned by cut_every) or 'stages' (the stem and each stage's last block; layer i = the i-th stage)
 
 # %%
 from stitchkit.experiments import hernandez
@@ -76,7 +77,7 @@ hernandez.accuracy_table(accuracy)
 hernandez.triangle_table(table)
 
 # %%
-run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale)))
+run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale), counts=cfg.layer_name))
 
 # %% [markdown]
 # ```{glue:figure} grids
@@ -91,7 +92,7 @@ run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale
 
 # %%
 run.figure("controls", hernandez.plot_grids(table, kinds=("random sender", "random receiver"),
-                                            title="Controls: untrained copies"))
+                                            counts=cfg.layer_name, title="Controls: untrained copies"))
 
 # %% [markdown]
 # ```{glue:figure} controls

@@ -46,6 +46,7 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
+cut_at = None  # where to stitch: 'blocks' (layer i = the i-th block, thinned by cut_every) or 'stages' (the stem and each stage's last block; layer i = the i-th stage)
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%

@@ -77,6 +77,7 @@ class CutModel(nn.Module):
         self.pieces = nn.ModuleDict(pieces)
         self.head = head
         self.cuts: tuple[str, ...] = tuple(name for name, _ in pieces)
+        self.stage_ends: tuple[str, ...] = ()  # ResNets: the last block of each stage (set by the builder)
 
     def check_cut(self, cut: str) -> int:
         """The index of ``cut`` in :attr:`cuts`; the pseudo-cut ``input`` (the image itself, so a
@@ -226,7 +227,9 @@ def resnet(blocks: tuple[int, ...], width: int = 64, num_classes: int = 10, in_c
         raise ValueError(f"blocks must be 4 positive counts, got {blocks}")
     stem = nn.Sequential(conv3x3(in_channels, width), nn.BatchNorm2d(width), nn.ReLU())
     body, c = _stages(BasicBlock, blocks, width)
-    return CutModel([("stem", stem), *body, ("pool", Pool())], nn.Linear(c, num_classes))
+    model = CutModel([("stem", stem), *body, ("pool", Pool())], nn.Linear(c, num_classes))
+    model.stage_ends = tuple(f"block{n}" for n in itertools.accumulate(blocks))
+    return model
 
 
 @register_model("preact_resnet18")

@@ -33,7 +33,7 @@ def test_recipe_and_architectures():
     rec = hernandez.PRESETS_F2["paper"].recipe()
     assert (rec.kind, rec.train.optimizer, rec.train.lr, rec.train.weight_decay, rec.train.epochs) == (
         "strided_or_upsample", "sgd", hernandez.PAPER_STITCH_LR, 0.01, 4.0)  # the paper's 0.01 fails the control
-    assert hernandez.PRESETS_F2["demo"].recipe().train.lr == hernandez.PAPER_STITCH_LR  # likewise at demo
+    assert hernandez.PRESETS_F2["demo"].recipe().train.lr == 0.01  # width 8 holds the control at 4 epochs
     assert hernandez.PRESETS_T1["demo"].recipe().train.lr == 0.01  # a random start keeps the paper's rate
     # every sender cut into every receiver cut: stem + blocks
     cfg = hernandez.PRESETS_F2["smoke"]
@@ -42,6 +42,17 @@ def test_recipe_and_architectures():
     every2 = replace(cfg, cut_every=2)
     assert every2.cuts(zoo.hernandez_resnet("smoke", "resnet34")) == ["stem", *[f"block{k}" for k in range(2, 17, 2)]]
     assert every2.cuts(zoo.hernandez_resnet("smoke", "r1112")) == ["stem", "block2", "block4", "block5"]
+    # stage cuts: the stem and each stage's last block, numbered by stage (so different depths line up)
+    stages = replace(cfg, cut_at="stages")
+    assert stages.layers(zoo.hernandez_resnet("smoke", "resnet34")) == {
+        "stem": 0, "block3": 1, "block7": 2, "block13": 3, "block16": 4}
+    assert stages.layers(zoo.hernandez_resnet("smoke", "r1211")) == {
+        "stem": 0, "block1": 1, "block3": 2, "block4": 3, "block5": 4}
+    assert every2.layers(zoo.hernandez_resnet("smoke", "r1112"))["block5"] == 5  # blocks keep their numbers
+    assert (stages.layer_name, cfg.layer_name) == ("stage", "block")
+    with pytest.raises(ValueError, match="cut_every=2"):
+        replace(stages, cut_every=2).check()
+    assert hernandez.PRESETS_F6["demo"].cut_at == "blocks"  # H-F6 stitches blocks 1-5 whatever H-F2 does
     assert replace(cfg, archs=("r1111", "r2222"), self_pairs=("r2222",)).pairs() == [
         ("r1111", "r2222"), ("r2222", "r1111"), ("r2222", "r2222")]
 
