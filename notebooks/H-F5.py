@@ -44,7 +44,7 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
-cut_at = None  # where to stitch: 'blocks' (layer i = the i-th block, thinned by cut_every) or 'stages' (the stem and each stage's last block; layer i = the i-th stage)
+cut_at = None  # where to stitch: blocks (layer i = the i-th block, thinned by cut_every) or stages (the stem and the last block of each stage; layer i = the i-th stage)
 
 # %%
 from stitchkit.experiments import hernandez
@@ -95,8 +95,9 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
-#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs, and
-#   DM-initialised stitches trained 1 epoch on 5,000 images at lr 0.001.
+#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
+#   stitched at the stem and each stage's end (layer $k$ is the $k$-th stage), the stitches
+#   DM-initialised and trained 2 epochs on 5,000 images in batches of 64 at lr 0.01.
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64

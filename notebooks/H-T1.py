@@ -27,8 +27,9 @@
 #
 # **Control.** Each network stitched into itself on the diagonal (an exact stitch exists).
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after H-F2 (the stitches
-# are in its cache; this page runs forward passes and one least-squares fit per stitch).
+# **Prerequisites.** CIFAR-10 in the data root. Time: `demo` about 5 minutes on 2 CPU cores
+# after H-F2 (its networks are reused; this page trains its own diagonal stitches from a random
+# start, then runs forward passes and one least-squares fit per stitch).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -46,7 +47,7 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
-cut_at = None  # where to stitch: 'blocks' (layer i = the i-th block, thinned by cut_every) or 'stages' (the stem and each stage's last block; layer i = the i-th stage)
+cut_at = None  # where to stitch: blocks (layer i = the i-th block, thinned by cut_every) or stages (the stem and the last block of each stage; layer i = the i-th stage)
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%
@@ -133,8 +134,8 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
 # ## Deviations from the paper
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
-#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs, and
-#   DM-initialised stitches trained 1 epoch on 5,000 images.
+#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
+#   stitched at the stem and each stage's end (layer $k$ is the $k$-th stage).
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64

@@ -179,3 +179,23 @@ def test_stored_stitches_reload_and_reproduce_the_grid_accuracy(root, tmp_path):
     with pytest.raises(KeyError, match="pool"):
         grid.load_stitched(senders[1], receivers[0], "pool", "pool", RECIPE, DataSpec(), device="cpu", store=store,
                            root=root)
+
+
+def test_stitch_mse_with_a_memo_gives_the_numbers_of_fresh_calls(root, tmp_path):
+    """Hernandez's MSE check over a grid: sharing activations across calls (the memo) changes
+    nothing but the number of forward passes."""
+    senders, receivers = _nets()
+    store = Store(tmp_path / "s")
+    recipe = dataclasses.replace(RECIPE, kind="strided_or_upsample")  # Hernandez's stitch: any cut into any
+    cells = [("stem", "stem"), ("stem", "block2"), ("block2", "stem"), ("block2", "block2")]
+    stitch_grid(senders, receivers, cells, recipe, DataSpec(), device="cpu", store=store, root=root, progress=False)
+    memo = {}
+    for sender in senders:
+        for cut_i, cut_j in cells:
+            kw = dict(n_images=15, device="cpu", store=store, root=root)
+            fresh = grid.stitch_mse(sender, receivers[0], cut_i, cut_j, recipe, DataSpec(), **kw)
+            shared = grid.stitch_mse(sender, receivers[0], cut_i, cut_j, recipe, DataSpec(), memo=memo, **kw)
+            assert fresh.keys() == shared.keys() == {"EV", "ES", "SV"}
+            for k in fresh:
+                assert len(fresh[k]) == 15 and torch.equal(fresh[k], shared[k]), (sender.name, cut_i, cut_j, k)
+    assert memo["sender"][1] == "block2" and set(memo["e"]) == {"stem", "block2"}

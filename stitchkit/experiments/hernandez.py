@@ -90,8 +90,8 @@ class GridConfig:
     self_pairs: tuple[str, ...] | None = param(None, "architectures also stitched into themselves (the convergence "
                                                "control is their diagonal); None: every one of archs")
     cut_every: int = param(1, "stitch at the stem and every k-th block (and the last); 1: every block", ge=1)
-    cut_at: str = param("blocks", "where to stitch: 'blocks' (layer i = the i-th block, thinned by cut_every) or "
-                        "'stages' (the stem and each stage's last block; layer i = the i-th stage)",
+    cut_at: str = param("blocks", "where to stitch: blocks (layer i = the i-th block, thinned by cut_every) or "
+                        "stages (the stem and the last block of each stage; layer i = the i-th stage)",
                         choices=("blocks", "stages"))
 
     seed = 0
@@ -250,15 +250,17 @@ def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=No
     a, b = next(((a, b) for a, b in pairs if a != b), pairs[0])
     sender, receiver = (Net(display_name(n), cfg.model(scale, n)) for n in (a, b))
 
-    def ends(cuts: list[str]) -> list[str]:
-        return list(dict.fromkeys([cuts[0], cuts[len(cuts) // 2], cuts[-1]]))
-
-    cells = [(a, b) for a in ends(cfg.cuts(sender.spec)) for b in ends(cfg.cuts(receiver.spec))]
+    cells = [(a, b) for a in _ends(cfg.cuts(sender.spec)) for b in _ends(cfg.cuts(receiver.spec))]
     grid = table[(table.kind == "trained") & (table.sender == sender.name) & (table.receiver == receiver.name)]
     out = retrained_longer(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress)
     si, rj = cfg.layers(sender.spec), cfg.layers(receiver.spec)
     return out.assign(i=[si[c] for c in out.cut_i], j=[rj[c] for c in out.cut_j])[
         ["sender", "receiver", "i", "j", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
+
+
+def _ends(cuts: list[str]) -> list[str]:
+    """The first, middle and last of ``cuts`` (the training-length control's sample)."""
+    return list(dict.fromkeys([cuts[0], cuts[len(cuts) // 2], cuts[-1]]))
 
 
 def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], cfg: GridConfig, grid: pd.DataFrame,
@@ -548,15 +550,19 @@ def mse_stats(table: pd.DataFrame, cfg: GridConfig, scale: str, *, diagonal: boo
     if diagonal:
         rows = rows[rows.i == rows.j]
     nets = trained_nets(cfg, scale)
-    per, pooled = [], {k: [] for k in ("EV", "ES", "SV")}
-    for row in progress_bar(iterable=list(rows.itertuples()), desc="MSE sanity check", disable=not progress,
+    per, pooled, memo = {}, {}, {}
+    # pair by pair, sender cut outer, receiver cut inner: with stitch_mse's memo each network runs
+    # forward once per cut and pair instead of once per stitch; the outputs keep the table's order
+    order = rows.sort_values(["sender", "receiver", "i", "j"], kind="stable")
+    for row in progress_bar(iterable=list(order.itertuples()), desc="MSE sanity check", disable=not progress,
                             unit="stitch"):
         mse = stitch_mse(nets[row.sender], nets[row.receiver], row.cut_i, row.cut_j, cfg.recipe(),
-                         DataSpec("cifar10"), n_images=n_images, device=device, store=store)
-        per.append({"sender": row.sender, "receiver": row.receiver, "i": row.i, "j": row.j,
-                    **{k: float(v.mean()) for k, v in mse.items()}})
-        for k, v in mse.items():
-            pooled[k].append(v)
+                         DataSpec("cifar10"), n_images=n_images, device=device, store=store, memo=memo)
+        per[row.Index] = {"sender": row.sender, "receiver": row.receiver, "i": row.i, "j": row.j,
+                          **{k: float(v.mean()) for k, v in mse.items()}}
+        pooled[row.Index] = mse
+    per = [per[k] for k in rows.index]
+    pooled = {k: [pooled[n][k] for n in rows.index] for k in ("EV", "ES", "SV")}
     stats = pd.DataFrame({k: {"minimum": float(torch.cat(v).min()), "mean": float(torch.cat(v).mean()),
                               "maximum": float(torch.cat(v).max()), "standard deviation": float(torch.cat(v).std())}
                           for k, v in pooled.items()})
@@ -710,11 +716,13 @@ def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress
 
 def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
-    """H-F6's training-length control: its stitches into the input retrained with
-    :data:`LONGER` times the epochs (see :func:`longer_sample`), one row per sender layer."""
+    """H-F6's training-length control: its stitches into the input from the first, middle and
+    last sender layer retrained with :data:`LONGER` times the epochs (see :func:`longer_sample`),
+    one row per sampled layer."""
     sender = Net(display_name(cfg.sender_arch), cfg.model(scale, cfg.sender_arch))
     receiver = Net(display_name(cfg.receiver_arch), cfg.model(scale, cfg.receiver_arch))
-    out = retrained_longer(sender, receiver, list(zip(table.cut_i, table.cut_j)), cfg, table, device=device,
+    into = dict(zip(table.cut_i, table.cut_j))
+    out = retrained_longer(sender, receiver, [(c, into[c]) for c in _ends(list(into))], cfg, table, device=device,
                            store=store, progress=progress)
     return out.assign(i=[_layer(c) for c in out.cut_i])[["i", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
 
