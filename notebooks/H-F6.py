@@ -23,14 +23,13 @@
 # pattern of "hacking" the receiver. We show the images and measure granularity as the mean
 # Pearson correlation between each generated image and its original.
 #
-# **Control.** The stitches from the first, middle and last layer retrained with four times the
-# epochs gain at most 2 points of
+# **Control.** The six stitches retrained with four times the epochs gain at most 2 points of
 # accuracy on average ({doc}`H-F2`'s training-length control): otherwise the images show how
 # far a short training moved the stitch from its least-squares start, not what a trained stitch
 # makes, and the claim is *inconclusive at this scale*.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `demo` about 4 minutes on 2 CPU cores
-# after H-F2 (its networks are reused; six new stitches and three longer ones; every stitch runs
+# **Prerequisites.** CIFAR-10 in the data root. Time: `demo` about 6 minutes on 2 CPU cores
+# after H-F2 (its networks are reused; six new stitches and six longer ones; every stitch runs
 # the whole receiver); `paper` a GPU.
 
 # %% tags=["parameters"]
@@ -94,8 +93,7 @@ run.figure("images", hernandez.plot_images(generated, original, table, title=her
 # %% [markdown]
 # ## Are the stitches trained enough?
 #
-# The stitches from the first, middle and last sender layer retrained with four times the
-# epochs, everything else equal.
+# The same stitches retrained with four times the epochs, everything else equal.
 
 # %%
 longer.round(2)

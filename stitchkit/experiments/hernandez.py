@@ -716,13 +716,14 @@ def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress
 
 def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
-    """H-F6's training-length control: its stitches into the input from the first, middle and
-    last sender layer retrained with :data:`LONGER` times the epochs (see :func:`longer_sample`),
-    one row per sampled layer."""
+    """H-F6's training-length control: all its stitches into the input retrained with
+    :data:`LONGER` times the epochs (see :func:`longer_sample`), one row per sender layer. (A
+    sample of the first, middle and last layer would save half the time, but at `demo` it
+    disagreed with the full set: mean gain 2.2 points against 1.07, the layer-5 stitch gaining
+    4.4; the control keeps every layer.)"""
     sender = Net(display_name(cfg.sender_arch), cfg.model(scale, cfg.sender_arch))
     receiver = Net(display_name(cfg.receiver_arch), cfg.model(scale, cfg.receiver_arch))
-    into = dict(zip(table.cut_i, table.cut_j))
-    out = retrained_longer(sender, receiver, [(c, into[c]) for c in _ends(list(into))], cfg, table, device=device,
+    out = retrained_longer(sender, receiver, list(zip(table.cut_i, table.cut_j)), cfg, table, device=device,
                            store=store, progress=progress)
     return out.assign(i=[_layer(c) for c in out.cut_i])[["i", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
 
