@@ -240,22 +240,39 @@ def triangle(table: pd.DataFrame) -> pd.DataFrame:
 
 def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
-    """The training-length control's stitches: for the first trained pair of two different
-    networks (the first pair if there is none), the cells at the first, middle and last cut of
-    each side retrained with :data:`LONGER` times the epochs, everything else as the grid's.
-    Returns one row per cell: layers i, j, the grid's accuracy, the longer stitch's and the gain
-    (points). If the gain is large the grid's stitches were still improving, and their
-    accuracies measure the recipe's length rather than the representations."""
+    """The training-length control's stitches, retrained with :data:`LONGER` times the epochs,
+    everything else as the grid's: for the first trained pair of two different networks (the
+    first pair if there is none), the cells at the first, middle and last cut of each side; and
+    for every trained pair of two different networks, its worst cell on or below the diagonal
+    (the lowest accuracy relative to the receiver's at j <= i), which decides ``lower_high``
+    and is where a stitch that stopped short shows most. Returns one row per cell: sender,
+    receiver, layers i, j, the grid's accuracy, the longer stitch's and the gain (points). If the
+    gain is large the grid's stitches were still improving, and their accuracies measure the
+    recipe's length rather than the representations."""
     pairs = cfg.pairs()
-    a, b = next(((a, b) for a, b in pairs if a != b), pairs[0])
-    sender, receiver = (Net(display_name(n), cfg.model(scale, n)) for n in (a, b))
-
-    cells = [(a, b) for a in _ends(cfg.cuts(sender.spec)) for b in _ends(cfg.cuts(receiver.spec))]
-    grid = table[(table.kind == "trained") & (table.sender == sender.name) & (table.receiver == receiver.name)]
-    out = retrained_longer(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress)
-    si, rj = cfg.layers(sender.spec), cfg.layers(receiver.spec)
-    return out.assign(i=[si[c] for c in out.cut_i], j=[rj[c] for c in out.cut_j])[
-        ["sender", "receiver", "i", "j", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
+    first = next(((a, b) for a, b in pairs if a != b), pairs[0])
+    trained = table[table.kind == "trained"]
+    parts = []
+    for a, b in pairs:
+        if (a, b) != first and a == b:
+            continue
+        sender, receiver = (Net(display_name(n), cfg.model(scale, n)) for n in (a, b))
+        grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)]
+        cells = []
+        if (a, b) == first:
+            cells = [(x, y) for x in _ends(cfg.cuts(sender.spec)) for y in _ends(cfg.cuts(receiver.spec))]
+        if a != b:
+            low = grid[grid.j <= grid.i]
+            worst = low.loc[low.relative.idxmin()] if len(low) else None
+            if worst is not None and (worst.cut_i, worst.cut_j) not in cells:
+                cells.append((worst.cut_i, worst.cut_j))
+        if not cells:
+            continue
+        out = retrained_longer(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress)
+        si, rj = cfg.layers(sender.spec), cfg.layers(receiver.spec)
+        parts.append(out.assign(i=[si[c] for c in out.cut_i], j=[rj[c] for c in out.cut_j]))
+    return pd.concat(parts, ignore_index=True)[["sender", "receiver", "i", "j", "grid (%)", f"{LONGER}x epochs (%)",
+                                                "gain"]]
 
 
 def _ends(cuts: list[str]) -> list[str]:
