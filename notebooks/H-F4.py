@@ -116,8 +116,11 @@ run.figure("controls", hernandez.plot_grids(table, kinds=("random sender", "rand
 # below the diagonal of every pair of two different networks (the cell that decides the lower
 # triangle, and where a stitch that stopped short shows most), are retrained with four times
 # the epochs, everything else equal. If they gain more than 2 points on average, the grid's
-# accuracies measure how long the stitches trained rather than the representations, and the
-# claims are *inconclusive at this scale*. (The worst cells joined the sample after a `demo`
+# accuracies measure how long the stitches trained rather than the representations. Stitches
+# that stopped short are *less* accurate, so more training can only raise the grid's numbers:
+# the control decides the claims that it could turn (a lower triangle found not high, an upper
+# triangle or a random control found low), which are then *inconclusive at this scale*, and
+# not those it could only confirm (an upper triangle found not low stays not low). (The worst cells joined the sample after a `demo`
 # run whose nine cells passed while R2222 → R1111 at stage 1 → stage 1, outside them, gained
 # 22.8 points with four times the epochs.)
 

@@ -79,8 +79,20 @@ def test_triangle_numbers_and_verdicts():
     numbers, claims = hernandez.grid_summary(table, {"A": 0.8}, sample)
     assert numbers["longer_gain_mean"] == pytest.approx(1.0) and numbers["longer_gain_max"] == pytest.approx(1.5)
     assert all(all(k.passed for k in c["controls"]) for c in claims)
+    # under-trained stitches are less accurate: the control decides the claims that more training
+    # could turn (accuracies claimed low that are low), not one claimed high that is already high
     _, claims = hernandez.grid_summary(table, {"A": 0.8}, sample.assign(gain=[1.0, 4.0, 2.0]))
-    assert all(not c["controls"][-1].passed and "+2.33" in c["controls"][-1].value for c in claims)
+    by_key = {c["key"]: c for c in claims}
+    for key in ("upper_low", "random_low"):
+        assert not by_key[key]["controls"][-1].passed and "+2.33" in by_key[key]["controls"][-1].value
+    assert by_key["lower_high"]["criterion"].holds and all(k.passed for k in by_key["lower_high"]["controls"])
+    # ... and a lower triangle that is not high could be under-trained, an upper one not low could not
+    weak = table.assign(relative=np.where(table.kind != "trained", table.relative,
+                                          np.where(table.j <= table.i, 0.6, 0.8)))
+    _, claims = hernandez.grid_summary(weak, {"A": 0.8}, sample.assign(gain=[1.0, 4.0, 2.0]))
+    by_key = {c["key"]: c for c in claims}
+    assert not by_key["lower_high"]["criterion"].holds and not by_key["lower_high"]["controls"][-1].passed
+    assert not by_key["upper_low"]["criterion"].holds and all(k.passed for k in by_key["upper_low"]["controls"])
 
 
 def test_similarity_and_mse_verdicts():
