@@ -181,7 +181,8 @@ def display_name(arch: str) -> str:
 def pair_grid(sender: Net, receiver: Net, cfg: GridConfig, *, device=None, store=None, progress: bool = True,
               client=None, diagonal: bool = False) -> pd.DataFrame:
     """Every sender cut into every receiver cut for one ordered pair (only i = j with
-    ``diagonal``); adds the layer numbers i, j (0 = stem, k = the k-th block's output)."""
+    ``diagonal``); adds the layer numbers i, j of :meth:`GridConfig.layers` (0 = stem, k = the
+    k-th block's or stage's output)."""
     si, rj = cfg.layers(sender.spec), cfg.layers(receiver.spec)
     pairs = [(a, b) for a in si for b in rj if not diagonal or si[a] == rj[b]]
     table = stitch_grid([sender], [receiver], pairs, cfg.recipe(), DataSpec("cifar10"),
