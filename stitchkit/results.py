@@ -106,6 +106,11 @@ def at_least(value: float, threshold: float, what: str, *, unit: str = "points",
     return Criterion(f"{what} ≥ {_fmt(threshold, unit, digits)}", bool(value >= threshold))
 
 
+def more_than(value: float, threshold: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+    """``what`` > threshold (the negation of :func:`at_most`)."""
+    return Criterion(f"{what} > {_fmt(threshold, unit, digits)}", bool(value > threshold))
+
+
 def within(value: float, paper: float, tol: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
     """|``what`` − paper| ≤ tol."""
     return Criterion(f"|{what} − paper's {_fmt(paper, unit, digits)}| ≤ {_fmt(tol, unit, digits)}",

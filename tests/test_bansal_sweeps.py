@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from stitchkit import zoo
+from stitchkit.experiments import bansal
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.experiments import bansal_table
 from stitchkit.store import config_key
@@ -31,14 +32,15 @@ def _verdicts(claims):
 def test_fewer_samples_keep_the_step_count_and_pages_share_models():
     base = zoo.bansal_resnet18("demo", 1)
     few = zoo.bansal_resnet18("demo", 1, train_size=5000)
-    assert few.data.train_size == 5000 and few.train.steps == 5 * (50_000 // 128) and few.train.epochs == 0
+    epochs = zoo.BANSAL_RESNET18["demo"]["epochs"]
+    assert few.data.train_size == 5000 and few.train.steps == epochs * (50_000 // 128) and few.train.epochs == 0
     assert config_key(zoo.bansal_resnet18("demo", 1, train_size=50_000)) == config_key(base)
     assert zoo.bansal_resnet18("paper", 0, train_size=5000).train.steps == 64_000
     assert zoo.bansal_resnet18("paper", 0, length_factor=0.5).train.steps == 32_000
-    assert zoo.bansal_resnet18("demo", 0, length_factor=2).train.epochs == 10
+    assert zoo.bansal_resnet18("demo", 0, length_factor=2).train.epochs == 2 * epochs
     # B-F3B's snapshots: the full run is B-F2A's network; the midpoint is another model
     assert config_key(zoo.bansal_resnet18("demo", 0, stop=1.0)) == config_key(zoo.bansal_resnet18("demo", 0))
-    assert zoo.bansal_resnet18("demo", 0, stop=0.5).train.stop_step(390) == 975
+    assert zoo.bansal_resnet18("demo", 0, stop=0.5).train.stop_step(390) == round(0.5 * epochs * 390)
     with pytest.raises(ValueError, match="length_factor"):
         zoo.bansal_resnet18("demo", 0, length_factor=0)
     for bad in (100, 5000):  # below one batch; above the smoke scale's 2048 images
@@ -48,6 +50,8 @@ def test_fewer_samples_keep_the_step_count_and_pages_share_models():
     cfg = sweeps.PRESETS_F3B["demo"]
     assert config_key(cfg.variant("demo", 0)) == config_key(zoo.bansal_resnet18("demo", 0))
     assert config_key(sweeps.PRESETS_F7["demo"].variant("demo", 1, train_size=5000)) == config_key(few)
+    # B-F2A's receiver run stores B-F3B's snapshots on the way (one run trains them all)
+    assert {cfg.top_snapshot, *cfg.snapshots} <= {*bansal.RECEIVER_SNAPSHOTS, 1.0}
 
 
 def test_samples_verdicts():

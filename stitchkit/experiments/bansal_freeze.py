@@ -29,7 +29,7 @@ from .. import zoo
 from ..datasets import DataSpec, test_split, train_split
 from ..datasets import fingerprint as data_fingerprint
 from ..grid import Net, stitch_grid
-from ..hardware import as_device, channels_last_ok, resolve_precision, to_memory_format
+from ..hardware import as_device, channels_last_ok, compile_wins, resolve_precision, to_memory_format
 from ..results import Control, at_least, at_most
 from ..scales import figure_config, param
 from ..store import Store, config_key
@@ -137,8 +137,9 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
                                augment=cfg.augment, drop_last=True, seed=cfg.seed, device=device, channels_last=cl)
     wrapped = PartlyFrozen(model, spec.frozen)
     key = config_key(spec, salt)
+    compiled = compile_wins(device, model, cfg.stop_step(len(batches)))  # the zoo's rule: same numbers, faster
     history = train(wrapped, batches, cfg, device=device, checkpoint=store.partial(key),
-                    desc=f"freeze-train ({len(spec.frozen)} pieces frozen)", progress=progress)
+                    desc=f"freeze-train ({len(spec.frozen)} pieces frozen)", progress=progress, compile=compiled)
     test = data_mod.Batches(test_split(spec.full.data), 500, normalisation=spec.full.normalisation, device=device,
                             channels_last=cl)
     metrics = {"test": evaluate(model, test, device=device, precision=resolve_precision(cfg.precision, device)),
