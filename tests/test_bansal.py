@@ -67,3 +67,28 @@ def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
     assert not claims[0]["controls"][1].passed
     numbers, claims = ft.finetune_summary(table([0.70, 0.68]), {"trained top": 0.70})
     assert claims[0]["controls"][1].passed and numbers["finetune_gap"] == pytest.approx(29.0)
+
+
+def test_training_length_control_checks_only_the_verdicts_more_training_could_turn(monkeypatch):
+    # connected fails (4 points at block3); the random bottom is low at the stem and high late: of
+    # these, more training (which only lowers penalties) could turn "not connected" and "high late"
+    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = bansal.connectivity_summary(table, MODELS)
+    checks = bansal._length_checks(table, claims, "resnet18")
+    assert [(c["claim"], c["sender"], c["cuts"]) for c in checks] == [
+        ("connected", bansal.TRAINED, ["block3"]), ("random_late", bansal.RANDOM, ["block5", "pool"])]
+    cfg = bansal.PRESETS_F2A["demo"]
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the stitches, retrained longer
+        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        penalty = {"block3": 0.025, "block5": 0.39, "pool": 0.44}
+        return pd.DataFrame([{"cut_i": a, "penalty": penalty[a]} for a, _ in pairs])
+
+    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    out = bansal.training_length_control(cfg, "demo", (table, claims))
+    by = {c["key"]: c for c in claims}
+    assert not by["connected"]["controls"][-1].passed  # 2.5 points at 4x: the stitch was short, inconclusive
+    assert by["random_late"]["controls"][-1].passed  # 41.5 points at 4x: still high
+    assert len(by["random_early"]["controls"]) == 1  # only the self-stitch control
+    assert list(out["change"].round(2)) == [-1.5, -1.0]
