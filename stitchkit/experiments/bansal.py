@@ -72,7 +72,12 @@ PRESETS = {
     # 10x the paper's lr: the paper's 1e-3 is for 120k steps, and in 312 steps it leaves the stitch
     # short. Measured on seed 1 into seed 0 at block3 / block4 (penalty, points): lr 1e-3 2 epochs
     # 5.38 / 6.26, 8 epochs 4.14 / 4.18; lr 1e-2 1 epoch 4.24 / 3.94, 2 epochs 3.68 / 3.40, 8 epochs
-    # 3.54 / 2.40; lr 3e-2 no better. Accuracies on a stratified 5k of the 10k test images.
+    # 3.54 / 2.40; lr 3e-2 no better. But at 3-epoch networks lr 1e-2 moves the exact (DM) start
+    # of wider cuts: ResNet-164's self-stitches (32-channel cuts) reach 1.24 points (control: 0.5),
+    # 0.20 at lr 3e-3, where its seed-1 stitches are also better (block5 2.14 -> 0.02 points); x0.5
+    # and the 10k top of B-F2C fail the control at 1e-2 too (0.56, 0.62). The lr is under review
+    # (one rate for every architecture, or one per cut width). Accuracies on a stratified 5k of
+    # the 10k test images.
     "demo": ConnectivityConfig(test_size=5000, stitch_epochs=1.0, stitch_lr=DEMO_STITCH_LR),
     # GPU: the zoo's paper recipe (width 64, 64k SGD steps); stitches as in the authors' run scripts:
     # 120k Adam steps at lr 1e-3, cosine, batch 128, crop + flip, on all 50k images.
