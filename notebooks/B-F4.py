@@ -27,8 +27,8 @@
 # then fine-tuned as in B-F2A; the kernel-1 stitches are B-F2A's, read from the cache. The
 # receiver stitched into itself at every cut and kernel size is the control.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` under a minute; `demo` about
-# 20 minutes after B-F2A; `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` under a minute; `demo` minutes after
+# B-F2A (24 stitches); `paper` a GPU. The time of this run is in its provenance.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -110,8 +110,8 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitch training** are B-F2A's, with every deviation stated there (JPEG
-#   CIFAR-10, width 8 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
-#   statistics, 2 epochs on 10k images at `demo`).
+#   CIFAR-10, width 8 and 3 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
+#   statistics, 2 epochs on 10k images at lr 3e-3 at `demo`).
 # - **The pooled cut** (a vector) has no spatial kernel and is left out.
 # - **Cuts.** `demo` stitches at three of the nine map cuts (stem, block3, block7: early, middle,
 #   late): 30 stitches instead of 90; `paper` at every map cut.

@@ -30,7 +30,7 @@
 # network for reference, and the receiver stitched into itself is the control.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` a few
-# minutes after B-F2A (about 20 minutes from an empty cache); `paper` a GPU.
+# minutes after B-F2A (its models and stitches are reused); `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -115,7 +115,7 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's, with every deviation stated there: JPEG CIFAR-10,
-#   width 8 and 5 epochs at `demo`, DM-initialised stitches fine-tuned with frozen statistics,
+#   width 8 and 3 epochs at `demo`, DM-initialised stitches fine-tuned with frozen statistics,
 #   the random network's BatchNorm statistics recalibrated on 2,000 training images.
 # - **CKA** is linear CKA on fully flattened activations of `cka_images` test images (2,000 at
 #   `demo`), computed in float64 in Gram form. The paper does not state its number of images.

@@ -30,7 +30,7 @@
 # the SimCLR network's linear-probe accuracy is more than 10 points below the supervised
 # network's, the comparison is inconclusive at this scale.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 10 minutes after B-F2A (SimCLR pre-training of 3 epochs, 18 new stitches); `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` minutes after B-F2A (SimCLR pre-training of 3 epochs, 18 new stitches); `paper` a GPU. The time of this run is in its provenance.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -152,8 +152,9 @@ for stem in ("bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"):
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG
-#   CIFAR-10, width 8 and the step count of 5 epochs on 50k images at `demo` (the paper: width
-#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images with frozen statistics,
+#   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo` (the paper: width
+#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the
+#   paper's, for 625 steps instead of 120k) with frozen statistics,
 #   accuracies on a stratified 5k of the 10k test images.
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.

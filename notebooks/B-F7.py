@@ -28,7 +28,7 @@
 # $\operatorname{CKA}(X, Y) = \lVert Y^\top X \rVert_F^2 / (\lVert X^\top X \rVert_F \lVert Y^\top Y \rVert_F)$.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` a few
-# minutes when B-F2C, B-F3B and B-F3C have run (their models are reused), about an hour from an
+# minutes when B-F2C, B-F3B and B-F3C have run (their models are reused), far longer from an
 # empty cache; `paper` a GPU.
 
 # %% tags=["parameters"]
@@ -93,7 +93,7 @@ run.claims_table()
 # - **Models** are those of B-F2C (5k and 25k samples, seed 1), B-F3C (x0.25 and x2 widths,
 #   seed 0) and B-F3B (snapshots at the midpoint and the end of one run, seed 0), with the
 #   deviations stated there;
-#   at `demo`, width 8 and the step count of 5 epochs on 50k images.
+#   at `demo`, width 8 and the step count of 3 epochs on 50k images.
 # - **CKA** is on fully flattened activations of `cka_images` test images (2,000 at `demo`);
 #   the paper does not state its number of images.
 

@@ -37,9 +37,9 @@
 # **Control.** The full network is also stitched into itself at every cut: an exact stitch
 # exists there, so its penalty is the stitch recipe's floor.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about 15
-# minutes after B-F2C (its 5k network is reused: 30 stitches and one training run), about 25
-# from an empty cache; `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` minutes
+# after B-F2C (its 5k network is reused: 30 stitches and one training run); `paper` a GPU.
+# The time of this run is in its provenance.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -118,7 +118,7 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models and stitches** are B-F2A's recipe with every deviation stated there (JPEG
-#   CIFAR-10, width 8 and the step count of 5 epochs on 50k images at `demo`); the 5k
+#   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo`); the 5k
 #   network is B-F2C's 5k bottom (seed 1), the full network B-F2A's receiver (seed 0).
 # - **Choice of layers.** The paper picked its frozen layers by eye from its curves ({0, 1}
 #   and {8, 9, 11}); ours follow from the measured curves and the 3-point bound.

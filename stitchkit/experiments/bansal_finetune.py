@@ -24,7 +24,7 @@ from ..grid import Net, StitchRecipe, stitch_grid
 from ..results import Control, at_least, at_most
 from ..scales import check_scale, figure_config, param
 from ..train import TrainConfig
-from .bansal import CONTROL_FLOOR
+from .bansal import CONTROL_FLOOR, DEMO_STITCH_LR
 from .bansal_freeze import FreezeSpec, freeze_train
 
 BLIND_MAX = 5.0  # points: "fine-tuning cannot tell": trained-bottom minus random-bottom fine-tuned accuracy, mean over cuts
@@ -77,9 +77,9 @@ PRESETS_F8 = {
     # CI: seconds. Depth-11 nets of width 4 on 2k images; stitches and fine-tuning 1 epoch.
     "smoke": FinetuneConfig(finetune_epochs=1.0, stitch_epochs=1, stitch_train_size=1000, dm_images=500,
                             test_size=1000),
-    # 2 CPU cores: the ResNet-164 design at depth 20, width 8, 5 epochs; stitches as in B-F2A
-    # (DM, then 2 epochs on 10k images, 5k test images); fine-tuning 2 epochs on all 50k images.
-    "demo": FinetuneConfig(finetune_epochs=2.0, test_size=5000),
+    # 2 CPU cores: the zoo's ResNet-164 design at depth 20, width 8; stitches as in B-F2A (DM, then
+    # 2 epochs on 10k images at lr 3e-3, 5k test images); fine-tuning 2 epochs on all 50k images.
+    "demo": FinetuneConfig(finetune_epochs=2.0, test_size=5000, stitch_lr=DEMO_STITCH_LR),
     # GPU: ResNet-164 (width 16, 64k steps); stitches as in the authors' run scripts (B-F2A).
     "paper": FinetuneConfig(stitch_steps=120_000, stitch_train_size=None, stitch_augment=True, stitch_batch=128),
 }
