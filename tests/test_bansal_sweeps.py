@@ -51,7 +51,8 @@ def test_fewer_samples_keep_the_step_count_and_pages_share_models():
     assert config_key(cfg.variant("demo", 0)) == config_key(zoo.bansal_resnet18("demo", 0))
     assert config_key(sweeps.PRESETS_F7["demo"].variant("demo", 1, train_size=5000)) == config_key(few)
     # B-F2A's receiver run stores B-F3B's snapshots on the way (one run trains them all)
-    assert {cfg.top_snapshot, *cfg.snapshots} <= {*bansal.RECEIVER_SNAPSHOTS, 1.0}
+    f3b = {config_key(cfg.variant("demo", 0, stop=f)) for f in (cfg.top_snapshot, *cfg.snapshots)}
+    assert f3b <= {config_key(s) for s in bansal.receiver_snapshots(bansal.PRESETS_F2A["demo"], "demo")}
 
 
 def test_samples_verdicts():
@@ -234,3 +235,40 @@ def test_simclr_length_table_applies_the_probe_control():
     t = sweeps.simclr_length_table(spot)
     assert list(t.control) == ["fails", "passes"]
     assert list(t["gap (points)"]) == [-15.0, -5.0]
+
+
+def test_sweeps_training_length_control_retrains_the_deciding_stitch(monkeypatch):
+    cfg = sweeps.PRESETS_F2C["demo"]
+    # "compatible" fails (25k at block3: 4 points), "improves" fails (best gain 0.5 at block5),
+    # "early_similar" holds (more training cannot turn it), "mid_degrades" is never checked
+    table = _table({sweeps.SELF: [0, 0, 0.5, 0, 0, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
+                    "25k samples": [0, 0.5, 4.5, -0.5, 1, -3], "50k samples": [0, 0.2, 1, 1, 2, 0]})
+    acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
+    _, claims = sweeps.samples_summary(table, acc, cfg)
+    checks = sweeps._deciding(table, claims, cfg)
+    assert [(c["claim"], c["sender"], c["cuts"], c["bound"], c["high"]) for c in checks] == [
+        ("compatible", "25k samples", ["block3"], 3.0, False), ("improves", "25k samples", ["block5"], -1.0, False)]
+    seen = []
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the deciding stitch, retrained longer
+        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        seen.append((senders[0].spec, receivers[0].spec))
+        penalty = {"block3": 0.02, "block5": -0.012}  # 4x: 1.5 beyond self at block3; a gain of 1.2 at block5
+        return pd.DataFrame([{"cut_i": a, "penalty": penalty[a]} for a, _ in pairs])
+
+    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    out = sweeps.training_length_control(cfg, "demo", table, claims)
+    by = {c["key"]: c for c in claims}
+    assert not by["compatible"]["controls"][-1].passed and not by["improves"]["controls"][-1].passed
+    assert len(by["early_similar"]["controls"]) == 1 and len(by["mid_degrades"]["controls"]) == 1
+    top, bottoms = sweeps._samples_models(cfg, "demo")
+    assert seen == [(bottoms["25k samples"], top)] * 2  # the page's own models, not others
+    assert list(out["4x epochs (points)"].round(2)) == [1.5, -1.2]
+
+    labels = sweeps.PRESETS_F3A["demo"]
+    t = _table({sweeps.SELF: [0] * 6, sweeps.NORMAL: [0] * 6, "objects vs animals": [0, 1, 2, 8, 20, 40],
+                "10% random labels": [0, 0.5, 5, 2, 3, 4], "50% random labels": [0, 1, 2, 5, 9, 12],
+                "100% random labels": [0.2, 4, 15, 40, 60, 70]})
+    _, claims = sweeps.labels_summary(t, {}, labels)
+    assert [(c["claim"], c["sender"], c["cuts"], c["high"]) for c in sweeps._deciding(t, claims, labels)] == [
+        ("first_half", "10% random labels", ["block3"], False), ("except_noise", "100% random labels", ["block3"], True)]

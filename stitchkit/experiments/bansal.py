@@ -58,8 +58,13 @@ class ConnectivityConfig:
                             test_size=self.test_size)
 
     def model(self, scale: str, seed: int, trained: bool = True) -> zoo.ModelSpec:
-        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, trained=trained,
-                                   final_bn=self.final_bn)
+        return self.variant(scale, seed, trained=trained)
+
+    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
+        """The zoo's ResNet-18 with this config's width and length, and ``changes`` (data, length,
+        ``stop`` for a snapshot, ``trained``)."""
+        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
+                                   **changes)
 
 
 DEMO_STITCH_LR = 3e-3  # see the demo preset
@@ -95,15 +100,18 @@ RECEIVER_SNAPSHOTS = (0.25, 0.5)  # B-F3B's defaults: the seed-0 run at a quarte
 TRAINED, RANDOM, SELF = "trained (seed 1)", "random bottom", "receiver into itself (control)"
 
 
+def receiver_snapshots(cfg: ConnectivityConfig, scale: str) -> list[zoo.ModelSpec]:
+    """The receiver's run as snapshots at :data:`RECEIVER_SNAPSHOTS` and its end (the receiver)."""
+    return [cfg.variant(scale, cfg.seeds[0], stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)]
+
+
 def _trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: bool):
     """The receiver (first seed, loaded), and as senders the receiver itself (the control) and the
     second seed (loaded); plus both trained models' metrics by name."""
     receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
     senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))]
     # the receiver's run also stores B-F3B's snapshots on the way (one run, not two)
-    zoo.train_snapshots([zoo.bansal_resnet18(scale, cfg.seeds[0], width=cfg.width, epochs=cfg.model_epochs,
-                                             final_bn=cfg.final_bn, stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)],
-                        device=device, store=store, progress=progress)
+    zoo.train_snapshots(receiver_snapshots(cfg, scale), device=device, store=store, progress=progress)
     metrics = {}
     for net in (receiver, senders[1]):
         net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
@@ -367,24 +375,41 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
         for arch, g in table.groupby("arch", sort=False):
             tag = arch.replace(".", "_")
             checks += _length_checks(g, [c for c in claims if c["key"] == f"connected_{tag}"], panel=arch)
-    rows = []
     for chk in checks:
         arch = chk["panel"]
         if arch == "resnet18":
-            receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
-            spec = (cfg.model(scale, cfg.seeds[1]) if chk["sender"] == TRAINED
-                    else cfg.model(scale, cfg.random_seed, trained=False))
-            recipe = cfg.recipe()
+            chk["receiver"] = cfg.model(scale, cfg.seeds[0])
+            chk["sender_spec"] = (cfg.model(scale, cfg.seeds[1]) if chk["sender"] == TRAINED
+                                  else cfg.model(scale, cfg.random_seed, trained=False))
+            chk["recipe"] = cfg.recipe()
         else:
-            receiver = Net("receiver", cfg.arch_model(scale, arch, cfg.seeds[0]))
-            spec, recipe = cfg.arch_model(scale, arch, cfg.seeds[1]), cfg.arch_recipe(arch)
-        t = recipe.train
-        longer = replace(recipe, train=replace(t, epochs=LONGER * t.epochs,
-                                                steps=LONGER * t.steps if t.steps else None))
-        out = stitch_grid([Net(chk["sender"], spec)], [receiver], [(c, c) for c in chk["cuts"]], longer,
-                          DataSpec("cifar10"), device=device, store=store, progress=progress)
+            chk["receiver"] = cfg.arch_model(scale, arch, cfg.seeds[0])
+            chk["sender_spec"], chk["recipe"] = cfg.arch_model(scale, arch, cfg.seeds[1]), cfg.arch_recipe(arch)
+        chk["panel"] = ARCHS.get(arch, "ResNet-18")
+    return retrain_longer(checks, base[1] + (archs[1] if archs else []), device=device, store=store,
+                          progress=progress)
+
+
+def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store=None,
+                   progress: bool = True) -> pd.DataFrame:
+    """Retrain each check's stitches with :data:`LONGER` times the epochs (or steps) and attach to
+    its claim (in ``claims``, by key) the control that the verdict survives: the longer stitches'
+    mean penalty beyond the self-stitch is still on the same side of the bound. A check is a dict
+    with ``claim`` (key), ``panel`` (for display), ``sender`` (name) and ``sender_spec``,
+    ``receiver`` (spec), ``recipe``, ``cuts``, ``bound`` (points, on the penalty beyond the
+    self-stitch), ``high`` (the claim is "penalty at least bound"), ``grid`` (the grid's value)
+    and ``self_penalty`` (fraction, per cut). Returns one row per check."""
+    by_key = {c["key"]: c for c in claims}
+    rows = []
+    for chk in checks:
+        t = chk["recipe"].train
+        longer = replace(chk["recipe"], train=replace(t, epochs=LONGER * t.epochs,
+                                                      steps=LONGER * t.steps if t.steps else None))
+        out = stitch_grid([Net(chk["sender"], chk["sender_spec"])], [Net("receiver", chk["receiver"])],
+                          [(c, c) for c in chk["cuts"]], longer, DataSpec("cifar10"), device=device, store=store,
+                          progress=progress)
         after = float(sum(100 * (r.penalty - chk["self_penalty"][r.cut_i]) for r in out.itertuples()) / len(out))
-        rows.append({"claim": chk["claim"], "panel": ARCHS.get(arch, "ResNet-18"), "sender": chk["sender"],
+        rows.append({"claim": chk["claim"], "panel": chk["panel"], "sender": chk["sender"],
                      "cuts": ", ".join(chk["cuts"]), "grid (points)": chk["grid"],
                      f"{LONGER}x epochs (points)": after, "bound (points)": chk["bound"],
                      "change": after - chk["grid"]})
@@ -392,9 +417,8 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
         crit = (at_least if chk["high"] else more_than)(after, chk["bound"], what, digits=0)
         control = Control.of(f"the verdict survives {LONGER}x longer stitch training at the cut that decides it",
                              crit, f"{after:.2f} points (grid {chk['grid']:.2f})")
-        for c in (base[1] + (archs[1] if archs else [])):
-            if c["key"] == chk["claim"]:
-                c["controls"] = [*c.get("controls", []), control]
+        claim = by_key[chk["claim"]]
+        claim["controls"] = [*claim.get("controls", []), control]
     return pd.DataFrame(rows, columns=["claim", "panel", "sender", "cuts", "grid (points)",
                                        f"{LONGER}x epochs (points)", "bound (points)", "change"])
 

@@ -29,7 +29,8 @@ from ..datasets import DataSpec, test_split
 from ..grid import Net, stitch_grid
 from ..results import Control, at_least, at_most, within
 from ..scales import figure_config, param
-from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self
+from .bansal import (CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self,
+                     retrain_longer)
 
 SELF = "receiver into itself (control)"
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
@@ -45,11 +46,6 @@ class BottomsConfig(ConnectivityConfig):
 
     cuts: tuple[str, ...] | None = param(None, "cuts to stitch at (e.g. ['stem', 'block3']); None: every cut")
     cka_images: int = param(2000, "test images for the per-layer CKA between bottom and top", ge=10, le=10_000)
-
-    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
-        """The zoo's ResNet-18 with this config's width and length, and ``changes`` (data, length)."""
-        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
-                                   **changes)
 
 
 # Demo: six of the ten cuts (two early, two middle, two late) keep each page within minutes.
@@ -224,10 +220,14 @@ def _k(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
+def _samples_models(cfg: SamplesConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    top = cfg.variant(scale, cfg.seeds[0], train_size=cfg.top_samples)
+    return top, {f"{_k(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
+
+
 def samples(cfg: SamplesConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """The top (seed 0, ``top_samples`` images) and bottoms (seed 1, each sample size)."""
-    top = cfg.variant(scale, cfg.seeds[0], train_size=cfg.top_samples)
-    bottoms = {f"{_k(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
+    top, bottoms = _samples_models(cfg, scale)
     return bottoms_into_top(cfg, scale, top, bottoms, receiver_name=f"top ({_k(cfg.top_samples)} samples)", **kw)
 
 
@@ -307,10 +307,14 @@ def labels(cfg: LabelsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     unknown = [v for v in cfg.variants if v not in LABEL_VARIANTS]
     if unknown:
         raise ValueError(f"unknown label variant(s) {unknown}; valid: {', '.join(LABEL_VARIANTS)}")
-    top = cfg.variant(scale, cfg.seeds[0])
+    top, bottoms = _labels_models(cfg, scale)
+    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
+
+
+def _labels_models(cfg: LabelsConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
     bottoms = {NORMAL: cfg.variant(scale, cfg.seeds[1])}
     bottoms.update({v: cfg.variant(scale, cfg.seeds[1], **LABEL_VARIANTS[v]) for v in cfg.variants})
-    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
+    return cfg.variant(scale, cfg.seeds[0]), bottoms
 
 
 def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tuple[dict, list[dict]]:
@@ -343,6 +347,67 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
                                "100%-random-label bottom (above the 'as good as' bound)"),
             paper="the exception: 100% label noise (Fig. 3A)", ours=f"max {noise:.2f} points", controls=[control]))
     return numbers, _beyond(claims, ('first_half', 'except_noise'))
+
+
+# --------------------------------------------------------------------------------------------
+# B-F2C and B-F3A's training-length control (B-F2A's, :func:`bansal.retrain_longer`): a stitch
+# that stopped short costs more than a trained one, so each verdict that more training could turn
+# is checked at the stitch that decides it. More training lowers penalties, so a claim that a
+# penalty is low (at most a bound) can be turned when it fails, and a claim that it is high (at
+# least a bound) when it holds. "mid_degrades" compares two bottoms' penalties, which more
+# training moves both ways, and gets no such control.
+
+
+def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> list[dict]:
+    """Per claim of B-F2C or B-F3A: the sender and cut that decide it, the bound on the penalty
+    beyond the self-stitch there (points), and whether the claim is "penalty high"."""
+    cuts = list(dict.fromkeys(table.cut))
+    out = []
+
+    def worst(names, among):
+        pens = {n: _pen(table, n)[among] for n in names}
+        n = max(pens, key=lambda k: pens[k].max())
+        return n, str(pens[n].idxmax())
+
+    for c in claims:
+        key = c["key"]
+        if key == "compatible":
+            sender, cut = worst([f"{_k(n)} samples" for n in cfg.bottom_samples if n > cfg.top_samples], cuts)
+            out.append((c, sender, cut, 100 * CONNECTED_MAX_PENALTY, False))
+        elif key == "improves":  # the gain (minus the penalty) at the best block cut is at least IMPROVE_MIN
+            sender = f"{_k(min(n for n in cfg.bottom_samples if n > cfg.top_samples))} samples"
+            out.append((c, sender, _gain(_pen(table, sender))[1], -IMPROVE_MIN, False))
+        elif key == "early_similar":  # only a positive worst |penalty| can fall below the bound
+            early = _thirds(cuts)[0]
+            pens = {n: _pen(table, n)[early] for n in (f"{_k(k)} samples" for k in cfg.bottom_samples)}
+            sender = max(pens, key=lambda k: pens[k].abs().max())
+            cut = str(pens[sender].abs().idxmax())
+            if pens[sender][cut] > 0:
+                out.append((c, sender, cut, SIMILAR_MAX, False))
+        elif key in ("first_half", "except_noise"):
+            half = cuts[:(len(cuts) + 1) // 2]
+            names = (["100% random labels"] if key == "except_noise"
+                     else [v for v in cfg.variants if v != "100% random labels"])
+            sender, cut = worst(names, half)
+            out.append((c, sender, cut, 100 * CONNECTED_MAX_PENALTY, key == "except_noise"))
+    return [dict(claim=c["key"], sender=sender, cuts=[cut], bound=bound, high=high,
+                 grid=float(_pen(table, sender)[cut]),
+                 self_penalty={cut: float(table[(table.sender == SELF) & (table.cut == cut)].penalty.iloc[0])})
+            for c, sender, cut, bound, high in out if c["criterion"].holds == high]
+
+
+def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
+                            device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """B-F2C's or B-F3A's claims (``cfg`` a :class:`SamplesConfig` or :class:`LabelsConfig`)
+    that more training could turn, each retrained with :data:`bansal.LONGER` times the epochs at
+    the stitch that decides it (see :func:`bansal.retrain_longer`: the control is attached to
+    the claim). Returns one row per check."""
+    top, bottoms = (_samples_models if isinstance(cfg, SamplesConfig) else _labels_models)(cfg, scale)
+    checks = _deciding(table, claims, cfg)
+    for chk in checks:
+        chk.update(panel=table.receiver.iloc[0], sender_spec=bottoms[chk["sender"]], receiver=top,
+                   recipe=cfg.recipe())
+    return retrain_longer(checks, claims, device=device, store=store, progress=progress)
 
 
 # --------------------------------------------------------------------------------------------
