@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import paths
+from .execution import source_hash
 from .fileio import atomic_write_text
 
 # The same tuples as stitchkit.scales.SCALES and stitchkit.results.VERDICTS (a test checks it);
@@ -184,6 +185,12 @@ class Page:
     @property
     def wall_seconds(self) -> float | None:
         return self.results.get("provenance", {}).get("wall_seconds")
+
+    def behind(self, notebooks_dir: Path | None = None) -> bool:
+        """Whether the page's notebook has changed since this run (``make book`` re-runs it)."""
+        src = Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py"
+        recorded = self.results.get("source_sha256")
+        return bool(recorded) and src.exists() and source_hash(src) != recorded
 
 
 def empty_cache_seconds(pages: list[Page]) -> tuple[float, int]:
@@ -453,6 +460,14 @@ def _budget_text(pages: list[Page], budget_minutes: float, what: str) -> str:
     return text + " Compute times recorded beside other work overstate; none of this is one timed empty-cache run."
 
 
+def _behind_text(pages: list[Page]) -> str:
+    if not pages:
+        return ""
+    ids = ", ".join(p.id for p in sorted(pages, key=lambda p: _sort_key(p.id)))
+    return (f"\n*Behind its notebook* ({ids}): the notebook (its recipe or its text) changed after this run, "
+            "so the committed page shows the earlier version's results; `make book` re-runs it.\n")
+
+
 def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]],
                   gpu: Mapping[str, Any] | None = None) -> str:
     """A part's index page: what the paper claims, its recipe, its figures with their verdicts."""
@@ -471,8 +486,9 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
             "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")
+        date = _date(page.results) + (" (behind its notebook)" if page.behind() else "")
         body.append([_link(page.doc, fid, paper.part), title, cell, f"`{page.results.get('scale', '?')}`",
-                     _date(page.results), _minutes(page.wall_seconds)])
+                     date, _minutes(page.wall_seconds)])
     walls = [p.wall_seconds for p in mine.values() if p.wall_seconds is not None]
     n, at_demo = len(mine), [p for p in mine.values() if p.results.get("scale") == "demo"]
     if not mine:
@@ -499,7 +515,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 :::{{container}} sk-part-table
 {_table(["ID", "figure or table", "verdicts", "scale", "date", "wall time"], body)}
 :::
-{_paper_scale_line(paper, gpu)}
+{_behind_text([p for p in mine.values() if p.behind()])}{_paper_scale_line(paper, gpu)}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
 """

@@ -210,3 +210,19 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
     assert "at least" in bookpages._budget_text(pages[:2] + [unknown], 45, "this part")
     text = bookpages._budget_text(pages[:2], 45, "this part")
     assert "measurement, not an estimate" in text and "2.5 min as run" in text and "0.1× the budget" in text
+
+
+def test_a_page_behind_its_notebook_is_marked(book, tmp_path, monkeypatch):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    src = notebooks / "B-F2A.py"
+    src.write_text("# %%\nx = 1\n")
+    res = book / "bansal" / "B-F2A.results.json"
+    monkeypatch.setattr(bookpages.paths, "NOTEBOOKS_DIR", notebooks)
+    for recorded, behind in ((bookpages.source_hash(src), False), ("0" * 64, True)):
+        res.write_text(json.dumps({**json.loads(res.read_text()), "source_sha256": recorded}))
+        page = next(p for p in bookpages.load_pages(book) if p.id == "B-F2A")
+        assert page.behind() is behind
+        bookpages.write_pages(book, toc=book.parent / "_toc.yml")
+        text = (book / "bansal" / "index.md").read_text()
+        assert ("(behind its notebook)" in text) is behind and ("*Behind its notebook* (B-F2A)" in text) is behind
