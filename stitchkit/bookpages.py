@@ -474,6 +474,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
     mine = {p.id: p for p in pages if p.part == paper.part}
     ids = [fid for fid, _ in CATALOGUE if fid.startswith(paper.prefix + "-")]
     ids += sorted(set(mine) - set(ids), key=_sort_key)
+    behind = [p for p in mine.values() if p.behind()]
     body = []
     for fid in ids:
         page = mine.get(fid)
@@ -486,7 +487,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
             "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")
-        date = _date(page.results) + (" (behind its notebook)" if page.behind() else "")
+        date = _date(page.results) + (" (behind its notebook)" if page in behind else "")
         body.append([_link(page.doc, fid, paper.part), title, cell, f"`{page.results.get('scale', '?')}`",
                      date, _minutes(page.wall_seconds)])
     walls = [p.wall_seconds for p in mine.values() if p.wall_seconds is not None]
@@ -515,7 +516,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 :::{{container}} sk-part-table
 {_table(["ID", "figure or table", "verdicts", "scale", "date", "wall time"], body)}
 :::
-{_behind_text([p for p in mine.values() if p.behind()])}{_paper_scale_line(paper, gpu)}
+{_behind_text(behind)}{_paper_scale_line(paper, gpu)}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
 """
