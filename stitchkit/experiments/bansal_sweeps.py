@@ -225,6 +225,11 @@ def _samples_models(cfg: SamplesConfig, scale: str) -> tuple[zoo.ModelSpec, dict
     return top, {f"{_k(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
 
 
+def _more_samples(cfg: SamplesConfig) -> list[int]:
+    """The bottoms' sample sizes above the top's (the first is the paper's 25k: "improves")."""
+    return sorted(n for n in cfg.bottom_samples if n > cfg.top_samples)
+
+
 def samples(cfg: SamplesConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """The top (seed 0, ``top_samples`` images) and bottoms (seed 1, each sample size)."""
     top, bottoms = _samples_models(cfg, scale)
@@ -238,7 +243,7 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
     keys = {SELF: "self", **{v: f"n{_k(n)}" for n, v in names.items()}, table.receiver.iloc[0]: "top"}
     numbers = _numbers(table, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(table)
-    more = [n for n in cfg.bottom_samples if n > cfg.top_samples]
+    more = _more_samples(cfg)
     fewest, most = min(cfg.bottom_samples), max(cfg.bottom_samples)
     claims = []
     if more:
@@ -372,10 +377,10 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
     for c in claims:
         key = c["key"]
         if key == "compatible":
-            sender, cut = worst([f"{_k(n)} samples" for n in cfg.bottom_samples if n > cfg.top_samples], cuts)
+            sender, cut = worst([f"{_k(n)} samples" for n in _more_samples(cfg)], cuts)
             out.append((c, sender, cut, 100 * CONNECTED_MAX_PENALTY, False))
         elif key == "improves":  # the gain (minus the penalty) at the best block cut is at least IMPROVE_MIN
-            sender = f"{_k(min(n for n in cfg.bottom_samples if n > cfg.top_samples))} samples"
+            sender = f"{_k(_more_samples(cfg)[0])} samples"
             out.append((c, sender, _gain(_pen(table, sender))[1], -IMPROVE_MIN, False))
         elif key == "early_similar":  # only a positive worst |penalty| can fall below the bound
             early = _thirds(cuts)[0]
