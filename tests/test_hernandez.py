@@ -34,7 +34,11 @@ def test_recipe_and_architectures():
     assert (rec.kind, rec.train.optimizer, rec.train.lr, rec.train.weight_decay, rec.train.epochs) == (
         "strided_or_upsample", "sgd", hernandez.PAPER_STITCH_LR, 0.01, 4.0)  # the paper's 0.01 fails the control
     assert hernandez.PRESETS_F2["demo"].recipe().train.lr == 0.01  # width 8 holds the control at 4 epochs
-    assert hernandez.PRESETS_T1["demo"].recipe().train.lr == 0.01  # a random start keeps the paper's rate
+    # H-T1 reads H-F2's diagonal below paper scale (the same stitches, so the same cache keys); the
+    # paper's random start at paper scale
+    for scale in ("smoke", "demo"):
+        assert hernandez.PRESETS_T1[scale].recipe() == hernandez.PRESETS_F2[scale].recipe()
+    assert hernandez.PRESETS_T1["paper"].recipe().init == "default"
     # every sender cut into every receiver cut: stem + blocks
     cfg = hernandez.PRESETS_F2["smoke"]
     assert cfg.cuts(zoo.hernandez_resnet("smoke", "r1111")) == ["stem", "block1", "block2", "block3", "block4"]
