@@ -1,5 +1,7 @@
 """Bansal et al. Figure 2A: the connectivity verdicts, judged beyond the receiver stitched into itself."""
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 
@@ -51,6 +53,41 @@ def test_kernel_size_spread_and_worst_kernel():
     assert numbers["max_spread"] == pytest.approx(4) and not claims[0]["criterion"].holds
     assert numbers["worst_kernel"] == 1 and numbers["worst_kernel_mean_penalty"] == pytest.approx(2)
     assert numbers["other_kernels_mean_penalty"] == pytest.approx(0.1875)
+
+
+def test_kernel_lr_rules_scale_only_the_larger_kernels():
+    cfg = bansal.PRESETS_F4["demo"]
+    base = cfg.recipe().train.lr
+    assert replace(cfg, kernel_lr="same").kernel_recipe(9).train.lr == base
+    assert replace(cfg, kernel_lr="over_k").kernel_recipe(3).train.lr == pytest.approx(base / 3)
+    over_k2 = replace(cfg, kernel_lr="over_k2")
+    assert over_k2.kernel_recipe(9).train.lr == pytest.approx(base / 81) and over_k2.kernel_recipe(9).kernel_size == 9
+    # the 1x1 stitch is B-F2A's under every rule (read from its cache)
+    assert over_k2.kernel_recipe(1) == replace(cfg.recipe(), kernel_size=1)
+
+
+def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monkeypatch):
+    rows = []
+    for k, pens in ((1, [0, 4, 1]), (3, [0, 1, 0.5]), (9, [0.5, 2, 0])):
+        rows += [{"sender": bansal.TRAINED, "cut": c, "penalty": p / 100, "kernel_size": k}
+                 for c, p in zip(CUTS[:3], pens)]
+        rows += [{"sender": bansal.SELF, "cut": c, "penalty": 0.001, "kernel_size": k} for c in CUTS[:3]]
+    table = pd.DataFrame(rows)
+    numbers, claims = bansal.kernel_sizes_summary(table)
+    assert not claims[0]["criterion"].holds  # 3 points at block1 (kernel 1 vs 3)
+    cfg = bansal.PRESETS_F4["demo"]
+    seen = []
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):
+        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        seen.append((pairs, recipe.kernel_size))
+        return pd.DataFrame([{"cut_i": pairs[0][0], "penalty": {1: 0.025, 3: 0.01}[recipe.kernel_size]}])
+
+    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    out = bansal.kernel_length_control(cfg, "demo", table, claims)
+    assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
+    assert not claims[0]["controls"][-1].passed  # 1.5 points at 4x: within 2, the stitches were short
+    assert list(out["4x epochs (points)"].round(2)) == [2.5, 1.0]
 
 
 def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
