@@ -24,34 +24,13 @@ from pathlib import Path
 
 import torch
 from _table import print_rows
-from bench_train import _timed, naive_throughput, ours_throughput
+from bench_train import _timed, matmul_tflops, naive_throughput, ours_throughput, train_flops_per_image
 
 from stitchkit.datasets import DataSpec
 from stitchkit.grid import STITCHES_PER_PASS, Net, stitch_grid
 from stitchkit.hardware import default_device
 from stitchkit.models import build_model
 from stitchkit.store import Store
-
-
-def matmul_tflops(device: torch.device, n: int = 8192, reps: int = 10) -> float:
-    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ b
-    seconds = _timed(lambda: [a @ b for _ in range(reps)], device)
-    return 2 * n ** 3 * reps / seconds / 1e12
-
-
-def train_flops_per_image(width: int, batch: int, device: torch.device) -> float:
-    """FLOPs of one training step (forward + backward) per image, counted by torch."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    model = build_model("preact_resnet18", seed=0, width=width).to(device)
-    x = torch.randn(batch, 3, 32, 32, device=device)
-    y = torch.randint(0, 10, (batch,), device=device)
-    with FlopCounterMode(display=False) as counter:
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-    return counter.get_total_flops() / batch
 
 
 def training_rows(width: int, batch: int, steps: int, workers: int, device: torch.device) -> tuple[list[dict], dict]:
