@@ -508,9 +508,8 @@ class KernelSizeConfig(ConnectivityConfig):
 
     kernel_sizes: tuple[int, ...] = param((1, 3, 5, 7, 9), "stitch conv kernel sizes (paper 1, 3, 5, 7, 9)")
     cuts: tuple[str, ...] | None = param(None, "cuts to stitch at (maps only, not 'pool'); None: every map cut")
-    kernel_lr: str = param("same", "the Adam lr of a k x k stitch: same (the paper: stitch_lr for every kernel), "
-                           "over_k (stitch_lr / k) or over_k2 (stitch_lr / k^2, the fan-in ratio to a 1x1)",
-                           choices=tuple(KERNEL_LR_RULES))
+    kernel_lr: str = param("same", "the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) or over_k2 "
+                           "(stitch_lr / k^2)", choices=tuple(KERNEL_LR_RULES))
 
     def kernel_recipe(self, k: int) -> StitchRecipe:
         """The stitch recipe of kernel size ``k`` (its lr scaled by :data:`KERNEL_LR_RULES`)."""
