@@ -870,8 +870,22 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
     return changed + link_pages(book_dir)
 
 
+def mark_glance(nb) -> None:
+    """Give the "Results at a glance" box of a page executed before it had one its class
+    (:data:`stitchkit.execution.GLANCE_CLASS`, the phone's card layout); the text is unchanged."""
+    from .execution import GLANCE_CLASS
+
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(":::{admonition} Results at a glance"):
+            title, _, rest = cell.source.partition("\n")
+            if rest.startswith(":class: tip\n") and "\n| claim |" in rest:
+                cell.source = f"{title}\n:class: {GLANCE_CLASS}\n" + rest.removeprefix(":class: tip\n")
+            return
+
+
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
-    """:func:`link_glossary` on every executed page under ``book_dir``; returns those it changed."""
+    """:func:`link_glossary` and :func:`mark_glance` on every executed page under ``book_dir``;
+    returns those they changed."""
     import nbformat
 
     changed = []
@@ -884,6 +898,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         nb = nbformat.reads(json.dumps(doc), as_version=4)
         before = [c.source for c in nb.cells]
         link_glossary(nb)
+        mark_glance(nb)
         if [c.source for c in nb.cells] != before:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)

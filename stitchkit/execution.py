@@ -219,6 +219,11 @@ VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclu
                   "not assessed at smoke scale": "secondary"}
 
 
+# The glance box's classes: the theme's "tip" look, and sk-glance, which lays its table out as
+# one card per claim on a phone (book/_static/stitchkit.css).
+GLANCE_CLASS = "tip sk-glance"
+
+
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -239,7 +244,8 @@ def result_box(results: Mapping[str, Any]) -> str:
             note = " (failed control: " + "; ".join(f"{k['text']}, {k['value']}" for k in failed) + ")"
         rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
                     f"{{bdg-{badge}}}`{c['verdict']}`{_cell(note)} |")
-    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n" + "\n".join(rows)
+    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
+            + "\n".join(rows)
             + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
 
 

@@ -151,6 +151,28 @@ def test_escape_keeps_text_literal():
     assert bookpages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
 
 
+def test_glance_box_is_a_card_per_claim_on_a_phone_and_old_pages_get_the_class():
+    import nbformat
+
+    from stitchkit.execution import GLANCE_CLASS, result_box
+
+    res = {"scale": "demo", "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced"}]}
+    box = result_box(res)
+    assert f":class: {GLANCE_CLASS}\n| claim |" in box
+    css = (Path(bookpages.paths.BOOK_DIR) / "_static" / "stitchkit.css").read_text()
+    assert all(f".{c}" in css for c in GLANCE_CLASS.split() if c.startswith("sk-"))
+    old = box.replace(f":class: {GLANCE_CLASS}", ":class: tip")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), nbformat.v4.new_markdown_cell(old)])
+    bookpages.mark_glance(nb)
+    assert nb.cells[1].source == box
+    bookpages.mark_glance(nb)
+    assert nb.cells[1].source == box  # idempotent
+    claimless = result_box({"scale": "demo", "claims": []})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(claimless)])
+    bookpages.mark_glance(nb)
+    assert nb.cells[0].source == claimless  # no table: nothing to lay out
+
+
 def test_glossary_terms_link_at_first_use_only_in_prose():
     from stitchkit.bookpages import link_terms
 
