@@ -28,7 +28,12 @@
 # **Controls.** (1) A layer stitched into itself by TLM starts from the exact map, so it must
 # keep the network's accuracy (max penalty 1 point). (2) TLM must have trained long enough to
 # matter: off the diagonal its stitches gain at least 1 point of relative accuracy over their
-# DM start on average. If either fails, the TLM claims are inconclusive at this scale.
+# DM start on average. (3) Training length: TLM trained short leaves stitches from other layers
+# less accurate than they can be, which alone could make TLM identify layers. Where longer TLM
+# could change a TLM claim's verdict, the strongest rival of every case TLM identifies is
+# retrained with four times the epochs (between networks with the corresponding layer's stitch),
+# and the claim re-judged must keep its verdict. If a control fails, the TLM claims are
+# inconclusive at this scale.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about an
 # hour on 2 CPU cores (six networks, 900 direct-matching stitches, 500 TLM stitches);
@@ -48,6 +53,8 @@ tlm_batch = None  # images per TLM step (paper 256)
 tlm_inter_pairs = None  # ordered pairs of different networks stitched by TLM, the first k of (0,1), (1,0), (0,2), (2,0), ...; None: all
 
 # %%
+import pandas as pd
+
 from stitchkit.experiments import balogh
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -64,8 +71,9 @@ run = Run("J-T1", scale, cfg)
 
 # %%
 results = {arch: balogh.layer_identification(cfg, scale, arch) for arch in cfg.archs}
+rivals = {arch: balogh.identification_longer(cfg, scale, res) for arch, res in results.items()}
 for arch, res in results.items():
-    run.record(*balogh.identification_claims(res))
+    run.record(*balogh.identification_claims(res, rivals[arch]))
 balogh.accuracy_table(results)
 
 # %% [markdown]
@@ -103,6 +111,18 @@ run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 #
 # The same between two networks that differ only in their seed.
 # ```
+
+# %% [markdown]
+# ## Is TLM trained enough?
+#
+# Where longer TLM could change a verdict (it can only lower TLM's identification, so only claims
+# that fail because TLM identifies too much), each identified case's strongest rival, retrained
+# with four times the epochs: relative accuracies of the target layer's own stitch and of the
+# rival, in the grid and longer, and whether the layer is still identified.
+
+# %%
+pd.concat({balogh.ARCH_NAMES[a]: r for a, r in rivals.items() if len(r)} or {"none": rivals[cfg.archs[0]]},
+          names=["architecture", "case"]).round(3)
 
 # %% [markdown]
 # ## Claims

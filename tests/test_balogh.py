@@ -103,3 +103,91 @@ def test_low_rank_approximation_keeps_full_rank_and_reduces_the_rest():
     assert torch.allclose(balogh.LowRank(tokens)(tokens, 8), tokens, atol=1e-5)
     assert balogh.rank_list(64, 14)[0] == 64 and balogh.rank_list(64, 14)[-1] == 1
     assert balogh.rank_list(4, 14) == [4, 3, 2, 1]
+
+
+def _ident_result(tlm_intra: np.ndarray) -> dict:
+    """A J-T1 result for one network 'R #0' stitched into itself: every measure identifies every
+    layer except TLM, whose matrix is ``tlm_intra``."""
+    n = tlm_intra.shape[0]
+    mats = {m: (np.eye(n) if balogh.HIGHER_IS_SIMILAR[m] else 1 - np.eye(n)) for m in balogh.MEASURES}
+    mats["tlm"] = tlm_intra
+    return {"matrices": {("R #0", "R #0"): mats}, "arch": "resnet18", "layers": [f"block{k}" for k in range(1, n + 1)],
+            "tlm": pd.DataFrame({"sender": ["R #0"] * 2, "receiver": ["R #0"] * 2, "cut_i": ["block1", "block2"],
+                                 "cut_j": ["block1", "block1"], "penalty": [0.0, 0.1], "accuracy": [0.8, 0.7],
+                                 "dm_accuracy": [0.8, 0.5], "receiver_accuracy": [0.8, 0.8]})}
+
+
+def test_tlm_identification_length_control_retrains_each_identified_cases_strongest_rival(monkeypatch):
+    # TLM identifies all 4 layers (100% > the claim's 90%: "TLM fails" is not reproduced). The
+    # strongest rival of layer 1 (0-based) is layer 3 (0.9 vs its own 0.95).
+    m = np.array([[1.0, 0.2, 0.1, 0.1], [0.3, 0.95, 0.2, 0.1], [0.2, 0.3, 1.0, 0.2], [0.1, 0.9, 0.4, 1.0]])
+    res = _ident_result(m)
+    assert balogh._identification_flips(res) == {"intra": True, "inter": True}
+    asked = []
+
+    def retrained(cfg, scale, arch, cells, **kw):  # longer training: layer 4's stitch into layer 2 overtakes
+        asked.extend(cells)
+        rel = [0.97 if (c[2], c[3]) == ("block4", "block2") else 0.5 for c in cells]
+        return pd.DataFrame({"sender": [c[0] for c in cells], "receiver": [c[1] for c in cells],
+                             "cut_i": [c[2] for c in cells], "cut_j": [c[3] for c in cells], "relative": rel})
+
+    monkeypatch.setattr(balogh, "tlm_retrained", retrained)
+    rivals = balogh.identification_longer(balogh.PRESETS_T1["smoke"], "smoke", res)
+    # one rival per identified case; within a network the layer's own stitch is the exact map, not retrained
+    assert sorted(asked) == sorted([("R #0", "R #0", "block2", "block1"), ("R #0", "R #0", "block4", "block2"),
+                                    ("R #0", "R #0", "block4", "block3"), ("R #0", "R #0", "block3", "block4")])
+    assert rivals.set_index("j").identified_longer.to_dict() == {"block1": True, "block2": False, "block3": True,
+                                                                 "block4": True}
+    numbers, claims = balogh.identification_claims(res, rivals)
+    assert numbers["rn_tlm_intra_longer"] == 75.0 and numbers["rn_tlm_intra"] == 100.0
+    claim = next(c for c in claims if c["key"] == "tlm_intra_rn")
+    control = claim["controls"][-1]
+    # the claim (TLM identifies at most 90%) fails on the grid and holds with the longer stitches: the
+    # verdict does not survive, so the control fails and the claim is inconclusive
+    assert not claim["criterion"].holds and not control.passed
+    assert "75.00%" in control.value and "100.00%" in control.value
+    assert all("longer" not in k.text for c in claims if c["key"] == "others_intra_rn" for k in c.get("controls", []))
+    # a claim that holds cannot be undone by longer TLM: nothing is retrained
+    eye = np.eye(4) + 0.5 * (1 - np.eye(4))
+    eye[0, 1] = 2.0  # layer 2 not identified ... and enough others for TLM to stay under 90%
+    eye[0, 2] = 2.0
+    held = _ident_result(eye)
+    assert balogh._identification_flips(held)["intra"] is False
+    asked.clear()
+    assert len(balogh.identification_longer(balogh.PRESETS_T1["smoke"], "smoke", held)) == 0 and not asked
+
+
+def test_far_layers_length_control_retrains_the_deciding_far_pairs(monkeypatch):
+    n = 5
+    rows = []
+    for i in range(1, n + 1):
+        for j in range(1, n + 1):
+            rel = 1.0 if i == j else 0.9 - 0.01 * abs(i - j) - 0.001 * i  # far pairs 11-14 points below
+            rows.append({"method": "TLM", "kind": "intra", "i": i, "j": j, "cut_i": f"block{i}",
+                         "cut_j": f"block{j}", "relative": rel, "auroc": 0.5})
+    res = {"table": pd.DataFrame(rows), "names": ("R #0", "R #0"), "arch": "resnet18",
+           "detectors": pd.DataFrame({"layer": ["block1"], "aux AUROC": [1.0], "held-out AUROC": [0.5]}),
+           "tlm": _ident_result(np.eye(2))["tlm"]}
+    asked = []
+
+    def retrained(cfg, scale, arch, cells, **kw):
+        asked.extend(cells)
+        return pd.DataFrame({"sender": [c[0] for c in cells], "receiver": [c[1] for c in cells],
+                             "cut_i": [c[2] for c in cells], "cut_j": [c[3] for c in cells],
+                             "relative": [0.995] * len(cells)})  # longer: within half a point of the self-stitch
+
+    monkeypatch.setattr(balogh, "tlm_retrained", retrained)
+    longer = balogh.far_longer(balogh.PRESETS_OOD["smoke"], "smoke", res)
+    assert len(longer) == balogh.FAR_SAMPLE == len(asked)
+    assert all(abs(r.i - r.j) >= balogh.FAR for r in longer.itertuples())
+    far = [(i, j) for i in range(1, n + 1) for j in range(1, n + 1) if abs(i - j) >= balogh.FAR]
+    best = sorted(far, key=lambda p: -(0.9 - 0.01 * abs(p[0] - p[1]) - 0.001 * p[0]))[:balogh.FAR_SAMPLE]
+    assert sorted(zip(longer.i, longer.j)) == sorted(best)
+    numbers, claims = balogh.intra_claims(res, longer)
+    claim = next(c for c in claims if c["key"] == "far_as_similar")
+    assert not claim["criterion"].holds and not claim["controls"][-1].passed  # -0.5 points would pass the claim
+    assert abs(numbers["far_gap_longer"] + 0.5) < 1e-9
+    # where the claim holds, nothing is retrained
+    res["table"].loc[(res["table"].i == 1) & (res["table"].j == 5), "relative"] = 1.0
+    asked.clear()
+    assert len(balogh.far_longer(balogh.PRESETS_OOD["smoke"], "smoke", res)) == 0 and not asked

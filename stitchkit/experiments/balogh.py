@@ -24,7 +24,7 @@ representation of highest F, the rank correlation (Kendall's tau, Spearman's rho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -75,6 +75,7 @@ TLM_MOVED_MIN = 1.0  # control: TLM trained enough to matter: mean gain over its
 TAU_HIGH_MIN = 0.5  # J-T3: DM (func.)'s Kendall tau at least this
 TAU_NEAR_BEST = 0.1  # J-T3: DM (func.)'s tau within this of the best measure's
 F_RANGE_MIN = 10.0  # J-T3 control: the probe accuracies differ by at least this many points over S
+LONGER = 4  # length controls: the TLM stitches that decide a claim retrained with this many times the epochs
 
 
 @figure_config("J-T1")
@@ -260,8 +261,124 @@ def _tlm_controls(result: dict) -> list[Control]:
                        f"{gain:.2f} points")]
 
 
-def identification_claims(result: dict) -> tuple[dict, list[dict]]:
-    """Numbers and claims of J-T1 for one architecture."""
+def _index(name: str) -> int:
+    """'ResNet-18 #2' -> 2: the network's seed, its index in :meth:`IdentConfig.nets`."""
+    return int(name.rsplit("#", 1)[1])
+
+
+def tlm_retrained(cfg: IdentConfig, scale: str, arch: str, cells: list[tuple[str, str, str, str]], *, device=None,
+                  store=None, progress: bool = True) -> pd.DataFrame:
+    """The TLM stitches ``cells`` (sender name, receiver name, cut_i, cut_j) retrained with
+    :data:`LONGER` times ``cfg.tlm_epochs``, everything else the same (from the same DM start).
+    Returns one row per cell: sender, receiver, cut_i, cut_j, and the longer stitch's
+    ``relative`` accuracy (to the receiver's)."""
+    nets = cfg.nets(scale, arch)
+    recipe = replace(cfg, tlm_epochs=LONGER * cfg.tlm_epochs).recipe(tlm=True)
+    parts = []
+    for a, b in dict.fromkeys((c[0], c[1]) for c in cells):
+        cuts = [(c[2], c[3]) for c in cells if (c[0], c[1]) == (a, b)]
+        t = stitch_grid([nets[_index(a)]], [nets[_index(b)]], cuts, recipe, DataSpec("cifar10"), device=device,
+                        store=store, progress=progress)
+        parts.append(t.assign(relative=t.accuracy / t.receiver_accuracy))
+    if not parts:
+        return pd.DataFrame(columns=["sender", "receiver", "cut_i", "cut_j", "relative"])
+    return pd.concat(parts, ignore_index=True)[["sender", "receiver", "cut_i", "cut_j", "relative"]]
+
+
+def _tlm_percentages(result: dict, rivals: pd.DataFrame | None = None) -> tuple[float, float]:
+    """TLM's intra- and inter-network identification (%, on TLM's pairs); with ``rivals``
+    (:func:`identification_longer`'s table) the checked cases count as identified only if they
+    still are with the longer stitches."""
+    after = {}
+    if rivals is not None:
+        after = {(r.sender, r.receiver, r.j): bool(r.identified_longer) for r in rivals.itertuples()}
+    within, between = [], []
+    layers = result["layers"]
+    for (a, b), mats in result["matrices"].items():
+        if "tlm" not in mats:
+            continue
+        ok = identified(mats["tlm"], True)
+        ok = [after.get((a, b, layers[j]), bool(ok[j])) for j in range(len(layers))]
+        (within if a == b else between).extend(ok)
+    return (100 * float(np.mean(within)) if within else float("nan"),
+            100 * float(np.mean(between)) if between else float("nan"))
+
+
+def _identification_flips(result: dict) -> dict[str, bool]:
+    """Per kind ('intra', 'inter'): whether longer TLM could change a TLM claim's verdict there.
+    Longer TLM raises stitch accuracies (a stitch trained short is less accurate than trained),
+    so TLM's identification can only fall: that turns a claim that fails because TLM identifies
+    too much (the intra claim above its bound; the inter claims with TLM too close to the others),
+    never one that holds."""
+    _, claims = identification_claims(result)
+    verdict = {c["key"].rsplit("_", 1)[0]: c["criterion"].holds for c in claims}
+    return {"intra": not verdict["tlm_intra"], "inter": not (verdict["tlm_inter"] and verdict["dm_func_inter"])}
+
+
+def identification_longer(cfg: IdentConfig, scale: str, result: dict, *, device=None, store=None,
+                          progress: bool = True) -> pd.DataFrame:
+    """The training-length control of J-T1's TLM claims. Where longer TLM could change a verdict
+    (:func:`_identification_flips`), every case TLM identifies (pair, target layer j) is
+    re-judged with :data:`LONGER` times the epochs: its strongest rival (the most similar source
+    layer i != j) is retrained, and between networks also the stitch from the corresponding layer
+    (within a network that one is the exact self-map, which TLM keeps: see the self-stitch
+    control). One row per checked case: sender, receiver, target j, rival i, grid and longer
+    relative accuracies of both, and whether j is still identified. Empty when nothing can flip."""
+    flips = _identification_flips(result)
+    layers = result["layers"]
+    cases, cells = [], []
+    for (a, b), mats in result["matrices"].items():
+        if "tlm" not in mats or not flips["intra" if a == b else "inter"]:
+            continue
+        m = mats["tlm"]
+        for j in np.flatnonzero(identified(m, True)):
+            i = int(np.argmax(np.where(np.arange(len(layers)) == j, -np.inf, m[:, j])))
+            cases.append((a, b, layers[j], layers[i], float(m[j, j]), float(m[i, j])))
+            cells.append((a, b, layers[i], layers[j]))
+            if a != b:
+                cells.append((a, b, layers[j], layers[j]))
+    cols = ["sender", "receiver", "j", "rival i", "own", "rival", "own longer", "rival longer", "identified_longer"]
+    if not cases:
+        return pd.DataFrame(columns=cols)
+    out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
+    longer = out.set_index(["sender", "receiver", "cut_i", "cut_j"]).relative
+    rows = []
+    for a, b, j, i, own, rival in cases:
+        own_l = float(longer.get((a, b, j, j), own))
+        rival_l = float(longer[(a, b, i, j)])
+        rows.append([a, b, j, i, own, rival, own_l, rival_l, own_l >= rival_l])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _identification_length_control(result: dict, rivals: pd.DataFrame, claims: list[dict]) -> None:
+    """Attach to the TLM claims in ``claims`` the control that their verdict survives longer TLM
+    (:func:`identification_longer`): the claims re-judged with the checked cases as the longer
+    stitches decide them keep their verdicts."""
+    if rivals is None or not len(rivals):
+        return
+    intra, inter = _tlm_percentages(result)
+    intra_l, inter_l = _tlm_percentages(result, rivals)
+    _, again = identification_claims({**result, "tlm_percentages": (intra_l, inter_l)})
+    holds = {c["key"]: c["criterion"].holds for c in again}
+    for c in claims:
+        if c["key"] not in holds or not c["key"].startswith(("tlm_", "dm_func_inter")):
+            continue
+        kind = "intra" if "intra" in c["key"] else "inter"
+        before, after = (intra, intra_l) if kind == "intra" else (inter, inter_l)
+        n = int((rivals.sender == rivals.receiver).sum() if kind == "intra" else (rivals.sender != rivals.receiver).sum())
+        if not n:
+            continue
+        c["controls"] = [*c.get("controls", []), Control.of(
+            f"the verdict survives {LONGER}× longer TLM: the strongest rival of each of the {n} {kind}-network cases "
+            f"TLM identifies retrained{' (with the corresponding layer)' if kind == 'inter' else ''}",
+            Criterion("the claim's criterion gives the same result with the longer stitches",
+                      holds[c["key"]] == c["criterion"].holds),
+            f"TLM {kind} {after:.2f}% (grid {before:.2f}%)")]
+
+
+def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+    """Numbers and claims of J-T1 for one architecture; ``rivals`` (:func:`identification_longer`)
+    adds the training-length control to the TLM claims."""
     arch = result["arch"]
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
@@ -269,6 +386,9 @@ def identification_claims(result: dict) -> tuple[dict, list[dict]]:
     same = identification_table(result, same_cases_as_tlm=True)
     pct = {k: (float(table.loc[NAMES[k], "intra (%)"]), float(table.loc[NAMES[k], "inter (%)"])) for k in MEASURES}
     inter_same = {k: float(same.loc[NAMES[k], "inter (%)"]) for k in MEASURES}
+    if "tlm_percentages" in result:  # TLM re-judged with longer stitches (the length control)
+        pct["tlm"] = result["tlm_percentages"]
+        inter_same["tlm"] = pct["tlm"][1]
     numbers = {f"{tag}_{k}_{w}": v for k, (i, e) in pct.items() for w, v in (("intra", i), ("inter", e))}
     numbers.update({f"{tag}_{k}_inter_tlm_cases": v for k, v in inter_same.items()})
     numbers[f"{tag}_inter_cases"] = int(table.loc[NAMES["lcka"], "inter cases"])
@@ -316,6 +436,10 @@ def identification_claims(result: dict) -> tuple[dict, list[dict]]:
                                                     "between networks",
                            criterion=at_most(best, VIT_STRUGGLE_MAX, "the best measure's inter-network %", unit="%"),
                            paper=f"best LCKA {p['lcka'][1]:.2f}%", ours=f"best {best:.2f}%"))
+    if rivals is not None:
+        _identification_length_control(result, rivals, claims)
+        numbers[f"{tag}_tlm_longer_cases"] = len(rivals)
+        numbers[f"{tag}_tlm_intra_longer"], numbers[f"{tag}_tlm_inter_longer"] = _tlm_percentages(result, rivals)
     return numbers, claims
 
 
@@ -779,6 +903,7 @@ HIGH_REL = 0.9  # "high accuracy": relative accuracy at least this
 TLM_OOD_MEDIAN_MIN = 0.8  # TLM's high-accuracy stitches: median AUROC at least this
 DM_ID_MEDIAN_MAX = 0.7  # DM's high-accuracy stitches: median AUROC at most this
 FAR = 3  # "far layers": at least this many blocks apart
+FAR_GAP_MIN = -1.0  # "as similar as the layer itself": the best far pair within this of the self-stitch (points)
 DETECTOR_AUX_MIN = 0.9  # control: the detector tells the outlier set from the layer's test activations
 DETECTOR_HELDOUT_MAX = 0.6  # control: ... and does not flag unseen test images against training images
 
@@ -891,13 +1016,46 @@ def _detector_controls(result: dict) -> list[Control]:
                                                   unit=""), f"{held:.3f}")]
 
 
-def intra_claims(result: dict) -> tuple[dict, list[dict]]:
-    """J-F1's claims: ResNet-18, TLM within network #0."""
+FAR_SAMPLE = 3  # J-F1's length control retrains this many far pairs, those closest to their target's self-stitch
+
+
+def _far_pairs(result: dict) -> pd.DataFrame:
+    """J-F1's TLM stitches within network #0 between layers at least :data:`FAR` blocks apart,
+    with ``gap``: relative accuracy minus the target layer's self-stitch's."""
     t = result["table"]
     t = t[(t.method == "TLM") & (t.kind == "intra")]
     diag = t[t.i == t.j].set_index("j").relative
     far = t[(t.i - t.j).abs() >= FAR]
-    gap = float((far.relative - far.j.map(diag)).max())  # best far pair vs the target's own diagonal
+    return far.assign(gap=far.relative - far.j.map(diag))
+
+
+def far_longer(cfg: OODConfig, scale: str, result: dict, *, device=None, store=None,
+               progress: bool = True) -> pd.DataFrame:
+    """J-F1's training-length control. Longer TLM raises stitch accuracies, so it can turn
+    ``far_as_similar`` only where the claim fails: then the :data:`FAR_SAMPLE` far pairs closest
+    to their target's self-stitch (the pairs that decide it) are retrained with :data:`LONGER`
+    times the epochs (the self-stitch is the exact map, which TLM keeps). One row per pair: i, j,
+    cut_i, cut_j, the grid's gap and the longer stitch's (fractions). Empty where the claim holds."""
+    far = _far_pairs(result)
+    if 100 * float(far.gap.max()) >= FAR_GAP_MIN:
+        return pd.DataFrame(columns=["i", "j", "cut_i", "cut_j", "gap", "gap longer"])
+    top = far.nlargest(FAR_SAMPLE, "gap")
+    rx = result["names"][0]
+    out = tlm_retrained(cfg, scale, result["arch"], [(rx, rx, r.cut_i, r.cut_j) for r in top.itertuples()],
+                        device=device, store=store, progress=progress).set_index(["cut_i", "cut_j"]).relative
+    return pd.DataFrame({"i": top.i.to_numpy(), "j": top.j.to_numpy(), "cut_i": top.cut_i.to_numpy(),
+                         "cut_j": top.cut_j.to_numpy(), "gap": top.gap.to_numpy(),
+                         "gap longer": [float(out[(r.cut_i, r.cut_j)]) - (r.relative - r.gap)
+                                        for r in top.itertuples()]})
+
+
+def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+    """J-F1's claims: ResNet-18, TLM within network #0; ``longer`` (:func:`far_longer`) adds
+    the training-length control to ``far_as_similar``."""
+    t = result["table"]
+    t = t[(t.method == "TLM") & (t.kind == "intra")]
+    far = _far_pairs(result)
+    gap = float(far.gap.max())  # best far pair vs the target's own diagonal
     off = t[t.i != t.j]
     ood_frac = float((off.auroc >= AUROC_OOD_MIN).mean())
     numbers = {"far_gap": 100 * gap, "ood_fraction": ood_frac, "median_auroc_off": float(off.auroc.median()),
@@ -905,10 +1063,10 @@ def intra_claims(result: dict) -> tuple[dict, list[dict]]:
     controls = _detector_controls(result) + _tlm_controls({"tlm": result["tlm"]})
     claims = [
         dict(key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
-             criterion=at_least(100 * gap, -1.0, f"max over pairs ≥ {FAR} blocks apart of relative accuracy − the "
-                                "target's self-stitch (points)", unit="points"),
+             criterion=at_least(100 * gap, FAR_GAP_MIN, f"max over pairs ≥ {FAR} blocks apart of relative accuracy − "
+                                "the target's self-stitch (points)", unit="points"),
              paper="far layers as similar as the same layer (Fig. 1a)", ours=f"{100 * gap:+.2f} points",
-             controls=controls),
+             controls=controls + _far_length_control(longer, gap, numbers)),
         dict(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
                                   "(AUROC near 1)",
              criterion=at_least(ood_frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
@@ -917,6 +1075,20 @@ def intra_claims(result: dict) -> tuple[dict, list[dict]]:
                                                           f"{numbers['median_auroc_off']:.3f})", controls=controls),
     ]
     return numbers, claims
+
+
+def _far_length_control(longer: pd.DataFrame | None, gap: float, numbers: dict) -> list[Control]:
+    """``far_as_similar``'s training-length control (:func:`far_longer`): the claim re-judged with
+    the retrained pairs keeps its verdict. Records the longer gap in ``numbers``."""
+    if longer is None or not len(longer):
+        return []
+    after = max(gap, float(longer["gap longer"].max()))
+    numbers["far_gap_longer"] = 100 * after
+    return [Control.of(f"the verdict survives {LONGER}× longer TLM: the {len(longer)} far pairs closest to their "
+                       "target's self-stitch retrained",
+                       Criterion("the claim's criterion gives the same result with the longer stitches",
+                                 (100 * after >= FAR_GAP_MIN) == (100 * gap >= FAR_GAP_MIN)),
+                       f"{100 * after:+.2f} points (grid {100 * gap:+.2f})")]
 
 
 def ood_claims(result: dict) -> tuple[dict, list[dict]]:
