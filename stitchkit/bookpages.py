@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import paths
-from .execution import source_hash
+from .execution import source_hash, tag_claims_table
 from .fileio import atomic_write_text
 
 # The same tuples as stitchkit.scales.SCALES and stitchkit.results.VERDICTS (a test checks it);
@@ -884,7 +884,8 @@ def mark_glance(nb) -> None:
 
 
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
-    """:func:`link_glossary` and :func:`mark_glance` on every executed page under ``book_dir``;
+    """:func:`link_glossary`, :func:`mark_glance` and
+    :func:`~stitchkit.execution.tag_claims_table` on every executed page under ``book_dir``;
     returns those they changed."""
     import nbformat
 
@@ -899,7 +900,8 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         before = [c.source for c in nb.cells]
         link_glossary(nb)
         mark_glance(nb)
-        if [c.source for c in nb.cells] != before:
+        tagged = tag_claims_table(nb)
+        if tagged or [c.source for c in nb.cells] != before:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)
     return changed

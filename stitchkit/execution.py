@@ -198,8 +198,28 @@ def put_under_title(nb, markdown: str) -> None:
                                                                   if rest.strip() else [])
 
 
+# The tag (a CSS class tag_sk-claims on the page) of the cell that shows a page's claims table:
+# on a phone its rows become cards (book/_static/stitchkit.css).
+CLAIMS_TAG = "sk-claims"
+
+
+def tag_claims_table(nb) -> bool:
+    """Tag the code cell that shows the claims table (``run.claims_table()``) with
+    :data:`CLAIMS_TAG`; returns whether a tag was added."""
+    added = False
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "claims_table()" in cell.source:
+            tags = cell.metadata.setdefault("tags", [])
+            if CLAIMS_TAG not in tags:
+                tags.append(CLAIMS_TAG)
+                added = True
+    return added
+
+
 def tidy_page(nb) -> None:
-    """Collapse the parameter cells and move stderr output (warnings) from the page to the terminal."""
+    """Collapse the parameter cells, tag the claims table (:func:`tag_claims_table`) and move
+    stderr output (warnings) from the page to the terminal."""
+    tag_claims_table(nb)
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
         if "parameters" in tags or "injected-parameters" in tags:

@@ -167,6 +167,12 @@ def test_glance_box_is_a_card_per_claim_on_a_phone_and_old_pages_get_the_class()
     assert nb.cells[1].source == box
     bookpages.mark_glance(nb)
     assert nb.cells[1].source == box  # idempotent
+    # the claims table's cell is tagged (tag_sk-claims on the page), once
+    from stitchkit.execution import CLAIMS_TAG, tag_claims_table
+
+    nb.cells.append(nbformat.v4.new_code_cell("run.save()\nrun.claims_table()"))
+    assert tag_claims_table(nb) and not tag_claims_table(nb)
+    assert nb.cells[-1].metadata["tags"] == [CLAIMS_TAG] and f".tag_{CLAIMS_TAG}" in css
     claimless = result_box({"scale": "demo", "claims": []})
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(claimless)])
     bookpages.mark_glance(nb)
