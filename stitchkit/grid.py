@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
 import pandas as pd
@@ -42,6 +42,11 @@ INITS = ("dm", "default")
 # Stitches into one receiver cut trained together per pass, by device type: a CPU is busy with
 # one stitch (stacking gains nothing there); on a GPU one small stitch leaves it mostly idle.
 STITCHES_PER_PASS = {"cpu": 1, "cuda": 8}
+
+
+# Every paper's training-length control ("the verdict survives longer stitch training") retrains the
+# stitches that decide a verdict with this many times the epochs: one factor for the whole book.
+LONGER = 4
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,15 @@ class StitchRecipe:
     @property
     def stitch_bn_mode(self) -> str:
         return self.stitch_bn or ("frozen" if self.init == "dm" else "train")
+
+    def longer(self, factor: int | None = None) -> "StitchRecipe":
+        """This recipe with ``factor`` (default :data:`LONGER`) times the epochs, or the steps
+        where it counts steps, everything else the same: the training-length controls' stitch."""
+        factor = LONGER if factor is None else factor
+        if factor < 1:
+            raise ValueError(f"factor={factor!r}: a longer recipe needs a factor >= 1")
+        t = self.train
+        return replace(self, train=replace(t, epochs=factor * t.epochs, steps=factor * t.steps if t.steps else None))
 
 
 def can_cache_activations(recipe: StitchRecipe) -> bool:

@@ -199,3 +199,14 @@ def test_stitch_mse_with_a_memo_gives_the_numbers_of_fresh_calls(root, tmp_path)
             for k in fresh:
                 assert len(fresh[k]) == 15 and torch.equal(fresh[k], shared[k]), (sender.name, cut_i, cut_j, k)
     assert memo["sender"][1] == "block2" and set(memo["e"]) == {"stem", "block2"}
+
+
+def test_a_longer_recipe_multiplies_the_training_length_and_nothing_else():
+    base = StitchRecipe(train=TrainConfig(epochs=2, lr=0.01))
+    longer = base.longer()
+    assert longer.train.epochs == grid.LONGER * 2 and longer.train.steps is None
+    assert dataclasses.replace(longer, train=base.train) == base
+    by_steps = StitchRecipe(train=TrainConfig(epochs=1, steps=50)).longer(3)
+    assert (by_steps.train.epochs, by_steps.train.steps) == (3, 150)
+    with pytest.raises(ValueError, match="factor=0"):
+        base.longer(0)

@@ -18,7 +18,7 @@ import torch
 
 from .. import similarity, zoo
 from ..datasets import DataSpec, test_split
-from ..grid import Net, StitchRecipe, stitch_grid
+from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Control, at_least, at_most, more_than
 from ..scales import figure_config, param
 from ..train import TrainConfig
@@ -332,8 +332,6 @@ def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple
 # B-F2A's training-length control: a stitch that stopped short costs more than a trained one, so
 # the verdicts that more training could turn are checked at the cuts that decide them.
 
-LONGER = 4  # the deciding stitches are retrained with this many times the epochs (or steps)
-
 # claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")
 _LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
                   "random_early": (RANDOM, "first", RANDOM_EARLY_MAX_PENALTY, False),
@@ -390,12 +388,6 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
                           progress=progress)
 
 
-def longer_recipe(recipe: StitchRecipe) -> StitchRecipe:
-    """``recipe`` with :data:`LONGER` times the epochs (or steps), everything else the same."""
-    t = recipe.train
-    return replace(recipe, train=replace(t, epochs=LONGER * t.epochs, steps=LONGER * t.steps if t.steps else None))
-
-
 def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store=None,
                    progress: bool = True) -> pd.DataFrame:
     """Retrain each check's stitches with :data:`LONGER` times the epochs (or steps) and attach to
@@ -409,7 +401,7 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
     rows = []
     for chk in checks:
         out = stitch_grid([Net(chk["sender"], chk["sender_spec"])], [Net("receiver", chk["receiver"])],
-                          [(c, c) for c in chk["cuts"]], longer_recipe(chk["recipe"]), DataSpec("cifar10"),
+                          [(c, c) for c in chk["cuts"]], chk["recipe"].longer(), DataSpec("cifar10"),
                           device=device, store=store, progress=progress)
         after = float(sum(100 * (r.penalty - chk["self_penalty"][r.cut_i]) for r in out.itertuples()) / len(out))
         rows.append({"claim": chk["claim"], "panel": chk["panel"], "sender": chk["sender"],
@@ -566,7 +558,7 @@ def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame
     receiver, sender = Net("receiver", cfg.model(scale, cfg.seeds[0])), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))
     after = {}
     for k in (worst, best):
-        out = stitch_grid([sender], [receiver], [(cut, cut)], longer_recipe(cfg.kernel_recipe(k)), DataSpec("cifar10"),
+        out = stitch_grid([sender], [receiver], [(cut, cut)], cfg.kernel_recipe(k).longer(), DataSpec("cifar10"),
                           device=device, store=store, progress=progress)
         after[k] = 100 * float(out.penalty.iloc[0])
     spread_after = after[worst] - after[best]

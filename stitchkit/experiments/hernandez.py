@@ -48,7 +48,7 @@ import torch
 
 from .. import results, zoo
 from ..datasets import DataSpec
-from ..grid import Net, StitchRecipe, stitch_grid
+from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Claim, Control, at_least, at_most
 from ..scales import check_scale, figure_config, param
 from ..train import TrainConfig
@@ -63,7 +63,6 @@ UPPER_MAX = 0.5  # "low above": mean relative accuracy above the diagonal
 CONTROL_FLOOR = 0.005  # a network into itself on the diagonal (an exact stitch exists): max penalty
 RANDOM_MAX = 0.5  # controls: a random sender's mean relative accuracy outside the corner i, j <= 1
 CORNER = 1  # the corner the paper excepts: sender and receiver cut index at most this
-LONGER = 4  # the training-length control retrains a sample of cells with this many times the epochs
 LONGER_GAIN_MAX = 2.0  # ... and the grid's stitches are trained enough if those gain at most this (points)
 
 
@@ -286,8 +285,7 @@ def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], c
     """``cells`` of ``sender`` into ``receiver`` retrained with :data:`LONGER` times the epochs
     (everything else as ``cfg``), beside their accuracy in ``grid`` (rows with cut_i, cut_j and
     accuracy): columns sender, receiver, cut_i, cut_j, grid (%), the longer stitch's (%), gain (points)."""
-    longer = replace(cfg, stitch_epochs=LONGER * cfg.stitch_epochs)
-    out = stitch_grid([sender], [receiver], cells, longer.recipe(), DataSpec("cifar10"), device=device, store=store,
+    out = stitch_grid([sender], [receiver], cells, cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store,
                       progress=progress)
     before = grid.set_index(["cut_i", "cut_j"]).accuracy
     return pd.DataFrame({"sender": sender.name, "receiver": receiver.name, "cut_i": out.cut_i, "cut_j": out.cut_j,
