@@ -53,8 +53,6 @@ tlm_batch = None  # images per TLM step (paper 256)
 tlm_inter_pairs = None  # ordered pairs of different networks stitched by TLM, the first k of (0,1), (1,0), (0,2), (2,0), ...; None: all
 
 # %%
-import pandas as pd
-
 from stitchkit.experiments import balogh
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -121,8 +119,7 @@ run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 # rival, in the grid and longer, and whether the layer is still identified.
 
 # %%
-pd.concat({balogh.ARCH_NAMES[a]: r for a, r in rivals.items() if len(r)} or {"none": rivals[cfg.archs[0]]},
-          names=["architecture", "case"]).round(3)
+balogh.rivals_table(rivals)
 
 # %% [markdown]
 # ## Claims

@@ -191,3 +191,14 @@ def test_far_layers_length_control_retrains_the_deciding_far_pairs(monkeypatch):
     res["table"].loc[(res["table"].i == 1) & (res["table"].j == 5), "relative"] = 1.0
     asked.clear()
     assert len(balogh.far_longer(balogh.PRESETS_OOD["smoke"], "smoke", res)) == 0 and not asked
+
+
+def test_the_rivals_table_names_its_columns_and_keeps_every_checked_case():
+    t = pd.DataFrame([["ResNet-18 #0", "ResNet-18 #1", "block1", "block2", 0.73, 0.72, 0.80, 0.81, False],
+                      ["ResNet-18 #1", "ResNet-18 #1", "block8", "block7", 1.0, 0.95, 0.99, 0.96, True]],
+                     columns=["sender", "receiver", "j", "rival i", "own", "rival", "own longer", "rival longer",
+                              "identified_longer"])
+    out = balogh.rivals_table({"resnet18": t, "vit_ti": t.iloc[:0]})
+    assert list(out.index) == [("ResNet-18", "#0 → #1"), ("ResNet-18", "#1 → #1")]
+    assert list(out["still identified"]) == [False, True] and f"rival ({balogh.LONGER}×)" in out
+    assert balogh.rivals_table({"resnet18": t.iloc[:0]}).empty

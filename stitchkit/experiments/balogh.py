@@ -349,6 +349,26 @@ def identification_longer(cfg: IdentConfig, scale: str, result: dict, *, device=
     return pd.DataFrame(rows, columns=cols)
 
 
+def rivals_table(rivals: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`identification_longer`'s tables (architecture -> table) for a page: one row per
+    checked case, the pair as "#a → #b", the relative accuracies (to the receiver's) of the target
+    layer's own stitch and of its strongest rival in the grid and with :data:`LONGER` times the
+    epochs, and whether the layer is still identified. Empty (with the columns) when nothing was
+    checked."""
+    cols = {"j": "layer j", "rival i": "strongest rival i", "own": "own (grid)", "rival": "rival (grid)",
+            "own longer": f"own ({LONGER}×)", "rival longer": f"rival ({LONGER}×)",
+            "identified_longer": "still identified"}
+    parts = []
+    for arch, t in rivals.items():
+        if len(t):
+            pair = ["#" + str(_index(x)) + " → #" + str(_index(y)) for x, y in zip(t.sender, t.receiver)]
+            parts.append(t.assign(architecture=ARCH_NAMES.get(arch, arch), pair=pair))
+    if not parts:
+        return pd.DataFrame(columns=["architecture", "pair", *cols.values()]).set_index(["architecture", "pair"])
+    out = pd.concat(parts, ignore_index=True).rename(columns=cols)
+    return out.set_index(["architecture", "pair"])[list(cols.values())].round(3)
+
+
 def _identification_length_control(result: dict, rivals: pd.DataFrame, claims: list[dict]) -> None:
     """Attach to the TLM claims in ``claims`` the control that their verdict survives longer TLM
     (:func:`identification_longer`): the claims re-judged with the checked cases as the longer
