@@ -269,6 +269,13 @@ def result_box(results: Mapping[str, Any]) -> str:
             + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
 
 
+def _precision(p: Mapping[str, Any]) -> str:
+    """'bf16 training, fp32 measurement' (pages run before measurements were always fp32 say only
+    the precision they ran in)."""
+    train, measure = p.get("precision", "?"), p.get("measure_precision")
+    return f"{train} training, {measure} measurement" if measure else train
+
+
 def provenance_banner(results: Mapping[str, Any]) -> str:
     """The admonition shown under every page title."""
     p = results["provenance"]
@@ -277,7 +284,7 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
     wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
     return ("```{admonition} Run provenance\n:class: note\n"
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
-            f"**precision** {p.get('precision', '?')} · "
+            f"**precision** {_precision(p)} · "
             f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}\n\n"
             f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
             "Every number on this page was computed by that run.\n```")

@@ -31,7 +31,7 @@ import torch
 from . import data as data_mod
 from . import stitching
 from .datasets import DataSpec, combined_fingerprint, test_split, train_split
-from .hardware import as_device, channels_last_ok, resolve_precision
+from .hardware import MEASURE_PRECISION, as_device, channels_last_ok, resolve_precision
 from .models import CutModel
 from .progress import progress_bar
 from .store import Store, config_key
@@ -171,8 +171,7 @@ class _Context:
             model = receiver.load(self.device, self.store, self.root, self.progress)
             batches = data_mod.Batches(self.test, 500, normalisation=receiver.spec.normalisation,
                                        device=self.device, channels_last=channels_last_ok(model))
-            self._receiver_acc[key] = evaluate(model, batches, device=self.device,
-                                               precision=self.precision)["accuracy"]
+            self._receiver_acc[key] = evaluate(model, batches, device=self.device)["accuracy"]  # fp32
         return self._receiver_acc[key]
 
     def dm_target(self, receiver: Net, cut_j: str) -> torch.Tensor:
@@ -217,7 +216,9 @@ class _SenderCut:
             if _is_net(self.sender):
                 model = self.sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
                 source = {"train": ctx.train, "test": ctx.test, "dm": ctx.train.subset(ctx.dm_index)}[split]
-                precision = "fp32" if split == "dm" else ctx.precision
+                # the stitch trains on the training split in the training precision; the test and
+                # DM splits are measured (fp32 whatever the training precision: see hardware)
+                precision = ctx.precision if split == "train" else MEASURE_PRECISION
                 dtype = torch.float32 if precision == "fp32" else torch.bfloat16
                 acts = self._continued(model, split, precision)
                 if acts is None:
@@ -440,9 +441,8 @@ def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, 
     if cached or not _is_net(sc.sender):
         x, y = sc.get("test", out_shape)
         return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
-                                         precision=ctx.precision, activations=x, labels=y)
-    return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
-                                     precision=ctx.precision)
+                                         activations=x, labels=y)
+    return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device)
 
 
 def _check(senders, receivers, cut_pairs) -> None:

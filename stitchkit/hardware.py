@@ -3,8 +3,19 @@
 ``precision="auto"`` (every recipe's default) means bf16 autocast + channels_last only where the
 device computes bf16 natively: a CUDA GPU with bf16 support, or a CPU with AVX512-BF16 or AMX.
 Elsewhere (most laptops; AVX2-only servers) bf16 is emulated and about 10x slower than fp32, so
-``auto`` gives fp32 with channels_last. The choice never changes a cache key: a model trained in
-either precision is the same recipe.
+``auto`` gives fp32 with channels_last. ``STITCHKIT_PRECISION=fp32|bf16`` makes ``auto`` mean
+that precision on every device (to test either on one machine). The choice never changes a cache
+key: a model trained in either precision is the same recipe, and a page records which it ran.
+
+Training runs in that precision; **measuring never does**. Every number a page judges (test
+accuracies of networks and stitched networks, the activations they are computed from, DM
+targets) is computed in fp32 (:data:`MEASURE_PRECISION`; on a GPU with TF32 off as well, see
+:func:`exact_fp32`), whatever the training precision. Measured on an AMD EPYC with AVX512-BF16
+(B-F2A at ``smoke``): with the stitched forward in bf16 the direct-matching self-stitch, which
+is exact by construction, scored 0.10 points below its receiver (0.30 from the command line), so
+the control that vouches for every stitch failed by rounding alone, and the same page's numbers
+differed between CPU kinds. In fp32 it is 0 on both kinds, and a forward-only pass costs a small
+fraction of training.
 
 Memory format: channels_last for convolutional networks whose convolutions all have at least
 8 output channels on a GPU, at least 16 on a CPU (:func:`channels_last_ok`). Narrower ones stay
@@ -26,6 +37,9 @@ import torch
 from torch import nn
 
 PRECISIONS = ("auto", "bf16", "fp32")
+PRECISION_ENV = "STITCHKIT_PRECISION"  # fp32 | bf16: what "auto" means on every device
+# The precision of every measurement a page judges (accuracies, activations); see the docstring.
+MEASURE_PRECISION = "fp32"
 
 
 def default_device() -> torch.device:
@@ -70,8 +84,31 @@ def resolve_precision(precision: str, device: torch.device | str | None = None) 
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
     if precision == "auto":
+        forced = os.environ.get(PRECISION_ENV, "").strip().lower()
+        if forced:
+            if forced not in ("bf16", "fp32"):
+                raise ValueError(f"{PRECISION_ENV}={forced!r} is invalid; valid: bf16, fp32 (or unset: "
+                                 "bf16 where the hardware computes it natively)")
+            return forced
         return "bf16" if native_bf16(device) else "fp32"
     return precision
+
+
+@contextlib.contextmanager
+def exact_fp32(device: torch.device | str | None = None):
+    """fp32 that is fp32: on a CUDA device TF32 matrix products and convolutions are switched off
+    inside the context (PyTorch lets cuDNN use TF32 by default, which rounds inputs to 10 mantissa
+    bits); a no-op on a CPU. Measurements run inside it (see the module docstring)."""
+    if as_device(device).type != "cuda":
+        yield
+        return
+    matmul = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled, allow_tf32=False):
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = matmul
 
 
 # Fewest output channels of every Conv2d for compiled CPU training: a compiled width-4 ResNet-18
@@ -152,18 +189,44 @@ def autocast(device: torch.device, precision: str):
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
 
 
+@contextlib.contextmanager
+def measuring(device: torch.device | str | None, precision: str = MEASURE_PRECISION):
+    """The numeric context of a forward pass that measures: bf16 autocast if ``precision``
+    resolves to bf16, else :func:`exact_fp32`."""
+    device = as_device(device)
+    if resolve_precision(precision, device) == "bf16":
+        with autocast(device, "bf16"):
+            yield
+    else:
+        with exact_fp32(device):
+            yield
+
+
 
 # Fewest output channels of every Conv2d for channels_last, by device type (see the module docstring).
 CHANNELS_LAST_MIN = {"cuda": 8, "cpu": 16}
+# On a CPU that trains in bf16 (native bf16, or forced): measured on an AMD EPYC with AVX512-BF16
+# (2 cores, torch 2.13, ResNet-18 width 8 training, benchmarks/bench_cpu.py) bf16 NCHW ran 0.77x
+# fp32 NCHW and bf16 channels_last 1.27x, so from width 8 on (never under 8: the 4-channel hang).
+CHANNELS_LAST_MIN_CPU_BF16 = 8
+
+
+def channels_last_min(device: torch.device | str) -> int:
+    """Fewest output channels of every Conv2d for channels_last on ``device`` in the precision
+    its training resolves to ("auto")."""
+    device = as_device(device)
+    if device.type == "cpu" and resolve_precision("auto", device) == "bf16":
+        return CHANNELS_LAST_MIN_CPU_BF16
+    return CHANNELS_LAST_MIN.get(device.type, CHANNELS_LAST_MIN["cpu"])
 
 
 def channels_last_ok(model: nn.Module) -> bool:
     """Whether ``model`` (and its inputs) should use channels_last on the device its parameters
-    are on: every Conv2d has at least :data:`CHANNELS_LAST_MIN` output channels there."""
+    are on: every Conv2d has at least :func:`channels_last_min` output channels there."""
     convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
     if not convs:
         return False
-    least = CHANNELS_LAST_MIN.get(convs[0].weight.device.type, CHANNELS_LAST_MIN["cpu"])
+    least = channels_last_min(convs[0].weight.device)
     return all(m.out_channels >= least for m in convs)
 
 

@@ -73,10 +73,11 @@ def package_versions() -> dict[str, str]:
 
 
 def provenance(device: str | None = None, seed: int | None = None) -> dict[str, Any]:
-    from .hardware import default_device, device_name, resolve_precision
+    from .hardware import MEASURE_PRECISION, default_device, device_name, resolve_precision
 
     return {**git_state(), "packages": package_versions(), "device": device or device_name(),
-            "precision": resolve_precision("auto", default_device()),
+            "precision": resolve_precision("auto", default_device()),  # training's
+            "measure_precision": MEASURE_PRECISION,
             "platform": platform.platform(), "seed": seed,
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
 
@@ -236,10 +237,23 @@ class Run:
 FIGURE_DPI = 150
 
 
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's mime prefix of a glued, undisplayed value
+
+
 def _glue(key: str, value: Any) -> None:
+    """``myst_nb.glue(key, value, display=False)`` inside a kernel; where myst-nb is not installed
+    (a GPU machine that runs pages for the book built elsewhere) the same output, written here:
+    the value's display data under myst-nb's mime prefix, named in the ``scrapbook`` metadata."""
+    if "ipykernel" not in sys.modules:  # outside a notebook: numbers still go to the JSON
+        return
     try:
         from myst_nb import glue
-    except ImportError:  # outside the book tool chain: numbers still go to the JSON
+    except ImportError:
+        from IPython.core.formatters import format_display_data
+        from IPython.display import display
+
+        bundle, metadata = format_display_data(value)
+        metadata["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
+        display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
         return
-    if "ipykernel" in sys.modules:
-        glue(key, value, display=False)
+    glue(key, value, display=False)

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from .data import Batches, Split, index_batches
-from .hardware import as_device, autocast, channels_last_ok
+from .hardware import MEASURE_PRECISION, as_device, channels_last_ok, measuring
 from .linalg import NormalEquations, to_rows
 from .models import CutModel
 from .train import TrainConfig, evaluate, train
@@ -244,7 +244,7 @@ def activations(model: CutModel, cut: str, split: Split, *, normalisation: str, 
     out = []
     for x, _ in Batches(split, batch_size, normalisation=normalisation, device=device,
                         channels_last=channels_last_ok(model)):
-        with autocast(device, precision):
+        with measuring(device, precision):
             out.append(model.forward_intermediates(x, [cut])[cut].to(dtype))
     model.train(was)
     return torch.cat(out)
@@ -263,7 +263,7 @@ def activations_between(model: CutModel, cut_from: str, cut_to: str, h: torch.Te
     model.eval()
     out = []
     for x in h.split(batch_size):
-        with autocast(device, precision):
+        with measuring(device, precision):
             out.append(model.forward_between(x.to(device), cut_from, cut_to).to(dtype))
     model.train(was)
     return torch.cat(out)
@@ -452,7 +452,7 @@ def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequen
 
 
 def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normalisation: str,
-                    device: torch.device | str | None = None, precision: str = "auto",
+                    device: torch.device | str | None = None, precision: str = MEASURE_PRECISION,
                     activations: torch.Tensor | None = None, labels: torch.Tensor | None = None,
                     batch_size: int = 500) -> dict[str, float]:
     """Accuracy and loss of the stitched model on ``test_split`` (from activations if given)."""

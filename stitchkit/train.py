@@ -32,7 +32,8 @@ import torch
 from torch import nn
 
 from .fileio import atomic_write_bytes
-from .hardware import PRECISIONS, as_device, autocast, default_device, device_name  # noqa: F401 (re-exported)
+from .hardware import (MEASURE_PRECISION, PRECISIONS, as_device, autocast, default_device,  # noqa: F401 (re-exported)
+                       device_name, measuring)
 from .progress import progress_bar
 
 OPTIMISERS = ("sgd", "adam")
@@ -272,14 +273,15 @@ def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
 
 @torch.no_grad()
 def predict(model: nn.Module, batches: Iterable, *, device: torch.device | str | None = None,
-            precision: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits (N, K) float32 and labels (N,) over ``batches``, model in eval mode."""
+            precision: str = MEASURE_PRECISION) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits (N, K) float32 and labels (N,) over ``batches``, model in eval mode; computed in
+    fp32 unless ``precision`` says otherwise (a measurement: see :mod:`stitchkit.hardware`)."""
     device = as_device(device)
     was_training = model.training
     model.eval()
     logits, labels = [], []
     for x, y in batches:
-        with autocast(device, precision):
+        with measuring(device, precision):
             logits.append(model(x).float())
         labels.append(y)
     model.train(was_training)
@@ -287,7 +289,7 @@ def predict(model: nn.Module, batches: Iterable, *, device: torch.device | str |
 
 
 def evaluate(model: nn.Module, batches: Iterable, *, device: torch.device | str | None = None,
-             precision: str = "auto") -> dict[str, float]:
+             precision: str = MEASURE_PRECISION) -> dict[str, float]:
     """Accuracy and mean cross-entropy over ``batches`` (model in eval mode, no grad)."""
     logits, labels = predict(model, batches, device=device, precision=precision)
     return {"accuracy": (logits.argmax(1) == labels).float().mean().item(),

@@ -137,7 +137,7 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
         seconds = history[-1]["seconds"] if history else 0.0
         test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
                                         device=device, channels_last=cl)
-        metrics = {"test": evaluate(model, test_batches, device=device, precision=precision),
+        metrics = {"test": evaluate(model, test_batches, device=device),  # measured in fp32
                    "history": history, "train_seconds": seconds,
                    "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
                    "device": str(device), "precision": precision,
@@ -172,7 +172,7 @@ def _snapshotter(spec: ModelSpec, fractions: tuple[float, ...], model: CutModel,
             was = model.training
             test = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
                                     device=device, channels_last=channels_last)
-            metrics = {"test": evaluate(model, test, device=device, precision=precision), "history": [],
+            metrics = {"test": evaluate(model, test, device=device), "history": [],
                        "snapshot_of": config_key(spec, salt), "step": step, "device": str(device),
                        "precision": precision}
             store.put(snap, metrics, model.state_dict(), salt=salt)

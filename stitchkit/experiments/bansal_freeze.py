@@ -29,7 +29,7 @@ from .. import zoo
 from ..datasets import DataSpec, test_split, train_split
 from ..datasets import fingerprint as data_fingerprint
 from ..grid import Net, stitch_grid
-from ..hardware import as_device, channels_last_ok, compile_wins, resolve_precision, to_memory_format
+from ..hardware import as_device, channels_last_ok, compile_wins, to_memory_format
 from ..results import Control, at_least, at_most
 from ..scales import figure_config, param
 from ..store import Store, config_key
@@ -142,7 +142,7 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
                     desc=f"freeze-train ({len(spec.frozen)} pieces frozen)", progress=progress, compile=compiled)
     test = data_mod.Batches(test_split(spec.full.data), 500, normalisation=spec.full.normalisation, device=device,
                             channels_last=cl)
-    metrics = {"test": evaluate(model, test, device=device, precision=resolve_precision(cfg.precision, device)),
+    metrics = {"test": evaluate(model, test, device=device),  # measured in fp32
                "history": history, "train_seconds": history[-1]["seconds"] if history else 0.0}
     store.put(spec, metrics, model.state_dict(), salt=salt)
     store.partial(key).unlink(missing_ok=True)
