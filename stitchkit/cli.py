@@ -5,6 +5,9 @@
     stitchkit sweep ID --scale S -p KEY V1 V2 ...   grid of runs, results collected in one table
                     [--dask ADDRESS [--dask-timeout SECONDS]]
     stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
+    stitchkit pages ID [ID ...] --scale S --pack F  execute pages and pack them into one archive
+                                                    (on a lent GPU machine: ``--scale gpu``)
+    stitchkit import-pages F                        check an archive and place its pages into book/
 
 Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or parameter, a value
 out of range, missing or corrupt data, an output folder that cannot be written, a Dask scheduler
@@ -73,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--scale", help=f"re-execute every notebook at this scale ({', '.join(SCALES)})")
     bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")
     bk.add_argument("--no-build", action="store_true", help="execute only; skip Jupyter Book")
+    pg = sub.add_parser("pages", help="execute pages at a scale and pack them into one archive for import-pages")
+    pg.add_argument("ids", nargs="+", metavar="ID")
+    pg.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
+    pg.add_argument("--pack", required=True, metavar="FILE", help="the archive to write (.tar.gz, at most 16 MiB)")
+    im = sub.add_parser("import-pages", help="check an archive of pages and place them into book/")
+    im.add_argument("archive")
     return ap
 
 
@@ -103,6 +112,18 @@ def main(argv: list[str] | None = None) -> int:
             table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,
                                     dask_address=args.dask, dask_timeout=args.dask_timeout)
             print(table.to_string(index=False))
+        elif args.command == "pages":
+            from .transfer import pack_pages
+
+            manifest = pack_pages(args.ids, args.scale, Path(args.pack))
+            for page in manifest["pages"]:
+                print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s")
+            print(f"packed: {args.pack}")
+        elif args.command == "import-pages":
+            from .transfer import import_pages
+
+            for line in import_pages(Path(args.archive)):
+                print(line)
         elif args.command == "book":
             html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build)
             if html is not None:

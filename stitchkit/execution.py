@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 from . import paths
 from .fileio import atomic_write_json, atomic_write_text
 from .results import RESULTS_ENV
-from .scales import SCALES, UnknownParameterError, check_overrides, check_scale, registered_config
+from .scales import SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, registered_config
 
 PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh"}
 
@@ -135,7 +135,8 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     import papermill
 
     check_scale(scale)
-    params = check_parameters(info, dict(params or {}))
+    params = check_parameters(info, dict(params or {}))  # loads the experiments: their presets are known
+    check_figure_scale(info.id, scale)
     out_notebook = Path(out_notebook).resolve()
     out_notebook.parent.mkdir(parents=True, exist_ok=True)
     results_path = out_notebook.with_suffix(".results.json")
@@ -362,6 +363,7 @@ def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = 
     info = get_notebook(figure_id)
     check_scale(scale)
     check_parameters(info, dict(params or {}))
+    check_figure_scale(figure_id, scale)
     out_dir = output_folder(out_dir or paths.RUNS_DIR / figure_id / f"{_stamp()}-{scale}")
     out = out_dir / f"{figure_id}.ipynb"
     return out, execute(info, out, scale, params, progress=progress)
@@ -439,6 +441,7 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     combos = grid(values)
     for c in combos:
         check_parameters(info, c)
+    check_figure_scale(figure_id, scale)
     out_dir = output_folder(out_dir or paths.RUNS_DIR / "sweeps" / f"{figure_id}-{_stamp()}-{scale}")
     csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]

@@ -48,6 +48,9 @@ def load_spot_json(stem: str, spot_dir: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+COMMIT_ENV = "STITCHKIT_COMMIT"  # the commit of a copied checkout that has no .git
+
+
 def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
     """Current commit and whether the work tree differs from it in anything but the book's
     generated pages (``book/``, ``_toc.yml``: the outputs of runs; None outside a checkout)."""
@@ -58,6 +61,10 @@ def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
         except Exception:
             return None
     commit = git("rev-parse", "HEAD")
+    if commit is None and os.environ.get(COMMIT_ENV):
+        # a copy of a checkout without its .git (a lent GPU machine): the commit it was copied at,
+        # as the command that started the run says; whether it was changed since is unknown
+        return {"commit": os.environ[COMMIT_ENV].strip(), "dirty": None}
     status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)book", ":(exclude)_toc.yml")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 

@@ -1,5 +1,10 @@
-"""Named scale presets (``smoke`` CI seconds, ``demo`` 2 CPU cores minutes, ``paper`` GPU) and
+"""Named scale presets (``smoke`` CI seconds, ``demo`` 2 CPU cores minutes, ``gpu`` one GPU
+minutes per page with the papers' widths and data, ``paper`` the papers' settings, a cluster) and
 the figure configs they preset.
+
+Every figure has ``smoke``, ``demo`` and ``paper`` presets. ``gpu`` presets come figure by figure
+(:func:`figure_presets` registers a figure's presets; :func:`available_scales` says which it
+has): asking a figure for a scale it has no preset for is an error naming the ones it has.
 
 Each figure defines its settings once as a frozen dataclass whose fields are made with
 :func:`param` (default, help text, allowed values) and registers it under its ID with
@@ -22,7 +27,16 @@ import types
 import typing
 from typing import Any, Mapping, TypeVar
 
-SCALES = ("smoke", "demo", "paper")
+SCALES = ("smoke", "demo", "gpu", "paper")
+REQUIRED_SCALES = ("smoke", "demo", "paper")  # every figure has these; "gpu" comes figure by figure
+# What each scale means, in one line (the CLI's help, the book's scale notes).
+SCALE_MEANING = {
+    "smoke": "CI: seconds to a minute per page, tiny networks on a few thousand images; checks the wiring, "
+             "judges nothing",
+    "demo": "2 CPU cores, minutes per page: the papers' architectures at reduced width, data and schedule",
+    "gpu": "one GPU, at most 8 minutes per page: the papers' widths and full data sets, shortened schedules",
+    "paper": "the papers' settings (a cluster of GPUs)",
+}
 
 T = TypeVar("T")
 
@@ -42,6 +56,36 @@ class ParameterValueError(ValueError):
 def check_scale(scale: str) -> str:
     if scale not in SCALES:
         raise UnknownScaleError(f"unknown scale {scale!r}; valid: {', '.join(SCALES)}")
+    return scale
+
+
+_PRESETS: dict[str, Mapping[str, Any]] = {}
+
+
+def figure_presets(figure_id: str, presets: Mapping[str, T]) -> Mapping[str, T]:
+    """Register ``presets`` (scale -> config) as figure ``figure_id``'s, so that the command line
+    knows its scales before any compute; returns them."""
+    missing = [s for s in REQUIRED_SCALES if s not in presets]
+    unknown = [s for s in presets if s not in SCALES]
+    if missing or unknown:
+        raise ValueError(f"{figure_id}: presets lack scales {missing} or name unknown ones {unknown}")
+    _PRESETS[figure_id] = presets
+    return presets
+
+
+def available_scales(figure_id: str) -> tuple[str, ...]:
+    """The scales figure ``figure_id`` has presets for, in :data:`SCALES` order (a figure whose
+    presets are not registered has the required ones)."""
+    have = _PRESETS.get(figure_id)
+    return tuple(s for s in SCALES if s in have) if have is not None else REQUIRED_SCALES
+
+
+def check_figure_scale(figure_id: str, scale: str) -> str:
+    """``scale`` if figure ``figure_id`` has a preset for it; else an error naming the ones it has."""
+    check_scale(scale)
+    have = available_scales(figure_id)
+    if scale not in have:
+        raise UnknownScaleError(f"{figure_id} has no {scale!r} preset yet; its scales: {', '.join(have)}")
     return scale
 
 
@@ -156,9 +200,13 @@ def check_overrides(cls: type, overrides: Mapping[str, Any]) -> dict[str, Any]:
 def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
     """The preset for ``scale`` with ``overrides`` applied by field name (``None`` = keep)."""
     check_scale(scale)
-    missing = [s for s in SCALES if s not in presets]
+    missing = [s for s in REQUIRED_SCALES if s not in presets]
     if missing:
         raise ValueError(f"presets lack scales {missing}")
+    if scale not in presets:
+        have = [s for s in SCALES if s in presets]
+        raise UnknownScaleError(f"no {scale!r} preset for {type(presets['demo']).__name__} yet; its scales: "
+                                f"{', '.join(have)}")
     base = presets[scale]
     return dataclasses.replace(base, **check_overrides(type(base), overrides))
 
@@ -166,13 +214,15 @@ def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
 def resolve(presets: Mapping[str, T], scale: str, namespace: Mapping[str, Any]) -> T:
     """The preset for ``scale`` overridden by every config field found in ``namespace`` (a
     notebook's ``globals()``) whose value is not None."""
-    cls = type(presets[check_scale(scale)])
+    check_scale(scale)
+    cls = type(presets["demo"])
     return preset(presets, scale, **{f.name: namespace[f.name] for f in fields(cls) if f.name in namespace})
 
 
-def parameters_cell(cls: type) -> str:
-    """The parameters cell a notebook for config ``cls`` must have (scale first)."""
-    lines = ['scale = "smoke"  # smoke | demo | paper']
+def parameters_cell(cls: type, scales: tuple[str, ...] = REQUIRED_SCALES) -> str:
+    """The parameters cell a notebook for config ``cls`` must have (scale first, its comment the
+    figure's ``scales``)."""
+    lines = [f'scale = "smoke"  # {" | ".join(scales)}']
     lines += [f"{f.name} = None  # {f.metadata['help']}" for f in fields(cls)]
     return "\n".join(lines)
 

@@ -10,8 +10,15 @@ from stitchkit.scales import (SCALES, ParameterValueError, UnknownParameterError
 
 
 def test_presets_exist_for_every_scale_and_override_by_name():
-    for scale in SCALES:
+    from stitchkit.scales import REQUIRED_SCALES, UnknownScaleError
+
+    for scale in REQUIRED_SCALES:
         assert isinstance(preset(bansal.PRESETS, scale), bansal.ConnectivityConfig)
+    # gpu comes figure by figure: a figure without it says which scales it has
+    with pytest.raises(UnknownScaleError, match="no 'gpu' preset for ConnectivityConfig yet; its scales: smoke, "
+                                                "demo, paper"):
+        preset(bansal.PRESETS, "gpu")
+    assert SCALES == ("smoke", "demo", "gpu", "paper")
     cfg = preset(bansal.PRESETS, "demo", width=32, stitch_epochs=None)
     assert cfg.width == 32 and cfg.stitch_epochs == bansal.PRESETS["demo"].stitch_epochs
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -42,7 +49,7 @@ def test_boolean_words_are_read_as_booleans():
 
 
 def test_unknown_scale_and_field_list_valid_choices():
-    with pytest.raises(UnknownScaleError, match="valid: smoke, demo, paper"):
+    with pytest.raises(UnknownScaleError, match="valid: smoke, demo, gpu, paper"):
         preset(bansal.PRESETS, "huge")
     with pytest.raises(UnknownParameterError, match="valid: width, model_epochs"):
         preset(bansal.PRESETS, "demo", widht=3)
@@ -57,7 +64,9 @@ def test_notebook_parameters_are_discovered():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "B-F2A", "--scale", "huge"], "unknown scale 'huge'; valid: smoke, demo, paper"),
+    (["run", "B-F2A", "--scale", "huge"], "unknown scale 'huge'; valid: smoke, demo, gpu, paper"),
+    (["run", "B-F2A", "--scale", "gpu"], "B-F2A has no 'gpu' preset yet; its scales: smoke, demo, paper"),
+    (["sweep", "B-F4", "--scale", "gpu", "-p", "width", "8"], "B-F4 has no 'gpu' preset yet; its scales: smoke, demo, paper"),
     (["run", "B-F2A", "-p", "widht", "8"], "unknown parameter(s) widht for B-F2A; valid: scale, width"),
     (["run", "B-F99"], "unknown notebook 'B-F99'"),
     (["sweep", "B-F2A", "-p", "nope", "1", "2"], "unknown parameter(s) nope"),
@@ -125,14 +134,15 @@ def test_every_notebook_parameters_cell_matches_its_config():
     import jupytext
 
     from stitchkit import experiments
-    from stitchkit.scales import parameters_cell, registered_config
+    from stitchkit.scales import available_scales, parameters_cell, registered_config
 
     experiments.load_all()
     for info in execution.discover().values():
         cls = registered_config(info.id)
         assert cls is not None, f"{info.id} registers no config (stitchkit.scales.figure_config)"
         cell = [c for c in jupytext.read(info.source).cells if "parameters" in c.metadata.get("tags", [])][0]
-        assert cell.source.strip() == parameters_cell(cls), f"{info.id}: parameters cell differs from {cls.__name__}"
+        expected = parameters_cell(cls, available_scales(info.id))
+        assert cell.source.strip() == expected, f"{info.id}: parameters cell differs from {cls.__name__}"
 
 
 def test_missing_data_root_fails_with_a_clear_message(tmp_path, monkeypatch, capsys):

@@ -1,0 +1,209 @@
+"""Pages computed on another machine (a GPU lent for minutes), carried back in one archive.
+
+On the machine that computes (it needs this repository and the data, nothing else)::
+
+    stitchkit pages H-F2 H-F4 --scale gpu --pack pages.tar.gz
+
+executes each page into a staging folder, then packs the executed notebooks, their results files
+and a manifest (scale, commit, each page's notebook source hash, device, wall time) into one
+gzipped tar of at most :data:`MAX_ARCHIVE_BYTES`. Back on the machine that holds the book::
+
+    stitchkit import-pages pages.tar.gz
+
+checks the archive before it writes anything (its format, scale, that every page's notebook source
+is the one in this checkout, that every results file has its claims and verdicts, that no member
+leaves its folder) and places the pages into ``book/<part>/``. A page of another scale that was
+there is kept beside it as ``<ID>.<scale>.results.json``: the scorecard then lists the verdicts of
+every scale side by side, and the book shows the page of the highest scale (``paper`` > ``gpu`` >
+``demo`` > ``smoke``); a page of a lower scale than the one shown is kept beside it the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import paths
+from .fileio import atomic_write_bytes, atomic_write_json
+from .scales import SCALES, check_figure_scale, check_scale
+
+FORMAT = 1
+MAX_ARCHIVE_BYTES = 16 * 2**20  # what one file back from a lent machine may weigh
+RANK = {s: i for i, s in enumerate(SCALES)}  # the book shows the page of the highest scale
+
+
+class ArchiveError(ValueError):
+    """An archive that cannot be imported (the message says why, naming the page or member)."""
+
+
+def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool = True) -> dict[str, Any]:
+    """Execute each page of ``ids`` at ``scale`` and pack them into ``archive``; returns the
+    manifest. Every ID and the scale are checked before the first page runs. A page that fails
+    stops the packing (its partial notebook is kept beside the archive as ``<ID>.failed.ipynb``);
+    pages finished before it are packed first, so a later import still gets them."""
+    from . import execution
+    from .results import git_state
+    from .hardware import device_name
+
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        raise ValueError("name at least one page to pack (e.g. H-F2)")
+    check_scale(scale)
+    infos = [execution.get_notebook(i) for i in ids]
+    from . import experiments
+
+    experiments.load_all()
+    for info in infos:
+        check_figure_scale(info.id, scale)
+    archive = Path(archive)
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"format": FORMAT, "scale": scale, **git_state(), "device": device_name(),
+                                "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                "pages": []}
+    with tempfile.TemporaryDirectory(prefix="stitchkit-pages-") as tmp:
+        staging = Path(tmp)
+        try:
+            for info in infos:
+                out = staging / info.part / f"{info.id}.ipynb"
+                try:
+                    results = execution.execute(info, out, scale, progress=progress)
+                except BaseException as exc:
+                    failed = out.with_name(f"{info.id}.failed.ipynb")
+                    if failed.exists():
+                        os.replace(failed, archive.with_name(failed.name))
+                    raise
+                manifest["pages"].append({"id": info.id, "part": info.part, "source": results.get("source"),
+                                          "source_sha256": results["source_sha256"],
+                                          "wall_seconds": results["provenance"].get("wall_seconds"),
+                                          "claims": len(results.get("claims", []))})
+        finally:
+            if manifest["pages"]:
+                _write_archive(archive, staging, manifest)
+    return manifest
+
+
+def _write_archive(archive: Path, staging: Path, manifest: dict[str, Any]) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        blob = json.dumps(manifest, indent=1).encode()
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(blob)
+        tar.addfile(info, io.BytesIO(blob))
+        for page in manifest["pages"]:
+            for suffix in (".ipynb", ".results.json"):
+                path = staging / page["part"] / f"{page['id']}{suffix}"
+                tar.add(path, arcname=f"{page['part']}/{page['id']}{suffix}")
+    data = buf.getvalue()
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise ArchiveError(f"{archive}: the packed pages weigh {len(data) / 2**20:.1f} MiB, over the "
+                           f"{MAX_ARCHIVE_BYTES / 2**20:.0f} MiB a file back from a lent machine may; pack fewer pages")
+    atomic_write_bytes(archive, data)
+
+
+def read_archive(archive: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The manifest and the members (name -> bytes) of ``archive``, checked for shape: a readable
+    gzipped tar whose members are plain files named ``<part>/<ID>.ipynb`` or
+    ``<part>/<ID>.results.json`` for the manifest's pages, and ``manifest.json``."""
+    archive = Path(archive)
+    if not archive.is_file():
+        raise ArchiveError(f"no archive at {archive}")
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            members = {}
+            for m in tar.getmembers():
+                if not m.isfile():
+                    raise ArchiveError(f"{archive}: member {m.name!r} is not a plain file")
+                members[m.name] = tar.extractfile(m).read()
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise ArchiveError(f"{archive}: not a readable .tar.gz ({exc})") from None
+    if "manifest.json" not in members:
+        raise ArchiveError(f"{archive}: no manifest.json (not made by `stitchkit pages --pack`)")
+    try:
+        manifest = json.loads(members.pop("manifest.json"))
+    except json.JSONDecodeError as exc:
+        raise ArchiveError(f"{archive}: manifest.json is not valid JSON ({exc})") from None
+    if manifest.get("format") != FORMAT:
+        raise ArchiveError(f"{archive}: archive format {manifest.get('format')!r}; this checkout reads {FORMAT}")
+    try:
+        check_scale(manifest.get("scale"))
+    except ValueError as exc:
+        raise ArchiveError(f"{archive}: {exc}") from None
+    expected = {f"{p['part']}/{p['id']}{s}" for p in manifest.get("pages", []) for s in (".ipynb", ".results.json")}
+    stray, missing = sorted(set(members) - expected), sorted(expected - set(members))
+    if stray or missing:
+        raise ArchiveError(f"{archive}: members {stray} are not the manifest's pages" if stray
+                           else f"{archive}: the manifest's {missing} are missing")
+    return manifest, members
+
+
+def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
+    """Check ``archive`` whole, then place its pages into ``book_dir``; returns one line per page
+    saying what was done. Nothing is written unless every page passes."""
+    from . import execution
+
+    manifest, members = read_archive(archive)
+    scale = manifest["scale"]
+    plans = []
+    for page in manifest["pages"]:
+        fid, part = page["id"], page["part"]
+        try:
+            info = execution.get_notebook(fid)
+        except KeyError as exc:
+            raise ArchiveError(f"{archive}: {exc.args[0]}") from None
+        if info.part != part:
+            raise ArchiveError(f"{archive}: {fid} belongs to part {info.part!r}, the archive says {part!r}")
+        here = execution.source_hash(info.source)
+        if page.get("source_sha256") != here:
+            raise ArchiveError(f"{archive}: {fid} was run from another notebook source than this checkout's "
+                               f"({str(page.get('source_sha256'))[:12]} there, {here[:12]} here): re-run it from "
+                               "this commit")
+        try:
+            results = json.loads(members[f"{part}/{fid}.results.json"])
+        except json.JSONDecodeError as exc:
+            raise ArchiveError(f"{archive}: {fid}.results.json is not valid JSON ({exc})") from None
+        if results.get("id") != fid or results.get("scale") != scale or results.get("source_sha256") != here:
+            raise ArchiveError(f"{archive}: {fid}.results.json does not match its manifest entry (id, scale "
+                               "or source)")
+        no_verdict = [c.get("key", "?") for c in results.get("claims", []) if not c.get("verdict")]
+        if no_verdict:
+            raise ArchiveError(f"{archive}: {fid}'s claims {no_verdict} have no verdict")
+        plans.append((info, results))
+    done = []
+    for info, results in plans:
+        done.append(_place(info, results, members, scale, Path(book_dir)))
+    return done
+
+
+def _place(info, results: dict, members: dict[str, bytes], scale: str, book_dir: Path) -> str:
+    folder = book_dir / info.part
+    folder.mkdir(parents=True, exist_ok=True)
+    page, res = folder / f"{info.id}.ipynb", folder / f"{info.id}.results.json"
+    nb = members[f"{info.part}/{info.id}.ipynb"]
+    shown = _scale_of(res)
+    if shown is not None and shown != scale and RANK[shown] > RANK[scale]:
+        # a higher scale's page stays shown; this one's verdicts go beside it
+        atomic_write_json(folder / f"{info.id}.{scale}.results.json", results)
+        return f"{info.id}: kept the {shown} page; the {scale} verdicts beside it ({info.id}.{scale}.results.json)"
+    note = ""
+    if shown is not None and shown != scale:
+        os.replace(res, folder / f"{info.id}.{shown}.results.json")
+        note = f"; the {shown} verdicts kept beside it ({info.id}.{shown}.results.json)"
+    (folder / f"{info.id}.{scale}.results.json").unlink(missing_ok=True)  # now the page itself
+    atomic_write_bytes(page, nb)
+    atomic_write_json(res, results)
+    return f"{info.id}: the {scale} page placed in {page.relative_to(book_dir.parent) if book_dir.parent in page.parents else page}{note}"
+
+
+def _scale_of(res: Path) -> str | None:
+    if not res.exists():
+        return None
+    try:
+        return json.loads(res.read_text()).get("scale")
+    except json.JSONDecodeError:
+        return None
