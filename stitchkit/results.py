@@ -60,11 +60,13 @@ def git_state(repo: Path = paths.REPO_ROOT) -> dict[str, Any]:
                                   check=True).stdout.strip()
         except Exception:
             return None
-    commit = git("rev-parse", "HEAD")
-    if commit is None and os.environ.get(COMMIT_ENV):
-        # a copy of a checkout without its .git (a lent GPU machine): the commit it was copied at,
-        # as the command that started the run says; whether it was changed since is unknown
+    if os.environ.get(COMMIT_ENV):
+        # a copy of a checkout (a lent GPU machine): the commit it was copied at, as the command that
+        # started the run says. It wins over git there, whose .git may be an older one (seen: the
+        # copy's git named the session's first commit, 'dirty', for a tree two commits later);
+        # whether the copy was changed since is unknown
         return {"commit": os.environ[COMMIT_ENV].strip(), "dirty": None}
+    commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)book", ":(exclude)_toc.yml")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
