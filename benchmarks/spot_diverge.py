@@ -66,7 +66,7 @@ def main() -> None:
         else:
             out["variants"][name] = {row.cut_i: {k: float(row[k]) for k in ("accuracy", "dm_accuracy", "penalty",
                                                                             "train_loss", "seconds")}
-                                     for row in t.itertuples()}
+                                     for _, row in t.iterrows()}
         print(name, out["variants"][name], flush=True)
         (args.out / f"{args.stem}.json").write_text(json.dumps(out, indent=1))
 
