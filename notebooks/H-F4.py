@@ -36,7 +36,7 @@
 # `paper` a GPU.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | gpu | paper
+scale = "smoke"  # smoke | demo | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
 width = None  # base width (paper 64); None: the zoo's width at this scale
@@ -146,12 +146,7 @@ run.claims_table()
 # - **Networks.** `demo` uses width 8, trained 4 epochs, and stitches at the stem and the end
 #   of each stage (ResNet-34: blocks 3, 7, 13, 16; ResNet-18: 2, 4, 6, 8); `paper` uses width
 #   64, 40 epochs and every block. The paper's networks exceed 90% accuracy; at `demo` they do
-#   not (see the table above). `gpu` (one GPU, minutes) uses width 64 on all 50,000 images,
-#   30 of the paper's 40 epochs, and stitches at the stem and every second block (ResNet-18:
-#   blocks 2, 4, 6, 8; ResNet-34: 2, 4, ..., 16), layers numbered by block as in the paper;
-#   its stitches follow the paper's recipe (50,000 images, batches of 256, the authors'
-#   effective schedule, all 10,000 test images) for 2 of its 4 epochs at lr 0.001 (the rate at
-#   which H-F2's paper-scale self-stitches hold).
+#   not (see the table above).
 # - **Data.** The offline CIFAR-10 copy is JPEG-compressed (accuracies about 1-3 points lower).
 # - **Stitch training.** Stitches start from direct matching (the float64 least-squares fit of
 #   the receiver's activations, with k×k patches as rows for strided stitches), then train with

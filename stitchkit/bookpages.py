@@ -30,7 +30,7 @@ from .fileio import atomic_write_text
 
 # The same tuples as stitchkit.scales.SCALES and stitchkit.results.VERDICTS (a test checks it);
 # written out so that this module imports neither.
-SCALES = ("smoke", "demo", "paper")
+SCALES = ("smoke", "demo", "gpu", "paper")
 VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
 MISSING = "not yet reproduced"
 # sphinx-design badge colour per verdict (``{bdg-success}`reproduced```): colour plus the text.
@@ -177,6 +177,9 @@ class Page:
     part: str  # folder under the book dir
     results: Mapping[str, Any]
     doc: str | None  # document path relative to the book dir without suffix ("bansal/B-F2A"), or None
+    # False for another scale's verdicts kept beside the page shown (``<ID>.<scale>.results.json``,
+    # see stitchkit.transfer): on the scorecard, linked to that page, but not a page of its own
+    shown: bool = True
 
     @property
     def paper(self) -> Paper | None:
@@ -252,14 +255,18 @@ def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
             results = json.loads(res.read_text())
         except json.JSONDecodeError as e:
             raise ValueError(f"{res}: not valid JSON ({e})") from e
-        figure_id = results.get("id") or res.name[: -len(".results.json")]
         stem = res.name[: -len(".results.json")]
-        page_file = next((res.with_name(stem + ext) for ext in (".ipynb", ".md") if res.with_name(stem + ext).exists()),
+        figure_id = results.get("id") or stem
+        beside = stem != figure_id and stem.startswith(figure_id + ".")  # <ID>.<scale>.results.json
+        base = figure_id if beside else stem
+        page_file = next((res.with_name(base + ext) for ext in (".ipynb", ".md") if res.with_name(base + ext).exists()),
                          None)
         doc = page_file.relative_to(book_dir).with_suffix("").as_posix() if page_file else None
         part = res.parent.relative_to(book_dir).parts[0] if res.parent != book_dir else ""
-        pages.append(Page(figure_id, part, results, doc))
-    return sorted(pages, key=lambda p: _sort_key(p.id))
+        pages.append(Page(figure_id, part, results, doc, shown=not beside))
+    # within a figure, the page shown first, then the verdicts kept beside it, highest scale first
+    rank = {s: i for i, s in enumerate(SCALES)}
+    return sorted(pages, key=lambda p: (_sort_key(p.id), not p.shown, -rank.get(p.results.get("scale"), -1)))
 
 
 def figure_docs(book_dir: Path, part: str) -> list[str]:
@@ -471,7 +478,11 @@ def _behind_text(pages: list[Page]) -> str:
 def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]],
                   gpu: Mapping[str, Any] | None = None) -> str:
     """A part's index page: what the paper claims, its recipe, its figures with their verdicts."""
-    mine = {p.id: p for p in pages if p.part == paper.part}
+    mine = {p.id: p for p in pages if p.part == paper.part and p.shown}
+    beside = {}
+    for p in pages:
+        if p.part == paper.part and not p.shown:
+            beside.setdefault(p.id, []).append(p.results.get("scale", "?"))
     ids = [fid for fid, _ in CATALOGUE if fid.startswith(paper.prefix + "-")]
     ids += sorted(set(mine) - set(ids), key=_sort_key)
     behind = [p for p in mine.values() if p.behind()]
@@ -482,16 +493,19 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
         if page is None:
             body.append([fid, title, badge(MISSING), "", "", ""])
             continue
-        verdicts = [r["verdict"] for r in records if r["id"] == fid and r["verdict"] in VERDICTS]
+        verdicts = [r["verdict"] for r in records if r["id"] == fid and r["verdict"] in VERDICTS
+                    and r["scale"] == page.results.get("scale")]
         cell = " ".join(badge(v, v if verdicts.count(v) == 1 else f"{verdicts.count(v)} × {v}")
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
             "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")
         date = _date(page.results) + (" (behind its notebook)" if page in behind else "")
-        body.append([_link(page.doc, fid, paper.part), title, cell, f"`{page.results.get('scale', '?')}`",
-                     date, _minutes(page.wall_seconds)])
+        scale = f"`{page.results.get('scale', '?')}`" + "".join(
+            f" (`{s}` verdicts on the scorecard)" for s in beside.get(fid, []))
+        body.append([_link(page.doc, fid, paper.part), title, cell, scale, date, _minutes(page.wall_seconds)])
     walls = [p.wall_seconds for p in mine.values() if p.wall_seconds is not None]
-    n, at_demo = len(mine), [p for p in mine.values() if p.results.get("scale") == "demo"]
+    # the demo budget counts every demo run of the part, also one kept beside a page of a higher scale
+    n, at_demo = len(mine), [p for p in pages if p.part == paper.part and p.results.get("scale") == "demo"]
     if not mine:
         total = f"**Wall time of the committed pages:** none yet (0 pages of {len(ids)} figures and tables)."
     else:
@@ -613,11 +627,17 @@ def rerun_box(results: Mapping[str, Any]) -> str:
     """A collapsed MyST admonition with the commands that rerun the page at each scale and sweep
     one of its parameters (``.venv/bin/stitchkit run ID --scale S``,
     ``.venv/bin/stitchkit sweep ID --scale demo -p PARAM V1 V2``), ready to copy."""
+    from . import experiments
+    from .scales import available_scales
+
+    experiments.load_all()  # the figures register their presets (and so their scales) on import
     fid, scale = results["id"], results.get("scale")
     where = {"smoke": "seconds; assesses no claim", "demo": "minutes on 2 CPU cores",
-             "paper": "the paper's settings, on a GPU"}
+             "gpu": "one GPU, at most 8 minutes (`stitchkit pages ID --scale gpu --pack F` packs it for "
+                    "`stitchkit import-pages F`)",
+             "paper": "the paper's settings, on a GPU cluster"}
     run_lines = []
-    for s in SCALES:
+    for s in available_scales(fid):
         run_lines += [f"# {s}: {where[s]}" + (" (this page)" if s == scale else ""),
                       f".venv/bin/stitchkit run {fid} --scale {s}"]
     example = _sweep_example(fid, results.get("params") or {})

@@ -137,8 +137,10 @@ def test_rerun_box_commands(book):
     res = json.loads((book / "bansal" / "B-F2A.results.json").read_text())
     box = bookpages.rerun_box(res)
     assert box.startswith("````{admonition} Rerun this page") and box.endswith("````")
-    for s in scales.SCALES:
+    for s in scales.available_scales("B-F2A"):
         assert f"\n.venv/bin/stitchkit run B-F2A --scale {s}\n" in box
+    assert "--scale gpu" not in box  # B-F2A has no gpu preset yet
+    assert "--scale gpu\n" in bookpages.rerun_box({**res, "id": "H-F2"})
     assert "\n.venv/bin/stitchkit sweep B-F2A --scale demo -p width 16 32\n" in box
     assert "(this page)" in box.split("--scale smoke")[1].split("--scale demo")[0]
     res["params"] = {"stitch_augment": False}

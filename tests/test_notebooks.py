@@ -65,7 +65,11 @@ def test_committed_page_exists_with_results(figure_id):
     page = info.book_notebook()
     assert page.exists(), f"{page} missing: run `stitchkit book` and commit the executed page"
     results = json.loads(page.with_suffix(".results.json").read_text())
-    assert results["id"] == figure_id and results["scale"] in ("smoke", "demo", "paper")
+    assert results["id"] == figure_id and results["scale"] in ("smoke", "demo", "gpu", "paper")
+    for beside in page.parent.glob(f"{figure_id}.*.results.json"):  # another scale's verdicts (transfer)
+        other = json.loads(beside.read_text())
+        assert other["id"] == figure_id and beside.name == f"{figure_id}.{other['scale']}.results.json"
+        assert other["scale"] != results["scale"] and all(c["verdict"] for c in other["claims"])
     assert all(c["verdict"] for c in results["claims"])
 
 

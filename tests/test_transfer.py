@@ -1,0 +1,128 @@
+"""Pages computed elsewhere (a lent GPU), packed into one archive and imported into the book."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from stitchkit import bookpages, cli, execution, transfer
+
+
+def _fake_execute(info, out, scale, params=None, *, progress=True):
+    """What execution.execute leaves behind, without a kernel: the page and its results."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results = {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source),
+               "source": f"notebooks/{info.id}.py", "numbers": {"x": 1.0},
+               "provenance": {"wall_seconds": 12.5, "commit": "abc", "device": "a GPU"},
+               "claims": [{"key": "k", "text": "a claim", "verdict": "reproduced", "paper": "p", "ours": "o"}]}
+    out.with_suffix(".results.json").write_text(json.dumps(results))
+    out.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return results
+
+
+@pytest.fixture
+def archive(tmp_path, monkeypatch):
+    monkeypatch.setattr(execution, "execute", _fake_execute)
+    path = tmp_path / "out" / "pages.tar.gz"
+    manifest = transfer.pack_pages(["H-F2"], "gpu", path, progress=False)
+    assert [p["id"] for p in manifest["pages"]] == ["H-F2"] and manifest["scale"] == "gpu"
+    return path
+
+
+def _book(tmp_path: Path, scale: str = "demo") -> Path:
+    book = tmp_path / "book"
+    (book / "hernandez").mkdir(parents=True)
+    (book / "hernandez" / "H-F2.ipynb").write_text("{}")
+    (book / "hernandez" / "H-F2.results.json").write_text(json.dumps(
+        {"id": "H-F2", "scale": scale, "claims": [{"key": "k", "text": "a claim", "verdict": "not reproduced"}]}))
+    return book
+
+
+def _rewrite(path: Path, edit) -> None:
+    """Rewrite ``path``'s members through ``edit(name, bytes) -> bytes | None`` (None drops one)."""
+    with tarfile.open(path, "r:gz") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            data = edit(name, data)
+            if data is not None:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(buf.getvalue())
+
+
+def test_an_imported_page_replaces_a_lower_scale_and_keeps_its_verdicts_beside(archive, tmp_path):
+    book = _book(tmp_path, "demo")
+    lines = transfer.import_pages(archive, book)
+    assert "the gpu page placed" in lines[0] and "H-F2.demo.results.json" in lines[0]
+    shown = json.loads((book / "hernandez" / "H-F2.results.json").read_text())
+    kept = json.loads((book / "hernandez" / "H-F2.demo.results.json").read_text())
+    assert shown["scale"] == "gpu" and kept["scale"] == "demo"
+    # the scorecard lists both scales' verdicts, linked to the one page; the part page shows one page
+    pages = bookpages.load_pages(book)
+    assert [(p.results["scale"], p.shown, p.doc) for p in pages] == [("gpu", True, "hernandez/H-F2"),
+                                                                      ("demo", False, "hernandez/H-F2")]
+    records = [r for r in bookpages.rows(pages) if r["id"] == "H-F2"]
+    assert [(r["scale"], r["verdict"]) for r in records] == [("gpu", "reproduced"), ("demo", "not reproduced")]
+    part = bookpages.part_markdown(bookpages.PAPER_BY_PART["hernandez"], pages, records)
+    assert part.count("hernandez/H-F2") == 0 and "(`demo` verdicts on the scorecard)" in part
+
+
+def test_a_lower_scale_never_replaces_a_higher_one(archive, tmp_path):
+    book = _book(tmp_path, "paper")
+    assert "kept the paper page" in transfer.import_pages(archive, book)[0]
+    assert json.loads((book / "hernandez" / "H-F2.results.json").read_text())["scale"] == "paper"
+    assert json.loads((book / "hernandez" / "H-F2.gpu.results.json").read_text())["scale"] == "gpu"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda n, d: d.replace(b'"source_sha256": "', b'"source_sha256": "0') if n == "manifest.json" else d,
+     "was run from another notebook source"),
+    (lambda n, d: d.replace(b'"verdict": "reproduced"', b'"verdict": ""') if n.endswith(".results.json") else d,
+     "have no verdict"),
+    (lambda n, d: d.replace(b'"scale": "gpu"', b'"scale": "huge"') if n == "manifest.json" else d,
+     "unknown scale 'huge'"),
+    (lambda n, d: None if n.endswith(".ipynb") else d, "are missing"),
+    (lambda n, d: None if n == "manifest.json" else d, "no manifest.json"),
+])
+def test_a_bad_archive_is_refused_before_anything_is_written(archive, tmp_path, edit, message):
+    _rewrite(archive, edit)
+    book = _book(tmp_path)
+    before = sorted(p.name for p in (book / "hernandez").iterdir())
+    with pytest.raises(transfer.ArchiveError, match=message):
+        transfer.import_pages(archive, book)
+    assert sorted(p.name for p in (book / "hernandez").iterdir()) == before
+
+
+def test_a_stray_member_or_an_unreadable_file_is_refused(archive, tmp_path):
+    with tarfile.open(archive, "r:gz") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in {**members, "../evil.txt": b"x"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive.write_bytes(buf.getvalue())
+    with pytest.raises(transfer.ArchiveError, match="not the manifest's pages"):
+        transfer.import_pages(archive, _book(tmp_path))
+    archive.write_bytes(b"not a tarball")
+    with pytest.raises(transfer.ArchiveError, match="not a readable .tar.gz"):
+        transfer.import_pages(archive, _book(tmp_path / "again"))
+
+
+def test_pages_refuses_a_figure_without_the_scale_before_any_run(tmp_path, monkeypatch, capsys):
+    ran = []
+    monkeypatch.setattr(execution, "execute", lambda *a, **k: ran.append(a))
+    code = cli.main(["pages", "H-F2", "B-F2A", "--scale", "gpu", "--pack", str(tmp_path / "p.tar.gz")])
+    assert code == 2 and not ran
+    assert "B-F2A has no 'gpu' preset yet; its scales: smoke, demo, paper" in capsys.readouterr().err
+    assert cli.main(["import-pages", str(tmp_path / "missing.tar.gz")]) == 2
+    assert "no archive at" in capsys.readouterr().err
