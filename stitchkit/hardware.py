@@ -205,9 +205,12 @@ def measuring(device: torch.device | str | None, precision: str = MEASURE_PRECIS
 
 # Fewest output channels of every Conv2d for channels_last, by device type (see the module docstring).
 CHANNELS_LAST_MIN = {"cuda": 8, "cpu": 16}
-# On a CPU that trains in bf16 (native bf16, or forced): measured on an AMD EPYC with AVX512-BF16
-# (2 cores, torch 2.13, ResNet-18 width 8 training, benchmarks/bench_cpu.py) bf16 NCHW ran 0.77x
-# fp32 NCHW and bf16 channels_last 1.27x, so from width 8 on (never under 8: the 4-channel hang).
+# On a CPU that trains in bf16 (native bf16, or forced), from width 8 on (never under 8: the
+# 4-channel hang). Two measurements on AMD EPYCs with AVX512-BF16 (2 cores, torch 2.13, eager
+# ResNet-18 width 8 training): the reliability review's, bf16 NCHW 0.77x fp32 NCHW and bf16
+# channels_last 1.27x; shared/ENVIRONMENT.md's, bf16 NCHW 900-1,330 img/s, fp32 NCHW 1,250-1,370,
+# bf16 channels_last 1,340-1,870. `make bench` (benchmarks/bench_cpu.py) times the library's
+# choice against the other format on the machine at hand.
 CHANNELS_LAST_MIN_CPU_BF16 = 8
 
 
