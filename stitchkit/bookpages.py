@@ -255,6 +255,7 @@ def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
             results = json.loads(res.read_text())
         except json.JSONDecodeError as e:
             raise ValueError(f"{res}: not valid JSON ({e})") from e
+        check_results(results, res)
         stem = res.name[: -len(".results.json")]
         figure_id = results.get("id") or stem
         beside = stem != figure_id and stem.startswith(figure_id + ".")  # <ID>.<scale>.results.json
@@ -267,6 +268,28 @@ def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
     # within a figure, the page shown first, then the verdicts kept beside it, highest scale first
     rank = {s: i for i, s in enumerate(SCALES)}
     return sorted(pages, key=lambda p: (_sort_key(p.id), not p.shown, -rank.get(p.results.get("scale"), -1)))
+
+
+def check_results(results: Any, where: Path | str) -> None:
+    """Raise ValueError naming ``where`` unless ``results`` has the shape a page's results file
+    must have (an object with ``id``, ``scale`` and a list of ``claims``, each claim with a
+    ``text`` and a known ``verdict``), so that a damaged file is an error, never a silent change of
+    the scorecard's counts."""
+    if not isinstance(results, dict):
+        raise ValueError(f"{where}: a results file must hold a JSON object, not {type(results).__name__}")
+    missing = [k for k in ("id", "scale", "claims") if k not in results]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}; re-run the page (stitchkit book) to rewrite it")
+    if results["scale"] not in SCALES:
+        raise ValueError(f"{where}: unknown scale {results['scale']!r}; valid: {', '.join(SCALES)}")
+    if not isinstance(results["claims"], list):
+        raise ValueError(f"{where}: 'claims' must be a list")
+    for n, c in enumerate(results["claims"]):
+        name = c.get("key", n) if isinstance(c, dict) else n
+        if not isinstance(c, dict) or not c.get("text"):
+            raise ValueError(f"{where}: claim {name!r} is not an object with a text")
+        if c.get("verdict") not in VERDICTS:
+            raise ValueError(f"{where}: claim {name!r} has verdict {c.get('verdict')!r}; valid: {', '.join(VERDICTS)}")
 
 
 def figure_docs(book_dir: Path, part: str) -> list[str]:

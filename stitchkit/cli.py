@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     from . import execution
 
     try:
+        if getattr(args, "out", None) == "":
+            raise ValueError("--out is empty: name an output folder, or leave --out out for the default")
         if args.command == "list":
             for info in execution.discover().values():
                 print(f"{info.id}  ({info.source.name}, part: {info.part})")

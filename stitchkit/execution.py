@@ -327,6 +327,29 @@ class SweepFailed(RuntimeError):
         return lines
 
 
+def fresh_folder(parent: Path, name: str) -> Path:
+    """A new folder ``parent/name`` claimed by this run alone: ``name-2``, ``name-3``, ... when
+    another run (started in the same second, say) has it already. ``mkdir`` without ``exist_ok``
+    claims it atomically, so two runs never share one."""
+    parent = Path(parent)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputFolderError(f"cannot write to {parent}: {exc.strerror or exc}; choose a writable "
+                                "output folder (--out)") from None
+    for n in range(1, 1000):
+        path = parent / (name if n == 1 else f"{name}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise OutputFolderError(f"cannot write to {path}: {exc.strerror or exc}; choose a writable "
+                                    "output folder (--out)") from None
+    raise OutputFolderError(f"no free folder for {name} in {parent} after 999 tries")
+
+
 def output_folder(path: str | os.PathLike) -> Path:
     """Create ``path`` and check that a file can be written in it, before any compute; raises
     :class:`OutputFolderError` naming it."""
@@ -364,7 +387,7 @@ def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = 
     check_scale(scale)
     check_parameters(info, dict(params or {}))
     check_figure_scale(figure_id, scale)
-    out_dir = output_folder(out_dir or paths.RUNS_DIR / figure_id / f"{_stamp()}-{scale}")
+    out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / figure_id, f"{_stamp()}-{scale}"))
     out = out_dir / f"{figure_id}.ipynb"
     return out, execute(info, out, scale, params, progress=progress)
 
@@ -442,7 +465,7 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     for c in combos:
         check_parameters(info, c)
     check_figure_scale(figure_id, scale)
-    out_dir = output_folder(out_dir or paths.RUNS_DIR / "sweeps" / f"{figure_id}-{_stamp()}-{scale}")
+    out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / "sweeps", f"{figure_id}-{_stamp()}-{scale}"))
     csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]
     rows: list[dict | None] = [None] * len(combos)

@@ -11,7 +11,7 @@ gzipped tar of at most :data:`MAX_ARCHIVE_BYTES`. Back on the machine that holds
     stitchkit import-pages pages.tar.gz
 
 checks the archive before it writes anything (its format, scale, that every page's notebook source
-is the one in this checkout, that every results file has its claims and verdicts, that no member
+is the one in this checkout, that every results file has the shape the book reads (``bookpages.check_results``: claims with known verdicts), that no member
 leaves its folder) and places the pages into ``book/<part>/``. A page of another scale that was
 there is kept beside it as ``<ID>.<scale>.results.json``: the scorecard then lists the verdicts of
 every scale side by side, and the book shows the page of the highest scale (``paper`` > ``gpu`` >
@@ -146,6 +146,7 @@ def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
     """Check ``archive`` whole, then place its pages into ``book_dir``; returns one line per page
     saying what was done. Nothing is written unless every page passes."""
     from . import execution
+    from .bookpages import check_results
 
     manifest, members = read_archive(archive)
     scale = manifest["scale"]
@@ -170,9 +171,10 @@ def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
         if results.get("id") != fid or results.get("scale") != scale or results.get("source_sha256") != here:
             raise ArchiveError(f"{archive}: {fid}.results.json does not match its manifest entry (id, scale "
                                "or source)")
-        no_verdict = [c.get("key", "?") for c in results.get("claims", []) if not c.get("verdict")]
-        if no_verdict:
-            raise ArchiveError(f"{archive}: {fid}'s claims {no_verdict} have no verdict")
+        try:
+            check_results(results, f"{archive}: {fid}.results.json")
+        except ValueError as exc:
+            raise ArchiveError(str(exc)) from None
         plans.append((info, results))
     done = []
     for info, results in plans:

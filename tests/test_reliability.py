@@ -7,6 +7,7 @@ cache (test_data.py), a checkpoint-resumed run with an exception mid-epoch (test
 """
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -329,3 +330,41 @@ def test_unreachable_dask_scheduler_fails_within_the_timeout(tmp_path, monkeypat
 def test_nonpositive_dask_timeout_is_refused(capsys):
     assert cli.main(["sweep", "B-F2A", "-p", "width", "4", "--dask", "tcp://x:1", "--dask-timeout", "0"]) == 2
     assert "--dask-timeout must be > 0" in capsys.readouterr().err
+
+
+# --- reliability, round two (issue 35) ---------------------------------------------------------
+
+
+def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
+    """Finding 9: the default run folder is named by the second; a second run then used to write
+    into the first's folder and one output was lost."""
+    monkeypatch.setattr(execution, "_stamp", lambda: "20261124-163844")
+    first = execution.fresh_folder(tmp_path / "runs" / "S-F1A", "20261124-163844-smoke")
+    second = execution.fresh_folder(tmp_path / "runs" / "S-F1A", "20261124-163844-smoke")
+    assert first.name == "20261124-163844-smoke" and second.name == "20261124-163844-smoke-2"
+    assert first.is_dir() and second.is_dir()
+
+
+def test_an_empty_out_is_refused(capsys):
+    """Finding 8: ``--out ""`` silently used runs/."""
+    assert cli.main(["run", "B-F2A", "--scale", "smoke", "--out", ""]) == 2
+    assert "--out is empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, message", [
+    ([], "must hold a JSON object, not list"),
+    ({"id": "B-F2A", "scale": "demo"}, "missing claims"),
+    ({"id": "B-F2A", "scale": "demo", "claims": [{"key": "k", "text": "a claim"}]}, "claim 'k' has verdict None"),
+    ({"id": "B-F2A", "scale": "huge", "claims": []}, "unknown scale 'huge'"),
+])
+def test_a_damaged_results_file_is_a_named_error_not_a_smaller_scorecard(tmp_path, content, message):
+    """Finding 10: a claim that lost its verdict silently left the scorecard's counts; a file
+    holding [] crashed the build with an AttributeError."""
+    from stitchkit import bookpages
+
+    (tmp_path / "bansal").mkdir()
+    res = tmp_path / "bansal" / "B-F2A.results.json"
+    res.write_text(json.dumps(content))
+    with pytest.raises(ValueError, match=message) as err:
+        bookpages.load_pages(tmp_path)
+    assert str(res) in str(err.value)

@@ -86,7 +86,7 @@ def test_a_lower_scale_never_replaces_a_higher_one(archive, tmp_path):
     (lambda n, d: d.replace(b'"source_sha256": "', b'"source_sha256": "0') if n == "manifest.json" else d,
      "was run from another notebook source"),
     (lambda n, d: d.replace(b'"verdict": "reproduced"', b'"verdict": ""') if n.endswith(".results.json") else d,
-     "have no verdict"),
+     "claim 'k' has verdict ''"),
     (lambda n, d: d.replace(b'"scale": "gpu"', b'"scale": "huge"') if n == "manifest.json" else d,
      "unknown scale 'huge'"),
     (lambda n, d: None if n.endswith(".ipynb") else d, "are missing"),
