@@ -95,10 +95,15 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "out", None) == "":
             raise ValueError("--out is empty: name an output folder, or leave --out out for the default")
         if args.command == "list":
-            for info in execution.discover().values():
+            broken: dict[str, str] = {}
+            for info in execution.discover(broken=broken).values():
                 print(f"{info.id}  ({info.source.name}, part: {info.part})")
                 for p in info.parameters:
                     print(f"    {p.name} = {p.default!r}" + (f"  # {p.comment}" if p.comment else ""))
+            for fid, why in broken.items():
+                print(f"stitchkit: error: {fid} cannot be listed: {why}", file=sys.stderr)
+            if broken:
+                return 2
         elif args.command == "run":
             out, results = execution.run_notebook(args.id, args.scale, _pairs(args.param, multi=False),
                                                   out_dir=Path(args.out) if args.out else None)

@@ -201,8 +201,21 @@ def _not_found(name: str, base: Path, looked: list[Path]) -> DataNotFoundError:
         f"Provide {name} in one of these forms, or set STITCHKIT_DATA_ROOT to a folder that has it "
         f"(`make` uses ../shared/data when it exists); with a network and torchvision, load(..., download=True)."
     )
+    found = [_why_unusable(p) for p in looked if p.is_dir()]
+    there = "".join(f"\n{why}" for why in found if why)
     return DataNotFoundError(f"dataset {name!r} not found under {base}. Looked for:\n  - "
-                             + "\n  - ".join(str(p) for p in looked) + "\n" + hint)
+                             + "\n  - ".join(str(p) for p in looked) + there + "\n" + hint)
+
+
+def _why_unusable(folder: Path) -> str | None:
+    """Why a folder that exists where a dataset was looked for is not one (or None)."""
+    inside = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))[:6]
+    if folder.name == "cifar-10-batches-py":
+        return f"{folder} exists but has no data_batch_1 (it holds: {', '.join(inside) or 'nothing'})"
+    if folder.name in ("cifar10", "mnist"):
+        return (f"{folder} exists but has no train/ and test/ folders (it holds: {', '.join(inside) or 'nothing'}): "
+                f"an image folder needs {folder.name}/<split>/<class>/<image>, with split train and test")
+    return None
 
 
 # Splits already read in this process (treat them as read-only: they are shared).

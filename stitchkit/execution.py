@@ -81,27 +81,49 @@ def parse_parameters(source: Path) -> tuple[Parameter, ...]:
     text = cells[0].source
     lines = text.splitlines()
     params = []
-    for node in ast.parse(text).body:
+    try:
+        body = ast.parse(text).body
+    except SyntaxError as exc:
+        raise ValueError(f"{source}: the parameters cell does not parse ({exc.msg}, line {exc.lineno} of the "
+                         "cell)") from None
+    for node in body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             line = lines[node.lineno - 1]
             comment = line.split("#", 1)[1].strip() if "#" in line else ""
-            params.append(Parameter(target.id, ast.literal_eval(node.value), comment))
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                raise ValueError(f"{source}: parameter {target.id!r} must be a literal (a number, string, "
+                                 "None, ...)") from None
+            params.append(Parameter(target.id, value, comment))
     if not params or params[0].name != "scale":
         raise ValueError(f"{source}: the first parameter must be 'scale'")
     return tuple(params)
 
 
-def discover(notebooks_dir: Path = paths.NOTEBOOKS_DIR) -> dict[str, NotebookInfo]:
-    """Every notebook source, by ID, in catalogue order of the file names."""
-    return {p.stem: NotebookInfo(p.stem, p, parse_parameters(p)) for p in sorted(notebooks_dir.glob("*.py"))}
+def discover(notebooks_dir: Path | None = None, *, broken: dict[str, str] | None = None
+             ) -> dict[str, NotebookInfo]:
+    """Every notebook source, by ID, in catalogue order of the file names. A notebook whose
+    parameters cell cannot be read affects only itself: it is left out, and its message (naming
+    its file) goes into ``broken`` when given."""
+    found = {}
+    for p in sorted(Path(notebooks_dir or paths.NOTEBOOKS_DIR).glob("*.py")):
+        try:
+            found[p.stem] = NotebookInfo(p.stem, p, parse_parameters(p))
+        except ValueError as exc:
+            if broken is not None:
+                broken[p.stem] = str(exc)
+    return found
 
 
-def get_notebook(figure_id: str, notebooks_dir: Path = paths.NOTEBOOKS_DIR) -> NotebookInfo:
+def get_notebook(figure_id: str, notebooks_dir: Path | None = None) -> NotebookInfo:
+    notebooks_dir = Path(notebooks_dir or paths.NOTEBOOKS_DIR)
+    source = notebooks_dir / f"{figure_id}.py"
+    if "/" not in figure_id and "\\" not in figure_id and source.is_file():
+        return NotebookInfo(figure_id, source, parse_parameters(source))  # its own error, naming its file
     found = discover(notebooks_dir)
-    if figure_id not in found:
-        raise KeyError(f"unknown notebook {figure_id!r}; valid: {', '.join(found) or '(none)'}")
-    return found[figure_id]
+    raise KeyError(f"unknown notebook {figure_id!r}; valid: {', '.join(found) or '(none)'}")
 
 
 def check_parameters(info: NotebookInfo, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -532,7 +554,11 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
     if scale is not None:
         check_scale(scale)
     check_scale(stale_scale)
-    for info in discover().values():
+    broken: dict[str, str] = {}
+    infos = discover(broken=broken)
+    if broken:  # the book would lose those pages silently: stop before executing anything
+        raise ValueError("; ".join(broken.values()))
+    for info in infos.values():
         reason = f"--scale {scale}" if scale else stale_reason(info, book_dir)
         if reason:
             run_scale = scale or stale_scale

@@ -368,3 +368,39 @@ def test_a_damaged_results_file_is_a_named_error_not_a_smaller_scorecard(tmp_pat
     with pytest.raises(ValueError, match=message) as err:
         bookpages.load_pages(tmp_path)
     assert str(res) in str(err.value)
+
+
+def test_a_broken_parameters_cell_affects_only_its_own_notebook(tmp_path, monkeypatch, capsys):
+    """Finding 6: a syntax error in one notebook's parameters cell made `list` and `run` of every
+    notebook exit 1 with a traceback that named no file."""
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    for fid in ("B-F2A", "B-F4"):
+        shutil.copy(execution.paths.NOTEBOOKS_DIR / f"{fid}.py", nbs / f"{fid}.py")
+    bad = nbs / "B-F4.py"
+    bad.write_text(bad.read_text().replace('scale = "smoke"', 'scale = "smoke" +', 1))
+    monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
+    broken: dict[str, str] = {}
+    assert list(execution.discover(nbs, broken=broken)) == ["B-F2A"]
+    assert str(bad) in broken["B-F4"] and "does not parse" in broken["B-F4"]
+    assert execution.get_notebook("B-F2A", nbs).id == "B-F2A"
+    with pytest.raises(ValueError, match=f"{bad}: the parameters cell does not parse"):
+        execution.get_notebook("B-F4", nbs)
+    assert cli.main(["list"]) == 2
+    out, err = capsys.readouterr()
+    assert "B-F2A" in out and f"B-F4 cannot be listed: {bad}" in err and "Traceback" not in err
+    assert cli.main(["run", "B-F4", "--scale", "smoke"]) == 2
+    assert f"{bad}: the parameters cell does not parse" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="B-F4.py"):
+        execution.build_book(build=False, book_dir=tmp_path / "book")
+
+
+def test_an_image_folder_without_its_split_level_is_named_as_such(tmp_path):
+    """Finding 7: cifar10/airplane/*.jpg (no train/test level) was reported as not found, though
+    the folder exists."""
+    folder = tmp_path / "cifar10" / "airplane"
+    folder.mkdir(parents=True)
+    (folder / "0001.jpg").write_bytes(b"")
+    with pytest.raises(data.DataNotFoundError, match=r"cifar10 exists but has no train/ and test/ folders "
+                                                     r"\(it holds: airplane\)"):
+        data.load("cifar10", "train", root=tmp_path)

@@ -137,7 +137,10 @@ def test_every_notebook_parameters_cell_matches_its_config():
     from stitchkit.scales import available_scales, parameters_cell, registered_config
 
     experiments.load_all()
-    for info in execution.discover().values():
+    broken: dict[str, str] = {}
+    found = execution.discover(broken=broken)
+    assert not broken and len(found) == len(list(execution.paths.NOTEBOOKS_DIR.glob("*.py")))
+    for info in found.values():
         cls = registered_config(info.id)
         assert cls is not None, f"{info.id} registers no config (stitchkit.scales.figure_config)"
         cell = [c for c in jupytext.read(info.source).cells if "parameters" in c.metadata.get("tags", [])][0]
