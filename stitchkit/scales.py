@@ -25,6 +25,7 @@ import dataclasses
 import math
 import types
 import typing
+from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 SCALES = ("smoke", "demo", "gpu", "paper")
@@ -90,10 +91,11 @@ def check_figure_scale(figure_id: str, scale: str) -> str:
 
 
 def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
-          gt: float | None = None, le: float | None = None) -> Any:
+          gt: float | None = None, le: float | None = None, existing_folder: bool = False) -> Any:
     """A config field with its help text (the comment in the notebook's parameters cell) and
-    its allowed values (``choices``, or bounds ``ge``/``gt``/``le``)."""
-    meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le}
+    its allowed values (``choices``, bounds ``ge``/``gt``/``le``, or for a path, a folder that
+    must exist when the value is given)."""
+    meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le, "existing_folder": existing_folder}
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for a sequence default")
     return dataclasses.field(default=default, metadata=meta)
@@ -181,6 +183,9 @@ def validate(cls: type, name: str, value: Any) -> Any:
         value = tuple(value)
     if meta.get("choices") and value not in meta["choices"]:
         raise bad()
+    if meta.get("existing_folder") and not Path(value).expanduser().is_dir():
+        raise ParameterValueError(f"parameter {name!r} = {original!r} is invalid: expected an existing folder "
+                                  f"({Path(value).expanduser().resolve()} is {'a file' if Path(value).exists() else 'missing'})")
     for key, ok in (("ge", lambda v, b: v >= b), ("gt", lambda v, b: v > b), ("le", lambda v, b: v <= b)):
         if meta.get(key) is not None and not ok(value, meta[key]):
             raise bad()

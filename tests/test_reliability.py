@@ -404,3 +404,14 @@ def test_an_image_folder_without_its_split_level_is_named_as_such(tmp_path):
     with pytest.raises(data.DataNotFoundError, match=r"cifar10 exists but has no train/ and test/ folders "
                                                      r"\(it holds: airplane\)"):
         data.load("cifar10", "train", root=tmp_path)
+
+
+def test_a_results_folder_that_does_not_exist_is_refused_before_the_run(tmp_path, capsys):
+    """Finding 5: `run B-F2B -p results_dir <missing folder>` exited 0 with a page saying B-F6 had
+    not run yet."""
+    for fid in ("B-F2B", "B-T1"):
+        code = cli.main(["run", fid, "--scale", "smoke", "-p", "results_dir", str(tmp_path / "nowhere"),
+                         "--out", str(tmp_path / "out")])
+        assert code == 2
+        assert "parameter 'results_dir'" in (err := capsys.readouterr().err) and "expected an existing folder" in err
+        assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

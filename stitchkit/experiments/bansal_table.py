@@ -31,7 +31,8 @@ SOURCES = ("B-F2A", "B-F5", "B-F6", "B-F2C", "B-F3B", "B-F3C", "B-F7")
 class TableConfig:
     """B-T1 computes nothing: it reads the other Bansal pages' results files."""
 
-    results_dir: str | None = param(None, "folder with the pages' <ID>.results.json; None: the book's Bansal part")
+    results_dir: str | None = param(None, "folder with the pages' <ID>.results.json; None: the book's Bansal part",
+                                    existing_folder=True)
 
 
 PRESETS_T1 = {scale: TableConfig() for scale in ("smoke", "demo", "paper")}
@@ -147,7 +148,8 @@ def numbers(results: dict[str, dict | None]) -> dict[str, float]:
 class StandInConfig:
     """B-F2B computes nothing: it reports the verdicts of its CIFAR-10 stand-in, B-F6."""
 
-    results_dir: str | None = param(None, "folder with B-F6.results.json; None: the book's Bansal part")
+    results_dir: str | None = param(None, "folder with B-F6.results.json; None: the book's Bansal part",
+                                    existing_folder=True)
 
 
 PRESETS_F2B = {scale: StandInConfig() for scale in ("smoke", "demo", "paper")}
