@@ -257,7 +257,7 @@ def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
             raise ValueError(f"{res}: not valid JSON ({e})") from e
         check_results(results, res)
         stem = res.name[: -len(".results.json")]
-        figure_id = results.get("id") or stem
+        figure_id = results["id"]  # check_results: every results file names its figure
         beside = stem != figure_id and stem.startswith(figure_id + ".")  # <ID>.<scale>.results.json
         base = figure_id if beside else stem
         page_file = next((res.with_name(base + ext) for ext in (".ipynb", ".md") if res.with_name(base + ext).exists()),

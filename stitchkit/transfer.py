@@ -199,7 +199,7 @@ def _place(info, results: dict, members: dict[str, bytes], scale: str, book_dir:
     (folder / f"{info.id}.{scale}.results.json").unlink(missing_ok=True)  # now the page itself
     atomic_write_bytes(page, nb)
     atomic_write_json(res, results)
-    return f"{info.id}: the {scale} page placed in {page.relative_to(book_dir.parent) if book_dir.parent in page.parents else page}{note}"
+    return f"{info.id}: the {scale} page placed in {page.relative_to(book_dir.parent)}{note}"
 
 
 def _scale_of(res: Path) -> str | None:

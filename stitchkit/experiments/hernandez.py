@@ -50,7 +50,7 @@ from .. import results, zoo
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Claim, Control, at_least, at_most
-from ..scales import check_scale, figure_config, figure_presets, param
+from ..scales import REQUIRED_SCALES, check_scale, figure_config, figure_presets, param
 from ..train import TrainConfig
 
 PAPER_STITCH_LR = 1e-3  # the paper's 0.01 fails the self-stitch control at width 64 (see above)
@@ -160,8 +160,9 @@ PRESETS_F2 = {
     # between them), R1111 also into itself (the self-stitch control) and its untrained copy into
     # and from it (165 stitches); the paper's stitch recipe (DM start, SGD batch 256, the authors'
     # effective schedule, lr 0.001 as at `paper`) for 2 of its 4 epochs, tested on all 10k images.
-    # Projected from the H100 benchmark (166k stacked image passes/s, 0.5 s per stitch): ~3 min of
-    # stitches, ~2.5 min of models.
+    # Measured on an H100 (2026-11-24): 7.3 min for the page, 1.3-1.4 s per stitch; the self-stitch
+    # control failed at block3 (0.88 points), which the paper's 4 epochs mend (0.02 points,
+    # benchmarks/spot/hernandez-f2-gpu-selfstitch.json) but which do not fit 8 minutes yet.
     "gpu": GridConfig(controls=("r1111",), self_pairs=("r1111",), cut_at="blocks", stitch_epochs=2,
                       warmup=2.5, stitch_lr=PAPER_STITCH_LR),
     # GPU cluster: all 16 networks, the paper's stitch recipe.
@@ -556,7 +557,7 @@ figure_config("H-T2")(MSEConfig)
 # H-T2 measures H-F2's stitches (a direct-matching start, then the task), read from its cache.
 PRESETS_T2 = {scale: MSEConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
                                **({"mse_images": 200} if scale == "smoke" else {}))
-              for scale, cfg in PRESETS_F2.items() if scale != "gpu"}  # gpu: not designed yet
+              for scale, cfg in PRESETS_F2.items() if scale in REQUIRED_SCALES}  # no gpu preset yet
 # H-T1 at `smoke` and `demo`: the diagonal (i = j) of H-F2's stitches, as H-T2 reads all of them; the
 # control that V is not the least-squares stitch S (median SV / EV) guards the direct-matching start.
 # `paper`: the paper's vanilla stitch, trained from a random start on the task only. At `demo` that
@@ -698,7 +699,7 @@ class ImagesConfig(GridConfig):
 PRESETS_F6 = {scale: ImagesConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__ if f != "cut_at"},
                                   **({"sender_arch": "r1111", "receiver_arch": "r1111", "max_layer": 2,
                                       "score_images": 200} if scale == "smoke" else {}))
-              for scale, cfg in PRESETS_F2.items() if scale != "gpu"}  # gpu: not designed yet
+              for scale, cfg in PRESETS_F2.items() if scale in REQUIRED_SCALES}  # no gpu preset yet
 GRANULARITY_MAX_RHO = -0.5  # "images lose granularity with depth": Spearman rho(layer, similarity) at most this
 
 
