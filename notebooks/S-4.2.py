@@ -54,7 +54,8 @@ run = Run("S-4.2", scale, cfg)
 
 # %%
 table, baselines = smith.colour_only_into_mnist(cfg, scale)
-numbers, claims = smith.colour_only_summary(table, baselines)
+longer, _ = smith.colour_only_into_mnist(cfg, scale, factor=smith.LONGER, cuts=smith.worst_cuts(table))
+numbers, claims = smith.colour_only_summary(table, baselines, longer)
 run.record(numbers, claims)
 stats = smith.per_layer(table)
 stats.assign(**{c: stats[c].round(4) for c in ("mean", "min", "max", "sd")})[["layer", "mean", "min", "max", "sd"]]
@@ -83,6 +84,17 @@ run.figure("accuracy", plotting.spread_per_layer(
 
 # %% [markdown]
 # ## Claims
+#
+# Every judged number carries a 95% interval from a paired bootstrap ({mod}`stitchkit.noise`):
+# the test images are resampled once and every accuracy is recomputed on the same resample (a
+# stitched model and its receiver image by image), and the initialisations are resampled with
+# them. A claim is *reproduced* only when its whole interval lies on the claim's side of the
+# threshold, *not reproduced* only when it lies wholly on the other side, and *inconclusive
+# (within noise)* otherwise. Controls ({mod}`stitchkit.controls`) pass only when shown the same
+# way. The self-stitch control is two-sided (|self-penalty| ≤ 0.5 points): a stitch that adds
+# accuracy by itself fails it as an under-trained one does. The training-length control retrains
+# the cells that decide a claim and the self-stitch at {glue:text}`longer_factor` × the epochs and
+# re-judges the claim there: it passes when the verdict is the same.
 #
 # Criterion fixed before the run: at every layer the mean stitched accuracy is at least the
 # MNIST models' accuracy on MNIST.

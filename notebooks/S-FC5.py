@@ -59,7 +59,8 @@ run = Run("S-FC5", scale, cfg)
 
 # %%
 table = smith.into_digit(cfg, scale, senders=smith.FC5_SENDERS)
-numbers, claims = smith.noise_summary(table)
+longer = smith.into_digit_longer(cfg, scale, table, smith.deciding_cells(table, ("Colour-only", smith.NOISE)))
+numbers, claims = smith.noise_summary(table, longer)
 run.record(numbers, claims)
 acc, ranks = smith.per_layer(table), smith.per_layer(table, "rank")
 acc.assign(mean=(100 * acc["mean"]).round(2)).pivot_table(index="sender", columns="layer", values="mean", sort=False)
@@ -95,6 +96,17 @@ run.figure("accuracy_rank", plotting.spread_per_layer(
 
 # %% [markdown]
 # ## Claims
+#
+# Every judged number carries a 95% interval from a paired bootstrap ({mod}`stitchkit.noise`):
+# the test images are resampled once and every accuracy is recomputed on the same resample (a
+# stitched model and its receiver image by image), and the initialisations are resampled with
+# them. A claim is *reproduced* only when its whole interval lies on the claim's side of the
+# threshold, *not reproduced* only when it lies wholly on the other side, and *inconclusive
+# (within noise)* otherwise. Controls ({mod}`stitchkit.controls`) pass only when shown the same
+# way. The self-stitch control is two-sided (|self-penalty| ≤ 0.5 points): a stitch that adds
+# accuracy by itself fails it as an under-trained one does. The training-length control retrains
+# the cells that decide a claim and the self-stitch at {glue:text}`longer_factor` × the epochs and
+# re-judges the claim there: it passes when the verdict is the same.
 #
 # Criteria fixed before the run: "full compatibility" means the mean stitched accuracy of the
 # Colour-only and the noise sender is at least the Digit model's own at every layer; "rank

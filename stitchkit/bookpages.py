@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import paths
+from . import changes, paths
 from .execution import source_hash, tag_claims_table
 from .fileio import atomic_write_text
 
@@ -290,6 +290,10 @@ def check_results(results: Any, where: Path | str) -> None:
             raise ValueError(f"{where}: claim {name!r} is not an object with a text")
         if c.get("verdict") not in VERDICTS:
             raise ValueError(f"{where}: claim {name!r} has verdict {c.get('verdict')!r}; valid: {', '.join(VERDICTS)}")
+        if "holds" in c:  # a claim that records its criterion's result: the verdict must follow from it
+            from .results import check_verdict
+
+            check_verdict(c, results["scale"], str(where))
 
 
 def figure_docs(book_dir: Path, part: str) -> list[str]:
@@ -927,8 +931,9 @@ def mark_glance(nb) -> None:
 
 
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
-    """:func:`link_glossary`, :func:`mark_glance` and
-    :func:`~stitchkit.execution.tag_claims_table` on every executed page under ``book_dir``;
+    """:func:`link_glossary`, :func:`mark_glance`, the "Changes after a run" section
+    (:func:`stitchkit.changes.insert_into`) and :func:`~stitchkit.execution.tag_claims_table` on
+    every executed page under ``book_dir``;
     returns those they changed."""
     import nbformat
 
@@ -943,6 +948,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         before = [c.source for c in nb.cells]
         link_glossary(nb)
         mark_glance(nb)
+        changes.insert_into(nb, path.stem)
         tagged = tag_claims_table(nb)
         if tagged or [c.source for c in nb.cells] != before:
             atomic_write_text(path, nbformat.writes(nb))

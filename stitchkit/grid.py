@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -162,17 +163,24 @@ class _Context:
         self.test = test_split(data, recipe.test_size, recipe.subset_seed, root)
         self.dm_index = data_mod.stratified_subset(train.labels, min(recipe.dm_images, len(train)),
                                                    recipe.subset_seed)
-        self._receiver_acc: dict[str, float] = {}
+        self._receiver: dict[str, dict] = {}
         self._targets: dict[tuple[str, str], torch.Tensor] = {}
 
-    def receiver_accuracy(self, receiver: Net) -> float:
+    def _receiver_eval(self, receiver: Net) -> dict:
         key = config_key(receiver.spec)
-        if key not in self._receiver_acc:
+        if key not in self._receiver:
             model = receiver.load(self.device, self.store, self.root, self.progress)
             batches = data_mod.Batches(self.test, 500, normalisation=receiver.spec.normalisation,
                                        device=self.device, channels_last=channels_last_ok(model))
-            self._receiver_acc[key] = evaluate(model, batches, device=self.device)["accuracy"]  # fp32
-        return self._receiver_acc[key]
+            self._receiver[key] = evaluate(model, batches, device=self.device, per_image=True)  # fp32
+        return self._receiver[key]
+
+    def receiver_accuracy(self, receiver: Net) -> float:
+        return self._receiver_eval(receiver)["accuracy"]
+
+    def receiver_correct(self, receiver: Net) -> np.ndarray:
+        """(n_test,) bool: which test images the receiver gets right (the paired bootstrap's other half)."""
+        return self._receiver_eval(receiver)["correct"]
 
     def dm_target(self, receiver: Net, cut_j: str) -> torch.Tensor:
         """The receiver's activations at ``cut_j`` on the DM images (float32)."""
@@ -251,6 +259,7 @@ def _start(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, receiver: N
         metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
         result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
         metrics["dm_accuracy"] = result["accuracy"]
+        metrics["dm_correct"] = _pack(result["correct"])
     return stitched, norm, out_shape, metrics, result
 
 
@@ -259,7 +268,8 @@ def _finish(ctx: _Context, stitched, sc: _SenderCut, norm: str, out_shape, metri
     """Evaluate a trained stitch (unless direct matching alone made it): (metrics, tensors) to store."""
     if history or result is None:  # direct matching alone: its evaluation is the result
         result = _evaluate(ctx, stitched, sc, norm, can_cache_activations(ctx.recipe), out_shape)
-    metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], history=history,
+    metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], correct=_pack(result["correct"]),
+                   history=history,
                    train_loss=history[-1]["loss"] if history else None, seconds=seconds, precision=ctx.precision)
     return metrics, stitched.stitch.state_dict()
 
@@ -277,7 +287,21 @@ def _row(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str, entr
             "dm_accuracy": m["dm_accuracy"],
             "dm_penalty": None if m["dm_accuracy"] is None else receiver_acc - m["dm_accuracy"],
             "dm_residual": m["dm_residual"], "train_loss": m["train_loss"], "seconds": m["seconds"],
-            "n_test": m["n"], "key": entry.key}
+            "n_test": m["n"], "key": entry.key,
+            # per-image results on the test split, for the paired bootstrap (stitchkit.noise); None in
+            # an entry stored before they were kept
+            "correct": _unpack(m.get("correct"), m["n"]), "receiver_correct": ctx.receiver_correct(receiver),
+            "dm_correct": _unpack(m.get("dm_correct"), m["n"])}
+
+
+def _pack(correct: np.ndarray) -> bytes:
+    return np.packbits(np.asarray(correct, dtype=bool)).tobytes()
+
+
+def _unpack(packed: bytes | None, n: int) -> np.ndarray | None:
+    if packed is None:
+        return None
+    return np.unpackbits(np.frombuffer(packed, dtype=np.uint8), count=n).astype(bool)
 
 
 def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
@@ -441,8 +465,8 @@ def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, 
     if cached or not _is_net(sc.sender):
         x, y = sc.get("test", out_shape)
         return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
-                                         activations=x, labels=y)
-    return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device)
+                                         activations=x, labels=y, per_image=True)
+    return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device, per_image=True)
 
 
 def _check(senders, receivers, cut_pairs) -> None:

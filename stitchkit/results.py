@@ -27,10 +27,11 @@ import time
 from dataclasses import asdict, dataclass, is_dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from . import paths
 from .fileio import atomic_write_json
+from .noise import Estimate, as_estimate
 
 RESULTS_ENV = "STITCHKIT_RESULTS"
 
@@ -92,53 +93,137 @@ def provenance(device: str | None = None, seed: int | None = None) -> dict[str, 
 
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
+DIRECTIONS = ("<=", ">=", "<", ">", "within")
+_SYMBOL = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+
+
+def decide(low: float, high: float, threshold: float, direction: str, tolerance: float | None = None) -> bool | None:
+    """Whether an interval [low, high] lies wholly on the claim's side of ``threshold`` (True),
+    wholly on the other side (False), or straddles it (None: within noise). ``within``: the
+    interval inside [threshold - tolerance, threshold + tolerance] (True) or disjoint from it
+    (False). An exact value (low == high) gives the plain comparison."""
+    if direction == "within":
+        if tolerance is None:
+            raise ValueError("direction 'within' needs a tolerance")
+        tol = tolerance * (1 + 1e-9) + 1e-12  # 0.97 vs 0.99 ± 0.02 is within
+        lo_b, hi_b = threshold - tol, threshold + tol
+        if lo_b <= low and high <= hi_b:
+            return True
+        return False if (high < lo_b or low > hi_b) else None
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}; valid: {', '.join(DIRECTIONS)}")
+    eps = 1e-9 * (1 + abs(threshold))  # a sum's rounding (1e-14) is not a side of the threshold
+    ok = {"<=": lambda x: x <= threshold + eps, ">=": lambda x: x >= threshold - eps,
+          "<": lambda x: x < threshold - eps, ">": lambda x: x > threshold + eps}[direction]
+    if ok(low) and ok(high):
+        return True
+    if not ok(low) and not ok(high):
+        return False
+    return None
 
 
 @dataclass(frozen=True)
 class Criterion:
-    """A threshold test on a measured value: its text (what is compared with what) and result."""
+    """A threshold test on a measured value: its text (what is compared with what), the value's
+    interval and the threshold, and the result: True, False, or None when the interval contains
+    the threshold (within noise: neither side is shown)."""
 
     text: str
-    holds: bool
+    holds: bool | None
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    threshold: float | None = None
+    direction: str | None = None
+    tolerance: float | None = None
+    unit: str = ""
+    n_test: int | None = None
+    n_seeds: int = 1
+    interval: str = ""  # what the interval is, in words
+
+    def fields(self) -> dict[str, Any]:
+        """The numeric record a claim keeps (value, interval, threshold, direction, unit, n...)."""
+        return {k: getattr(self, k) for k in ("value", "low", "high", "threshold", "direction", "tolerance", "unit",
+                                              "n_test", "n_seeds", "interval")}
+
+    def describe_value(self, digits: int = 2) -> str:
+        if self.value is None:
+            return ""
+        return as_estimate(self.value if self.low is None else
+                           Estimate(self.value, self.low, self.high, self.n_test, self.n_seeds)).text(digits, self.unit)
 
 
 def _fmt(x: float, unit: str, digits: int) -> str:
     return f"{x:.{digits}f}{(' ' + unit) if unit else ''}"
 
 
-def at_most(value: float, threshold: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
-    """``what`` ≤ threshold."""
-    return Criterion(f"{what} ≤ {_fmt(threshold, unit, digits)}", bool(value <= threshold))
+def criterion(value: "float | Estimate", threshold: float, direction: str, text: str, unit: str,
+               tolerance: float | None = None) -> Criterion:
+    e = as_estimate(value)
+    return Criterion(text, decide(e.low, e.high, threshold, direction, tolerance), e.value, e.low, e.high,
+                     float(threshold), direction, None if tolerance is None else float(tolerance), unit, e.n_test,
+                     e.n_seeds, e.describe())
 
 
-def at_least(value: float, threshold: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+def at_most(value: "float | Estimate", threshold: float, what: str, *, unit: str = "points",
+            digits: int = 2) -> Criterion:
+    """``what`` ≤ threshold (for an :class:`Estimate`: its whole interval; see :func:`decide`)."""
+    return criterion(value, threshold, "<=", f"{what} ≤ {_fmt(threshold, unit, digits)}", unit)
+
+
+def at_least(value: "float | Estimate", threshold: float, what: str, *, unit: str = "points",
+             digits: int = 2) -> Criterion:
     """``what`` ≥ threshold."""
-    return Criterion(f"{what} ≥ {_fmt(threshold, unit, digits)}", bool(value >= threshold))
+    return criterion(value, threshold, ">=", f"{what} ≥ {_fmt(threshold, unit, digits)}", unit)
 
 
-def more_than(value: float, threshold: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+def more_than(value: "float | Estimate", threshold: float, what: str, *, unit: str = "points",
+              digits: int = 2) -> Criterion:
     """``what`` > threshold (the negation of :func:`at_most`)."""
-    return Criterion(f"{what} > {_fmt(threshold, unit, digits)}", bool(value > threshold))
+    return criterion(value, threshold, ">", f"{what} > {_fmt(threshold, unit, digits)}", unit)
 
 
-def within(value: float, paper: float, tol: float, what: str, *, unit: str = "points", digits: int = 2) -> Criterion:
+def less_than(value: "float | Estimate", threshold: float, what: str, *, unit: str = "points",
+              digits: int = 2) -> Criterion:
+    """``what`` < threshold."""
+    return criterion(value, threshold, "<", f"{what} < {_fmt(threshold, unit, digits)}", unit)
+
+
+def within(value: "float | Estimate", paper: float, tol: float, what: str, *, unit: str = "points",
+           digits: int = 2) -> Criterion:
     """|``what`` − paper| ≤ tol."""
-    return Criterion(f"|{what} − paper's {_fmt(paper, unit, digits)}| ≤ {_fmt(tol, unit, digits)}",
-                     bool(abs(value - paper) <= tol * (1 + 1e-9)))  # 0.97 vs 0.99 ± 0.02 is within
+    return criterion(value, paper, "within",
+                      f"|{what} − paper's {_fmt(paper, unit, digits)}| ≤ {_fmt(tol, unit, digits)}", unit, tol)
 
 
 @dataclass(frozen=True)
 class Control:
-    """A check stated before the run whose failure makes a claim inconclusive at this scale."""
+    """A check stated before the run whose failure makes a claim inconclusive at this scale. It
+    passes only when its criterion is shown to hold (an interval that straddles its bound fails:
+    the control is not demonstrated)."""
 
     text: str  # what the control is, in words
     criterion: str  # its pass condition
     value: str  # what we measured, formatted
     passed: bool
+    record: dict | None = None  # the criterion's numeric fields
 
     @classmethod
-    def of(cls, text: str, criterion: Criterion, value: str) -> "Control":
-        return cls(text, criterion.text, value, criterion.holds)
+    def of(cls, text: str, criterion: Criterion, value: str | None = None) -> "Control":
+        return cls(text, criterion.text, value if value is not None else criterion.describe_value(),
+                   criterion.holds is True, criterion.fields() if criterion.value is not None else None)
+
+
+def control_passes(record: Mapping[str, Any]) -> bool:
+    """Whether a control passes by its numeric record: its interval shown on the pass side, or
+    (rule ``agrees``, the training-length control) the same decided result as the base run."""
+    decided = decide(record["low"], record["high"], record["threshold"], record["direction"], record.get("tolerance"))
+    if record.get("rule") == "agrees":
+        return record.get("base_holds") is not None and decided == record["base_holds"]
+    return decided is True
+
+
+WITHIN_NOISE = "within noise"
 
 
 @dataclass
@@ -148,10 +233,22 @@ class Claim:
     criterion: str  # how our verdict is decided, in words
     paper: str  # the paper's number or statement
     ours: str  # our measured value, formatted
-    holds: bool  # computed from the criterion
+    holds: bool | None  # computed from the criterion (None: its interval contains the threshold)
     scale: str  # the run's scale: smoke runs carry no evidence either way
     controls: tuple[Control, ...] = ()  # a failed control makes the verdict inconclusive
     n: int = 1  # independent seeds behind ``ours``
+    # the numeric record (Criterion.fields): value, low, high, threshold, direction, tolerance,
+    # unit, n_test, n_seeds, interval; None where a claim was judged without one
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    threshold: float | None = None
+    direction: str | None = None
+    tolerance: float | None = None
+    unit: str = ""
+    n_test: int | None = None
+    n_seeds: int = 1
+    interval: str = ""
 
     @property
     def failed_controls(self) -> list[Control]:
@@ -159,11 +256,56 @@ class Claim:
 
     @property
     def verdict(self) -> str:
+        return verdict_of(self.scale, not self.failed_controls, self.holds)
+
+    @property
+    def reason(self) -> str:
+        """Why a verdict is inconclusive: the failed controls, or the interval within noise."""
         if self.scale == "smoke":
-            return "not assessed at smoke scale"
+            return ""
         if self.failed_controls:
-            return "inconclusive at this scale"
-        return "reproduced" if self.holds else "not reproduced"
+            return "control failed: " + "; ".join(c.text for c in self.failed_controls)
+        if self.holds is None:
+            return (f"{WITHIN_NOISE}: the interval [{self.low:.4g}, {self.high:.4g}] contains the threshold "
+                    f"{self.threshold:.4g}" + (f" ± {self.tolerance:.4g}" if self.direction == "within" else ""))
+        return ""
+
+
+def verdict_of(scale: str, controls_passed: bool, holds: bool | None) -> str:
+    """The verdict rule: nothing at smoke; a failed control or an interval that contains the
+    threshold is inconclusive; otherwise the criterion decides."""
+    if scale == "smoke":
+        return "not assessed at smoke scale"
+    if not controls_passed or holds is None:
+        return "inconclusive at this scale"
+    return "reproduced" if holds else "not reproduced"
+
+
+def check_verdict(claim: Mapping[str, Any], scale: str, where: str = "") -> None:
+    """Raise ValueError unless a recorded claim's verdict follows from its numeric fields (the
+    interval against the threshold and direction) and its controls' results. A claim without the
+    numeric record (``direction`` None: written before the noise model) is only checked for its
+    controls and criterion result."""
+    name = f"{where}: claim {claim.get('key')!r}"
+    controls_passed = all(c.get("passed", False) for c in claim.get("controls") or [])
+    holds = claim.get("holds")
+    if claim.get("direction") is not None:
+        for k in ("value", "low", "high", "threshold"):
+            if not isinstance(claim.get(k), (int, float)):
+                raise ValueError(f"{name}: numeric field {k!r} is {claim.get(k)!r}")
+        decided = decide(claim["low"], claim["high"], claim["threshold"], claim["direction"], claim.get("tolerance"))
+        if decided != holds:
+            raise ValueError(f"{name}: holds is {holds!r}, but its interval [{claim['low']}, {claim['high']}] "
+                             f"against {claim['direction']} {claim['threshold']} gives {decided!r}")
+        for c in claim.get("controls") or []:
+            r = c.get("record")
+            if r and r.get("direction") is not None:
+                if control_passes(r) != c.get("passed"):
+                    raise ValueError(f"{name}: control {c.get('text')!r} passed={c.get('passed')!r} does not follow "
+                                     "from its interval")
+    expected = verdict_of(scale, controls_passed, holds)
+    if claim.get("verdict") != expected:
+        raise ValueError(f"{name}: verdict {claim.get('verdict')!r} does not follow from its fields ({expected!r})")
 
 
 class Run:
@@ -175,6 +317,10 @@ class Run:
         from .scales import check_scale
 
         self.figure_id, self.scale, self.role = figure_id, check_scale(scale), role
+        if self.scale == "smoke":  # verdicts are not assessed at smoke: a rough interval is enough
+            from . import noise
+
+            noise.use_resamples(min(noise.RESAMPLES, noise.SMOKE_RESAMPLES))
         self.params = asdict(params) if is_dataclass(params) else dict(params)
         self.numbers: dict[str, Any] = {}
         self.claims: list[Claim] = []
@@ -195,7 +341,9 @@ class Run:
         """Record a claim whose verdict follows from ``criterion`` and ``controls``."""
         if any(c.key == key for c in self.claims):
             raise ValueError(f"claim {key!r} recorded twice")
-        c = Claim(key, text, criterion.text, paper, ours, criterion.holds, self.scale, tuple(controls), n)
+        f = criterion.fields()
+        c = Claim(key, text, criterion.text, paper, ours, criterion.holds, self.scale, tuple(controls), n,
+                  **{**f, "n_seeds": max(n, f["n_seeds"])})
         self.claims.append(c)
         _glue(f"verdict_{key}", c.verdict)
         return c
@@ -220,10 +368,17 @@ class Run:
         """Claims as a styled table (claim, criterion, paper, ours, controls, verdict)."""
         import pandas as pd
 
+        def judged(c: Claim) -> str:
+            if c.value is None:
+                return "-"
+            e = Estimate(c.value, c.low, c.high, c.n_test, c.n_seeds)
+            return e.text(3, c.unit) + ("" if e.exact else " (95% interval)")
+
         frame = pd.DataFrame([{"claim": c.text, "criterion": c.criterion, "paper": c.paper, "ours": c.ours,
+                               "judged value": judged(c),
                                "controls": "; ".join(f"{k.text}: {k.value} ({'passed' if k.passed else 'FAILED'})"
                                                      for k in c.controls) or "-",
-                               "verdict": c.verdict} for c in self.claims])
+                               "verdict": c.verdict + (f" ({c.reason})" if c.reason else "")} for c in self.claims])
         return (frame.style.hide(axis="index").format(escape="html")
                 .set_properties(**{"text-align": "left", "white-space": "normal"}))
 
@@ -234,7 +389,7 @@ class Run:
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
                                "cache": store.ledger_summary()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
-                "claims": [{**asdict(c), "verdict": c.verdict} for c in self.claims]}
+                "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims]}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
         default = paths.RUNS_DIR / "interactive" / f"{self.figure_id}.results.json"

@@ -28,7 +28,7 @@ stays the affine map DM found and only its parameters move.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import torch
 from torch import nn
@@ -454,13 +454,14 @@ def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequen
 def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normalisation: str,
                     device: torch.device | str | None = None, precision: str = MEASURE_PRECISION,
                     activations: torch.Tensor | None = None, labels: torch.Tensor | None = None,
-                    batch_size: int = 500) -> dict[str, float]:
-    """Accuracy and loss of the stitched model on ``test_split`` (from activations if given)."""
+                    batch_size: int = 500, per_image: bool = False) -> dict[str, Any]:
+    """Accuracy and loss of the stitched model on ``test_split`` (from activations if given);
+    ``per_image``: also ``correct`` (N,) bool, in the split's order."""
     device = as_device(device)
     if activations is not None:
         y = (labels if labels is not None else test_split.labels).to(device)
         batches = TensorBatches(activations, y, batch_size)
-        return evaluate(_Top(stitched), batches, device=device, precision=precision)
+        return evaluate(_Top(stitched), batches, device=device, precision=precision, per_image=per_image)
     batches = Batches(test_split, batch_size, normalisation=normalisation, device=device,
                       channels_last=channels_last_ok(stitched.sender))
-    return evaluate(stitched, batches, device=device, precision=precision)
+    return evaluate(stitched, batches, device=device, precision=precision, per_image=per_image)

@@ -26,7 +26,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, ClassVar, Iterable, Protocol
+from typing import Any, Callable, ClassVar, Iterable, Protocol
 
 import torch
 from torch import nn
@@ -289,8 +289,14 @@ def predict(model: nn.Module, batches: Iterable, *, device: torch.device | str |
 
 
 def evaluate(model: nn.Module, batches: Iterable, *, device: torch.device | str | None = None,
-             precision: str = MEASURE_PRECISION) -> dict[str, float]:
-    """Accuracy and mean cross-entropy over ``batches`` (model in eval mode, no grad)."""
+             precision: str = MEASURE_PRECISION, per_image: bool = False) -> dict[str, Any]:
+    """Accuracy and mean cross-entropy over ``batches`` (model in eval mode, no grad).
+    ``per_image``: also ``correct``, a numpy bool array (N,) in batch order (for the paired
+    bootstrap of :mod:`stitchkit.noise`)."""
     logits, labels = predict(model, batches, device=device, precision=precision)
-    return {"accuracy": (logits.argmax(1) == labels).float().mean().item(),
-            "loss": nn.functional.cross_entropy(logits, labels).item(), "n": int(labels.numel())}
+    correct = logits.argmax(1) == labels
+    out: dict[str, Any] = {"accuracy": correct.float().mean().item(),
+                           "loss": nn.functional.cross_entropy(logits, labels).item(), "n": int(labels.numel())}
+    if per_image:
+        out["correct"] = correct.cpu().numpy()
+    return out

@@ -104,15 +104,26 @@ def test_generated_sets_are_pinned(name):
 # --- verdict logic on synthetic tables (no training) ----------------------------------------
 
 
-def _into_digit_table(acc, *, self_acc=0.97, baseline=0.95, inits=3):
+def _correct(acc, n=4000, seed=0):
+    """n per-image results whose mean is ``acc``, the right ones at random places (seeded)."""
+    import numpy as np
+    out = np.zeros(n, dtype=bool)
+    out[np.random.default_rng(seed).permutation(n)[:round(acc * n)]] = True
+    return out
+
+
+def _into_digit_table(acc, *, self_acc=0.95, baseline=0.95, inits=3, n=4000):
     rows = []
     for k in range(inits):
+        base = _correct(baseline, n, seed=k)
         for s in smith.FIG1_SENDERS:
             for c in smith.CUTS:
                 a = self_acc if s == smith.RECEIVER else acc
+                # the self-stitch agrees with its receiver image by image where it can
+                own = base.copy() if a == baseline else _correct(a, n, seed=100 + k)
                 rows.append({"init": k, "sender": s, "cut": c, "layer": smith.CUT_LABELS[c], "accuracy": a,
                              "baseline": baseline, "rank": 10 + k + (20 if s != smith.RECEIVER else 0),
-                             "baseline_rank": 12})
+                             "baseline_rank": 12, "correct": own, "baseline_correct": base})
     import pandas as pd
     return pd.DataFrame(rows)
 
@@ -123,21 +134,35 @@ def _verdict(claim, scale="demo"):
                  claim["criterion"].holds, scale, tuple(claim.get("controls", ()))).verdict
 
 
-def test_compatibility_verdicts_follow_the_criterion_and_the_control():
-    _, ok = smith.compatibility_summary(_into_digit_table(0.96), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(ok) == "reproduced"
-    _, below = smith.compatibility_summary(_into_digit_table(0.94), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(below) == "not reproduced"
+def test_compatibility_verdicts_follow_the_interval_and_the_two_sided_control():
+    _, ok = smith.compatibility_summary(_into_digit_table(0.98), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(ok) == "reproduced" and ok["criterion"].low > 0
+    _, below = smith.compatibility_summary(_into_digit_table(0.92), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(below) == "not reproduced" and below["criterion"].high < 0
+    # 0.1 points above the baseline on 4000 images: the interval straddles 0, neither side is shown
+    _, close = smith.compatibility_summary(_into_digit_table(0.951), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(close) == "inconclusive at this scale" and close["criterion"].holds is None
     # the receiver stitched into itself falls short of its own accuracy: the recipe is too weak to judge
-    _, weak = smith.compatibility_summary(_into_digit_table(0.94, self_acc=0.90), smith.FIG1_SENDERS, "c", "t", "p")
+    _, weak = smith.compatibility_summary(_into_digit_table(0.92, self_acc=0.90), smith.FIG1_SENDERS, "c", "t", "p")
     assert _verdict(weak) == "inconclusive at this scale"
+    # ... or beats it: the stitch adds accuracy by itself, the control is two-sided
+    _, strong = smith.compatibility_summary(_into_digit_table(0.98, self_acc=0.98), smith.FIG1_SENDERS, "c", "t", "p")
+    assert _verdict(strong) == "inconclusive at this scale"
     assert _verdict(ok, "smoke") == "not assessed at smoke scale"
+
+
+def test_the_training_length_control_fails_when_longer_stitches_flip_the_verdict():
+    table = _into_digit_table(0.92)
+    _, same = smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", longer=_into_digit_table(0.93))
+    assert _verdict(same) == "not reproduced" and same["controls"][-1].passed
+    _, flips = smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", longer=_into_digit_table(0.98))
+    assert _verdict(flips) == "inconclusive at this scale" and not flips["controls"][-1].passed
 
 
 def test_rank_separation_uses_the_spread_over_initialisations():
     numbers, claim = smith.rank_summary(_into_digit_table(0.96))
     assert numbers["rank_gap_colour_layer2"] == 20  # Colour 30-32 vs Digit 10-12
-    assert _verdict(claim) == "reproduced"  # gap 20 >> sd 1 + sd 1
+    assert _verdict(claim) == "reproduced"  # gap 20 >> sd 1 + sd 1 (and the self-stitch control passes)
 
 
 def test_contradiction_table_and_paper_scale_claim():
@@ -146,7 +171,9 @@ def test_contradiction_table_and_paper_scale_claim():
     for k in range(2):
         for m, (b, r, s) in {"Correlated": (1.0, 0.99, 0.98), "Digit": (0.95, 0.98, 0.98),
                              "Colour": (1.0, 0.99, 0.99), "Colour-only": (0.7, 0.99, 0.98)}.items():
-            rows.append({"init": k, "model": m, "base": b, "digit_receiver": r, "digit_sender": s})
+            rows.append({"init": k, "model": m, "base": b, "digit_receiver": r, "digit_sender": s,
+                         "base_correct": _correct(b, seed=k), "digit_receiver_correct": _correct(r, seed=10 + k),
+                         "digit_sender_correct": _correct(s, seed=20 + k)})
     table = pd.DataFrame(rows)
     numbers, claims, side = smith.contradiction_summary(table, "demo")
     assert [c["key"] for c in claims] == ["contradiction", "self_stitch_gain"]
@@ -160,7 +187,9 @@ def test_contradiction_table_and_paper_scale_claim():
 def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
     import pandas as pd
     rows = [{"init": k, "model": m, "cut": c, "layer": smith.VGG_CUT_LABELS[c], "accuracy": 0.99 if k else 0.5,
-             "whole": 0.95 if m != "Colour" else 0.6, "rank": 1, "baseline_rank": 1}
+             "whole": 0.95 if m != "Colour" else 0.6, "rank": 1, "baseline_rank": 1,
+             "correct": _correct(0.99 if k else 0.5, 1000, seed=k), "whole_correct": _correct(0.95 if m != "Colour"
+                                                                                             else 0.6, seed=7)}
             for k in range(2) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
     _, claims = smith.vgg_summary(pd.DataFrame(rows))
     assert {_verdict(c) for c in claims} == {"inconclusive at this scale"}
