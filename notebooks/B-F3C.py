@@ -128,7 +128,7 @@ run.claims_table()
 #   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo` (the paper: width
 #   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the
 #   paper's, for 625 steps instead of 120k) with frozen statistics,
-#   accuracies on a stratified 5k of the 10k test images.
+#   accuracies on all 10k test images (a stratified 5k before the noise model).
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.
 # - **One seed.** Every network is seed 0 at its width; the paper's figures

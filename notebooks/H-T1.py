@@ -22,10 +22,28 @@
 # stitch, and the output $S$ of a stitch trained on the squared error to $E$ (the
 # *similarity-trained* stitch). **EV**, **ES** and **SV** are then summarised by their minimum,
 # mean, maximum and standard deviation over every (stitch, test image), here for
-# corresponding layers, i = j. If the vanilla stitch *hacked* the receiver, EV would exceed ES by orders of
-# magnitude; the paper found ES < EV typically, but not by that much.
+# corresponding layers, i = j. The paper predicted the similarity-trained stitch to be the
+# closest to $E$ (its tables colour ES green, EV and SV red) and found the prediction
+# typically correct; if the vanilla stitch *hacked* the receiver, EV would exceed ES by orders
+# of magnitude, and the paper found the difference not as large nor as common as expected.
 #
-# **Control.** Each network stitched into itself on the diagonal (an exact stitch exists).
+# We judge "closest" as ES the smallest of EV, ES and SV, not ES < EV alone. $S$ is the
+# least-squares fit of $E$, so it is closer to $E$ than any other linear stitch of the same
+# activations, $V$ included, up to the gap between its fitting images and the test images: ES <
+# EV could barely fail. ES < SV can: on the fitting images EV = ES + SV, so ES < SV says EV >
+# 2 ES, the task-trained stitch more than twice as far from $E$ (in mean squared error) as the
+# least-squares one.
+#
+# **Noise.** Every judged number (the fraction of stitches with ES the smallest, the median
+# EV / ES, the median SV / EV) carries a 95% bootstrap interval over the test images the MSEs
+# are measured on, one resample shared by every stitch. A claim is reproduced or not reproduced
+# only when its whole interval lies on one side of its threshold; otherwise it is *inconclusive
+# at this scale (within noise)*.
+#
+# **Controls.** (1) Each network stitched into itself on the diagonal (an exact stitch exists)
+# must score its own accuracy within 0.5 points either way, judged on the interval of the
+# largest |penalty|. (2) The task-trained stitch must differ from the least-squares one: median
+# SV / EV at least 0.1, on its interval (see the deviations).
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `demo` about a minute on 2 CPU cores
 # after H-F2 (its networks and the diagonal of its stitch grid are reused; this page runs
@@ -48,7 +66,7 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
-cut_at = None  # where to stitch: blocks (layer i = the i-th block, thinned by cut_every) or stages (the stem and the last block of each stage; layer i = the i-th stage)
+cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%
@@ -83,7 +101,11 @@ per.set_index(["sender", "receiver", "i", "j"]).style.format("{:.2e}")
 #
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.hernandez` before any run: "typically" is at least half of the
-# stitches, and "orders of magnitude" a median ratio EV / ES of 100 or more.
+# stitches with ES the smallest of the three, and "orders of magnitude" a median ratio EV / ES
+# of 100 or more; a network stitched into itself at i = j is left out of both (its
+# least-squares stitch is exact). Each is judged on the 95% interval of its value (the judged
+# value column); the "ours" column also gives the fractions of stitches with ES < EV and with
+# ES < SV alone.
 
 # %%
 run.save()
@@ -94,9 +116,11 @@ run.claims_table()
 #
 # Each network stitched into itself at i = j (at `demo` H-F2's stitches, at `paper` from a
 # random start): an exact stitch exists (the identity), so a stitch that trained to convergence
-# loses nothing. Where one ends more than
-# half a point below its network, the vanilla stitches of this recipe are not trained well
-# enough for their distance to E to be judged, and the claims above are inconclusive.
+# scores its network's accuracy. One that ends below it says the vanilla stitches of this
+# recipe are not trained well enough for their distance to E to be judged; one that ends above
+# it does part of the task by itself. The control needs the 95% interval of the largest
+# |penalty| over these stitches inside ±0.5 points; where it is not, the claims above are
+# inconclusive.
 
 # %%
 hernandez.self_stitches(table).style.hide(axis="index").format(precision=2)
@@ -110,8 +134,10 @@ hernandez.self_stitches(table).style.hide(axis="index").format(precision=2)
 # from a random start for the paper's 4 epochs on 50,000 images (780 steps at batch 256): once
 # at the preset's learning rate (0.001, chosen for {doc}`H-F2`'s DM-started stitches) and once
 # at the paper's 0.01, both with the authors' effective schedule. The claims are recomputed
-# below from the committed tables with this page's criteria; they are shown, not recorded: the
-# verdicts at the top stay those of this page's own run.
+# below from the committed tables with this page's criteria; the tables keep each stitch's mean
+# EV, ES and SV but not the per-image values, so these verdicts rest on point values, without
+# an interval (the "judged on" column). They are shown, not recorded: the verdicts at the top
+# stay those of this page's own run.
 
 # %%
 for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
@@ -137,7 +163,10 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
 #   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
-#   stitched at the stem and each stage's end (layer $k$ is the $k$-th stage).
+#   stitched at the stem and each stage's end, which keep their block numbers (R1111: 0-4;
+#   R2222: 0, 2, 4, 6, 8). The corresponding layers i = j of R1111 and R2222 are therefore the
+#   stem and blocks 2 and 4, equal block numbers as in the paper's indexing (earlier `demo` runs
+#   numbered the layers by stage and paired equal stages).
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64

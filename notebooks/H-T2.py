@@ -22,10 +22,28 @@
 # stitch, and the output $S$ of a stitch trained on the squared error to $E$ (the
 # *similarity-trained* stitch). **EV**, **ES** and **SV** are then summarised by their minimum,
 # mean, maximum and standard deviation over every (stitch, test image), here for
-# every pair of layers. If the vanilla stitch *hacked* the receiver, EV would exceed ES by orders of
-# magnitude; the paper found ES < EV typically, but not by that much.
+# every pair of layers. The paper predicted the similarity-trained stitch to be the closest to
+# $E$ (its tables colour ES green, EV and SV red) and found the prediction typically correct;
+# if the vanilla stitch *hacked* the receiver, EV would exceed ES by orders of magnitude, and
+# the paper found the difference not as large nor as common as expected.
 #
-# **Control.** Each network stitched into itself on the diagonal (an exact stitch exists).
+# We judge "closest" as ES the smallest of EV, ES and SV, not ES < EV alone. $S$ is the
+# least-squares fit of $E$, so it is closer to $E$ than any other linear stitch of the same
+# activations, $V$ included, up to the gap between its fitting images and the test images: ES <
+# EV could barely fail. ES < SV can: on the fitting images EV = ES + SV, so ES < SV says EV >
+# 2 ES, the task-trained stitch more than twice as far from $E$ (in mean squared error) as the
+# least-squares one.
+#
+# **Noise.** Every judged number (the fraction of stitches with ES the smallest, the median
+# EV / ES, the median SV / EV) carries a 95% bootstrap interval over the test images the MSEs
+# are measured on, one resample shared by every stitch. A claim is reproduced or not reproduced
+# only when its whole interval lies on one side of its threshold; otherwise it is *inconclusive
+# at this scale (within noise)*.
+#
+# **Controls.** (1) Each network stitched into itself on the diagonal (an exact stitch exists)
+# must score its own accuracy within 0.5 points either way, judged on the interval of the
+# largest |penalty|. (2) The task-trained stitch must differ from the least-squares one: median
+# SV / EV at least 0.1, on its interval (see the deviations).
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after H-F2 (the stitches
 # are in its cache; this page runs forward passes and one least-squares fit per stitch).
@@ -46,7 +64,7 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
-cut_at = None  # where to stitch: blocks (layer i = the i-th block, thinned by cut_every) or stages (the stem and the last block of each stage; layer i = the i-th stage)
+cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%
@@ -81,7 +99,11 @@ per.set_index(["sender", "receiver", "i", "j"]).style.format("{:.2e}")
 #
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.hernandez` before any run: "typically" is at least half of the
-# stitches, and "orders of magnitude" a median ratio EV / ES of 100 or more.
+# stitches with ES the smallest of the three, and "orders of magnitude" a median ratio EV / ES
+# of 100 or more; a network stitched into itself at i = j is left out of both (its
+# least-squares stitch is exact). Each is judged on the 95% interval of its value (the judged
+# value column); the "ours" column also gives the fractions of stitches with ES < EV and with
+# ES < SV alone.
 
 # %%
 run.save()
@@ -92,8 +114,9 @@ run.claims_table()
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
 #   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
-#   stitched at the stem and each stage's end (layer $k$ is the $k$-th stage), the stitches
-#   DM-initialised and trained 2 epochs on 5,000 images in batches of 64 at lr 0.01.
+#   stitched at the stem and each stage's end, which keep their block numbers (R1111: 0-4;
+#   R2222: 0, 2, 4, 6, 8), the stitches DM-initialised and trained 2 epochs on 5,000 images in
+#   batches of 64 at lr 0.01.
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64

@@ -25,15 +25,21 @@
 # within a ResNet-18, 35.28% between two), while direct matching (DM) and linear CKA pass them
 # on ResNets; on ViTs every measure struggles between networks.
 #
+# **Noise.** Every percentage that rests on stitched accuracies carries a 95% interval from a
+# paired bootstrap over the test images (every stitch and its rivals re-scored on one shared
+# resample); a verdict needs its whole interval on one side of the threshold, else it is
+# inconclusive (within noise). Within a network a rival DM stitch *beats* the exact self-map only
+# when the interval of its difference excludes 0. The structural measures (LCKA, PWCCA, OPD,
+# DM struct.) are computed on a fixed sample and enter as exact.
+#
 # **Controls.** (1) A layer stitched into itself by TLM starts from the exact map, so it must
-# keep the network's accuracy (max penalty 1 point). (2) TLM must have trained long enough to
-# matter: off the diagonal its stitches gain at least 1 point of relative accuracy over their
-# DM start on average. (3) Training length: TLM trained short leaves stitches from other layers
-# less accurate than they can be, which alone could make TLM identify layers. Where longer TLM
-# could change a TLM claim's verdict, the strongest rival of every case TLM identifies is
-# retrained with four times the epochs (between networks with the corresponding layer's stitch),
-# and the claim re-judged must keep its verdict. If a control fails, the TLM claims are
-# inconclusive at this scale.
+# keep the network's accuracy, neither losing nor adding more than 1 point (two-sided, on its
+# interval). (2) TLM must have trained long enough to matter: off the diagonal its stitches
+# gain at least 1 point of relative accuracy over their DM start on average. (3) Training
+# length, like for like: for every case (pair, target layer), identified or not, the strongest
+# rival *and* the target's own-layer stitch are retrained with four times the epochs (longer
+# training raises both), and each TLM claim re-judged on those numbers must keep its verdict.
+# If a control fails, the TLM claims are inconclusive at this scale.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about an
 # hour on 2 CPU cores (six networks, 900 direct-matching stitches, 500 TLM stitches);
@@ -113,10 +119,9 @@ run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 # %% [markdown]
 # ## Is TLM trained enough?
 #
-# Where longer TLM could change a verdict (it can only lower TLM's identification, so only claims
-# that fail because TLM identifies too much), each identified case's strongest rival, retrained
-# with four times the epochs: relative accuracies of the target layer's own stitch and of the
-# rival, in the grid and longer, and whether the layer is still identified.
+# Every case's strongest rival and the target layer's own stitch, both retrained with four times
+# the epochs: their relative accuracies in the grid and longer, and whether the layer is still
+# identified.
 
 # %%
 balogh.rivals_table(rivals)

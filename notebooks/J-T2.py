@@ -18,15 +18,23 @@
 # **Overview.** Ding, Denain & Steinhardt's test of whether a similarity index notices a change
 # of *function*. Low-rank approximations of one layer (its principal components over channels,
 # or over token features, kept down to rank $r$) work worse the lower the rank; their function
-# $F$ is the test accuracy of a linear probe trained on each. With $A$ the approximation of
-# highest $F$ (usually the layer itself), a sensitive index's dissimilarity $d(A, B)$ rises with
-# $|F(A) - F(B)|$: per layer, Kendall's $\tau$ and Spearman's $\rho$ between the two over the
-# layer's other ranks, then their mean over the tested layers (the last 4 ResNet blocks, the
+# $F$ is the test accuracy of a linear probe trained on each. As in the authors' code, each
+# tested layer of *two networks* that differ only in their seed gives the representations, each
+# network at a list of ranks (Ding et al. use several seeds). With $A$ the representation of
+# highest $F$, a sensitive index's dissimilarity $d(A, B)$ rises with $|F(A) - F(B)|$: per layer,
+# Kendall's $\tau$ and Spearman's $\rho$ between the two over every other representation (the
+# other ranks of $A$'s network and every rank of the other network), then their mean over the
+# tested layers (the last 4 ResNet blocks, the
 # last half of the ViT's). The paper found functional DM the most sensitive on ResNet-18
 # ($\tau$ 0.79) and LCKA among the least (0.57), as Ding et al. had.
 #
 # **Control.** On every tested layer the probe's accuracy must span at least 10 points over the
-# ranks, or there is no functional difference to rank and the claims are inconclusive.
+# representations (its 95% interval, bootstrapped over the test images), or there is no
+# functional difference to rank and the claims are inconclusive.
+#
+# **Noise.** Each $\tau$ carries a 95% interval from a bootstrap over the representations $B$
+# (drawn with replacement within each layer, all measures on the same draw), so "LCKA below DM"
+# needs the interval of the *difference* of the two mean $\tau$s to exclude 0.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
 # networks come from its cache; this page trains one probe and fits one least-squares stitch per
@@ -49,7 +57,7 @@ probe_epochs = None  # Adam epochs of each linear probe
 ranks = None  # ranks per layer, geometrically spaced from full rank to 1 (paper 13-16)
 rn_blocks = None  # ResNet-18: the last k blocks are tested (paper 4)
 vit_fraction = None  # ViT: the last fraction of its blocks is tested (paper 6 of 12)
-sensitivity_networks = None  # networks whose layers are tested (the first k; paper all)
+sensitivity_networks = None  # networks whose low-rank approximations of each tested layer are compared (seeds 0 .. k-1; the authors' code: two)
 
 # %%
 from stitchkit.experiments import balogh
@@ -62,8 +70,8 @@ run = Run("J-T2", scale, cfg)
 # %% [markdown]
 # ## Approximate, probe, compare
 #
-# Per architecture, every tested layer of the first `sensitivity_networks` networks at
-# `ranks` ranks from full to 1.
+# Per architecture, every tested layer of the first `sensitivity_networks` networks (two: the
+# authors' design), each at `ranks` ranks from full to 1, compared with the reference $A$.
 
 # %%
 results = {arch: balogh.sensitivity(cfg, scale, arch) for arch in cfg.archs}
@@ -87,8 +95,8 @@ run.figure("ranks", balogh.plot_sensitivity_all(results, scale))
 # :name: fig-jt2-ranks
 #
 # One row per architecture; per tested layer, against the rank of the approximation (log scale):
-# the probe's accuracy $F$ (left, %), then each dissimilarity to the reference $A$. A sensitive
-# index rises where $F$ falls.
+# the probe's accuracy $F$ (left, %), then each dissimilarity to the reference $A$; solid lines
+# are $A$'s network, dashed the other network. A sensitive index rises where $F$ falls.
 # ```
 
 # %% [markdown]
@@ -104,8 +112,8 @@ run.claims_table()
 # %% [markdown]
 # ## Deviations from the paper
 #
-# - **Scale.** {doc}`J-T1`'s networks: at `demo` the first network of each architecture only
-#   (paper: all ten), ResNet-18 at width 8 (its last blocks have 32 and 64 channels, so 14 ranks
+# - **Scale.** {doc}`J-T1`'s networks: at `demo` the first two networks of each architecture
+#   (the authors' script takes two), ResNet-18 at width 8 (its last blocks have 32 and 64 channels, so 14 ranks
 #   from 64 to 1 instead of 512 to 1) and a ViT of dimension 64 and depth 6 (its last 3 blocks).
 # - **Low-rank approximation.** Principal components (centred) over channels, every spatial
 #   position a row (over token features for the ViT), fitted on the probe's training images.
@@ -113,8 +121,9 @@ run.claims_table()
 # - **The probe** is a linear classifier trained with Adam (lr 0.01) on standardised features
 #   (5,000 training images at `demo`), tested on 1,000 test images; it sees conv maps
 #   average-pooled to at most 4 × 4 and, for ViT tokens, the CLS token beside the mean token.
-# - **DM** fits the stitch from $B$ to $A$ (each at its own rank) on K = 100 training images,
-#   then feeds the network's top the stitched $B$ on the 1,000 test images.
+# - **DM** fits the stitch from $B$ to $A$ (each at its own rank, $B$ of either network) on
+#   K = 100 training images, then feeds the top of $A$'s network the stitched $B$ on the 1,000
+#   test images.
 # - **SVHN and ImageNet** rows are out of reach offline.
 
 # %% [markdown]

@@ -24,7 +24,12 @@
 # ($\tau$ 0.857 on ResNet-18), and PWCCA below LCKA, as Ding et al. did.
 #
 # **Control.** The probe must tell the representations apart: its accuracies must span at least
-# 10 points, or there is no functional difference to rank and the claims are inconclusive.
+# 10 points (its 95% interval, bootstrapped over the test images), or there is no functional
+# difference to rank and the claims are inconclusive.
+#
+# **Noise.** Each $\tau$ carries a 95% interval from a bootstrap over the representations $B$
+# (all measures on the same draw), so "PWCCA below LCKA" needs the interval of the difference
+# of their $\tau$s to exclude 0.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
 # networks and the direct-matching stitches come from its cache; this page trains one linear

@@ -157,7 +157,10 @@ TITLES = dict(CATALOGUE)
 _ORDER = {fid: i for i, (fid, _) in enumerate(CATALOGUE)}
 
 CSV_FIELDS = ("paper", "part", "id", "title", "page", "claim_key", "claim", "criterion", "paper_value", "ours",
-              "verdict", "failed_controls", "n", "scale", "date", "commit", "device", "wall_seconds")
+              "verdict", "failed_controls", "n", "scale", "date", "commit", "device", "wall_seconds",
+              # the numeric record (issue 33): the judged value, its 95% interval, the threshold
+              "value", "low", "high", "threshold", "direction", "tolerance", "unit", "n_test", "reason")
+NO_INTERVAL = "no interval (run before the noise model)"
 
 
 def paper_of(figure_id: str) -> Paper | None:
@@ -343,7 +346,10 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                             "paper_value": c.get("paper", ""), "ours": c.get("ours", ""),
                             "verdict": c.get("verdict", ""),
                             "failed_controls": "; ".join(f"{k.get('text')}: {k.get('value')}" for k in failed),
-                            "n": c.get("n", ""), "scale": c.get("scale") or r.get("scale", "")})
+                            "n": c.get("n", ""), "scale": c.get("scale") or r.get("scale", ""),
+                            **{k: ("" if c.get(k) is None else c.get(k))
+                               for k in ("value", "low", "high", "threshold", "direction", "unit", "n_test",
+                                         "reason", "tolerance")}})
     return out
 
 
@@ -423,17 +429,20 @@ def scorecard_markdown(records: list[dict[str, Any]]) -> str:
         page = _link(r["page"][:-5] if r["page"] else None, r["id"], "")
         paper = escape(PAPER_BY_PART[r["part"]].short if r["part"] in PAPER_BY_PART else r["paper"])
         if r["verdict"] == MISSING:
-            body.append([paper, page, f"*{escape(r['title'])}*", "", "", badge(MISSING), "", ""])
+            body.append([paper, page, f"*{escape(r['title'])}*", "", "", "", badge(MISSING), "", ""])
             continue
         claim = escape(r["claim"]) if r["claim"] else f"*{escape(r['title'])}* (no claim on this page)"
         verdict = badge(r["verdict"])
         if r["failed_controls"]:
             verdict += f" (failed control: {escape(r['failed_controls'])})"
+        elif r.get("reason"):
+            verdict += f" ({escape(r['reason'].split(':')[0])})"
         if r["n"] not in ("", 1, None):
             claim += f" (n = {escape(r['n'])})"
-        body.append([paper, page, claim, escape(r["paper_value"]), escape(r["ours"]), verdict,
+        body.append([paper, page, claim, escape(r["paper_value"]), escape(r["ours"]), judged_text(r), verdict,
                      f"`{r['scale']}`" if r["scale"] else "", r["date"]])
-    table = _table(["paper", "page", "claim", "paper's value", "ours", "verdict", "scale", "date"], body)
+    table = _table(["paper", "page", "claim", "paper's value", "ours", "judged (95% interval) vs threshold",
+                    "verdict", "scale", "date"], body)
     return f"""---
 html_theme.sidebar_secondary.remove: true
 ---
@@ -444,7 +453,10 @@ html_theme.sidebar_secondary.remove: true
 Every claim of the four papers that a page of this book assesses, with the paper's value, ours
 and the verdict, and every figure or table that has no page yet. Verdicts follow from criteria
 written down before each run (see the {{doc}}`glossary`); a verdict holds only at the scale it
-was computed at. The same table is available as {{download}}`CSV <_static/results.csv>` and
+was computed at. Each judged number carries its 95% interval (a paired bootstrap over the test
+images, and over seeds where a page runs several): a claim is reproduced or not only when the
+whole interval lies on one side of its threshold, and inconclusive (within noise) otherwise.
+Pages run before this rule show no interval. The same table is available as {{download}}`CSV <_static/results.csv>` and
 {{download}}`JSON <_static/results.json>`.
 
 ## At a glance
@@ -457,6 +469,22 @@ was computed at. The same table is available as {{download}}`CSV <_static/result
 {table}
 :::
 """
+
+
+_SYMBOLS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+
+
+def judged_text(r: Mapping[str, Any]) -> str:
+    """A claim's judged value, its interval and the threshold it is held against, in one cell:
+    ``1.20 [0.80, 1.60] ≥ 0``; a claim judged before the noise model says it has none."""
+    if r.get("direction") in ("", None):
+        return f"*{NO_INTERVAL}*" if r.get("claim") else ""
+    unit = f" {r['unit']}" if r.get("unit") else ""
+    value = (f"{r['value']:.3g}" if r["low"] == r["high"] == r["value"]
+             else f"{r['value']:.3g} [{r['low']:.3g}, {r['high']:.3g}]")
+    if r["direction"] == "within":
+        return escape(f"{value}{unit}, within ±{r.get('tolerance') or ''} of {r['threshold']:.3g}")
+    return escape(f"{value}{unit} {_SYMBOLS[r['direction']]} {r['threshold']:.3g}")
 
 
 def summary_markdown(records: list[dict[str, Any]]) -> str:

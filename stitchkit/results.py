@@ -219,7 +219,7 @@ def control_passes(record: Mapping[str, Any]) -> bool:
     (rule ``agrees``, the training-length control) the same decided result as the base run."""
     decided = decide(record["low"], record["high"], record["threshold"], record["direction"], record.get("tolerance"))
     if record.get("rule") == "agrees":
-        return record.get("base_holds") is not None and decided == record["base_holds"]
+        return record.get("base_holds") is None or decided == record["base_holds"]
     return decided is True
 
 
@@ -263,12 +263,13 @@ class Claim:
         """Why a verdict is inconclusive: the failed controls, or the interval within noise."""
         if self.scale == "smoke":
             return ""
-        if self.failed_controls:
-            return "control failed: " + "; ".join(c.text for c in self.failed_controls)
+        parts = []
         if self.holds is None:
-            return (f"{WITHIN_NOISE}: the interval [{self.low:.4g}, {self.high:.4g}] contains the threshold "
-                    f"{self.threshold:.4g}" + (f" ± {self.tolerance:.4g}" if self.direction == "within" else ""))
-        return ""
+            parts.append(f"{WITHIN_NOISE}: the interval [{self.low:.4g}, {self.high:.4g}] contains the threshold "
+                         f"{self.threshold:.4g}" + (f" ± {self.tolerance:.4g}" if self.direction == "within" else ""))
+        if self.failed_controls:
+            parts.append("control failed: " + "; ".join(c.text for c in self.failed_controls))
+        return "; ".join(parts)
 
 
 def verdict_of(scale: str, controls_passed: bool, holds: bool | None) -> str:

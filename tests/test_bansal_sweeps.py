@@ -1,26 +1,55 @@
-"""Bansal et al.'s "more is better" and label pages: model recipes and verdict logic on synthetic tables."""
+"""Bansal et al.'s "more is better" and label pages: model recipes and verdict logic on synthetic tables
+(per-image results behind every penalty, judged on paired-bootstrap intervals)."""
 
 import dataclasses
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from stitchkit import zoo
+from stitchkit import noise, zoo
 from stitchkit.experiments import bansal
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.experiments import bansal_table
 from stitchkit.store import config_key
 
 CUTS = ["stem", "block1", "block3", "block5", "block7", "pool"]
+N = 10_000  # test images: one penalty's paired SE is ~0.1-0.2 points
+BASE = np.arange(N) < N // 2  # the top gets the first half right (accuracy 0.5)
 
 
-def _table(penalties: dict[str, list[float]], receiver: str = "top", cka: float = 0.8) -> pd.DataFrame:
-    """A grid table with one row per (sender, cut); penalties in points."""
-    rows = [{"sender": s, "receiver": receiver, "cut": c, "penalty": p / 100, "dm_penalty": p / 100,
-             "cka": 1.0 if s == sweeps.SELF else cka}
-            for s, ps in penalties.items() for c, p in zip(CUTS, ps)]
+def stitched(points: float) -> np.ndarray:
+    """Per-image results of a stitch with penalty ``points`` (nested losses and gains, see test_bansal)."""
+    k = int(round(abs(points) * N / 100))
+    c = BASE.copy()
+    if points >= 0:
+        c[:k] = False
+    else:
+        c[N // 2:N // 2 + k] = True
+    return c
+
+
+def own(accuracy: float) -> np.ndarray:
+    """A network's own per-image results at ``accuracy`` (its right answers a prefix, like the top's)."""
+    return np.arange(N) < int(round(accuracy * N))
+
+
+def _table(penalties: dict[str, list[float]], receiver: str = "top", cka: float = 0.8,
+           own_accuracy: dict[str, float] | None = None) -> pd.DataFrame:
+    """A grid table with one row per (sender, cut); penalties in points; every sender's own accuracy
+    (default: the top's 0.5) behind ``sender_correct``."""
+    own_accuracy = own_accuracy or {}
+    rows = []
+    for s, ps in penalties.items():
+        for c, p in zip(CUTS, ps):
+            x = stitched(p)
+            rows.append({"sender": s, "receiver": receiver, "cut": c, "penalty": 0.5 - x.mean(),
+                         "dm_penalty": 0.5 - x.mean(), "accuracy": x.mean(), "receiver_accuracy": 0.5,
+                         "correct": x, "receiver_correct": BASE, "dm_correct": x,
+                         "sender_correct": BASE if s == sweeps.SELF else own(own_accuracy.get(s, 0.5)),
+                         "cka": 1.0 if s == sweeps.SELF else cka})
     return pd.DataFrame(rows)
 
 
@@ -55,26 +84,57 @@ def test_fewer_samples_keep_the_step_count_and_pages_share_models():
     assert f3b <= {config_key(s) for s in bansal.receiver_snapshots(bansal.PRESETS_F2A["demo"], "demo")}
 
 
+SAMPLES_OWN = {"5k samples": 0.45, "25k samples": 0.52, "50k samples": 0.54}  # the top: 0.5
+
+
+def noisy_own(gap: float, disagree: int) -> np.ndarray:
+    """Own results ``gap`` points above the top's, disagreeing with it on ``disagree`` images."""
+    k = int(round(gap * N / 100))
+    lose, win = (disagree - k) // 2, (disagree + k) // 2
+    c = BASE.copy()
+    c[N // 2 - lose:N // 2] = False
+    c[N // 2:N // 2 + win] = True
+    return c
+
+
 def test_samples_verdicts():
     cfg = sweeps.PRESETS_F2C["demo"]
-    good = _table({sweeps.SELF: [0, 0, 0.1, 0, 0.2, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
-                   "25k samples": [0, -0.5, -2, -3, -2, -1], "50k samples": [0, -1, -3, -4, -3, -2]})
+    pens = {sweeps.SELF: [0, 0, 0.1, 0, 0.2, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
+            "25k samples": [0, -0.5, -2, -3, -2, -1], "50k samples": [0, -1, -3, -4, -3, -2]}
+    good = _table(pens, own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
-    _, claims = sweeps.samples_summary(good, acc, cfg)
+    numbers, claims = sweeps.samples_summary(good, acc, cfg)
     assert _verdicts(claims) == {k: (True, True) for k in ("compatible", "improves", "early_similar",
                                                            "mid_degrades")}
+    assert numbers["improvement"] == pytest.approx(3.0) and numbers["improvement_low"] > 1
+    assert numbers["mid_degradation"] == pytest.approx(10.5) and numbers["mid_premise_gap"] == pytest.approx(9.0)
+    assert all("beyond the top stitched into itself" in c["criterion"].text for c in claims)
+    assert claims[0]["criterion"].value is not None  # the numeric record survives the text change
     # "more is better" needs the bottom with more samples to be the better network: else inconclusive
-    _, claims = sweeps.samples_summary(good, {**acc, "25k samples": 0.69}, cfg)
+    _, claims = sweeps.samples_summary(_table(pens, own_accuracy={**SAMPLES_OWN, "25k samples": 0.49}), acc, cfg)
     improves = next(c for c in claims if c["key"] == "improves")
-    assert _verdicts(claims)["improves"] == (True, False) and improves["controls"][1].value == "69.00% vs 70.00%"
-    weak = good.copy()
-    weak.loc[weak.sender == sweeps.SELF, "penalty"] = 0.02  # control fails: 2 points into itself
-    weak.loc[weak.sender == "25k samples", "penalty"] = 0.001
+    assert _verdicts(claims)["improves"] == (True, False) and improves["controls"][1].value.startswith("-1.00 [")
+    # a premise that holds by less than its uncertainty fails: 0.3 points up, on 3,000 images that differ
+    near = _table(pens, own_accuracy=SAMPLES_OWN)
+    near["sender_correct"] = [noisy_own(0.3, 3000) if s == "25k samples" else c
+                              for s, c in zip(near.sender, near.sender_correct)]
+    numbers, claims = sweeps.samples_summary(near, acc, cfg)
+    assert numbers["improves_premise_gap_low"] < 0 < numbers["improves_premise_gap"]
+    assert _verdicts(claims)["improves"] == (True, False)
+    # mid_degrades' premise: the 50k network must be the better one, shown on its interval
+    close = _table(pens, own_accuracy={**SAMPLES_OWN, "50k samples": 0.44})
+    _, claims = sweeps.samples_summary(close, acc, cfg)
+    assert _verdicts(claims)["mid_degrades"] == (True, False)
+    weak = _table({**pens, sweeps.SELF: [2] * 6, "25k samples": [0.1] * 6}, own_accuracy=SAMPLES_OWN)
     numbers, claims = sweeps.samples_summary(weak, acc, cfg)
     v = _verdicts(claims)
     # penalties count beyond the self-stitch: 0.1 against the self-stitch's 2 is a gain of 1.9, but the
     # failed control (2 points into itself) makes the verdict inconclusive
     assert v["improves"] == (True, False) and numbers["control_max_penalty"] == pytest.approx(2.0)
+    # a self-stitch that gains accuracy by itself fails the two-sided control too
+    _, claims = sweeps.samples_summary(_table({**pens, sweeps.SELF: [0, 0, -3.5, 0, 0, 0]},
+                                              own_accuracy=SAMPLES_OWN), acc, cfg)
+    assert not claims[0]["controls"][0].passed
 
 
 def test_labels_and_epochs_and_width_verdicts():
@@ -86,7 +146,8 @@ def test_labels_and_epochs_and_width_verdicts():
 
     e = sweeps.PRESETS_F3B["demo"]
     epochs = _table({sweeps.SELF: [0] * 6, sweeps._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
-                     sweeps._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]})
+                     sweeps._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]},
+                    own_accuracy={sweeps._epochs_name(0.25): 0.4, sweeps._epochs_name(1.0): 0.7})
     numbers, claims = sweeps.epochs_summary(epochs, {"top": 0.6, sweeps._epochs_name(0.25): 0.5,
                                                      sweeps._epochs_name(1.0): 0.7}, e)
     assert _verdicts(claims) == {"compatible": (True, True), "improves": (True, True), "early_first": (True, True)}
@@ -101,30 +162,39 @@ def test_labels_and_epochs_and_width_verdicts():
             if s != rx:  # wider into thinner gains; thinner into wider loses
                 sign = -1 if w.width_factors[names.index(s)] > w.width_factors[names.index(rx)] else 1
                 pen[s] = [sign * x for x in (0, 1, 2, 3, 3, 2)]
-        parts.append(_table(pen, receiver=rx))
+        parts.append(_table(pen, receiver=rx, own_accuracy={names[-1]: 0.6}))
     acc = {n: 0.6 + 0.05 * i for i, n in enumerate(names)}
-    _, claims = sweeps.widths_summary(pd.concat(parts, ignore_index=True), acc, w)
+    numbers, claims = sweeps.widths_summary(pd.concat(parts, ignore_index=True), acc, w)
     assert _verdicts(claims) == {"wider_improves": (True, True), "not_vice_versa": (True, True)}
+    assert numbers["wide_into_thin_gain"] == pytest.approx(3.0) and numbers["wider_premise_gap"] == pytest.approx(10)
+
+
+def _cka_rows(names, values, noise_sd=0.01):
+    g = np.random.default_rng(3)
+    return pd.DataFrame([{"pair": n, "cut": c, "cka": v, "cka_reps": np.r_[v, v + noise_sd * g.normal(size=noise.RESAMPLES)],
+                          "cka_n": 2000} for n, vals in zip(names, values) for c, v in zip(CUTS, vals)])
 
 
 def test_cka_claims_and_table1_read_results_files(tmp_path):
     cfg = sweeps.PRESETS_F7["demo"]
     names = list(cfg.pairs("demo"))
-    rows = [{"pair": n, "cut": c, "cka": v} for n, vals in zip(names, ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2],
-                                                                         [0.95, 0.8, 0.75, 0.85, 0.9, 0.9],
-                                                                         [0.99, 0.95, 0.9, 0.8, 0.7, 0.8]))
-            for c, v in zip(CUTS, vals)]
-    numbers, claims = sweeps.more_cka_summary(pd.DataFrame(rows), cfg)
+    values = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.75, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
+    numbers, claims = sweeps.more_cka_summary(_cka_rows(names, values), cfg)
     assert {c["key"]: c["criterion"].holds for c in claims} == {"samples_far": True, "width_range": True,
                                                                  "length_similar": True}
-    assert numbers["width_cka_min"] == 0.75
-    # B-T1: cells come from the results files; a missing page says so
+    assert numbers["width_cka_min"] == 0.75 and numbers["width_cka_min_low"] < 0.75
+    # a minimum near its bound is within noise (0.71 against 0.7, a bootstrap sd of 0.02)
+    near = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.71, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
+    _, claims = sweeps.more_cka_summary(_cka_rows(names, near, noise_sd=0.02), cfg)
+    assert {c["key"]: c["criterion"].holds for c in claims}["width_range"] is None
+    # B-T1: cells come from the results files, with their intervals; a missing page says so
     res = {"id": "B-F7", "scale": "demo", "numbers": numbers, "claims": [],
            "provenance": {"date": "2026-11-22T00:00:00", "commit": "abc"}}
     (tmp_path / "B-F7.results.json").write_text(json.dumps(res))
     results = bansal_table.load(bansal_table.TableConfig(results_dir=str(tmp_path)))
     t = bansal_table.table1(results)
-    assert "0.05 (data)" in t.loc["CKA (ours)", "More data / time / width"]
+    cell = t.loc["CKA (ours)", "More data / time / width"]
+    assert "lowest 0.05 [" in cell and "(data)" in cell
     assert "no page yet (B-F2A)" in t.loc["Stitching (ours)", "Different initialisation"]
     assert bansal_table.sources(results).loc["B-F2A", "verdicts"] == "not run yet"
 
@@ -173,15 +243,24 @@ def test_simclr_views_loss_and_verdicts():
 
     cfg = sweeps.PRESETS_F6["demo"]
     rx = ["supervised top (seed 0)", "SimCLR top (seed 1, linear probe)"]
-    t = pd.concat([_table({sweeps.SELF: [0] * 6, sweeps.SIMCLR: [0, 0.5, 1, 2, 2, 2.5],
-                           sweeps.E2E_SEED: [0, 0.5, 1, 1.5, 1, 1]}, receiver=rx[0], cka=0.6),
-                   _table({sweeps.SELF: [0] * 6, "supervised (seed 0)": [0, -1, -2, -3, -3, -4]}, receiver=rx[1])],
-                  ignore_index=True)
-    t.loc[t.sender == sweeps.E2E_SEED, "cka"] = 0.8
+
+    def table(simclr_own):
+        t = pd.concat([_table({sweeps.SELF: [0] * 6, sweeps.SIMCLR: [0, 0.5, 1, 2, 2, 2.5],
+                               sweeps.E2E_SEED: [0, 0.5, 1, 1.5, 1, 1]}, receiver=rx[0], cka=0.6,
+                              own_accuracy={sweeps.SIMCLR: simclr_own}),
+                       _table({sweeps.SELF: [0] * 6, "supervised (seed 0)": [0, -1, -2, -3, -3, -4]}, receiver=rx[1])],
+                      ignore_index=True)
+        t.loc[t.sender == sweeps.E2E_SEED, "cka"] = 0.8
+        g = np.random.default_rng(4)
+        t["cka_reps"] = [np.r_[v, v + 0.01 * g.normal(size=noise.RESAMPLES)] for v in t.cka]
+        t["cka_n"] = 2000
+        return t
+
     acc = {sweeps.E2E_TOP: 0.77, sweeps.SIMCLR: 0.70, sweeps.E2E_SEED: 0.76}
-    _, claims = sweeps.simclr_summary(t, acc, cfg)
+    numbers, claims = sweeps.simclr_summary(table(0.45), acc, cfg)
     assert _verdicts(claims) == {"connected": (True, True), "cka_differs": (True, True)}
-    _, claims = sweeps.simclr_summary(t, {**acc, sweeps.SIMCLR: 0.40}, cfg)  # a weak SimCLR net: inconclusive
+    assert numbers["cka_difference"] == pytest.approx(0.2) and numbers["cka_difference_low"] > 0.05
+    _, claims = sweeps.simclr_summary(table(0.35), acc, cfg)  # a weak SimCLR net (15 points below): inconclusive
     assert not all(k.passed for k in claims[0]["controls"])
 
 
@@ -237,12 +316,13 @@ def test_simclr_length_table_applies_the_probe_control():
     assert list(t["gap (points)"]) == [-15.0, -5.0]
 
 
-def test_sweeps_training_length_control_retrains_the_deciding_stitch(monkeypatch):
+def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_self_stitch(monkeypatch):
     cfg = sweeps.PRESETS_F2C["demo"]
-    # "compatible" fails (25k at block3: 4 points), "improves" fails (best gain 0.5 at block5),
-    # "early_similar" holds (more training cannot turn it), "mid_degrades" is never checked
-    table = _table({sweeps.SELF: [0, 0, 0.5, 0, 0, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
-                    "25k samples": [0, 0.5, 4.5, -0.5, 1, -3], "50k samples": [0, 0.2, 1, 1, 2, 0]})
+    # "compatible" fails (25k at block3: 4 points beyond the self-stitch), "improves" fails (best gain
+    # 0.5 at block5), "early_similar" holds (more training cannot turn it), "mid_degrades" is never checked
+    table = _table({sweeps.SELF: [0, 0, 0.2, 0, 0, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
+                    "25k samples": [0, 0.5, 4.2, -0.5, 1, -3], "50k samples": [0, 0.2, 1, 1, 2, 0]},
+                   own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
     _, claims = sweeps.samples_summary(table, acc, cfg)
     checks = sweeps._deciding(table, claims, cfg)
@@ -252,18 +332,28 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch(monkeypatch
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the deciding stitch, retrained longer
         assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
-        seen.append((senders[0].spec, receivers[0].spec))
-        penalty = {"block3": 0.02, "block5": -0.012}  # 4x: 1.5 beyond self at block3; a gain of 1.2 at block5
-        return pd.DataFrame([{"cut_i": a, "penalty": penalty[a]} for a, _ in pairs])
+        seen.append(([s.spec for s in senders], [s.name for s in senders], receivers[0].spec))
+        # 4x: 2 points at block3 and 0.5 for the self-stitch there (1.5 beyond it); a gain of 1.2 at block5
+        pen = {"25k samples": {"block3": 2.0, "block5": -1.2}, sweeps.SELF: {"block3": 0.5, "block5": 0.0}}
+        rows = []
+        for s in senders:
+            for a, _ in pairs:
+                x = stitched(pen[s.name][a])
+                rows.append({"sender": s.name, "receiver": receivers[0].name, "cut_i": a, "cut_j": a,
+                             "accuracy": x.mean(), "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(),
+                             "dm_penalty": 0.5 - x.mean(), "correct": x, "receiver_correct": BASE, "dm_correct": x})
+        return pd.DataFrame(rows)
 
     monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
     by = {c["key"]: c for c in claims}
     assert not by["compatible"]["controls"][-1].passed and not by["improves"]["controls"][-1].passed
-    assert len(by["early_similar"]["controls"]) == 1 and len(by["mid_degrades"]["controls"]) == 1
+    assert len(by["early_similar"]["controls"]) == 1 and len(by["mid_degrades"]["controls"]) == 2
     top, bottoms = sweeps._samples_models(cfg, "demo")
-    assert seen == [(bottoms["25k samples"], top)] * 2  # the page's own models, not others
+    # the page's own models, and the top's self-stitch retrained beside the deciding stitch
+    assert seen == [([bottoms["25k samples"], top], ["25k samples", sweeps.SELF], top)] * 2
     assert list(out["4x epochs (points)"].round(2)) == [1.5, -1.2]
+    assert list(out["verdict 4x"]) == ["holds", "holds"] and list(out["verdict 1x"]) == ["fails", "fails"]
 
     labels = sweeps.PRESETS_F3A["demo"]
     t = _table({sweeps.SELF: [0] * 6, sweeps.NORMAL: [0] * 6, "objects vs animals": [0, 1, 2, 8, 20, 40],

@@ -69,7 +69,7 @@ def test_vocabularies_match_the_library():
 def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
     bookpages.write_pages(book, toc=book.parent / "_toc.yml")
     rows = claim_table_rows((book / "scorecard.md").read_text())
-    assert all(len(r) == 8 for r in rows), "a cell's text broke the table"
+    assert all(len(r) == 9 for r in rows), "a cell's text broke the table"
     claims = ["Seeds are stitching connected", "A random bottom stitches early", "A random bottom fails late",
               "Stitching forms a triangle", "Random controls stitch poorly"]
     for text in claims:
@@ -81,13 +81,14 @@ def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
     assert len(by_id["B-F2A"]) == 3 and len(by_id["H-F2"]) == 2
     for fid, found in by_id.items():
         if fid not in ("B-F2A", "H-F2"):
-            assert len(found) == 1 and "`not yet reproduced`" in found[0][5], fid
+            assert len(found) == 1 and "`not yet reproduced`" in found[0][6], fid
     # verdicts as badges with their text; a failed control is named; B-F2A links to its page
     assert "{bdg-warning}`inconclusive at this scale` (failed control: receiver into itself: 3.2 points)" in \
-        by_id["B-F2A"][1][5]
+        by_id["B-F2A"][1][6]
     assert by_id["B-F2A"][0][1] == "{doc}`B-F2A <bansal/B-F2A>`"
     assert by_id["H-F2"][0][1] == "H-F2"  # results but no page yet: no link
-    assert "{bdg-secondary}`not assessed at smoke scale`" in by_id["H-F2"][0][5]
+    assert "{bdg-secondary}`not assessed at smoke scale`" in by_id["H-F2"][0][6]
+    assert "no interval" in by_id["B-F2A"][0][5]  # a claim judged before the noise model says so
 
 
 def test_counts_csv_and_json_agree_with_the_claims(book):

@@ -8,15 +8,65 @@ from stitchkit import zoo
 from stitchkit.experiments import hernandez
 
 
-def _grid(sender, receiver, kind, n_i, n_j, low, up, rx_acc=0.8):
+N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
+
+
+def _images(rel: float, rx_acc: float = 0.8, n: int = N_TEST, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Per-image results of a receiver (the first rx_acc * n images right) and of a stitch that
+    gets ``rel`` of those right (and none of the others), rotated by ``shift`` images so that
+    cells do not all fail on the same images."""
+    rx = np.zeros(n, bool)
+    rx[: round(rx_acc * n)] = True
+    right = np.flatnonzero(rx)
+    st = np.zeros(n, bool)
+    st[np.roll(right, shift)[: round(rel * len(right))]] = True
+    return st, rx
+
+
+def _grid(sender, receiver, kind, n_i, n_j, low, up, rx_acc=0.8, layers_i=None, layers_j=None):
+    """A synthetic grid with per-image results: relative accuracy ``low`` at j <= i, ``up`` above."""
     rows = []
-    for i in range(n_i):
-        for j in range(n_j):
+    layers_i, layers_j = layers_i or list(range(n_i)), layers_j or list(range(n_j))
+    for i in layers_i:
+        for j in layers_j:
             rel = low if j <= i else up
-            acc = rel * rx_acc
-            rows.append({"sender": sender, "receiver": receiver, "kind": kind, "i": i, "j": j, "accuracy": acc,
-                         "receiver_accuracy": rx_acc, "penalty": rx_acc - acc, "relative": rel})
+            st, rx = _images(rel, rx_acc, shift=7 * i + 3 * j)
+            acc, racc = st.mean(), rx.mean()
+            rows.append({"sender": sender, "receiver": receiver, "kind": kind, "i": i, "j": j,
+                         "cut_i": f"c{i}", "cut_j": f"c{j}", "accuracy": acc, "receiver_accuracy": racc,
+                         "penalty": racc - acc, "relative": acc / racc, "correct": st, "receiver_correct": rx,
+                         "dm_correct": st, "dm_accuracy": acc})
     return pd.DataFrame(rows)
+
+
+def _exact_self(table, sender="A"):
+    """The self pair's diagonal scores exactly its receiver (per image too)."""
+    t = table.copy()
+    at = np.flatnonzero(((t.sender == sender) & (t.receiver == sender) & (t.i == t.j)).to_numpy())
+    correct = list(t.correct)
+    for n in at:
+        correct[n] = t.receiver_correct.iloc[n].copy()
+    t["correct"] = correct
+    t.loc[at, "accuracy"] = t.loc[at, "receiver_accuracy"]
+    return t.assign(penalty=t.receiver_accuracy - t.accuracy, relative=t.accuracy / t.receiver_accuracy)
+
+
+def _set_cells(table, where, rel):
+    """Cells where ``where`` holds get relative accuracy ``rel`` (per-image results too)."""
+    t = table.copy()
+    correct = list(t.correct)
+    for n in np.flatnonzero(np.asarray(where)):
+        st, _ = _images(rel, shift=n)
+        correct[n] = st
+        t.loc[n, "accuracy"] = st.mean()
+    t["correct"] = correct
+    return t.assign(penalty=t.receiver_accuracy - t.accuracy, relative=t.accuracy / t.receiver_accuracy)
+
+
+def _verdicts(claims):
+    from stitchkit.results import verdict_of
+
+    return {c["key"]: verdict_of("demo", all(k.passed for k in c["controls"]), c["criterion"].holds) for c in claims}
 
 
 def test_recipe_and_architectures():
@@ -46,14 +96,14 @@ def test_recipe_and_architectures():
     every2 = replace(cfg, cut_every=2)
     assert every2.cuts(zoo.hernandez_resnet("smoke", "resnet34")) == ["stem", *[f"block{k}" for k in range(2, 17, 2)]]
     assert every2.cuts(zoo.hernandez_resnet("smoke", "r1112")) == ["stem", "block2", "block4", "block5"]
-    # stage cuts: the stem and each stage's last block, numbered by stage (so different depths line up)
+    # stage cuts: the stem and each stage's last block, keeping their block numbers (the paper's indexing)
     stages = replace(cfg, cut_at="stages")
     assert stages.layers(zoo.hernandez_resnet("smoke", "resnet34")) == {
-        "stem": 0, "block3": 1, "block7": 2, "block13": 3, "block16": 4}
+        "stem": 0, "block3": 3, "block7": 7, "block13": 13, "block16": 16}
     assert stages.layers(zoo.hernandez_resnet("smoke", "r1211")) == {
-        "stem": 0, "block1": 1, "block3": 2, "block4": 3, "block5": 4}
+        "stem": 0, "block1": 1, "block3": 3, "block4": 4, "block5": 5}
     assert every2.layers(zoo.hernandez_resnet("smoke", "r1112"))["block5"] == 5  # blocks keep their numbers
-    assert (stages.layer_name, cfg.layer_name) == ("stage", "block")
+    assert (stages.layer_name, cfg.layer_name) == ("block", "block")
     with pytest.raises(ValueError, match="cut_every=2"):
         replace(stages, cut_every=2).check()
     assert hernandez.PRESETS_F6["demo"].cut_at == "blocks"  # H-F6 stitches blocks 1-5 whatever H-F2 does
@@ -61,66 +111,135 @@ def test_recipe_and_architectures():
         ("r1111", "r2222"), ("r2222", "r1111"), ("r2222", "r2222")]
 
 
-def test_triangle_numbers_and_verdicts():
-    trained = pd.concat([_grid("A", "A", "trained", 5, 5, 0.99, 0.2), _grid("A", "B", "trained", 5, 9, 0.95, 0.3)])
-    # the self pair's diagonal is exact
-    trained.loc[(trained.sender == "A") & (trained.receiver == "A") & (trained.i == trained.j), "penalty"] = 0.0
-    control = _grid("A (untrained)", "A", "random sender", 5, 5, 0.2, 0.15)
-    table = pd.concat([trained, control], ignore_index=True)
+def _table():
+    """A → A (exact on its diagonal), A → B, and the untrained A's control, all clearly on the claims' side."""
+    trained = pd.concat([_exact_self(_grid("A", "A", "trained", 5, 5, 0.99, 0.2)),
+                         _grid("A", "B", "trained", 5, 9, 0.95, 0.3)], ignore_index=True)
+    control = _grid("A (untrained)", "A", "random sender", 5, 5, 0.4, 0.35)
+    return pd.concat([trained, control], ignore_index=True)
+
+
+def _longer(table, cells: dict) -> pd.DataFrame:
+    """A training-length sample as :func:`hernandez.longer_sample` returns it: ``cells`` maps
+    (sender, receiver, i, j) to the relative accuracy of the longer stitch."""
+    rows, correct = [], {}
+    for n, ((s, r, i, j), rel) in enumerate(cells.items()):
+        grid = table[(table.sender == s) & (table.receiver == r) & (table.i == i) & (table.j == j)].iloc[0]
+        st, _ = _images(rel, shift=11 * n)
+        correct[(s, r, i, j)] = st
+        rows.append({"sender": s, "receiver": r, "i": i, "j": j, "grid (%)": 100 * grid.accuracy,
+                     "4x epochs (%)": 100 * st.mean(), "gain": 100 * (st.mean() - grid.accuracy)})
+    out = pd.DataFrame(rows)
+    out.attrs["correct"] = correct
+    return out
+
+
+def test_triangle_claims_are_judged_on_bootstrap_intervals():
+    table = _table()
     tri = hernandez.triangle(table)
     ab = tri[(tri.sender == "A") & (tri.receiver == "B")].iloc[0]
     assert ab.lower == pytest.approx(0.95) and ab.upper == pytest.approx(0.3)
     numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
-    verdicts = {c["key"]: (c["criterion"].holds, all(k.passed for k in c["controls"])) for c in claims}
-    assert verdicts == {"lower_high": (True, True), "upper_low": (True, True), "random_low": (True, True)}
+    assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced", "random_low": "reproduced"}
+    # each judged number is a bootstrapped statistic: the minimum over pairs, with a real interval
+    lower = claims[0]["criterion"]
+    assert lower.value == pytest.approx(numbers["lower_min"]) == pytest.approx(0.95)
+    assert lower.low < 0.95 < lower.high and lower.high - lower.low < 0.05 and lower.n_test == N_TEST
+    assert "paired bootstrap" in lower.interval
+    # the exact self-stitch has no noise at all: its control's interval is [0, 0]
+    assert [numbers[f"control_max_penalty{e}"] for e in ("", "_low", "_high")] == [0, 0, 0]
+    assert all(k.passed for c in claims for k in c["controls"])
+
+
+def test_a_lower_triangle_at_its_threshold_is_within_noise():
+    table = _table()
+    near = _set_cells(table, (table.sender == "A") & (table.receiver == "B") & (table.j <= table.i), 0.9)
+    _, claims = hernandez.grid_summary(near, {"A": 0.8})
+    lower = claims[0]["criterion"]
+    assert lower.low < hernandez.LOWER_MIN < lower.high and lower.holds is None
+    assert _verdicts(claims)["lower_high"] == "inconclusive at this scale"
+
+
+def test_the_power_and_the_two_sided_self_stitch_controls():
+    table = _table()
     # a stitch that does the task from random features fails the power control: inconclusive
-    strong = table.copy()
-    strong.loc[strong.kind == "random sender", "relative"] = 0.9
+    strong = _set_cells(table, table.kind == "random sender", 0.9)
     _, claims = hernandez.grid_summary(strong, {"A": 0.8})
-    assert not all(k.passed for k in claims[0]["controls"]) and not claims[2]["criterion"].holds
-    # stitches that were still improving (longer ones gain > 2 points) make every claim inconclusive
-    sample = pd.DataFrame({"i": [0, 4, 4], "j": [4, 0, 4], "gain": [0.5, 1.0, 1.5]})
-    numbers, claims = hernandez.grid_summary(table, {"A": 0.8}, sample)
-    assert numbers["longer_gain_mean"] == pytest.approx(1.0) and numbers["longer_gain_max"] == pytest.approx(1.5)
-    assert all(all(k.passed for k in c["controls"]) for c in claims)
-    # under-trained stitches are less accurate: the control decides the claims that more training
-    # could turn (accuracies claimed low that are low), not one claimed high that is already high
-    _, claims = hernandez.grid_summary(table, {"A": 0.8}, sample.assign(gain=[1.0, 4.0, 2.0]))
-    by_key = {c["key"]: c for c in claims}
-    for key in ("upper_low", "random_low"):
-        assert not by_key[key]["controls"][-1].passed and "+2.33" in by_key[key]["controls"][-1].value
-    assert by_key["lower_high"]["criterion"].holds and all(k.passed for k in by_key["lower_high"]["controls"])
-    # ... and a lower triangle that is not high could be under-trained, an upper one not low could not
-    weak = table.assign(relative=np.where(table.kind != "trained", table.relative,
-                                          np.where(table.j <= table.i, 0.6, 0.8)))
-    _, claims = hernandez.grid_summary(weak, {"A": 0.8}, sample.assign(gain=[1.0, 4.0, 2.0]))
-    by_key = {c["key"]: c for c in claims}
-    assert not by_key["lower_high"]["criterion"].holds and not by_key["lower_high"]["controls"][-1].passed
-    assert not by_key["upper_low"]["criterion"].holds and all(k.passed for k in by_key["upper_low"]["controls"])
+    assert _verdicts(claims) == {"lower_high": "inconclusive at this scale", "upper_low": "inconclusive at this scale",
+                                 "random_low": "not reproduced"}
+    # a self-stitch that adds 3 points by itself fails the control as surely as one that loses them
+    gains = table.copy()
+    diag = np.flatnonzero(((gains.sender == "A") & (gains.receiver == "A") & (gains.i == gains.j)).to_numpy())
+    correct = list(gains.correct)
+    for n in diag:
+        c = gains.receiver_correct.iloc[n].copy()
+        c[np.flatnonzero(~c)[:30]] = True  # 30 of 1,000 images the receiver gets wrong
+        correct[n] = c
+        gains.loc[n, "accuracy"] = c.mean()
+    gains["correct"] = correct
+    gains = gains.assign(penalty=gains.receiver_accuracy - gains.accuracy)
+    numbers, claims = hernandez.grid_summary(gains, {"A": 0.8})
+    assert numbers["control_max_penalty"] == pytest.approx(-3.0)
+    assert set(_verdicts(claims).values()) == {"inconclusive at this scale"}
+    assert "both ways" in claims[0]["controls"][0].text and not claims[0]["controls"][0].passed
+    # no network stitched into itself: nothing vouches for the recipe
+    _, claims = hernandez.grid_summary(table[~((table.sender == "A") & (table.receiver == "A"))], {"A": 0.8})
+    assert "none was stitched" in claims[0]["controls"][0].text and not claims[0]["controls"][0].passed
 
 
-def test_similarity_and_mse_verdicts():
-    table = _grid("A", "B", "trained", 5, 5, 0.95, 0.3).assign(dm_accuracy=lambda t: 0.2 * t.receiver_accuracy)
-    self_diag = _grid("A", "A", "trained", 5, 5, 1.0, 0.3).assign(dm_accuracy=lambda t: t.accuracy)
-    self_diag["penalty"] = 0.0
-    numbers, claims = hernandez.similarity_summary(pd.concat([table, self_diag], ignore_index=True))
-    assert numbers["similarity_below_max"] == pytest.approx(1.0)  # A into A: exact least squares everywhere here
-    assert not claims[0]["criterion"].holds
-    numbers, claims = hernandez.similarity_summary(table.assign(penalty=0.0))
-    assert numbers["similarity_below_max"] == pytest.approx(0.2) and claims[0]["criterion"].holds
-    per = pd.DataFrame({"sender": ["A"] * 4 + ["B"], "receiver": ["B"] * 5, "i": [0, 1, 2, 3, 1], "j": [0, 1, 2, 3, 1],
-                        "EV": [1.0, 2.0, 3.0, 1e-3, 0.5], "ES": [0.1, 0.5, 0.01, 1e-2, 0.0], "SV": [1.0] * 5})
-    stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
-                          for k in ("EV", "ES", "SV")})
-    grid = pd.concat([table, self_diag], ignore_index=True).assign(penalty=0.0)
-    numbers, claims = hernandez.mse_summary(per, stats, grid, "test")
-    # B into itself at i = j (exact least squares) is left out of both claims
-    assert numbers["closer_fraction"] == 0.75 and numbers["median_ratio"] == pytest.approx((4 + 10) / 2)
-    assert [c["criterion"].holds for c in claims] == [True, True]
-    assert all(k.passed for k in claims[0]["controls"])
-    # a task-trained stitch that never left the least-squares one: inconclusive
-    _, claims = hernandez.mse_summary(per.assign(SV=1e-6), stats, grid, "test")
-    assert not all(k.passed for k in claims[0]["controls"])
+def test_training_length_control_rejudges_each_claim_like_for_like():
+    table = _table()
+    outside = [("A (untrained)", "A", i, j) for i in (0, 2, 4) for j in (0, 2, 4) if i > 1 or j > 1]
+    cells = {("A", "B", 4, 0): 0.97, ("A", "B", 0, 8): 0.35, **{c: 0.95 for c in outside}}
+    longer = _longer(table, cells)
+    swapped = hernandez.with_longer(table, longer)
+    # like for like: exactly the retrained cells change, accuracy and per-image results together
+    changed = np.flatnonzero((swapped.accuracy != table.accuracy).to_numpy())
+    assert len(changed) == len(cells)
+    for n in changed:
+        key = tuple(swapped.loc[n, ["sender", "receiver", "i", "j"]])
+        assert swapped.correct.iloc[n] is longer.attrs["correct"][key]
+        assert swapped.accuracy.iloc[n] == pytest.approx(swapped.correct.iloc[n].mean())
+    numbers, claims = hernandez.grid_summary(table, {"A": 0.8}, longer)
+    by_key = {c["key"]: c for c in claims}
+    # the untrained sender's cells, retrained 4x, rise above 0.5 on average: random_low would turn
+    length = by_key["random_low"]["controls"][-1]
+    assert "like for like" in length.text and not length.passed
+    assert numbers["random_sender_outside_max_longer"] > hernandez.RANDOM_MAX
+    # the trained cells keep both triangle claims where they were
+    for key in ("lower_high", "upper_low"):
+        assert by_key[key]["controls"][-1].passed, key
+    assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced",
+                                 "random_low": "inconclusive at this scale"}
+    assert numbers["longer_cells"] == len(cells)
+    with pytest.raises(ValueError, match="not in the grid"):
+        hernandez.with_longer(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
+
+
+def test_a_table_without_per_image_results_is_judged_on_its_point_values():
+    table = _table().drop(columns=["correct", "receiver_correct", "dm_correct"])
+    numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
+    lower = claims[0]["criterion"]
+    assert lower.low == lower.high == lower.value == pytest.approx(0.95) and "no per-image" in lower.interval
+    assert _verdicts(claims)["lower_high"] == "reproduced"
+
+
+def test_stage_cuts_keep_the_papers_block_indexing():
+    """Review finding 7: at stage cuts R1111's block 2 into R2222's block 4 lies above the
+    diagonal (j = 4 > i = 2), as in the paper's block-indexed grid, not on it (stage 2 = stage 2)."""
+    from dataclasses import replace
+
+    stages = replace(hernandez.PRESETS_F2["smoke"], cut_at="stages")
+    si = stages.layers(zoo.hernandez_resnet("smoke", "r1111"))
+    rj = stages.layers(zoo.hernandez_resnet("smoke", "r2222"))
+    assert list(si.values()) == [0, 1, 2, 3, 4] and list(rj.values()) == [0, 2, 4, 6, 8]
+    assert rj["block4"] > si["block2"]
+    # the triangle sorts each cell by those numbers: R1111 -> R2222 has 9 of its 25 cells at j <= i
+    table = _grid("R1111", "R2222", "trained", 0, 0, 0.95, 0.3, layers_i=list(si.values()),
+                  layers_j=list(rj.values()))
+    assert int((table.j <= table.i).sum()) == 9
+    row = hernandez.triangle(table).iloc[0]
+    assert row.lower == pytest.approx(0.95) and row.upper == pytest.approx(0.3)
 
 
 def test_paper_stitch_schedule_is_the_authors_effective_one():
@@ -160,11 +279,95 @@ def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
     assert hernandez.spot_claims(ok, meta).verdict.tolist() == ["reproduced", "reproduced"]
 
 
+def test_similarity_verdict_has_an_interval():
+    table = _grid("A", "B", "trained", 5, 5, 0.95, 0.3)
+    low = _set_cells(table, np.ones(len(table), bool), 0.2)  # the least-squares stitch: 0.2 of the receiver
+    table = table.assign(dm_correct=list(low.correct), dm_accuracy=low.accuracy)
+    self_diag = _exact_self(_grid("A", "A", "trained", 5, 5, 1.0, 0.3))
+    self_diag = self_diag.assign(dm_correct=list(self_diag.correct), dm_accuracy=self_diag.accuracy)
+    numbers, claims = hernandez.similarity_summary(pd.concat([table, self_diag], ignore_index=True))
+    assert numbers["similarity_below_max"] == pytest.approx(1.0)  # A into A: exact least squares everywhere here
+    assert claims[0]["criterion"].holds is False
+    numbers, claims = hernandez.similarity_summary(table)
+    c = claims[0]["criterion"]
+    assert numbers["similarity_below_max"] == pytest.approx(0.2) and c.holds and c.low < 0.2 < c.high
+    assert "paired bootstrap" in c.interval
+
+
+def _per(ev, es, sv, n=400, seed=0):
+    """Per-stitch means and per-image values (attrs) around the given means: a stitch's per-image
+    MSE is its mean times a shared per-image factor (mean 1) plus a little noise."""
+    rng = np.random.default_rng(seed)
+    k = len(ev)
+    per = pd.DataFrame({"sender": ["A"] * (k - 1) + ["B"], "receiver": ["B"] * k, "i": list(range(k - 1)) + [1],
+                        "j": list(range(k - 1)) + [1]})
+    images = {}
+    for name, means in (("EV", ev), ("ES", es), ("SV", sv)):
+        x = np.asarray(means, float)[:, None] * rng.gamma(20, 1 / 20, size=(k, n))
+        images[name] = x
+        per[name] = x.mean(1)
+    per.attrs["per_image"] = images
+    return per
+
+
+def test_mse_claims_closer_can_fail_and_carry_intervals():
+    stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
+                          for k in ("EV", "ES", "SV")})
+    grid = _exact_self(_grid("B", "B", "trained", 3, 3, 1.0, 0.3))
+    # ES the smallest of the three in 3 of the 4 judged stitches (B into B at i = j is left out)
+    per = _per(ev=[1.0, 2.0, 3.0, 1e-3, 0.5], es=[0.1, 0.5, 0.01, 1e-2, 1e-30], sv=[0.9, 1.5, 3.0, 0.5, 0.5])
+    numbers, claims = hernandez.mse_summary(per, stats, grid, "test")
+    assert numbers["closer_fraction"] == 0.75 and numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
+    assert [c["criterion"].holds for c in claims] == [True, True]
+    assert claims[1]["criterion"].low < claims[1]["criterion"].value < claims[1]["criterion"].high
+    assert all(k.passed for k in claims[0]["controls"])
+    # V close to the least-squares S: ES < EV everywhere (S is the optimum), but ES above SV, so
+    # EV < 2 ES: the prediction that ES is the smallest fails (it could not with ES < EV alone)
+    near = _per(ev=[1.2, 2.4, 3.3, 1.1, 0.5], es=[1.0, 2.0, 3.0, 1.0, 1e-30], sv=[0.2, 0.4, 0.3, 0.1, 0.5])
+    numbers, claims = hernandez.mse_summary(near, stats, grid, "test")
+    assert numbers["es_below_ev_fraction"] == 1.0 and numbers["closer_fraction"] == 0.0
+    assert claims[0]["criterion"].holds is False and claims[1]["criterion"].holds is True
+    # a task-trained stitch that never left the least-squares one: the control fails, inconclusive
+    still = near.assign(SV=1e-6)
+    still.attrs = {}  # judged on its point values, as a spot check's summary
+    _, claims = hernandez.mse_summary(still, stats, grid, "test")
+    assert not all(k.passed for k in claims[0]["controls"])
+    # only exact self-stitches (one network's diagonal, as at smoke): nothing to judge, a failed control says so
+    _, claims = hernandez.mse_summary(per.iloc[[4]], stats, grid, "test")
+    assert claims[0]["criterion"].holds is None and not claims[0]["controls"][-1].passed
+
+
 def test_images_verdict_and_its_training_length_control():
     table = pd.DataFrame({"i": [0, 1, 2], "accuracy": [0.5, 0.45, 0.4], "receiver_accuracy": [0.6] * 3})
-    corr = {0: 0.8, 1: 0.6, 2: 0.4}
+    rng = np.random.default_rng(0)
+    per_image = {k: np.clip(m + 0.2 * rng.standard_normal(500), -1, 1) for k, m in ((0, 0.8), (1, 0.6), (2, 0.4))}
+    corr = hernandez.LayerScores({k: float(v.mean()) for k, v in per_image.items()}, per_image)
     numbers, claims = hernandez.images_summary(table, corr)
-    assert numbers["granularity_rho"] == pytest.approx(-1.0) and claims[0]["criterion"].holds
-    assert claims[0]["controls"] == []
-    _, claims = hernandez.images_summary(table, corr, pd.DataFrame({"i": [0, 1, 2], "gain": [0.0, 1.0, 8.0]}))
-    assert not claims[0]["controls"][0].passed  # mean gain 3 points > 2: the stitches were still improving
+    c = claims[0]["criterion"]
+    assert numbers["granularity_rho"] == pytest.approx(-1.0) and c.holds and c.high == pytest.approx(-1.0)
+    assert "bootstrap" in c.interval and claims[0]["controls"] == []
+    # layers whose images barely differ: the ranks swap from resample to resample, within noise
+    flat = {k: np.clip(0.5 + 0.01 * k + 0.3 * rng.standard_normal(500), -1, 1) for k in range(3)}
+    _, claims = hernandez.images_summary(table, hernandez.LayerScores({k: float(v.mean()) for k, v in flat.items()},
+                                                                      flat))
+    assert claims[0]["criterion"].holds is None
+    # with every stitch trained 4x longer the images no longer lose detail with depth: the control fails
+    longer = pd.DataFrame({"i": [0, 1, 2], "gain": [0.0, 1.0, 8.0], "correlation (4x)": [0.4, 0.6, 0.8]})
+    numbers, claims = hernandez.images_summary(table, corr, longer)
+    assert not claims[0]["controls"][0].passed and numbers["granularity_rho_longer"] == pytest.approx(1.0)
+    _, claims = hernandez.images_summary(table, corr, longer.assign(**{"correlation (4x)": [0.7, 0.5, 0.3]}))
+    assert claims[0]["controls"][0].passed
+    with pytest.raises(ValueError, match="2 layers"):
+        hernandez.images_summary(table.iloc[:2], {0: 0.8, 1: 0.6})
+
+
+
+def test_stitches_cached_without_per_image_results_are_an_error_not_a_narrower_interval():
+    table = _table()
+    table["correct"] = [None] * len(table)  # entries stored before per-image results were kept
+    with pytest.raises(ValueError, match="clear their cache entries"):
+        hernandez.grid_summary(table, {"A": 0.8})
+    longer = _longer(_table(), {("A", "B", 4, 0): 0.97})
+    longer.attrs = {}
+    with pytest.raises(ValueError, match="keeps no per-image results"):
+        hernandez.with_longer(_table(), longer)

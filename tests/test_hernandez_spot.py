@@ -22,8 +22,8 @@ def _tables():
 def test_t1_spot_claims_follow_the_page_criteria(tmp_path):
     table, per, meta = _tables()
     judged = hernandez.t1_spot_claims(table, per, meta)
-    assert list(judged.verdict) == ["reproduced", "reproduced"]  # ES < EV everywhere, ratio 2
-    failing = table.assign(penalty=lambda d: d.penalty.where(d.sender != d.receiver, 0.2))
+    assert list(judged.verdict) == ["reproduced", "reproduced"]  # ES below EV and SV everywhere, ratio 2
+    failing = table.assign(accuracy=lambda d: d.accuracy.where(d.sender != d.receiver, 0.7))  # 20 points below
     assert set(hernandez.t1_spot_claims(failing, per, meta).verdict) == {"inconclusive at this scale"}
 
 

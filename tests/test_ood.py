@@ -70,3 +70,58 @@ def test_finetune_passes_inliers_and_outliers_through_batchnorm_together():
     from stitchkit.store import canonical, config_key
     assert canonical(r)["joint_batch"] is True
     assert config_key(r) != config_key(dataclasses.replace(r, joint_batch=False))
+
+
+def test_near_outliers_are_made_offline_and_paired_with_their_images():
+    from stitchkit import data as data_mod
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (12, 3, 32, 32), generator=g, dtype=torch.uint8)
+    y = torch.arange(12) % 3
+    shuffled = ood.corrupt(x, "patch_shuffle")  # the same pixels, patches moved
+    assert torch.equal(shuffled.flatten(1).sort(1).values, x.flatten(1).sort(1).values) and not torch.equal(shuffled, x)
+    noisy = ood.corrupt(x, "gaussian_noise", severity=5)
+    assert 0 < (noisy.float() - x.float()).abs().mean() < 0.2 * 255
+    blurred = ood.corrupt(x, "gaussian_blur", severity=1)
+    assert blurred.float().std() < x.float().std()  # blur removes variance
+    mixed = ood.corrupt(x, "class_mix", labels=y)
+    assert mixed.shape == x.shape and mixed.dtype == torch.uint8
+    assert torch.equal(ood.corrupt(x, "smooth_noise", seed=3), ood.corrupt(x, "smooth_noise", seed=3))
+    with pytest.raises(ValueError, match="labels"):
+        ood.corrupt(x, "class_mix")
+    with pytest.raises(ValueError, match="severity"):
+        ood.corrupt(x, "gaussian_noise", severity=6)
+    split = data_mod.Split(x, y, tuple("abc"))
+    near = ood.near_outliers(split, ("gaussian_noise", "gaussian_blur"), 4)
+    # image k is image k corrupted: even ones noisy, odd ones blurred
+    assert torch.equal(near.images[0::2], ood.corrupt(x[0::2], "gaussian_noise", severity=4, seed=0))
+    assert torch.equal(near.images[1::2], ood.corrupt(x[1::2], "gaussian_blur", severity=4, seed=1))
+    assert torch.equal(near.labels, y)
+
+
+def test_auroc_replicates_score_each_bootstrap_resample():
+    from stitchkit import noise
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=200), rng.normal(0.7, 1.0, size=200)
+    rs = noise.Resampler(200, "t", resamples=50)
+    reps = ood.auroc_replicates(a, b, rs.counts)  # paired: one resample for both sides
+    assert reps.shape == (51,) and reps[0] == pytest.approx(ood.auroc(a, b))
+    c = rs.counts[7].astype(int)
+    assert reps[8] == pytest.approx(ood.auroc(np.repeat(a, c), np.repeat(b, c)))
+    other = noise.Resampler(150, "u", resamples=50)
+    two = ood.auroc_replicates(a, b[:150], rs.counts, other.counts)  # independent samples
+    c2 = other.counts[3].astype(int)
+    assert two[4] == pytest.approx(ood.auroc(np.repeat(a, rs.counts[3].astype(int)), np.repeat(b[:150], c2)))
+    with pytest.raises(ValueError, match="paired"):
+        ood.auroc_replicates(a, b[:150], rs.counts)
+
+
+def test_the_outlier_exposure_set_is_a_key_of_the_detector():
+    from stitchkit.store import config_key
+
+    r = ood.DetectorRecipe()
+    assert r.exposure == "mnist"  # the default keeps the keys of detectors trained before the field
+    assert config_key(r) != config_key(dataclasses.replace(r, exposure="cifar_generated"))
+    with pytest.raises(ValueError, match="outlier exposure"):
+        ood.outlier_exposure(dataclasses.replace(r, exposure="imagenet"))

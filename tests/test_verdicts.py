@@ -113,6 +113,9 @@ def test_the_training_length_control_passes_only_when_the_longer_run_agrees():
     assert controls.training_length(base, at_most(noise.Estimate(1.8, 1.4, 2.2), 1.0, "penalty"), 4).passed
     assert not controls.training_length(base, at_most(noise.Estimate(0.5, 0.2, 0.8), 1.0, "penalty"), 4).passed
     assert not controls.training_length(base, at_most(noise.Estimate(1.0, 0.6, 1.4), 1.0, "penalty"), 4).passed
+    # a claim within noise at 1x has no verdict to confirm: it is inconclusive by itself, not by the control
+    undecided = at_most(noise.Estimate(1.0, 0.5, 1.5), 1.0, "penalty")
+    assert controls.training_length(undecided, at_most(noise.Estimate(0.5, 0.2, 0.8), 1.0, "penalty"), 4).passed
 
 
 def test_a_claim_records_its_numbers_and_its_verdict_follows_from_them(tmp_path):

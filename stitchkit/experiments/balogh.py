@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .. import controls, noise
 from .. import data as data_mod
 from .. import similarity as sim
 from .. import zoo
@@ -37,7 +38,8 @@ from ..datasets import DataSpec, test_split, train_split
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..hardware import as_device
 from ..progress import progress_bar
-from ..results import Control, Criterion, at_least, at_most
+from ..noise import Estimate
+from ..results import Control, at_least, at_most, more_than
 from ..scales import check_scale, figure_config, param
 from ..store import Store
 from ..train import TrainConfig
@@ -70,7 +72,7 @@ OTHERS_INTRA_MIN = 100.0  # the other measures identify every layer within its n
 INTER_MARGIN = 10.0  # "performs very poorly between networks": LCKA and DM (struct.) ahead of TLM by this (points)
 CCA_MARGIN = 30.0  # ResNet: LCKA ahead of both PWCCA and OPD between networks by this (points)
 VIT_STRUGGLE_MAX = 50.0  # ViT: "all methods struggle": the best measure's inter-network % at most this
-SELF_TLM_MAX = 1.0  # control: a network's layer stitched into itself by TLM keeps its accuracy (penalty, points)
+SELF_TLM_MAX = 1.0  # control: a layer stitched into itself by TLM keeps its accuracy: |penalty| ≤ this, both ways (points)
 TLM_MOVED_MIN = 1.0  # control: TLM trained enough to matter: mean gain over its DM start off the diagonal (points)
 TAU_HIGH_MIN = 0.5  # J-T3: DM (func.)'s Kendall tau at least this
 TAU_NEAR_BEST = 0.1  # J-T3: DM (func.)'s tau within this of the best measure's
@@ -246,18 +248,71 @@ def identification_table(result: dict, *, same_cases_as_tlm: bool = False) -> pd
     return pd.DataFrame(rows).set_index("measure")
 
 
+def _reps(table: pd.DataFrame, col: str, name: str = "test") -> np.ndarray:
+    """(R+1, rows): the accuracy behind the per-image column ``col`` ("correct",
+    "receiver_correct", "dm_correct") of every row of a grid table, on the full test set (row 0)
+    and on each of its shared bootstrap resamples (:mod:`stitchkit.noise`; the name "test" is the
+    one :func:`stitchkit.noise.bootstrap_table` uses, so every quantity on the grid's test images
+    shares one resample)."""
+    arrays = list(table[col]) if col in table else []
+    if any(a is None for a in arrays):
+        raise ValueError(f"column {col!r} lacks per-image results in some rows: the stitches were made before "
+                         "per-image results were kept; clear their cache entries and re-run")
+    if not arrays:
+        return np.zeros((noise.RESAMPLES + 1, 0))
+    rs = noise.resampler(len(arrays[0]), name)
+    out = np.empty((rs.resamples + 1, len(arrays)))
+    for s in range(0, len(arrays), 256):  # bounded memory at paper scale (thousands of rows x 10k images)
+        out[:, s:s + 256] = rs.means(np.stack([np.asarray(a, dtype=np.float64) for a in arrays[s:s + 256]], axis=1))
+    return out
+
+
+def _n_test(table: pd.DataFrame, col: str = "correct") -> int:
+    return int(len(next(a for a in table[col] if a is not None)))
+
+
+def _ident_reps(table: pd.DataFrame, layers: list[str], col: str) -> dict[tuple[str, str], np.ndarray]:
+    """Per ordered pair (sender, receiver) of a grid table: (R+1, L) whether each target layer j
+    is identified (no source layer's stitch into j more accurate than j's own; ties count), by
+    the accuracies behind ``col`` ("correct": the trained stitch, TLM; "dm_correct": its DM
+    start, DM func.), on the full test set and on each bootstrap resample. Within one receiver
+    every stitch into j shares the receiver's accuracy, so relative and plain accuracies order
+    the same."""
+    acc = _reps(table, col)
+    pos = {c: k for k, c in enumerate(layers)}
+    n = len(layers)
+    out = {}
+    for pair, rows in table.groupby(["sender", "receiver"], sort=False).indices.items():
+        m = np.full((acc.shape[0], n, n), -np.inf)
+        i = table.cut_i.iloc[rows].map(pos).to_numpy()
+        j = table.cut_j.iloc[rows].map(pos).to_numpy()
+        m[:, i, j] = acc[:, rows]
+        out[tuple(pair)] = m[:, np.arange(n), np.arange(n)] >= m.max(axis=1)
+    return out
+
+
+def _pct(ident: dict[tuple[str, str], np.ndarray], within: bool) -> np.ndarray | None:
+    """(R+1,) % of the (pair, layer) cases identified, within networks or between them."""
+    parts = [v for (a, b), v in ident.items() if (a == b) == within]
+    return 100 * np.concatenate(parts, axis=1).mean(1) if parts else None
+
+
 def _tlm_controls(result: dict) -> list[Control]:
+    """J-T1's TLM controls (also J-F1's and J-F2's): the two-sided self-stitch control (every layer
+    stitched into itself by TLM, which starts from the exact map, keeps the network's accuracy
+    within ±:data:`SELF_TLM_MAX` points, neither losing nor adding accuracy), judged on the
+    largest |penalty| as a bootstrapped statistic; and the premise that TLM moved off its DM start
+    by at least :data:`TLM_MOVED_MIN` points on average, on its interval."""
     t = result["tlm"]
     own = t[(t.sender == t.receiver) & (t.cut_i == t.cut_j)]
-    worst = float(100 * own.penalty.max())
     off = t[t.cut_i != t.cut_j]
-    gain = float(100 * (off.accuracy - off.dm_accuracy).mean() / off.receiver_accuracy.mean())
-    return [Control.of("each layer stitched into itself by TLM keeps the network's accuracy (it starts from the exact "
-                       "map, so TLM must not drift away from it)",
-                       at_most(worst, SELF_TLM_MAX, "max penalty of the TLM self-stitches"), f"max {worst:.2f} points"),
-            Control.of("TLM trained long enough to matter: off the diagonal it gains over its direct-matching start",
-                       at_least(gain, TLM_MOVED_MIN, "mean relative accuracy gain over DM (off-diagonal)"),
-                       f"{gain:.2f} points")]
+    self_pen = noise.bootstrap_table(own, lambda u: controls.largest_abs(100 * u.penalty))
+    gain = noise.bootstrap_table(off, lambda u: 100 * float((u.accuracy - u.dm_accuracy).mean()
+                                                            / u.receiver_accuracy.mean()))
+    return [controls.self_stitch(self_pen, SELF_TLM_MAX, what="each layer stitched into itself by TLM (from its exact "
+                                                             "DM start)"),
+            controls.premise(gain, TLM_MOVED_MIN, "TLM trained long enough to matter: off the diagonal it gains over "
+                             "its direct-matching start", what="mean relative accuracy gain over DM (off-diagonal)")]
 
 
 def _index(name: str) -> int:
@@ -265,12 +320,15 @@ def _index(name: str) -> int:
     return int(name.rsplit("#", 1)[1])
 
 
+RETRAINED_COLS = ["sender", "receiver", "cut_i", "cut_j", "relative", "accuracy", "correct"]
+
+
 def tlm_retrained(cfg: IdentConfig, scale: str, arch: str, cells: list[tuple[str, str, str, str]], *, device=None,
                   store=None, progress: bool = True) -> pd.DataFrame:
     """The TLM stitches ``cells`` (sender name, receiver name, cut_i, cut_j) retrained with
     :data:`LONGER` times ``cfg.tlm_epochs``, everything else the same (from the same DM start).
-    Returns one row per cell: sender, receiver, cut_i, cut_j, and the longer stitch's
-    ``relative`` accuracy (to the receiver's)."""
+    Returns one row per cell: sender, receiver, cut_i, cut_j, the longer stitch's ``relative``
+    accuracy (to the receiver's), its ``accuracy`` and its per-image results (``correct``)."""
     nets = cfg.nets(scale, arch)
     recipe = cfg.recipe(tlm=True).longer()
     parts = []
@@ -280,73 +338,101 @@ def tlm_retrained(cfg: IdentConfig, scale: str, arch: str, cells: list[tuple[str
                         store=store, progress=progress)
         parts.append(t.assign(relative=t.accuracy / t.receiver_accuracy))
     if not parts:
-        return pd.DataFrame(columns=["sender", "receiver", "cut_i", "cut_j", "relative"])
-    return pd.concat(parts, ignore_index=True)[["sender", "receiver", "cut_i", "cut_j", "relative"]]
+        return pd.DataFrame(columns=RETRAINED_COLS)
+    return pd.concat(parts, ignore_index=True)[RETRAINED_COLS]
 
 
-def _tlm_percentages(result: dict, rivals: pd.DataFrame | None = None) -> tuple[float, float]:
-    """TLM's intra- and inter-network identification (%, on TLM's pairs); with ``rivals``
-    (:func:`identification_longer`'s table) the checked cases count as identified only if they
-    still are with the longer stitches."""
-    after = {}
-    if rivals is not None:
-        after = {(r.sender, r.receiver, r.j): bool(r.identified_longer) for r in rivals.itertuples()}
-    within, between = [], []
+def _with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
+    """``tlm`` (a grid table) with the cells of ``longer`` (:func:`tlm_retrained`'s rows) replaced
+    by their longer stitches (accuracy and per-image results; the receiver is unchanged)."""
+    out = tlm.copy()
+    correct = list(out.correct)
+    where = {k: i for i, k in enumerate(zip(out.sender, out.receiver, out.cut_i, out.cut_j))}
+    for r in longer.itertuples():
+        i = where[(r.sender, r.receiver, r.cut_i, r.cut_j)]
+        out.iloc[i, out.columns.get_loc("accuracy")] = r.accuracy
+        correct[i] = r.correct
+    out["correct"] = correct
+    out["penalty"] = out.receiver_accuracy - out.accuracy
+    return out
+
+
+def _tlm_criteria(result: dict, tlm: pd.DataFrame) -> dict:
+    """The criteria of J-T1's TLM claims computed from the TLM grid ``tlm`` (the grid's, or with
+    cells retrained longer): TLM's identification percentages and the inter-network leads over
+    it, each an interval from the paired bootstrap over the test images behind every accuracy
+    (TLM's stitches and DM's starts on the same images, one resample for both). LCKA and DM
+    (struct.) enter as exact: they are computed on a fixed sample (1,000 test images; the K DM
+    training images) that is not resampled."""
     layers = result["layers"]
-    for (a, b), mats in result["matrices"].items():
-        if "tlm" not in mats:
-            continue
-        ok = identified(mats["tlm"], True)
-        ok = [after.get((a, b, layers[j]), bool(ok[j])) for j in range(len(layers))]
-        (within if a == b else between).extend(ok)
-    return (100 * float(np.mean(within)) if within else float("nan"),
-            100 * float(np.mean(between)) if between else float("nan"))
-
-
-def _identification_flips(result: dict) -> dict[str, bool]:
-    """Per kind ('intra', 'inter'): whether longer TLM could change a TLM claim's verdict there.
-    Longer TLM raises stitch accuracies (a stitch trained short is less accurate than trained),
-    so TLM's identification can only fall: that turns a claim that fails because TLM identifies
-    too much (the intra claim above its bound; the inter claims with TLM too close to the others),
-    never one that holds."""
-    _, claims = identification_claims(result)
-    verdict = {c["key"].rsplit("_", 1)[0]: c["criterion"].holds for c in claims}
-    return {"intra": not verdict["tlm_intra"], "inter": not (verdict["tlm_inter"] and verdict["dm_func_inter"])}
+    t = _ident_reps(tlm, layers, "correct")
+    pairs = set(t)
+    dm = result["dm"]
+    on_pairs = dm[[(s, r) in pairs and s != r for s, r in zip(dm.sender, dm.receiver)]]
+    intra, inter = _pct(t, True), _pct(t, False)
+    if intra is None or inter is None:
+        raise ValueError("J-T1's TLM claims need TLM within a network and between two (tlm_inter_pairs >= 1)")
+    dm_inter = _pct(_ident_reps(on_pairs, layers, "dm_correct"), False)
+    same = identification_table(result, same_cases_as_tlm=True)
+    lead_exact = min(float(same.loc[NAMES["lcka"], "inter (%)"]), float(same.loc[NAMES["dm_struct"], "inter (%)"]))
+    n = _n_test(tlm)
+    est = {"intra": noise.from_replicates(intra, n_test=n), "inter": noise.from_replicates(inter, n_test=n),
+           "dm_func_inter": noise.from_replicates(dm_inter, n_test=n),
+           "lead": noise.from_replicates(lead_exact - inter, n_test=n),
+           "func_lead": noise.from_replicates(dm_inter - inter, n_test=n)}
+    return {"est": est,
+            "tlm_intra": at_most(est["intra"], TLM_INTRA_MAX, "% of layers TLM identifies within a network", unit="%"),
+            "tlm_inter": at_least(est["lead"], INTER_MARGIN, "min(LCKA, DM struct.) − TLM, inter-network % on TLM's "
+                                  "pairs", unit="points"),
+            "dm_func_inter": more_than(est["func_lead"], 0.0, "DM (func.) − TLM, inter-network % on TLM's pairs "
+                                       "(one resample for both)", unit="points")}
 
 
 def identification_longer(cfg: IdentConfig, scale: str, result: dict, *, device=None, store=None,
                           progress: bool = True) -> pd.DataFrame:
-    """The training-length control of J-T1's TLM claims. Where longer TLM could change a verdict
-    (:func:`_identification_flips`), every case TLM identifies (pair, target layer j) is
-    re-judged with :data:`LONGER` times the epochs: its strongest rival (the most similar source
-    layer i != j) is retrained, and between networks also the stitch from the corresponding layer
-    (within a network that one is the exact self-map, which TLM keeps: see the self-stitch
-    control). One row per checked case: sender, receiver, target j, rival i, grid and longer
-    relative accuracies of both, and whether j is still identified. Empty when nothing can flip."""
-    flips = _identification_flips(result)
+    """The training-length control of J-T1's TLM claims, like for like: for every case TLM is
+    judged on (pair, target layer j), identified or not, the stitch that decides it, the
+    strongest rival (the most accurate source layer i != j in the grid), *and its reference*,
+    j's own stitch (within a network the self-stitch, between networks the corresponding
+    layer's), retrained with :data:`LONGER` times the epochs. Longer TLM raises both (own-layer
+    stitches gained up to 7 points at 4x at demo), so identification can move either way.
+    One row per case: sender, receiver, target j, rival i, the grid's and the longer relative
+    accuracies of both, whether j is still identified, and the longer stitches' accuracies and
+    per-image results (``own_correct``, ``rival_correct``) for the re-judged claims."""
+    t = result["tlm"]
     layers = result["layers"]
     cases, cells = [], []
-    for (a, b), mats in result["matrices"].items():
-        if "tlm" not in mats or not flips["intra" if a == b else "inter"]:
-            continue
-        m = mats["tlm"]
-        for j in np.flatnonzero(identified(m, True)):
-            i = int(np.argmax(np.where(np.arange(len(layers)) == j, -np.inf, m[:, j])))
-            cases.append((a, b, layers[j], layers[i], float(m[j, j]), float(m[i, j])))
-            cells.append((a, b, layers[i], layers[j]))
-            if a != b:
-                cells.append((a, b, layers[j], layers[j]))
-    cols = ["sender", "receiver", "j", "rival i", "own", "rival", "own longer", "rival longer", "identified_longer"]
+    for (a, b), g in t.groupby(["sender", "receiver"], sort=False):
+        acc = g.pivot(index="cut_i", columns="cut_j", values="accuracy").loc[layers, layers].to_numpy(dtype=float)
+        recv = float(g.receiver_accuracy.iloc[0])
+        for jj, j in enumerate(layers):
+            col = acc[:, jj].copy()
+            col[jj] = -np.inf
+            ii = int(np.argmax(col))
+            cases.append((a, b, j, layers[ii], acc[jj, jj] / recv, acc[ii, jj] / recv))
+            cells += [(a, b, j, j), (a, b, layers[ii], j)]
+    cols = ["sender", "receiver", "j", "rival i", "own", "rival", "own longer", "rival longer", "identified_longer",
+            "own_accuracy", "rival_accuracy", "own_correct", "rival_correct"]
     if not cases:
         return pd.DataFrame(columns=cols)
-    out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
-    longer = out.set_index(["sender", "receiver", "cut_i", "cut_j"]).relative
+    out = tlm_retrained(cfg, scale, result["arch"], list(dict.fromkeys(cells)), device=device, store=store,
+                        progress=progress)
+    longer = {(r.sender, r.receiver, r.cut_i, r.cut_j): r for r in out.itertuples()}
     rows = []
     for a, b, j, i, own, rival in cases:
-        own_l = float(longer.get((a, b, j, j), own))
-        rival_l = float(longer[(a, b, i, j)])
-        rows.append([a, b, j, i, own, rival, own_l, rival_l, own_l >= rival_l])
+        o, r = longer[(a, b, j, j)], longer[(a, b, i, j)]
+        rows.append([a, b, j, i, own, rival, float(o.relative), float(r.relative), bool(o.accuracy >= r.accuracy),
+                     float(o.accuracy), float(r.accuracy), o.correct, r.correct])
     return pd.DataFrame(rows, columns=cols)
+
+
+def _longer_cells(rivals: pd.DataFrame) -> pd.DataFrame:
+    """:func:`identification_longer`'s table as :func:`tlm_retrained` rows (own and rival cells)."""
+    own = pd.DataFrame({"sender": rivals.sender, "receiver": rivals.receiver, "cut_i": rivals.j, "cut_j": rivals.j,
+                        "accuracy": rivals.own_accuracy, "correct": rivals.own_correct})
+    rival = pd.DataFrame({"sender": rivals.sender, "receiver": rivals.receiver, "cut_i": rivals["rival i"],
+                          "cut_j": rivals.j, "accuracy": rivals.rival_accuracy, "correct": rivals.rival_correct})
+    return pd.concat([own, rival], ignore_index=True).drop_duplicates(["sender", "receiver", "cut_i", "cut_j"])
 
 
 def rivals_table(rivals: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -369,35 +455,46 @@ def rivals_table(rivals: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return out.set_index(["architecture", "pair"])[list(cols.values())].round(3)
 
 
-def _identification_length_control(result: dict, rivals: pd.DataFrame, claims: list[dict]) -> None:
-    """Attach to the TLM claims in ``claims`` the control that their verdict survives longer TLM
-    (:func:`identification_longer`): the claims re-judged with the checked cases as the longer
-    stitches decide them keep their verdicts."""
-    if rivals is None or not len(rivals):
-        return
-    intra, inter = _tlm_percentages(result)
-    intra_l, inter_l = _tlm_percentages(result, rivals)
-    _, again = identification_claims({**result, "tlm_percentages": (intra_l, inter_l)})
-    holds = {c["key"]: c["criterion"].holds for c in again}
-    for c in claims:
-        if not c["key"].startswith(("tlm_", "dm_func_inter")):
-            continue
-        kind = "intra" if "intra" in c["key"] else "inter"
-        before, after = (intra, intra_l) if kind == "intra" else (inter, inter_l)
-        n = int((rivals.sender == rivals.receiver).sum() if kind == "intra" else (rivals.sender != rivals.receiver).sum())
-        if not n:
-            continue
-        c["controls"] = [*c.get("controls", []), Control.of(
-            f"the verdict survives {LONGER}× longer TLM: the strongest rival of each of the {n} {kind}-network cases "
-            f"TLM identifies retrained{' (with the corresponding layer)' if kind == 'inter' else ''}",
-            Criterion("the claim's criterion gives the same result with the longer stitches",
-                      holds[c["key"]] == c["criterion"].holds),
-            f"TLM {kind} {after:.2f}% (grid {before:.2f}%)")]
+def _others_intra(result: dict) -> tuple[Estimate, dict]:
+    """The lowest intra-network identification % of PWCCA, OPD, LCKA and both DM indices, with
+    the noise model for DM (func.): a rival DM stitch i → j *beats* the exact self-map j → j only
+    when the 95% paired-bootstrap interval of (rival − self-map) accuracy lies above 0, and j is
+    *shown identified* only when every rival's interval lies at or below 0 (ties count). The
+    interval of the % is [cases shown identified, cases not shown beaten] (the within-noise cases
+    counted as failed, then as identified); the structural measures compare a layer with itself
+    exactly, so theirs is exact. Returns the estimate and counts for the page."""
+    dm = result["dm"]
+    own_net = dm[dm.sender == dm.receiver]
+    layers = result["layers"]
+    acc = _reps(own_net, "dm_correct")
+    a = (1 - noise.LEVEL) / 2
+    beaten = shown = cases = rivals_beat = rivals_point = 0
+    for _, rows in own_net.groupby("receiver", sort=False).indices.items():
+        cell = {(own_net.cut_i.iloc[r], own_net.cut_j.iloc[r]): r for r in rows}
+        for j in layers:
+            diff = np.stack([acc[:, cell[(i, j)]] - acc[:, cell[(j, j)]] for i in layers if i != j], axis=1)
+            low, high = np.quantile(diff[1:], [a, 1 - a], axis=0)
+            cases += 1
+            rivals_beat += int((low > 0).sum())
+            rivals_point += int((diff[0] > 0).sum())
+            beaten += int((low > 0).any())
+            shown += int((high <= 0).all())
+    table = identification_table(result)
+    structural = [float(table.loc[NAMES[k], "intra (%)"]) for k in ("pwcca", "opd", "lcka", "dm_struct")]
+    point = float(table.loc[NAMES["dm_func"], "intra (%)"])
+    lo, hi = min(structural + [100 * shown / cases]), min(structural + [100 * (1 - beaten / cases)])
+    value = min(max(min(structural + [point]), lo), hi)
+    est = Estimate(value, lo, hi, _n_test(own_net, "dm_correct"), 1,
+                   "per-rival 95% paired-bootstrap intervals: low counts within-noise cases as failed, high as "
+                   "identified")
+    return est, {"cases": cases, "beaten": beaten, "shown": shown, "rivals_beat": rivals_beat,
+                 "rivals_point": rivals_point, "dm_func_point": point}
 
 
 def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
-    """Numbers and claims of J-T1 for one architecture; ``rivals`` (:func:`identification_longer`)
-    adds the training-length control to the TLM claims."""
+    """Numbers and claims of J-T1 for one architecture, each judged on its interval;
+    ``rivals`` (:func:`identification_longer`) adds the training-length control to the TLM
+    claims: the claim re-judged with the deciding cells and their references retrained."""
     arch = result["arch"]
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
@@ -405,60 +502,79 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
     same = identification_table(result, same_cases_as_tlm=True)
     pct = {k: (float(table.loc[NAMES[k], "intra (%)"]), float(table.loc[NAMES[k], "inter (%)"])) for k in MEASURES}
     inter_same = {k: float(same.loc[NAMES[k], "inter (%)"]) for k in MEASURES}
-    if "tlm_percentages" in result:  # TLM re-judged with longer stitches (the length control)
-        pct["tlm"] = result["tlm_percentages"]
-        inter_same["tlm"] = pct["tlm"][1]
+    crit = _tlm_criteria(result, result["tlm"])
+    est = crit["est"]
     numbers = {f"{tag}_{k}_{w}": v for k, (i, e) in pct.items() for w, v in (("intra", i), ("inter", e))}
     numbers.update({f"{tag}_{k}_inter_tlm_cases": v for k, v in inter_same.items()})
     numbers[f"{tag}_inter_cases"] = int(table.loc[NAMES["lcka"], "inter cases"])
     numbers[f"{tag}_tlm_inter_cases"] = int(table.loc[NAMES["tlm"], "inter cases"])
     numbers[f"{tag}_intra_cases"] = int(table.loc[NAMES["lcka"], "intra cases"])
-    controls = _tlm_controls(result)
-    others = [k for k in MEASURES if k != "tlm"]
-    low_other = min(pct[k][0] for k in others)
-    lead = min(inter_same["lcka"], inter_same["dm_struct"]) - inter_same["tlm"]
-    func_lead = inter_same["dm_func"] - inter_same["tlm"]
+    for k in ("intra", "inter"):
+        numbers[f"{tag}_tlm_{k}_low"], numbers[f"{tag}_tlm_{k}_high"] = est[k].low, est[k].high
+    ctrl = _tlm_controls(result)
+    others, counts = _others_intra(result)
+    numbers.update({f"{tag}_dm_func_intra_{k}": v for k, v in counts.items() if k != "dm_func_point"})
     p = PAPER_T1[arch]
+    longer = {}
+    if rivals is not None and len(rivals):
+        again = _tlm_criteria(result, _with_longer(result["tlm"], _longer_cells(rivals)))
+        n_cases = len(rivals)
+        longer = {k: controls.training_length(
+            crit[k], again[k], LONGER,
+            what=f"the verdict survives {LONGER}× longer TLM, like for like: the strongest rival and the own-layer "
+                 f"stitch of each of the {n_cases} cases retrained") for k in ("tlm_intra", "tlm_inter", "dm_func_inter")}
+        numbers[f"{tag}_tlm_longer_cases"] = n_cases
+        numbers[f"{tag}_tlm_intra_longer"] = again["est"]["intra"].value
+        numbers[f"{tag}_tlm_inter_longer"] = again["est"]["inter"].value
+
+    def with_length(key):
+        return ctrl + ([longer[key]] if key in longer else [])
+
     claims = [
         dict(key=f"tlm_intra_{tag}", text=f"{name}: task-loss matching fails intra-network layer identification "
                                           "(some layer is more similar to another layer than to itself)",
-             criterion=at_most(pct["tlm"][0], TLM_INTRA_MAX, "% of layers TLM identifies within a network", unit="%"),
-             paper=f"{p['tlm'][0]:.2f}%", ours=f"{pct['tlm'][0]:.2f}% of {numbers[f'{tag}_intra_cases']}",
-             controls=controls),
+             criterion=crit["tlm_intra"], paper=f"{p['tlm'][0]:.2f}%",
+             ours=f"{est['intra'].text(2, '%')} of {numbers[f'{tag}_intra_cases']}", controls=with_length("tlm_intra")),
         dict(key=f"others_intra_{tag}", text=f"{name}: PWCCA, OPD, LCKA and both DM indices identify every layer "
                                              "within its network",
-             criterion=at_least(low_other, OTHERS_INTRA_MIN, "lowest intra-network % of the five", unit="%"),
-             paper="100% each", ours=f"lowest {low_other:.2f}%"),
+             criterion=at_least(others, OTHERS_INTRA_MIN, "lowest intra-network % of the five (a rival DM stitch "
+                                "beats the self-map only when its 95% interval of the difference excludes 0)",
+                                unit="%"),
+             paper="100% each",
+             ours=(f"lowest {others.text(2, '%')}; DM (func.): {counts['rivals_point']} rival stitches above the "
+                   f"self-map, {counts['rivals_beat']} beyond noise; {counts['beaten']} of {counts['cases']} layers "
+                   f"shown beaten, {counts['shown']} shown identified")),
         dict(key=f"tlm_inter_{tag}", text=f"{name}: between networks, TLM identifies the corresponding layer far less "
                                           "often than LCKA and DM (struct.)",
-             criterion=at_least(lead, INTER_MARGIN, "min(LCKA, DM struct.) − TLM, inter-network % on TLM's pairs",
-                                unit="points"),
+             criterion=crit["tlm_inter"],
              paper=f"LCKA {p['lcka'][1]:.2f}%, DM struct. {p['dm_struct'][1]:.2f}%, TLM {p['tlm'][1]:.2f}%",
              ours=(f"LCKA {inter_same['lcka']:.2f}%, DM struct. {inter_same['dm_struct']:.2f}%, TLM "
-                   f"{inter_same['tlm']:.2f}% of {numbers[f'{tag}_tlm_inter_cases']}"), controls=controls),
+                   f"{est['inter'].text(2, '%')} of {numbers[f'{tag}_tlm_inter_cases']}"),
+             controls=with_length("tlm_inter")),
         dict(key=f"dm_func_inter_{tag}", text=f"{name}: the functional version of DM outperforms TLM between networks",
-             criterion=Criterion("DM (func.) − TLM, inter-network % on TLM's pairs > 0 points", func_lead > 0),
-             paper=f"{p['dm_func'][1]:.2f}% vs {p['tlm'][1]:.2f}%",
-             ours=f"{inter_same['dm_func']:.2f}% vs {inter_same['tlm']:.2f}%", controls=controls),
+             criterion=crit["dm_func_inter"], paper=f"{p['dm_func'][1]:.2f}% vs {p['tlm'][1]:.2f}%",
+             ours=f"{inter_same['dm_func']:.2f}% vs {inter_same['tlm']:.2f}%; difference "
+                  f"{est['func_lead'].text(2, 'points')}", controls=with_length("dm_func_inter")),
     ]
+    structural = ("structural measures on a fixed sample of test images (not resampled): exact")
     if arch == "resnet18":
         cca = pct["lcka"][1] - max(pct["pwcca"][1], pct["opd"][1])
         claims.append(dict(key="cca_inter_rn", text="ResNet-18: PWCCA and OPD struggle to identify corresponding layers "
                                                     "between networks, while LCKA performs very well",
-                           criterion=at_least(cca, CCA_MARGIN, "LCKA − max(PWCCA, OPD), inter-network %",
-                                              unit="points"),
+                           criterion=at_least(noise.exact(cca, why=structural), CCA_MARGIN,
+                                              "LCKA − max(PWCCA, OPD), inter-network %", unit="points"),
                            paper=f"LCKA {p['lcka'][1]:.2f}%, PWCCA {p['pwcca'][1]:.2f}%, OPD {p['opd'][1]:.2f}%",
                            ours=f"LCKA {pct['lcka'][1]:.2f}%, PWCCA {pct['pwcca'][1]:.2f}%, OPD {pct['opd'][1]:.2f}%"))
     else:
-        best = max(pct[k][1] for k in MEASURES if k != "tlm")
+        dm = result["dm"]
+        between = dm[dm.sender != dm.receiver]
+        func = _pct(_ident_reps(between, result["layers"], "dm_correct"), False)
+        fixed = max(pct[k][1] for k in ("pwcca", "opd", "lcka", "dm_struct"))
+        best = noise.from_replicates(np.maximum(func, fixed), n_test=_n_test(between, "dm_correct"))
         claims.append(dict(key="struggle_vit", text="ViT-Ti: all methods struggle to identify corresponding layers "
                                                     "between networks",
                            criterion=at_most(best, VIT_STRUGGLE_MAX, "the best measure's inter-network %", unit="%"),
-                           paper=f"best LCKA {p['lcka'][1]:.2f}%", ours=f"best {best:.2f}%"))
-    if rivals is not None:
-        _identification_length_control(result, rivals, claims)
-        numbers[f"{tag}_tlm_longer_cases"] = len(rivals)
-        numbers[f"{tag}_tlm_intra_longer"], numbers[f"{tag}_tlm_inter_longer"] = _tlm_percentages(result, rivals)
+                           paper=f"best LCKA {p['lcka'][1]:.2f}%", ours=f"best {best.text(2, '%')}"))
     return numbers, claims
 
 
@@ -530,9 +646,9 @@ def probe_features(h: torch.Tensor) -> torch.Tensor:
 
 
 def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor, *,
-                   epochs: int, seed: int = 0) -> float:
+                   epochs: int, seed: int = 0, per_image: bool = False):
     """Test accuracy of a linear classifier (Adam 1e-2, cross-entropy, cosine, batch 256) on
-    standardised features."""
+    standardised features (``per_image``: the (n,) bool array of test images it gets right)."""
     from ..simclr import linear_probe
 
     mu, sd = train_x.mean(0), train_x.std(0).clamp_min(1e-6)
@@ -541,13 +657,16 @@ def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.T
     linear_probe(holder, (train_x - mu) / sd, train_y, epochs=epochs, lr=1e-2, seed=seed)
     with torch.no_grad():
         pred = holder.head((test_x - mu) / sd).argmax(1)
+    if per_image:
+        return (pred == test_y).cpu().numpy()
     return float((pred == test_y).float().mean())
 
 
 def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, store=None,
                 progress: bool = True) -> dict:
-    """Probe accuracy F of every (network, layer), the reference A (highest F), the five
-    dissimilarities d(A, B) for every other B, and their rank correlations with |F(A) - F(B)|."""
+    """Probe accuracy F of every (network, layer) (with its per-image results on the test
+    images), the reference A (highest F), the five dissimilarities d(A, B) for every other B, and
+    their rank correlations with |F(A) - F(B)|."""
     from scipy import stats
 
     device = as_device(device)
@@ -560,16 +679,17 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
     train = train_split(data)
     train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
     test = test_split(data, cfg.measure_images, 0)
-    f, acts = {}, {}
+    f, correct, acts = {}, {}, {}
     for net in progress_bar(iterable=nets, desc=f"{arch}: linear probes", disable=not progress, unit="network"):
         model = net.load(device, store, None, progress)
         tr = sim.model_activations(model, train.images, layers, normalisation=net.spec.normalisation, device=device)
         te = acts[net.name] = sim.model_activations(model, test.images, layers,
                                                     normalisation=net.spec.normalisation, device=device)
         for layer in layers:
-            f[(net.name, layer)] = 100 * probe_accuracy(probe_features(tr[layer]), train.labels.to(device),
-                                                        probe_features(te[layer]), test.labels.to(device),
-                                                        epochs=cfg.probe_epochs)
+            c = correct[(net.name, layer)] = probe_accuracy(
+                probe_features(tr[layer]), train.labels.to(device), probe_features(te[layer]), test.labels.to(device),
+                epochs=cfg.probe_epochs, per_image=True)
+            f[(net.name, layer)] = 100 * float(c.mean())
     ref = max(f, key=f.get)
     rows = []
     for (net, layer), fb in f.items():
@@ -590,26 +710,77 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
         corr.append({"measure": NAMES[m], "key": m, "tau": float(tau.statistic), "tau p": float(tau.pvalue),
                      "rho": float(rho.statistic), "rho p": float(rho.pvalue),
                      "paper tau": PAPER_T3[arch][m][0], "paper rho": PAPER_T3[arch][m][1]})
-    return {"arch": arch, "probe": f, "reference": ref, "table": table,
-            "correlations": pd.DataFrame(corr).set_index("measure"), "accuracy": _accuracy(dm)}
+    return {"arch": arch, "probe": f, "probe_correct": correct, "reference": ref, "table": table,
+            "networks": len(nets), "correlations": pd.DataFrame(corr).set_index("measure"), "accuracy": _accuracy(dm)}
 
 
-def _dm_func_claims(tau: dict, rho: dict, paper: dict, tag: str, name: str, test: str, mean: str, cases: str,
+TAU_NOISE = "bootstrap over the representations B"
+
+
+def _tau_reps(table: pd.DataFrame, measures=DING_MEASURES, group: str | None = None) -> dict[str, np.ndarray]:
+    """(R+1,) Kendall tau between |ΔF| and each measure's dissimilarity, on the representations B
+    of ``table`` (row 0) and on each bootstrap resample of them (rows drawn with replacement,
+    within each ``group``, e.g. a tested layer, whose taus are then averaged): the measures are
+    resampled *jointly* (one draw of rows for all), so differences between their taus are
+    bootstrapped as differences. A resample on which a tau is undefined (every drawn |ΔF| equal)
+    is NaN."""
+    import warnings
+    import zlib
+
+    from scipy import stats
+
+    groups = [np.arange(len(table))] if group is None else list(table.groupby(group, sort=False).indices.values())
+    rng = np.random.default_rng(zlib.crc32(f"tau:{len(table)}:{group}".encode()))
+    y = table["|ΔF| (points)"].to_numpy(dtype=float)
+    xs = {m: table[m].to_numpy(dtype=float) for m in measures}
+    out = {m: np.empty(noise.RESAMPLES + 1) for m in measures}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a constant resample: NaN, counted below
+        for r in range(noise.RESAMPLES + 1):
+            draw = groups if r == 0 else [rng.choice(g, size=len(g), replace=True) for g in groups]
+            for m in measures:
+                taus = [stats.kendalltau(y[ix], xs[m][ix]).statistic for ix in draw]
+                out[m][r] = np.nan if np.isnan(taus).all() else float(np.nanmean(taus))
+    return out
+
+
+def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "") -> Estimate:
+    """An Estimate from :func:`_tau_reps`-style replicates, dropping the (rare) undefined ones."""
+    keep = np.isfinite(reps)
+    if not keep[0] or keep[1:].mean() < 0.5:
+        raise ValueError("a rank correlation is undefined on the full sample or on most resamples: too few "
+                         "representations with different |ΔF|")
+    return noise.from_replicates(reps[keep], n_test=None, n_seeds=n_seeds,
+                                 method=TAU_NOISE + (f", resampled within each {within}" if within else ""))
+
+
+def _f_range(correct: dict, keys) -> np.ndarray:
+    """(R+1,) the range (points) of probe accuracy F over the representations ``keys``, on the
+    test images and each bootstrap resample of them."""
+    m = np.stack([np.asarray(correct[k], dtype=np.float64) for k in keys], axis=1)
+    acc = noise.resampler(m.shape[0], "test").means(m)
+    return 100 * (acc.max(1) - acc.min(1))
+
+
+def _dm_func_claims(tau: dict, paper: dict, tag: str, name: str, test: str, mean: str, ours: dict,
                     control: list[Control]) -> list[dict]:
-    """The two claims J-T2 and J-T3 share: functional DM's tau is high, and close to the best."""
-    best = max(tau, key=tau.get)
+    """The two claims J-T2 and J-T3 share: functional DM's tau is high, and close to the best;
+    ``tau``: measure -> (R+1,) replicates, ``ours``: what the page writes for each."""
+    n_seeds, within = ours["n_seeds"], ours.get("within", "")
+    dm = _tau_estimate(tau["dm_func"], n_seeds, within)
+    stack = np.stack([tau[m] for m in DING_MEASURES], axis=1)
+    gap = _tau_estimate(tau["dm_func"] - np.max(stack, axis=1), n_seeds, within)  # the best, chosen per resample
+    best = max(DING_MEASURES, key=lambda m: tau[m][0])
     return [
         dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
                                              f"difference in the {test} test",
-             criterion=at_least(tau["dm_func"], TAU_HIGH_MIN, f"{mean}Kendall's tau of DM (func.)", unit="",
-                                digits=2),
+             criterion=at_least(dm, TAU_HIGH_MIN, f"{mean}Kendall's tau of DM (func.)", unit="", digits=2),
              paper=f"tau {paper['dm_func'][0]:.4f}, rho {paper['dm_func'][1]:.4f}",
-             ours=f"tau {tau['dm_func']:.4f}, rho {rho['dm_func']:.4f} ({cases})", controls=control),
+             ours=f"tau {dm.text(4)}, rho {ours['rho_dm']:.4f} ({ours['cases']})", controls=control),
         dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
-             criterion=at_least(tau["dm_func"] - tau[best], -TAU_NEAR_BEST, f"{mean}tau of DM (func.) − the best",
-                                unit="", digits=2),
+             criterion=at_least(gap, -TAU_NEAR_BEST, f"{mean}tau of DM (func.) − the best", unit="", digits=2),
              paper=f"best {NAMES[max(paper, key=lambda k: paper[k][0])]} tau {max(v[0] for v in paper.values()):.4f}",
-             ours=f"best {NAMES[best]} tau {tau[best]:.4f}", controls=control),
+             ours=f"best {NAMES[best]} tau {tau[best][0]:.4f}; DM (func.) − best {gap.text(4)}", controls=control),
     ]
 
 
@@ -618,23 +789,29 @@ def specificity_claims(result: dict) -> tuple[dict, list[dict]]:
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
     c = result["correlations"]
-    tau = {k: float(c.loc[NAMES[k], "tau"]) for k in DING_MEASURES}
     rho = {k: float(c.loc[NAMES[k], "rho"]) for k in DING_MEASURES}
-    spread = max(result["probe"].values()) - min(result["probe"].values())
+    tau = _tau_reps(result["table"])
+    n_seeds = int(result.get("networks", 1))
+    spread = noise.from_replicates(_f_range(result["probe_correct"], list(result["probe"])),
+                                   n_test=len(next(iter(result["probe_correct"].values()))))
     n = len(result["table"])
-    numbers = {**{f"{tag}_tau_{k}": v for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
-               f"{tag}_representations": n + 1, f"{tag}_f_range": spread, f"{tag}_f_ref": result["probe"][
-                   result["reference"]]}
-    control = [Control.of("the probe tells the representations apart (there are functional differences to rank)",
-                          at_least(spread, F_RANGE_MIN, "range of probe accuracy F over the representations"),
-                          f"{spread:.1f} points")]
+    numbers = {**{f"{tag}_tau_{k}": float(v[0]) for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
+               f"{tag}_representations": n + 1, f"{tag}_f_range": spread.value,
+               f"{tag}_f_ref": result["probe"][result["reference"]]}
+    control = [controls.premise(spread, F_RANGE_MIN, "the probe tells the representations apart (there are functional "
+                                "differences to rank)", what="range of probe accuracy F over the representations")]
+    diff = _tau_estimate(tau["lcka"] - tau["pwcca"], n_seeds)
+    numbers.update({f"{tag}_lcka_minus_pwcca": diff.value, f"{tag}_lcka_minus_pwcca_low": diff.low,
+                    f"{tag}_lcka_minus_pwcca_high": diff.high})
     p = PAPER_T3[arch]
-    claims = _dm_func_claims(tau, rho, p, tag, name, "specificity", "", f"n = {n}", control) + [
+    ours = {"n_seeds": n_seeds, "rho_dm": rho["dm_func"], "cases": f"n = {n}"}
+    claims = _dm_func_claims(tau, p, tag, name, "specificity", "", ours, control) + [
         dict(key=f"pwcca_below_lcka_{tag}", text=f"{name}: PWCCA ranks below LCKA in the specificity test (as Ding et "
                                                  "al. found)",
-             criterion=Criterion("tau of PWCCA < tau of LCKA", tau["pwcca"] < tau["lcka"]),
+             criterion=more_than(diff, 0.0, "tau of LCKA − tau of PWCCA (bootstrapped jointly)", unit="", digits=3),
              paper=f"PWCCA {p['pwcca'][0]:.4f} vs LCKA {p['lcka'][0]:.4f}",
-             ours=f"PWCCA {tau['pwcca']:.4f} vs LCKA {tau['lcka']:.4f}", controls=control),
+             ours=f"PWCCA {tau['pwcca'][0]:.4f} vs LCKA {tau['lcka'][0]:.4f}; difference {diff.text(4)}",
+             controls=control),
     ]
     return numbers, claims
 
@@ -697,10 +874,13 @@ def table3(results: dict[str, dict]) -> pd.DataFrame:
 #
 # Low-rank approximations of one layer (principal components over channels or token features,
 # every position or token a row, fitted on the probe's training images) are representations
-# that differ in function from the layer itself. F is each one's linear-probe accuracy; A the
-# one of highest F; d(A, B) each measure's dissimilarity. DM fits its stitch from B (source)
-# to A (target), each at its own rank, on K training images, and feeds the network's own top the
-# stitched B on the test images (DM func.); its relative residual is DM (struct.).
+# that differ in function. As in the authors' exec_compute_low_rank_sim_metrics.py, the layer of
+# *two networks* (seeds 0 and 1; Ding et al.: several seeds), each at a list of ranks, gives the
+# representations; F is each one's linear-probe accuracy; A the one of highest F; d(A, B) each
+# measure's dissimilarity to every other B, of A's network or the other. With one network every
+# measure monotone in rank ranked the B's alike (LCKA = PWCCA = 0.8177 at demo). DM fits its
+# stitch from B (source) to A (target) on K training images and feeds the top of A's network
+# the stitched B on the test images (DM func.); its relative residual is DM (struct.).
 
 PAPER_T2 = {
     "resnet18": {"lcka": (0.5687, 0.7217), "pwcca": (0.6276, 0.7767), "opd": (0.5484, 0.7176),
@@ -713,18 +893,17 @@ PAPER_T2 = {
 @figure_config("J-T2")
 @dataclass(frozen=True)
 class SensitivityConfig(SpecificityConfig):
-    """J-T2: low-rank approximations of the last blocks of J-T1's networks."""
+    """J-T2: low-rank approximations of the last blocks of two of J-T1's networks."""
 
     ranks: int = param(14, "ranks per layer, geometrically spaced from full rank to 1 (paper 13-16)", ge=2)
     rn_blocks: int = param(4, "ResNet-18: the last k blocks are tested (paper 4)", ge=1, le=8)
     vit_fraction: float = param(0.5, "ViT: the last fraction of its blocks is tested (paper 6 of 12)", gt=0, le=1)
-    sensitivity_networks: int = param(10, "networks whose layers are tested (the first k; paper all)", ge=1)
+    sensitivity_networks: int = param(2, "networks whose low-rank approximations of each tested layer are compared "
+                                      "(seeds 0 .. k-1; the authors' code: two)", ge=2)
 
 
 PRESETS_T2 = {scale: SensitivityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
-                                       **({"ranks": 5, "rn_blocks": 2, "sensitivity_networks": 1}
-                                          if scale == "smoke" else {"sensitivity_networks": 1} if scale == "demo"
-                                          else {}))
+                                       **({"ranks": 5, "rn_blocks": 2} if scale == "smoke" else {}))
               for scale, cfg in PRESETS_T3.items()}
 
 
@@ -785,58 +964,83 @@ def _dm_func(model, layer: str, src_train, tgt_train, src_test, labels) -> tuple
     return float((pred == labels).float().mean()), resid
 
 
+@torch.no_grad()
+def _top_accuracy(model, layer: str, h: torch.Tensor, labels: torch.Tensor) -> tuple[float, np.ndarray]:
+    """The network's top after ``layer`` fed ``h``: accuracy and per-image results."""
+    pred = torch.cat([model.forward_from(layer, x).argmax(1) for x in h.split(500)])
+    ok = (pred == labels).cpu().numpy()
+    return float(ok.mean()), ok
+
+
 def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, store=None,
                 progress: bool = True) -> dict:
-    """Per tested (network, layer): probe accuracy F and the five dissimilarities of every
-    low-rank approximation B to the reference A; the rank correlations per layer and their mean."""
+    """Per tested layer, the authors' design: the layer of ``cfg.sensitivity_networks`` networks
+    (seeds 0, 1, ...), each at every rank of :func:`rank_list`, are the representations; F is each
+    one's probe accuracy, A the one of highest F, and every other B (the other ranks of A's
+    network *and* every rank of the other networks) is compared with A by the five measures
+    (DM: B's stitch onto A, fed to the top of A's network). Returns the rows, the rank
+    correlations per layer and their mean, and the probes' per-image results."""
     from scipy import stats
 
     device = as_device(device)
     store = store or Store()
     check_scale(scale)
     nets = cfg.nets(scale, arch)[:cfg.sensitivity_networks]
+    if len(nets) < 2:
+        raise ValueError(f"the sensitivity test compares representations of at least 2 networks, got {len(nets)} "
+                         "(networks and sensitivity_networks must be >= 2)")
     data = DataSpec("cifar10")
     train = train_split(data)
     train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
     dm_index = data_mod.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0)
     test = test_split(data, cfg.measure_images, 0)
     ytr, yte = train.labels.to(device), test.labels.to(device)
-    rows, corr, accuracy = [], [], {}
-    for net in nets:
-        model = net.load(device, store, None, progress)
-        layers = sensitivity_layers(cfg, arch, cfg.layers(net))
-        tr = sim.model_activations(model, train.images, layers, normalisation=net.spec.normalisation, device=device)
-        te = sim.model_activations(model, test.images, layers, normalisation=net.spec.normalisation, device=device)
-        for layer in progress_bar(iterable=layers, desc=f"{net.name}: low-rank approximations", disable=not progress,
-                                  unit="layer"):
-            lra = LowRank(tr[layer])
-            reps = {r: (lra(tr[layer], r), lra(te[layer], r)) for r in rank_list(lra.full, cfg.ranks)}
-            f = {r: 100 * probe_accuracy(probe_features(a), ytr, probe_features(b), yte, epochs=cfg.probe_epochs)
-                 for r, (a, b) in reps.items()}
-            ref = max(f, key=f.get)
-            a_tr, a_te = reps[ref]
-            own = float((torch.cat([model.forward_from(layer, x).argmax(1) for x in a_te.split(500)]) == yte)
-                        .float().mean())
-            accuracy[(net.name, layer)] = own
-            part = []
-            for r, (b_tr, b_te) in reps.items():
-                if r == ref:
-                    continue
-                acc, resid = _dm_func(model, layer, b_tr[dm_index], a_tr[dm_index], b_te, yte)
-                x, y = sim.positions_as_examples(a_te), sim.positions_as_examples(b_te)
-                part.append({"network": net.name, "layer": layer, "reference rank": ref, "rank": r, "F (%)": f[r],
-                             "|ΔF| (points)": abs(f[ref] - f[r]),
-                             "lcka": 1 - sim.linear_cka_gram(sim.flat(a_te), sim.flat(b_te)),
-                             "pwcca": pwcca(x, y), "opd": sim.procrustes_distance(x, y), "dm_struct": resid,
-                             "dm_func": 1 - acc / own if own > 0 else float("nan")})
-            part = pd.DataFrame(part)
-            for m in DING_MEASURES:
-                tau = stats.kendalltau(part["|ΔF| (points)"], part[m])
-                rho = stats.spearmanr(part["|ΔF| (points)"], part[m])
-                corr.append({"network": net.name, "layer": layer, "measure": m, "tau": float(tau.statistic),
-                             "tau p": float(tau.pvalue), "rho": float(rho.statistic), "rho p": float(rho.pvalue),
-                             "F range": max(f.values()) - min(f.values())})
-            rows.append(part)
+    models = {net.name: net.load(device, store, None, progress) for net in nets}
+    layers = sensitivity_layers(cfg, arch, cfg.layers(nets[0]))
+    rows, corr, accuracy, probe_correct = [], [], {}, {}
+    for layer in progress_bar(iterable=layers, desc=f"{arch}: low-rank approximations", disable=not progress,
+                              unit="layer"):
+        tr, te, lra = {}, {}, {}
+        for net in nets:
+            norm = net.spec.normalisation
+            tr[net.name] = sim.model_activations(models[net.name], train.images, [layer], normalisation=norm,
+                                                 device=device)[layer]
+            te[net.name] = sim.model_activations(models[net.name], test.images, [layer], normalisation=norm,
+                                                 device=device)[layer]
+            lra[net.name] = LowRank(tr[net.name])
+        ranks = {n: rank_list(lra[n].full, cfg.ranks) for n in lra}
+        f = {}
+        for n, rs in ranks.items():
+            for r in rs:
+                ok = probe_accuracy(probe_features(lra[n](tr[n], r)), ytr, probe_features(lra[n](te[n], r)), yte,
+                                    epochs=cfg.probe_epochs, per_image=True)
+                probe_correct[(n, layer, r)] = ok
+                f[(n, r)] = 100 * float(ok.mean())
+        ref = max(f, key=f.get)
+        a_tr, a_te = lra[ref[0]](tr[ref[0]], ref[1]), lra[ref[0]](te[ref[0]], ref[1])
+        top = models[ref[0]]
+        own, _ = _top_accuracy(top, layer, a_te, yte)
+        accuracy[layer] = own
+        part = []
+        for (n, r), fb in f.items():
+            if (n, r) == ref:
+                continue
+            b_tr, b_te = lra[n](tr[n], r), lra[n](te[n], r)
+            acc, resid = _dm_func(top, layer, b_tr[dm_index], a_tr[dm_index], b_te, yte)
+            x, y = sim.positions_as_examples(a_te), sim.positions_as_examples(b_te)
+            part.append({"layer": layer, "reference": f"{ref[0]} rank {ref[1]}", "network": n, "rank": r,
+                         "same network": n == ref[0], "F (%)": fb, "|ΔF| (points)": abs(f[ref] - fb),
+                         "lcka": 1 - sim.linear_cka_gram(sim.flat(a_te), sim.flat(b_te)),
+                         "pwcca": pwcca(x, y), "opd": sim.procrustes_distance(x, y), "dm_struct": resid,
+                         "dm_func": 1 - acc / own if own > 0 else float("nan")})
+        part = pd.DataFrame(part)
+        for m in DING_MEASURES:
+            tau = stats.kendalltau(part["|ΔF| (points)"], part[m])
+            rho = stats.spearmanr(part["|ΔF| (points)"], part[m])
+            corr.append({"layer": layer, "measure": m, "tau": float(tau.statistic), "tau p": float(tau.pvalue),
+                         "rho": float(rho.statistic), "rho p": float(rho.pvalue),
+                         "F range": max(f.values()) - min(f.values())})
+        rows.append(part)
     per_layer = pd.DataFrame(corr)
     mean = per_layer.groupby("measure")[["tau", "rho"]].mean()
     signif = per_layer.assign(sig=per_layer["tau p"] < 0.05).groupby("measure").sig.mean()
@@ -845,7 +1049,8 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
                              "paper rho": PAPER_T2[arch][m][1], "layers with tau p < 0.05": float(signif.loc[m])}
                             for m in DING_MEASURES]).set_index("measure")
     return {"arch": arch, "table": pd.concat(rows, ignore_index=True), "per_layer": per_layer,
-            "correlations": summary, "layer_accuracy": accuracy}
+            "correlations": summary, "layer_accuracy": accuracy, "probe_correct": probe_correct,
+            "networks": [n.name for n in nets]}
 
 
 def sensitivity_claims(result: dict) -> tuple[dict, list[dict]]:
@@ -853,23 +1058,33 @@ def sensitivity_claims(result: dict) -> tuple[dict, list[dict]]:
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
     c = result["correlations"]
-    tau = {k: float(c.loc[NAMES[k], "tau"]) for k in DING_MEASURES}
     rho = {k: float(c.loc[NAMES[k], "rho"]) for k in DING_MEASURES}
-    spread = float(result["per_layer"].groupby(["network", "layer"])["F range"].first().min())
-    cases = result["per_layer"].groupby(["network", "layer"]).ngroups
-    numbers = {**{f"{tag}_tau_{k}": v for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
-               f"{tag}_layers": cases, f"{tag}_f_range_min": spread}
-    control = [Control.of("every tested layer's low-rank approximations differ in function (the probe's accuracy "
-                          "spans enough to rank)",
-                          at_least(spread, F_RANGE_MIN, "smallest range of probe accuracy F over a layer's ranks"),
-                          f"{spread:.1f} points")]
+    tau = _tau_reps(result["table"], group="layer")
+    n_seeds = len(result["networks"])
+    cases = result["per_layer"].layer.nunique()
+    pc = result["probe_correct"]
+    ranges = np.stack([_f_range(pc, [k for k in pc if k[1] == layer]) for layer in result["per_layer"].layer.unique()],
+                      axis=1)
+    spread = noise.from_replicates(ranges.min(1), n_test=len(next(iter(pc.values()))))
+    diff = _tau_estimate(tau["dm_func"] - tau["lcka"], n_seeds, "layer")
+    numbers = {**{f"{tag}_tau_{k}": float(v[0]) for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
+               f"{tag}_layers": cases, f"{tag}_networks": n_seeds, f"{tag}_f_range_min": spread.value,
+               f"{tag}_dm_minus_lcka": diff.value, f"{tag}_dm_minus_lcka_low": diff.low,
+               f"{tag}_dm_minus_lcka_high": diff.high}
+    control = [controls.premise(spread, F_RANGE_MIN, "every tested layer's representations differ in function (the "
+                                "probe's accuracy spans enough to rank)",
+                                what="smallest range of probe accuracy F over a layer's representations")]
     p = PAPER_T2[arch]
-    claims = _dm_func_claims(tau, rho, p, tag, name, "sensitivity", "mean ", f"{cases} layers", control) + [
+    ours = {"n_seeds": n_seeds, "within": "layer", "rho_dm": rho["dm_func"],
+            "cases": f"{cases} layers, {n_seeds} networks"}
+    claims = _dm_func_claims(tau, p, tag, name, "sensitivity", "mean ", ours, control) + [
         dict(key=f"lcka_below_dm_{tag}", text=f"{name}: LCKA is less sensitive than functional DM (LCKA does poorly in "
                                               "the sensitivity test, as Ding et al. found)",
-             criterion=Criterion("mean tau of LCKA < mean tau of DM (func.)", tau["lcka"] < tau["dm_func"]),
+             criterion=more_than(diff, 0.0, "mean tau of DM (func.) − mean tau of LCKA (bootstrapped jointly)",
+                                 unit="", digits=3),
              paper=f"LCKA {p['lcka'][0]:.4f} vs DM (func.) {p['dm_func'][0]:.4f}",
-             ours=f"LCKA {tau['lcka']:.4f} vs DM (func.) {tau['dm_func']:.4f}", controls=control),
+             ours=f"LCKA {tau['lcka'][0]:.4f} vs DM (func.) {tau['dm_func'][0]:.4f}; difference {diff.text(4)}",
+             controls=control),
     ]
     return numbers, claims
 
@@ -881,7 +1096,8 @@ def table2(results: dict[str, dict]) -> pd.DataFrame:
 
 
 def plot_sensitivity(result: dict, *, title: str = "", fig=None):
-    """Per tested layer: probe accuracy against rank, and each dissimilarity against rank."""
+    """Per tested layer and network: probe accuracy against rank, and each dissimilarity (to the
+    reference A) against rank; solid: A's network, dashed: the other network."""
     import matplotlib.pyplot as plt
 
     t = result["table"]
@@ -891,9 +1107,10 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
     for (net, layer), g in groups:
         g = g.sort_values("rank")
         label = layer if len({n for (n, _), _ in groups}) == 1 else f"{net} {layer}"
-        axes[0].plot(g["rank"], g["F (%)"], marker="o", ms=3, label=label)
+        style = "-" if g["same network"].all() else "--"  # dashed: B from the other network than A's
+        axes[0].plot(g["rank"], g["F (%)"], style, marker="o", ms=3, label=label)
         for ax, m in zip(axes[1:], DING_MEASURES):
-            ax.plot(g["rank"], g[m], marker="o", ms=3)
+            ax.plot(g["rank"], g[m], style, marker="o", ms=3)
     axes[0].set_ylabel("probe accuracy F (%)", fontsize=10)
     axes[0].set_title("probe accuracy", fontsize=11)
     axes[0].legend(fontsize=9)
@@ -923,8 +1140,19 @@ TLM_OOD_MEDIAN_MIN = 0.8  # TLM's high-accuracy stitches: median AUROC at least 
 DM_ID_MEDIAN_MAX = 0.7  # DM's high-accuracy stitches: median AUROC at most this
 FAR = 3  # "far layers": at least this many blocks apart
 FAR_GAP_MIN = -1.0  # "as similar as the layer itself": the best far pair within this of the self-stitch (points)
-DETECTOR_AUX_MIN = 0.9  # control: the detector tells the outlier set from the layer's test activations
-DETECTOR_HELDOUT_MAX = 0.6  # control: ... and does not flag unseen test images against training images
+DETECTOR_AUX_MIN = 0.9  # control: the detector tells far outliers (MNIST) from the layer's test activations
+DETECTOR_HELDOUT_MAX = 0.6  # control: ... and does not flag unseen test images against its own training images
+# Detector-sensitivity control (issue 33), fixed before any run with it: every layer's detector
+# separates near outliers, CIFAR-10 test images with Gaussian noise or Gaussian blur at
+# CIFAR-10-C severity 4 (half each, paired image by image with the clean ones), from the clean
+# images at AUROC ≥ 0.75 (its interval), before any OOD verdict is read.
+SENSITIVITY_MIN = 0.75
+NEAR_KINDS = ("gaussian_noise", "gaussian_blur")
+NEAR_SEVERITY = 4
+# The outlier-exposure set of fine-tuning (was MNIST): generated offline from CIFAR-10 training
+# images (patch-shuffled, cross-class mixed, smooth colour noise; stitchkit.ood.exposure_split),
+# none of the near kinds above; MNIST stays as a far outlier set the detectors never see.
+EXPOSURE = "cifar_generated"
 
 
 @figure_config("J-F2")
@@ -960,13 +1188,15 @@ def detector_recipe(cfg: OODConfig, arch: str):
     return DetectorRecipe(conv_model=conv, conv_width=cfg.detector_width, vit_blocks=cfg.detector_blocks,
                           train_size=cfg.detector_images, aux_size=None if cfg.detector_images is None else
                           2 * cfg.detector_images, pretrain_epochs=cfg.detector_pretrain,
-                          finetune_epochs=cfg.detector_finetune)
+                          finetune_epochs=cfg.detector_finetune, exposure=EXPOSURE)
 
 
 def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
     """TLM and DM stitches into network #0 from itself (intra) and from network #1 (inter):
     relative accuracy and detector AUROC per (source block i, target block j); the detectors'
-    own controls; and the energies behind the first target layer's histograms."""
+    own controls (near outliers, MNIST as far outliers, the detector's own training images); the
+    AUROCs on every bootstrap resample of the test images (``auroc_reps``, (R+1, rows), and
+    ``detector_reps``); and the energies behind the first target layer's histograms."""
     from .. import ood
     from ..grid import load_stitches
 
@@ -983,28 +1213,41 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
                                          progress=progress)
              for method, rec in recipes.items() for kind, src in (("intra", rx), ("inter", other))}
     model = rx.load(device, store, None, progress)
+    recipe = detector_recipe(cfg, arch)
     test = test_split(data, cfg.measure_images, 0)
+    near = ood.near_outliers(test, NEAR_KINDS, NEAR_SEVERITY, seed=0)  # image k paired with test image k
     aux_test = test_split(DataSpec("mnist_grey3", size=32), cfg.measure_images, 0)
-    train = train_split(data)
-    held = train.subset(data_mod.stratified_subset(train.labels, cfg.measure_images, 1))
+    own_train = train_split(DataSpec("cifar10", train_size=recipe.train_size))  # the detectors' training images
+    held = own_train.subset(data_mod.stratified_subset(own_train.labels, min(cfg.measure_images, len(own_train)), 1))
     norm = rx.spec.normalisation
     own = sim.model_activations(model, test.images, layers, normalisation=norm, device=device)
+    near_acts = sim.model_activations(model, near.images, layers, normalisation=norm, device=device)
     aux = sim.model_activations(model, aux_test.images, layers, normalisation=norm, device=device)
     seen = sim.model_activations(model, held.images, layers, normalisation=norm, device=device)
     src_acts = {rx.name: own, other.name: sim.model_activations(other.load(device, store, None, progress), test.images,
                                                                 layers, normalisation=norm, device=device)}
-    recipe = detector_recipe(cfg, arch)
     stitches = {(method, kind): load_stitches(rx if kind == "intra" else other, rx, cut_pairs, recipes[method], data,
                                               device=device, store=store) for method, kind in grids}
-    energies, detectors = {}, []
-    rows = []
+    counts = noise.resampler(len(test), "test").counts  # one resample of the test images for every AUROC
+    far_counts = noise.resampler(len(aux_test), "mnist test").counts
+    seen_counts = noise.resampler(len(held), "detector training images").counts
+    energies, detectors, reps = {}, [], {"near": [], "far": [], "held": []}
+    rows, auroc_reps = [], []
     for j in progress_bar(iterable=layers, desc=f"{arch}: OOD detectors", disable=not progress, unit="layer"):
         det, _ = ood.load_or_train_detector(model, rx.spec, j, recipe, device=device, store=store, progress=progress)
         e_in = ood.scores(det, own[j].to(device))
+        e_near = ood.scores(det, near_acts[j].to(device))
         e_aux = ood.scores(det, aux[j].to(device))
-        detectors.append({"layer": j, "aux AUROC": ood.auroc(e_in, e_aux),
-                          "held-out AUROC": ood.auroc(ood.scores(det, seen[j].to(device)), e_in)})
-        energies[("in", j)], energies[("aux", j)] = e_in, e_aux
+        e_seen = ood.scores(det, seen[j].to(device))
+        reps["near"].append(ood.auroc_replicates(e_in, e_near, counts))
+        reps["far"].append(ood.auroc_replicates(e_in, e_aux, counts, far_counts))
+        reps["held"].append(ood.auroc_replicates(e_seen, e_in, seen_counts, counts))
+        row = {"layer": j, "near AUROC": reps["near"][-1][0]}
+        for m, kind in enumerate(NEAR_KINDS):
+            row[f"near AUROC ({kind.replace('_', ' ')})"] = ood.auroc(e_in[m::len(NEAR_KINDS)], e_near[m::len(NEAR_KINDS)])
+        row.update({"aux AUROC": reps["far"][-1][0], "held-out AUROC": reps["held"][-1][0]})
+        detectors.append(row)
+        energies[("in", j)], energies[("aux", j)], energies[("near", j)] = e_in, e_aux, e_near
         for (method, kind), grid in grids.items():
             src = rx if kind == "intra" else other
             for row in grid[grid.cut_j == j].itertuples():
@@ -1014,132 +1257,179 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
                 e = ood.scores(det, out)
                 if kind == "intra" and j == layers[0]:
                     energies[(method, row.cut_i)] = e
+                auroc_reps.append(ood.auroc_replicates(e_in, e, counts))  # paired: the same test images
                 rows.append({"method": method, "kind": kind, "cut_i": row.cut_i, "cut_j": j,
                              "i": layers.index(row.cut_i) + 1, "j": layers.index(j) + 1,
                              "relative": row.accuracy / row.receiver_accuracy,
                              "dm_relative": row.dm_accuracy / row.receiver_accuracy,
-                             "auroc": ood.auroc(e_in, e)})
+                             "auroc": float(auroc_reps[-1][0])})
     return {"arch": arch, "layers": layers, "table": pd.DataFrame(rows), "detectors": pd.DataFrame(detectors),
-            "energies": energies, "tlm": pd.concat([grids[("TLM", k)] for k in ("intra", "inter")]),
+            "auroc_reps": np.stack(auroc_reps, axis=1), "detector_reps": {k: np.stack(v, axis=1) for k, v in reps.items()},
+            "n_test": len(test), "energies": energies,
+            "tlm": pd.concat([grids[("TLM", k)] for k in ("intra", "inter")], ignore_index=True),
             "names": (rx.name, other.name)}
 
 
 def _detector_controls(result: dict) -> list[Control]:
-    d = result["detectors"]
-    aux, held = float(d["aux AUROC"].min()), float(d["held-out AUROC"].max())
-    return [Control.of("every layer's detector tells the outlier set (MNIST) from the layer's own test activations",
-                       at_least(aux, DETECTOR_AUX_MIN, "lowest AUROC, outliers vs test images", unit=""),
-                       f"{aux:.3f}"),
-            Control.of("no detector flags unseen test images against training images (it learnt the distribution, "
-                       "not the images)", at_most(held, DETECTOR_HELDOUT_MAX, "highest AUROC, test vs training images",
-                                                  unit=""), f"{held:.3f}")]
+    """Every OOD verdict's controls, each on its interval (the paired bootstrap over the test
+    images; MNIST and the detector's training images resampled on their own): the detectors are
+    sensitive to near outliers (the lowest AUROC over layers ≥ :data:`SENSITIVITY_MIN`), tell far
+    outliers (MNIST, never seen in training) from the layer's test activations, and do not flag
+    unseen test images against their own training images."""
+    r, n = result["detector_reps"], result["n_test"]
+    near = noise.from_replicates(r["near"].min(1), n_test=n)
+    far = noise.from_replicates(r["far"].min(1), n_test=n)
+    held = noise.from_replicates(r["held"].max(1), n_test=n)
+    kinds = " or ".join(k.replace("_", " ") for k in NEAR_KINDS)
+    return [controls.detector_sensitivity(near, SENSITIVITY_MIN, what=f"lowest AUROC over layers, CIFAR-10 test images "
+                                          f"with {kinds} (CIFAR-10-C severity {NEAR_SEVERITY}) vs the same images"),
+            controls.premise(far, DETECTOR_AUX_MIN, "every layer's detector tells far outliers (MNIST, not seen in "
+                             "training) from the layer's own test activations",
+                             what="lowest AUROC, MNIST vs test images", unit="", digits=3),
+            controls.premise(held, DETECTOR_HELDOUT_MAX, "no detector flags unseen test images against its own "
+                             "training images (it learnt the distribution, not the images)", direction="<=",
+                             what="highest AUROC, test vs the detector's training images", unit="", digits=3)]
 
 
 FAR_SAMPLE = 3  # J-F1's length control retrains this many far pairs, those closest to their target's self-stitch
 
 
-def _far_pairs(result: dict) -> pd.DataFrame:
-    """J-F1's TLM stitches within network #0 between layers at least :data:`FAR` blocks apart,
-    with ``gap``: relative accuracy minus the target layer's self-stitch's."""
-    t = result["table"]
-    t = t[(t.method == "TLM") & (t.kind == "intra")]
-    diag = t[t.i == t.j].set_index("j").relative
-    far = t[(t.i - t.j).abs() >= FAR]
-    return far.assign(gap=far.relative - far.j.map(diag))
+def _intra_tlm(result: dict) -> pd.DataFrame:
+    """The TLM grid rows of network #0 stitched into itself."""
+    t = result["tlm"]
+    rx = result["names"][0]
+    return t[(t.sender == rx) & (t.receiver == rx)].reset_index(drop=True)
+
+
+def _far_gap_reps(grid: pd.DataFrame, layers: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """``far_as_similar``'s statistic from a TLM grid of one network into itself: (R+1,) the
+    largest (relative accuracy − the target's self-stitch's) over pairs ≥ :data:`FAR` blocks apart,
+    in points, on the full test set and each resample (stitch and self-stitch on the same images),
+    and the far pairs with their grid gaps (fractions)."""
+    acc = _reps(grid, "correct")
+    pos = {c: k for k, c in enumerate(layers)}
+    i, j = grid.cut_i.map(pos).to_numpy(), grid.cut_j.map(pos).to_numpy()
+    diag = {jj: int(np.flatnonzero((i == jj) & (j == jj))[0]) for jj in set(j)}
+    far = np.flatnonzero(np.abs(i - j) >= FAR)
+    own = np.array([diag[j[k]] for k in far], dtype=int)
+    gaps = (acc[:, far] - acc[:, own]) / float(grid.receiver_accuracy.iloc[0])
+    pairs = pd.DataFrame({"i": i[far] + 1, "j": j[far] + 1, "cut_i": grid.cut_i.to_numpy()[far],
+                          "cut_j": grid.cut_j.to_numpy()[far], "gap": gaps[0]})
+    return 100 * gaps.max(1), pairs
 
 
 def far_longer(cfg: OODConfig, scale: str, result: dict, *, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
-    """J-F1's training-length control. Longer TLM raises stitch accuracies, so it can turn
-    ``far_as_similar`` only where the claim fails: then the :data:`FAR_SAMPLE` far pairs closest
-    to their target's self-stitch (the pairs that decide it) are retrained with :data:`LONGER`
-    times the epochs (the self-stitch is the exact map, which TLM keeps). One row per pair: i, j,
-    cut_i, cut_j, the grid's gap and the longer stitch's (fractions). Empty where the claim holds."""
-    far = _far_pairs(result)
-    if 100 * float(far.gap.max()) >= FAR_GAP_MIN:
-        return pd.DataFrame(columns=["i", "j", "cut_i", "cut_j", "gap", "gap longer"])
-    top = far.nlargest(FAR_SAMPLE, "gap")
+    """J-F1's training-length control, like for like: the :data:`FAR_SAMPLE` far pairs closest to
+    their target's self-stitch (the pairs that decide ``far_as_similar``) *and those targets'
+    self-stitches* (the reference, trained by TLM too) retrained with :data:`LONGER` times the
+    epochs. One row per pair: i, j, cut_i, cut_j, the grid's gap and the longer one (fractions),
+    and the longer stitches' rows for the re-judged claim (``cells``: :func:`tlm_retrained` rows)."""
+    grid = _intra_tlm(result)
+    _, pairs = _far_gap_reps(grid, result["layers"])
+    top = pairs.nlargest(FAR_SAMPLE, "gap")
     rx = result["names"][0]
-    out = tlm_retrained(cfg, scale, result["arch"], [(rx, rx, r.cut_i, r.cut_j) for r in top.itertuples()],
-                        device=device, store=store, progress=progress).set_index(["cut_i", "cut_j"]).relative
+    cells = [(rx, rx, r.cut_i, r.cut_j) for r in top.itertuples()]
+    cells += list(dict.fromkeys((rx, rx, r.cut_j, r.cut_j) for r in top.itertuples()))
+    out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
+    rel = out.set_index(["cut_i", "cut_j"]).relative
     return pd.DataFrame({"i": top.i.to_numpy(), "j": top.j.to_numpy(), "cut_i": top.cut_i.to_numpy(),
                          "cut_j": top.cut_j.to_numpy(), "gap": top.gap.to_numpy(),
-                         "gap longer": [float(out[(r.cut_i, r.cut_j)]) - (r.relative - r.gap)
-                                        for r in top.itertuples()]})
+                         "gap longer": [float(rel[(r.cut_i, r.cut_j)] - rel[(r.cut_j, r.cut_j)])
+                                        for r in top.itertuples()]}).assign(cells=[out] * len(top))
 
 
 def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
-    """J-F1's claims: ResNet-18, TLM within network #0; ``longer`` (:func:`far_longer`) adds
-    the training-length control to ``far_as_similar``."""
+    """J-F1's claims: ResNet-18, TLM within network #0, each judged on its interval; ``longer``
+    (:func:`far_longer`) adds the training-length control to ``far_as_similar``."""
     t = result["table"]
-    t = t[(t.method == "TLM") & (t.kind == "intra")]
-    far = _far_pairs(result)
-    gap = float(far.gap.max())  # best far pair vs the target's own diagonal
-    off = t[t.i != t.j]
-    ood_frac = float((off.auroc >= AUROC_OOD_MIN).mean())
-    numbers = {"far_gap": 100 * gap, "ood_fraction": ood_frac, "median_auroc_off": float(off.auroc.median()),
-               "stitches": len(t)}
-    controls = _detector_controls(result) + _tlm_controls({"tlm": result["tlm"]})
+    sel = ((t.method == "TLM") & (t.kind == "intra")).to_numpy()
+    off = sel & (t.i != t.j).to_numpy()
+    grid = _intra_tlm(result)
+    gap_reps, _ = _far_gap_reps(grid, result["layers"])
+    n_acc = _n_test(grid)
+    gap = noise.from_replicates(gap_reps, n_test=n_acc)
+    frac = noise.from_replicates((result["auroc_reps"][:, off] >= AUROC_OOD_MIN).mean(1), n_test=result["n_test"])
+    numbers = {"far_gap": gap.value, "far_gap_low": gap.low, "far_gap_high": gap.high, "ood_fraction": frac.value,
+               "ood_fraction_low": frac.low, "ood_fraction_high": frac.high,
+               "median_auroc_off": float(t[off].auroc.median()), "stitches": int(sel.sum())}
+    tlm_ctrl = _tlm_controls({"tlm": result["tlm"]})
+    what_gap = f"max over pairs ≥ {FAR} blocks apart of relative accuracy − the target's self-stitch (points)"
+    crit_gap = at_least(gap, FAR_GAP_MIN, what_gap, unit="points")
+    length = []
+    if longer is not None and len(longer):
+        cells = longer.cells.iloc[0]
+        again = noise.from_replicates(_far_gap_reps(_with_longer(grid, cells), result["layers"])[0], n_test=n_acc)
+        numbers["far_gap_longer"] = again.value
+        length = [controls.training_length(crit_gap, at_least(again, FAR_GAP_MIN, what_gap, unit="points"), LONGER,
+                                           what=f"the verdict survives {LONGER}× longer TLM, like for like: the "
+                                                f"{len(longer)} far pairs closest to their target's self-stitch and "
+                                                "those self-stitches retrained")]
     claims = [
         dict(key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
-             criterion=at_least(100 * gap, FAR_GAP_MIN, f"max over pairs ≥ {FAR} blocks apart of relative accuracy − "
-                                "the target's self-stitch (points)", unit="points"),
-             paper="far layers as similar as the same layer (Fig. 1a)", ours=f"{100 * gap:+.2f} points",
-             controls=controls + _far_length_control(longer, gap, numbers)),
+             criterion=crit_gap, paper="far layers as similar as the same layer (Fig. 1a)",
+             ours=gap.text(2, "points"), controls=tlm_ctrl + length),
         dict(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
                                   "(AUROC near 1)",
-             criterion=at_least(ood_frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
-                                f"{AUROC_OOD_MIN}", unit=""),
-             paper="most TLM stitches OOD (Fig. 1b)", ours=f"{ood_frac:.2f} of {len(off)} (median AUROC "
-                                                          f"{numbers['median_auroc_off']:.3f})", controls=controls),
+             criterion=at_least(frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
+                                f"{AUROC_OOD_MIN}", unit="", digits=2),
+             paper="most TLM stitches OOD (Fig. 1b)",
+             ours=f"{frac.text(2)} of {int(off.sum())} (median AUROC {numbers['median_auroc_off']:.3f})",
+             controls=_detector_controls(result) + tlm_ctrl),
     ]
     return numbers, claims
 
 
-def _far_length_control(longer: pd.DataFrame | None, gap: float, numbers: dict) -> list[Control]:
-    """``far_as_similar``'s training-length control (:func:`far_longer`): the claim re-judged with
-    the retrained pairs keeps its verdict. Records the longer gap in ``numbers``."""
-    if longer is None or not len(longer):
-        return []
-    after = max(gap, float(longer["gap longer"].max()))
-    numbers["far_gap_longer"] = 100 * after
-    return [Control.of(f"the verdict survives {LONGER}× longer TLM: the {len(longer)} far pairs closest to their "
-                       "target's self-stitch retrained",
-                       Criterion("the claim's criterion gives the same result with the longer stitches",
-                                 (100 * after >= FAR_GAP_MIN) == (100 * gap >= FAR_GAP_MIN)),
-                       f"{100 * after:+.2f} points (grid {100 * gap:+.2f})")]
+def _median_auroc(result: dict, rows: np.ndarray) -> Estimate:
+    """The median AUROC over the stitches ``rows`` (a fixed set: chosen on the full test set),
+    bootstrapped over the test images."""
+    return noise.from_replicates(np.median(result["auroc_reps"][:, rows], axis=1), n_test=result["n_test"])
 
 
 def ood_claims(result: dict) -> tuple[dict, list[dict]]:
-    """J-F2's claims for one architecture."""
+    """J-F2's claims for one architecture, each judged on its interval (the paired bootstrap over
+    the test images; the set of high-accuracy stitches is chosen on the full test set)."""
     arch = result["arch"]
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
     t = result["table"]
-    t = t[~((t.kind == "intra") & (t.i == t.j))]  # the exact self-stitches say nothing
-    tlm, dm = t[t.method == "TLM"], t[t.method == "DM"]
-    tlm_high, dm_high = tlm[tlm.relative >= HIGH_REL], dm[dm.relative >= HIGH_REL]
-    med_tlm = float(tlm_high.auroc.median()) if len(tlm_high) else float("nan")
-    med_dm = float(dm_high.auroc.median()) if len(dm_high) else float("nan")
-    mean_tlm, mean_dm = float(tlm.auroc.mean()), float(dm.auroc.mean())
-    numbers = {f"{tag}_tlm_high": len(tlm_high), f"{tag}_dm_high": len(dm_high), f"{tag}_tlm_high_auroc": med_tlm,
-               f"{tag}_dm_high_auroc": med_dm, f"{tag}_tlm_mean_auroc": mean_tlm, f"{tag}_dm_mean_auroc": mean_dm}
-    controls = _detector_controls(result) + _tlm_controls({"tlm": result["tlm"]})
+    judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()  # the exact self-stitches say nothing
+    tlm, dm = judged & (t.method == "TLM").to_numpy(), judged & (t.method == "DM").to_numpy()
+    rel = t.relative.to_numpy()
+    tlm_high, dm_high = tlm & (rel >= HIGH_REL), dm & (rel >= HIGH_REL)
+    reps = result["auroc_reps"]
+    diff = noise.from_replicates(reps[:, tlm].mean(1) - reps[:, dm].mean(1), n_test=result["n_test"])
+    det_ctrl = _detector_controls(result)
+    tlm_ctrl = _tlm_controls({"tlm": result["tlm"]})
+    numbers = {f"{tag}_tlm_high": int(tlm_high.sum()), f"{tag}_dm_high": int(dm_high.sum()),
+               f"{tag}_tlm_mean_auroc": float(t.auroc[tlm].mean()), f"{tag}_dm_mean_auroc": float(t.auroc[dm].mean()),
+               f"{tag}_auroc_diff": diff.value, f"{tag}_auroc_diff_low": diff.low, f"{tag}_auroc_diff_high": diff.high}
+
+    def median_claim(rows, method, threshold, rule, key, text, paper, ctrl):
+        what = f"median AUROC of the {method} stitches with relative accuracy ≥ {HIGH_REL}"
+        some = controls.premise(noise.exact(int(rows.sum())), 1, f"some {method} stitch reaches relative accuracy ≥ "
+                                f"{HIGH_REL} (the claim is about those)", what=f"{method} stitches", unit="", digits=0)
+        if rows.any():
+            med = _median_auroc(result, rows)
+        else:  # nothing to judge: the premise above fails, the verdict is inconclusive
+            med = noise.exact(threshold, why="no stitch to judge")
+        numbers[f"{tag}_{method.lower()}_high_auroc"] = med.value if rows.any() else float("nan")
+        return dict(key=key, text=text, criterion=rule(med, threshold, what, unit="", digits=3), paper=paper,
+                    ours=f"median {med.text(3)} over {int(rows.sum())} stitches", controls=[some] + ctrl)
+
     claims = [
-        dict(key=f"tlm_ood_{tag}", text=f"{name}: TLM reaches high accuracy with out-of-distribution representations",
-             criterion=at_least(med_tlm if len(tlm_high) else -1.0, TLM_OOD_MEDIAN_MIN,
-                                f"median AUROC of the TLM stitches with relative accuracy ≥ {HIGH_REL}", unit=""),
-             paper="high TLM similarity with OOD representations (Fig. 2)",
-             ours=f"median {med_tlm:.3f} over {len(tlm_high)} stitches", controls=controls),
-        dict(key=f"dm_id_{tag}", text=f"{name}: DM shows high similarity only with in-distribution representations",
-             criterion=at_most(med_dm if len(dm_high) else 2.0, DM_ID_MEDIAN_MAX,
-                               f"median AUROC of the DM stitches with relative accuracy ≥ {HIGH_REL}", unit=""),
-             paper="DM: high similarity only with ID representations (Fig. 2)",
-             ours=f"median {med_dm:.3f} over {len(dm_high)} stitches", controls=controls[:2]),
+        median_claim(tlm_high, "TLM", TLM_OOD_MEDIAN_MIN, at_least, f"tlm_ood_{tag}",
+                     f"{name}: TLM reaches high accuracy with out-of-distribution representations",
+                     "high TLM similarity with OOD representations (Fig. 2)", det_ctrl + tlm_ctrl),
+        median_claim(dm_high, "DM", DM_ID_MEDIAN_MAX, at_most, f"dm_id_{tag}",
+                     f"{name}: DM shows high similarity only with in-distribution representations",
+                     "DM: high similarity only with ID representations (Fig. 2)", det_ctrl),
         dict(key=f"dm_less_ood_{tag}", text=f"{name}: DM's representations are less out of distribution than TLM's",
-             criterion=Criterion("mean AUROC of DM < mean AUROC of TLM, same stitches", mean_dm < mean_tlm),
-             paper="DM prefers ID representations", ours=f"DM {mean_dm:.3f} vs TLM {mean_tlm:.3f}",
-             controls=controls),
+             criterion=more_than(diff, 0.0, "mean AUROC of TLM − mean AUROC of DM, same stitches (one resample of the "
+                                 "test images for both)", unit="", digits=3),
+             paper="DM prefers ID representations",
+             ours=f"DM {numbers[f'{tag}_dm_mean_auroc']:.3f} vs TLM {numbers[f'{tag}_tlm_mean_auroc']:.3f}; "
+                  f"difference {diff.text(3)}", controls=det_ctrl + tlm_ctrl),
     ]
     return numbers, claims
 
@@ -1181,7 +1471,7 @@ def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter
 
 def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
     """The paper's Figure 1c: energies of the first target layer's detector. Top: the layer's own
-    test activations vs the outliers; bottom: the stitches from every source block."""
+    test activations vs the near and the far outliers; bottom: the stitches from every source block."""
     import matplotlib.pyplot as plt
 
     e = result["energies"]
@@ -1189,7 +1479,10 @@ def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 5.6), sharex=True, constrained_layout=True)
     bins = np.linspace(float(min(v.min() for v in e.values())), float(max(v.max() for v in e.values())), 60)
     top.hist(e[("in", j)].numpy(), bins=bins, alpha=0.6, label="in distribution (test images)")
-    top.hist(e[("aux", j)].numpy(), bins=bins, alpha=0.6, label="outliers (MNIST)")
+    if ("near", j) in e:
+        kinds = " or ".join(k.replace("_", " ") for k in NEAR_KINDS)
+        top.hist(e[("near", j)].numpy(), bins=bins, alpha=0.6, label=f"near outliers (the same images, {kinds})")
+    top.hist(e[("aux", j)].numpy(), bins=bins, alpha=0.6, label="far outliers (MNIST)")
     top.legend(fontsize=8)
     top.set_ylabel("images", fontsize=8)
     cmap = plt.get_cmap("viridis")
@@ -1207,7 +1500,8 @@ def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
 
 
 def detector_table(results: dict[str, dict]) -> pd.DataFrame:
-    """Every detector's two control AUROCs, per architecture and layer."""
+    """Every detector's control AUROCs (near outliers, in all and per kind; MNIST; its own training
+    images against the test images), per architecture and layer."""
     parts = {ARCH_NAMES[a]: r["detectors"].set_index("layer").round(3) for a, r in results.items()}
     return pd.concat(parts, names=["architecture"])
 

@@ -3,8 +3,9 @@
 The paper's Table 1 compares CKA with stitching on three questions: networks from different
 initialisations, supervised vs self-supervised networks, and "more is better" (more data,
 training time, width). Each of our cells is built from the ``*.results.json`` of the page that
-measured it (never typed by hand), with the page's scale and the verdicts of its claims; a page
-that has not run yet leaves its cell saying so.
+measured it (never typed by hand), with the page's scale, the verdicts of its claims and, where
+the page recorded one, the 95% interval of the number in brackets; a page that has not run yet
+leaves its cell saying so.
 """
 
 from __future__ import annotations
@@ -60,7 +61,16 @@ def _src(fid: str, res: dict) -> str:
 def _cut_values(numbers: dict, prefix: str) -> list[float]:
     """Values of ``<prefix><cut>`` keys (per-cut numbers; summary keys such as ``_mean`` excluded)."""
     return [v for k, v in numbers.items() if k.startswith(prefix) and k[len(prefix):] not in ("mean", "min", "max",
-                                                                                              "first", "late")]
+                                                                                              "first", "late")
+            and not k.endswith(("_low", "_high"))]
+
+
+def _num(numbers: dict, key: str, digits: int = 1) -> str:
+    """A page's number with its 95% interval where the page recorded one (``key_low``, ``key_high``)."""
+    v = f"{numbers[key]:.{digits}f}"
+    if f"{key}_low" in numbers and f"{key}_high" in numbers:
+        v += f" [{numbers[f'{key}_low']:.{digits}f}, {numbers[f'{key}_high']:.{digits}f}]"
+    return v
 
 
 def ours(results: dict[str, dict | None]) -> dict[str, tuple[str, str, str]]:
@@ -76,24 +86,23 @@ def ours(results: dict[str, dict | None]) -> dict[str, tuple[str, str, str]]:
         cka.append(missing.format("B-F5"))
     if f2a:
         n = f2a["numbers"]
-        stitch.append(f"up to {n.get('trained_max_penalty_beyond', n['trained_max_penalty']):.1f} points "
-                      f"({_src('B-F2A', f2a)}: "
-                      f"{_verdicts(f2a, ('connected',))})")
+        key = "trained_max_penalty_beyond" if "trained_max_penalty_beyond" in n else "trained_max_penalty"
+        stitch.append(f"up to {_num(n, key)} points ({_src('B-F2A', f2a)}: {_verdicts(f2a, ('connected',))})")
     else:
         stitch.append(missing.format("B-F2A"))
     # self-supervision
     if f6:
         n = f6["numbers"]
         cka.append(f"{n['cka_min']:.2f}-{n['cka_max']:.2f} over layers ({_src('B-F6', f6)})")
-        stitch.append(f"up to {n['max_penalty']:.1f} points ({_src('B-F6', f6)}: {_verdicts(f6, ('connected',))})")
+        stitch.append(f"up to {_num(n, 'max_penalty')} points ({_src('B-F6', f6)}: {_verdicts(f6, ('connected',))})")
     else:
         cka.append(missing.format("B-F6"))
         stitch.append(missing.format("B-F6"))
     # more is better
     if f7:
         n = f7["numbers"]
-        cka.append(f"lowest {n['samples_cka_min']:.2f} (data), {n['length_cka_min']:.2f} (time), "
-                   f"{n['width_cka_min']:.2f} (width) ({_src('B-F7', f7)})")
+        cka.append(f"lowest {_num(n, 'samples_cka_min', 2)} (data), {_num(n, 'length_cka_min', 2)} (time), "
+                   f"{_num(n, 'width_cka_min', 2)} (width) ({_src('B-F7', f7)})")
     else:
         cka.append(missing.format("B-F7"))
     parts = []
@@ -101,7 +110,7 @@ def ours(results: dict[str, dict | None]) -> dict[str, tuple[str, str, str]]:
                            ("B-F3C", "wide_into_thin_gain", "width")):
         res = results.get(fid)
         if res and key in res["numbers"]:
-            parts.append(f"gain {res['numbers'][key]:.1f} points ({what}; {_src(fid, res)}: "
+            parts.append(f"gain {_num(res['numbers'], key)} points ({what}; {_src(fid, res)}: "
                          f"{_verdicts(res, ('improves', 'wider_improves'))})")
         else:
             parts.append(f"{what}: " + missing.format(fid))
@@ -162,6 +171,13 @@ def stand_in(cfg: StandInConfig) -> tuple[dict | None, pd.DataFrame]:
     if not path.exists():
         return None, pd.DataFrame({"claim": ["B-F6 has not run yet"]})
     res = json.loads(path.read_text())
-    rows = [{"claim": c["text"], "paper": c["paper"], "ours": c["ours"], "verdict": c["verdict"]}
+    def judged(c: dict) -> str:
+        if c.get("low") is None or c.get("high") is None:
+            return "-"
+        unit = f" {c['unit']}" if c.get("unit") else ""
+        return f"{c['value']:.3g} [{c['low']:.3g}, {c['high']:.3g}]{unit}"
+
+    rows = [{"claim": c["text"], "paper": c["paper"], "ours": c["ours"], "judged value (95% interval)": judged(c),
+             "verdict": c["verdict"] + (f" ({c['reason']})" if c.get("reason") else "")}
             for c in res.get("claims", [])]
     return res, pd.DataFrame(rows)
