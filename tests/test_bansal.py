@@ -9,22 +9,9 @@ import pytest
 
 from stitchkit import noise
 from stitchkit.experiments import bansal
+from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
 CUTS = ["stem", "block1", "block3", "block5", "pool"]
-N = 10_000  # test images of the synthetic tables: one penalty's paired SE is ~0.1-0.2 points
-BASE = np.arange(N) < N // 2  # the receiver gets the first half right (accuracy 0.5)
-
-
-def stitched(points: float) -> np.ndarray:
-    """Per-image results of a stitch whose penalty is ``points``: a penalty loses the receiver's first
-    right answers, a gain wins its first wrong ones (nested: 4 points loses the images 1 point loses)."""
-    k = int(round(abs(points) * N / 100))
-    c = BASE.copy()
-    if points >= 0:
-        c[:k] = False
-    else:
-        c[N // 2:N // 2 + k] = True
-    return c
 
 
 def row(sender, cut, p, **extra):

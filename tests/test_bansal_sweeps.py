@@ -14,21 +14,9 @@ from stitchkit.experiments import bansal
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.experiments import bansal_table
 from stitchkit.store import config_key
+from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
 CUTS = ["stem", "block1", "block3", "block5", "block7", "pool"]
-N = 10_000  # test images: one penalty's paired SE is ~0.1-0.2 points
-BASE = np.arange(N) < N // 2  # the top gets the first half right (accuracy 0.5)
-
-
-def stitched(points: float) -> np.ndarray:
-    """Per-image results of a stitch with penalty ``points`` (nested losses and gains, see test_bansal)."""
-    k = int(round(abs(points) * N / 100))
-    c = BASE.copy()
-    if points >= 0:
-        c[:k] = False
-    else:
-        c[N // 2:N // 2 + k] = True
-    return c
 
 
 def own(accuracy: float) -> np.ndarray:
