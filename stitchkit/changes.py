@@ -68,16 +68,17 @@ CHANGES: tuple[Change, ...] = (
            "two-sided (|self-penalty| ≤ 0.5 points, was: at most 0.5 points below)",
            "a referee's review found verdicts inside the noise of one run and a control that could not see a "
            "stitch adding accuracy by itself (the previous demo run's Digit self-stitch was 1.06 to 2.8 points "
-           "above its receiver)", "this commit's series (issue 33)", "2026-11-24"),
+           "above its receiver)", "db8925c (issue 33)", "2026-11-24"),
     Change(("S-F1B", "S-FC5"), "the compatibility claims are judged on the senders other than the receiver (the "
            "Digit model's stitches into itself are the control), and a training-length control retrains the "
            "deciding cell (the lowest mean) and the self-stitch at its cut at 2× the epochs",
            "with a two-sided control the self-stitch sits within ±0.5 points of the baseline by construction, "
-           "so it cannot show 'beats the baseline'; Smith's part had no length control", "issue 33",
+           "so it cannot show 'beats the baseline'; Smith's part had no length control", "db8925c, 679dd8a (issue 33)",
            "2026-11-24"),
     Change(("S-4.2", "S-TC1"), "a training-length control (S-4.2: the worst cut at 2×; S-TC1: the layer-1 "
            "stitches of Digit and Colour-only at 2×)", "Smith's part had no length control (review of the "
-           "verdicts); S-4.2 had failed through one initialisation at Layer 1", "issue 33", "2026-11-24"),
+           "verdicts); S-4.2 had failed through one initialisation at Layer 1", "db8925c, 679dd8a (issue 33)",
+           "2026-11-24"),
     Change(("H-F2", "H-F4", "H-F5", "H-F6", "H-T1", "H-T2"),
            "every judged number carries a 95% bootstrap interval over the test images (the triangle's minima and "
            "maxima over pairs bootstrapped as such, stitched and receiver paired image by image; the MSE "
@@ -85,7 +86,7 @@ CHANGES: tuple[Change, ...] = (
            "interval on one side of the threshold; the self-stitch control is two-sided (|self-penalty| ≤ 0.5 "
            "points, was: at most 0.5 points below)",
            "a referee's review found one-seed verdicts on 2,000 test images with no noise model, and a control "
-           "that could not see a stitch adding accuracy by itself (issue 33, findings 1 and 3)", "issue 33",
+           "that could not see a stitch adding accuracy by itself (issue 33, findings 1 and 3)", "679dd8a (issue 33)",
            "2026-11-24"),
     Change(("H-F2", "H-F4", "H-F6"),
            "the training-length control re-judges each claim with the retrained cells in place of their 1× values "
@@ -95,7 +96,7 @@ CHANGES: tuple[Change, ...] = (
            "is re-judged on the images of the 4× stitches (was: their mean accuracy gain)",
            "the review found the control a mean over a sample and random_low's control made of trained-pair "
            "cells (issue 33, finding 4); the demo runs before it had failed the old control at H-F2 and H-F4 "
-           "(mean gains +3.73 and +3.83 points) and passed it at H-F6 (+1.07)", "issue 33", "2026-11-24"),
+           "(mean gains +3.73 and +3.83 points) and passed it at H-F6 (+1.07)", "679dd8a (issue 33)", "2026-11-24"),
     Change(("H-F2", "H-F4", "H-F5", "H-T1"),
            "layers keep their block numbers where only the stem and each stage's last block are stitched (demo; "
            "R2222: 0, 2, 4, 6, 8; ResNet-34: 0, 3, 7, 13, 16; were numbered by stage, 0-4), so the triangle's "
@@ -106,7 +107,7 @@ CHANGES: tuple[Change, ...] = (
            "instead of 25)",
            "stage numbering put cells on the other side of the diagonal than the paper's (R1111 block 2 into "
            "R2222 block 4 on the diagonal, which the paper has above it) (issue 33, finding 7); the committed demo "
-           "pages were judged with stage numbers, and their verdicts were seen before this change", "issue 33",
+           "pages were judged with stage numbers, and their verdicts were seen before this change", "679dd8a (issue 33)",
            "2026-11-24"),
     Change(("H-T1", "H-T2"),
            "closer judges whether ES is the smallest of EV, ES and SV (the paper's prediction as its tables colour "
@@ -115,7 +116,7 @@ CHANGES: tuple[Change, ...] = (
            "and the test images and could barely fail (issue 33, finding 7); on the fitting images EV = ES + SV, "
            "so the new criterion says EV > 2 ES. Chosen after the demo runs, whose median SV / EV (0.19 at H-T1, "
            "0.29 at H-T2) means ES above SV in most stitches there, so it is expected to fail at demo",
-           "issue 33", "2026-11-24"),
+           "679dd8a (issue 33)", "2026-11-24"),
     # Balogh & Jelasity's part moved onto the noise model and stitchkit.controls (issue 33)
     Change(("J-T1", "J-F1", "J-F2", "J-T2", "J-T3"),
            "every judged number carries a 95% interval (paired bootstrap over the test images for accuracies and "
@@ -124,41 +125,41 @@ CHANGES: tuple[Change, ...] = (
            "point, was: at most 1 point below)",
            "a referee's review found verdicts flipping between reruns (J-T1 tlm_intra_rn 95.8% → 87.5%, J-F2 "
            "dm_less_ood_rn, J-T2 lcka_below_dm_rn) and TLM self-stitches adding up to 4.25 points unseen",
-           "issue 33", "2026-11-24"),
+           "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-T1",), "the training-length control is like for like: for every case (pair, target layer), identified "
            "or not, the strongest rival and the target's own-layer stitch are retrained at 4× and the TLM claims "
            "re-judged (was: the rival of each identified case, between networks with the own-layer stitch, and only "
            "where a claim could flip)",
            "own-layer stitches also gain at 4× (0.731 → 0.802), so identification can move either way",
-           "issue 33", "2026-11-24"),
+           "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-T1",), "others_intra: a rival DM stitch beats the self-map only when the 95% interval of its difference "
            "excludes 0; a layer no rival is shown to beat but not every rival shown below is within noise "
            "(inconclusive), not a failure (the 100% threshold is unchanged)",
            "at demo 7 of 18 ViT rival DM stitches beat the self-map by noise-level margins, and the claim read "
-           "'not reproduced'", "issue 33", "2026-11-24"),
+           "'not reproduced'", "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-F1",), "the training-length control retrains the three far pairs and their targets' self-stitches at "
            "4×, whatever the grid's verdict (was: the far pairs only, only when the claim failed); far_as_similar "
            "no longer carries the detector controls (it judges accuracies, not OOD)",
-           "the control compared 4×-trained far pairs with a 1×-trained diagonal", "issue 33", "2026-11-24"),
+           "the control compared 4×-trained far pairs with a 1×-trained diagonal", "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-F1", "J-F2"), "detectors fine-tuned against an outlier-exposure set generated from CIFAR-10 training "
            "images (patch-shuffled, cross-class mixed, smooth colour noise; was: MNIST); MNIST kept as a far "
            "outlier set; a detector-sensitivity control before any OOD verdict (near outliers, the test images "
            "with Gaussian noise or blur at CIFAR-10-C severity 4, AUROC ≥ 0.75, bound fixed before any run with "
            "it); the held-out control draws from the detector's own training images",
            "the MNIST control was saturated (AUROC 1.000) and said nothing about sensitivity; only ~19% of the "
-           "held-out control's images were in the detector's training set", "issue 33", "2026-11-24"),
+           "held-out control's images were in the detector's training set", "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-F2",), "dm_less_ood: the difference of the mean AUROCs (TLM − DM, one resample of the test images for "
            "both) must have its interval above 0 (was: DM's mean below TLM's by any margin); the median claims need "
            "a stitch of high accuracy as a premise control (was: a stand-in value that read 'not reproduced')",
-           "0.480 vs 0.503 counted as 'less'", "issue 33", "2026-11-24"),
+           "0.480 vs 0.503 counted as 'less'", "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-T2",), "the sensitivity test compares the layer of two networks (seeds 0, 1), each at a list of ranks, "
            "as the authors' exec_compute_low_rank_sim_metrics.py does (was: one network's low-rank approximations); "
            "demo sensitivity_networks 1 → 2; lcka_below_dm needs the interval of the difference of mean taus "
            "above 0",
            "with one network every measure monotone in rank got the same tau (LCKA = PWCCA = 0.8177), and 0.811 vs "
-           "0.802 counted as 'below'", "issue 33", "2026-11-24"),
+           "0.802 counted as 'below'", "679dd8a (issue 33)", "2026-11-24"),
     Change(("J-T3",), "pwcca_below_lcka needs the interval of the difference of taus (bootstrapped jointly over the "
-           "representations) above 0 (was: any margin)", "a comparison without a margin", "issue 33", "2026-11-24"),
+           "representations) above 0 (was: any margin)", "a comparison without a margin", "679dd8a (issue 33)", "2026-11-24"),
     Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F8", "B-F9"),
            "every judged penalty, maximum and difference carries a 95% paired-bootstrap interval and a verdict "
            "needs its whole interval on one side; the self-stitch control is two-sided (|self-penalty| ≤ 0.5 "
@@ -166,20 +167,20 @@ CHANGES: tuple[Change, ...] = (
            "self-stitch at its cut at 4× and re-judge the claim on those numbers (the self-stitch's short-run "
            "penalty was reused)", "the review of the verdicts: thresholds inside the noise of one run, a "
            "control blind to stitches that add accuracy by themselves (ViT −4.5 to −5.3, B-F3B −3.5 to −7 "
-           "points), length controls comparing unlike things", "issue 33", "2026-11-24"),
+           "points), length controls comparing unlike things", "679dd8a (issue 33)", "2026-11-24"),
     Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F8", "B-F9"),
            "demo pages test on all 10,000 test images (were 5,000)",
            "at 5,000 images one penalty's standard error (about 0.5 points) is as wide as the control's bound",
-           "issue 33", "2026-11-24"),
+           "679dd8a (issue 33)", "2026-11-24"),
     Change(("B-F2C", "B-F3B", "B-F3C"), "'bigger is better' premises judged on the interval of the networks' "
            "accuracy difference on the same test images; mid_degrades gains the premise that its 50k network "
            "beats its 5k one", "B-F2C's premise 'bottom ≥ top + 0.0' passed at 64.59 vs 64.17 in one run and "
-           "failed in another", "issue 33", "2026-11-24"),
+           "failed in another", "679dd8a (issue 33)", "2026-11-24"),
     Change(("B-F9",), "the frozen top pieces re-estimate their BatchNorm statistics while the middle trains "
            "(FreezeSpec.frozen_above_bn = 'train'); a premise control: the freeze-trained network scores at "
            "least the few-sample network alone", "the frozen network (51.4%) scored below the 5k network alone "
            "(63.2%): the top's BatchNorm kept the 5k network's statistics, which a middle trained from scratch "
-           "had to reproduce (diagnosis: 59.0% as before vs 64.7% with the fix, one run each)", "issue 33",
+           "had to reproduce (diagnosis: 59.0% as before vs 64.7% with the fix, one run each)", "679dd8a (issue 33)",
            "2026-11-24"),
 )
 
