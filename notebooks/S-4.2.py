@@ -85,12 +85,12 @@ run.figure("accuracy", plotting.spread_per_layer(
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval from a paired bootstrap ({mod}`stitchkit.noise`):
+# Every judged number carries a 95% interval from a paired bootstrap (`stitchkit.noise`, see {term}`interval`):
 # the test images are resampled once and every accuracy is recomputed on the same resample (a
 # stitched model and its receiver image by image), and the initialisations are resampled with
 # them. A claim is *reproduced* only when its whole interval lies on the claim's side of the
 # threshold, *not reproduced* only when it lies wholly on the other side, and *inconclusive
-# (within noise)* otherwise. Controls ({mod}`stitchkit.controls`) pass only when shown the same
+# (within noise)* otherwise. Controls (`stitchkit.controls`) pass only when shown the same
 # way. The self-stitch control is two-sided (|self-penalty| ≤ 0.5 points): a stitch that adds
 # accuracy by itself fails it as an under-trained one does. The training-length control retrains
 # the cells that decide a claim and the self-stitch at {glue:text}`longer_factor` × the epochs and

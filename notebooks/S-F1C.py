@@ -102,7 +102,7 @@ run.figure("rank", plotting.spread_per_layer(
 # The rank claim is judged without an interval: its criterion is already in units of the spread
 # over initialisations, which for a rank over the whole test set dwarfs the noise from the images.
 # The control ({doc}`S-F1B`'s, two-sided since the review of the verdicts) is judged on its 95%
-# paired-bootstrap interval ({mod}`stitchkit.noise`).
+# paired-bootstrap interval (`stitchkit.noise`, see {term}`interval`).
 #
 # "Clearly differs" is fixed before the run as: at both layers 2 and 3 and for both the Colour
 # and the Correlated sender, the gap between mean ranks exceeds the sum of the two standard

@@ -104,12 +104,12 @@ run.figure("vgg", fig)
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval from a paired bootstrap ({mod}`stitchkit.noise`):
+# Every judged number carries a 95% interval from a paired bootstrap (`stitchkit.noise`, see {term}`interval`):
 # the test images are resampled once and every accuracy is recomputed on the same resample (a
 # stitched model and its receiver image by image), and the initialisations are resampled with
 # them. A claim is *reproduced* only when its whole interval lies on the claim's side of the
 # threshold, *not reproduced* only when it lies wholly on the other side, and *inconclusive
-# (within noise)* otherwise. Controls ({mod}`stitchkit.controls`) pass only when shown the same
+# (within noise)* otherwise. Controls (`stitchkit.controls`) pass only when shown the same
 # way. This page has no training-length control yet (its noise stitches train 4 epochs of
 # the paper's 50): a verdict here may move with longer stitches.
 #
