@@ -447,12 +447,8 @@ def smith_vgg19(scale: str, dataset: str, seed: int = 0, *, width: int | None = 
     """Smith & Marcu's VGG19 (no BN) on ``dataset`` resized to 32x32, at ``scale``."""
     cfg = _at(SMITH_VGG19, scale, "Smith & Marcu's VGG19")
     data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"], size=32)
-    # fp32 whatever the hardware: without BatchNorm the 19 layers diverge under bf16 autocast (NaN
-    # loss by step 550 of seed 0 at lr 1e-2 on an AVX512-BF16 CPU, 2026-11-24; fp32 trains). The
-    # precision is not part of the cache key, so models trained before are found as they were.
     train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=64, optimizer="sgd",
-                        lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed,
-                        precision="fp32")
+                        lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
     return ModelSpec(model="vgg19", width=width or cfg["width"], data=data, normalisation=default_normalisation(dataset),
                      seed=seed, train=train, options=(("hidden", cfg["hidden"]), ("init", cfg["init"])))
 

@@ -734,10 +734,8 @@ class VGGNoiseConfig:
                                train_size=self.model_train_size)
 
     def recipe(self, seed: int) -> StitchRecipe:
-        # fp32, as the VGG19s it stitches into (see zoo.smith_vgg19: bf16 diverges without BatchNorm)
         train = TrainConfig(epochs=self.stitch_epochs, batch_size=64, optimizer="sgd", lr=self.stitch_lr,
-                            momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed,
-                            precision="fp32")
+                            momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
         return StitchRecipe(kind="bn_conv_bn", init="default", train=train, test_size=self.test_size,
                             init_seed=seed)
 
