@@ -94,7 +94,6 @@ def provenance(device: str | None = None, seed: int | None = None) -> dict[str, 
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
 DIRECTIONS = ("<=", ">=", "<", ">", "within")
-_SYMBOL = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 
 def decide(low: float, high: float, threshold: float, direction: str, tolerance: float | None = None) -> bool | None:

@@ -104,12 +104,7 @@ def test_generated_sets_are_pinned(name):
 # --- verdict logic on synthetic tables (no training) ----------------------------------------
 
 
-def _correct(acc, n=4000, seed=0):
-    """n per-image results whose mean is ``acc``, the right ones at random places (seeded)."""
-    import numpy as np
-    out = np.zeros(n, dtype=bool)
-    out[np.random.default_rng(seed).permutation(n)[:round(acc * n)]] = True
-    return out
+from per_image import correct as _correct  # noqa: E402 (tests/ is on sys.path; no __init__.py)
 
 
 def _into_digit_table(acc, *, self_acc=0.95, baseline=0.95, inits=3, n=4000):
