@@ -33,7 +33,7 @@ from torch import nn
 
 from .fileio import atomic_write_bytes
 from .hardware import (MEASURE_PRECISION, PRECISIONS, as_device, autocast, default_device,  # noqa: F401 (re-exported)
-                       device_name, measuring)
+                       device_name, measuring, resolve_precision)
 from .progress import progress_bar
 
 OPTIMISERS = ("sgd", "adam")
@@ -55,6 +55,7 @@ class TrainConfig:
     milestones: tuple[float, ...] = (0.5, 0.75)  # multistep: fractions of total steps
     gamma: float = 0.2  # multistep: factor at each milestone
     warmup: float = 0.0  # warmup_cosine: fraction of steps of linear warmup
+    clip_norm: float | None = None  # clip the gradients' global L2 norm to this before each step (None: never)
     augment: bool = True  # random crop (pad 4) + horizontal flip
     precision: str = "auto"  # auto (bf16 where native, else fp32) | bf16 | fp32; never part of a cache key
     stop: float = 1.0  # run this fraction of the schedule's steps: a snapshot part-way through the run
@@ -73,6 +74,8 @@ class TrainConfig:
             raise ValueError(f"epochs and steps must be >= 0, got {self.epochs}, {self.steps}")
         if self.batch_size <= 0 or self.lr <= 0:
             raise ValueError(f"batch_size and lr must be positive, got {self.batch_size}, {self.lr}")
+        if self.clip_norm is not None and not self.clip_norm > 0:
+            raise ValueError(f"clip_norm must be positive or None, got {self.clip_norm}")
         if not 0 < self.stop <= 1:
             raise ValueError(f"stop must be in (0, 1], got {self.stop}")
 
@@ -149,6 +152,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
     the checkpoint and the returned model stay the plain module).
     """
     device = as_device(device)
+    precision = resolve_precision(cfg.precision, device)
     steps_per_epoch = len(batches)
     total = cfg.total_steps(steps_per_epoch)
     optimiser = make_optimizer((p for p in model.parameters() if p.requires_grad), cfg)
@@ -163,6 +167,9 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             state = read_checkpoint(checkpoint)  # on the CPU: the generator state must stay there
             if not 0 <= state["step"] <= total or not isinstance(state["history"], list):
                 raise ValueError(f"step {state['step']} of {total} or history does not fit this run")
+            if state.get("precision", precision) != precision:  # older checkpoints did not say: trusted
+                raise ValueError(f"it was trained in {state['precision']} and this run trains in {precision}: "
+                                 "one model would mix both")
             model.load_state_dict(state["model"])
             optimiser.load_state_dict(state["optimizer"])
             scheduler.load_state_dict(state["scheduler"])
@@ -194,7 +201,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
         correct = torch.zeros((), device=device, dtype=torch.long)
         seen = 0
         for x, y in batches:
-            with autocast(device, cfg.precision):
+            with autocast(device, precision):
                 try:
                     loss, logits = objective(step_model, x, y)
                 except Exception as exc:  # compilation failed (no usable compiler, ...): train eagerly
@@ -206,6 +213,8 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
                     loss, logits = objective(model, x, y)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
+            if cfg.clip_norm is not None:
+                torch.nn.utils.clip_grad_norm_([p for g in optimiser.param_groups for p in g["params"]], cfg.clip_norm)
             optimiser.step()
             scheduler.step()
             step += 1
@@ -234,7 +243,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
             write_checkpoint(checkpoint, {"model": model.state_dict(), "optimizer": optimiser.state_dict(),
                                           "scheduler": scheduler.state_dict(),
                                           "generator": batches.generator.get_state(), "step": step,
-                                          "history": history,
+                                          "history": history, "precision": precision,
                                           **({"objective": objective.get_state()}
                                              if hasattr(objective, "get_state") else {})})
     bar.close()

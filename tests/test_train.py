@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -145,3 +146,33 @@ def test_a_compilation_failure_falls_back_to_eager_training_with_a_warning(tiny_
     with pytest.warns(UserWarning, match="torch.compile failed .*no C\\+\\+ compiler"):
         train(model, batches, CFG, device="cpu", progress=False, compile=True)
     assert all(torch.equal(p, q) for p, q in zip(eager.state_dict().values(), model.state_dict().values()))
+
+
+def test_a_checkpoint_from_another_precision_is_not_resumed(tiny_split, tmp_path):
+    """A model is trained in one precision: a bf16 checkpoint is not continued in fp32 (the
+    run starts over, saying why), and the checkpoint records the precision it was written in."""
+    ckpt = tmp_path / "ckpt.pt"
+    _train(tiny_split, dataclasses.replace(CFG, epochs=1, precision="bf16"), checkpoint=ckpt)
+    from stitchkit.train import read_checkpoint
+    assert read_checkpoint(ckpt)["precision"] == "bf16"
+    with pytest.warns(UserWarning, match="trained in bf16 and this run trains in fp32"):
+        model, history = _train(tiny_split, dataclasses.replace(CFG, epochs=1), checkpoint=ckpt)
+    fresh, fresh_history = _train(tiny_split, dataclasses.replace(CFG, epochs=1))
+    assert [r["loss"] for r in history] == [r["loss"] for r in fresh_history]
+    assert read_checkpoint(ckpt)["precision"] == "fp32"
+
+
+def test_gradient_clipping_bounds_the_update_and_keeps_old_cache_keys(tiny_split):
+    from stitchkit.store import config_key
+    assert config_key(TrainConfig()) == config_key(TrainConfig(clip_norm=None))
+    assert config_key(TrainConfig()) != config_key(TrainConfig(clip_norm=1.0))
+    with pytest.raises(ValueError, match="clip_norm"):
+        TrainConfig(clip_norm=0)
+    cfg = TrainConfig(steps=1, batch_size=16, lr=1.0, momentum=0.0, weight_decay=0.0, schedule="constant",
+                      augment=False, precision="fp32", clip_norm=1e-3)
+    model = build_model("resnet10", seed=0, width=4)
+    before = [p.detach().clone() for p in model.parameters()]
+    batches = Batches(tiny_split, 16, normalisation="cifar", shuffle=True, augment=False, drop_last=True, seed=0)
+    train(model, batches, cfg, device="cpu", progress=False)
+    moved = torch.sqrt(sum(((p.detach() - b) ** 2).sum() for p, b in zip(model.parameters(), before)))
+    assert 0 < moved.item() <= 1e-3 * (1 + 1e-4)  # plain SGD, lr 1: the step is the clipped gradient
