@@ -188,3 +188,33 @@ def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
             for k in range(2) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
     _, claims = smith.vgg_summary(pd.DataFrame(rows))
     assert {_verdict(c) for c in claims} == {"inconclusive at this scale"}
+
+
+def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
+    """S-FC6: the deciding cells are Digit's and Correlated's worst cut and the widest-spread
+    Colour / Colour-only cell; a Digit verdict that the longer stitches overturn fails its control."""
+    import pandas as pd
+    acc = {"Digit": 0.99, "Correlated": 0.99, "Colour": 0.99, "Colour-only": 0.99}
+    rows = [{"init": k, "model": m, "cut": c, "layer": smith.VGG_CUT_LABELS[c],
+             "accuracy": (0.5 if (m == "Colour" and c == "features_9" and k == 0) else acc[m])
+             - (0.02 if (m == "Digit" and c == "features_22") else 0.0),
+             "whole": 0.95, "rank": 1, "baseline_rank": 1,
+             "correct": None, "whole_correct": _correct(0.95, seed=7)}
+            for k in range(2) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
+    for r in rows:
+        r["correct"] = _correct(r["accuracy"], 1000, seed=hash((r["init"], r["model"], r["cut"])) % 1000)
+    table = pd.DataFrame(rows)
+    cells = smith.vgg_deciding_cells(table)
+    assert ("Digit", "features_22") in cells and ("Colour", "features_9") in cells and len(cells) == 3
+    _, alone = smith.vgg_summary(table)
+    _, same = smith.vgg_summary(table, table)  # longer stitches that change nothing: the verdicts stand
+    assert [_verdict(c) for c in same] == [_verdict(c) for c in alone]
+    assert [len(c["controls"]) for c in same] == [len(c["controls"]) + 1 for c in alone]
+    worse = table.copy()
+    sel = (worse.model == "Digit") & (worse.cut == "features_22")
+    worse.loc[sel, "accuracy"] = 0.5
+    worse.loc[sel, "correct"] = pd.Series([_correct(0.5, 1000, seed=3)] * int(sel.sum()), index=worse.index[sel])
+    _, claims = smith.vgg_summary(table, worse)
+    digit = next(c for c in claims if c["key"] == "digit_improves")
+    assert _verdict(digit) == "inconclusive at this scale"
+    assert _verdict(next(c for c in claims if c["key"] == "correlated_holds")) == "reproduced"
