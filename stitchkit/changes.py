@@ -56,7 +56,7 @@ CHANGES: tuple[Change, ...] = (
     Change(("S-FC6",), "smoke and demo VGG19s train with gradients clipped to global norm 1, and the page gains a "
            "training-length control (the deciding cells' stitches at 2x)",
            "re-running the page on a native-bf16 CPU, SGD lr 1e-2 diverged to NaN (seed 0 in bf16 by step 550, "
-           "seed 1 in fp32 by step 250); the Smith part had no training-length control", "this commit",
+           "seed 1 in fp32 by step 250); the Smith part had no training-length control", "5d50610",
            "2026-11-24"),
     Change(("S-F1B", "S-F1C", "S-FC5", "S-4.2", "S-TC1", "S-FC6"),
            "demo stitches 2 epochs on all 60k images (were 4 epochs on 15k)",
