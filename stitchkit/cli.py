@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import math
 import sys
 from typing import Any
 
@@ -39,12 +40,15 @@ def _pairs(groups: list[list[str]] | None, multi: bool) -> dict[str, Any]:
     for group in groups or []:
         key, *values = group
         if not values:
-            raise SystemExit(f"stitchkit: -p {key} needs a value")
+            raise ValueError(f"-p {key} needs a value")
         if not multi and len(values) > 1:
-            raise SystemExit(f"stitchkit: -p {key} takes one value with 'run' (use 'sweep' for several)")
+            raise ValueError(f"-p {key} takes one value with 'run' (use 'sweep' for several)")
         if key in out:
-            raise SystemExit(f"stitchkit: parameter {key} given twice")
+            raise ValueError(f"parameter {key} given twice")
         parsed = [parse_value(v) for v in values]
+        repeated = [v for i, v in enumerate(values) if parsed[i] in parsed[:i]]
+        if repeated:
+            raise ValueError(f"-p {key}: value(s) {', '.join(repeated)} given twice (each point would run twice)")
         out[key] = parsed if multi else parsed[0]
     return out
 
@@ -113,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "sweep":
             values = _pairs(args.param, multi=True)
             if not values:
-                raise SystemExit("stitchkit: sweep needs at least one -p KEY V1 [V2 ...]")
-            if args.dask_timeout <= 0:
+                raise ValueError("sweep needs at least one -p KEY V1 [V2 ...]")
+            if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
             table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,
                                     dask_address=args.dask, dask_timeout=args.dask_timeout)

@@ -34,7 +34,8 @@ from typing import Any, Iterable, Mapping
 from . import paths
 from .fileio import atomic_write_json, atomic_write_text
 from .results import RESULTS_ENV
-from .scales import SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, registered_config
+from .scales import (SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, preset,
+                     registered_config, registered_presets)
 
 PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh"}
 
@@ -126,21 +127,27 @@ def get_notebook(figure_id: str, notebooks_dir: Path | None = None) -> NotebookI
     raise KeyError(f"unknown notebook {figure_id!r}; valid: {', '.join(found) or '(none)'}")
 
 
-def check_parameters(info: NotebookInfo, params: Mapping[str, Any]) -> dict[str, Any]:
+def check_parameters(info: NotebookInfo, params: Mapping[str, Any], scale: str | None = None) -> dict[str, Any]:
     """Raise before any compute when a parameter is not in the notebook's parameters cell, or
-    its value is not allowed by the figure's config; returns the values as the config reads them."""
-    valid = info.parameter_names()
+    its value is not allowed by the figure's config; with ``scale``, also the scale's preset
+    with these values, by the config's rules between fields (its ``check``). Returns the values
+    as the config reads them."""
+    if "scale" in params:
+        raise UnknownParameterError(f"give the scale once, with --scale, not as a parameter (got scale={params['scale']!r})")
+    valid = [n for n in info.parameter_names() if n != "scale"]  # the scale is given with --scale
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for {info.id}; "
                                     f"valid: {', '.join(valid)}")
-    if "scale" in params:
-        raise UnknownParameterError(f"give the scale once, with --scale, not as a parameter (got scale={params['scale']!r})")
     from . import experiments
 
     experiments.load_all()
     cls = registered_config(info.id)
-    return {**params, **check_overrides(cls, params)} if cls is not None else dict(params)
+    checked = {**params, **check_overrides(cls, params)} if cls is not None else dict(params)
+    presets = registered_presets(info.id)
+    if scale is not None and presets is not None and scale in presets:
+        preset(presets, scale, **{k: v for k, v in checked.items() if k in presets[scale].__dataclass_fields__})
+    return checked
 
 
 def _for_papermill(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,6 +166,7 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     check_scale(scale)
     params = check_parameters(info, dict(params or {}))  # loads the experiments: their presets are known
     check_figure_scale(info.id, scale)
+    check_parameters(info, params, scale)
     out_notebook = Path(out_notebook).resolve()
     out_notebook.parent.mkdir(parents=True, exist_ok=True)
     results_path = out_notebook.with_suffix(".results.json")
@@ -409,6 +417,7 @@ def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = 
     check_scale(scale)
     check_parameters(info, dict(params or {}))
     check_figure_scale(figure_id, scale)
+    check_parameters(info, dict(params or {}), scale)
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / figure_id, f"{_stamp()}-{scale}"))
     out = out_dir / f"{figure_id}.ipynb"
     return out, execute(info, out, scale, params, progress=progress)
@@ -487,6 +496,8 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     for c in combos:
         check_parameters(info, c)
     check_figure_scale(figure_id, scale)
+    for c in combos:  # every point, with the rules between fields, before the first runs
+        check_parameters(info, c, scale)
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / "sweeps", f"{figure_id}-{_stamp()}-{scale}"))
     csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]

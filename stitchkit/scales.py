@@ -16,6 +16,14 @@ Each figure defines its settings once as a frozen dataclass whose fields are mad
   ``None`` overrides the scale's preset, by field name, without listing them by hand;
 - the CLI validates ``-p`` values against it before any data is read or model built.
 
+A field's allowed values are its type, ``choices``, bounds, and for a tuple the same rules per
+item (``items``) and ``unique``. Rules between fields, or that need the scale's preset (enough
+cuts, layer names of the model in use), are the config's ``check()`` method, which
+:func:`preset` calls: ``run``, every point of a ``sweep`` and the notebook's own first cell all
+check through it, before any compute. Fields named like a length or a size also get a
+plausibility bound (:data:`PLAUSIBLE`) unless they state their own ``le``: a value past it is a
+typo (``1e9`` epochs) or cannot fit, and is refused before it reaches an allocation.
+
 Unknown scales, unknown fields and invalid values raise with the valid choices.
 """
 
@@ -54,6 +62,19 @@ class ParameterValueError(ValueError):
     pass
 
 
+# Plausibility bounds by field name (suffix), for fields that state no ``le`` of their own: the
+# papers' longest schedules are 200 epochs and their widest networks 512 channels at the base
+# (VGG19's last stage) or 192 (ViT-Ti); a value past these bounds is refused before compute.
+PLAUSIBLE = {"epochs": 1000.0, "width": 1024.0, "steps": 10_000_000.0}
+
+
+def _plausible_le(name: str) -> float | None:
+    for suffix, bound in PLAUSIBLE.items():
+        if name == suffix or name.endswith("_" + suffix):
+            return bound
+    return None
+
+
 def check_scale(scale: str) -> str:
     if scale not in SCALES:
         raise UnknownScaleError(f"unknown scale {scale!r}; valid: {', '.join(SCALES)}")
@@ -74,6 +95,11 @@ def figure_presets(figure_id: str, presets: Mapping[str, T]) -> Mapping[str, T]:
     return presets
 
 
+def registered_presets(figure_id: str) -> Mapping[str, Any] | None:
+    """The presets registered for ``figure_id`` (:func:`figure_presets`), or None."""
+    return _PRESETS.get(figure_id)
+
+
 def available_scales(figure_id: str) -> tuple[str, ...]:
     """The scales figure ``figure_id`` has presets for, in :data:`SCALES` order (a figure whose
     presets are not registered has the required ones)."""
@@ -91,11 +117,16 @@ def check_figure_scale(figure_id: str, scale: str) -> str:
 
 
 def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
-          gt: float | None = None, le: float | None = None, existing_folder: bool = False) -> Any:
+          gt: float | None = None, le: float | None = None, existing_folder: bool = False,
+          items: Mapping[str, Any] | None = None, unique: bool = False) -> Any:
     """A config field with its help text (the comment in the notebook's parameters cell) and
     its allowed values (``choices``, bounds ``ge``/``gt``/``le``, or for a path, a folder that
-    must exist when the value is given)."""
-    meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le, "existing_folder": existing_folder}
+    must exist when the value is given). For a tuple, ``items`` holds the rules of each item
+    (keys ``choices``, ``ge``, ``gt``, ``le``, ``odd``) and ``unique`` forbids repeats."""
+    if items and set(items) - {"choices", "ge", "gt", "le", "odd"}:
+        raise TypeError(f"unknown item rule(s) {sorted(set(items) - {'choices', 'ge', 'gt', 'le', 'odd'})}")
+    meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le, "existing_folder": existing_folder,
+            "items": dict(items or {}), "unique": unique}
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for a sequence default")
     return dataclasses.field(default=default, metadata=meta)
@@ -122,13 +153,42 @@ def fields(cls: type) -> list[dataclasses.Field]:
     return [f for f in dataclasses.fields(cls) if "help" in f.metadata]
 
 
+def _bounds(meta: Mapping[str, Any]) -> list[str]:
+    return [f"{op} {meta[k]:g}" if isinstance(meta[k], float) else f"{op} {meta[k]}"
+            for k, op in (("ge", "≥"), ("gt", ">"), ("le", "≤")) if meta.get(k) is not None]
+
+
+def _describe_items(meta: Mapping[str, Any]) -> str:
+    rules = meta.get("items") or {}
+    if rules.get("choices"):
+        what = "each one of " + ", ".join(repr(c) for c in rules["choices"])
+    else:
+        what = " and ".join((["odd"] if rules.get("odd") else []) + _bounds(rules))
+        what = f"each {what}" if what else ""
+    what += (", " if what else "") + "no repeats" if meta.get("unique") else ""
+    return f" ({what})" if what else ""
+
+
 def _describe(tp: Any, meta: Mapping[str, Any]) -> str:
     if meta.get("choices"):
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
-    kind = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}.get(
-        _base_type(tp), str(tp))
-    bounds = [f"{op} {meta[k]}" for k, op in (("ge", "≥"), ("gt", ">"), ("le", "≤")) if meta.get(k) is not None]
+    base = _base_type(tp)
+    kind = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string",
+            tuple: "a list"}.get(base, str(tp))
+    if base is tuple:
+        return kind + _describe_items(meta)
+    bounds = _bounds(meta)
     return kind + (" " + " and ".join(bounds) if bounds else "")
+
+
+def _item_type(tp: Any) -> Any:
+    """The item type of ``tuple[X, ...]`` (under Optional), else None."""
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _item_type(args[0])
+    if typing.get_origin(tp) is tuple and typing.get_args(tp):
+        return typing.get_args(tp)[0]
+    return None
 
 
 def _base_type(tp: Any) -> Any:
@@ -146,7 +206,9 @@ def validate(cls: type, name: str, value: Any) -> Any:
     ``name`` of config ``cls``; raises ParameterValueError naming the parameter and what is allowed."""
     hints = typing.get_type_hints(cls)
     field = {f.name: f for f in dataclasses.fields(cls)}[name]
-    tp, meta = hints[name], field.metadata
+    tp, meta = hints[name], dict(field.metadata)
+    if meta.get("le") is None and _base_type(tp) in (int, float):
+        meta["le"] = _plausible_le(name)
     optional = type(None) in typing.get_args(tp)
     base = _base_type(tp)
 
@@ -180,7 +242,9 @@ def validate(cls: type, name: str, value: Any) -> Any:
     elif base is tuple:
         if not isinstance(value, (list, tuple)):
             raise bad()
-        value = tuple(value)
+        value = tuple(_check_item(v, _item_type(tp), meta.get("items") or {}, bad) for v in value)
+        if meta.get("unique") and len(set(value)) != len(value):
+            raise bad()
     if meta.get("choices") and value not in meta["choices"]:
         raise bad()
     if meta.get("existing_folder") and not Path(value).expanduser().is_dir():
@@ -190,6 +254,53 @@ def validate(cls: type, name: str, value: Any) -> Any:
         if meta.get(key) is not None and not ok(value, meta[key]):
             raise bad()
     return value
+
+
+def _check_item(value: Any, tp: Any, rules: Mapping[str, Any], bad) -> Any:
+    """One item of a tuple parameter checked against its type and ``rules``."""
+    if tp is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise bad()
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise bad()
+        value = float(value)
+    if tp is str and not isinstance(value, str):
+        raise bad()
+    if rules.get("choices") and value not in rules["choices"]:
+        raise bad()
+    if rules.get("odd") and value % 2 != 1:
+        raise bad()
+    for key, ok in (("ge", lambda v, b: v >= b), ("gt", lambda v, b: v > b), ("le", lambda v, b: v <= b)):
+        if rules.get(key) is not None and not ok(value, rules[key]):
+            raise bad()
+    return value
+
+
+def check_names(name: str, given: Any, valid: "typing.Sequence[str]", *, at_least: int = 1,
+                what: str = "cut", among: str = "") -> None:
+    """A tuple parameter of names (cuts, architectures) checked against the ``valid`` ones (of the
+    model in use; ``among`` names them when they are another parameter's): known, no repeats, at
+    least ``at_least`` of them; raises :class:`ParameterValueError`."""
+    if given is None:
+        return
+    given = tuple(given)
+    bad = [c for c in given if c not in valid]
+    problem = (f"{what}(s) {', '.join(map(repr, bad))} not in {among}" if bad and among else
+               f"unknown {what}(s) {', '.join(map(repr, bad))}" if bad else
+               f"repeated {what}(s)" if len(set(given)) != len(given) else
+               f"{len(given)} {what}(s); needs at least {at_least}" if len(given) < at_least else None)
+    if problem:
+        raise ParameterValueError(f"parameter {name!r} = {list(given)!r} is invalid: {problem}; valid: "
+                                  f"{', '.join(valid)}" + (f" (at least {at_least})" if at_least > 1 else ""))
+
+
+def check_config(config: T, scale: str | None = None) -> T:
+    """``config`` with its cross-field rules checked (its ``check(scale)`` method, if any; it raises
+    :class:`ParameterValueError` naming the parameter and what is allowed)."""
+    check = getattr(config, "check", None)
+    if callable(check):
+        check(scale)
+    return config
 
 
 def check_overrides(cls: type, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,7 +324,7 @@ def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
         raise UnknownScaleError(f"no {scale!r} preset for {type(presets['demo']).__name__} yet; its scales: "
                                 f"{', '.join(have)}")
     base = presets[scale]
-    return dataclasses.replace(base, **check_overrides(type(base), overrides))
+    return check_config(dataclasses.replace(base, **check_overrides(type(base), overrides)), scale)
 
 
 def resolve(presets: Mapping[str, T], scale: str, namespace: Mapping[str, Any]) -> T:

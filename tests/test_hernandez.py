@@ -78,7 +78,7 @@ def test_recipe_and_architectures():
     assert len(zoo.HERNANDEZ_ARCHS) == 17
     with pytest.raises(ValueError, match="r3333"):
         zoo.hernandez_resnet("demo", "r3333")
-    with pytest.raises(ValueError, match="control architectures"):
+    with pytest.raises(ValueError, match=r"parameter .controls. = \[.r2222.\] is invalid: architecture.s. 'r2222' not in archs"):
         hernandez.GridConfig(archs=("r1111",), controls=("r2222",)).check()
     rec = hernandez.PRESETS_F2["paper"].recipe()
     assert (rec.kind, rec.train.optimizer, rec.train.lr, rec.train.weight_decay, rec.train.epochs) == (
@@ -104,7 +104,7 @@ def test_recipe_and_architectures():
         "stem": 0, "block1": 1, "block3": 3, "block4": 4, "block5": 5}
     assert every2.layers(zoo.hernandez_resnet("smoke", "r1112"))["block5"] == 5  # blocks keep their numbers
     assert (stages.layer_name, cfg.layer_name) == ("block", "block")
-    with pytest.raises(ValueError, match="cut_every=2"):
+    with pytest.raises(ValueError, match="parameter .cut_every. = 2 is invalid"):
         replace(stages, cut_every=2).check()
     assert hernandez.PRESETS_F6["demo"].cut_at == "blocks"  # H-F6 stitches blocks 1-5 whatever H-F2 does
     assert replace(cfg, archs=("r1111", "r2222"), self_pairs=("r2222",)).pairs() == [

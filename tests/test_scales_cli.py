@@ -67,7 +67,7 @@ def test_notebook_parameters_are_discovered():
     (["run", "B-F2A", "--scale", "huge"], "unknown scale 'huge'; valid: smoke, demo, gpu, paper"),
     (["run", "B-F2A", "--scale", "gpu"], "B-F2A has no 'gpu' preset yet; its scales: smoke, demo, paper"),
     (["sweep", "B-F4", "--scale", "gpu", "-p", "width", "8"], "B-F4 has no 'gpu' preset yet; its scales: smoke, demo, paper"),
-    (["run", "B-F2A", "-p", "widht", "8"], "unknown parameter(s) widht for B-F2A; valid: scale, width"),
+    (["run", "B-F2A", "-p", "widht", "8"], "unknown parameter(s) widht for B-F2A; valid: width"),
     (["run", "B-F99"], "unknown notebook 'B-F99'"),
     (["sweep", "B-F2A", "-p", "nope", "1", "2"], "unknown parameter(s) nope"),
     (["run", "B-F2A", "-p", "width", "0"], "parameter 'width' = 0 is invalid"),
@@ -175,3 +175,57 @@ def test_tuple_parameters_reach_the_notebook_as_lists():
     code = PythonTranslator.codify(_for_papermill({"archs": ("resnet18",), "width": 8}))
     assert "archs = [\"resnet18\"]" in code or "archs = ['resnet18']" in code
     assert "width = 8" in code
+
+
+def test_every_notebook_resolves_the_presets_registered_for_it():
+    """The presets the CLI checks a run against are the ones the notebook reads."""
+    import re
+
+    from stitchkit import experiments
+    from stitchkit.scales import registered_presets
+
+    experiments.load_all()
+    for info in execution.discover().values():
+        src = info.source.read_text()
+        alias, name = re.search(r"resolve\((\w+)\.(\w+), scale", src).groups()
+        module = re.search(rf"from stitchkit\.experiments import (\w+)(?: as {alias})?\n", src)
+        assert experiments.PRESETS_OF[info.id][:2] == (module.group(1) if module else alias, name), info.id
+        presets = getattr(getattr(experiments, experiments.PRESETS_OF[info.id][0]), name)
+        assert all(registered_presets(info.id)[s] is presets[s] for s in registered_presets(info.id)), info.id
+
+
+@pytest.mark.parametrize("argv, message", [
+    # finding 1: an item of a list parameter
+    (["run", "B-F2A", "-p", "other_archs", "['foo']"],
+     "parameter 'other_archs' = ['foo'] is invalid: expected a list (each one of 'resnet18_x0.5'"),
+    (["run", "B-F2A", "-p", "other_archs", "['vit', 'vit']"], "no repeats"),
+    (["run", "B-F2A", "-p", "other_archs", "myrtle"], "expected a list (each one of"),
+    # finding 2: every point of a sweep, before the first runs
+    (["sweep", "B-F4", "-p", "kernel_sizes", "[1]", "[2]"], "parameter 'kernel_sizes' = [2] is invalid: expected a "
+                                                            "list (each odd and ≥ 1 and ≤ 15, no repeats)"),
+    # finding 3: rules that need the scale's model
+    (["run", "B-F3B", "--scale", "demo", "-p", "cuts", "['stem', 'block3']"],
+     "parameter 'cuts' = ['stem', 'block3'] is invalid: 2 cut(s); needs at least 3; valid: stem, block1"),
+    (["run", "B-F2C", "-p", "cuts", "['stem', 'blok3', 'pool']"], "unknown cut(s) 'blok3'; valid: stem, block1"),
+    (["run", "B-F4", "-p", "cuts", "['pool']"], "unknown map cut(s) 'pool'"),
+    (["run", "B-F8", "-p", "cuts", "['block99']"], "unknown cut(s) 'block99'; valid: stem, block1"),
+    (["run", "H-F2", "-p", "controls", "['r2121']"], "architecture(s) 'r2121' not in archs"),
+    # finding 4: plausibility bounds
+    (["run", "B-F2A", "-p", "model_epochs", "1e9"], "parameter 'model_epochs' = 1000000000.0 is invalid: expected a "
+                                                    "finite number ≥ 0 and ≤ 1000"),
+    (["run", "B-F2A", "-p", "width", "100000"], "parameter 'width' = 100000 is invalid: expected an integer ≥ 1 and "
+                                                "≤ 1024"),
+    # finding 8: exit 2 with the prefix, and a point given twice
+    (["sweep", "S-F1A", "-p", "per_class", "1", "1"], "-p per_class: value(s) 1 given twice"),
+    (["run", "B-F2A", "-p", "width"], "-p width needs a value"),
+    (["run", "B-F2A", "-p", "width", "8", "-p", "width", "4"], "parameter width given twice"),
+    (["sweep", "B-F2A"], "sweep needs at least one -p"),
+    (["sweep", "B-F2A", "-p", "width", "4", "--dask", "tcp://x:1", "--dask-timeout", "nan"], "--dask-timeout must"),
+])
+def test_bad_parameters_are_refused_before_compute_with_exit_2(argv, message, capsys, monkeypatch):
+    """Issue 35, findings 1-4 and 8: every parameter and the rules between them are checked
+    before any run starts, with exit code 2 and one line naming the parameter and what is allowed."""
+    monkeypatch.setattr(execution, "execute", lambda *a, **k: pytest.fail("must not execute"))
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stitchkit: error: ") and message in err, err

@@ -23,7 +23,7 @@ def test_local_sweep_collects_one_row_per_run(tmp_path, monkeypatch):
 
 def test_sweep_refuses_unknown_parameters_before_running(tmp_path, monkeypatch):
     monkeypatch.setattr(execution, "run_notebook", lambda *a, **k: pytest.fail("ran"))
-    with pytest.raises(ValueError, match="valid: scale"):
+    with pytest.raises(ValueError, match="depth for B-F2A; valid: width, model_epochs"):
         execution.sweep("B-F2A", "smoke", {"depth": [1, 2]}, out_dir=tmp_path)
 
 

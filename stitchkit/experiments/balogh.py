@@ -84,7 +84,8 @@ F_RANGE_MIN = 10.0  # J-T3 control: the probe accuracies differ by at least this
 class IdentConfig:
     """J-T1: layer identification within and between networks by six similarity measures."""
 
-    archs: tuple[str, ...] = param(("resnet18", "vit"), "architectures (resnet18, vit)")
+    archs: tuple[str, ...] = param(("resnet18", "vit"), "architectures (resnet18, vit)",
+                                   items={"choices": zoo.BALOGH_ARCHS}, unique=True)
     networks: int = param(10, "networks per architecture, seeds 0 .. n-1 (paper 10)", ge=2)
     model_epochs: float | None = param(None, "passes over the training set per network (paper 100); None: the "
                                        "zoo's at this scale", ge=0)

@@ -33,7 +33,7 @@ from .. import controls, noise, similarity, zoo
 from ..datasets import DataSpec, test_split
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Control, Criterion, at_least, at_most
-from ..scales import figure_config, param
+from ..scales import check_names, figure_config, param
 from ..train import TrainConfig
 
 
@@ -333,7 +333,7 @@ class ArchitecturesConfig(ConnectivityConfig):
     """B-F2A: the base ResNet-18 panel (with the random bottom) and one panel per other architecture."""
 
     other_archs: tuple[str, ...] = param(tuple(ARCHS), "architectures beside the base ResNet-18, one panel each: "
-                                         + ", ".join(ARCHS))
+                                         + ", ".join(ARCHS), items={"choices": tuple(ARCHS)}, unique=True)
     arch_cuts: int | None = param(None, "cuts per other architecture, spread from first to last; None: every cut",
                                   ge=2)
 
@@ -374,9 +374,6 @@ def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device 
     """For each of ``cfg.other_archs``: seed 1 and the receiver itself stitched into seed 0 at
     ``cfg.arch_cuts`` cuts. Returns the tables stacked with an ``arch`` column, and per
     architecture the receiver's and sender's test accuracy and the cuts used."""
-    bad = [a for a in cfg.other_archs if a not in ARCHS]
-    if bad or len(set(cfg.other_archs)) != len(cfg.other_archs):
-        raise ValueError(f"other_archs {list(cfg.other_archs)}: unknown or repeated; valid: {', '.join(ARCHS)}")
     tables, models = [], {}
     for arch in cfg.other_archs:
         receiver = Net("receiver", cfg.arch_model(scale, arch, cfg.seeds[0]))
@@ -801,10 +798,19 @@ KERNEL_LR_RULES = {"same": lambda k: 1, "over_k": lambda k: k, "over_k2": lambda
 class KernelSizeConfig(ConnectivityConfig):
     """B-F4: the trained pair of B-F2A stitched with BN -> kxk conv -> BN for each kernel size."""
 
-    kernel_sizes: tuple[int, ...] = param((1, 3, 5, 7, 9), "stitch conv kernel sizes (paper 1, 3, 5, 7, 9)")
+    kernel_sizes: tuple[int, ...] = param((1, 3, 5, 7, 9), "stitch conv kernel sizes (paper 1, 3, 5, 7, 9)",
+                                          items={"ge": 1, "le": 15, "odd": True}, unique=True)
     cuts: tuple[str, ...] | None = param(None, "cuts to stitch at (maps only, not 'pool'); None: every map cut")
     kernel_lr: str = param("same", "the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) or over_k2 "
                            "(stitch_lr / k^2)", choices=tuple(KERNEL_LR_RULES))
+
+    def map_cuts(self, scale: str) -> list[str]:
+        """The model's cuts with a spatial map (the pooled vector has no kernel)."""
+        return [c for c in zoo.build(self.model(scale, self.seeds[0]), 10, 3).cuts if c != "pool"]
+
+    def check(self, scale: str | None = None) -> None:
+        if scale is not None:
+            check_names("cuts", self.cuts, self.map_cuts(scale), what="map cut")
 
     def kernel_recipe(self, k: int) -> StitchRecipe:
         """The stitch recipe of kernel size ``k`` (its lr scaled by :data:`KERNEL_LR_RULES`)."""
@@ -831,13 +837,8 @@ def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | st
                  progress: bool = True) -> tuple[pd.DataFrame, dict]:
     """One stitch grid per kernel size (trained sender and the receiver into itself, every cut
     with a spatial map); returns the tables stacked with a ``kernel_size`` column."""
-    if any(k < 1 or k % 2 == 0 for k in cfg.kernel_sizes):
-        raise ValueError(f"kernel_sizes must be positive odd integers, got {cfg.kernel_sizes}")
-    maps = [c for c in zoo.build(cfg.model(scale, cfg.seeds[0]), 10, 3).cuts if c != "pool"]
-    bad = [c for c in cfg.cuts or () if c not in maps]  # the pooled vector has no kernel
-    if bad:
-        raise ValueError(f"unknown or non-map cut(s) {bad} for the kernel-size ablation; valid: {', '.join(maps)}")
-    cuts = list(cfg.cuts or maps)
+    cfg.check(scale)  # the presets check it before any compute; a config built by hand, here
+    cuts = list(cfg.cuts or cfg.map_cuts(scale))
     receiver, senders, _ = _trained_pair(cfg, scale, device, store, progress)
     tables = []
     for k in cfg.kernel_sizes:

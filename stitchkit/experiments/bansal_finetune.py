@@ -23,7 +23,7 @@ from .. import controls, noise, zoo
 from ..datasets import DataSpec
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..results import at_least, at_most
-from ..scales import check_scale, figure_config, param
+from ..scales import check_names, check_scale, figure_config, param
 from ..train import TrainConfig
 from .bansal import CONTROL_FLOOR, DEMO_STITCH_LR
 from .bansal_freeze import FreezeSpec, freeze_train
@@ -64,12 +64,15 @@ class FinetuneConfig:
     def resnet(self, scale: str, seed: int, trained: bool = True) -> zoo.ModelSpec:
         return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs, trained=trained)
 
+    def check(self, scale: str | None = None) -> None:
+        if scale is not None and self.cuts is not None:
+            spec = self.resnet(scale, 0)
+            check_names("cuts", self.cuts, ["stem", *(c for c in zoo.build(spec, 10, 3).cuts if c.startswith("block"))])
+
     def chosen_cuts(self, spec: zoo.ModelSpec) -> list[str]:
         blocks = [c for c in zoo.build(spec, 10, 3).cuts if c.startswith("block")]
         if self.cuts is not None:
-            bad = [c for c in self.cuts if c not in blocks and c != "stem"]
-            if bad:
-                raise ValueError(f"unknown cuts {bad}; valid: stem, {blocks[0]} ... {blocks[-1]}")
+            check_names("cuts", self.cuts, ["stem", *blocks])
             return list(self.cuts)
         n = len(blocks) // 3
         return list(dict.fromkeys([blocks[n - 1], blocks[2 * n - 1], blocks[2 * n + max(1, n // 2) - 1]]))

@@ -37,7 +37,7 @@ from ..datasets import DataSpec, test_split
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..hardware import as_device, channels_last_ok
 from ..results import Control, at_least, at_most, within
-from ..scales import figure_config, param
+from ..scales import check_names, figure_config, param
 from ..train import evaluate
 from .bansal import (CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, CKABootstrap, ConnectivityConfig, _beyond_self,
                      boot, cka_estimate, cka_reps_of, decided, estimate_numbers, points, positions, retrain_longer)
@@ -60,6 +60,13 @@ class BottomsConfig(ConnectivityConfig):
 
     cuts: tuple[str, ...] | None = param(None, "cuts to stitch at (e.g. ['stem', 'block3']); None: every cut")
     cka_images: int = param(2000, "test images for the per-layer CKA between bottom and top", ge=10, le=10_000)
+
+    MIN_CUTS = 1  # pages that read early, middle and late layers need 3
+
+    def check(self, scale: str | None = None) -> None:
+        if scale is not None:
+            check_names("cuts", self.cuts, zoo.build(self.model(scale, self.seeds[0]), 10, 3).cuts,
+                        at_least=self.MIN_CUTS)
 
 
 # Demo: six of the ten cuts (two early, two middle, two late) keep each page within minutes.
@@ -324,6 +331,8 @@ def title(cfg: BottomsConfig, scale: str) -> str:
 class SamplesConfig(BottomsConfig):
     """B-F2C: bottoms trained on more or fewer images stitched into a top trained on 10k."""
 
+    MIN_CUTS = 3  # early, middle and late layers
+
     top_samples: int = param(10_000, "training images of the top (paper 10k)", ge=1, le=50_000)
     bottom_samples: tuple[int, ...] = param((5_000, 25_000, 50_000), "training images of each bottom (paper "
                                             "5k, 10k, 25k; the top into itself stands for 10k; 50k added)")
@@ -429,8 +438,11 @@ NORMAL = "normal labels (seed 1)"
 class LabelsConfig(BottomsConfig):
     """B-F3A: bottoms trained with less informative labels stitched into a normal top."""
 
+    MIN_CUTS = 3  # early, middle and late layers
+
     variants: tuple[str, ...] = param(tuple(LABEL_VARIANTS), "label distributions of the bottoms: "
-                                      + ", ".join(LABEL_VARIANTS))
+                                      + ", ".join(LABEL_VARIANTS), items={"choices": tuple(LABEL_VARIANTS)},
+                                      unique=True)
 
 
 PRESETS_F3A = _presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
@@ -439,9 +451,6 @@ PRESETS_F3A = _presets(LabelsConfig, smoke={"variants": ("objects vs animals", "
 def labels(cfg: LabelsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """The normal top (seed 0), a normal bottom (seed 1, the reference) and one bottom per label
     distribution (seed 1)."""
-    unknown = [v for v in cfg.variants if v not in LABEL_VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown label variant(s) {unknown}; valid: {', '.join(LABEL_VARIANTS)}")
     top, bottoms = _labels_models(cfg, scale)
     return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
 
@@ -566,6 +575,8 @@ def _rejudge(summary, cfg: BottomsConfig, key: str):
 @dataclass(frozen=True)
 class EpochsConfig(BottomsConfig):
     """B-F3B: snapshots of one seed-0 run; the midpoint is the top, earlier and later ones the bottoms."""
+
+    MIN_CUTS = 3  # early, middle and late layers
 
     snapshots: tuple[float, ...] = param((0.25, 1.0), "the bottoms: fractions of the run (paper: epochs 40 and 160 "
                                          "of 160)")

@@ -60,7 +60,7 @@ from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..noise import Estimate
 from ..results import Claim, Control, Criterion, at_least, at_most
-from ..scales import REQUIRED_SCALES, check_scale, figure_config, figure_presets, param
+from ..scales import ParameterValueError, check_names, REQUIRED_SCALES, check_scale, figure_config, figure_presets, param
 from ..train import TrainConfig
 
 PAPER_STITCH_LR = 1e-3  # the paper's 0.01 fails the self-stitch control at width 64 (see above)
@@ -82,9 +82,11 @@ CORNER = 1  # the corner the paper excepts: sender and receiver layer (block num
 class GridConfig:
     """H-F2: every ordered pair of the chosen small ResNets, every sender cut into every receiver cut."""
 
-    archs: tuple[str, ...] = param(("r1111", "r2222"), "small ResNets (of r1111 ... r2222; paper: all 16)")
+    archs: tuple[str, ...] = param(("r1111", "r2222"), "small ResNets (of r1111 ... r2222; paper: all 16)",
+                                   items={"choices": zoo.HERNANDEZ_ARCHS}, unique=True)
     controls: tuple[str, ...] = param(("r2222",), "architectures whose untrained copy is stitched into and "
-                                      "from the trained one (the controls)")
+                                      "from the trained one (the controls)", items={"choices": zoo.HERNANDEZ_ARCHS},
+                                      unique=True)
     width: int | None = param(None, "base width (paper 64); None: the zoo's width at this scale", ge=1)
     model_epochs: float | None = param(None, "passes over the training set per model (paper 40); None: the zoo's",
                                        ge=0)
@@ -98,7 +100,8 @@ class GridConfig:
     dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
     test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
     self_pairs: tuple[str, ...] | None = param(None, "architectures also stitched into themselves (the convergence "
-                                               "control is their diagonal); None: every one of archs")
+                                               "control is their diagonal); None: every one of archs",
+                                               items={"choices": zoo.HERNANDEZ_ARCHS}, unique=True)
     cut_every: int = param(1, "stitch at the stem and every k-th block (and the last); 1: every block", ge=1)
     cut_at: str = param("blocks", "where to stitch: blocks (the stem and every block, thinned by cut_every) or "
                         "stages (the stem and the last block of each stage); layer i counts blocks either way, "
@@ -150,16 +153,14 @@ class GridConfig:
         return zoo.hernandez_resnet(scale, arch, self.seed, width=self.width, epochs=self.model_epochs,
                                     trained=trained)
 
-    def check(self) -> None:
-        bad = [a for a in (*self.archs, *self.controls) if a not in zoo.HERNANDEZ_ARCHS]
-        if bad:
-            raise ValueError(f"unknown architecture(s) {bad}; valid: {', '.join(zoo.HERNANDEZ_ARCHS)}")
-        for name, given in (("control", self.controls), ("self-pair", self.self_pairs or ())):
-            missing = [a for a in given if a not in self.archs]
-            if missing:
-                raise ValueError(f"{name} architectures {missing} must also be in archs {self.archs}")
+    def check(self, scale: str | None = None) -> None:
+        """The rules between fields (:func:`stitchkit.scales.preset` calls this before any compute)."""
+        check_names("archs", self.archs, zoo.HERNANDEZ_ARCHS, what="architecture")
+        for name, given in (("controls", self.controls), ("self_pairs", self.self_pairs)):
+            check_names(name, given, self.archs, what="architecture", among="archs")
         if self.cut_at == "stages" and self.cut_every != 1:
-            raise ValueError(f"cut_every={self.cut_every} thins blocks; with cut_at='stages' it must be 1")
+            raise ParameterValueError(f"parameter 'cut_every' = {self.cut_every} is invalid with cut_at='stages' "
+                                      "(stages are not thinned): expected 1")
 
 
 PRESETS_F2 = {
