@@ -53,6 +53,12 @@ CHANGES: tuple[Change, ...] = (
     Change(("S-FC6",), "a premise control: every whole VGG19 must reach 90% on its own test set",
            "the thin demo VGG19s did not learn their task, and read as 'not reproduced' without it", "2ceeec6",
            "2026-11-22"),
+    Change(("B-F2A", "B-F2C", "B-F3A", "B-F4"), "the training-length control re-judges every decided claim "
+           "(not only those that more training could turn) and retrains every deciding cell (each cut past the "
+           "bound, for each sender, or the closest one), not only the worst",
+           "a reading review found that a second cut past the bound stayed at 1x, so a control could confirm "
+           "'not reproduced' on a cell never retrained, and that 'reproduced' verdicts never got the control "
+           "although the retrained self-stitch can move either way", "THIS", "2026-11-24"),
     Change(("S-FC6",), "smoke and demo VGG19s train with gradients clipped to global norm 1, and the page gains a "
            "training-length control (the deciding cells' stitches at 2x)",
            "re-running the page on a native-bf16 CPU, SGD lr 1e-2 diverged to NaN (seed 0 in bf16 by step 550, "

@@ -169,36 +169,38 @@ def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
 
 
 def test_training_length_control_retrains_the_deciding_cells_and_their_self_stitches(monkeypatch):
-    # connected fails (4 points at block3); the random bottom is low at the stem and high late: of
-    # these, more training (which only lowers penalties) could turn "not connected" and "high late"
+    # connected fails (4 points at block3); the random bottom is low at the stem and high late: every
+    # decided claim is re-judged (the self-stitch, the reference, is retrained too and may move either way)
     table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = bansal.connectivity_summary(table, MODELS)
     checks = bansal._length_checks(table, claims, "resnet18")
     assert [(c["claim"], c["sender"], c["cuts"]) for c in checks] == [
-        ("connected", bansal.TRAINED, ["block3"]), ("random_late", bansal.RANDOM, ["block5", "pool"])]
+        ("connected", bansal.TRAINED, ["block3", "block5"]), ("random_early", bansal.RANDOM, ["stem"]),
+        ("random_late", bansal.RANDOM, ["block5", "pool"])]
     cfg = bansal.PRESETS_F2A["demo"]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the stitches, retrained longer
         assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
         seen.append([s.name for s in senders])
-        # at 4x the self-stitch gains 1 point at block3 (was 0): beyond it the sender costs 2.5 + 1 = 3.5
-        pen = {bansal.TRAINED: {"block3": 2.5}, bansal.RANDOM: {"block5": 39, "pool": 44},
-               bansal.SELF: {"block3": -1.0, "block5": 0.0, "pool": 0.0}}
+        # at 4x the self-stitch gains 1 point at block3 (was 0): beyond it the sender costs 2.5 + 1 = 3.5 there
+        pen = {bansal.TRAINED: {"block3": 2.5, "block5": 2.5}, bansal.RANDOM: {"stem": 1.0, "block5": 39, "pool": 44},
+               bansal.SELF: {"stem": 0.0, "block3": -1.0, "block5": 0.0, "pool": 0.0}}
         return _grid_rows({s.name: pen[s.name] for s in senders}, pairs)
 
     monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
     out = bansal.training_length_control(cfg, "demo", (table, claims))
-    assert seen == [[bansal.TRAINED, bansal.SELF], [bansal.RANDOM, bansal.SELF]]  # the reference retrained too
+    # the reference retrained too, at the same cuts
+    assert seen == [[bansal.SELF], [bansal.TRAINED], [bansal.SELF], [bansal.RANDOM], [bansal.SELF], [bansal.RANDOM]]
     by = {c["key"]: c for c in claims}
     # like for like: 2.5 points at 4x alone would turn the claim, but beyond the 4x self-stitch it is
     # 3.5: still not connected, and the verdict survives
     assert by["connected"]["controls"][-1].passed
     assert by["random_late"]["controls"][-1].passed  # 41.5 points at 4x: still high
-    assert len(by["random_early"]["controls"]) == 1  # only the self-stitch control
-    assert list(out["4x epochs (points)"].round(2)) == [3.5, 41.5]
-    assert list(out["self-stitch 4x (points)"].round(2)) == [-1.0, 0.0]
+    assert len(by["random_early"]["controls"]) == 2 and by["random_early"]["controls"][-1].passed  # still low
+    assert list(out["4x epochs (points)"].round(2)) == [3.0, 1.0, 41.5]  # block3 and block5 (both past 2), mean
+    assert list(out["self-stitch 4x (points)"].round(2)) == [-0.5, 0.0, 0.0]
 
 
 def test_a_claim_already_inconclusive_gets_no_length_control():
@@ -326,3 +328,20 @@ def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_ke
     assert not any(m.training for m in model.pieces["pool"].modules() if isinstance(m, torch.nn.BatchNorm2d))
     wrapped.eval()
     assert not any(m.training for m in model.modules())
+
+
+def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch):
+    """Two cuts past the 2-point bound: both are retrained (the kernels that set each spread), so a
+    verdict cannot survive on a cut left at 1x."""
+    table = _kernel_table(((1, [0, 4, 4]), (3, [0, 1, 1]), (9, [0.5, 2, 0])))
+    _, claims = bansal.kernel_sizes_summary(table)
+    cfg = bansal.PRESETS_F4["demo"]
+    seen = {}
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):
+        seen[recipe.kernel_size] = [a for a, _ in pairs]
+        return _grid_rows({bansal.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
+
+    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    bansal.kernel_length_control(cfg, "demo", table, claims)
+    assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}

@@ -307,22 +307,25 @@ def test_simclr_length_table_applies_the_probe_control():
 def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_self_stitch(monkeypatch):
     cfg = sweeps.PRESETS_F2C["demo"]
     # "compatible" fails (25k at block3: 4 points beyond the self-stitch), "improves" fails (best gain
-    # 0.5 at block5), "early_similar" holds (more training cannot turn it), "mid_degrades" is never checked
+    # 0.5 at block5), "early_similar" holds (re-judged too: its closest cell, 5k at block1),
+    # "mid_degrades" is never checked
     table = _table({sweeps.SELF: [0, 0, 0.2, 0, 0, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
                     "25k samples": [0, 0.5, 4.2, -0.5, 1, -3], "50k samples": [0, 0.2, 1, 1, 2, 0]},
                    own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
     _, claims = sweeps.samples_summary(table, acc, cfg)
     checks = sweeps._deciding(table, claims, cfg)
-    assert [(c["claim"], c["sender"], c["cuts"], c["bound"], c["high"]) for c in checks] == [
-        ("compatible", "25k samples", ["block3"], 3.0, False), ("improves", "25k samples", ["block5"], -1.0, False)]
+    assert [(c["claim"], c["cells"], c["bound"], c["high"]) for c in checks] == [
+        ("compatible", [("25k samples", ["block3"])], 3.0, False), ("improves", [("25k samples", ["block5"])], -1.0, False),
+        ("early_similar", [("5k samples", ["block1"])], sweeps.SIMILAR_MAX, False)]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the deciding stitch, retrained longer
         assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
         seen.append(([s.spec for s in senders], [s.name for s in senders], receivers[0].spec))
         # 4x: 2 points at block3 and 0.5 for the self-stitch there (1.5 beyond it); a gain of 1.2 at block5
-        pen = {"25k samples": {"block3": 2.0, "block5": -1.2}, sweeps.SELF: {"block3": 0.5, "block5": 0.0}}
+        pen = {"25k samples": {"block3": 2.0, "block5": -1.2}, "5k samples": {"block1": 0.8},
+               sweeps.SELF: {"block3": 0.5, "block5": 0.0, "block1": 0.0}}
         rows = []
         for s in senders:
             for a, _ in pairs:
@@ -336,17 +339,19 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
     out = sweeps.training_length_control(cfg, "demo", table, claims)
     by = {c["key"]: c for c in claims}
     assert not by["compatible"]["controls"][-1].passed and not by["improves"]["controls"][-1].passed
-    assert len(by["early_similar"]["controls"]) == 1 and len(by["mid_degrades"]["controls"]) == 2
+    assert by["early_similar"]["controls"][-1].passed and len(by["mid_degrades"]["controls"]) == 2
     top, bottoms = sweeps._samples_models(cfg, "demo")
     # the page's own models, and the top's self-stitch retrained beside the deciding stitch
-    assert seen == [([bottoms["25k samples"], top], ["25k samples", sweeps.SELF], top)] * 2
-    assert list(out["4x epochs (points)"].round(2)) == [1.5, -1.2]
-    assert list(out["verdict 4x"]) == ["holds", "holds"] and list(out["verdict 1x"]) == ["fails", "fails"]
+    assert seen == [([top], [sweeps.SELF], top), ([bottoms["25k samples"]], ["25k samples"], top)] * 2 + [
+        ([top], [sweeps.SELF], top), ([bottoms["5k samples"]], ["5k samples"], top)]
+    assert list(out["4x epochs (points)"].round(2)) == [1.5, -1.2, 0.8]
+    assert list(out["verdict 4x"]) == ["holds"] * 3 and list(out["verdict 1x"]) == ["fails", "fails", "holds"]
 
     labels = sweeps.PRESETS_F3A["demo"]
     t = _table({sweeps.SELF: [0] * 6, sweeps.NORMAL: [0] * 6, "objects vs animals": [0, 1, 2, 8, 20, 40],
                 "10% random labels": [0, 0.5, 5, 2, 3, 4], "50% random labels": [0, 1, 2, 5, 9, 12],
                 "100% random labels": [0.2, 4, 15, 40, 60, 70]})
     _, claims = sweeps.labels_summary(t, {}, labels)
-    assert [(c["claim"], c["sender"], c["cuts"], c["high"]) for c in sweeps._deciding(t, claims, labels)] == [
-        ("first_half", "10% random labels", ["block3"], False), ("except_noise", "100% random labels", ["block3"], True)]
+    assert [(c["claim"], c["cells"], c["high"]) for c in sweeps._deciding(t, claims, labels)] == [
+        ("first_half", [("10% random labels", ["block3"])], False),
+        ("except_noise", [("100% random labels", ["block3"])], True)]

@@ -443,12 +443,13 @@ def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple
 
 # --------------------------------------------------------------------------------------------
 # The training-length control, like for like: a stitch that stopped short costs more than a
-# trained one, so the verdicts that more training could turn are checked at the cuts that decide
-# them. The deciding stitches *and the receiver's self-stitches at those cuts* (the reference the
-# claims subtract) are retrained with LONGER x the epochs, the 1x cells are replaced by them, and
-# the claim is re-judged on that table (stitchkit.controls.training_length: it passes when the
-# re-judged claim gives the same decided result). A claim already inconclusive (a control failed,
-# or its interval within noise) gets none: no length can decide it.
+# trained one, so every decided verdict is checked at the cuts that decide it (all those past the
+# bound, or the closest one). The deciding stitches *and the receiver's self-stitches at those
+# cuts* (the reference the claims subtract, which may move either way) are retrained with LONGER x
+# the epochs, the 1x cells are replaced by them, and the claim is re-judged on that table
+# (stitchkit.controls.training_length: it passes when the re-judged claim gives the same decided
+# result). A claim already inconclusive (a control failed, or its interval within noise) gets
+# none: no length can decide it.
 
 # claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")
 _LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
@@ -484,11 +485,18 @@ def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def deciding_cuts(beyond: pd.Series, bound_points: float) -> list[str]:
+    """The cuts that decide a 'penalty beyond the self-stitch at most ``bound_points`` at every cut'
+    claim: every cut above the bound (all of them must come down for the verdict to turn), or,
+    when none is, the cut closest to it."""
+    return [c for c in beyond.index if beyond[c] > bound_points] or [beyond.idxmax()]
+
+
 def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[dict]:
     """The stitches to retrain longer for ``claims`` of one panel (``table`` its rows, with
-    ``cut`` and ``sender``): a decided claim that the penalty is low and fails, or that it is high
-    and holds, could be turned by more training (it lowers the penalty beyond the self-stitch: the
-    self-stitch starts exact, the sender's stitch does not); the others could not."""
+    ``cut`` and ``sender``): every decided claim, whichever way it went (the self-stitch, the
+    reference subtracted, is retrained too and may move either way), at the cuts that decide it
+    (:func:`deciding_cuts`; the first cut, or the last two, for the random-bottom claims)."""
     by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
     out = []
     for c in claims:
@@ -496,11 +504,12 @@ def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[
         if key not in _LENGTH_CHECKS:
             continue
         sender, where, bound, high = _LENGTH_CHECKS[key]
-        if not decided(c) or c["criterion"].holds != high or sender not in by:
+        if not decided(c) or sender not in by:
             continue
         g = by[sender]
         beyond = _beyond_self(g, by[SELF])
-        cuts = {"worst": [beyond.idxmax()], "first": [g.index[0]], "last two": list(g.index[-2:])}[where]
+        cuts = {"worst": deciding_cuts(beyond, 100 * bound), "first": [g.index[0]],
+                "last two": list(g.index[-2:])}[where]
         out.append(dict(claim=c["key"], panel=panel, sender=sender, cuts=cuts, bound=100 * bound, high=high,
                         grid=float(beyond[cuts].mean())))
     return out
@@ -559,7 +568,7 @@ def _holds_word(h: bool | None) -> str:
 def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store=None,
                    progress: bool = True) -> pd.DataFrame:
     """Retrain each check's stitches with :data:`LONGER` times the epochs (or steps), like for
-    like: the deciding sender's stitches *and* the receiver's self-stitches at the same cuts (the
+    like: the deciding senders' stitches *and* the receiver's self-stitches at the same cuts (the
     reference of every penalty beyond the self-stitch). The 1x cells of the check's ``table`` are
     replaced by the longer ones (:func:`replace_cells`), the claim is re-judged on that table with
     ``rejudge`` (table -> the claim's Criterion, the same code as the page's), and
@@ -567,37 +576,49 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
     passes when the re-judged claim gives the same decided result.
 
     A check is a dict with ``claim`` (key), ``panel`` (for display), ``sender`` (name) and
-    ``sender_spec``, ``receiver`` (spec) and optionally ``receiver_name`` (the table's receiver
-    column) and ``self_name`` (the self-stitch's sender name, default :data:`SELF`), ``recipe``,
-    ``cuts``, ``bound`` (points), ``table`` and ``rejudge``. Returns one row per check."""
+    ``sender_spec`` with ``cuts``, or ``cells`` (a list of (sender, cuts)) with ``sender_specs``
+    (name -> spec) when several senders decide the claim; ``receiver`` (spec) and optionally
+    ``receiver_name`` (the table's receiver column) and ``self_name`` (the self-stitch's sender
+    name, default :data:`SELF`), ``recipe``, ``bound`` (points), ``table`` and ``rejudge``.
+    Returns one row per check and sender."""
     by_key = {c["key"]: c for c in claims}
     rows = []
     for chk in checks:
         self_name = chk.get("self_name", SELF)
         rx = Net(chk.get("receiver_name", "receiver"), chk["receiver"])
-        out = stitch_grid([Net(chk["sender"], chk["sender_spec"]), Net(self_name, chk["receiver"])], [rx],
-                          [(c, c) for c in chk["cuts"]], chk["recipe"].longer(), DataSpec("cifar10"),
-                          device=device, store=store, progress=progress)
+        cells = chk.get("cells") or [(chk["sender"], list(chk["cuts"]))]
+        specs = chk.get("sender_specs") or {chk["sender"]: chk["sender_spec"]}
+        all_cuts = list(dict.fromkeys(c for _, cuts in cells for c in cuts))
+        parts = [stitch_grid([Net(self_name, chk["receiver"])], [rx], [(c, c) for c in all_cuts],
+                             chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+                             progress=progress)]
+        for sender, cuts in cells:
+            parts.append(stitch_grid([Net(sender, specs[sender])], [rx], [(c, c) for c in cuts],
+                                     chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+                                     progress=progress))
+        out = pd.concat(parts, ignore_index=True)
         merged = replace_cells(chk["table"], out)
         claim = by_key[chk["claim"]]
         base, longer = claim["criterion"], chk["rejudge"](merged)
-        cells = out.rename(columns={"cut_i": "cut"})
-        s_pen = cells[cells.sender == chk["sender"]].set_index("cut").penalty
-        o_pen = cells[cells.sender == self_name].set_index("cut").penalty
+        new = out.rename(columns={"cut_i": "cut"})
+        o_pen = new[new.sender == self_name].set_index("cut").penalty
         t0 = chk["table"]
         o_1x = t0[t0.sender == self_name].set_index("cut").penalty
-        after = float((100 * (s_pen - o_pen)).loc[chk["cuts"]].mean())
-        grid = float((100 * (t0[t0.sender == chk["sender"]].set_index("cut").penalty - o_1x)).loc[chk["cuts"]].mean())
-        rows.append({"claim": chk["claim"], "panel": chk["panel"], "sender": chk["sender"],
-                     "cuts": ", ".join(chk["cuts"]), "grid (points)": grid, f"{LONGER}x epochs (points)": after,
-                     "self-stitch 1x (points)": float(100 * o_1x.loc[chk["cuts"]].mean()),
-                     f"self-stitch {LONGER}x (points)": float(100 * o_pen.loc[chk["cuts"]].mean()),
-                     "bound (points)": chk.get("bound"), "change": after - grid,
-                     "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
+        for sender, cuts in cells:
+            s_pen = new[new.sender == sender].set_index("cut").penalty
+            after = float((100 * (s_pen - o_pen)).loc[cuts].mean())
+            grid = float((100 * (t0[t0.sender == sender].set_index("cut").penalty - o_1x)).loc[cuts].mean())
+            rows.append({"claim": chk["claim"], "panel": chk["panel"], "sender": sender,
+                         "cuts": ", ".join(cuts), "grid (points)": grid, f"{LONGER}x epochs (points)": after,
+                         "self-stitch 1x (points)": float(100 * o_1x.loc[cuts].mean()),
+                         f"self-stitch {LONGER}x (points)": float(100 * o_pen.loc[cuts].mean()),
+                         "bound (points)": chk.get("bound"), "change": after - grid,
+                         "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
+        where = "; ".join(f"{sender} at {', '.join(cuts)}" for sender, cuts in cells)
         control = controls.training_length(
             base, longer, LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: the stitches at {', '.join(chk['cuts'])} "
-                 "and the receiver's self-stitches there retrained, the claim re-judged on them")
+            what=f"the verdict survives {LONGER}x longer stitch training: the stitches of {where} and the "
+                 "receiver's self-stitches there retrained, the claim re-judged on them")
         claim["controls"] = [*claim.get("controls", []), control]
     return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
 
@@ -851,38 +872,44 @@ def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | st
 
 def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
                           device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """The training-length control of ``kernel_minimal``, like for like: at the cut of the largest
-    spread, the kernels with the largest and the smallest penalty (the two cells that set the
-    spread, each the other's reference) are retrained with :data:`LONGER` times the epochs, their
-    1x cells replaced, and the claim re-judged on that table
-    (:func:`stitchkit.controls.training_length`), whichever way it went (more training can narrow
-    a spread or widen it). A claim already inconclusive (a control failed, or within noise) cannot
-    be decided by it and gets none. Returns one row per retrained kernel."""
+    """The training-length control of ``kernel_minimal``, like for like: at every cut whose spread
+    is past the bound (or, when none is, the cut of the largest spread), the kernels with the
+    largest and the smallest penalty there (the two cells that set the spread, each the other's
+    reference) are retrained with :data:`LONGER` times the epochs, their 1x cells replaced, and the
+    claim re-judged on that table (:func:`stitchkit.controls.training_length`), whichever way it
+    went (more training can narrow a spread or widen it). A claim already inconclusive (a control
+    failed, or within noise) cannot be decided by it and gets none. Returns one row per retrained
+    cell."""
     claim = next(c for c in claims if c["key"] == "kernel_minimal")
     cols = ["cut", "kernel", "grid (points)", f"{LONGER}x epochs (points)"]
     if not decided(claim):
         return pd.DataFrame(columns=cols)
     pen = _kernel_penalties(table)
     spread = pen.max(axis=1) - pen.min(axis=1)
-    cut = str(spread.idxmax())
-    worst, best = int(pen.loc[cut].idxmax()), int(pen.loc[cut].idxmin())
+    cuts = [str(c) for c in spread.index if spread[c] > KERNEL_MAX_SPREAD] or [str(spread.idxmax())]
+    plan: dict[int, list[str]] = {}
+    for cut in cuts:
+        for k in dict.fromkeys((int(pen.loc[cut].idxmax()), int(pen.loc[cut].idxmin()))):
+            plan.setdefault(k, []).append(cut)
     receiver, sender = Net("receiver", cfg.model(scale, cfg.seeds[0])), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))
     merged = table.reset_index(drop=True)
-    after = {}
-    for k in (worst, best):
-        out = stitch_grid([sender], [receiver], [(cut, cut)], cfg.kernel_recipe(k).longer(), DataSpec("cifar10"),
-                          device=device, store=store, progress=progress)
-        after[k] = 100 * float(out.penalty.iloc[0])
-        rows = merged[merged.kernel_size == k]
-        merged = pd.concat([merged[merged.kernel_size != k], replace_cells(rows, out)], ignore_index=True)
+    rows = []
+    for k, at in sorted(plan.items()):
+        out = stitch_grid([sender], [receiver], [(c, c) for c in at], cfg.kernel_recipe(k).longer(),
+                          DataSpec("cifar10"), device=device, store=store, progress=progress)
+        for cut, penalty in zip(out.cut_i, out.penalty):
+            rows.append({"cut": cut, "kernel": k, "grid (points)": 100 * pen.loc[cut, k],
+                         f"{LONGER}x epochs (points)": 100 * float(penalty)})
+        mine = merged[merged.kernel_size == k]
+        merged = pd.concat([merged[merged.kernel_size != k], replace_cells(mine, out)], ignore_index=True)
     merged = merged.sort_values("kernel_size", kind="stable").reset_index(drop=True)
     longer = next(c for c in kernel_sizes_summary(merged)[1] if c["key"] == "kernel_minimal")["criterion"]
+    where = "; ".join(f"kernel {k} at {', '.join(at)}" for k, at in sorted(plan.items()))
     claim["controls"] = [*claim.get("controls", []), controls.training_length(
         claim["criterion"], longer, LONGER,
-        what=f"the verdict survives {LONGER}x longer stitch training: kernels {worst} and {best} at {cut} (the "
-             "spread that decides it) retrained, the claim re-judged on them")]
-    return pd.DataFrame([{"cut": cut, "kernel": k, "grid (points)": 100 * pen.loc[cut, k],
-                          f"{LONGER}x epochs (points)": after[k]} for k in (worst, best)], columns=cols)
+        what=f"the verdict survives {LONGER}x longer stitch training: {where} (the spreads that decide it) "
+             "retrained, the claim re-judged on them")]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _kernel_penalties(table: pd.DataFrame) -> pd.DataFrame:

@@ -500,65 +500,70 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
 
 # --------------------------------------------------------------------------------------------
 # B-F2C and B-F3A's training-length control (B-F2A's, :func:`bansal.retrain_longer`), like for
-# like: the stitch that decides a verdict *and the top's self-stitch at that cut* are retrained
-# with LONGER x the epochs, and the claim is re-judged on them. More training lowers penalties
-# beyond the (exactly started) self-stitch, so a claim that a penalty is low (at most a bound) can
-# be turned when it fails, and a claim that it is high (at least a bound) when it holds; a claim
-# already inconclusive gets no control. "mid_degrades" compares two bottoms' penalties, which
-# more training moves both ways, and gets none.
+# like: the stitches that decide a verdict *and the top's self-stitches at those cuts* are
+# retrained with LONGER x the epochs, and the claim is re-judged on them. Every decided claim gets
+# it, whichever way it went: the self-stitch, the reference every penalty is measured beyond, is
+# retrained too and may move either way. For a claim over several senders and cuts ("at most a
+# bound everywhere") the deciding cells are all those past the bound, or the closest one when none
+# is. "mid_degrades" compares two bottoms' penalties, which more training moves both ways, and gets
+# none; a claim already inconclusive gets none either.
+
+
+def _past(pens: dict[str, pd.Series], bound: float, absolute: bool = False) -> list[tuple[str, list[str]]]:
+    """(sender, cuts) with a penalty (its size if ``absolute``) past ``bound`` points, or the one
+    cell closest to it when none is."""
+    size = {n: (p.abs() if absolute else p) for n, p in pens.items()}
+    cells = [(n, [str(c) for c in v.index[v > bound]]) for n, v in size.items()]
+    cells = [(n, cuts) for n, cuts in cells if cuts]
+    if cells:
+        return cells
+    n = max(size, key=lambda k: size[k].max())
+    return [(n, [str(size[n].idxmax())])]
 
 
 def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> list[dict]:
-    """Per decided claim of B-F2C or B-F3A that more training could turn: the sender and cut that
-    decide it, the bound on the penalty beyond the self-stitch there (points), and whether the
-    claim is "penalty high"."""
+    """Per decided claim of B-F2C or B-F3A: the cells (sender, cuts) that decide it, the bound on
+    the penalty beyond the self-stitch there (points), and whether the claim is "penalty high"."""
     cuts = list(dict.fromkeys(table.cut))
     out = []
-
-    def worst(names, among):
-        pens = {n: _pen(table, n)[among] for n in names}
-        n = max(pens, key=lambda k: pens[k].max())
-        return n, str(pens[n].idxmax())
-
     for c in claims:
         key = c["key"]
         if key == "compatible":
-            sender, cut = worst([f"{_k(n)} samples" for n in _more_samples(cfg)], cuts)
-            out.append((c, sender, cut, 100 * CONNECTED_MAX_PENALTY, False))
+            pens = {n: _pen(table, n) for n in (f"{_k(k)} samples" for k in _more_samples(cfg))}
+            out.append((c, _past(pens, 100 * CONNECTED_MAX_PENALTY), 100 * CONNECTED_MAX_PENALTY, False))
         elif key == "improves":  # the gain (minus the penalty) at the best block cut is at least IMPROVE_MIN
             sender = f"{_k(_more_samples(cfg)[0])} samples"
-            out.append((c, sender, _gain(_pen(table, sender))[1], -IMPROVE_MIN, False))
-        elif key == "early_similar":  # only a positive worst |penalty| can fall below the bound
+            out.append((c, [(sender, [str(_gain(_pen(table, sender))[1])])], -IMPROVE_MIN, False))
+        elif key == "early_similar":  # |penalty| at most SIMILAR_MAX at every early cut
             early = _thirds(cuts)[0]
             pens = {n: _pen(table, n)[early] for n in (f"{_k(k)} samples" for k in cfg.bottom_samples)}
-            sender = max(pens, key=lambda k: pens[k].abs().max())
-            cut = str(pens[sender].abs().idxmax())
-            if pens[sender][cut] > 0:
-                out.append((c, sender, cut, SIMILAR_MAX, False))
+            out.append((c, _past(pens, SIMILAR_MAX, absolute=True), SIMILAR_MAX, False))
         elif key in ("first_half", "except_noise"):
             half = cuts[:(len(cuts) + 1) // 2]
             names = (["100% random labels"] if key == "except_noise"
                      else [v for v in cfg.variants if v != "100% random labels"])
-            sender, cut = worst(names, half)
-            out.append((c, sender, cut, 100 * CONNECTED_MAX_PENALTY, key == "except_noise"))
-    return [dict(claim=c["key"], sender=sender, cuts=[cut], bound=bound, high=high,
-                 grid=float(_pen(table, sender)[cut]))
-            for c, sender, cut, bound, high in out if decided(c) and c["criterion"].holds == high]
+            pens = {n: _pen(table, n)[half] for n in names}
+            bound = 100 * CONNECTED_MAX_PENALTY
+            # "high": the random-label bottom's largest penalty decides it
+            cells = _past(pens, float("inf")) if key == "except_noise" else _past(pens, bound)
+            out.append((c, cells, bound, key == "except_noise"))
+    return [dict(claim=c["key"], sender=cells[0][0], cells=cells, bound=bound, high=high)
+            for c, cells, bound, high in out if decided(c)]
 
 
 def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """B-F2C's or B-F3A's claims (``cfg`` a :class:`SamplesConfig` or :class:`LabelsConfig`)
-    that more training could turn, each retrained with :data:`bansal.LONGER` times the epochs at
-    the stitch that decides it and the top's self-stitch at that cut, and re-judged on them (see
+    """B-F2C's or B-F3A's decided claims (``cfg`` a :class:`SamplesConfig` or :class:`LabelsConfig`),
+    each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
+    (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`bansal.retrain_longer`: the control is attached to the claim). Returns one row per
-    check."""
+    check and sender."""
     samples_page = isinstance(cfg, SamplesConfig)
     top, bottoms = (_samples_models if samples_page else _labels_models)(cfg, scale)
     summary = samples_summary if samples_page else labels_summary
     checks = _deciding(table, claims, cfg)
     for chk in checks:
-        chk.update(panel=table.receiver.iloc[0], sender_spec=bottoms[chk["sender"]], receiver=top,
+        chk.update(panel=table.receiver.iloc[0], sender_specs={n: bottoms[n] for n, _ in chk["cells"]}, receiver=top,
                    receiver_name=table.receiver.iloc[0], self_name=SELF, recipe=cfg.recipe(), table=table,
                    rejudge=_rejudge(summary, cfg, chk["claim"]))
     return retrain_longer(checks, claims, device=device, store=store, progress=progress)
