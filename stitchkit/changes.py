@@ -58,7 +58,7 @@ CHANGES: tuple[Change, ...] = (
            "bound, for each sender, or the closest one), not only the worst",
            "a reading review found that a second cut past the bound stayed at 1x, so a control could confirm "
            "'not reproduced' on a cell never retrained, and that 'reproduced' verdicts never got the control "
-           "although the retrained self-stitch can move either way", "THIS", "2026-11-24"),
+           "although the retrained self-stitch can move either way", "cacfd8f", "2026-11-24"),
     Change(("S-FC6",), "smoke and demo VGG19s train with gradients clipped to global norm 1, and the page gains a "
            "training-length control (the deciding cells' stitches at 2x)",
            "re-running the page on a native-bf16 CPU, SGD lr 1e-2 diverged to NaN (seed 0 in bf16 by step 550, "
