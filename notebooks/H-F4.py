@@ -30,7 +30,8 @@
 # (an exact stitch exists, so it must score the network's own accuracy within 0.5 points
 # either way) and its untrained copy stitched into and from it (the stitch must not be able to
 # do the task on random features). Its own control, training length: the cells that decide the
-# claims (nine of R2222 into ResNet-34, the worst cell at $j \le i$ of each direction, and eight
+# claims (every cell at $j \le i$ of the direction with the lowest mean there, every cell at $j > i$
+# of the direction with the highest mean there, the worst cell at $j \le i$ of the other direction, and eight
 # of the untrained R2222 into R2222 outside the corner $i, j \le 1$) are retrained with four
 # times the epochs and put in place of their 1× values, and each claim, judged again on that
 # table, must keep its verdict. As in H-F2, every claim and control is judged on its 95%
@@ -119,20 +120,22 @@ run.figure("controls", hernandez.plot_grids(table, kinds=("random sender", "rand
 # The self-stitch control cannot tell: on the diagonal of a network into itself, direct
 # matching already finds the exact stitch. Elsewhere the stitch starts from a least-squares
 # fit that can be far from the best task-trained stitch. So the cells that decide the claims
-# are retrained with four times the epochs, everything else equal: nine cells of the first pair
-# of two different networks (the first, middle and last layer of each); the worst cell on or
-# below the diagonal of every pair of two different networks (the cell that decides the lower
-# triangle, and where a stitch that stopped short shows most); and, for the untrained sender,
+# are retrained with four times the epochs, everything else equal: every cell on or below the
+# diagonal of the pair with the lowest mean there (the pair that decides the lower-triangle
+# claim), every cell above the diagonal of the pair with the highest mean there (the pair that
+# decides the upper-triangle claim), the worst cell on or below the diagonal of every other pair
+# of two different networks (where a stitch that stopped short shows most), and, for the untrained sender,
 # its cells at the first, middle and last layer of each side outside the corner $i, j \le 1$
-# (they decide the claim about the untrained control). The retrained cells then replace their
+# (a sample of the cells that decide the claim about the untrained control). The retrained cells then replace their
 # 1× values in the grid, like for like (the receivers' own accuracies, the reference of every
 # relative accuracy, do not depend on the stitches), and each claim is judged again on that
 # table, with its interval. The control passes when that gives the same decided verdict as the
 # grid; otherwise the grid's accuracies measure how long the stitches trained rather than the
-# representations, and the claim is *inconclusive at this scale*. (The worst cells joined the
-# sample after an H-F2 `demo` run whose nine cells passed while R2222 → R1111 from block 2 into
-# block 1, the first stage's end of each and outside the nine, gained 22.8 points with four
-# times the epochs.)
+# representations, and the claim is *inconclusive at this scale*. (The sample grew twice after
+# runs: the worst cells joined it after a `demo` run whose first sample of nine cells passed
+# while R2222 → R1111 from block 2 into block 1, outside the nine, gained 22.8 points with four
+# times the epochs; the whole deciding triangles replaced the nine cells of the first pair after
+# a reading review found that a claim decided by another pair was re-judged on unchanged cells.)
 
 # %%
 longer.round(2)

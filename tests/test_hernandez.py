@@ -371,3 +371,33 @@ def test_stitches_cached_without_per_image_results_are_an_error_not_a_narrower_i
     longer.attrs = {}
     with pytest.raises(ValueError, match="keeps no per-image results"):
         hernandez.with_longer(_table(), longer)
+
+
+def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeypatch):
+    """Review (2026-11-24): the pair that decides ``lower_high`` (lowest mean at j <= i) has every
+    such cell retrained, the pair that decides ``upper_low`` (highest mean at j > i) every cell
+    above the diagonal, whichever pairs they are; each claim's control names its cells."""
+    from dataclasses import replace
+
+    cfg = replace(hernandez.PRESETS_F2["smoke"], archs=("r1111", "r2222"), controls=("r1111",))
+    names = {n: hernandez.display_name(n) for n in cfg.archs}
+    r1, r2 = names["r1111"], names["r2222"]
+    table = pd.concat([_exact_self(_grid(r1, r1, "trained", 3, 3, 0.99, 0.2), r1),
+                       _exact_self(_grid(r2, r2, "trained", 3, 3, 0.99, 0.2), r2),
+                       _grid(r1, r2, "trained", 3, 3, 0.97, 0.6),   # the highest mean above the diagonal
+                       _grid(r2, r1, "trained", 3, 3, 0.90, 0.3)], ignore_index=True)  # the lowest below
+    seen = {}
+
+    def retrained(sender, receiver, cells, cfg_, grid, **kw):
+        seen[(sender.name, receiver.name)] = sorted(cells)
+        return pd.DataFrame(columns=["sender", "receiver", "i", "j", "grid (%)", "4x epochs (%)", "gain", "correct"])
+
+    monkeypatch.setattr(hernandez, "_retrained", retrained)
+    monkeypatch.setattr(pd, "concat", lambda parts, **kw: parts[0])
+    out = hernandez.longer_sample(table, cfg, "smoke")
+    below = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j <= i)
+    above = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j > i)
+    assert seen[(r2, r1)] == below and seen[(r1, r2)] == above
+    assert (r1, r1) not in seen and (r2, r2) not in seen  # exact self pairs decide nothing here
+    assert out.attrs["cells"]["lower_high"] == f"all 6 cells at j ≤ i of {r2} → {r1}"
+    assert out.attrs["cells"]["upper_low"] == f"all 3 cells at j > i of {r1} → {r2}"

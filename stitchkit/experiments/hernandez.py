@@ -373,39 +373,53 @@ def _convergence_control(table: pd.DataFrame) -> Control:
 def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
     """The training-length control's stitches, retrained with :data:`LONGER` times the epochs,
-    everything else as the grid's: for the first trained pair of two different networks (the
-    first pair if there is none), the cells at the first, middle and last cut of each side; for
-    every trained pair of two different networks, its worst cell on or below the diagonal (the
-    lowest accuracy relative to the receiver's at j <= i), which decides ``lower_high`` and is
-    where a stitch that stopped short shows most; and for every untrained sender (the controls),
-    the cells at the first, middle and last cut of each side outside the corner, which decide
-    ``random_low``. The receivers' own accuracies, the reference of every relative accuracy, do
-    not depend on the stitches.
+    everything else as the grid's, chosen per claim so that each is re-judged on the cells that
+    decide it:
 
-    Returns one row per cell: sender, receiver, layers i, j, the grid's accuracy, the longer
-    stitch's and the gain (points), with the longer stitches' per-image results in
-    ``attrs["correct"]`` ((sender, receiver, i, j) -> (n_test,) bool). :func:`grid_summary`
-    re-judges every claim on the grid with these cells in place of their 1x values."""
-    pairs = cfg.pairs()
-    first = next(((a, b) for a, b in pairs if a != b), pairs[0])
+    - ``lower_high`` (the minimum over trained pairs of the mean at j <= i): every cell at j <= i
+      of the pair with the lowest mean;
+    - ``upper_low`` (the maximum over trained pairs of the mean at j > i): every cell at j > i of
+      the pair with the highest mean;
+    - for every other trained pair of two different networks, its worst cell at j <= i (where a
+      stitch that stopped short shows most);
+    - ``random_low`` (the untrained senders, outside the corner): the cells at the first, middle
+      and last cut of each side outside the corner (a sample: the control's text says so).
+
+    The receivers' own accuracies, the reference of every relative accuracy, do not depend on the
+    stitches. Returns one row per cell: sender, receiver, layers i, j, the grid's accuracy, the
+    longer stitch's and the gain (points), with the longer stitches' per-image results in
+    ``attrs["correct"]`` ((sender, receiver, i, j) -> (n_test,) bool) and, per claim, the cells
+    retrained for it in ``attrs["cells"]`` (claim -> text). :func:`grid_summary` re-judges every
+    claim on the grid with these cells in place of their 1x values."""
+    tri = triangle(table)
+    full = tri[(tri.kind == "trained") & tri.full]
+    low_pair = tuple(full.loc[full.lower.idxmin(), ["sender", "receiver"]]) if len(full) else None
+    up_pair = tuple(full.loc[full.upper.idxmax(), ["sender", "receiver"]]) if full.upper.notna().any() else None
     trained = table[table.kind == "trained"]
-    parts = []
-    for a, b in pairs:
-        if (a, b) != first and a == b:
-            continue
+    parts, told = [], {}
+    for a, b in cfg.pairs():
         sender, receiver = (Net(display_name(n), cfg.model(scale, n)) for n in (a, b))
         grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)]
+        if not len(grid):
+            continue
         cells = []
-        if (a, b) == first:
-            cells = [(x, y) for x in _ends(cfg.cuts(sender.spec)) for y in _ends(cfg.cuts(receiver.spec))]
-        if a != b:
+        if (sender.name, receiver.name) == low_pair:
             low = grid[grid.j <= grid.i]
-            worst = low.loc[low.relative.idxmin()] if len(low) else None
-            if worst is not None and (worst.cut_i, worst.cut_j) not in cells:
+            cells += list(zip(low.cut_i, low.cut_j))
+            told["lower_high"] = f"all {len(low)} cells at j ≤ i of {sender.name} → {receiver.name}"
+        if (sender.name, receiver.name) == up_pair:
+            up = grid[grid.j > grid.i]
+            cells += [c for c in zip(up.cut_i, up.cut_j) if c not in cells]
+            told["upper_low"] = f"all {len(up)} cells at j > i of {sender.name} → {receiver.name}"
+        if a != b and not cells:
+            low = grid[grid.j <= grid.i]
+            if len(low):
+                worst = low.loc[low.relative.idxmin()]
                 cells.append((worst.cut_i, worst.cut_j))
         if cells:
             parts.append(_retrained(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress))
     random = table[table.kind == "random sender"]
+    n_random = 0
     for a in cfg.controls:
         sender = Net(f"{display_name(a)} (untrained)", cfg.model(scale, a, trained=False))
         receiver = Net(display_name(a), cfg.model(scale, a))
@@ -414,10 +428,15 @@ def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=No
         cells = [(x, y) for x in _ends(list(si)) for y in _ends(list(rj)) if si[x] > CORNER or rj[y] > CORNER]
         if len(grid) and cells:
             parts.append(_retrained(sender, receiver, cells, cfg, grid, device=device, store=store, progress=progress))
+            n_random += len(cells)
+    if n_random:
+        told["random_low"] = (f"a sample of {n_random} cells outside the corner (the first, middle and last cut of "
+                              "each side) of the untrained senders")
     out = pd.concat(parts, ignore_index=True)
     correct = {(s, r, i, j): c for s, r, i, j, c in zip(out.sender, out.receiver, out.i, out.j, out.correct)}
     out = out[["sender", "receiver", "i", "j", "grid (%)", f"{LONGER}x epochs (%)", "gain"]]
     out.attrs["correct"] = correct
+    out.attrs["cells"] = told
     return out
 
 
@@ -475,16 +494,17 @@ def with_longer(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _length_control(base: Criterion, judge, longer_table: pd.DataFrame | None, n_cells: int) -> list[Control]:
+def _length_control(base: Criterion, judge, longer_table: pd.DataFrame | None, cells: str) -> list[Control]:
     """The training-length control of one claim (:func:`stitchkit.controls.training_length`): the
     claim's criterion ``judge(table)`` recomputed on ``longer_table`` (:func:`with_longer`) must
-    give the same decided result. None (a spot check without longer stitches): no control."""
+    give the same decided result; ``cells`` says which were retrained for it. None (a spot check
+    without longer stitches): no control."""
     if longer_table is None:
         return []
     return [controls.training_length(
         base, judge(longer_table), LONGER,
-        what=f"the verdict survives {LONGER}x longer stitch training: re-judged with {n_cells} deciding cells "
-             f"retrained at {LONGER}x the epochs in place of their 1x values (like for like)")]
+        what=f"the verdict survives {LONGER}x longer stitch training: re-judged with {cells} retrained at "
+             f"{LONGER}x the epochs in place of their 1x values (like for like)")]
 
 
 def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
@@ -548,7 +568,9 @@ def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | Non
         numbers["longer_gain_max"] = float(longer.gain.max())
         numbers["longer_cells"] = len(longer)
     judges = {"lower_high": lower, "upper_low": upper, "random_low": random_low}
-    length = {k: _length_control(c, judges[k], longer_table, len(longer) if longer is not None else 0)
+    told = longer.attrs.get("cells", {}) if longer is not None else {}
+    length = {k: _length_control(c, judges[k], longer_table, told.get(k, f"{len(longer) if longer is not None else 0} "
+                                                                        "sampled cells"))
               for k, c in crit.items()}
     if longer_table is not None:
         for k, name in (("lower_high", "lower_min"), ("upper_low", "upper_max"),
