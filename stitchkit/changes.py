@@ -57,7 +57,7 @@ CHANGES: tuple[Change, ...] = (
            "the lower-triangle claim and every cell at j > i of the pair that decides the upper one (were: nine "
            "cells of the first pair and each pair's worst cell); each control names the cells it retrained",
            "a reading review found that a claim decided by a pair other than the first was re-judged on cells "
-           "left at 1x, so its control could pass without testing anything", "THIS", "2026-11-24"),
+           "left at 1x, so its control could pass without testing anything", "b35b4fd", "2026-11-24"),
     Change(("B-F2A", "B-F2C", "B-F3A", "B-F4"), "the training-length control re-judges every decided claim "
            "(not only those that more training could turn) and retrains every deciding cell (each cut past the "
            "bound, for each sender, or the closest one), not only the worst",
