@@ -120,6 +120,22 @@ def from_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
     return Estimate(float(reps[0]), float(min(low, high)), float(max(low, high)), n_test, n_seeds, method)
 
 
+def from_defined_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
+                            method: str = "paired bootstrap", min_share: float = 0.5) -> Estimate:
+    """:func:`from_replicates` for a statistic that some resamples leave undefined (a rank
+    correlation over values that all tie): those resamples are dropped and counted in the
+    method's text. The full sample, and at least ``min_share`` of the resamples, must be defined."""
+    reps = np.asarray(reps, dtype=np.float64)
+    keep = np.isfinite(reps)
+    if not keep[0] or keep[1:].mean() < min_share:
+        raise ValueError(f"the statistic is undefined on the full sample or on {int((~keep[1:]).sum())} of "
+                         f"{len(reps) - 1} resamples (more than {1 - min_share:.0%})")
+    dropped = int((~keep[1:]).sum())
+    if dropped:
+        method += f" ({dropped} of {len(reps) - 1} resamples undefined, dropped)"
+    return from_replicates(reps[keep], n_test=n_test, n_seeds=n_seeds, method=method)
+
+
 def _seed_of(name: str) -> int:
     return zlib.crc32(name.encode())
 

@@ -746,13 +746,13 @@ def _tau_reps(table: pd.DataFrame, measures=DING_MEASURES, group: str | None = N
 
 
 def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "") -> Estimate:
-    """An Estimate from :func:`_tau_reps`-style replicates, dropping the (rare) undefined ones."""
-    keep = np.isfinite(reps)
-    if not keep[0] or keep[1:].mean() < 0.5:
-        raise ValueError("a rank correlation is undefined on the full sample or on most resamples: too few "
-                         "representations with different |ΔF|")
-    return noise.from_replicates(reps[keep], n_test=None, n_seeds=n_seeds,
-                                 method=TAU_NOISE + (f", resampled within each {within}" if within else ""))
+    """An Estimate from :func:`_tau_reps`-style replicates, dropping the (rare) undefined ones.
+    The representations are resampled, not the ``n_seeds`` networks they come from: the
+    estimate records one seed, and its method says what was resampled."""
+    return noise.from_defined_replicates(
+        reps, n_test=None, n_seeds=1,
+        method=TAU_NOISE + (f", resampled within each {within}" if within else "")
+        + (f" (the {n_seeds} networks' representations pooled, the networks not resampled)" if n_seeds > 1 else ""))
 
 
 def _f_range(correct: dict, keys) -> np.ndarray:

@@ -752,7 +752,7 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     from scipy.stats import spearmanr
 
     rho = spearmanr(a, b).statistic
-    return float(rho) if np.isfinite(rho) else 0.0
+    return float(rho)  # NaN where every value ties: that resample is dropped, not scored
 
 
 def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[dict]]:
@@ -771,8 +771,8 @@ def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[s
     early_cka = cka_estimate(cka_rd[:, 0], n_images)
     pen = replicate_vectors(t, lambda x: points(x, p_rd))  # (R+1, cuts): the raw penalty, as the paper plots it
     rho_reps = np.array([_spearman(pen[r], cka_rd[r]) for r in range(len(pen))])
-    rho = noise.from_replicates(rho_reps, n_test=n_images, method="paired bootstrap over the stitches' test images "
-                                "and the CKA images")
+    rho = noise.from_defined_replicates(rho_reps, n_test=n_images, method="paired bootstrap over the stitches' test "
+                                        "images and the CKA images")
     numbers.update({"random_cka_first": early_cka.value, "random_cka_first_low": early_cka.low,
                     "random_cka_first_high": early_cka.high, "random_cka_late": rand.cka.iloc[-2:].mean(),
                     "trained_cka_mean": trained.cka.mean(), "random_rho_penalty_cka": rho.value,
