@@ -55,7 +55,7 @@ CHANGES: tuple[Change, ...] = (
            "2026-11-22"),
     Change(("B-F8",), "'fine-tuning cannot tell' is judged two-sided: |trained − random fine-tuned accuracy| ≤ 5 "
            "points (was: trained − random ≤ 5)", "a reading review: a random bottom fine-tuned far above the trained "
-           "one would also tell them apart, and passed the one-sided criterion", "THIS", "2026-11-24"),
+           "one would also tell them apart, and passed the one-sided criterion", "036e0ca", "2026-11-24"),
     Change(("H-F2", "H-F4"), "the training-length control retrains every cell at j ≤ i of the pair that decides "
            "the lower-triangle claim and every cell at j > i of the pair that decides the upper one (were: nine "
            "cells of the first pair and each pair's worst cell); each control names the cells it retrained",
