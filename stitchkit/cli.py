@@ -13,7 +13,9 @@ Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or pa
 out of range, missing or corrupt data, an output folder that cannot be written, a Dask scheduler
 that does not answer), with a one-line message; 1 a run that failed (the message names the
 failed runs and where their partial notebooks are; a sweep keeps every finished run in its
-``results.csv``).
+``results.csv``); 130 (Ctrl-C) or 143 (SIGTERM, e.g. ``kill`` or ``timeout``) a run stopped from
+outside, handled like a failure: one line, the partial notebook kept as ``<ID>.failed.ipynb``, a
+sweep's ``results.csv`` listing the interrupted point and those still pending.
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from . import execution
+
+    with execution.on_sigterm():
+        return _main(args)
+
+
+def _main(args) -> int:
     from pathlib import Path
 
     from . import execution
@@ -139,6 +148,15 @@ def main(argv: list[str] | None = None) -> int:
             html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build)
             if html is not None:
                 print(f"book: {html / 'index.html'}")
+    except execution.SweepInterrupted as exc:
+        print(f"stitchkit: error: {exc}", file=sys.stderr)
+        return 143 if exc.signal_name == "SIGTERM" else 130
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM during a run: one line, the partial notebook kept
+        what = "SIGTERM" if isinstance(exc, execution.Terminated) else "SIGINT"
+        print(f"stitchkit: error: interrupted ({what})", file=sys.stderr)
+        if getattr(exc, "failed_notebook", None):
+            print(f"  partial notebook: {exc.failed_notebook}", file=sys.stderr)
+        return 143 if what == "SIGTERM" else 130
     except execution.SweepFailed as exc:
         print(exc.table.to_string(index=False))
         print(f"stitchkit: error: {exc}", file=sys.stderr)

@@ -19,13 +19,16 @@ terminal instead of on the page.
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime as _dt
 import hashlib
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +182,7 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     # intended output; the exception carries its path (``failed_notebook``) and says it.
     failed_nb = out_notebook.with_name(f"{out_notebook.stem}.failed.ipynb")
     failed_nb.unlink(missing_ok=True)
+    tmp_nb.unlink(missing_ok=True)  # a run killed with -9 leaves its running copy: this run starts clean
     try:
         papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **_for_papermill(params)}, kernel_name="python3",
                                    language="python", cwd=str(paths.REPO_ROOT), progress_bar=progress)
@@ -335,6 +339,42 @@ class OutputFolderError(OSError):
 
 class DaskSchedulerError(ConnectionError):
     """The Dask scheduler of a sweep did not answer; the message names its address."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``) turned into an exception, so that a run stops as on Ctrl-C:
+    its partial notebook kept as ``<ID>.failed.ipynb``, a sweep's table saved (see :func:`on_sigterm`)."""
+
+
+@contextlib.contextmanager
+def on_sigterm():
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (the default would
+    kill the process before any clean-up); the previous handler is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated("terminated (SIGTERM)")
+
+    before = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C or SIGTERM: ``table`` (saved at ``path``) lists the finished runs,
+    the interrupted one (``status`` interrupted, with its partial notebook) and those never started
+    (``status`` pending)."""
+
+    def __init__(self, table, path: Path, signal_name: str) -> None:
+        self.table, self.path, self.signal_name = table, Path(path), signal_name
+        done = int((table["status"].isin(["ok", "failed"])).sum())
+        pending = int((table["status"] == "pending").sum())
+        super().__init__(f"the sweep was interrupted ({signal_name}) after {done} of {len(table)} runs; "
+                         f"{pending} pending; the table, with the interrupted and pending points, is in {self.path}")
 
 
 class SweepFailed(RuntimeError):
@@ -529,8 +569,18 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     else:
         from tqdm.auto import tqdm
 
-        for i, (c, d) in enumerate(tqdm(list(zip(combos, dirs)), desc="sweep")):
-            finished(i, _sweep_one(figure_id, scale, c, d))
+        i = 0
+        try:
+            for i, (c, d) in enumerate(tqdm(list(zip(combos, dirs)), desc="sweep")):
+                finished(i, _sweep_one(figure_id, scale, c, d))
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM under on_sigterm(): say where it stopped
+            rows[i] = {**combos[i], "status": "interrupted", "error": describe_failure(exc),
+                       "notebook": getattr(exc, "failed_notebook", None)}
+            for k in range(i + 1, len(combos)):
+                rows[k] = {**combos[k], "status": "pending", "error": "", "notebook": None}
+            table = table_of(rows)
+            atomic_write_text(csv, table.to_csv(index=False))
+            raise SweepInterrupted(table, csv, "SIGTERM" if isinstance(exc, Terminated) else "SIGINT") from None
     table = table_of(rows)
     if "status" in table and (table["status"] != "ok").any():
         raise SweepFailed(table, csv, list(values))

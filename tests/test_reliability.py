@@ -415,3 +415,68 @@ def test_a_results_folder_that_does_not_exist_is_refused_before_the_run(tmp_path
         assert code == 2
         assert "parameter 'results_dir'" in (err := capsys.readouterr().err) and "expected an existing folder" in err
         assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_sigterm_during_a_run_keeps_the_partial_notebook_and_exits_143(tmp_path, monkeypatch, capsys):
+    """Issue 35, finding 12: SIGTERM (kill, timeout) is handled like a failure, not a silent death."""
+    import os
+    import signal
+    import time
+
+    import papermill
+
+    def terminated_in_cell_2(nb, out_path, **kwargs):
+        nb.cells = nb.cells[:2]
+        nbformat.write(nb, out_path)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        pytest.fail("SIGTERM did not stop the run")
+
+    monkeypatch.setattr(papermill, "execute_notebook", terminated_in_cell_2)
+    out = tmp_path / "out"
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.main(["run", "B-F2A", "--out", str(out)]) == 143
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is the CLI's only while it runs
+    err = capsys.readouterr().err
+    kept = out / "B-F2A.failed.ipynb"
+    assert err.startswith("stitchkit: error: interrupted (SIGTERM)") and f"partial notebook: {kept}" in err
+    assert len(nbformat.read(kept, as_version=4).cells) == 2
+    assert not (out / ".B-F2A.ipynb.running.ipynb").exists()
+
+
+def test_an_interrupted_sweep_lists_the_interrupted_and_pending_points(tmp_path, monkeypatch, capsys):
+    """Issue 35, finding 12: Ctrl-C during a sweep: one line, exit 130, and results.csv keeps the
+    finished run, the interrupted one and those never started."""
+    def interrupted_at_8(figure_id, scale, params, out_dir=None, progress=True):
+        if params["width"] == 8:
+            raise KeyboardInterrupt
+        return _fake_run(figure_id, scale, params, out_dir, progress)
+
+    monkeypatch.setattr(execution, "run_notebook", interrupted_at_8)
+    assert cli.main(["sweep", "B-F2A", "-p", "width", "4", "8", "16", "32", "--out", str(tmp_path)]) == 130
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and "sweep:" not in line]  # tqdm's bar aside
+    assert len(lines) == 1 and "interrupted (SIGINT) after 1 of 4 runs; 2 pending" in lines[0]
+    table = pd.read_csv(tmp_path / "results.csv")
+    assert list(table.width) == [4, 8, 16, 32]
+    assert list(table.status) == ["ok", "interrupted", "pending", "pending"]
+
+
+def test_a_killed_runs_running_copy_is_cleared_before_the_next_run(tmp_path, monkeypatch):
+    """Issue 35, finding 13: kill -9 leaves ``.<ID>.ipynb.running.ipynb``; the next run starts clean."""
+    import papermill
+
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / ".B-F2A.ipynb.running.ipynb"
+    stale.write_text("left by a killed run")
+    seen = []
+
+    def fails(nb, out_path, **kwargs):
+        seen.append(Path(out_path).exists())
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(papermill, "execute_notebook", fails)
+    with pytest.raises(RuntimeError):
+        execution.run_notebook("B-F2A", "smoke", out_dir=out)
+    assert seen == [False] and not (out / "B-F2A.failed.ipynb").exists()
