@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from . import paths
-from .fileio import atomic_write_bytes
+from .fileio import atomic_write_bytes, remove_stale_tmp_once
 
 DATASETS = ("cifar10", "mnist")
 SPLITS = ("train", "test")
@@ -270,6 +270,7 @@ def _torchvision_download(name: str, base: Path) -> tuple[str, Path] | None:
 def _cache_file(name: str, split: str, source: Path) -> Path:
     st = source.stat()
     tag = hashlib.sha256(f"{source.resolve()}|{st.st_size}|{int(st.st_mtime)}".encode()).hexdigest()[:16]
+    remove_stale_tmp_once(paths.cache_root() / "datasets")  # a decode killed mid-write left its .tmp
     return paths.cache_root() / "datasets" / f"{name}-{split}-{tag}.npz"
 
 
@@ -322,17 +323,26 @@ def _file_sha256(path: Path) -> str:
     memo = paths.cache_root() / "datasets" / f"sha256-{tag}.txt"
     digest = None
     if memo.exists():
-        text = memo.read_text(errors="replace").strip()
-        if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
-            digest = text
-        else:
+        # "<digest> <check>": the check (a hash of the file's identity and the digest) catches a
+        # memo altered after it was written, a flipped character included; a memo of the older
+        # one-field format is recomputed once, silently
+        parts = memo.read_text(errors="replace").split()
+        if len(parts) == 2 and parts[1] == _memo_check(ident, parts[0]):
+            digest = parts[0]
+        elif len(parts) != 1:
+            warnings.warn(f"checksum memo {memo} is corrupt; recomputing the SHA-256 of {path}", stacklevel=2)
+        elif not (len(parts[0]) == 64 and all(c in "0123456789abcdef" for c in parts[0])):
             warnings.warn(f"checksum memo {memo} is corrupt; recomputing the SHA-256 of {path}", stacklevel=2)
     if digest is None:
         with open(path, "rb") as fh:
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        atomic_write_bytes(memo, (digest + "\n").encode())
+        atomic_write_bytes(memo, f"{digest} {_memo_check(ident, digest)}\n".encode())
     _SHA256_MEMO[ident] = digest
     return digest
+
+
+def _memo_check(ident: tuple, digest: str) -> str:
+    return hashlib.sha256(f"{'|'.join(map(str, ident))}|{digest}".encode()).hexdigest()[:16]
 
 
 def _combine(lines: list[str]) -> str:

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import torch
 
 from . import paths
-from .fileio import atomic_write_bytes
+from .fileio import atomic_write_bytes, remove_stale_tmp_once
 
 FORMAT_VERSION = 1
 _MAGIC = b"STITCHKIT-ENTRY"
@@ -133,6 +133,7 @@ class Store:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root) if root is not None else paths.cache_root() / "store"
+        remove_stale_tmp_once(self.root.parent)  # store/, partial/, datasets/: what killed writers left
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.pt"

@@ -480,3 +480,67 @@ def test_a_killed_runs_running_copy_is_cleared_before_the_next_run(tmp_path, mon
     with pytest.raises(RuntimeError):
         execution.run_notebook("B-F2A", "smoke", out_dir=out)
     assert seen == [False] and not (out / "B-F2A.failed.ipynb").exists()
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch, capsys):
+    """Issue 35, finding 13: ENOSPC from a write names no file by itself; the error names it."""
+    import errno
+
+    from stitchkit import fileio
+
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            self.fh.close()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fileio.os, "fdopen", lambda fd, mode: Full(real_fdopen(fd, mode)))
+    target = tmp_path / "cache" / "entry.pt"
+    with pytest.raises(OSError, match="No space left on device") as err:
+        fileio.atomic_write_bytes(target, b"x" * 10)
+    assert err.value.filename == str(target) and err.value.errno == errno.ENOSPC
+    assert not list(target.parent.glob(".*.tmp"))  # nothing half-written left behind
+
+
+def test_stale_temporary_files_are_removed_and_live_ones_kept(tmp_path):
+    """Issue 35, finding 13: a writer killed mid-write leaves ``.<name>.*.tmp``; the next run's
+    cache clears those no one has touched for 10 minutes, and keeps a live writer's."""
+    from stitchkit import fileio
+
+    (tmp_path / "datasets").mkdir()
+    old = tmp_path / "datasets" / ".cifar10-train-x.npz.abc.tmp"
+    live = tmp_path / "datasets" / ".cifar10-test-x.npz.def.tmp"
+    for f in (old, live):
+        f.write_bytes(b"partial")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    assert fileio.remove_stale_tmp(tmp_path) == [old]
+    assert not old.exists() and live.exists()
+
+
+def test_an_altered_checksum_memo_is_recomputed_with_a_warning(tmp_path, monkeypatch):
+    """Issue 35, finding 13: a flipped character in a ``datasets/sha256-*.txt`` memo is caught."""
+    from stitchkit import data
+
+    monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "archive.bin"
+    src.write_bytes(b"some archive bytes")
+    data._SHA256_MEMO.clear()
+    right = data._file_sha256(src)
+    memo = next((tmp_path / "cache" / "datasets").glob("sha256-*.txt"))
+    digest, check = memo.read_text().split()
+    flipped = ("0" if digest[0] != "0" else "1") + digest[1:]
+    memo.write_text(f"{flipped} {check}\n")
+    data._SHA256_MEMO.clear()
+    with pytest.warns(UserWarning, match="checksum memo .* is corrupt"):
+        assert data._file_sha256(src) == right
+    data._SHA256_MEMO.clear()
+    assert data._file_sha256(src) == right  # rewritten, and trusted again
