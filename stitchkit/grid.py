@@ -336,18 +336,30 @@ def _stacked_stitches(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], r
     todo = [ci for ci in cuts_i if entries[ci] is None]
     k = ctx.stitches_per_pass
     for chunk in (todo[n:n + k] for n in range(0, len(todo), k)):
-        t0 = time.perf_counter()
-        started = [_start(ctx, sender, cuts[ci], rx, receiver, ci, cut_j) for ci in chunk]
-        histories: list[list[dict]] = [[] for _ in chunk]
-        if _trains(ctx.recipe):
-            xs = [cuts[ci].get("train", st[2])[0] for ci, st in zip(chunk, started)]
-            histories = stitching.train_stitches_stacked([st[0] for st in started], xs, ctx.train.labels,
-                                                         ctx.recipe.train, device=ctx.device, progress=False)
-        seconds = (time.perf_counter() - t0) / len(chunk)  # the pass is shared: each stitch its part
-        for ci, (stitched, norm, out_shape, metrics, result), history in zip(chunk, started, histories):
-            metrics, tensors = _finish(ctx, stitched, cuts[ci], norm, out_shape, metrics, result, history, seconds)
-            entries[ci] = ctx.store.put(_spec(ctx, sender, receiver, ci, cut_j), metrics, tensors, salt=salt)
+        with ctx.store.lock(*(config_key(_spec(ctx, sender, receiver, ci, cut_j), salt) for ci in chunk)):
+            # another run may have computed some of them while this one waited
+            for ci in chunk:
+                entries[ci] = ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt)
+            chunk = [ci for ci in chunk if entries[ci] is None]
+            if chunk:
+                _train_chunk(ctx, sender, cuts, rx, receiver, cut_j, chunk, salt, entries)
     return [_row(ctx, sender, receiver, ci, cut_j, entries[ci]) for ci in cuts_i]
+
+
+def _train_chunk(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], rx, receiver: Net, cut_j: str,
+                 chunk: list[str], salt: str, entries: dict) -> None:
+    """Directly match, train in one stacked pass and store the stitches of ``chunk`` (cuts of ``sender``)."""
+    t0 = time.perf_counter()
+    started = [_start(ctx, sender, cuts[ci], rx, receiver, ci, cut_j) for ci in chunk]
+    histories: list[list[dict]] = [[] for _ in chunk]
+    if _trains(ctx.recipe):
+        xs = [cuts[ci].get("train", st[2])[0] for ci, st in zip(chunk, started)]
+        histories = stitching.train_stitches_stacked([st[0] for st in started], xs, ctx.train.labels,
+                                                     ctx.recipe.train, device=ctx.device, progress=False)
+    seconds = (time.perf_counter() - t0) / len(chunk)  # the pass is shared: each stitch its part
+    for ci, (stitched, norm, out_shape, metrics, result), history in zip(chunk, started, histories):
+        metrics, tensors = _finish(ctx, stitched, cuts[ci], norm, out_shape, metrics, result, history, seconds)
+        entries[ci] = ctx.store.put(_spec(ctx, sender, receiver, ci, cut_j), metrics, tensors, salt=salt)
 
 
 def _salt(ctx: _Context, sender: Any, receiver: Net) -> str:

@@ -19,6 +19,7 @@ recomputed. Training checkpoints live beside the store under ``partial/<key>.pt`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -138,6 +139,32 @@ class Store:
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.pt"
 
+    @contextlib.contextmanager
+    def lock(self, *keys: str, what: str = ""):
+        """Hold an exclusive lock on each of ``keys`` (a file lock under ``<cache>/locks``, taken in
+        sorted order, so runs locking several never deadlock): a second run that needs an entry
+        another run is computing waits for it, then finds it in the store, instead of computing it
+        again. Says so in the terminal when it has to wait."""
+        try:
+            import fcntl
+        except ImportError:  # no POSIX file locks (Windows): concurrent runs may repeat work
+            yield
+            return
+        folder = self.root.parent / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.ExitStack() as stack:
+            for key in sorted(set(keys)):
+                fh = stack.enter_context(open(folder / f"{key}.lock", "a+"))
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    from .progress import say
+
+                    say(f"[stitchkit] waiting for another run computing {what or key[:12]} (cache key {key[:12]})")
+                    fcntl.flock(fh, fcntl.LOCK_EX)
+                stack.callback(fcntl.flock, fh, fcntl.LOCK_UN)
+            yield
+
     def partial(self, key: str) -> Path:
         """Where an interrupted computation of ``key`` keeps its checkpoint."""
         return self.root.parent / "partial" / f"{key}.pt"
@@ -189,6 +216,9 @@ class Store:
         store and return it."""
         entry = self.get(config, salt)
         if entry is None:
-            metrics, tensors = compute()
-            entry = self.put(config, metrics, tensors, salt)
+            with self.lock(config_key(config, salt)):
+                entry = self.get(config, salt)  # another run may have computed it while this one waited
+                if entry is None:
+                    metrics, tensors = compute()
+                    entry = self.put(config, metrics, tensors, salt)
         return entry

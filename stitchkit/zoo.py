@@ -109,45 +109,58 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
     model = build(spec, train_data.num_classes, int(train_data.images.shape[1]))
     salt = data_fingerprint(spec.data, root)  # the data's identity: other data, another model
     entry = store.get(spec, salt=salt)
+    trained_here = False
     if entry is None:
         key = config_key(spec, salt)
-        precision = resolve_precision(spec.train.precision, device)
-        to_memory_format(model.to(device))
-        cl = channels_last_ok(model)
-        batches = data_mod.Batches(train_data, spec.train.batch_size, normalisation=spec.normalisation,
-                                   shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
-                                   device=device, channels_last=cl)
-        steps = spec.train.stop_step(len(batches)) if spec.trained else 0
-        history, extra = [], {}
-        on_step = _snapshotter(spec, snapshots, model, len(batches), salt, store, root, device, precision, cl)
-        compiled = bool(steps) and spec.method != "simclr" and compile_wins(device, model, steps)
-        if steps and spec.method == "simclr":
-            say(f"[stitchkit] SimCLR pre-training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps)")
-            history, extra = _train_simclr(model, spec, train_data, batches, device, store.partial(key), progress)
-        elif steps:
-            say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision}"
-                f"{', compiled' if compiled else ''})")
-            history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
-                            desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress, on_step=on_step,
-                            compile=compiled)
-        if spec.calibrate_bn:
-            sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
-            recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
-                                                          device=device, channels_last=cl))
-        seconds = history[-1]["seconds"] if history else 0.0
-        test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
-                                        device=device, channels_last=cl)
-        metrics = {"test": evaluate(model, test_batches, device=device),  # measured in fp32
-                   "history": history, "train_seconds": seconds,
-                   "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
-                   "device": str(device), "precision": precision,
-                   "compiled": compiled, **extra}
-        entry = store.put(spec, metrics, model.state_dict(), salt=salt)
-        store.partial(key).unlink(missing_ok=True)
-    else:
+        with store.lock(key, what=f"{spec.model} width {spec.width} seed {spec.seed}"):
+            entry = store.get(spec, salt=salt)  # another run may have trained it while this one waited
+            if entry is None:
+                entry = _train_and_store(spec, model, train_data, salt, key, store, root, device, snapshots,
+                                         progress)
+                trained_here = True
+    if not trained_here:
         model.load_state_dict(entry.tensors)
     to_memory_format(model.to(device))
     return model.eval(), entry.metrics
+
+
+def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, key: str, store: Store, root, device,
+                     snapshots: tuple[float, ...], progress: bool):
+    """Train ``model`` by ``spec`` (resuming from its checkpoint), measure it and store it; the entry."""
+    precision = resolve_precision(spec.train.precision, device)
+    to_memory_format(model.to(device))
+    cl = channels_last_ok(model)
+    batches = data_mod.Batches(train_data, spec.train.batch_size, normalisation=spec.normalisation,
+                               shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
+                               device=device, channels_last=cl)
+    steps = spec.train.stop_step(len(batches)) if spec.trained else 0
+    history, extra = [], {}
+    on_step = _snapshotter(spec, snapshots, model, len(batches), salt, store, root, device, precision, cl)
+    compiled = bool(steps) and spec.method != "simclr" and compile_wins(device, model, steps)
+    if steps and spec.method == "simclr":
+        say(f"[stitchkit] SimCLR pre-training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps)")
+        history, extra = _train_simclr(model, spec, train_data, batches, device, store.partial(key), progress)
+    elif steps:
+        say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision}"
+            f"{', compiled' if compiled else ''})")
+        history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
+                        desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress, on_step=on_step,
+                        compile=compiled)
+    if spec.calibrate_bn:
+        sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
+        recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
+                                                      device=device, channels_last=cl))
+    seconds = history[-1]["seconds"] if history else 0.0
+    test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
+                                    device=device, channels_last=cl)
+    metrics = {"test": evaluate(model, test_batches, device=device),  # measured in fp32
+               "history": history, "train_seconds": seconds,
+               "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
+               "device": str(device), "precision": precision,
+               "compiled": compiled, **extra}
+    entry = store.put(spec, metrics, model.state_dict(), salt=salt)
+    store.partial(key).unlink(missing_ok=True)
+    return entry
 
 
 def _snapshotter(spec: ModelSpec, fractions: tuple[float, ...], model: CutModel, steps_per_epoch: int, salt: str,

@@ -544,3 +544,32 @@ def test_an_altered_checksum_memo_is_recomputed_with_a_warning(tmp_path, monkeyp
         assert data._file_sha256(src) == right
     data._SHA256_MEMO.clear()
     assert data._file_sha256(src) == right  # rewritten, and trusted again
+
+
+def test_a_run_needing_an_entry_another_run_computes_waits_for_it(tmp_path, capsys, monkeypatch):
+    """Issue 35, finding 14: one lock per cache key; the second run waits, says so, and reads the
+    first run's entry instead of computing it again."""
+    import threading
+
+    from stitchkit.store import Store, config_key
+
+    monkeypatch.setenv("STITCHKIT_PROGRESS", "1")
+    store = Store(tmp_path / "store")
+    config = {"model": "tiny", "seed": 0}
+    key = config_key(config)
+    started = threading.Event()
+
+    def first_run():
+        with store.lock(key):
+            started.set()
+            time.sleep(0.5)
+            store.put(config, {"by": "first"}, {"w": torch.zeros(1)})
+
+    t = threading.Thread(target=first_run)
+    t.start()
+    started.wait()
+    computed = []
+    entry = store.get_or_compute(config, lambda: computed.append(1) or ({"by": "second"}, {"w": torch.ones(1)}))
+    t.join()
+    assert computed == [] and entry.metrics == {"by": "first"}
+    assert "waiting for another run computing" in capsys.readouterr().err
