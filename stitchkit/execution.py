@@ -505,15 +505,25 @@ def _sweep_one(figure_id: str, scale: str, params: dict, out_dir: str) -> dict:
 
 
 def _dask_client(address: str, timeout: float):
+    """A client of the scheduler at ``address`` that has at least one worker: an unreachable
+    scheduler, or one without workers after ``timeout`` seconds (a sweep would wait forever),
+    raises :class:`DaskSchedulerError`."""
     from distributed import Client
 
     try:
-        return Client(address, timeout=timeout)
+        client = Client(address, timeout=timeout)
     except Exception as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise DaskSchedulerError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({reason}); "
                                  "check the address and that the scheduler is running, or leave out --dask to "
                                  "run here") from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except Exception:  # TimeoutError (distributed's or asyncio's)
+        client.close()
+        raise DaskSchedulerError(f"the Dask scheduler at {address} has no workers (waited {timeout:g} s): start "
+                                 "workers with `dask worker " + address + "`, or leave out --dask to run here") from None
+    return client
 
 
 def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, out_dir: Path | None = None,

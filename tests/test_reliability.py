@@ -573,3 +573,17 @@ def test_a_run_needing_an_entry_another_run_computes_waits_for_it(tmp_path, caps
     t.join()
     assert computed == [] and entry.metrics == {"by": "first"}
     assert "waiting for another run computing" in capsys.readouterr().err
+
+
+def test_a_dask_scheduler_without_workers_fails_within_the_timeout(tmp_path, monkeypatch, capsys):
+    """Issue 35, finding 11: a live scheduler with no workers is named, not waited on forever."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(execution, "run_notebook", lambda *a, **k: pytest.fail("must not run"))
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+        t0 = time.monotonic()
+        code = cli.main(["sweep", "B-F2A", "-p", "width", "4", "--out", str(tmp_path), "--dask",
+                         cluster.scheduler_address, "--dask-timeout", "2"])
+        elapsed = time.monotonic() - t0
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and elapsed < 20, elapsed
+    assert f"the Dask scheduler at {cluster.scheduler_address} has no workers (waited 2 s)" in err
