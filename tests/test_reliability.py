@@ -587,3 +587,29 @@ def test_a_dask_scheduler_without_workers_fails_within_the_timeout(tmp_path, mon
     err = capsys.readouterr().err.strip()
     assert code == 2 and elapsed < 20, elapsed
     assert f"the Dask scheduler at {cluster.scheduler_address} has no workers (waited 2 s)" in err
+
+
+def test_two_runs_from_an_empty_cache_are_bit_identical(tmp_path, monkeypatch):
+    """Issue 35, finding 15: the models and the stitches of two runs from empty caches on one
+    machine (same thread count) agree bit for bit."""
+    from stitchkit.datasets import DataSpec
+    from stitchkit.experiments import bansal
+    from stitchkit.grid import Net, stitch_grid
+    from stitchkit.store import Store
+
+    from dataclasses import replace
+
+    cfg = replace(bansal.PRESETS_F2A["smoke"], model_epochs=0.5, stitch_epochs=0.5, stitch_train_size=500,
+                  dm_images=200, test_size=500)
+    tensors = []
+    for run in ("a", "b"):
+        monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / run))
+        store = Store(tmp_path / run / "store")
+        rx, sx = Net("receiver", cfg.model("smoke", 0)), Net("trained", cfg.model("smoke", 1))
+        t = stitch_grid([sx], [rx], [("block3", "block3")], cfg.recipe(), DataSpec("cifar10"), store=store,
+                        progress=False)
+        # the stitch starts from a least-squares fit to both models' activations: equal stitches
+        # need equal models, and the accuracy is the stitched model's on the test images
+        tensors.append({**store.read(t.key.iloc[0]).tensors, "accuracy": torch.tensor(t.accuracy.iloc[0])})
+    assert tensors[0].keys() == tensors[1].keys()
+    assert all(torch.equal(tensors[0][k], tensors[1][k]) for k in tensors[0])
