@@ -15,7 +15,7 @@ SCALE ?=
 # Test processes (pytest-xdist): the suite is mostly notebooks of one thread's worth of work each.
 TEST_WORKERS ?= 2
 
-.PHONY: install book test bench clean
+.PHONY: install book check test bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,8 +30,15 @@ install: $(VENV)/.installed
 book: install
 	$(VENV)/bin/stitchkit book $(if $(SCALE),--scale $(SCALE),)
 
+XDIST = $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup,)
+
+# the whole suite (CI's command, the README's): every notebook at smoke, the browser checks
+check: install
+	$(PY) -m pytest -q $(XDIST)
+
+# the fast part while working: everything not marked slow
 test: install
-	$(PY) -m pytest -q $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup,)
+	$(PY) -m pytest -q -m "not slow" $(XDIST)
 
 bench: install
 	$(PY) benchmarks/run_all.py $(if $(QUICK),--quick,)

@@ -20,7 +20,7 @@ os.environ.setdefault("STITCHKIT_RESAMPLES", "200")
 
 from stitchkit import data  # noqa: E402
 
-# Under pytest-xdist (`make test` runs two workers) each worker gets its share of the cores, and
+# Under pytest-xdist (`make check` and `make test` run two workers) each worker gets its share of the cores, and
 # the notebooks it runs through papermill inherit the setting: two processes of one thread each
 # beat two processes contending for every core. An explicit OMP_NUM_THREADS wins.
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))

@@ -17,7 +17,7 @@ import yaml
 
 from stitchkit import bookpages, execution, paths
 
-# slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make test`)
+# slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make check`)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -29,7 +29,7 @@ def _have(dataset: str) -> bool:
 def test_notebook_runs_at_smoke(figure_id, tmp_path):
     for dataset in NEEDS[figure_id[0]]:
         if not _have(dataset):
-            pytest.skip(f"{dataset} not found in the data root (set STITCHKIT_DATA_ROOT; `make test` does)")
+            pytest.skip(f"{dataset} not found in the data root (set STITCHKIT_DATA_ROOT; `make check` and `make test` do)")
     info = execution.get_notebook(figure_id)
     out = tmp_path / f"{figure_id}.ipynb"
     results = execution.execute(info, out, "smoke", progress=False)

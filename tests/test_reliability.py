@@ -589,6 +589,7 @@ def test_a_dask_scheduler_without_workers_fails_within_the_timeout(tmp_path, mon
     assert f"the Dask scheduler at {cluster.scheduler_address} has no workers (waited 2 s)" in err
 
 
+@pytest.mark.slow
 def test_two_runs_from_an_empty_cache_are_bit_identical(tmp_path, monkeypatch):
     """Issue 35, finding 15: the models and the stitches of two runs from empty caches on one
     machine (same thread count) agree bit for bit."""

@@ -86,7 +86,7 @@ def test_generated_sets_are_pinned(name):
     try:
         mnist = data.load("mnist", "test")
     except data.DataNotFoundError:
-        pytest.skip("MNIST not found in the data root (set STITCHKIT_DATA_ROOT; `make test` does)")
+        pytest.skip("MNIST not found in the data root (set STITCHKIT_DATA_ROOT; `make check` and `make test` do)")
     if mnist.fingerprint != MNIST_FP:
         pytest.skip("a different MNIST copy: the pinned images are for the shared offline copy")
     split = datasets.base_split(name, "test")
