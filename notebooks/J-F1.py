@@ -32,7 +32,8 @@
 # gains over its direct-matching start. (3) Training length, like for like: the three far
 # pairs closest to their target's self-stitch *and those self-stitches* are retrained with four
 # times the epochs, and the far-layers verdict must survive. Each control and claim is judged
-# on its 95% interval (a paired bootstrap over the test images).
+# on its 95% interval (a paired bootstrap over the test images: a relative accuracy is
+# recomputed on each resample from the stitch's and the receiver's results on the same images).
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1`, about 35
 # minutes at `demo` on 2 CPU cores (one detector per block, 3-5 minutes each).

@@ -87,7 +87,8 @@ run.figure("grid", balogh.plot_ood_grid_all(results, scale))
 #
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.balogh` before any run. "High accuracy" is a relative accuracy of at
-# least 0.9.
+# least 0.9; where no stitch of a method reaches it, its median-AUROC claim has nothing to
+# measure: it records no value and is inconclusive.
 
 # %%
 run.save()

@@ -201,6 +201,19 @@ CHANGES: tuple[Change, ...] = (
            "(63.2%): the top's BatchNorm kept the 5k network's statistics, which a middle trained from scratch "
            "had to reproduce (diagnosis: 59.0% as before vs 64.7% with the fix, one run each)", "679dd8a (issue 33)",
            "2026-11-24"),
+    Change(("J-T1",), "every judged identification % is bootstrapped over the networks as well as the images "
+           "(networks drawn with replacement; between networks as senders and as receivers independently) and "
+           "records the networks as its seeds; linear CKA is bootstrapped over its 1,000 measure images (it entered "
+           "as exact); 'the others identify every layer within a network' is judged, like TLM's %, by the "
+           "percentile interval of the lowest of the five (was: [layers shown identified, layers not shown "
+           "beaten] with the point clamped into it); PWCCA, OPD and DM (struct.) stay fixed on their images, and "
+           "their intervals say that this image noise is left out",
+           "a reading review: the intervals covered test images only (one seed recorded for three networks), the "
+           "structural measures were treated as exact, and the two intra-network rules differed, each leaning "
+           "toward the paper's claim", "THIS", "2026-11-24"),
+    Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
+           "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
+           "not move with the resample", "THIS", "2026-11-24"),
 )
 
 

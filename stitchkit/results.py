@@ -263,7 +263,9 @@ class Claim:
         if self.scale == "smoke":
             return ""
         parts = []
-        if self.holds is None:
+        if self.holds is None and self.low is None:  # nothing was measured (a criterion without a value)
+            parts.append("not measured")
+        elif self.holds is None:
             parts.append(f"{WITHIN_NOISE}: the interval [{self.low:.4g}, {self.high:.4g}] contains the threshold "
                          f"{self.threshold:.4g}" + (f" ± {self.tolerance:.4g}" if self.direction == "within" else ""))
         if self.failed_controls:

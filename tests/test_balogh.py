@@ -352,3 +352,142 @@ def test_sensitivity_claims_bootstrap_within_each_layer():
     assert numbers["vit_networks"] == 2 and numbers["vit_f_range_min"] == pytest.approx(100 * (_correct(0.7).mean() - _correct(0.4).mean()))
     assert "within each layer" in c["dm_func_high_vit"]["criterion"].interval
     assert balogh.PRESETS_T2["demo"].sensitivity_networks == 2
+
+
+# --- the reading review's fixes (networks resampled, CKA bootstrapped, one rule for every %, ...)
+
+
+def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYERS) -> dict:
+    """A J-T1 result from per-pair accuracy matrices (rows: source i), ``tlm`` and ``dm`` mapping
+    (sender, receiver) to (L, L) arrays; every structural measure identifies every layer within
+    a network and none between."""
+    n = len(layers)
+    tlm_cells = {(a, b, layers[i], layers[j]): m[i, j] for (a, b), m in tlm.items() for i in range(n) for j in range(n)}
+    dm_cells = {(a, b, layers[i], layers[j]): m[i, j] for (a, b), m in dm.items() for i in range(n) for j in range(n)}
+    t, d = _grid(tlm_cells, dm={k: 0.3 for k in tlm_cells}), _grid(dm_cells)
+    good, bad = np.eye(n), 1 - np.eye(n)
+    mats = {}
+    for a in nets:
+        for b in nets:
+            m = {k: (good if balogh.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if balogh.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            rows = d[(d.sender == a) & (d.receiver == b)]
+            m["dm_func"] = balogh._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel", layers,
+                                          layers)
+            if (a, b) in tlm:
+                r = t[(t.sender == a) & (t.receiver == b)]
+                m["tlm"] = balogh._matrix(r.assign(rel=r.accuracy / r.receiver_accuracy), "rel", layers, layers)
+            mats[(a, b)] = m
+    return {"matrices": mats, "arch": "resnet18", "layers": list(layers), "tlm": t, "dm": d}
+
+
+def test_identification_percentages_resample_the_networks_too():
+    n = len(LAYERS)
+    nets = ("R #0", "R #1", "R #2")
+    sure = np.eye(n) * 0.8 + (1 - np.eye(n)) * 0.3  # every layer identified, by far more than image noise
+    never = np.eye(n) * 0.5 + (1 - np.eye(n)) * 0.9  # no layer identified
+    tlm = {("R #0", "R #0"): sure, ("R #1", "R #1"): sure, ("R #2", "R #2"): never, ("R #0", "R #1"): sure}
+    dm = {(a, b): np.eye(n) * 0.8 + (1 - np.eye(n)) * 0.4 for a in nets for b in nets}
+    res = _nets_result(tlm, dm, nets)
+    _, claims = balogh.identification_claims(res)
+    crit = _by_key(claims)["tlm_intra_rn"]["criterion"]
+    # no image noise at all: the interval is the networks' (before: [66.67, 66.67], one seed)
+    assert crit.value == pytest.approx(200 / 3) and crit.low < 60 and crit.high == 100 and crit.holds is None
+    assert crit.n_seeds == 3 and "3 networks" in crit.interval
+    # a percentage over the same pairs is drawn the same way: a difference is paired over networks too
+    w1, k = balogh._network_weights([("R #0", "R #1"), ("R #1", "R #0")], within=False)
+    w2, _ = balogh._network_weights([("R #1", "R #0"), ("R #0", "R #1")], within=False)
+    assert k == 2 and np.array_equal(w1, w2[:, ::-1]) and (w1.sum(1) > 0).all()
+
+
+def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is_not():
+    from stitchkit import similarity as sim
+    from stitchkit.experiments.bansal import CKABootstrap
+
+    g = torch.Generator().manual_seed(0)
+    acts_a = {"block1": torch.randn(60, 4, 2, 2, generator=g), "block2": torch.randn(60, 3, 2, 2, generator=g)}
+    acts_b = {k: v + 0.5 * torch.randn(v.shape, generator=g) for k, v in acts_a.items()}
+    m = balogh.structural(acts_a, acts_b, boot=CKABootstrap(60, "a test"))
+    assert m["lcka_reps"].shape == (balogh.noise.RESAMPLES + 1, 2, 2)
+    assert m["lcka"][0, 1] == pytest.approx(sim.linear_cka_gram(sim.flat(acts_a["block1"]), sim.flat(acts_b["block2"])))
+    assert np.ptp(m["lcka_reps"][1:, 0, 0]) > 0  # the resamples move it
+    # J-T1's cca claim: LCKA's identification between networks within image noise gives an interval
+    n = len(LAYERS)
+    res = _ident_result(np.eye(n) * 0.8 + 0.1, np.eye(n) * 0.6 + 0.1)
+    rng = np.random.default_rng(0)
+    res["lcka_reps"] = {}
+    for pair in res["matrices"]:
+        reps = np.tile(np.eye(n) * 0.5 + 0.4, (balogh.noise.RESAMPLES + 1, 1, 1))
+        if pair[0] != pair[1]:  # layer 1's rival as similar as the layer itself, up to noise
+            reps[:, 1, 0] = 0.9 + 0.01 * rng.standard_normal(len(reps))
+            reps[0, 1, 0] = 0.905
+        res["lcka_reps"][pair] = reps
+        res["matrices"][pair]["lcka"] = reps[0]
+    res["measure_images"] = 1000
+    crit = _by_key(balogh.identification_claims(res)[1])["cca_inter_rn"]["criterion"]
+    assert crit.value == 75 and crit.low < crit.high == 100  # before: exact 75, "structural measures ... exact"
+    assert "image noise not included" in crit.interval and "linear CKA's measure images" in crit.interval
+
+
+def test_others_intra_uses_the_percentile_bootstrap_like_tlm():
+    # 8 layers; every DM rival beats its self-map by one test image, a different image per layer
+    layers = [f"block{k}" for k in range(1, 9)]
+    n = len(layers)
+    b = np.sort(_BASE)
+    dm = np.full((n, n), 0.3)
+    for j in range(n):
+        m = 200 + 20 * j
+        dm[j, j] = (b[m - 1] + b[m]) / 2  # m images right
+        dm[(j + 1) % n, j] = (b[m] + b[m + 1]) / 2  # the same m and one more
+    nets = ("R #0", "R #1")
+    sure = np.eye(n) * 0.8 + 0.05
+    res = _nets_result({("R #0", "R #0"): sure, ("R #1", "R #1"): sure, ("R #0", "R #1"): sure},
+                       {(a, c): dm for a in nets for c in nets}, nets, layers)
+    others, counts = balogh._others_intra(res)
+    # each layer is identified only on resamples that miss its one image: all eight at once almost never.
+    # Before: [layers shown identified, layers not shown beaten] = [0, 100], within noise
+    assert others.value == 0 and others.high < 100 and counts["rivals_point"] == 2 * n
+    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"]["criterion"]
+    assert crit.holds is False
+    # one rule: the percentile interval of the % over one bootstrap of images and networks, as TLM's
+    tlm = balogh._tlm_criteria(res, res["tlm"])["est"]["intra"]
+    assert others.method.startswith(tlm.method) and others.n_seeds == tlm.n_seeds == 2
+
+
+def test_a_median_claim_without_stitches_records_no_value():
+    n = 4
+    res = _far_result(np.full((n, n), 0.95))
+    t = res["table"]
+    res["table"] = pd.concat([t, t.assign(method="DM", relative=0.5)], ignore_index=True)
+    res["auroc_reps"] = np.concatenate([res["auroc_reps"], res["auroc_reps"]], axis=1)
+    numbers, claims = balogh.ood_claims(res)
+    dm_id = _by_key(claims)["dm_id_rn"]
+    crit = dm_id["criterion"]
+    # before: exact(threshold), so the criterion held (True) and the record kept 0.7 as if measured
+    assert crit.holds is None and crit.value is None and crit.low is None and crit.direction is None
+    assert "not measured" in crit.text and np.isnan(numbers["rn_dm_high_auroc"])
+    assert not dm_id["controls"][0].passed
+    from stitchkit.results import verdict_of
+    assert verdict_of("demo", all(c.passed for c in dm_id["controls"]), crit.holds) == "inconclusive at this scale"
+
+
+def test_far_gap_divides_each_resample_by_its_own_receiver_accuracy():
+    n = 5
+    rel = np.array([[1.0 if i == j else 0.75 for j in range(n)] for i in range(n)])
+    res = _far_result(rel)
+    grid = balogh._intra_tlm(res)
+    reps, _ = balogh._far_gap_reps(grid, res["layers"])
+    rs = balogh.noise.resampler(N_TEST, "test")
+    acc, recv = rs.means(_correct(0.8 * 0.75)), rs.means(_correct(0.8))
+    own = rs.means(_correct(0.8))
+    # before: every resample divided by the full sample's receiver accuracy
+    assert np.allclose(reps, 100 * (acc - own) / recv)
+    assert not np.allclose(reps, 100 * (acc - own) / recv[0])
+
+
+def test_with_longer_names_a_missing_cell():
+    res = _far_result(np.eye(3) + 0.5)
+    longer = pd.DataFrame({"sender": ["R #0"], "receiver": ["R #9"], "cut_i": ["block1"], "cut_j": ["block2"],
+                           "accuracy": [0.5], "correct": [_correct(0.5)]})
+    with pytest.raises(ValueError, match=r"'R #9'.*not a cell of the TLM grid.*\('R #0', 'R #0', 'block1', 'block1'\)"):
+        balogh._with_longer(res["tlm"], longer)

@@ -154,3 +154,16 @@ def test_every_change_names_catalogue_pages_and_renders():
     text = changes.markdown("S-4.2")
     assert text.startswith(changes.HEADING) and "two-sided" in text
     assert "No recipe" in changes.markdown("B-T1")
+
+
+def test_a_claim_without_a_measured_value_is_inconclusive_and_saves(tmp_path):
+    """A criterion with no value (nothing to measure at this scale) saves at demo scale with the
+    reason 'not measured', and its verdict passes the check (review, 2026-11-24)."""
+    from stitchkit.results import Criterion
+
+    run = Run("J-F2", "demo", {})
+    c = run.claim("none", "t", criterion=Criterion("median AUROC of the high-accuracy stitches (not measured: none)",
+                                                   None), paper="p", ours="o")
+    assert c.verdict == "inconclusive at this scale" and c.reason == "not measured"
+    saved = json.loads(run.save(tmp_path / "r.json").read_text())
+    check_verdict(saved["claims"][0], "demo")
