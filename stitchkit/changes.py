@@ -210,10 +210,10 @@ CHANGES: tuple[Change, ...] = (
            "their intervals say that this image noise is left out",
            "a reading review: the intervals covered test images only (one seed recorded for three networks), the "
            "structural measures were treated as exact, and the two intra-network rules differed, each leaning "
-           "toward the paper's claim", "2055efe", "2026-11-24"),
+           "toward the paper's claim", "f78f85f", "2026-11-24"),
     Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
            "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
-           "not move with the resample", "2055efe", "2026-11-24"),
+           "not move with the resample", "f78f85f", "2026-11-24"),
 )
 
 
