@@ -167,3 +167,20 @@ def test_a_claim_without_a_measured_value_is_inconclusive_and_saves(tmp_path):
     assert c.verdict == "inconclusive at this scale" and c.reason == "not measured"
     saved = json.loads(run.save(tmp_path / "r.json").read_text())
     check_verdict(saved["claims"][0], "demo")
+
+
+def test_every_change_names_commits_of_this_history():
+    """A change's commit hashes must exist here (a hash written before a rebase would not): the
+    reader follows them to see what changed."""
+    import re
+    import subprocess
+
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=paths.REPO_ROOT,
+                             capture_output=True, text=True)
+    if shallow.returncode or shallow.stdout.strip() != "false":
+        pytest.skip("not a git checkout with its whole history")
+    hashes = {h for c in changes.CHANGES for h in re.findall(r"\b[0-9a-f]{7,40}\b", c.commit)}
+    assert hashes
+    missing = [h for h in sorted(hashes) if subprocess.run(["git", "cat-file", "-e", f"{h}^{{commit}}"],
+                                                          cwd=paths.REPO_ROOT, capture_output=True).returncode]
+    assert not missing, f"changes name commits not in this history: {missing}"
