@@ -257,10 +257,14 @@ def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], 
     for r in range(RESAMPLES + 1):
         for acc, vals in reps.items():
             t[acc] = vals[r]
-        if "receiver_accuracy" in reps:
-            if "accuracy" in reps:
+        # the columns derived from resampled accuracies follow them (never a full-sample value left
+        # beside a resampled one)
+        if "receiver_accuracy" in t:
+            if "accuracy" in t and {"accuracy", "receiver_accuracy"} & set(reps):
                 t["penalty"] = t["receiver_accuracy"] - t["accuracy"]
-            if "dm_accuracy" in reps:
+                if "relative" in t:
+                    t["relative"] = t["accuracy"] / t["receiver_accuracy"]
+            if "dm_accuracy" in t and {"dm_accuracy", "receiver_accuracy"} & set(reps):
                 t["dm_penalty"] = t["receiver_accuracy"] - t["dm_accuracy"]
         if groups and r > 0 and len(group_ids) > 1:
             drawn = rng.choice(len(group_ids), size=len(group_ids), replace=True)

@@ -184,3 +184,20 @@ def test_every_change_names_commits_of_this_history():
     missing = [h for h in sorted(hashes) if subprocess.run(["git", "cat-file", "-e", f"{h}^{{commit}}"],
                                                           cwd=paths.REPO_ROOT, capture_output=True).returncode]
     assert not missing, f"changes name commits not in this history: {missing}"
+
+
+def test_columns_derived_from_a_resampled_accuracy_follow_it():
+    """Review (2026-11-24): when only one of the accuracies is resampled, ``penalty`` and
+    ``relative`` are recomputed from the resampled values, never left at the full sample's."""
+    t = pd.DataFrame({"accuracy": [0.5], "receiver_accuracy": [0.8], "penalty": [0.3], "relative": [0.625],
+                      "correct": [_correct(0.5, 2000, seed=1)]})
+    seen = []
+
+    def stat(x):
+        seen.append((float(x.penalty.iloc[0]), float(x.receiver_accuracy.iloc[0] - x.accuracy.iloc[0]),
+                     float(x.relative.iloc[0]), float(x.accuracy.iloc[0] / x.receiver_accuracy.iloc[0])))
+        return seen[-1][0]
+
+    noise.bootstrap_table(t, stat, columns={"correct": "accuracy"})
+    assert all(p == pytest.approx(q) and r == pytest.approx(s) for p, q, r, s in seen)
+    assert len({p for p, *_ in seen}) > 1  # the penalty moved with the resample
