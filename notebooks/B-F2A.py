@@ -169,17 +169,18 @@ run.figure("architectures", plotting.connectivity_panels(panels, title=f"Stitchi
 # %% [markdown]
 # ## Are the stitches trained enough?
 #
-# A stitch that stopped short costs more than a trained one, so a verdict that more training
-# could turn (a penalty found too high for "connected", or the untrained bottom's penalty found
-# high late) is checked where it is decided, like for like: the stitch at the deciding cut (the
-# worst cut of the trained sender; the untrained bottom's last two cuts) *and the receiver
-# stitched into itself at the same cut* (the reference every penalty is measured beyond) are
+# A stitch that stopped short costs more than a trained one, so every decided verdict is checked
+# where it is decided, like for like: the stitches at the deciding cuts (every cut where the
+# trained sender's penalty is past the bound, or the one closest to it; the untrained bottom's
+# first cut, or its last two) *and the receiver stitched into itself at the same cuts* (the
+# reference every penalty is measured beyond, which longer training can move either way) are
 # retrained with 4 times the epochs, everything else the same, and the claim is judged again on
 # them, with its interval. The verdict stands only if that gives the same decided result;
-# otherwise the claim is *inconclusive at this scale*. Verdicts that more training cannot turn (a
-# penalty already found low; a high penalty found low), and verdicts already inconclusive (a
-# failed control, or within noise), get no such control. One row per check, in points (an empty
-# table: no verdict to check):
+# otherwise the claim is *inconclusive at this scale*. Verdicts already inconclusive (a failed
+# control, or within noise) get no such control. (Until 2026-11-24 only the verdicts that more
+# training could turn were checked, each at its single worst cut; a reading review found that
+# too weak: see "Changes after a run".) One row per check and sender, in points (an empty table:
+# no verdict to check):
 
 # %%
 longer = bansal.training_length_control(cfg, scale, (table, claims), (arch_table, arch_claims))

@@ -109,15 +109,17 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # ## Are the stitches trained enough?
 #
 # A stitch that stopped short costs more than a trained one, and the self-stitch control cannot
-# see that (its direct-matching start is already exact). So each verdict that more training
-# could turn is checked where it is decided, like for like: the stitch of the bottom and cut
-# that decide it *and the top stitched into itself at that cut* (the reference the penalty is
-# measured beyond) are retrained with 4 times the epochs, everything else the same, and the claim
-# is judged again on them, with its interval; the verdict stands only if that gives the same
+# see that (its direct-matching start is already exact). So every decided verdict is checked
+# where it is decided, like for like: the stitches of the bottoms and cuts that decide it (every
+# cell past the claim's bound, or the one closest to it) *and the top stitched into itself at
+# those cuts* (the reference the penalty is measured beyond, which longer training can move
+# either way) are retrained with 4 times the epochs, everything else the same, and the claim is
+# judged again on them, with its interval; the verdict stands only if that gives the same
 # decided result, otherwise the claim is *inconclusive at this scale*. A verdict already
-# inconclusive (a failed control, or within noise) gets no such check. More training lowers penalties, so
-# a claim that a penalty is low can be turned when it fails, a claim that it is high when it
-# holds. One row per check, in points (an empty table: no verdict could be turned):
+# inconclusive (a failed control, or within noise) gets no such check.
+# (Until 2026-11-24 only verdicts that more training could turn were checked, at one cell each:
+# see "Changes after a run".) One row per check and bottom, in points (an empty table: no verdict
+# to check):
 
 # %%
 longer = sweeps.training_length_control(cfg, scale, table, claims)

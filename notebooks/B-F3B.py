@@ -73,7 +73,7 @@ run = Run("B-F3B", scale, cfg)
 # %%
 table, accuracy = sweeps.epochs(cfg, scale)
 numbers, claims = sweeps.epochs_summary(table, accuracy, cfg)
-run.record(numbers, claims)
+run.record(numbers, [])  # the claims after the training-length control below
 sweeps.accuracy_table(accuracy)
 
 # %%
@@ -106,6 +106,27 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # Linear CKA between each bottom and the top at the same cut (on `cka_images` test images, see
 # the configuration below; float64, Gram form), for comparison with the stitching penalty above.
 # ```
+
+# %% [markdown]
+# ## Are the stitches trained enough?
+#
+# A stitch that stopped short costs more than a trained one, and the self-stitch control cannot
+# see that (its direct-matching start is already exact). So every decided verdict of
+# "compatible" and "improves" is checked where it is decided, like for like: the stitches of the
+# later bottom at the cuts that decide it (every cut past the claim's bound, or the one closest
+# to it) *and the top stitched into itself at those cuts* (the reference the penalty is measured
+# beyond) are retrained with 4 times the epochs, everything else the same, and the claim is
+# judged again on them, with its interval; the verdict stands only if that gives the same
+# decided result, otherwise the claim is *inconclusive at this scale*. "early_first" compares
+# the shorter run's early and late penalties, which more training moves both ways, and gets
+# none; a verdict already inconclusive gets none either. (This control was added on 2026-11-24,
+# after a reading review found the page had none: see "Changes after a run".) One row per check,
+# in points (an empty table: no verdict to check):
+
+# %%
+longer = sweeps.training_length_control(cfg, scale, table, claims)
+run.record({}, claims)
+longer.round(2)
 
 # %% [markdown]
 # ## Claims

@@ -110,12 +110,12 @@ run.figure("kernel", plotting.penalty_per_layer(
 #
 # A stitch that stopped short costs more than a trained one, and the self-stitch control cannot
 # see that (its direct-matching start is already exact). So the verdict is checked where it is
-# decided: at the cut with the largest spread, the stitches of the worst and the best kernel are
-# retrained with 4 times the epochs, everything else the same, and the claim is judged again on
-# them with its interval (the two kernels are each other's reference); the verdict stands only
-# if that gives the same decided result, otherwise the claim is *inconclusive at this scale*. A
-# verdict already inconclusive (a failed control, or within noise) gets no such check (an empty
-# table). In points:
+# decided: at every cut whose spread is past the bound (or, when none is, the cut of the largest
+# spread), the stitches of the worst and the best kernel there are retrained with 4 times the
+# epochs, everything else the same, and the claim is judged again on them with its interval (the
+# two kernels are each other's reference); the verdict stands only if that gives the same decided
+# result, otherwise the claim is *inconclusive at this scale*. A verdict already inconclusive (a
+# failed control, or within noise) gets no such check (an empty table). In points:
 
 # %%
 longer = bansal.kernel_length_control(cfg, scale, table, claims)

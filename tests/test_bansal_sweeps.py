@@ -355,3 +355,20 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
     assert [(c["claim"], c["cells"], c["high"]) for c in sweeps._deciding(t, claims, labels)] == [
         ("first_half", [("10% random labels", ["block3"])], False),
         ("except_noise", [("100% random labels", ["block3"])], True)]
+
+
+def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monkeypatch):
+    """Review (2026-11-24): B-F3B had no training-length control; its 'compatible' and 'improves'
+    are decided by the bottom from later in the run."""
+    cfg = sweeps.PRESETS_F3B["demo"]
+    later = sweeps._epochs_name(max(cfg.snapshots))
+    earlier = sweeps._epochs_name(min(cfg.snapshots))
+    table = _table({sweeps.SELF: [0] * 6, later: [0, 0.5, 4.2, 1, 1, 0], earlier: [0, 1, 2, 5, 9, 9]})
+    _, claims = sweeps.epochs_summary(table, {}, cfg)
+    checks = sweeps._deciding(table, claims, cfg)
+    assert [c["claim"] for c in checks] == [c["key"] for c in claims
+                                            if c["key"] in ("compatible", "improves") and bansal.decided(c)]
+    assert all(sender == later for c in checks for sender, _ in c["cells"])
+    by = {c["claim"]: c for c in checks}
+    if "compatible" in by:
+        assert by["compatible"]["cells"] == [(later, ["block3"])]

@@ -522,17 +522,22 @@ def _past(pens: dict[str, pd.Series], bound: float, absolute: bool = False) -> l
 
 
 def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> list[dict]:
-    """Per decided claim of B-F2C or B-F3A: the cells (sender, cuts) that decide it, the bound on
+    """Per decided claim of B-F2C, B-F3A or B-F3B ("early_first", a difference, gets none): the cells (sender, cuts) that decide it, the bound on
     the penalty beyond the self-stitch there (points), and whether the claim is "penalty high"."""
     cuts = list(dict.fromkeys(table.cut))
+    if isinstance(cfg, EpochsConfig):  # B-F3B: the bottom from later in the run decides both claims
+        later = [_epochs_name(max(f for f in cfg.snapshots if f > cfg.top_snapshot))] \
+            if any(f > cfg.top_snapshot for f in cfg.snapshots) else []
+    else:
+        later = [f"{_k(k)} samples" for k in _more_samples(cfg)] if isinstance(cfg, SamplesConfig) else []
     out = []
     for c in claims:
         key = c["key"]
         if key == "compatible":
-            pens = {n: _pen(table, n) for n in (f"{_k(k)} samples" for k in _more_samples(cfg))}
+            pens = {n: _pen(table, n) for n in later}
             out.append((c, _past(pens, 100 * CONNECTED_MAX_PENALTY), 100 * CONNECTED_MAX_PENALTY, False))
         elif key == "improves":  # the gain (minus the penalty) at the best block cut is at least IMPROVE_MIN
-            sender = f"{_k(_more_samples(cfg)[0])} samples"
+            sender = later[0]
             out.append((c, [(sender, [str(_gain(_pen(table, sender))[1])])], -IMPROVE_MIN, False))
         elif key == "early_similar":  # |penalty| at most SIMILAR_MAX at every early cut
             early = _thirds(cuts)[0]
@@ -553,14 +558,18 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
 
 def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """B-F2C's or B-F3A's decided claims (``cfg`` a :class:`SamplesConfig` or :class:`LabelsConfig`),
+    """B-F2C's, B-F3A's or B-F3B's decided claims (``cfg`` a :class:`SamplesConfig`, :class:`LabelsConfig`
+    or :class:`EpochsConfig`),
     each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`bansal.retrain_longer`: the control is attached to the claim). Returns one row per
     check and sender."""
-    samples_page = isinstance(cfg, SamplesConfig)
-    top, bottoms = (_samples_models if samples_page else _labels_models)(cfg, scale)
-    summary = samples_summary if samples_page else labels_summary
+    if isinstance(cfg, SamplesConfig):
+        (top, bottoms), summary = _samples_models(cfg, scale), samples_summary
+    elif isinstance(cfg, EpochsConfig):
+        (top, bottoms), summary = _epochs_models(cfg, scale), epochs_summary
+    else:
+        (top, bottoms), summary = _labels_models(cfg, scale), labels_summary
     checks = _deciding(table, claims, cfg)
     for chk in checks:
         chk.update(panel=table.receiver.iloc[0], sender_specs={n: bottoms[n] for n, _ in chk["cells"]}, receiver=top,
@@ -595,14 +604,18 @@ def _epochs_name(f: float) -> str:
     return f"{f:g} of the run (epoch {160 * f:g} of 160 in the paper)"
 
 
+def _epochs_models(cfg: EpochsConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    top = cfg.variant(scale, cfg.seeds[0], stop=cfg.top_snapshot)
+    return top, {_epochs_name(f): cfg.variant(scale, cfg.seeds[0], stop=f) for f in cfg.snapshots}
+
+
 def epochs(cfg: EpochsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """Snapshots of one run of the zoo's seed-0 network (its full recipe, the learning-rate
     schedule of the whole run): ``top_snapshot`` is the top, ``snapshots`` the bottoms. The run is
     trained once, storing the snapshots on the way (the full run is B-F2A's receiver)."""
     if any(not 0 < f <= 1 for f in cfg.snapshots):
         raise ValueError(f"snapshots must be fractions in (0, 1], got {cfg.snapshots}")
-    top = cfg.variant(scale, cfg.seeds[0], stop=cfg.top_snapshot)
-    bottoms = {_epochs_name(f): cfg.variant(scale, cfg.seeds[0], stop=f) for f in cfg.snapshots}
+    top, bottoms = _epochs_models(cfg, scale)
     zoo.train_snapshots([top, *bottoms.values()], **{k: v for k, v in kw.items() if k in ("device", "store")},
                         progress=kw.get("progress", True))
     return bottoms_into_top(cfg, scale, top, bottoms,
