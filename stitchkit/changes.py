@@ -55,7 +55,7 @@ CHANGES: tuple[Change, ...] = (
            "2026-11-22"),
     Change(("B-F3B",), "a training-length control for 'compatible' and 'improves' (the later bottom's deciding "
            "stitches and the top's self-stitches at those cuts retrained at 4x, the claims re-judged)",
-           "a reading review found that the page had none", "THIS", "2026-11-24"),
+           "a reading review found that the page had none", "84153c3", "2026-11-24"),
     Change(("B-F8",), "'fine-tuning cannot tell' is judged two-sided: |trained − random fine-tuned accuracy| ≤ 5 "
            "points (was: trained − random ≤ 5)", "a reading review: a random bottom fine-tuned far above the trained "
            "one would also tell them apart, and passed the one-sided criterion", "036e0ca", "2026-11-24"),
