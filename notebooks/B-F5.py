@@ -68,6 +68,9 @@ run = Run("B-F5", scale, cfg)
 # %%
 table, models = bansal.random_vs_trained(cfg, scale)
 numbers, claims = bansal.random_vs_trained_summary(table, models)
+# B-F2A's training-length control for the stitching claim (the random bottom's first cut and the
+# receiver's self-stitch there retrained at 4x, the claim re-judged; see B-F2A)
+longer = bansal.training_length_control(cfg, scale, (table, claims))
 run.record(numbers, claims)
 view = table[table.sender != bansal.SELF].assign(penalty=lambda t: (100 * t.penalty).round(2),
                                                  cka=lambda t: t.cka.round(3))

@@ -345,3 +345,15 @@ def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch)
     monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
     bansal.kernel_length_control(cfg, "demo", table, claims)
     assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}
+
+
+def test_b_f5_copy_of_the_random_bottom_claim_keeps_its_length_control():
+    """Review (2026-11-24): B-F5 records B-F2A's random-bottom claim as 'random_early_stitch'; it
+    is checked like B-F2A's, at the random bottom's first cut, and re-judged by B-F2A's rule."""
+    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = bansal.connectivity_summary(table, MODELS)
+    copy = dict(next(c for c in claims if c["key"] == "random_early"), key="random_early_stitch")
+    checks = bansal._length_checks(table, [copy], "resnet18")
+    assert [(c["claim"], c["base_key"], c["sender"], c["cuts"]) for c in checks] == [
+        ("random_early_stitch", "random_early", bansal.RANDOM, ["stem"])]

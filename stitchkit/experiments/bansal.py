@@ -456,6 +456,8 @@ _LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
                   "random_early": (RANDOM, "first", RANDOM_EARLY_MAX_PENALTY, False),
                   "random_late": (RANDOM, "last two", RANDOM_LATE_MIN_PENALTY, True)}
 
+_SAME_CLAIM = {"random_early_stitch": "random_early"}  # another page's key -> B-F2A's, for the same claim
+
 # per-stitch columns of a grid row that a retrained stitch replaces (the receiver's stay)
 CELL_COLUMNS = ("accuracy", "penalty", "dm_accuracy", "dm_penalty", "dm_residual", "train_loss", "seconds",
                 "key", "correct", "dm_correct")
@@ -500,7 +502,8 @@ def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[
     by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
     out = []
     for c in claims:
-        key = "connected" if c["key"].startswith("connected") else c["key"]
+        # B-F5 carries B-F2A's random-bottom claim under its own key
+        key = "connected" if c["key"].startswith("connected") else _SAME_CLAIM.get(c["key"], c["key"])
         if key not in _LENGTH_CHECKS:
             continue
         sender, where, bound, high = _LENGTH_CHECKS[key]
@@ -510,7 +513,8 @@ def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[
         beyond = _beyond_self(g, by[SELF])
         cuts = {"worst": deciding_cuts(beyond, 100 * bound), "first": [g.index[0]],
                 "last two": list(g.index[-2:])}[where]
-        out.append(dict(claim=c["key"], panel=panel, sender=sender, cuts=cuts, bound=100 * bound, high=high,
+        out.append(dict(claim=c["key"], base_key=key, panel=panel, sender=sender, cuts=cuts, bound=100 * bound,
+                        high=high,
                         grid=float(beyond[cuts].mean())))
     return out
 
@@ -518,13 +522,13 @@ def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[
 def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd.DataFrame, list[dict]],
                             archs: tuple[pd.DataFrame, list[dict]] | None = None, *, device=None, store=None,
                             progress: bool = True) -> pd.DataFrame:
-    """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each claim more
-    training could turn (see :func:`_length_checks`) and the receiver's self-stitches at the same
-    cuts, and attach to that claim the control that its verdict survives (see
-    :func:`retrain_longer`). ``base``: B-F2A's table and claims; ``archs``: the other
-    architectures' table (with ``arch``) and claims. Returns one row per retrained check."""
+    """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each decided claim
+    (see :func:`_length_checks`) and the receiver's self-stitches at the same cuts, and attach to
+    that claim the control that its verdict survives (see :func:`retrain_longer`). ``base``:
+    B-F2A's table and claims (or B-F5's: its copy of B-F2A's random-bottom claim); ``archs``: the
+    other architectures' table (with ``arch``) and claims. Returns one row per check and sender."""
     table, _ = base
-    checks = [dict(chk, table=table, rejudge=_rejudge_connectivity(chk["claim"]))
+    checks = [dict(chk, table=table, rejudge=_rejudge_connectivity(chk["base_key"]))
               for chk in _length_checks(*base, panel="resnet18")]
     if archs is not None:
         arch_table, arch_claims = archs
