@@ -54,7 +54,7 @@ CHANGES: tuple[Change, ...] = (
            "the thin demo VGG19s did not learn their task, and read as 'not reproduced' without it", "2ceeec6",
            "2026-11-22"),
     Change(("B-F5",), "the stitching claim (B-F2A's random-bottom claim) carries B-F2A's training-length control",
-           "a reading review found that B-F5's copy of the claim had lost it", "THIS", "2026-11-24"),
+           "a reading review found that B-F5's copy of the claim had lost it", "0bc90b0", "2026-11-24"),
     Change(("B-F3B",), "a training-length control for 'compatible' and 'improves' (the later bottom's deciding "
            "stitches and the top's self-stitches at those cuts retrained at 4x, the claims re-judged)",
            "a reading review found that the page had none", "84153c3", "2026-11-24"),
