@@ -413,11 +413,17 @@ def into_digit_longer(cfg: StitchConfig, scale: str, table: pd.DataFrame, cells,
             recipe = cfg.noise_recipe(k) if sender == NOISE else cfg.recipe(k)
             r = stitch_grid([src], [receiver], [(cut, cut)], recipe.longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
-            for i in np.flatnonzero((out.init == k) & (out.sender == sender) & (out.cut == cut)):
-                out.iloc[i, out.columns.get_loc("accuracy")] = r.accuracy
-                correct[i] = r.correct
+            _swap_in(out, correct, (out.init == k) & (out.sender == sender) & (out.cut == cut), r)
     out["correct"] = correct
     return out
+
+
+def _swap_in(out: pd.DataFrame, correct: list, rows, stitched) -> None:
+    """The rows of ``out`` selected by ``rows`` take the accuracy of the grid row ``stitched`` and,
+    in ``correct`` (the per-image column as a list), its per-image results."""
+    for i in np.flatnonzero(np.asarray(rows)):
+        out.iloc[i, out.columns.get_loc("accuracy")] = stitched.accuracy
+        correct[i] = stitched.correct
 
 
 def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, paper: str,
@@ -810,9 +816,7 @@ def vgg_longer(cfg: VGGNoiseConfig, scale: str, table: pd.DataFrame, cells, *, f
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)
             r = stitch_grid([noise_k], [net], [(cut, cut)], cfg.recipe(k).longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
-            for i in np.flatnonzero((out.init == k) & (out.model == name) & (out.cut == cut)):
-                out.iloc[i, out.columns.get_loc("accuracy")] = r.accuracy
-                correct[i] = r.correct
+            _swap_in(out, correct, (out.init == k) & (out.model == name) & (out.cut == cut), r)
     out["correct"] = correct
     return out
 
