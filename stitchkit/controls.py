@@ -27,6 +27,12 @@ from .noise import Estimate, as_estimate
 from .results import Control, Criterion, at_least, at_most, control_passes, criterion
 
 
+# The self-stitch control's bound for every paper (a fraction of the test set: 0.5 points), stated
+# before any run: the receiver stitched into itself, where an exact stitch exists, must score its
+# own accuracy within it, both ways.
+SELF_STITCH_BOUND = 0.005
+
+
 def self_stitch(penalty: "float | Estimate", bound: float, *, what: str = "receiver stitched into itself",
                 unit: str = "points", digits: int = 2) -> Control:
     """Two-sided self-stitch control: the self-penalty (receiver minus self-stitched accuracy)
@@ -81,5 +87,5 @@ def training_length(base: Criterion, longer: Criterion, factor: float, *, what: 
                    passed, record)
 
 
-__all__ = ["self_stitch", "largest_abs", "premise", "trained", "detector_sensitivity", "training_length",
+__all__ = ["SELF_STITCH_BOUND", "self_stitch", "largest_abs", "premise", "trained", "detector_sensitivity", "training_length",
            "control_passes", "as_estimate"]

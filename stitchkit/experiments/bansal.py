@@ -109,7 +109,7 @@ PRESETS = {
 # receiver into itself: |self-penalty| within this at every cut, both ways (the largest over cuts with
 # its sign, on its interval): a self-stitch that loses accuracy says the recipe is too weak, one that
 # gains it says the stitch adds accuracy by itself (a trained layer on an under-trained receiver)
-CONTROL_FLOOR = 0.005
+CONTROL_FLOOR = controls.SELF_STITCH_BOUND
 CONNECTED_MAX_PENALTY = 0.03  # Table 1 / Sec. 4: "up to 3% error" at every layer
 RANDOM_EARLY_MAX_PENALTY = 0.05  # random bottom at the stem: "low penalty"
 RANDOM_LATE_MIN_PENALTY = 0.20  # random bottom, mean of the last two cuts: "high penalty"
