@@ -220,6 +220,18 @@ def test_replace_cells_swaps_one_stitch_and_keeps_the_rest():
     assert out.correct[7].sum() == stitched(2.0).sum() and len(out) == len(table)
 
 
+def test_replace_cells_matches_the_receiver_when_the_table_has_several():
+    a = [{**r, "receiver": "x1"} for r in _rows(bansal.SELF, [0] * 5) + _rows("other", [1, 2, 4, 3, 0])]
+    b = [{**r, "receiver": "x2"} for r in _rows(bansal.SELF, [0] * 5) + _rows("other", [5, 5, 5, 5, 5])]
+    table = pd.DataFrame(a + b)
+    new = _grid_rows({"other": {"block3": 9.0}}, [("block3", "block3")]).assign(receiver="x2")
+    pen = bansal.replace_cells(table, new).set_index(["receiver", "sender", "cut"]).penalty
+    assert pen[("x2", "other", "block3")] == pytest.approx(0.09)
+    assert pen[("x1", "other", "block3")] == pytest.approx(0.04)  # the other top's cell untouched
+    with pytest.raises(ValueError, match="into 'x3'"):
+        bansal.replace_cells(table, new.assign(receiver="x3"))
+
+
 def test_cka_bootstrap_is_the_cka_of_resampled_images_without_pairs_of_copies():
     from stitchkit import similarity
 

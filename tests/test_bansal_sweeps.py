@@ -372,3 +372,89 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
     by = {c["claim"]: c for c in checks}
     if "compatible" in by:
         assert by["compatible"]["cells"] == [(later, ["block3"])]
+
+
+def _width_table(cfg, gain_up: float, gain_down: float) -> pd.DataFrame:
+    """B-F3C's grid: every width into every other; the wider bottom into the thinnest top gains
+    ``gain_up`` at block3, the thinnest into the widest gains ``gain_down`` there."""
+    names = [sweeps._width_name(f) for f in sorted(cfg.width_factors)]
+    parts = []
+    for rx in names:
+        pen = {sweeps.SELF: [0] * 6}
+        for s in names:
+            if s != rx:
+                g = gain_up if (s, rx) == (names[-1], names[0]) else gain_down if (s, rx) == (names[0], names[-1]) \
+                    else 0.0
+                pen[s] = [0, 0, -g, 0, 0, 0]
+        parts.append(_table(pen, receiver=rx, own_accuracy={names[-1]: 0.6}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkeypatch):
+    """Review (2026-11-24): B-F3C had no training-length control. Each claim is decided by one
+    cell of a grid with several tops: the check retrains it and that top's self-stitch there."""
+    cfg = sweeps.PRESETS_F3C["demo"]
+    names = [sweeps._width_name(f) for f in sorted(cfg.width_factors)]
+    thin, wide = names[0], names[-1]
+    table = _width_table(cfg, gain_up=3.0, gain_down=0.5)
+    acc = {n: 0.6 for n in names}
+    _, claims = sweeps.widths_summary(table, acc, cfg)
+    assert _verdicts(claims) == {"wider_improves": (True, True), "not_vice_versa": (True, True)}
+    seen = []
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):
+        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        seen.append((senders[0].name, receivers[0].name, [a for a, _ in pairs]))
+        # at 4x the wider bottom's gain into the thin top shrinks to 0.5 (below the 1-point bound):
+        # that claim turns; the thin bottom into the wide top gains 0.3, still below it
+        pen = {(wide, thin): 0.5, (thin, wide): 0.3}.get((senders[0].name, receivers[0].name), 0.0)
+        rows = []
+        for s in senders:
+            for a, _ in pairs:
+                x = stitched(-pen)
+                rows.append({"sender": s.name, "receiver": receivers[0].name, "cut_i": a, "cut_j": a,
+                             "accuracy": x.mean(), "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(),
+                             "dm_penalty": 0.5 - x.mean(), "correct": x, "receiver_correct": BASE, "dm_correct": x})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    out = sweeps.training_length_control(cfg, "demo", table, claims)
+    assert seen == [(sweeps.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
+                    (sweeps.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
+    by = {c["key"]: c for c in claims}
+    assert not by["wider_improves"]["controls"][-1].passed  # 3 points at 1x, 0.5 at 4x
+    assert by["not_vice_versa"]["controls"][-1].passed
+    assert list(out["grid (points)"].round(2)) == [-3.0, -0.5] and list(out["4x epochs (points)"].round(2)) == [-0.5, -0.3]
+
+
+def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
+    from stitchkit.experiments import bansal_finetune as F
+
+    cfg = F.PRESETS_F8["demo"]
+    cuts = ["block2", "block4", "block5"]
+    rows = []
+    for bottom, pens in ((F.TOP, [0, 0, 0]), (F.TRAINED, [1, 2, 3]), (F.RANDOM, [20, 30, 40])):
+        for c, p in zip(cuts, pens):
+            x = stitched(p)
+            ft = None if bottom == F.TOP else stitched(1.0)
+            rows.append({"bottom": bottom, "cut": c, "stitched": x.mean(), "penalty": 0.5 - x.mean(),
+                         "fine-tuned": None if ft is None else ft.mean(), "top accuracy": 0.5, "correct": x,
+                         "receiver_correct": BASE, "finetuned_correct": ft})
+    table = pd.DataFrame(rows)
+    _, claims = F.finetune_summary(table, {})
+    assert claims[1]["key"] == "stitch_tells" and claims[1]["criterion"].holds is True
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):
+        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        assert [s.name for s in senders] == [F.TRAINED, F.RANDOM] and [a for a, _ in pairs] == cuts
+        pen = {F.TRAINED: 0.5, F.RANDOM: 6.0}  # 4x: the random bottom's penalty falls to 6 points
+        return pd.DataFrame([{"sender": s.name, "cut_i": a, "accuracy": stitched(pen[s.name]).mean(),
+                              "penalty": pen[s.name] / 100, "correct": stitched(pen[s.name])}
+                             for s in senders for a, _ in pairs])
+
+    monkeypatch.setattr(F, "stitch_grid", longer_grid)
+    out = F.training_length_control(cfg, "demo", table, {}, claims)
+    assert not claims[1]["controls"][-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
+    assert len(claims[0]["controls"]) == 2  # fine-tuning's claim untouched
+    assert list(out["penalty 4x (points)"].round(2)) == [0.5, 6.0]
+    assert list(out["penalty 1x (points)"].round(2)) == [2.0, 30.0]

@@ -470,16 +470,22 @@ def decided(claim: dict) -> bool:
 
 def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
-    of the same sender and cut (the per-stitch columns, :data:`CELL_COLUMNS`)."""
+    of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
+    :data:`CELL_COLUMNS`)."""
     out = table.reset_index(drop=True).copy()
     new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
+    by_receiver = "receiver" in out and "receiver" in new and out.receiver.nunique() > 1
     cols = [c for c in CELL_COLUMNS if c in new.columns and c in out.columns]
     values = {c: list(out[c]) for c in cols}
     for i in range(len(new)):
         sender, cut = new.sender.iloc[i], new.cut.iloc[i]
-        hit = np.flatnonzero(((out.sender == sender) & (out.cut == cut)).to_numpy())
+        same = (out.sender == sender) & (out.cut == cut)
+        if by_receiver:
+            same &= out.receiver == new.receiver.iloc[i]
+        hit = np.flatnonzero(same.to_numpy())
         if len(hit) != 1:
-            raise ValueError(f"{len(hit)} rows of {sender!r} at {cut!r} to replace (expected 1)")
+            into = f" into {new.receiver.iloc[i]!r}" if by_receiver else ""
+            raise ValueError(f"{len(hit)} rows of {sender!r}{into} at {cut!r} to replace (expected 1)")
         for c in cols:
             values[c][hit[0]] = new[c].iloc[i]
     for c in cols:
@@ -607,6 +613,8 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
         new = out.rename(columns={"cut_i": "cut"})
         o_pen = new[new.sender == self_name].set_index("cut").penalty
         t0 = chk["table"]
+        if "receiver" in t0 and t0.receiver.nunique() > 1:  # several tops (B-F3C): this check's
+            t0 = t0[t0.receiver == rx.name]
         o_1x = t0[t0.sender == self_name].set_index("cut").penalty
         for sender, cuts in cells:
             s_pen = new[new.sender == sender].set_index("cut").penalty

@@ -21,11 +21,11 @@ import pandas as pd
 
 from .. import controls, noise, zoo
 from ..datasets import DataSpec
-from ..grid import Net, StitchRecipe, stitch_grid
+from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import at_least, at_most, criterion
 from ..scales import check_names, check_scale, figure_config, param
 from ..train import TrainConfig
-from .bansal import CONTROL_FLOOR, DEMO_STITCH_LR
+from .bansal import CONTROL_FLOOR, DEMO_STITCH_LR, decided
 from .bansal_freeze import FreezeSpec, freeze_train
 from .bansal_sweeps import own_correct
 
@@ -185,6 +185,48 @@ def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[di
              controls=ctls[:1]),
     ]
     return numbers, claims
+
+
+def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame, accuracy: dict,
+                            claims: list[dict], *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """"Stitching can" (``stitch_tells``) re-judged like for like: it is the mean over every cut
+    of the random bottom's penalty minus the trained bottom's, so both bottoms' stitches at every
+    cut (the claim's cells and its reference) are retrained with :data:`LONGER` times the epochs,
+    the claim judged again on them and :func:`stitchkit.controls.training_length` attached to it.
+    The fine-tuning claim has its own length premise (fine-tuning reaches the top) and is left
+    alone. A claim not decided gets no check (an empty table). Returns one row per bottom."""
+    claim = next((c for c in claims if c["key"] == "stitch_tells"), None)
+    columns = ["bottom", "cuts", "penalty 1x (points)", f"penalty {LONGER}x (points)", "change (points)"]
+    if claim is None or not decided(claim):
+        return pd.DataFrame(columns=columns)
+    t = table.reset_index(drop=True)
+    cuts = list(t[t.bottom == RANDOM].cut)
+    specs = {TRAINED: cfg.resnet(scale, 1), RANDOM: cfg.resnet(scale, 2, trained=False)}
+    top_spec = cfg.resnet(scale, 0)
+    grid = stitch_grid([Net(n, s) for n, s in specs.items()], [Net("top", top_spec)], [(c, c) for c in cuts],
+                       cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store, progress=progress)
+    new = t.copy()
+    for col in ("stitched", "penalty", "correct"):
+        new[col] = new[col].astype(object)
+    for r in grid.itertuples():
+        i = np.flatnonzero(((t.bottom == r.sender) & (t.cut == r.cut_i)).to_numpy())
+        if len(i) != 1:
+            raise ValueError(f"{len(i)} rows of {r.sender!r} at {r.cut_i!r} to replace (expected 1)")
+        new.at[i[0], "stitched"], new.at[i[0], "penalty"], new.at[i[0], "correct"] = r.accuracy, r.penalty, r.correct
+    for col in ("stitched", "penalty"):
+        new[col] = new[col].astype(float)
+    longer = next(c for c in finetune_summary(new, accuracy)[1] if c["key"] == "stitch_tells")["criterion"]
+    claim["controls"] = [*claim.get("controls", []), controls.training_length(
+        claim["criterion"], longer, LONGER,
+        what=f"the verdict survives {LONGER}x longer stitch training: both bottoms' stitches at every cut "
+             f"({', '.join(cuts)}) retrained, the claim re-judged on them")]
+    rows = []
+    for bottom in (TRAINED, RANDOM):
+        a = 100 * t[t.bottom == bottom].penalty.mean()
+        b = 100 * new[new.bottom == bottom].penalty.mean()
+        rows.append({"bottom": bottom, "cuts": ", ".join(cuts), "penalty 1x (points)": a,
+                     f"penalty {LONGER}x (points)": b, "change (points)": b - a})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def plot_finetune(table: pd.DataFrame, title: str = ""):

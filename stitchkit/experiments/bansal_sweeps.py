@@ -558,12 +558,15 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
 
 def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """B-F2C's, B-F3A's or B-F3B's decided claims (``cfg`` a :class:`SamplesConfig`, :class:`LabelsConfig`
-    or :class:`EpochsConfig`),
+    """B-F2C's, B-F3A's, B-F3B's or B-F3C's decided claims (``cfg`` a :class:`SamplesConfig`,
+    :class:`LabelsConfig`, :class:`EpochsConfig` or :class:`WidthConfig`),
     each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`bansal.retrain_longer`: the control is attached to the claim). Returns one row per
     check and sender."""
+    if isinstance(cfg, WidthConfig):
+        checks = _width_checks(table, claims, cfg, scale)
+        return retrain_longer(checks, claims, device=device, store=store, progress=progress)
     if isinstance(cfg, SamplesConfig):
         (top, bottoms), summary = _samples_models(cfg, scale), samples_summary
     elif isinstance(cfg, EpochsConfig):
@@ -705,6 +708,28 @@ def widths(cfg: WidthConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
         tables.append(t)
         accuracy.update({k: v for k, v in acc.items() if k != SELF})
     return pd.concat(tables, ignore_index=True), accuracy
+
+
+def _width_checks(table: pd.DataFrame, claims: list[dict], cfg: WidthConfig, scale: str) -> list[dict]:
+    """B-F3C's decided claims, each decided by one cell: the gain of the wider bottom into the
+    thinnest top ("wider_improves") or of the thinnest bottom into the widest top
+    ("not_vice_versa") at its best block cut, measured beyond that top's self-stitch there."""
+    names = [_width_name(f) for f in sorted(cfg.width_factors)]
+    thin, wide = names[0], names[-1]
+    specs = {_width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
+    pairs = {"wider_improves": (wide, thin), "not_vice_versa": (thin, wide)}
+    checks = []
+    for c in claims:
+        if c["key"] not in pairs or not decided(c):
+            continue
+        sender, top = pairs[c["key"]]
+        _, where = _gain_estimate(table, sender, top)
+        checks.append(dict(claim=c["key"], sender=sender, cells=[(sender, [where])], panel=f"top {top}",
+                           sender_specs={sender: specs[sender]}, receiver=specs[top], receiver_name=top,
+                           self_name=SELF, recipe=cfg.recipe(), table=table,
+                           bound=IMPROVE_MIN if c["key"] == "not_vice_versa" else -IMPROVE_MIN,
+                           rejudge=_rejudge(widths_summary, cfg, c["key"])))
+    return checks
 
 
 def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tuple[dict, list[dict]]:
