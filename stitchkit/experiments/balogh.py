@@ -44,7 +44,7 @@ from ..results import Control, Criterion, at_least, at_most, more_than
 from ..scales import check_scale, figure_config, param
 from ..store import Store
 from ..train import TrainConfig
-from .bansal import CKABootstrap
+from .bansal import CKABootstrap, decided
 
 MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
 NAMES = {"pwcca": "PWCCA", "opd": "OPD", "lcka": "LCKA", "tlm": "TLM", "dm_struct": "DM (struct.)",
@@ -1589,6 +1589,77 @@ def ood_claims(result: dict) -> tuple[dict, list[dict]]:
                   f"difference {diff.text(3)}", controls=det_ctrl + tlm_ctrl),
     ]
     return numbers, claims
+
+
+OOD_SAMPLE = 8  # J-F2's length control retrains this many high-accuracy TLM stitches per architecture
+OOD_LENGTH_COLUMNS = ["arch", "kind", "i", "j", "relative", f"relative {LONGER}x", "AUROC", f"AUROC {LONGER}x"]
+
+
+def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[dict], *, device=None, store=None,
+               progress: bool = True) -> pd.DataFrame:
+    """J-F2's training-length control for the TLM claims of one architecture (``tlm_ood_*``, a
+    median AUROC over the high-accuracy TLM stitches, and ``dm_less_ood_*``, TLM's mean AUROC
+    minus DM's): the :data:`OOD_SAMPLE` high-accuracy TLM stitches whose AUROC is closest to that
+    median (those that set it) are retrained with :data:`LONGER` times the epochs, their relative
+    accuracy and AUROC measured again (the same detectors, test images and resamples), and both
+    claims re-judged with those cells swapped in (a stitch whose longer relative accuracy falls
+    below 0.9 leaves the high-accuracy set); :func:`stitchkit.controls.training_length` is
+    attached to each decided one (interval on one side, every control passed). The DM stitches are closed-form and not retrained. One row per
+    retrained stitch (an empty table when neither claim is decided)."""
+    from .. import ood
+    from ..grid import load_stitches
+
+    tag = "rn" if result["arch"] == "resnet18" else "vit"
+    keys = (f"tlm_ood_{tag}", f"dm_less_ood_{tag}")
+    todo = [c for c in claims if c["key"] in keys and decided(c)]  # an inconclusive claim has nothing to confirm
+    t = result["table"]
+    judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()
+    high = np.flatnonzero(judged & (t.method == "TLM").to_numpy() & (t.relative.to_numpy() >= HIGH_REL))
+    if not todo or not len(high):
+        return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
+    med = float(np.median(t.auroc.to_numpy()[high]))
+    rows = high[np.argsort(np.abs(t.auroc.to_numpy()[high] - med), kind="stable")[:OOD_SAMPLE]]
+    device, store = as_device(device), store or Store()
+    nets = cfg.nets(scale, result["arch"])
+    rx, other = nets[0], nets[1]
+    src_of = {"intra": rx, "inter": other}
+    cells = [(src_of[t.kind.iloc[k]].name, rx.name, t.cut_i.iloc[k], t.cut_j.iloc[k]) for k in rows]
+    out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
+    rel = {(r.sender, r.cut_i, r.cut_j): r.relative for r in out.itertuples()}
+    data, layers, norm = DataSpec("cifar10"), result["layers"], rx.spec.normalisation
+    test = test_split(data, cfg.measure_images, 0)
+    counts = noise.resampler(len(test), "test").counts  # ood_analysis's resample of the test images
+    model = rx.load(device, store, None, progress)
+    recipe = detector_recipe(cfg, result["arch"])
+    js = sorted({t.cut_j.iloc[k] for k in rows}, key=layers.index)
+    own = sim.model_activations(model, test.images, js, normalisation=norm, device=device)
+    new_t, new_reps = t.copy(), result["auroc_reps"].copy()
+    for kind, src in src_of.items():
+        mine = [k for k in rows if t.kind.iloc[k] == kind]
+        if not mine:
+            continue
+        pairs = [(t.cut_i.iloc[k], t.cut_j.iloc[k]) for k in mine]
+        stitches = load_stitches(src, rx, pairs, cfg.recipe(tlm=True).longer(), data, device=device, store=store)
+        acts = sim.model_activations(src.load(device, store, None, progress), test.images,
+                                     sorted({i for i, _ in pairs}, key=layers.index), normalisation=norm, device=device)
+        for k, (i, j) in zip(mine, pairs):
+            det, _ = ood.load_or_train_detector(model, rx.spec, j, recipe, device=device, store=store,
+                                                progress=progress)
+            with torch.no_grad():
+                h = torch.cat([stitches[(i, j)](x) for x in acts[i].to(device).split(500)])
+            new_reps[:, k] = ood.auroc_replicates(ood.scores(det, own[j].to(device)), ood.scores(det, h), counts)
+            new_t.loc[new_t.index[k], "auroc"] = float(new_reps[0, k])
+            new_t.loc[new_t.index[k], "relative"] = float(rel[(src.name, i, j)])
+    again = {c["key"]: c["criterion"] for c in ood_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
+    for c in todo:
+        c["controls"] = [*c.get("controls", []), controls.training_length(
+            c["criterion"], again[c["key"]], LONGER,
+            what=f"the verdict survives {LONGER}× longer TLM: the {len(rows)} high-accuracy TLM stitches whose AUROC "
+                 f"is closest to the median retrained, their accuracy and AUROC measured again, the claim re-judged")]
+    return pd.DataFrame({"arch": ARCH_NAMES[result["arch"]], "kind": t.kind.to_numpy()[rows], "i": t.i.to_numpy()[rows],
+                         "j": t.j.to_numpy()[rows], "relative": t.relative.to_numpy()[rows],
+                         f"relative {LONGER}x": new_t.relative.to_numpy()[rows], "AUROC": t.auroc.to_numpy()[rows],
+                         f"AUROC {LONGER}x": new_t.auroc.to_numpy()[rows]}, columns=OOD_LENGTH_COLUMNS)
 
 
 def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
