@@ -216,6 +216,16 @@ CHANGES: tuple[Change, ...] = (
            "a reading review: the intervals covered test images only (one seed recorded for three networks), the "
            "structural measures were treated as exact, and the two intra-network rules differed, each leaning "
            "toward the paper's claim", "f78f85f", "2026-11-24"),
+    Change(("B-F3C",), "a training-length control for both claims (the deciding cell, the bottom into the top at "
+           "its best block cut, and that top's self-stitch there retrained at 4x, the claim re-judged)",
+           "the page had none (the review of the verdicts)", "e95f51c (issue 33)", "2026-11-25"),
+    Change(("B-F8",), "a training-length control for 'stitching can' (both bottoms' stitches at every cut retrained "
+           "at 4x, the claim re-judged)", "the page had none (the review of the verdicts)", "e95f51c (issue 33)",
+           "2026-11-25"),
+    Change(("J-F2",), "a training-length control for the TLM claims (tlm_ood, dm_less_ood): the 8 high-accuracy TLM "
+           "stitches whose AUROC is closest to the median retrained at 4x, accuracy and AUROC measured again, the "
+           "claims re-judged", "the page had none, and the review found that TLM's stitches still gain accuracy "
+           "at 4x", "198d580 (issue 33)", "2026-11-25"),
     Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
            "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
            "not move with the resample", "f78f85f", "2026-11-24"),
