@@ -4,7 +4,7 @@ table of contents and the downloadable results table.
 Every ``book/**/<ID>.results.json`` (written by a notebook run) becomes one row per claim on the
 scorecard (``book/scorecard.md``; its counts also open the introduction through
 ``book/scorecard-summary.md``) and one row per figure on its part page
-(``book/<part>/index.md``). Every catalogue ID without a page is listed as *not yet reproduced*,
+(``book/<part>/index.md``). Every catalogue ID without a page is listed as *no page yet*,
 so no gap is hidden. The same rows go to ``book/_static/results.csv`` and ``results.json``, and
 ``_toc.yml`` lists every executed page under its part. :func:`write_pages` writes all of it
 (atomically, and only files whose text changed); :func:`rerun_box` is the admonition the executor
@@ -27,12 +27,15 @@ from typing import Any, Iterable, Mapping
 from . import changes, paths
 from .execution import source_hash, tag_claims_table
 from .fileio import atomic_write_text
+from .results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
+from .results import badge_label as results_badge_label
+from .results import why_failed
 
 # The same tuples as stitchkit.scales.SCALES and stitchkit.results.VERDICTS (a test checks it);
 # written out so that this module imports neither.
 SCALES = ("smoke", "demo", "gpu", "paper")
 VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
-MISSING = "not yet reproduced"
+MISSING = "no page yet"
 # sphinx-design badge colour per verdict (``{bdg-success}`reproduced```): colour plus the text.
 BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
           "not assessed at smoke scale": "secondary", MISSING: "secondary-line"}
@@ -317,7 +320,7 @@ def _date(results: Mapping[str, Any]) -> str:
 
 def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
     """The scorecard as flat records (the CSV/JSON rows): every claim of every page, then, at its
-    catalogue position, every catalogue ID with no results as one ``not yet reproduced`` row."""
+    catalogue position, every catalogue ID with no results as one ``no page yet`` row."""
     by_id: dict[str, list[Page]] = {}
     for page in pages:
         by_id.setdefault(page.id, []).append(page)
@@ -345,7 +348,7 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                             "claim": c.get("text", ""), "criterion": c.get("criterion", ""),
                             "paper_value": c.get("paper", ""), "ours": c.get("ours", ""),
                             "verdict": c.get("verdict", ""),
-                            "failed_controls": "; ".join(f"{k.get('text')}: {k.get('value')}" for k in failed),
+                            "failed_controls": "; ".join(why_failed(k) for k in failed),
                             "n": c.get("n", ""), "scale": c.get("scale") or r.get("scale", ""),
                             **{k: ("" if c.get(k) is None else c.get(k))
                                for k in ("value", "low", "high", "threshold", "direction", "unit", "n_test",
@@ -422,27 +425,89 @@ def counts_markdown(records: list[dict[str, Any]], from_dir: str = "") -> str:
             "counted by verdict:\n\n:::{container} sk-counts\n" + _table(header, body) + "\n:::" + note)
 
 
+# The scorecard's verdict badges: the verdict in a word or two and the scale it holds at.
+SHORT_VERDICT = {**SHORT_VERDICT_OF_RESULTS, MISSING: "no page yet"}
+
+
+def badge_label(verdict: str, scale: str = "") -> str:
+    """A verdict badge's text: "inconclusive · demo" (a verdict holds at its scale only)."""
+    return SHORT_VERDICT[MISSING] if verdict == MISSING else results_badge_label(verdict, scale)
+
+
+def html_badge(verdict: str, scale: str = "") -> str:
+    """The badge as sphinx-design renders ``{bdg-...}``, for raw HTML."""
+    colour = BADGES.get(verdict, "secondary")
+    cls = (f"sd-badge sd-outline-{colour[:-5]} sd-text-{colour[:-5]}" if colour.endswith("-line")
+           else f"sd-badge sd-bg-{colour} sd-bg-text-{colour}")
+    return f'<span class="sd-sphinx-override {cls}">{_h(badge_label(verdict, scale))}</span>'
+
+
+def _h(text: Any) -> str:
+    """``text`` escaped for HTML."""
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def _scorecard_row(r: Mapping[str, Any]) -> str:
+    paper = PAPER_BY_PART[r["part"]].short if r["part"] in PAPER_BY_PART else r["paper"]
+    page = f'<a href="{_h(r["page"])}">{_h(r["id"])}</a>' if r["page"] else _h(r["id"])
+    verdict = r["verdict"]
+    attrs = (f'data-paper="{_h(paper)}" data-verdict="{_h(SHORT_VERDICT.get(verdict, verdict) or "no claim")}" '
+             f'data-scale="{_h(r["scale"] or "none")}"')
+    if verdict == MISSING:
+        return (f'<tr {attrs}><td>{_h(paper)}</td><td>{page}</td><td><em>{_h(r["title"])}</em></td><td></td>'
+                f'<td>{html_badge(MISSING)}</td></tr>')
+    if not r["claim"]:  # a page that shows data the other pages use
+        return (f'<tr {attrs}><td>{_h(paper)}</td><td>{page}</td><td><em>{_h(r["title"])}</em> (data for other '
+                f'pages; no claim of its own)</td><td></td><td>no claim · {_h(r["scale"])}</td></tr>')
+    claim = _h(r["claim"])
+    if r["n"] not in ("", 1, None):
+        claim += f" (n = {_h(r['n'])})"
+    details = []
+    if r["criterion"]:
+        details.append(f"<b>criterion</b> {_h(r['criterion'])}")
+    judged = judged_text(r, html=True)
+    if judged:
+        details.append(f"<b>judged</b> {judged}")
+    if r["failed_controls"]:
+        details.append(f"<b>why inconclusive</b> {_h(r['failed_controls'])}")
+    elif r.get("reason"):
+        details.append(f"<b>why inconclusive</b> {_h(r['reason'])}")
+    details.append(f"<b>run</b> {_h(r['scale'])} scale, {_h(r['date'])}, commit {_h(str(r['commit'])[:7])}")
+    more = "<details><summary>details</summary>" + "".join(f"<p>{d}</p>" for d in details) + "</details>"
+    values = (f'<p><span class="sk-label">ours</span> {_h(r["ours"])}</p>'
+              f'<p><span class="sk-label">paper</span> {_h(r["paper_value"])}</p>')
+    return (f"<tr {attrs}><td>{_h(paper)}</td><td>{page}</td><td>{claim}{more}</td><td>{values}</td>"
+            f"<td>{html_badge(verdict, r['scale'])}</td></tr>")
+
+
+def _filter(name: str, values: list[str]) -> str:
+    options = "".join(f'<option value="{_h(v)}">{_h(v)}</option>' for v in values)
+    return f'<label>{name} <select data-filter="{name}"><option value="">all</option>{options}</select></label>'
+
+
+def scale_notes(records: list[dict[str, Any]]) -> str:
+    """One line per scale the scorecard's verdicts were computed at: what it means."""
+    from .scales import SCALE_MEANING
+
+    used = [s for s in SCALES if any(r["scale"] == s for r in records)]
+    return "\n".join(f"- **{s}**: {SCALE_MEANING[s]}." for s in used)
+
+
 def scorecard_markdown(records: list[dict[str, Any]]) -> str:
-    """The scorecard page (in the book dir): counts, then one row per claim or missing figure."""
-    body = []
-    for r in records:
-        page = _link(r["page"][:-5] if r["page"] else None, r["id"], "")
-        paper = escape(PAPER_BY_PART[r["part"]].short if r["part"] in PAPER_BY_PART else r["paper"])
-        if r["verdict"] == MISSING:
-            body.append([paper, page, f"*{escape(r['title'])}*", "", "", "", badge(MISSING), "", ""])
-            continue
-        claim = escape(r["claim"]) if r["claim"] else f"*{escape(r['title'])}* (no claim on this page)"
-        verdict = badge(r["verdict"])
-        if r["failed_controls"]:
-            verdict += f" (failed control: {escape(r['failed_controls'])})"
-        elif r.get("reason"):
-            verdict += f" ({escape(r['reason'].split(':')[0])})"
-        if r["n"] not in ("", 1, None):
-            claim += f" (n = {escape(r['n'])})"
-        body.append([paper, page, claim, escape(r["paper_value"]), escape(r["ours"]), judged_text(r), verdict,
-                     f"`{r['scale']}`" if r["scale"] else "", r["date"]])
-    table = _table(["paper", "page", "claim", "paper's value", "ours", "judged (95% interval) vs threshold",
-                    "verdict", "scale", "date"], body)
+    """The scorecard page (in the book dir): counts, then one row per claim or missing figure, a
+    compact table (paper, page, claim, ours and the paper's value, verdict with its scale; the
+    criterion, interval, failed controls and run one click away) with offline filters."""
+    papers = list(dict.fromkeys(PAPER_BY_PART[r["part"]].short for r in records if r["part"] in PAPER_BY_PART))
+    verdicts = [SHORT_VERDICT[v] for v in (*VERDICTS, MISSING) if any(r["verdict"] == v for r in records)]
+    verdicts += ["no claim"] if any(not r["verdict"] for r in records) else []
+    scales = [s for s in SCALES if any(r["scale"] == s for r in records)]
+    body = "\n".join(_scorecard_row(r) for r in records)
+    filters = (f'<div class="sk-filters">{_filter("paper", papers)}{_filter("verdict", verdicts)}'
+               f'{_filter("scale", scales)}<span class="sk-shown" aria-live="polite"></span></div>')
+    table = ('<table class="table sk-scorecard-table">\n<thead><tr><th>paper</th><th>page</th><th>claim</th>'
+             '<th>ours and the paper</th><th>verdict</th></tr></thead>\n<tbody>\n' + body + '\n</tbody></table>')
     return f"""---
 html_theme.sidebar_secondary.remove: true
 ---
@@ -450,14 +515,18 @@ html_theme.sidebar_secondary.remove: true
 
 # Scorecard
 
-Every claim of the four papers that a page of this book assesses, with the paper's value, ours
-and the verdict, and every figure or table that has no page yet. Verdicts follow from criteria
-written down before each run (see the {{doc}}`glossary`); a verdict holds only at the scale it
-was computed at. Each judged number carries its 95% interval (a paired bootstrap over the test
-images, and over seeds where a page runs several): a claim is reproduced or not only when the
-whole interval lies on one side of its threshold, and inconclusive (within noise) otherwise.
-Pages run before this rule show no interval. The same table is available as {{download}}`CSV <_static/results.csv>` and
-{{download}}`JSON <_static/results.json>`.
+Every claim of the four papers that a page of this book assesses, with ours and the paper's
+value and the verdict, and every figure or table that has no page yet. Verdicts follow from
+criteria written down before each run (see the {{doc}}`glossary`) and hold only at the scale
+on their badge:
+
+{scale_notes(records)}
+
+Each judged number carries its 95% interval (a paired bootstrap over the test images, and over
+seeds where a page runs several): a claim is reproduced or not only when the whole interval
+lies on one side of its threshold, and inconclusive otherwise. A row's *details* give its
+criterion, the judged interval, why a verdict is inconclusive and the run. The same table is
+available as {{download}}`CSV <_static/results.csv>` and {{download}}`JSON <_static/results.json>`.
 
 ## At a glance
 
@@ -466,7 +535,10 @@ Pages run before this rule show no interval. The same table is available as {{do
 ## Every claim
 
 :::{{container}} sk-scorecard
+```{{raw}} html
+{filters}
 {table}
+```
 :::
 """
 
@@ -474,17 +546,19 @@ Pages run before this rule show no interval. The same table is available as {{do
 _SYMBOLS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 
-def judged_text(r: Mapping[str, Any]) -> str:
+def judged_text(r: Mapping[str, Any], html: bool = False) -> str:
     """A claim's judged value, its interval and the threshold it is held against, in one cell:
-    ``1.20 [0.80, 1.60] ≥ 0``; a claim judged before the noise model says it has none."""
+    ``1.20 [0.80, 1.60] ≥ 0``; a claim judged before the noise model says it has none. ``html``:
+    escaped for HTML instead of MyST."""
+    escape_ = _h if html else escape
     if r.get("direction") in ("", None):
-        return f"*{NO_INTERVAL}*" if r.get("claim") else ""
+        return (f"<em>{NO_INTERVAL}</em>" if html else f"*{NO_INTERVAL}*") if r.get("claim") else ""
     unit = f" {r['unit']}" if r.get("unit") else ""
     value = (f"{r['value']:.3g}" if r["low"] == r["high"] == r["value"]
              else f"{r['value']:.3g} [{r['low']:.3g}, {r['high']:.3g}]")
     if r["direction"] == "within":
-        return escape(f"{value}{unit}, within ±{r.get('tolerance') or ''} of {r['threshold']:.3g}")
-    return escape(f"{value}{unit} {_SYMBOLS[r['direction']]} {r['threshold']:.3g}")
+        return escape_(f"{value}{unit}, within ±{r.get('tolerance') or ''} of {r['threshold']:.3g}")
+    return escape_(f"{value}{unit} {_SYMBOLS[r['direction']]} {r['threshold']:.3g}")
 
 
 def summary_markdown(records: list[dict[str, Any]]) -> str:
@@ -618,7 +692,7 @@ def results_csv(records: list[dict[str, Any]]) -> str:
 
 
 def results_json(records: list[dict[str, Any]]) -> str:
-    doc = {"description": "One row per claim of every book page, and one 'not yet reproduced' row per "
+    doc = {"description": "One row per claim of every book page, and one 'no page yet' row per "
                           "catalogue ID without a page; 'page' is the page's HTML path under the built "
                           "book's book/ folder. Generated by stitchkit.bookpages.",
            "verdicts": [*VERDICTS, MISSING], "fields": list(CSV_FIELDS),
@@ -945,21 +1019,27 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
     return changed + link_pages(book_dir)
 
 
-def mark_glance(nb) -> None:
-    """Give the "Results at a glance" box of a page executed before it had one its class
-    (:data:`stitchkit.execution.GLANCE_CLASS`, the phone's card layout); the text is unchanged."""
-    from .execution import GLANCE_CLASS
+GLANCE_START = ":::{admonition} Results at a glance"
+
+
+def refresh_glance(nb, results: Mapping[str, Any]) -> None:
+    """Re-render the "Results at a glance" box that opens an executed page from its results
+    file (:func:`stitchkit.execution.result_box`: the class of the phone's card layout, the
+    verdict badges with their scale, failed controls in words), so that pages executed before
+    a change of the box read like new ones; the page's numbers are the results file's."""
+    from .execution import result_box
 
     for cell in nb.cells:
-        if cell.cell_type == "markdown" and cell.source.startswith(":::{admonition} Results at a glance"):
-            title, _, rest = cell.source.partition("\n")
-            if rest.startswith(":class: tip\n") and "\n| claim |" in rest:
-                cell.source = f"{title}\n:class: {GLANCE_CLASS}\n" + rest.removeprefix(":class: tip\n")
+        if cell.cell_type == "markdown" and cell.source.startswith(GLANCE_START):
+            end = cell.source.find("\n:::", len(GLANCE_START))
+            if end < 0:
+                return
+            cell.source = result_box(results) + cell.source[end + 4:]
             return
 
 
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
-    """:func:`link_glossary`, :func:`mark_glance`, the "Changes after a run" section
+    """:func:`link_glossary`, :func:`refresh_glance`, the "Changes after a run" section
     (:func:`stitchkit.changes.insert_into`) and :func:`~stitchkit.execution.tag_claims_table` on
     every executed page under ``book_dir``;
     returns those they changed."""
@@ -975,7 +1055,9 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         nb = nbformat.reads(json.dumps(doc), as_version=4)
         before = [c.source for c in nb.cells]
         link_glossary(nb)
-        mark_glance(nb)
+        results_path = path.with_suffix(".results.json")
+        if results_path.exists():
+            refresh_glance(nb, json.loads(results_path.read_text()))
         changes.insert_into(nb, path.stem)
         tagged = tag_claims_table(nb)
         if tagged or [c.source for c in nb.cells] != before:
@@ -984,6 +1066,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
     return changed
 
 
-__all__ = ["BADGES", "CATALOGUE", "MISSING", "PAPERS", "Page", "VERDICTS", "load_pages", "rerun_box", "rows",
+__all__ = ["BADGES", "CATALOGUE", "MISSING", "PAPERS", "Page", "SHORT_VERDICT", "VERDICTS", "badge_label", "load_pages",
+           "rerun_box", "rows",
            "scorecard_markdown", "write_pages"]
 

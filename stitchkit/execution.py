@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping
 
 from . import paths
 from .fileio import atomic_write_json, atomic_write_text
-from .results import RESULTS_ENV
+from .results import RESULTS_ENV, badge_label, why_failed
 from .scales import (SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, preset,
                      registered_config, registered_presets)
 
@@ -296,9 +296,12 @@ def result_box(results: Mapping[str, Any]) -> str:
         note = ""
         failed = [k for k in c.get("controls", []) if not k.get("passed", True)]
         if failed:
-            note = " (failed control: " + "; ".join(f"{k['text']}, {k['value']}" for k in failed) + ")"
+            note = " (" + "; ".join(why_failed(k) for k in failed) + ")"
+        elif c.get("reason"):
+            note = f" ({c['reason']})"
+        label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
         rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
-                    f"{{bdg-{badge}}}`{c['verdict']}`{_cell(note)} |")
+                    f"{{bdg-{badge}}}`{label}`{_cell(note)} |")
     return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
             + "\n".join(rows)
             + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")

@@ -18,6 +18,8 @@ Verdicts are three-valued and decided by criteria fixed before the run:
 
 from __future__ import annotations
 
+import re
+
 import datetime as _dt
 import os
 import platform
@@ -223,6 +225,61 @@ def control_passes(record: Mapping[str, Any]) -> bool:
 
 
 WITHIN_NOISE = "within noise"
+
+
+# A verdict in a word or two, for badges that also carry the scale ("inconclusive · demo").
+SHORT_VERDICT = {"reproduced": "reproduced", "not reproduced": "not reproduced",
+                 "inconclusive at this scale": "inconclusive", "not assessed at smoke scale": "not assessed"}
+
+
+def badge_label(verdict: str, scale: str = "") -> str:
+    """A verdict badge's text: the short verdict and the scale it holds at ("inconclusive · demo")."""
+    short = SHORT_VERDICT.get(verdict, verdict)
+    return f"{short} · {scale}" if scale else short
+
+
+def _subject(text: str) -> str:
+    """A control's text up to its first ':' or ' (': what it checks, without the rule."""
+    cut = [i for i in (text.find(":"), text.find(" (")) if i > 0]
+    return text[:min(cut)] if cut else text
+
+
+def _measured(rec: Mapping[str, Any]) -> str:
+    unit = f" {rec['unit']}" if rec.get("unit") else ""
+    v, lo, hi = rec["value"], rec["low"], rec["high"]
+    return f"{v:.3g}{unit}" if lo == hi == v else f"{v:.3g} [{lo:.3g}, {hi:.3g}]{unit}"
+
+
+_RULE = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+_OUTCOME = {True: "holds", False: "fails", None: "is within noise"}
+
+
+def why_failed(control: Mapping[str, Any]) -> str:
+    """What went wrong with a failed control, in one sentence with its numbers (a control as
+    recorded in a results file: text, criterion, value, passed, record)."""
+    rec = control.get("record")
+    name = _subject(str(control.get("text", "")))
+    if not rec or rec.get("low") is None:
+        return f"{name}: measured {control.get('value')}, needed {control.get('criterion')}"
+    measured = _measured(rec)
+    unit = f" {rec['unit']}" if rec.get("unit") else ""
+    if rec.get("rule") == "agrees":  # the training-length control
+        factor = re.search(r"(\d+(?:\.\d+)?)\s*[x×]", str(control.get("text", "")))
+        longer = f"{factor.group(1)}× longer training" if factor else "longer training"
+        now = decide(rec["low"], rec["high"], rec["threshold"], rec["direction"], rec.get("tolerance"))
+        rule = (f"±{rec['tolerance']:.3g} of {rec['threshold']:.3g}" if rec["direction"] == "within"
+                else f"{_RULE[rec['direction']]} {rec['threshold']:.3g}")
+        return (f"with {longer} the claim's value is {measured} (needed {rule}{unit}): it {_OUTCOME[now]}, "
+                f"where the shorter run's {_OUTCOME[rec.get('base_holds')].replace('is within noise', 'was within noise')}"
+                .replace("run's holds", "run's held").replace("run's fails", "run's failed"))
+    if rec["direction"] == "within":
+        if rec["threshold"] == 0 and "itself" in name:  # the self-stitch control
+            tol = rec["tolerance"]
+            side = ("the stitch alone adds accuracy" if rec["high"] < -tol else "the stitch recipe is too weak"
+                    if rec["low"] > tol else "its interval reaches past the bound")
+            return f"{name}: self-penalty {measured}, not wholly within ±{rec['tolerance']:.3g}{unit} ({side})"
+        return f"{name}: {measured}, not wholly within ±{rec['tolerance']:.3g}{unit} of {rec['threshold']:.3g}"
+    return f"{name}: {measured}, not wholly {_RULE[rec['direction']]} {rec['threshold']:.3g}{unit}"
 
 
 @dataclass

@@ -50,12 +50,36 @@ def book(tmp_path: Path) -> Path:
     return book
 
 
-def claim_table_rows(markdown: str) -> list[list[str]]:
-    """The cells of every body row of the scorecard's claim table."""
+def claim_table_rows(markdown: str) -> list[dict]:
+    """Every body row of the scorecard's claim table (raw HTML): its data attributes and cells."""
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr" and dict(attrs).get("data-verdict"):
+                self.rows.append({"attrs": dict(attrs), "cells": [], "html": []})
+            elif tag == "td" and self.rows:
+                self.cell = []
+            elif tag == "a" and self.cell is not None:
+                self.rows[-1]["html"].append(dict(attrs).get("href"))
+
+        def handle_endtag(self, tag):
+            if tag == "td" and self.cell is not None:
+                self.rows[-1]["cells"].append("".join(self.cell).strip())
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
     table = markdown.split("## Every claim", 1)[1]
-    lines = [ln for ln in table.splitlines() if ln.startswith("| ")][1:]  # skip the header
-    # split on unescaped pipes only
-    return [[c.strip() for c in ln.replace("\\|", "\0").strip("|").split("|")] for ln in lines]
+    parser = Rows()
+    parser.feed(table)
+    return parser.rows
 
 
 def test_vocabularies_match_the_library():
@@ -68,27 +92,53 @@ def test_vocabularies_match_the_library():
 
 def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
     bookpages.write_pages(book, toc=book.parent / "_toc.yml")
-    rows = claim_table_rows((book / "scorecard.md").read_text())
-    assert all(len(r) == 9 for r in rows), "a cell's text broke the table"
+    text = (book / "scorecard.md").read_text()
+    rows = claim_table_rows(text)
+    assert all(len(r["cells"]) == 5 for r in rows), "a cell's text broke the table"
     claims = ["Seeds are stitching connected", "A random bottom stitches early", "A random bottom fails late",
               "Stitching forms a triangle", "Random controls stitch poorly"]
-    for text in claims:
-        assert sum(text in r[2] for r in rows) == 1, text
-    by_id: dict[str, list[list[str]]] = {}
+    for t in claims:
+        assert sum(t in r["cells"][2] for r in rows) == 1, t
+    assert "$x$ ≤ 3" in rows[0]["cells"][2] or any("$x$ ≤ 3" in r["cells"][2] for r in rows)  # literal text
+    by_id: dict[str, list[dict]] = {}
     for r in rows:
-        by_id.setdefault(re.search(r"[A-Z]-[\w.]+", r[1])[0], []).append(r)
+        by_id.setdefault(r["cells"][1], []).append(r)
     assert set(by_id) == {fid for fid, _ in bookpages.CATALOGUE}
     assert len(by_id["B-F2A"]) == 3 and len(by_id["H-F2"]) == 2
     for fid, found in by_id.items():
         if fid not in ("B-F2A", "H-F2"):
-            assert len(found) == 1 and "`not yet reproduced`" in found[0][6], fid
-    # verdicts as badges with their text; a failed control is named; B-F2A links to its page
-    assert "{bdg-warning}`inconclusive at this scale` (failed control: receiver into itself: 3.2 points)" in \
-        by_id["B-F2A"][1][6]
-    assert by_id["B-F2A"][0][1] == "{doc}`B-F2A <bansal/B-F2A>`"
-    assert by_id["H-F2"][0][1] == "H-F2"  # results but no page yet: no link
-    assert "{bdg-secondary}`not assessed at smoke scale`" in by_id["H-F2"][0][6]
-    assert "no interval" in by_id["B-F2A"][0][5]  # a claim judged before the noise model says so
+            assert len(found) == 1 and found[0]["cells"][4] == "no page yet", fid
+            assert found[0]["attrs"]["data-verdict"] == "no page yet"
+    # the verdict badge carries its scale; the details say why a verdict is inconclusive, in words
+    early = by_id["B-F2A"][1]
+    assert early["cells"][4] == "inconclusive · demo" and early["attrs"]["data-scale"] == "demo"
+    assert "why inconclusive receiver into itself: measured 3.2 points, needed ≤ 1" in early["cells"][2]
+    assert by_id["B-F2A"][0]["html"] == ["bansal/B-F2A.html"]  # links to its page
+    assert by_id["H-F2"][0]["html"] == []  # results but no page yet: no link
+    assert by_id["H-F2"][0]["cells"][4] == "not assessed · smoke"
+    assert "no interval" in by_id["B-F2A"][0]["cells"][2]  # a claim judged before the noise model says so
+    # filters by paper, verdict and scale; a one-line meaning of each scale used
+    for name in ("paper", "verdict", "scale"):
+        assert f'data-filter="{name}"' in text
+    assert "- **demo**: 2 CPU cores" in text and "- **smoke**: CI" in text and "- **paper**" not in text
+
+
+def test_failed_controls_say_what_went_wrong():
+    base = {"value": -0.84, "low": -1.38, "high": -0.51, "threshold": 0.0, "direction": "within", "tolerance": 0.5,
+            "unit": "points"}
+    self_stitch = {"text": "receiver stitched into itself at every cut (an exact stitch exists): |penalty| ≤ 0.5",
+                   "passed": False, "record": base}
+    assert results.why_failed(self_stitch) == ("receiver stitched into itself at every cut: self-penalty -0.84 "
+                                               "[-1.38, -0.51] points, not wholly within ±0.5 points (the stitch "
+                                               "alone adds accuracy)")
+    length = {"text": "the verdict survives 4x longer stitch training: the stitches of x retrained", "passed": False,
+              "record": {**base, "value": 2.92, "low": 2.5, "high": 3.4, "threshold": 3.0, "direction": "<=",
+                         "tolerance": None, "rule": "agrees", "base_holds": False}}
+    assert results.why_failed(length) == ("with 4× longer training the claim's value is 2.92 [2.5, 3.4] points "
+                                          "(needed ≤ 3 points): it is within noise, where the shorter run's failed")
+    premise = {"text": "the 25k network is more accurate (the premise)", "passed": False,
+               "record": {**base, "value": -2.5, "low": -3.4, "high": -1.7, "direction": ">=", "tolerance": None}}
+    assert results.why_failed(premise) == "the 25k network is more accurate: -2.5 [-3.4, -1.7] points, not wholly ≥ 0 points"
 
 
 def test_counts_csv_and_json_agree_with_the_claims(book):
@@ -99,10 +149,10 @@ def test_counts_csv_and_json_agree_with_the_claims(book):
     assert data["rows"] == table or [{k: str(v) for k, v in r.items()} for r in data["rows"]] == table
     assert len(table) == 5 + 29  # five claims, 29 catalogue IDs without results
     verdicts = [r["verdict"] for r in table]
-    assert verdicts.count("not yet reproduced") == 29
-    assert set(verdicts) <= set(data["verdicts"]) == {*results.VERDICTS, "not yet reproduced"}
+    assert verdicts.count("no page yet") == 29
+    assert set(verdicts) <= set(data["verdicts"]) == {*results.VERDICTS, "no page yet"}
     summary = (book / "scorecard-summary.md").read_text()
-    assert "| {bdg-secondary-line}`not yet reproduced` | 12 | 5 | 7 | 5 | **29** |" in summary
+    assert "| {bdg-secondary-line}`no page yet` | 12 | 5 | 7 | 5 | **29** |" in summary
     assert "| {bdg-success}`reproduced` | 1 | 0 | 0 | 0 | **1** |" in summary  # at demo
     assert "| {bdg-secondary}`not assessed at smoke scale` | 0 | 2 | 0 | 0 | **2** |" in summary  # at smoke
     assert summary.index("pages run at `smoke`") < summary.index("pages run at `demo`")
@@ -154,32 +204,32 @@ def test_escape_keeps_text_literal():
     assert bookpages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
 
 
-def test_glance_box_is_a_card_per_claim_on_a_phone_and_old_pages_get_the_class():
+def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_results():
     import nbformat
 
-    from stitchkit.execution import GLANCE_CLASS, result_box
+    from stitchkit.execution import GLANCE_CLASS, provenance_banner, result_box
 
-    res = {"scale": "demo", "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced"}]}
+    res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
+           "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"}]}
     box = result_box(res)
-    assert f":class: {GLANCE_CLASS}\n| claim |" in box
+    assert f":class: {GLANCE_CLASS}\n| claim |" in box and "{bdg-success}`reproduced · demo`" in box
     css = (Path(bookpages.paths.BOOK_DIR) / "_static" / "stitchkit.css").read_text()
     assert all(f".{c}" in css for c in GLANCE_CLASS.split() if c.startswith("sk-"))
-    old = box.replace(f":class: {GLANCE_CLASS}", ":class: tip")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), nbformat.v4.new_markdown_cell(old)])
-    bookpages.mark_glance(nb)
-    assert nb.cells[1].source == box
-    bookpages.mark_glance(nb)
-    assert nb.cells[1].source == box  # idempotent
+    old = (":::{admonition} Results at a glance (scale demo)\n:class: tip\n| claim | paper | ours | verdict |\n"
+           "|---|---|---|---|\n| t | p | o | {bdg-success}`reproduced` |\n:::")
+    rest = "\n\n" + provenance_banner(res)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
+                                         nbformat.v4.new_markdown_cell(old + rest)])
+    bookpages.refresh_glance(nb, res)
+    assert nb.cells[1].source == box + rest  # the box re-rendered, what follows it kept
+    bookpages.refresh_glance(nb, res)
+    assert nb.cells[1].source == box + rest  # idempotent
     # the claims table's cell is tagged (tag_sk-claims on the page), once
     from stitchkit.execution import CLAIMS_TAG, tag_claims_table
 
     nb.cells.append(nbformat.v4.new_code_cell("run.save()\nrun.claims_table()"))
     assert tag_claims_table(nb) and not tag_claims_table(nb)
     assert nb.cells[-1].metadata["tags"] == [CLAIMS_TAG] and f".tag_{CLAIMS_TAG}" in css
-    claimless = result_box({"scale": "demo", "claims": []})
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(claimless)])
-    bookpages.mark_glance(nb)
-    assert nb.cells[0].source == claimless  # no table: nothing to lay out
 
 
 def test_glossary_terms_link_at_first_use_only_in_prose():

@@ -3,8 +3,8 @@
 The book is built once into a temporary folder; then every page of the table of contents (plus
 the index and search pages) is opened from ``file://`` and checked: math typeset by the bundled
 MathJax (no raw TeX left), every image loaded, no request to any host, no console error, and no
-horizontal page scroll at phone width (400 px). The scorecard's verdict column must stay
-reachable at 400 px, and searching for ``B-F2A`` must find its page. Screenshots of every page at
+horizontal page scroll at phone width (400 px). The scorecard fits its column at 1280 and 400 px
+with a scale on every verdict badge and working filters, and searching for ``B-F2A`` must find its page. Screenshots of every page at
 1280 and 400 px go to ``runs/browser/<width>/``.
 """
 
@@ -112,13 +112,14 @@ VISIBLE_PROSE = """() => {
 PAGE_WIDTH = "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
 
 # Each verdict cell of the scorecard: inside the viewport, or inside a box that scrolls sideways
-# (the table's own container) which itself is inside the viewport.
+# (the table's own container) which itself is inside the viewport; and the table's width against
+# its container's.
 VERDICT_CELLS = """() => {
-  const table = document.querySelector('.sk-scorecard table');
+  const table = document.querySelector('.sk-scorecard-table');
   const heads = Array.from(table.querySelectorAll('thead th')).map(th => th.textContent.trim());
   const col = heads.indexOf('verdict');
   const inView = r => r.left >= -1 && r.right <= window.innerWidth + 1;
-  return Array.from(table.querySelectorAll('tbody tr')).map(tr => {
+  const cells = Array.from(table.querySelectorAll('tbody tr')).map(tr => {
     const cell = tr.children[col];
     let reachable = inView(cell.getBoundingClientRect());
     for (let e = cell.parentElement; !reachable && e && e !== document.body; e = e.parentElement) {
@@ -128,6 +129,7 @@ VERDICT_CELLS = """() => {
     const badge = cell.querySelector('.sd-badge');
     return {reachable, col, badge: badge ? badge.textContent.trim() : null};
   });
+  return {cells, width: table.scrollWidth, room: table.parentElement.clientWidth};
 }"""
 
 
@@ -162,19 +164,33 @@ def test_page_renders_offline(browser, html_dir, doc):
             visit.close()
 
 
-def test_scorecard_verdicts_reachable_on_a_phone(browser, html_dir):
-    visit = Visit(browser, (html_dir / f"{SCORECARD}.html").as_uri(), 400)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_scorecard_fits_and_every_badge_carries_its_scale(browser, html_dir, width):
+    visit = Visit(browser, (html_dir / f"{SCORECARD}.html").as_uri(), width)
     try:
-        cells = visit.page.evaluate(VERDICT_CELLS)
+        found = visit.page.evaluate(VERDICT_CELLS)
+        # the filters hide rows: keep only not-reproduced ones, then show all again
+        page = visit.page
+        page.select_option('select[data-filter="verdict"]', "not reproduced")
+        shown = page.evaluate("() => Array.from(document.querySelectorAll('.sk-scorecard-table tbody tr'))"
+                              ".filter(tr => !tr.hidden).map(tr => tr.dataset.verdict)")
+        page.select_option('select[data-filter="verdict"]', "")
+        hidden = page.evaluate("() => document.querySelectorAll('.sk-scorecard-table tbody tr[hidden]').length")
     finally:
         visit.close()
+    cells = found["cells"]
     assert cells and cells[0]["col"] >= 0, "the scorecard has no verdict column"
-    assert all(c["reachable"] for c in cells), "a verdict cell is clipped at 400 px"
-    expected = {*bookpages.VERDICTS, bookpages.MISSING}
-    badges = [c["badge"] for c in cells]
-    assert all(b in expected for b in badges if b is not None), f"unexpected verdict badges: {set(badges) - expected}"
-    missing = sum(r["verdict"] == bookpages.MISSING for r in bookpages.rows(bookpages.load_pages()))
-    assert badges.count(bookpages.MISSING) == missing, "one badge per figure not yet reproduced"
+    assert found["width"] <= found["room"] + 1, f"the scorecard scrolls sideways at {width} px ({found})"
+    assert all(c["reachable"] for c in cells), f"a verdict cell is clipped at {width} px"
+    records = bookpages.rows(bookpages.load_pages())
+    expected = {bookpages.badge_label(r["verdict"], r["scale"]) for r in records if r["verdict"]}
+    badges = [c["badge"] for c in cells if c["badge"] is not None]
+    assert set(badges) <= expected, f"unexpected verdict badges: {set(badges) - expected}"
+    assert all(" · " in b for b in badges if b != bookpages.SHORT_VERDICT[bookpages.MISSING]), "a badge without its scale"
+    missing = sum(r["verdict"] == bookpages.MISSING for r in records)
+    assert badges.count(bookpages.SHORT_VERDICT[bookpages.MISSING]) == missing, "one badge per figure with no page yet"
+    assert set(shown) <= {"not reproduced"} and len(shown) == sum(r["verdict"] == "not reproduced" for r in records)
+    assert hidden == 0
 
 
 def test_search_finds_a_figure(browser, html_dir):
