@@ -69,7 +69,9 @@ def _notebook_command(sub, name: str, help_: str, metavar: tuple[str, str], para
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="stitchkit", description="Model-stitching reproduction companion.")
     sub = ap.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="notebooks and their parameters")
+    ls = sub.add_parser("list", help="the figures, one line each (ID, title, the book's run and its time), or one "
+                                     "figure's parameters")
+    ls.add_argument("id", nargs="?", metavar="ID", help="list this figure's parameters")
     _notebook_command(sub, "run", "execute one notebook into runs/", ("KEY", "VALUE"),
                       "override a parameter (repeatable)", "runs/<ID>/<stamp>-<scale>")
     sw = _notebook_command(sub, "sweep", "run a grid of parameter values and collect the results", ("KEY", "V1"),
@@ -91,6 +93,36 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _title(figure_id: str) -> str:
+    from .bookpages import TITLES
+
+    return TITLES.get(figure_id, "")
+
+
+def list_lines(infos: dict) -> list[str]:
+    """``stitchkit list``: one line per figure: ID, title, and the book's run of it (scale, wall
+    time, and the time from an empty cache where the run's ledger allows the estimate)."""
+    from .bookpages import _minutes, empty_cache_seconds, load_pages
+
+    shown = {p.id: p for p in load_pages() if p.shown}
+    def short(title: str, n: int = 50) -> str:
+        return title if len(title) <= n else title[:n - 1].rstrip() + "…"
+
+    width = max((len(short(_title(fid))) for fid in infos), default=0)
+    lines = [f"{'ID':7} {'title':{width}}  the book's run: scale, wall time; from an empty cache"]
+    for fid in infos:
+        page = shown.get(fid)
+        if page is None:
+            run = "no page yet"
+        else:
+            cold, missing = empty_cache_seconds([page])
+            run = (f"{page.results.get('scale')}, {_minutes(page.wall_seconds)}; "
+                   + (f"at least {_minutes(cold)}" if missing else f"{_minutes(cold)}"))
+        lines.append(f"{fid:7} {short(_title(fid)):{width}}  {run}")
+    lines.append("`stitchkit list ID` shows a figure's parameters; `stitchkit run ID --scale S` runs it.")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from . import execution
@@ -109,10 +141,15 @@ def _main(args) -> int:
             raise ValueError("--out is empty: name an output folder, or leave --out out for the default")
         if args.command == "list":
             broken: dict[str, str] = {}
-            for info in execution.discover(broken=broken).values():
-                print(f"{info.id}  ({info.source.name}, part: {info.part})")
+            infos = execution.discover(broken=broken)
+            if args.id is not None:
+                info = execution.get_notebook(args.id)  # an unknown ID: the error names the valid ones
+                print(f"{info.id}: {_title(info.id)} ({info.source.relative_to(info.source.parents[1])})")
                 for p in info.parameters:
                     print(f"    {p.name} = {p.default!r}" + (f"  # {p.comment}" if p.comment else ""))
+                return 0
+            for line in list_lines(infos):
+                print(line)
             for fid, why in broken.items():
                 print(f"stitchkit: error: {fid} cannot be listed: {why}", file=sys.stderr)
             if broken:
@@ -131,7 +168,8 @@ def _main(args) -> int:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
             table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,
                                     dask_address=args.dask, dask_timeout=args.dask_timeout)
-            print(table.to_string(index=False))
+            print(execution.sweep_summary(table, list(values)))
+            print(f"results (every number of every point): {table.attrs['csv']}")
         elif args.command == "pages":
             from .transfer import pack_pages
 

@@ -185,7 +185,8 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     tmp_nb.unlink(missing_ok=True)  # a run killed with -9 leaves its running copy: this run starts clean
     try:
         papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **_for_papermill(params)}, kernel_name="python3",
-                                   language="python", cwd=str(paths.REPO_ROOT), progress_bar=progress)
+                                   language="python", cwd=str(paths.REPO_ROOT), progress_bar=progress,
+                                   kernel_manager_class=ipc_kernel_manager())
         if not results_path.exists():
             raise RuntimeError(f"{info.id} finished without writing {results_path} (the notebook must call "
                                "run.save())")
@@ -216,6 +217,20 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     atomic_write_text(out_notebook, nbformat.writes(executed))
     tmp_nb.unlink(missing_ok=True)
     return results
+
+
+def ipc_kernel_manager() -> type:
+    """A Jupyter kernel manager that talks to its kernel over local IPC sockets rather than TCP:
+    nothing listens on a network port, and ipykernel does not print its "running over TCP
+    without encryption" warning into every run's terminal."""
+    from jupyter_client.manager import KernelManager
+
+    class IPCKernelManager(KernelManager):
+        def __init__(self, **kw):
+            kw.setdefault("transport", "ipc")
+            super().__init__(**kw)
+
+    return IPCKernelManager
 
 
 def put_under_title(nb, markdown: str) -> None:
@@ -595,9 +610,27 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
             atomic_write_text(csv, table.to_csv(index=False))
             raise SweepInterrupted(table, csv, "SIGTERM" if isinstance(exc, Terminated) else "SIGINT") from None
     table = table_of(rows)
+    table.attrs["csv"] = str(csv)
     if "status" in table and (table["status"] != "ok").any():
         raise SweepFailed(table, csv, list(values))
     return table
+
+
+def sweep_summary(table: "pd.DataFrame", names: list[str]) -> str:
+    """A sweep's table as a terminal reads it: one line per point, with the swept parameters
+    (``names``), each claim's verdict in a word or two, the wall time and the status (the full
+    table, every number included, is the sweep's ``results.csv``)."""
+    import pandas as pd
+
+    short = {"reproduced": "yes", "not reproduced": "no", "inconclusive at this scale": "inconclusive",
+             "not assessed at smoke scale": "n/a (smoke)"}
+    claims = [c for c in table.columns if c.startswith("claim.")]
+    out = table[[c for c in (*names, *claims, "wall_seconds", "status") if c in table.columns]].copy()
+    for c in claims:
+        out[c] = out[c].map(lambda v: short.get(v, "" if pd.isna(v) else v))
+    if "wall_seconds" in out:
+        out["wall_seconds"] = out["wall_seconds"].map(lambda v: "" if pd.isna(v) else f"{v:.0f} s")
+    return out.rename(columns={c: c[len("claim."):] for c in claims} | {"wall_seconds": "wall"}).to_string(index=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -660,4 +693,5 @@ def compile_book(output: Path | None = None) -> Path:
 
 
 __all__ = ["SCALES", "NotebookInfo", "Parameter", "build_book", "check_parameters", "compile_book", "discover",
-           "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep"]
+           "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep",
+           "sweep_summary"]

@@ -84,8 +84,15 @@ def test_cli_errors_exit_nonzero_before_compute(argv, message, capsys, monkeypat
 
 def test_cli_list(capsys):
     assert cli.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 31 + 2  # a header, one line per figure, a hint
+    b = next(ln for ln in lines if ln.startswith("B-F2A"))
+    assert "Stitching" in b or "stitching" in b
+    assert cli.main(["list", "B-F2A"]) == 0
     out = capsys.readouterr().out
-    assert "B-F2A" in out and "scale = 'smoke'" in out
+    assert out.startswith("B-F2A: ") and "scale = 'smoke'" in out
+    assert cli.main(["list", "B-F99"]) == 2
+    assert "B-F99" in capsys.readouterr().err
 
 
 def test_parse_values_and_grid():

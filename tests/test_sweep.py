@@ -19,6 +19,10 @@ def test_local_sweep_collects_one_row_per_run(tmp_path, monkeypatch):
     assert len(table) == 4 and list(table.score) == [40, 41, 80, 81]
     assert set(table["claim.c"]) == {"reproduced"}
     assert pd.read_csv(tmp_path / "results.csv").shape == table.shape
+    assert table.attrs["csv"] == str(tmp_path / "results.csv")
+    lines = execution.sweep_summary(table, ["width", "frozen_bn"]).splitlines()
+    assert lines[0].split() == ["width", "frozen_bn", "c", "wall", "status"]  # no numbers: they are in the CSV
+    assert lines[1].split() == ["4", "eval", "yes", "1", "s", "ok"] and len(lines) == 5
 
 
 def test_sweep_refuses_unknown_parameters_before_running(tmp_path, monkeypatch):
