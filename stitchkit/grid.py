@@ -587,3 +587,32 @@ def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Seq
         rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)
         bar.close()
     return pd.DataFrame(rows)
+
+
+def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: bool = False) -> pd.DataFrame:
+    """A copy of ``table`` in which, for each row of ``new``, the rows of ``table`` that match it
+    on ``on`` take its values in ``columns``: how a training-length control swaps its longer
+    stitches into a page's table before re-judging a claim. ``on`` and ``columns`` map a column
+    of ``table`` to one of ``new`` (a sequence: the same names in both). Every row of ``new`` must
+    match exactly one row (``many``: at least one, e.g. every evaluation of one stitch); columns
+    of per-image arrays (object dtype) are replaced element by element, the others are floats."""
+    on = dict(on) if isinstance(on, dict) else {c: c for c in on}
+    columns = dict(columns) if isinstance(columns, dict) else {c: c for c in columns}
+    out = table.reset_index(drop=True).copy()
+    rows: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(*(out[c] for c in on))):
+        rows.setdefault(tuple(key), []).append(i)
+    values = {c: list(out[c]) for c in columns}
+    for r in range(len(new)):
+        key = tuple(new[n].iloc[r] for n in on.values())
+        hit = rows.get(key, [])
+        if not hit or (len(hit) > 1 and not many):
+            where = ", ".join(f"{c}={(k.item() if hasattr(k, 'item') else k)!r}" for c, k in zip(on, key))
+            raise ValueError(f"{len(hit)} rows of the table at {where} to replace (expected "
+                             f"{'at least ' if many else ''}1)")
+        for c, n in columns.items():
+            for i in hit:
+                values[c][i] = new[n].iloc[r]
+    for c in columns:
+        out[c] = pd.Series(values[c], dtype=object if table[c].dtype == object else float)
+    return out

@@ -210,3 +210,24 @@ def test_a_longer_recipe_multiplies_the_training_length_and_nothing_else():
     assert (by_steps.train.epochs, by_steps.train.steps) == (3, 150)
     with pytest.raises(ValueError, match="factor=0"):
         base.longer(0)
+
+
+def test_replace_cells_swaps_matching_rows_and_refuses_unknown_or_ambiguous_cells():
+    import numpy as np
+    import pandas as pd
+
+    from stitchkit.grid import replace_cells
+
+    table = pd.DataFrame({"init": [0, 0, 1, 1], "sender": ["a", "a", "a", "b"], "cut": ["x", "x", "x", "y"],
+                          "accuracy": [0.5, 0.5, 0.6, 0.7], "correct": [np.zeros(3, bool)] * 4})
+    new = pd.DataFrame({"k": [1], "who": ["a"], "at": ["x"], "acc": [0.9], "ok": [np.ones(3, bool)]})
+    out = replace_cells(table, new, {"init": "k", "sender": "who", "cut": "at"}, {"accuracy": "acc", "correct": "ok"})
+    assert list(out.accuracy) == [0.5, 0.5, 0.9, 0.7] and out.correct[2].all() and not out.correct[0].any()
+    assert list(table.accuracy) == [0.5, 0.5, 0.6, 0.7]  # a copy: the page's table is untouched
+    both = new.assign(k=0)
+    with pytest.raises(ValueError, match="2 rows of the table at init=0, sender='a', cut='x'"):
+        replace_cells(table, both, {"init": "k", "sender": "who", "cut": "at"}, {"accuracy": "acc"})
+    out = replace_cells(table, both, {"init": "k", "sender": "who", "cut": "at"}, {"accuracy": "acc"}, many=True)
+    assert list(out.accuracy) == [0.9, 0.9, 0.6, 0.7]
+    with pytest.raises(ValueError, match="0 rows .* sender='c'"):
+        replace_cells(table, new.assign(who="c"), {"init": "k", "sender": "who", "cut": "at"}, {"accuracy": "acc"})

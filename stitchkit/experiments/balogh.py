@@ -37,6 +37,7 @@ from .. import similarity as sim
 from .. import zoo
 from ..datasets import DataSpec, test_split, train_split
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
+from ..grid import replace_cells as replace_grid_cells
 from ..hardware import as_device
 from ..progress import progress_bar
 from ..noise import Estimate
@@ -44,7 +45,8 @@ from ..results import Control, Criterion, at_least, at_most, more_than
 from ..scales import check_scale, figure_config, param
 from ..store import Store
 from ..train import TrainConfig
-from .bansal import CKABootstrap, decided
+from ..similarity import CKABootstrap
+from .bansal import decided
 
 MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
 NAMES = {"pwcca": "PWCCA", "opd": "OPD", "lcka": "LCKA", "tlm": "TLM", "dm_struct": "DM (struct.)",
@@ -164,7 +166,7 @@ def structural(acts_a: dict[str, torch.Tensor], acts_b: dict[str, torch.Tensor],
     """PWCCA and OPD distances and linear CKA between every layer of A (rows, the source) and
     every layer of B (columns, the target), with Balogh & Jelasity's preprocessing. ``grams``:
     the layers' centred Gram matrices (A's, B's), computed here when None. ``boot`` (a
-    :class:`stitchkit.experiments.bansal.CKABootstrap` on these images): also ``"lcka_reps"``,
+    :class:`stitchkit.similarity.CKABootstrap` on these images): also ``"lcka_reps"``,
     (R+1, L_A, L_B) the linear CKA on the images (element 0, which is then ``"lcka"``) and on each
     bootstrap resample of them. PWCCA and OPD are computed on the images as they are (too costly
     to resample: see :func:`layer_identification`)."""
@@ -489,18 +491,13 @@ def tlm_retrained(cfg: IdentConfig, scale: str, arch: str, cells: list[tuple[str
 def _with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``tlm`` (a grid table) with the cells of ``longer`` (:func:`tlm_retrained`'s rows) replaced
     by their longer stitches (accuracy and per-image results; the receiver is unchanged)."""
-    out = tlm.copy()
-    correct = list(out.correct)
-    where = {k: i for i, k in enumerate(zip(out.sender, out.receiver, out.cut_i, out.cut_j))}
-    for r in longer.itertuples():
-        cell = (r.sender, r.receiver, r.cut_i, r.cut_j)
-        if cell not in where:
+    keys = ("sender", "receiver", "cut_i", "cut_j")
+    cells = set(zip(*(tlm[k] for k in keys)))
+    for cell in zip(*(longer[k] for k in keys)):
+        if cell not in cells:
             raise ValueError(f"the longer stitch {cell} (sender, receiver, cut_i, cut_j) is not a cell of the TLM grid; "
-                             f"its cells: {', '.join(map(str, where))}")
-        i = where[cell]
-        out.iloc[i, out.columns.get_loc("accuracy")] = r.accuracy
-        correct[i] = r.correct
-    out["correct"] = correct
+                             f"its cells: {', '.join(map(str, sorted(cells)))}")
+    out = replace_grid_cells(tlm, longer, keys, ("accuracy", "correct"))
     out["penalty"] = out.receiver_accuracy - out.accuracy
     return out
 

@@ -32,6 +32,8 @@ import torch
 from .. import controls, noise, similarity, zoo
 from ..datasets import DataSpec, test_split
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
+from ..grid import replace_cells as replace_grid_cells
+from ..similarity import CKA_METHOD, CKA_SAMPLE, CKABootstrap  # noqa: F401 (the pages' imports)
 from ..results import Control, Criterion, at_least, at_most
 from ..scales import check_names, figure_config, param
 from ..train import TrainConfig
@@ -471,26 +473,11 @@ def decided(claim: dict) -> bool:
 def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
     of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
-    :data:`CELL_COLUMNS`)."""
-    out = table.reset_index(drop=True).copy()
+    :data:`CELL_COLUMNS`; :func:`stitchkit.grid.replace_cells`)."""
     new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
-    by_receiver = "receiver" in out and "receiver" in new and out.receiver.nunique() > 1
-    cols = [c for c in CELL_COLUMNS if c in new.columns and c in out.columns]
-    values = {c: list(out[c]) for c in cols}
-    for i in range(len(new)):
-        sender, cut = new.sender.iloc[i], new.cut.iloc[i]
-        same = (out.sender == sender) & (out.cut == cut)
-        if by_receiver:
-            same &= out.receiver == new.receiver.iloc[i]
-        hit = np.flatnonzero(same.to_numpy())
-        if len(hit) != 1:
-            into = f" into {new.receiver.iloc[i]!r}" if by_receiver else ""
-            raise ValueError(f"{len(hit)} rows of {sender!r}{into} at {cut!r} to replace (expected 1)")
-        for c in cols:
-            values[c][hit[0]] = new[c].iloc[i]
-    for c in cols:
-        out[c] = pd.Series(values[c], dtype=object if c in ("correct", "dm_correct", "key") else float)
-    return out
+    on = ["sender", "cut"] + (["receiver"] if "receiver" in table and "receiver" in new
+                              and table.receiver.nunique() > 1 else [])
+    return replace_grid_cells(table, new, on, [c for c in CELL_COLUMNS if c in new.columns and c in table.columns])
 
 
 def deciding_cuts(beyond: pd.Series, bound_points: float) -> list[str]:
@@ -636,68 +623,6 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
 
 
 # --------------------------------------------------------------------------------------------
-# Linear CKA with its bootstrap over images. The Gram matrices the CKA is computed from are at
-# hand (n x n, centred, float64: similarity.model_grams), so each bootstrap replicate is the
-# CKA of the resampled images without gathering a resampled matrix: with w the draw counts of the
-# n images (sum n), the biased HSIC of the resampled Grams is
-#   w'(K∘L)w - 2/n Σ_i w_i (Kw)_i (Lw)_i + (w'Kw)(w'Lw)/n²,
-# so all replicates of all cuts cost a few (n x n) @ (n x R) products. One change to the plain
-# resample: the pairs of two copies of one image (w_i(w_i - 1) of them) are left out of the first
-# sum. Kept, they count an image's similarity with itself as that of two images, which distinct
-# test images never have, and shift every replicate up (measured at n = 2000: by up to 1.3 bootstrap
-# standard deviations for a random network's activations, 25 for wide Gaussian features); left
-# out, the replicates centre on the full-sample CKA (within 0.1 sd in the same cases). The
-# resamples are noise.resampler's for the CKA images, shared by every CKA on those images: a
-# difference or a minimum over cuts and pairs is resampled jointly.
-
-CKA_SAMPLE = "CKA images"  # the resampler's name for the CKA test images (independent of the stitches')
-CKA_METHOD = "paired bootstrap over the CKA images"
-
-
-class CKABootstrap:
-    """Linear CKA of Gram-matrix pairs on one set of ``n`` images: the full-sample value and one
-    per bootstrap resample of the images (:meth:`replicates`, (R+1,))."""
-
-    def __init__(self, n: int, name: str = CKA_SAMPLE) -> None:
-        counts = noise.resampler(n, name).counts  # (R, n)
-        self.n = int(n)
-        self.w = np.concatenate([np.ones((n, 1)), counts.T.astype(np.float64)], axis=1)  # (n, R+1)
-        self._own: dict[int, tuple[object, np.ndarray, np.ndarray, np.ndarray]] = {}
-
-    @staticmethod
-    def _array(g) -> np.ndarray:
-        g = g.detach().cpu().numpy() if isinstance(g, torch.Tensor) else np.asarray(g)
-        return np.asarray(g, dtype=np.float64)
-
-    def _hsic(self, a: np.ndarray, aw: np.ndarray, b: np.ndarray, bw: np.ndarray) -> np.ndarray:
-        """(R+1,) biased HSIC (times n²) of the resampled Grams, less the pairs of two copies of
-        one image (see the section's comment); element 0 (all counts 1) is the plain one."""
-        w, n = self.w, self.n
-        copies = (w * (w - 1)).T @ (np.diag(a) * np.diag(b))
-        return ((w * ((a * b) @ w)).sum(0) - 2 * (w * aw * bw).sum(0) / n
-                + (w * aw).sum(0) * (w * bw).sum(0) / n ** 2 - copies)
-
-    def _stats(self, g) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key = id(g)
-        if key not in self._own:
-            a = self._array(g)
-            if a.shape != (self.n, self.n):
-                raise ValueError(f"a Gram matrix of shape {a.shape} on {self.n} images")
-            aw = a @ self.w
-            self._own[key] = (g, a, aw, self._hsic(a, aw, a, aw))  # g kept: its id stays its own
-        return self._own[key][1:]
-
-    def replicates(self, ga, gb) -> np.ndarray:
-        """(R+1,) CKA(ga, gb): on all images (element 0) and on each resample."""
-        a, aw, haa = self._stats(ga)
-        b, bw, hbb = self._stats(gb)
-        hab = haa if ga is gb else self._hsic(a, aw, b, bw)
-        den = np.sqrt(np.clip(haa, 0, None) * np.clip(hbb, 0, None))
-        return np.where(den > 0, hab / np.where(den > 0, den, 1), 0.0)
-
-    def forget(self) -> None:
-        """Drop the cached products (each an n x (R+1) array per Gram matrix)."""
-        self._own.clear()
 
 
 def cka_estimate(reps: np.ndarray, n: int) -> noise.Estimate:

@@ -22,6 +22,7 @@ import pandas as pd
 from .. import controls, noise, zoo
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
+from ..grid import replace_cells as replace_grid_cells
 from ..results import at_least, at_most, criterion
 from ..scales import check_names, check_scale, figure_config, param
 from ..train import TrainConfig
@@ -205,16 +206,8 @@ def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame
     top_spec = cfg.resnet(scale, 0)
     grid = stitch_grid([Net(n, s) for n, s in specs.items()], [Net("top", top_spec)], [(c, c) for c in cuts],
                        cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store, progress=progress)
-    new = t.copy()
-    for col in ("stitched", "penalty", "correct"):
-        new[col] = new[col].astype(object)
-    for r in grid.itertuples():
-        i = np.flatnonzero(((t.bottom == r.sender) & (t.cut == r.cut_i)).to_numpy())
-        if len(i) != 1:
-            raise ValueError(f"{len(i)} rows of {r.sender!r} at {r.cut_i!r} to replace (expected 1)")
-        new.at[i[0], "stitched"], new.at[i[0], "penalty"], new.at[i[0], "correct"] = r.accuracy, r.penalty, r.correct
-    for col in ("stitched", "penalty"):
-        new[col] = new[col].astype(float)
+    new = replace_grid_cells(t, grid, {"bottom": "sender", "cut": "cut_i"},
+                             {"stitched": "accuracy", "penalty": "penalty", "correct": "correct"})
     longer = next(c for c in finetune_summary(new, accuracy)[1] if c["key"] == "stitch_tells")["criterion"]
     claim["controls"] = [*claim.get("controls", []), controls.training_length(
         claim["criterion"], longer, LONGER,

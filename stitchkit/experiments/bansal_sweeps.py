@@ -21,7 +21,7 @@ intervals over the test images, each penalty beyond the top stitched into itself
 control is two-sided; a "more is better" premise (the stronger bottom is the more accurate
 network) is judged on the interval of the accuracy difference, measured on the same test images
 (``sender_correct``: each bottom's own per-image results); CKA claims on the bootstrap over the
-CKA images (:class:`stitchkit.experiments.bansal.CKABootstrap`).
+CKA images (:class:`stitchkit.similarity.CKABootstrap`).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from ..results import Control, at_least, at_most, within
 from ..scales import check_names, figure_config, param
 from ..train import evaluate
 from .bansal import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
-from .bansal import (CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, CKABootstrap, ConnectivityConfig, _beyond_self,
-                     boot, cka_estimate, cka_reps_of, decided, estimate_numbers, points, positions, retrain_longer)
+from ..similarity import CKABootstrap
+from .bansal import (CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self, boot, cka_estimate, cka_reps_of, decided, estimate_numbers, points, positions, retrain_longer)
 
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
 IMPROVE_MIN = 1.0  # points: a stronger bottom "improves" the top when it gains at least this
@@ -95,7 +95,7 @@ def cka_per_cut(a: zoo.ModelSpec, b: zoo.ModelSpec, cuts, n_images: int, *, devi
     """Linear CKA (Gram form, float64) between models ``a`` and ``b`` at each cut, on the first
     ``n_images`` of a stratified CIFAR-10 test subset. ``replicates``: each cut's (R+1,) array
     instead, the full-sample value first and then one per bootstrap resample of the images
-    (:class:`stitchkit.experiments.bansal.CKABootstrap`)."""
+    (:class:`stitchkit.similarity.CKABootstrap`)."""
     images = test_split(DataSpec("cifar10"), n_images, seed=0).images
     ga, gb = (_grams(s, cuts, images, device, store, progress) for s in (a, b))
     if not replicates:

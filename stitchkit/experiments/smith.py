@@ -31,6 +31,7 @@ from torch import nn
 from .. import colour_mnist, controls, data as data_mod, noise, zoo
 from ..datasets import DataSpec, combined_fingerprint, test_split
 from ..grid import Net, StitchRecipe, load_stitched, stitch_grid
+from ..grid import replace_cells as replace_grid_cells
 from ..hardware import as_device, channels_last_ok
 from ..models import CutModel
 from ..results import Control, at_least
@@ -404,8 +405,7 @@ def into_digit_longer(cfg: StitchConfig, scale: str, table: pd.DataFrame, cells,
     store = store or Store()
     data = DataSpec(SETS["Correlated"])
     cells = set(cells) | {(RECEIVER, c) for _, c in cells}
-    out = table.copy()
-    correct = list(out.correct)  # numpy arrays in an object column: replaced element by element
+    longer = []
     for k in range(cfg.inits):
         receiver = _net(cfg, scale, RECEIVER, k)
         for sender, cut in sorted(cells):
@@ -413,17 +413,17 @@ def into_digit_longer(cfg: StitchConfig, scale: str, table: pd.DataFrame, cells,
             recipe = cfg.noise_recipe(k) if sender == NOISE else cfg.recipe(k)
             r = stitch_grid([src], [receiver], [(cut, cut)], recipe.longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
-            _swap_in(out, correct, (out.init == k) & (out.sender == sender) & (out.cut == cut), r)
-    out["correct"] = correct
-    return out
+            longer.append({"init": k, "sender": sender, "cut": cut, "accuracy": r.accuracy, "correct": r.correct})
+    return _swap_in(table, longer, "sender")
 
 
-def _swap_in(out: pd.DataFrame, correct: list, rows, stitched) -> None:
-    """The rows of ``out`` selected by ``rows`` take the accuracy of the grid row ``stitched`` and,
-    in ``correct`` (the per-image column as a list), its per-image results."""
-    for i in np.flatnonzero(np.asarray(rows)):
-        out.iloc[i, out.columns.get_loc("accuracy")] = stitched.accuracy
-        correct[i] = stitched.correct
+def _swap_in(table: pd.DataFrame, longer: list[dict], who: str) -> pd.DataFrame:
+    """``table`` with the accuracy and per-image results of the ``longer`` stitches (dicts with
+    init, ``who`` (the sender or model column), cut, accuracy, correct) in every row of the same
+    initialisation, sender and cut (:func:`stitchkit.grid.replace_cells`)."""
+    if not longer:
+        return table.copy()
+    return replace_grid_cells(table, pd.DataFrame(longer), ("init", who, "cut"), ("accuracy", "correct"), many=True)
 
 
 def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, paper: str,
@@ -807,8 +807,7 @@ def vgg_longer(cfg: VGGNoiseConfig, scale: str, table: pd.DataFrame, cells, *, f
     the stitch epochs, every initialisation: the like-for-like table the training-length control
     re-judges the claims on. The whole models (each claim's reference) are not stitches and stay."""
     store = store or Store()
-    out = table.copy()
-    correct = list(out.correct)  # numpy arrays in an object column: replaced element by element
+    longer = []
     for k in range(cfg.inits):
         noise_k = cfg.noise(k)
         for name, cut in sorted(set(cells)):
@@ -816,9 +815,8 @@ def vgg_longer(cfg: VGGNoiseConfig, scale: str, table: pd.DataFrame, cells, *, f
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)
             r = stitch_grid([noise_k], [net], [(cut, cut)], cfg.recipe(k).longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
-            _swap_in(out, correct, (out.init == k) & (out.model == name) & (out.cut == cut), r)
-    out["correct"] = correct
-    return out
+            longer.append({"init": k, "model": name, "cut": cut, "accuracy": r.accuracy, "correct": r.correct})
+    return _swap_in(table, longer, "model")
 
 
 def _vgg_boot(t: pd.DataFrame, stat, groups: str | None = "init") -> noise.Estimate:
