@@ -153,6 +153,18 @@ def check_parameters(info: NotebookInfo, params: Mapping[str, Any], scale: str |
     return checked
 
 
+def check_run(info: NotebookInfo, scale: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every check a run makes before compute, in the order a user's mistakes are best reported:
+    the scale's name, the parameters' names and values, the figure's scales, then the scale's
+    preset with these values (the config's rules between fields). Returns the values as the
+    config reads them."""
+    check_scale(scale)
+    checked = check_parameters(info, dict(params or {}))  # loads the experiments: their presets are known
+    check_figure_scale(info.id, scale)
+    check_parameters(info, checked, scale)
+    return checked
+
+
 def _for_papermill(params: Mapping[str, Any]) -> dict[str, Any]:
     """Parameters as papermill can write them into a cell: tuples become lists (papermill writes
     an unknown type as its string; the notebook's config turns lists back into tuples)."""
@@ -166,10 +178,7 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     import nbformat
     import papermill
 
-    check_scale(scale)
-    params = check_parameters(info, dict(params or {}))  # loads the experiments: their presets are known
-    check_figure_scale(info.id, scale)
-    check_parameters(info, params, scale)
+    params = check_run(info, scale, params)
     out_notebook = Path(out_notebook).resolve()
     out_notebook.parent.mkdir(parents=True, exist_ok=True)
     results_path = out_notebook.with_suffix(".results.json")
@@ -472,10 +481,7 @@ def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = 
     that fails keeps its partial notebook as ``<ID>.failed.ipynb`` there (see :func:`execute`).
     """
     info = get_notebook(figure_id)
-    check_scale(scale)
-    check_parameters(info, dict(params or {}))
-    check_figure_scale(figure_id, scale)
-    check_parameters(info, dict(params or {}), scale)
+    check_run(info, scale, params)  # before the output folder is made (execute checks again, cheaply)
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / figure_id, f"{_stamp()}-{scale}"))
     out = out_dir / f"{figure_id}.ipynb"
     return out, execute(info, out, scale, params, progress=progress)
@@ -561,11 +567,10 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     info = get_notebook(figure_id)
     check_scale(scale)
     combos = grid(values)
-    for c in combos:
+    for c in combos:  # every point, names and values first, then with the rules between fields
         check_parameters(info, c)
-    check_figure_scale(figure_id, scale)
-    for c in combos:  # every point, with the rules between fields, before the first runs
-        check_parameters(info, c, scale)
+    for c in combos:
+        check_run(info, scale, c)
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / "sweeps", f"{figure_id}-{_stamp()}-{scale}"))
     csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]
@@ -692,6 +697,6 @@ def compile_book(output: Path | None = None) -> Path:
     return Path(output or paths.REPO_ROOT) / "_build" / "html"
 
 
-__all__ = ["SCALES", "NotebookInfo", "Parameter", "build_book", "check_parameters", "compile_book", "discover",
+__all__ = ["SCALES", "NotebookInfo", "Parameter", "build_book", "check_parameters", "check_run", "compile_book", "discover",
            "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep",
            "sweep_summary"]

@@ -337,6 +337,19 @@ class SamplesConfig(BottomsConfig):
     bottom_samples: tuple[int, ...] = param((5_000, 25_000, 50_000), "training images of each bottom (paper "
                                             "5k, 10k, 25k; the top into itself stands for 10k; 50k added)")
 
+    def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+        return _samples_models(self, scale)
+
+    def later(self) -> list[str]:
+        """The bottoms with more than the top ("more is better" is judged on them)."""
+        return [f"{_k(k)} samples" for k in _more_samples(self)]
+
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+        return samples_summary(table, accuracy, self)
+
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+        return _one_top_checks(self, scale, table, claims)
+
 
 PRESETS_F2C = _presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
 
@@ -444,6 +457,18 @@ class LabelsConfig(BottomsConfig):
                                       + ", ".join(LABEL_VARIANTS), items={"choices": tuple(LABEL_VARIANTS)},
                                       unique=True)
 
+    def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+        return _labels_models(self, scale)
+
+    def later(self) -> list[str]:
+        return []
+
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+        return labels_summary(table, accuracy, self)
+
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+        return _one_top_checks(self, scale, table, claims)
+
 
 PRESETS_F3A = _presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
 
@@ -525,11 +550,7 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
     """Per decided claim of B-F2C, B-F3A or B-F3B ("early_first", a difference, gets none): the cells (sender, cuts) that decide it, the bound on
     the penalty beyond the self-stitch there (points), and whether the claim is "penalty high"."""
     cuts = list(dict.fromkeys(table.cut))
-    if isinstance(cfg, EpochsConfig):  # B-F3B: the bottom from later in the run decides both claims
-        later = [_epochs_name(max(f for f in cfg.snapshots if f > cfg.top_snapshot))] \
-            if any(f > cfg.top_snapshot for f in cfg.snapshots) else []
-    else:
-        later = [f"{_k(k)} samples" for k in _more_samples(cfg)] if isinstance(cfg, SamplesConfig) else []
+    later = cfg.later()  # the bottoms with more samples, or from later in the run
     out = []
     for c in claims:
         key = c["key"]
@@ -559,31 +580,30 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
 def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """B-F2C's, B-F3A's, B-F3B's or B-F3C's decided claims (``cfg`` a :class:`SamplesConfig`,
-    :class:`LabelsConfig`, :class:`EpochsConfig` or :class:`WidthConfig`),
+    :class:`LabelsConfig`, :class:`EpochsConfig` or :class:`WidthConfig`: its ``length_checks``),
     each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`bansal.retrain_longer`: the control is attached to the claim). Returns one row per
     check and sender."""
-    if isinstance(cfg, WidthConfig):
-        checks = _width_checks(table, claims, cfg, scale)
-        return retrain_longer(checks, claims, device=device, store=store, progress=progress)
-    if isinstance(cfg, SamplesConfig):
-        (top, bottoms), summary = _samples_models(cfg, scale), samples_summary
-    elif isinstance(cfg, EpochsConfig):
-        (top, bottoms), summary = _epochs_models(cfg, scale), epochs_summary
-    else:
-        (top, bottoms), summary = _labels_models(cfg, scale), labels_summary
+    return retrain_longer(cfg.length_checks(scale, table, claims), claims, device=device, store=store,
+                          progress=progress)
+
+
+def _one_top_checks(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    """The checks of a page with one top (B-F2C, B-F3A, B-F3B): :func:`_deciding`'s cells, with the
+    page's models and its summary to re-judge each claim."""
+    top, bottoms = cfg.models(scale)
     checks = _deciding(table, claims, cfg)
     for chk in checks:
         chk.update(panel=table.receiver.iloc[0], sender_specs={n: bottoms[n] for n, _ in chk["cells"]}, receiver=top,
                    receiver_name=table.receiver.iloc[0], self_name=SELF, recipe=cfg.recipe(), table=table,
-                   rejudge=_rejudge(summary, cfg, chk["claim"]))
-    return retrain_longer(checks, claims, device=device, store=store, progress=progress)
+                   rejudge=_rejudge(cfg, chk["claim"]))
+    return checks
 
 
-def _rejudge(summary, cfg: BottomsConfig, key: str):
-    """The claim ``key`` of ``summary`` (a page's summary function) judged on another table."""
-    return lambda t: next(c for c in summary(t, {}, cfg)[1] if c["key"] == key)["criterion"]
+def _rejudge(cfg, key: str):
+    """The claim ``key`` of the page of ``cfg`` (its ``summary``) judged on another table."""
+    return lambda t: next(c for c in cfg.summary(t, {})[1] if c["key"] == key)["criterion"]
 # --------------------------------------------------------------------------------------------
 # B-F3B: training time
 
@@ -598,6 +618,20 @@ class EpochsConfig(BottomsConfig):
     snapshots: tuple[float, ...] = param((0.25, 1.0), "the bottoms: fractions of the run (paper: epochs 40 and 160 "
                                          "of 160)")
     top_snapshot: float = param(0.5, "the top: fraction of the run (paper: epoch 80 of 160)", gt=0, le=1)
+
+    def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+        return _epochs_models(self, scale)
+
+    def later(self) -> list[str]:
+        """The snapshot from latest in the run, if later than the top's (it decides both claims)."""
+        later = [f for f in self.snapshots if f > self.top_snapshot]
+        return [_epochs_name(max(later))] if later else []
+
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+        return epochs_summary(table, accuracy, self)
+
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+        return _one_top_checks(self, scale, table, claims)
 
 
 PRESETS_F3B = _presets(EpochsConfig)
@@ -688,6 +722,12 @@ class WidthConfig(BottomsConfig):
     width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
                                              "(paper x0.25, x1, x2)")
 
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+        return widths_summary(table, accuracy, self)
+
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+        return _width_checks(table, claims, self, scale)
+
 
 PRESETS_F3C = _presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
 
@@ -728,7 +768,7 @@ def _width_checks(table: pd.DataFrame, claims: list[dict], cfg: WidthConfig, sca
                            sender_specs={sender: specs[sender]}, receiver=specs[top], receiver_name=top,
                            self_name=SELF, recipe=cfg.recipe(), table=table,
                            bound=IMPROVE_MIN if c["key"] == "not_vice_versa" else -IMPROVE_MIN,
-                           rejudge=_rejudge(widths_summary, cfg, c["key"])))
+                           rejudge=_rejudge(cfg, c["key"])))
     return checks
 
 
