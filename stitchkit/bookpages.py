@@ -761,13 +761,16 @@ def rerun_box(results: Mapping[str, Any]) -> str:
 
     experiments.load_all()  # the figures register their presets (and so their scales) on import
     fid, scale = results["id"], results.get("scale")
-    where = {"smoke": "seconds; assesses no claim", "demo": "minutes on 2 CPU cores",
-             "gpu": "one GPU, at most 8 minutes (`stitchkit pages ID --scale gpu --pack F` packs it for "
-                    "`stitchkit import-pages F`)",
+    where = {"smoke": "tiny networks; assesses no claim", "demo": "2 CPU cores",
+             "gpu": "one GPU (`stitchkit pages ID --scale gpu --pack F` packs it for `stitchkit import-pages F`)",
              "paper": "the paper's settings, on a GPU cluster"}
+    prov = results.get("provenance", {})
+    cold, missing = empty_cache_seconds([Page(fid, "", results, None)])
+    measured = (f"measured {_minutes(prov.get('wall_seconds'))} for this page on {prov.get('device') or 'unknown'}, "
+                f"{'at least ' if missing else ''}{_minutes(cold)} from an empty cache")
     run_lines = []
     for s in available_scales(fid):
-        run_lines += [f"# {s}: {where[s]}" + (" (this page)" if s == scale else ""),
+        run_lines += [f"# {s}: {where[s]}; " + (measured if s == scale else "not timed for this page yet"),
                       f".venv/bin/stitchkit run {fid} --scale {s}"]
     example = _sweep_example(fid, results.get("params") or {})
     if example:
@@ -780,7 +783,7 @@ def rerun_box(results: Mapping[str, Any]) -> str:
             "```bash\n" + "\n".join(run_lines) + "\n```\n\n"
             "Sweep one parameter (one run per value, collected into one `results.csv`):\n\n"
             f"```bash\n{sweep}\n```\n\n"
-            f"`.venv/bin/stitchkit list` shows every parameter of {fid} with its meaning; "
+            f"`.venv/bin/stitchkit list {fid}` shows every parameter of {fid} with its meaning; "
             f"`make book SCALE=paper` re-executes every page of the book.\n````")
 
 
@@ -1022,24 +1025,21 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
 GLANCE_START = ":::{admonition} Results at a glance"
 
 
-def refresh_glance(nb, results: Mapping[str, Any]) -> None:
-    """Re-render the "Results at a glance" box that opens an executed page from its results
-    file (:func:`stitchkit.execution.result_box`: the class of the phone's card layout, the
-    verdict badges with their scale, failed controls in words), so that pages executed before
-    a change of the box read like new ones; the page's numbers are the results file's."""
-    from .execution import result_box
+def refresh_boxes(nb, results: Mapping[str, Any]) -> None:
+    """Re-render the boxes that open an executed page (:func:`stitchkit.execution.page_boxes`:
+    the verdicts at a glance, the run's provenance, the rerun commands with measured times) from
+    its results file, so that a page executed before a change of the boxes reads like a new one;
+    every number in them is the results file's."""
+    from .execution import page_boxes
 
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith(GLANCE_START):
-            end = cell.source.find("\n:::", len(GLANCE_START))
-            if end < 0:
-                return
-            cell.source = result_box(results) + cell.source[end + 4:]
+            cell.source = page_boxes(results)
             return
 
 
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
-    """:func:`link_glossary`, :func:`refresh_glance`, the "Changes after a run" section
+    """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
     (:func:`stitchkit.changes.insert_into`) and :func:`~stitchkit.execution.tag_claims_table` on
     every executed page under ``book_dir``;
     returns those they changed."""
@@ -1057,7 +1057,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         link_glossary(nb)
         results_path = path.with_suffix(".results.json")
         if results_path.exists():
-            refresh_glance(nb, json.loads(results_path.read_text()))
+            refresh_boxes(nb, json.loads(results_path.read_text()))
         changes.insert_into(nb, path.stem)
         tagged = tag_claims_table(nb)
         if tagged or [c.source for c in nb.cells] != before:

@@ -219,10 +219,7 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     atomic_write_json(results_path, results)
     executed = nbformat.read(tmp_nb, as_version=4)
     tidy_page(executed)
-    from .bookpages import rerun_box
-
-    boxes = result_box(results) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
-    put_under_title(executed, boxes)
+    put_under_title(executed, page_boxes(results))
     atomic_write_text(out_notebook, nbformat.writes(executed))
     tmp_nb.unlink(missing_ok=True)
     return results
@@ -240,6 +237,14 @@ def ipc_kernel_manager() -> type:
             super().__init__(**kw)
 
     return IPCKernelManager
+
+
+def page_boxes(results: Mapping[str, Any]) -> str:
+    """The boxes that open every page, in one cell: the verdicts at a glance, the run's
+    provenance, and the commands that rerun it (with measured times)."""
+    from .bookpages import rerun_box
+
+    return result_box(results) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
 
 
 def put_under_title(nb, markdown: str) -> None:

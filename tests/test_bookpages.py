@@ -193,7 +193,9 @@ def test_rerun_box_commands(book):
     assert "--scale gpu" not in box  # B-F2A has no gpu preset yet
     assert "--scale gpu\n" in bookpages.rerun_box({**res, "id": "H-F2"})
     assert "\n.venv/bin/stitchkit sweep B-F2A --scale demo -p width 16 32\n" in box
-    assert "(this page)" in box.split("--scale smoke")[1].split("--scale demo")[0]
+    # the page's own scale quotes its measured times; the others say they are not timed
+    assert "measured 11.6 min for this page on cpu" in box.split("--scale smoke")[1].split("--scale demo")[0]
+    assert "not timed for this page yet" in box.split("--scale smoke")[0]
     res["params"] = {"stitch_augment": False}
     assert "-p stitch_augment false true\n" in bookpages.rerun_box(res)
     res["params"] = {}
@@ -207,7 +209,7 @@ def test_escape_keeps_text_literal():
 def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_results():
     import nbformat
 
-    from stitchkit.execution import GLANCE_CLASS, provenance_banner, result_box
+    from stitchkit.execution import GLANCE_CLASS, page_boxes, provenance_banner, result_box
 
     res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
            "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"}]}
@@ -220,10 +222,12 @@ def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_
     rest = "\n\n" + provenance_banner(res)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
                                          nbformat.v4.new_markdown_cell(old + rest)])
-    bookpages.refresh_glance(nb, res)
-    assert nb.cells[1].source == box + rest  # the box re-rendered, what follows it kept
-    bookpages.refresh_glance(nb, res)
-    assert nb.cells[1].source == box + rest  # idempotent
+    bookpages.refresh_boxes(nb, res)
+    assert nb.cells[1].source == page_boxes(res) and nb.cells[1].source.startswith(box)  # re-rendered
+    bookpages.refresh_boxes(nb, res)
+    assert nb.cells[1].source == page_boxes(res)  # idempotent
+    assert "# demo: 2 CPU cores; measured 5 s for this page on cpu" in nb.cells[1].source  # a measured time
+    assert "# smoke: tiny networks; assesses no claim; not timed for this page yet" in nb.cells[1].source
     # the claims table's cell is tagged (tag_sk-claims on the page), once
     from stitchkit.execution import CLAIMS_TAG, tag_claims_table
 
