@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import changes, paths
-from .execution import source_hash, tag_claims_table
+from .execution import hide_code, source_hash, tag_claims_table
 from .fileio import atomic_write_text
 from .results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
 from .results import badge_label as results_badge_label
@@ -1040,7 +1040,8 @@ def refresh_boxes(nb, results: Mapping[str, Any]) -> None:
 
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
     """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
-    (:func:`stitchkit.changes.insert_into`) and :func:`~stitchkit.execution.tag_claims_table` on
+    (:func:`stitchkit.changes.insert_into`), :func:`~stitchkit.execution.tag_claims_table` and
+    :func:`~stitchkit.execution.hide_code` on
     every executed page under ``book_dir``;
     returns those they changed."""
     import nbformat
@@ -1059,7 +1060,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         if results_path.exists():
             refresh_boxes(nb, json.loads(results_path.read_text()))
         changes.insert_into(nb, path.stem)
-        tagged = tag_claims_table(nb)
+        tagged = tag_claims_table(nb) | hide_code(nb)
         if tagged or [c.source for c in nb.cells] != before:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)

@@ -280,9 +280,26 @@ def tag_claims_table(nb) -> bool:
     return added
 
 
+HIDDEN = ("hide-cell", "hide-input", "remove-input", "remove-cell")
+
+
+def hide_code(nb) -> bool:
+    """Collapse the source of every code cell behind the book's "show code" toggle (tag
+    ``hide-input``): a page opens with its evidence (text, tables, figures), its code one click
+    away. Returns whether a tag was added."""
+    added = False
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            tags = cell.metadata.setdefault("tags", [])
+            if not any(t in tags for t in HIDDEN):
+                tags.append("hide-input")
+                added = True
+    return added
+
+
 def tidy_page(nb) -> None:
-    """Collapse the parameter cells, tag the claims table (:func:`tag_claims_table`) and move
-    stderr output (warnings) from the page to the terminal."""
+    """Collapse the parameter cells and the code (:func:`hide_code`), tag the claims table
+    (:func:`tag_claims_table`) and move stderr output (warnings) from the page to the terminal."""
     tag_claims_table(nb)
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
@@ -297,6 +314,7 @@ def tidy_page(nb) -> None:
                 continue
             kept.append(out)
         cell["outputs"] = kept
+    hide_code(nb)
 
 
 VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
