@@ -952,6 +952,7 @@ GLOSSARY_TERMS: tuple[tuple[str, str], ...] = (
     ("sender", r"senders?"), ("receiver", r"receivers?"), ("cut", r"cuts?"), ("stitch", r"stitch(?:es)?(?! points?)"),
     ("penalty", r"(?:stitching )?penalt(?:y|ies)"), ("points", r"(?<!stitch )points"), ("direct matching", r"direct matching"),
     ("task-loss matching", r"task-loss matching"), ("stem", r"stem"), ("block", r"blocks?"),
+    ("CKA", r"(?<![\w-])CKA(?![\w-])"), ("PWCCA", r"PWCCA"), ("AUROC", r"AUROCs?"), ("OOD", r"OOD"), ("OPD", r"OPD"),
 )
 # spans where a term must not be linked: code, maths, links and roles
 _PROTECTED = re.compile(r"(`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\[[^\]]*\]\([^)]*\)|\{[\w:-]+\}`[^`]*`)")

@@ -311,3 +311,27 @@ def test_a_page_behind_its_notebook_is_marked(book, tmp_path, monkeypatch):
         bookpages.write_pages(book, toc=book.parent / "_toc.yml")
         text = (book / "bansal" / "index.md").read_text()
         assert ("(behind its notebook)" in text) is behind and ("*Behind its notebook* (B-F2A)" in text) is behind
+
+
+def glossary_terms() -> set[str]:
+    """Every term of the book's glossary (the unindented lines of its glossary blocks)."""
+    text = (Path(bookpages.paths.BOOK_DIR) / "glossary.md").read_text()
+    terms = set()
+    for block in re.findall(r"```\{glossary\}\n(.*?)```", text, flags=re.S):
+        terms |= {ln.strip() for ln in block.splitlines() if ln.strip() and not ln.startswith(" ")}
+    return terms
+
+
+def test_the_glossary_covers_every_acronym_of_the_verdicts():
+    """Every acronym or model name a claim, its criterion or its values use on the scorecard and
+    the pages' glance boxes (ResNet-18 counts as ResNet) is a glossary term."""
+    terms = glossary_terms()
+    missing = set()
+    for page in bookpages.load_pages():
+        for c in page.results.get("claims", []):
+            for k in ("text", "paper", "ours", "criterion"):
+                for word in re.findall(r"\b[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*\b|\b[A-Z]{2,}\b", str(c.get(k, ""))):
+                    if word.split("-")[0] not in terms:
+                        missing.add((word, page.id))
+    assert not missing, f"acronyms missing from book/glossary.md: {sorted(missing)}"
+    assert {"CKA", "AUROC", "OOD", "self-stitch control", "gpu"} <= terms
