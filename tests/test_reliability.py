@@ -614,3 +614,13 @@ def test_two_runs_from_an_empty_cache_are_bit_identical(tmp_path, monkeypatch):
         tensors.append({**store.read(t.key.iloc[0]).tensors, "accuracy": torch.tensor(t.accuracy.iloc[0])})
     assert tensors[0].keys() == tensors[1].keys()
     assert all(torch.equal(tensors[0][k], tensors[1][k]) for k in tensors[0])
+
+
+def test_one_version_string():
+    import re
+    from pathlib import Path
+
+    import stitchkit
+
+    text = (Path(stitchkit.__file__).parents[1] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', text, flags=re.M)[1] == stitchkit.__version__
