@@ -1039,6 +1039,25 @@ def refresh_boxes(nb, results: Mapping[str, Any]) -> None:
             return
 
 
+def refresh_claims(nb, results: Mapping[str, Any]) -> None:
+    """Re-render the output of the page's claims cell (tagged by
+    :func:`~stitchkit.execution.tag_claims_table`) from its results file
+    (:func:`stitchkit.results.claims_html`), so that pages executed before a change of that
+    rendering read like new ones."""
+    import nbformat
+
+    from .execution import CLAIMS_TAG
+    from .results import claims_html
+
+    for cell in nb.cells:
+        if cell.cell_type == "code" and CLAIMS_TAG in cell.metadata.get("tags", []):
+            html = claims_html(results.get("claims", []))
+            if [o.get("data", {}).get("text/html") for o in cell.get("outputs", [])] != [html]:
+                cell["outputs"] = [nbformat.v4.new_output("display_data", data={"text/html": html,
+                                                                                 "text/plain": "<the claims>"})]
+            return
+
+
 def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
     """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
     (:func:`stitchkit.changes.insert_into`), :func:`~stitchkit.execution.tag_claims_table` and
@@ -1056,13 +1075,17 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
             continue
         nb = nbformat.reads(json.dumps(doc), as_version=4)
         before = [c.source for c in nb.cells]
+        outputs = [json.loads(json.dumps(c.get("outputs"))) for c in nb.cells]
         link_glossary(nb)
         results_path = path.with_suffix(".results.json")
         if results_path.exists():
-            refresh_boxes(nb, json.loads(results_path.read_text()))
+            results = json.loads(results_path.read_text())
+            refresh_boxes(nb, results)
+            tag_claims_table(nb)
+            refresh_claims(nb, results)
         changes.insert_into(nb, path.stem)
         tagged = tag_claims_table(nb) | hide_code(nb)
-        if tagged or [c.source for c in nb.cells] != before:
+        if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)
     return changed

@@ -424,22 +424,12 @@ class Run:
             self.claim(**c)
 
     def claims_table(self):
-        """Claims as a styled table (claim, criterion, paper, ours, controls, verdict)."""
-        import pandas as pd
+        """The claims' details below the page's box (which shows each claim, the paper's value,
+        ours and the verdict): per claim its criterion, the judged value with its interval, and
+        every control, passed or failed, in words (:func:`claims_html`)."""
+        from IPython.display import HTML
 
-        def judged(c: Claim) -> str:
-            if c.value is None:
-                return "-"
-            e = Estimate(c.value, c.low, c.high, c.n_test, c.n_seeds)
-            return e.text(3, c.unit) + ("" if e.exact else " (95% interval)")
-
-        frame = pd.DataFrame([{"claim": c.text, "criterion": c.criterion, "paper": c.paper, "ours": c.ours,
-                               "judged value": judged(c),
-                               "controls": "; ".join(f"{k.text}: {k.value} ({'passed' if k.passed else 'FAILED'})"
-                                                     for k in c.controls) or "-",
-                               "verdict": c.verdict + (f" ({c.reason})" if c.reason else "")} for c in self.claims])
-        return (frame.style.hide(axis="index").format(escape="html")
-                .set_properties(**{"text-align": "left", "white-space": "normal"}))
+        return HTML(claims_html(self.to_dict()["claims"]))
 
     def to_dict(self) -> dict[str, Any]:
         from . import store  # torch, only when a run saves
@@ -455,6 +445,40 @@ class Run:
         path = Path(path or os.environ.get(RESULTS_ENV) or default)
         atomic_write_json(path, self.to_dict())
         return path
+
+
+_BADGE_COLOUR = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
+                 "not assessed at smoke scale": "secondary"}
+
+
+def claims_html(claims: list[Mapping[str, Any]]) -> str:
+    """The claims of a results file as HTML, one block per claim: the claim and its verdict
+    badge, then its criterion, the judged value with its interval, and each control (✓ passed,
+    ✗ failed, with what went wrong: :func:`why_failed`)."""
+    import html
+
+    def h(x: Any) -> str:
+        return html.escape(str(x), quote=True)
+
+    blocks = []
+    for c in claims:
+        colour = _BADGE_COLOUR.get(c.get("verdict", ""), "secondary")
+        badge = (f'<span class="sd-sphinx-override sd-badge sd-bg-{colour} sd-bg-text-{colour}">'
+                 f'{h(badge_label(c.get("verdict", ""), c.get("scale", "")))}</span>')
+        items = [f"<li><b>criterion</b> {h(c.get('criterion', ''))}</li>"]
+        if c.get("value") is not None and c.get("low") is not None:
+            e = Estimate(c["value"], c["low"], c["high"], c.get("n_test"), c.get("n_seeds") or 1)
+            judged = e.text(3, c.get("unit") or "") + ("" if e.exact else f"; {c.get('interval') or '95% interval'}")
+            items.append(f"<li><b>judged</b> {h(judged)}</li>")
+        for k in c.get("controls") or []:
+            mark = "✓" if k.get("passed") else "✗"
+            said = (f"{k.get('text')}: {k.get('value')}" if k.get("passed") else why_failed(k))
+            items.append(f"<li><b>control {mark}</b> {h(said)}</li>")
+        if c.get("reason") and not any(not k.get("passed") for k in c.get("controls") or []):
+            items.append(f"<li><b>why inconclusive</b> {h(c['reason'])}</li>")
+        blocks.append(f'<div class="sk-claim"><p><b>{h(c.get("text", ""))}</b> {badge}</p><ul>{"".join(items)}</ul>'
+                      "</div>")
+    return '<div class="sk-claims-detail">' + "".join(blocks) + "</div>"
 
 
 FIGURE_DPI = 150

@@ -234,6 +234,12 @@ def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_
     nb.cells.append(nbformat.v4.new_code_cell("run.save()\nrun.claims_table()"))
     assert tag_claims_table(nb) and not tag_claims_table(nb)
     assert nb.cells[-1].metadata["tags"] == [CLAIMS_TAG] and f".tag_{CLAIMS_TAG}" in css
+    # its output is re-rendered from the results file: one block per claim with its badge
+    bookpages.refresh_claims(nb, res)
+    html = nb.cells[-1].outputs[0]["data"]["text/html"]
+    assert 'class="sk-claims-detail"' in html and "reproduced · demo" in html and ".sk-claims-detail" in css
+    bookpages.refresh_claims(nb, res)
+    assert nb.cells[-1].outputs[0]["data"]["text/html"] == html and len(nb.cells[-1].outputs) == 1
 
 
 def test_glossary_terms_link_at_first_use_only_in_prose():

@@ -167,9 +167,19 @@ def test_claims_table_escapes_html_and_keeps_full_text():
     run = Run("B-F2A", "demo", {})
     long_text = "a claim whose text is much longer than the default column width of fifty characters"
     run.claim("c", long_text, criterion=Criterion("x <= 3 & y", True), paper="p", ours="o")
-    html = run.claims_table().to_html()
+    html = run.claims_table().data
     assert long_text in html
     assert "x &lt;= 3 &amp; y" in html
+    assert "reproduced · demo" in html  # the verdict badge carries its scale
+    failed = {"text": "receiver into itself (exact): |penalty| ≤ 0.5", "criterion": "≤ 0.5", "value": "0.9",
+              "passed": False, "record": {"value": 0.9, "low": 0.7, "high": 1.1, "threshold": 0.0,
+                                          "direction": "within", "tolerance": 0.5, "unit": "points"}}
+    from stitchkit.results import claims_html
+
+    html = claims_html([{"text": "t", "criterion": "c", "verdict": "inconclusive at this scale", "scale": "demo",
+                         "controls": [failed], "reason": "control failed: receiver into itself"}])
+    assert "control ✗</b> receiver into itself: self-penalty 0.9 [0.7, 1.1] points" in html
+    assert "why inconclusive" not in html  # the failed control says it
 
 
 def test_tuple_parameters_reach_the_notebook_as_lists():
