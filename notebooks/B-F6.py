@@ -70,7 +70,7 @@ run = Run("B-F6", scale, cfg)
 # %%
 table, accuracy = sweeps.simclr_vs_e2e(cfg, scale)
 numbers, claims = sweeps.simclr_summary(table, accuracy, cfg)
-run.record(numbers, claims)
+run.record(numbers, [])  # the claims after the training-length control below
 sweeps.accuracy_table(accuracy)
 
 # %%
@@ -103,6 +103,21 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # Linear CKA between each bottom and the top at the same cut (on `cka_images` test images, see
 # the configuration below; float64, Gram form), for comparison with the stitching penalty above.
 # ```
+
+# %% [markdown]
+# ## Are the stitches trained enough?
+#
+# When "connected" is decided, the stitches that decide it (every cut past the 3-point bound in
+# either direction, or the one closest to it) *and each top's self-stitch at those cuts* are
+# retrained with 4 times the epochs, both directions swapped in together, and the claim is
+# judged again; the verdict stands only if that gives the same decided result. (Added on
+# 2026-11-25, after this page's earlier runs: see "Changes after a run".) One row per direction
+# and bottom, in points (an empty table: no verdict to check):
+
+# %%
+longer = sweeps.training_length_control(cfg, scale, table, claims)
+run.record({}, claims)
+longer.round(2)
 
 # %% [markdown]
 # ## Claims

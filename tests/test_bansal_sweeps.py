@@ -458,3 +458,40 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
     assert len(claims[0]["controls"]) == 2  # fine-tuning's claim untouched
     assert list(out["penalty 4x (points)"].round(2)) == [0.5, 6.0]
     assert list(out["penalty 1x (points)"].round(2)) == [2.0, 30.0]
+
+
+def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
+    cfg = sweeps.PRESETS_F6["demo"]
+    into_e2e = _table({sweeps.SELF: [0] * 6, sweeps.SIMCLR: [0, 1, 4, 2, 1, 0], sweeps.E2E_SEED: [0] * 6},
+                      receiver=sweeps.E2E_TOP)
+    into_ssl = _table({sweeps.SELF: [0] * 6, sweeps.E2E_BOTTOM: [0, 0, 1, 5, 1, 0]},
+                      receiver="SimCLR top (seed 1, linear probe)")
+    table = pd.concat([into_e2e, into_ssl], ignore_index=True)
+    table["cka_reps"] = [np.full(noise.RESAMPLES + 1, v) for v in table.cka]
+    table["cka_n"] = 2000
+    _, claims = sweeps.simclr_summary(table, {sweeps.SIMCLR: 0.5}, cfg)
+    by = {c["key"]: c for c in claims}
+    assert by["connected"]["criterion"].holds is False
+    by["connected"]["controls"] = []  # as if its controls had passed (the probe premise is not this test's)
+    seen = []
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):
+        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        seen.append((senders[0].name, receivers[0].name, [a for a, _ in pairs]))
+        rows = []
+        for s in senders:
+            for a, _ in pairs:
+                x = stitched(0.5 if s.name != sweeps.SELF else 0.0)  # at 4x every cell within the bound
+                rows.append({"sender": s.name, "receiver": receivers[0].name, "cut_i": a, "cut_j": a,
+                             "accuracy": x.mean(), "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(),
+                             "dm_penalty": 0.5 - x.mean(), "correct": x, "receiver_correct": BASE, "dm_correct": x})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    out = sweeps.training_length_control(cfg, "demo", table, claims)
+    assert seen == [(sweeps.SELF, sweeps.E2E_TOP, ["block3"]), (sweeps.SIMCLR, sweeps.E2E_TOP, ["block3"]),
+                    (sweeps.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),
+                    (sweeps.E2E_BOTTOM, "SimCLR top (seed 1, linear probe)", ["block5"])]
+    control = by["connected"]["controls"][-1]
+    assert not control.passed  # 4 and 5 points at 1x, 0.5 at 4x in both directions: the verdict turns
+    assert list(out["4x epochs (points)"].round(2)) == [0.5, 0.5] and list(out["grid (points)"].round(2)) == [4.0, 5.0]

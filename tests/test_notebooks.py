@@ -24,7 +24,7 @@ def _have(dataset: str) -> bool:
         return False
 
 
-LENGTH_CONTROLLED = {"B-F3C": ("wider_improves", "not_vice_versa"), "B-F8": ("stitch_tells",),
+LENGTH_CONTROLLED = {"B-F3C": ("wider_improves", "not_vice_versa"), "B-F8": ("stitch_tells",), "B-F6": ("connected",),
                      "J-F2": ("tlm_ood_rn", "dm_less_ood_rn", "tlm_ood_vit", "dm_less_ood_vit")}
 
 

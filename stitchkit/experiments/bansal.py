@@ -576,44 +576,53 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
     ``sender_spec`` with ``cuts``, or ``cells`` (a list of (sender, cuts)) with ``sender_specs``
     (name -> spec) when several senders decide the claim; ``receiver`` (spec) and optionally
     ``receiver_name`` (the table's receiver column) and ``self_name`` (the self-stitch's sender
-    name, default :data:`SELF`), ``recipe``, ``bound`` (points), ``table`` and ``rejudge``.
-    Returns one row per check and sender."""
+    name, default :data:`SELF`), ``recipe``, ``bound`` (points), ``table`` and ``rejudge``. A
+    claim decided in a table with several receivers (B-F6: both directions) gives ``parts``
+    instead: a list of dicts, each with its ``receiver``, ``receiver_name``, ``cells`` and
+    ``sender_specs`` (and optionally ``panel``); all of them are retrained, swapped in together
+    and the claim re-judged once. Returns one row per part and sender."""
     by_key = {c["key"]: c for c in claims}
     rows = []
     for chk in checks:
         self_name = chk.get("self_name", SELF)
-        rx = Net(chk.get("receiver_name", "receiver"), chk["receiver"])
-        cells = chk.get("cells") or [(chk["sender"], list(chk["cuts"]))]
-        specs = chk.get("sender_specs") or {chk["sender"]: chk["sender_spec"]}
-        all_cuts = list(dict.fromkeys(c for _, cuts in cells for c in cuts))
-        parts = [stitch_grid([Net(self_name, chk["receiver"])], [rx], [(c, c) for c in all_cuts],
-                             chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
-                             progress=progress)]
-        for sender, cuts in cells:
-            parts.append(stitch_grid([Net(sender, specs[sender])], [rx], [(c, c) for c in cuts],
-                                     chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
-                                     progress=progress))
-        out = pd.concat(parts, ignore_index=True)
-        merged = replace_cells(chk["table"], out)
+        parts = chk.get("parts") or [{
+            "receiver": chk["receiver"], "receiver_name": chk.get("receiver_name", "receiver"),
+            "cells": chk.get("cells") or [(chk["sender"], list(chk["cuts"]))],
+            "sender_specs": chk.get("sender_specs") or {chk["sender"]: chk["sender_spec"]}}]
+        outs = []
+        for part in parts:
+            rx = Net(part["receiver_name"], part["receiver"])
+            all_cuts = list(dict.fromkeys(c for _, cuts in part["cells"] for c in cuts))
+            grids = [stitch_grid([Net(self_name, part["receiver"])], [rx], [(c, c) for c in all_cuts],
+                                 chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+                                 progress=progress)]
+            for sender, cuts in part["cells"]:
+                grids.append(stitch_grid([Net(sender, part["sender_specs"][sender])], [rx], [(c, c) for c in cuts],
+                                         chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+                                         progress=progress))
+            outs.append(pd.concat(grids, ignore_index=True))
+        merged = replace_cells(chk["table"], pd.concat(outs, ignore_index=True))
         claim = by_key[chk["claim"]]
         base, longer = claim["criterion"], chk["rejudge"](merged)
-        new = out.rename(columns={"cut_i": "cut"})
-        o_pen = new[new.sender == self_name].set_index("cut").penalty
-        t0 = chk["table"]
-        if "receiver" in t0 and t0.receiver.nunique() > 1:  # several tops (B-F3C): this check's
-            t0 = t0[t0.receiver == rx.name]
-        o_1x = t0[t0.sender == self_name].set_index("cut").penalty
-        for sender, cuts in cells:
-            s_pen = new[new.sender == sender].set_index("cut").penalty
-            after = float((100 * (s_pen - o_pen)).loc[cuts].mean())
-            grid = float((100 * (t0[t0.sender == sender].set_index("cut").penalty - o_1x)).loc[cuts].mean())
-            rows.append({"claim": chk["claim"], "panel": chk["panel"], "sender": sender,
-                         "cuts": ", ".join(cuts), "grid (points)": grid, f"{LONGER}x epochs (points)": after,
-                         "self-stitch 1x (points)": float(100 * o_1x.loc[cuts].mean()),
-                         f"self-stitch {LONGER}x (points)": float(100 * o_pen.loc[cuts].mean()),
-                         "bound (points)": chk.get("bound"), "change": after - grid,
-                         "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
-        where = "; ".join(f"{sender} at {', '.join(cuts)}" for sender, cuts in cells)
+        for part, out in zip(parts, outs):
+            new = out.rename(columns={"cut_i": "cut"})
+            o_pen = new[new.sender == self_name].set_index("cut").penalty
+            t0 = chk["table"]
+            if "receiver" in t0 and t0.receiver.nunique() > 1:  # several tops (B-F3C, B-F6): this part's
+                t0 = t0[t0.receiver == part["receiver_name"]]
+            o_1x = t0[t0.sender == self_name].set_index("cut").penalty
+            for sender, cuts in part["cells"]:
+                s_pen = new[new.sender == sender].set_index("cut").penalty
+                after = float((100 * (s_pen - o_pen)).loc[cuts].mean())
+                grid = float((100 * (t0[t0.sender == sender].set_index("cut").penalty - o_1x)).loc[cuts].mean())
+                rows.append({"claim": chk["claim"], "panel": part.get("panel", chk.get("panel")), "sender": sender,
+                             "cuts": ", ".join(cuts), "grid (points)": grid, f"{LONGER}x epochs (points)": after,
+                             "self-stitch 1x (points)": float(100 * o_1x.loc[cuts].mean()),
+                             f"self-stitch {LONGER}x (points)": float(100 * o_pen.loc[cuts].mean()),
+                             "bound (points)": chk.get("bound"), "change": after - grid,
+                             "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
+        where = "; ".join(f"{sender} at {', '.join(cuts)}" + (f" into {part['receiver_name']}" if len(parts) > 1 else "")
+                          for part in parts for sender, cuts in part["cells"])
         control = controls.training_length(
             base, longer, LONGER,
             what=f"the verdict survives {LONGER}x longer stitch training: the stitches of {where} and the "

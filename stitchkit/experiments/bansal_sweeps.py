@@ -579,8 +579,9 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
 
 def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """B-F2C's, B-F3A's, B-F3B's or B-F3C's decided claims (``cfg`` a :class:`SamplesConfig`,
-    :class:`LabelsConfig`, :class:`EpochsConfig` or :class:`WidthConfig`: its ``length_checks``),
+    """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's decided claims (``cfg`` a :class:`SamplesConfig`,
+    :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or :class:`SimCLRConfig`: its
+    ``length_checks``),
     each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`bansal.retrain_longer`: the control is attached to the claim). Returns one row per
@@ -912,6 +913,17 @@ class SimCLRConfig(BottomsConfig):
     simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the zoo's recipe at this scale",
                                         gt=0)
 
+    def models(self, scale: str) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
+        """The supervised top (seed 0) and the SimCLR network (seed 1)."""
+        return self.variant(scale, self.seeds[0]), zoo.bansal_simclr(scale, self.seeds[1], width=self.width,
+                                                                      epochs=self.simclr_epochs, final_bn=self.final_bn)
+
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+        return simclr_summary(table, accuracy, self)
+
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+        return _simclr_checks(self, scale, table, claims)
+
 
 PRESETS_F6 = _presets(SimCLRConfig)
 E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
@@ -938,14 +950,40 @@ def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, di
     """The SimCLR network and a second supervised seed stitched into the supervised top, and the
     supervised network stitched into the SimCLR network (each top also into itself); the CKA
     with its bootstrap replicates (the CKA claim is judged on them)."""
-    e2e = cfg.variant(scale, cfg.seeds[0])
-    ssl = zoo.bansal_simclr(scale, cfg.seeds[1], width=cfg.width, epochs=cfg.simclr_epochs, final_bn=cfg.final_bn)
+    e2e, ssl = cfg.models(scale)
     kw = {"cka_replicates": True, **kw}
     into_e2e, acc = bottoms_into_top(cfg, scale, e2e, {SIMCLR: ssl, E2E_SEED: cfg.variant(scale, cfg.seeds[1])},
                                      receiver_name=E2E_TOP, **kw)
-    into_ssl, _ = bottoms_into_top(cfg, scale, ssl, {"supervised (seed 0)": e2e}, receiver_name="SimCLR top "
+    into_ssl, _ = bottoms_into_top(cfg, scale, ssl, {E2E_BOTTOM: e2e}, receiver_name="SimCLR top "
                                    "(seed 1, linear probe)", **kw)
     return pd.concat([into_e2e, into_ssl], ignore_index=True), acc  # each network once: top, SimCLR, seed 1
+
+
+E2E_BOTTOM = "supervised (seed 0)"
+
+
+def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    """B-F6's "connected" (the largest penalty over both directions, beyond each top's
+    self-stitch), when decided: the cells past the bound in either direction (SimCLR into the
+    supervised top, the supervised network into the SimCLR top), or the one closest to it, each
+    retrained with its top's self-stitch there, both directions swapped in together."""
+    claim = next((c for c in claims if c["key"] == "connected"), None)
+    if claim is None or not decided(claim):
+        return []
+    t = table.reset_index(drop=True)
+    receivers = list(dict.fromkeys(t.receiver))
+    e2e, ssl = cfg.models(scale)
+    dirs = [(SIMCLR, receivers[0], e2e, ssl), (E2E_BOTTOM, receivers[1], ssl, e2e)]
+    bound = 100 * CONNECTED_MAX_PENALTY
+    pens = {(s, r): _pen(t, s, r) for s, r, _, _ in dirs}
+    past = {k: [str(c) for c in p.index[p > bound]] for k, p in pens.items()}
+    if not any(past.values()):  # none past the bound: the one cell closest to it decides
+        k = max(pens, key=lambda k: pens[k].max())
+        past = {k: [str(pens[k].idxmax())]}
+    parts = [dict(receiver=rx_spec, receiver_name=rx, cells=[(s, past[(s, rx)])], sender_specs={s: s_spec},
+                  panel=f"into {rx}") for s, rx, rx_spec, s_spec in dirs if past.get((s, rx))]
+    return [dict(claim="connected", parts=parts, recipe=cfg.recipe(), table=t, bound=bound, self_name=SELF,
+                 rejudge=_rejudge(cfg, "connected"))]
 
 
 def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tuple[dict, list[dict]]:
@@ -955,7 +993,7 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
             receivers[0]: "e2e_top", receivers[1]: "simclr_top"}
     numbers = _numbers(t, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(t)
-    ssl_acc = 100 * accuracy[SIMCLR]
+    ssl_acc = 100 * accuracy.get(SIMCLR, float("nan"))  # (a re-judged table comes without accuracies)
     probe_gap = _accuracy_gap(t, SIMCLR, receiver=receivers[0])  # SimCLR's own accuracy minus the top's
     good = controls.premise(probe_gap, -PROBE_MAX_GAP, f"the SimCLR network's linear probe is within "
                             f"{PROBE_MAX_GAP:g} points of the supervised network (the paper compares networks of "
