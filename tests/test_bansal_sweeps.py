@@ -304,6 +304,19 @@ def test_simclr_length_table_applies_the_probe_control():
     assert list(t["gap (points)"]) == [-15.0, -5.0]
 
 
+def _grid_out(senders, receiver, pairs, points) -> pd.DataFrame:
+    """What a (monkeypatched) stitch grid returns: one row per sender and cut pair, the penalty
+    ``points(sender name, cut)`` in points."""
+    rows = []
+    for s in senders:
+        for a, _ in pairs:
+            x = stitched(points(s.name, a))
+            rows.append({"sender": s.name, "receiver": receiver.name, "cut_i": a, "cut_j": a, "accuracy": x.mean(),
+                         "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(), "dm_penalty": 0.5 - x.mean(),
+                         "correct": x, "receiver_correct": BASE, "dm_correct": x})
+    return pd.DataFrame(rows)
+
+
 def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_self_stitch(monkeypatch):
     cfg = sweeps.PRESETS_F2C["demo"]
     # "compatible" fails (25k at block3: 4 points beyond the self-stitch), "improves" fails (best gain
@@ -326,14 +339,7 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
         # 4x: 2 points at block3 and 0.5 for the self-stitch there (1.5 beyond it); a gain of 1.2 at block5
         pen = {"25k samples": {"block3": 2.0, "block5": -1.2}, "5k samples": {"block1": 0.8},
                sweeps.SELF: {"block3": 0.5, "block5": 0.0, "block1": 0.0}}
-        rows = []
-        for s in senders:
-            for a, _ in pairs:
-                x = stitched(pen[s.name][a])
-                rows.append({"sender": s.name, "receiver": receivers[0].name, "cut_i": a, "cut_j": a,
-                             "accuracy": x.mean(), "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(),
-                             "dm_penalty": 0.5 - x.mean(), "correct": x, "receiver_correct": BASE, "dm_correct": x})
-        return pd.DataFrame(rows)
+        return _grid_out(senders, receivers[0], pairs, lambda name, cut: pen[name][cut])
 
     monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
@@ -408,14 +414,7 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
         # at 4x the wider bottom's gain into the thin top shrinks to 0.5 (below the 1-point bound):
         # that claim turns; the thin bottom into the wide top gains 0.3, still below it
         pen = {(wide, thin): 0.5, (thin, wide): 0.3}.get((senders[0].name, receivers[0].name), 0.0)
-        rows = []
-        for s in senders:
-            for a, _ in pairs:
-                x = stitched(-pen)
-                rows.append({"sender": s.name, "receiver": receivers[0].name, "cut_i": a, "cut_j": a,
-                             "accuracy": x.mean(), "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(),
-                             "dm_penalty": 0.5 - x.mean(), "correct": x, "receiver_correct": BASE, "dm_correct": x})
-        return pd.DataFrame(rows)
+        return _grid_out(senders, receivers[0], pairs, lambda name, cut: -pen)
 
     monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
@@ -478,14 +477,8 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
         assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
         seen.append((senders[0].name, receivers[0].name, [a for a, _ in pairs]))
-        rows = []
-        for s in senders:
-            for a, _ in pairs:
-                x = stitched(0.5 if s.name != sweeps.SELF else 0.0)  # at 4x every cell within the bound
-                rows.append({"sender": s.name, "receiver": receivers[0].name, "cut_i": a, "cut_j": a,
-                             "accuracy": x.mean(), "receiver_accuracy": 0.5, "penalty": 0.5 - x.mean(),
-                             "dm_penalty": 0.5 - x.mean(), "correct": x, "receiver_correct": BASE, "dm_correct": x})
-        return pd.DataFrame(rows)
+        # at 4x every cell within the bound
+        return _grid_out(senders, receivers[0], pairs, lambda name, cut: 0.5 if name != sweeps.SELF else 0.0)
 
     monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
