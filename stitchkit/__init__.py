@@ -12,7 +12,18 @@ Layers, each importing only from layers below it:
    PWCCA, Procrustes, DM distance, rank), ``zoo`` (each paper's model recipes);
 4. ``grid`` (the stitch grid, local or on Dask), ``results`` (numbers, claims, verdicts),
    ``plotting``;
-5. ``experiments`` (one module per paper), ``execution`` (papermill, sweeps, the book), ``cli``.
+5. ``experiments`` (one module per paper), ``execution`` (papermill, sweeps, the book), ``cli``;
+   ``comparison`` (``stitchkit.compare``: every measure between two of a user's own networks).
 """
 
 __version__ = "0.2.0"
+
+
+def __getattr__(name: str):
+    """``stitchkit.compare``: compare two of your own networks (:func:`stitchkit.comparison.compare`),
+    imported on first use so that ``import stitchkit`` stays light."""
+    if name == "compare":
+        from .comparison import compare
+
+        return compare
+    raise AttributeError(f"module 'stitchkit' has no attribute {name!r}")
