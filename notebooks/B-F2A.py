@@ -113,7 +113,8 @@ run.record(numbers, [])  # the claims after the training-length control below
 
 # %%
 run.figure("penalty", plotting.penalty_per_layer(
-    table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'"))
+    table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'",
+    paper=(0, 100 * bansal.CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)")))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -121,7 +122,8 @@ run.figure("penalty", plotting.penalty_per_layer(
 # :alt: Two line plots over the stitch points stem, block1 to block8 and pool. Left, the stitching penalty in points for the trained sender, the random bottom and the receiver stitched into itself; right, the stitched accuracy against the receiver's own.
 #
 # Stitching penalty (left) and stitched test accuracy (right) at every cut. Solid lines:
-# DM-initialised stitches after task-loss fine-tuning; dotted: after direct matching only.
+# DM-initialised stitches after task-loss fine-tuning; dotted: after direct matching only. The
+# grey band is the paper's: a trained sender's penalty within 3 points at every cut.
 # The receiver stitched into itself is the control: its penalty shows what the stitch alone
 # adds or loses at each cut.
 # ```
@@ -155,7 +157,9 @@ pd.DataFrame({bansal.ARCHS[a]: {"model": m["model"], "base width": m["width"],
 panels = {f"ResNet-18 (width {models['width']})": table}
 panels.update({f"{bansal.ARCHS[a]} (width {m['width']})": arch_table[arch_table.arch == a]
                for a, m in arch_models.items()})
-run.figure("architectures", plotting.connectivity_panels(panels, title=f"Stitching connectivity, scale '{scale}'"))
+run.figure("architectures", plotting.connectivity_panels(
+    panels, title=f"Stitching connectivity, scale '{scale}'",
+    paper=(100 * bansal.CONNECTED_MAX_PENALTY, "paper: within 3 points of the receiver's error")))
 
 # %% [markdown]
 # ```{glue:figure} architectures
@@ -163,7 +167,8 @@ run.figure("architectures", plotting.connectivity_panels(panels, title=f"Stitchi
 # :alt: A grid of line plots, one per architecture (ResNet-18 at three widths, ResNet-164, Myrtle CNN, ViT), of the stitched model's test error at each stitch point for the second seed, the receiver stitched into itself and, for the base ResNet-18, the untrained bottom, with the receiver's own error as a dashed line.
 #
 # Figure 2A's layout: the stitched model's test error (%) at each stitch point, per
-# architecture. A line on the dashed one (the receiver's own error) is a penalty of zero.
+# architecture. A line on the dashed one (the receiver's own error) is a penalty of zero; the
+# grey band above it is the paper's "up to 3% error" (Table 1).
 # ```
 
 # %% [markdown]

@@ -62,15 +62,19 @@ run.record(numbers, claims)
 table.assign(cka=table.cka.round(3)).pivot(index="cut", columns="pair", values="cka").loc[list(dict.fromkeys(table.cut))]
 
 # %%
-run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale)))
+pairs = list(dict.fromkeys(table.pair))  # samples, width, length: the order of more_cka
+run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale), paper={
+    pairs[0]: (0, sweeps.CKA_SAMPLES_NEAR_ZERO, "paper: can go as low as 0 (samples)"),
+    pairs[1]: (*sweeps.CKA_WIDTH_RANGE, "paper: 0.7-0.9 (widths)")}))
 
 # %% [markdown]
 # ```{glue:figure} cka
 # :name: fig-b-f7
 # :alt: Line plot over the ten layers of a ResNet-18 of the linear CKA, between 0 and 1, for three pairs of networks: 5k versus 25k training samples, x0.25 versus x2 width, and epoch 80 versus 160 of one run.
 #
-# Linear CKA between the weaker and the stronger network of each pair at every layer. Compare
-# with the paper's Figure 7 and Appendix B.2; the stitching penalties of the same networks are
+# Linear CKA between the weaker and the stronger network of each pair at every layer; the
+# shaded bands, in each pair's colour, are the paper's statements (samples: as low as 0; widths:
+# 0.7-0.9). Compare with the paper's Figure 7 and Appendix B.2; the stitching penalties of the same networks are
 # on {doc}`B-F2C`, {doc}`B-F3B` and {doc}`B-F3C`.
 # ```
 

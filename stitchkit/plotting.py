@@ -11,6 +11,17 @@ import pandas as pd
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
+PAPER_COLOUR = "#7f7f7f"
+
+
+def paper_reference(ax, low: float, high: float | None = None, label: str = "paper", *, colour: str = PAPER_COLOUR):
+    """The paper's value on a plot: a shaded band from ``low`` to ``high`` (a range the paper
+    states), or a dashed line at ``low``; ``label`` names it in the legend ("paper: ...")."""
+    if high is None:
+        return ax.axhline(low, color=colour, ls="--", lw=1.2, label=label, zorder=0)
+    return ax.axhspan(low, high, color=colour, alpha=0.15, lw=0, label=label, zorder=0)
+
+
 def _finish(fig, axes, cuts: Sequence[str], xlabel: str, title: str):
     """Shared styling of per-layer panels: cut names as ticks, an x label, a light grid, the title."""
     for ax in axes:
@@ -23,7 +34,8 @@ def _finish(fig, axes, cuts: Sequence[str], xlabel: str, title: str):
     return fig
 
 
-def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float = 5.5):
+def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float = 5.5,
+                      paper: tuple[float, float, str] | None = None):
     """Stitching penalty (percentage points of test accuracy) at every cut, one line per sender,
     as in Bansal et al. Fig. 2A, from a stitch-grid table (columns ``cut``, ``sender``,
     ``penalty``, ``accuracy``, ``receiver_accuracy`` and, when DM-initialised, ``dm_penalty``).
@@ -40,6 +52,9 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
             axes[0].plot(x, 100 * g.dm_penalty.to_numpy(float), ":", color=colour, alpha=0.8)
         axes[1].plot(x, 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
     axes[0].axhline(0, color="black", lw=0.8)
+    if paper is not None:  # the paper's range of the penalty, (low, high, label)
+        paper_reference(axes[0], paper[0], paper[1], paper[2])
+        axes[0].legend(frameon=False, fontsize=9, loc="upper left")
     axes[0].set_ylabel("stitching penalty (points of test accuracy)")
     axes[0].set_title("penalty = receiver acc. − stitched acc.\n(dotted: direct matching only)")
     axes[1].axhline(100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
@@ -50,7 +65,8 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     return _finish(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
 
 
-def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", ncols: int = 3):
+def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", ncols: int = 3,
+                        paper: tuple[float, str] | None = None):
     """Bansal et al. Fig. 2A's layout: one panel per architecture, the stitched model's test
     error (%) at each stitch point, one line per sender (as in :func:`penalty_per_layer`), and
     the receiver's own error as a dashed line. ``panels`` maps a panel title to a stitch-grid
@@ -65,7 +81,10 @@ def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", nco
         for (label, g), colour in zip(table.groupby("sender", sort=False), PALETTE):
             g = g.set_index("cut").loc[cuts]
             ax.plot(x, 100 - 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
-        ax.axhline(100 - 100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
+        own = 100 - 100 * table.receiver_accuracy.iloc[0]
+        ax.axhline(own, color="black", ls="--", lw=1, label="receiver alone")
+        if paper is not None:  # (points above the receiver's error the paper allows, label)
+            paper_reference(ax, own, own + paper[0], paper[1])
         ax.set_xticks(x, cuts, rotation=45, ha="right")
         ax.set_title(name)
         ax.set_ylabel("stitched test error (%)")
@@ -79,11 +98,12 @@ def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", nco
     for ax in list(axes.flat)[:n]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), frameon=False,
-               fontsize=9)
+    ncol = min(len(handles), max(1, 2 * ncols - 3)) if len(handles) > 3 else len(handles)
+    lines = -(-len(handles) // max(ncol, 1))
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=ncol, frameon=False, fontsize=9)
     if title:
         fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, min(0.4, 0.3 * lines / (3.6 * nrows)), 1, 1))  # 0.3 in per legend line
     return fig
 
 
@@ -239,13 +259,19 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
     return _finish(fig, axes, cuts, "layer (cut)", title)
 
 
-def cka_lines(table: pd.DataFrame, *, by: str = "pair", title: str = "", ax_width: float = 7.0):
-    """Linear CKA (0-1) per cut, one line per value of column ``by`` (Bansal et al. App. B.2)."""
+def cka_lines(table: pd.DataFrame, *, by: str = "pair", title: str = "", ax_width: float = 7.0,
+              paper: dict[str, tuple[float, float | None, str]] | None = None):
+    """Linear CKA (0-1) per cut, one line per value of column ``by`` (Bansal et al. App. B.2);
+    ``paper``: per value, the paper's range (low, high or None for a line, label), drawn in that
+    line's colour."""
     cuts = list(dict.fromkeys(table["cut"]))
     x = np.arange(len(cuts))
     fig, ax = plt.subplots(figsize=(ax_width, 4.2))
     for (name, g), colour in zip(table.groupby(by, sort=False), PALETTE):
         ax.plot(x, g.set_index("cut").loc[cuts].cka.to_numpy(float), "o-", color=colour, label=name, ms=4)
+        if paper and name in paper:
+            low, high, label = paper[name]
+            paper_reference(ax, low, high, label, colour=colour)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("linear CKA between the two networks (0-1)")
     ax.legend(frameon=False, fontsize=9)
