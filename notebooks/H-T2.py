@@ -85,7 +85,7 @@ run = Run("H-T2", scale, cfg)
 table, accuracy = hernandez.all_pairs(cfg, scale)
 per, stats = hernandez.mse_stats(table, cfg, scale, diagonal=False, n_images=cfg.mse_images)
 numbers, claims = hernandez.mse_summary(per, stats, table, "every pair of layers")
-run.record(numbers, claims)
+run.record(numbers, [])  # the claims after the training-length control below
 stats.T.style.format("{:.2e}")
 
 # %% [markdown]
@@ -93,6 +93,24 @@ stats.T.style.format("{:.2e}")
 
 # %%
 per.set_index(["sender", "receiver", "i", "j"]).style.format("{:.2e}")
+
+# %% [markdown]
+# ## Are the task-trained stitches trained enough?
+#
+# Training length moves the task-trained stitch V (E is the receiver's own representation, S
+# the least-squares fit), so, for each decided claim, the 8 stitches nearest its decision (for
+# "closer", those whose ES is nearest to the smaller of EV and SV; for "not by orders of
+# magnitude", those whose EV / ES is nearest to the median) are retrained with 4 times the
+# epochs, their EV and SV measured again on the same test images, and the claim judged again with
+# them; the verdict stands only if that gives the same decided result. (Added on 2026-11-25,
+# after this page's earlier runs: see "Changes after a run".) Mean MSEs per retrained stitch (an
+# empty table: no verdict to check):
+
+# %%
+longer = hernandez.mse_longer(table, per, stats, cfg, scale, claims, "every pair of layers", diagonal=False,
+                              n_images=cfg.mse_images)
+run.record({}, claims)
+longer.style.format({c: "{:.2e}" for c in longer.columns if c not in ("sender", "receiver", "i", "j")})
 
 # %% [markdown]
 # ## Claims

@@ -401,3 +401,36 @@ def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeyp
     assert (r1, r1) not in seen and (r2, r2) not in seen  # exact self pairs decide nothing here
     assert out.attrs["cells"]["lower_high"] == f"all 6 cells at j ≤ i of {r2} → {r1}"
     assert out.attrs["cells"]["upper_low"] == f"all 3 cells at j > i of {r1} → {r2}"
+
+
+def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypatch):
+    import torch
+
+    from stitchkit import grid as grid_mod
+
+    stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
+                          for k in ("EV", "ES", "SV")})
+    per = _per(ev=[1.0, 2.0, 3.0, 1e-3, 0.5], es=[0.1, 0.5, 0.01, 1e-2, 1e-30], sv=[0.9, 1.5, 3.0, 0.5, 0.5])
+    table = per[["sender", "receiver", "i", "j"]].assign(
+        kind="trained", cut_i=[f"c{i}" for i in per.i], cut_j=[f"c{j}" for j in per.j], accuracy=0.6,
+        receiver_accuracy=0.6)
+    _, claims = hernandez.mse_summary(per, stats, table, "test")
+    assert [c["criterion"].holds for c in claims] == [True, True] and all(k.passed for k in claims[0]["controls"])
+    cfg = hernandez.PRESETS_T2["demo"]
+    monkeypatch.setattr(hernandez, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
+    trained = []
+    monkeypatch.setattr(hernandez, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
+        (s[0], r[0], pairs[0], recipe.train.epochs)))
+    n = per.attrs["per_image"]["EV"].shape[1]
+
+    def longer_mse(sender, receiver, cut_i, cut_j, recipe, data, *, n_images, **kw):
+        # at 4x the task-trained stitch lands on the least-squares one's neighbourhood: EV and SV tiny
+        return {"EV": torch.full((n,), 1e-4, dtype=torch.float64), "ES": torch.full((n,), 0.1, dtype=torch.float64),
+                "SV": torch.full((n,), 1e-4, dtype=torch.float64)}
+
+    monkeypatch.setattr(grid_mod, "stitch_mse", longer_mse)
+    out = hernandez.mse_longer(table, per, stats, cfg, "demo", claims, "test", diagonal=False, n_images=n)
+    assert len(out) == 4 and len(trained) == 4  # every judged stitch (4 < MSE_SAMPLE); the exact self-stitch not
+    assert all(e == hernandez.LONGER * cfg.recipe().train.epochs for *_, e in trained)
+    assert not claims[0]["controls"][-1].passed  # ES is now nowhere the smallest: 'closer' turns
+    assert np.allclose(out["EV 4x"], 1e-4) and np.allclose(sorted(out.EV), sorted(per.EV.iloc[:4]))

@@ -910,6 +910,71 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
     return numbers, claims
 
 
+MSE_SAMPLE = 8  # H-T1/H-T2's length control retrains this many task-trained stitches per decided claim
+MSE_LENGTH_COLUMNS = ["sender", "receiver", "i", "j", "EV", f"EV {LONGER}x", "SV", f"SV {LONGER}x", "ES"]
+
+
+def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg: GridConfig, scale: str,
+               claims: list[dict], what: str, *, diagonal: bool, n_images: int, device=None, store=None,
+               progress: bool = True) -> pd.DataFrame:
+    """H-T1/H-T2's training-length control. The task-trained stitch V is the one that training
+    length moves (E is the receiver's own representation, S the least-squares fit): for each
+    decided claim, the :data:`MSE_SAMPLE` stitches nearest its decision are retrained with
+    :data:`LONGER` times the epochs (for ``closer``, those whose ES is nearest to the smaller of
+    EV and SV; for ``not_orders``, those whose EV / ES is nearest to the median), their EV and SV
+    measured again on the same test images, and the claim re-judged with them swapped in
+    (:func:`mse_summary`); :func:`stitchkit.controls.training_length` is attached to it. One row
+    per retrained stitch (an empty table when no claim is decided)."""
+    from ..grid import stitch_mse
+
+    todo = [c for c in claims if c["criterion"].holds is not None and all(k.passed for k in c.get("controls", []))]
+    if not todo:
+        return pd.DataFrame(columns=MSE_LENGTH_COLUMNS)
+    rows = table[table.kind == "trained"]
+    if diagonal:
+        rows = rows[rows.i == rows.j]
+    if len(rows) != len(per):
+        raise ValueError(f"{len(per)} MSE rows for {len(rows)} trained grid rows: run mse_stats on this table")
+    keep = np.flatnonzero(~((per.sender == per.receiver) & (per.i == per.j)).to_numpy())
+    ev, es, sv = (per[k].to_numpy(float) for k in MSE_KEYS)
+    picks: list[int] = []
+    for c in todo:
+        if c["key"] == "closer":
+            dist = np.abs(np.log(np.maximum(es, _TINY) / np.maximum(np.minimum(ev, sv), _TINY)))
+        else:
+            ratio = np.log(np.maximum(ev, _TINY) / np.maximum(es, _TINY))
+            dist = np.abs(ratio - np.median(ratio[keep]))
+        picks += [int(k) for k in keep[np.argsort(dist[keep], kind="stable")[:MSE_SAMPLE]]]
+    picks = list(dict.fromkeys(picks))
+    nets, recipe = trained_nets(cfg, scale), cfg.recipe().longer()
+    new = per.copy()
+    images = {k: np.array(v, dtype=np.float64) for k, v in (per.attrs.get("per_image") or {}).items()}
+    memo: dict = {}
+    for k in picks:
+        r = rows.iloc[k]
+        sender, receiver = nets[r.sender], nets[r.receiver]
+        stitch_grid([sender], [receiver], [(r.cut_i, r.cut_j)], recipe, DataSpec("cifar10"), device=device, store=store,
+                    progress=progress)
+        mse = stitch_mse(sender, receiver, r.cut_i, r.cut_j, recipe, DataSpec("cifar10"), n_images=n_images,
+                         device=device, store=store, memo=memo)
+        for key in ("EV", "SV"):
+            new.iloc[k, new.columns.get_loc(key)] = float(mse[key].mean())
+            if key in images:
+                images[key][k] = mse[key].numpy()
+    new.attrs["per_image"] = images or None
+    again = {c["key"]: c["criterion"] for c in mse_summary(new, stats, table, what)[1]}
+    for c in todo:
+        c["controls"] = [*c.get("controls", []), controls.training_length(
+            c["criterion"], again[c["key"]], LONGER,
+            what=f"the verdict survives {LONGER}x longer stitch training: the {len(picks)} task-trained stitches "
+                 "nearest the decision retrained, EV and SV measured again, the claim re-judged")]
+    out = new.iloc[picks][["sender", "receiver", "i", "j"]].copy()
+    out["EV"], out[f"EV {LONGER}x"] = per.EV.to_numpy()[picks], new.EV.to_numpy()[picks]
+    out["SV"], out[f"SV {LONGER}x"] = per.SV.to_numpy()[picks], new.SV.to_numpy()[picks]
+    out["ES"] = per.ES.to_numpy()[picks]
+    return out.reset_index(drop=True)[MSE_LENGTH_COLUMNS]
+
+
 def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[dict]]:
     """H-F5: the similarity-trained (least-squares) stitch's task accuracy against the vanilla
     stitch's, below the diagonal (j < i), per trained pair. The judged maximum over pairs carries
