@@ -225,6 +225,9 @@ CHANGES: tuple[Change, ...] = (
     Change(("B-F6",), "a training-length control for 'connected' (the deciding cells of both directions and each "
            "top's self-stitch there retrained at 4x and swapped in together, the claim re-judged)",
            "the page had none (the review of the verdicts)", "aa281fe (issue 33)", "2026-11-25"),
+    Change(("H-T1", "H-T2"), "a training-length control for both claims (the 8 task-trained stitches nearest each "
+           "decided claim's decision retrained at 4x, EV and SV measured again, the claim re-judged)",
+           "the pages had none (the review of the verdicts)", "aa25832 (issue 33)", "2026-11-25"),
     Change(("J-F2",), "a training-length control for the TLM claims (tlm_ood, dm_less_ood): the 8 high-accuracy TLM "
            "stitches whose AUROC is closest to the median retrained at 4x, accuracy and AUROC measured again, the "
            "claims re-judged", "the page had none, and the review found that TLM's stitches still gain accuracy "
