@@ -624,7 +624,9 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
             continue
         verdicts = [r["verdict"] for r in records if r["id"] == fid and r["verdict"] in VERDICTS
                     and r["scale"] == page.results.get("scale")]
-        cell = " ".join(badge(v, v if verdicts.count(v) == 1 else f"{verdicts.count(v)} × {v}")
+        at = page.results.get("scale", "")
+        cell = " ".join(badge(v, badge_label(v, at) if verdicts.count(v) == 1 else
+                              f"{verdicts.count(v)} × {badge_label(v, at)}")
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
             "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")

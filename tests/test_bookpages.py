@@ -172,7 +172,7 @@ def test_part_pages_toc_and_idempotence(book):
     # the demo budget beside the measured sum, above the table
     assert "budget of this part is 90 min" in bansal and "no empty-cache estimate can be given yet" in bansal
     assert bansal.index("budget of this part") < bansal.index("## Figures and tables")
-    assert "{bdg-danger}`not reproduced` {bdg-warning}`inconclusive at this scale`" in bansal
+    assert "{bdg-danger}`not reproduced · demo` {bdg-warning}`inconclusive · demo`" in bansal  # with their scale
     assert "none yet (0 pages of 5" in (book / "balogh" / "index.md").read_text()
     toc = yaml.safe_load(toc_path.read_text())
     files = [c["file"] for c in toc["chapters"]]
