@@ -75,6 +75,7 @@ run.figure("finetune", bansal_finetune.plot_finetune(table, bansal_finetune.titl
 # %% [markdown]
 # ```{glue:figure} finetune
 # :name: fig-bf8
+# :alt: Line plot of test accuracy against the cut up to which the bottom is kept: fine-tuned and stitched, over a random and over a trained bottom, with the trained network's own accuracy as a dotted line.
 #
 # Test accuracy (%) against the cut up to which the bottom is kept: fine-tuned (solid) and
 # stitched into the trained top (dashed), over a random bottom (red) and a trained one (blue);

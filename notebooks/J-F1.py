@@ -83,6 +83,7 @@ run.figure("energies", balogh.plot_energies(result, title=balogh.title(scale, "r
 # %% [markdown]
 # ```{glue:figure} matrices
 # :name: fig-jf1-matrices
+# :alt: Two heat maps over source block i (rows) and target block j (columns) of one ResNet-18: left, the TLM stitch's accuracy relative to the network's own; right, the AUROC of the target block's detector for the stitched representation.
 #
 # (a) TLM similarity within one ResNet-18: the stitched accuracy relative to the network's own,
 # from source block $i$ (rows) into target block $j$ (columns). (b) How out of distribution
@@ -92,6 +93,7 @@ run.figure("energies", balogh.plot_energies(result, title=balogh.title(scale, "r
 #
 # ```{glue:figure} energies
 # :name: fig-jf1-energies
+# :alt: Histograms of detector energies at the first block: the block's own test activations, MNIST digits, and the TLM stitches from each source block into it.
 #
 # (c) Energies under the first block's detector. Top: the block's own activations on the test
 # images and the outliers. Bottom: the TLM stitches from every source block into it, on the same

@@ -80,6 +80,7 @@ run.figure("grid", balogh.plot_ood_grid_all(results, scale))
 # %% [markdown]
 # ```{glue:figure} grid
 # :name: fig-jf2-grid
+# :alt: Heat maps per architecture and per method (TLM and DM, within one network and between two): relative accuracy and AUROC of the stitch from source block i into target block j.
 #
 # One block per architecture. Rows: TLM within network #0, TLM from network #1 into #0, DM within, DM
 # between. Left: relative accuracy of the stitch from source block $i$ (rows) into target block

@@ -107,6 +107,7 @@ run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 # %% [markdown]
 # ```{glue:figure} intra
 # :name: fig-jt1-intra
+# :alt: Heat maps, one per similarity measure and architecture, of the similarity between every pair of layers within one network, with the layer each measure identifies marked.
 #
 # Within one network (one block of panels per architecture): every measure between every
 # source block $i$ (rows) and target block $j$
@@ -117,6 +118,7 @@ run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 #
 # ```{glue:figure} inter
 # :name: fig-jt1-inter
+# :alt: Heat maps, one per similarity measure and architecture, of the similarity between every layer of one network and every layer of a second seed.
 #
 # The same between two networks that differ only in their seed.
 # ```

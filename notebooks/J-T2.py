@@ -93,6 +93,7 @@ run.figure("ranks", balogh.plot_sensitivity_all(results, scale))
 # %% [markdown]
 # ```{glue:figure} ranks
 # :name: fig-jt2-ranks
+# :alt: Line plots per architecture and tested layer of the probe accuracy and of each measure's dissimilarity against the rank of the low-rank approximation, on a log scale.
 #
 # One row per architecture; per tested layer, against the rank of the approximation (log scale):
 # the probe's accuracy $F$ (left, %), then each dissimilarity to the reference $A$; solid lines

@@ -84,6 +84,7 @@ run.figure("scatter", balogh.plot_specificity_all(results, scale))
 # %% [markdown]
 # ```{glue:figure} scatter
 # :name: fig-jt3-scatter
+# :alt: Scatter plots per architecture of each representation's probe accuracy against each measure's dissimilarity to the reference representation.
 #
 # One row per architecture: each point is one representation $B$ (a block of one network), its
 # dissimilarity to the reference $A$ (horizontal) against its difference in probe accuracy

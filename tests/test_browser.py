@@ -207,3 +207,31 @@ def test_search_finds_a_figure(browser, html_dir):
     others = [e for e in visit.errors if book not in e and e != "page error: Failed to fetch"]
     assert not others, others
     assert any(h.split("#")[0].split("?")[0].endswith("/B-F2A.html") for h in hits), hits
+
+
+def test_every_figure_has_an_alt_text_that_says_what_it_shows(html_dir):
+    """Every image of a page carries alt text in words (not a file path); a page behind its
+    notebook (its text changed after the run) is checked once it is re-run."""
+    import re
+    from html.parser import HTMLParser
+
+    class Images(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.alts = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                self.alts.append((dict(attrs).get("alt") or "").strip())
+
+    behind = {p.doc for p in bookpages.load_pages() if p.doc and p.behind()}
+    bad = {}
+    for doc in DOCS:
+        if doc.removeprefix(f"{paths.BOOK_DIR.name}/") in behind:
+            continue
+        parser = Images()
+        parser.feed((html_dir / f"{doc}.html").read_text())
+        wrong = [a for a in parser.alts if len(a) < 15 or re.search(r"(^|/)_images/|\.(png|jpe?g|svg)$", a)]
+        if wrong:
+            bad[doc] = wrong
+    assert not bad, f"images without a meaningful alt text: {bad}"
