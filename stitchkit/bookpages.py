@@ -866,7 +866,7 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
             "on a GPU at two training lengths, which separates its training rate from its per-stitch overhead "
             "(the direct-matching fit, the sender's activations, the evaluation on the test set); the GPU-hours "
             "are stitches × overhead + image passes / training rate. The last column is the overall throughput "
-            "the issue's goal needs.", ""]
+            "that finishing the run within the stated goal (GPU-hours) needs.", ""]
     if measured:
         out += [f"Throughput measured {escape(str(gpu.get('date', '?'))[:10])} on **{device}** by `make bench` "
                 "(`benchmarks/results-gpu.json`), with untrained copies of the paper-scale networks (throughput does "
