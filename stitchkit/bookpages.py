@@ -1079,14 +1079,13 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         before = [c.source for c in nb.cells]
         outputs = [json.loads(json.dumps(c.get("outputs"))) for c in nb.cells]
         link_glossary(nb)
+        tagged = tag_claims_table(nb) | hide_code(nb)  # before refresh_claims: it finds the tagged cell
         results_path = path.with_suffix(".results.json")
         if results_path.exists():
             results = json.loads(results_path.read_text())
             refresh_boxes(nb, results)
-            tag_claims_table(nb)
             refresh_claims(nb, results)
         changes.insert_into(nb, path.stem)
-        tagged = tag_claims_table(nb) | hide_code(nb)
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)

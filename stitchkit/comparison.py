@@ -170,9 +170,13 @@ def stitched_correct(model_b: nn.Module, cut_b: str, stitch: Callable, acts_a: t
 @torch.no_grad()
 def _own_correct(model: nn.Module, images, labels, batch_size, device) -> np.ndarray:
     device = torch.device(device) if device is not None else next(model.parameters()).device
+    was_training = model.training
     model.eval()
-    return np.concatenate([(model(images[s:s + batch_size].to(device)).argmax(1).cpu()
-                            == labels[s:s + batch_size].cpu()).numpy() for s in range(0, len(images), batch_size)])
+    try:
+        return np.concatenate([(model(images[s:s + batch_size].to(device)).argmax(1).cpu()
+                                == labels[s:s + batch_size].cpu()).numpy() for s in range(0, len(images), batch_size)])
+    finally:
+        model.train(was_training)  # as activations() and stitched_correct() leave it
 
 
 def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_b: Sequence[str],
