@@ -312,6 +312,93 @@ def test_freeze_claim_is_inconclusive_while_the_freeze_trained_net_is_below_the_
     assert numbers["freeze_minus_few_low"] > 0
 
 
+def _freeze_curves(a_points, b_points, full=0.664, few=0.632, frz=0.650):
+    """A B-F9 table whose (a) penalties and (b) gaps to the full network are the given points per cut."""
+    from stitchkit.experiments import bansal_freeze as fz
+
+    table, metrics = _freeze_metrics(full, few, frz)
+    for sender, values in ((fz.A, a_points), (fz.B, b_points)):
+        for c, v in zip(CUTS, values):
+            row = (table.sender == sender) & (table.cut == c)
+            if sender == fz.A:
+                table.loc[row, "penalty"] = v / 100
+            else:
+                table.loc[row, "accuracy"] = full - v / 100
+    return table, metrics
+
+
+def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(monkeypatch):
+    from stitchkit.experiments import bansal_freeze as fz
+
+    cfg = fz.PRESETS_F9["demo"]
+    # (a) within 3 points at stem, block1; (b) within at block5, pool: stem, block1 and pool (+ head) frozen
+    table, metrics = _freeze_curves([0.5, 1.0, 5.0, 8.0, 9.0], [9.0, 8.0, 6.0, 2.0, 1.0])
+    frozen = fz.choose_frozen(table, CUTS, 0.664, cfg.threshold)
+    assert frozen == ("stem", "block1", "pool", "head")
+    assert fz.deciding_cells(table, CUTS, 0.664, cfg.threshold) == {fz.A: ["stem", "block1", "block3"],
+                                                                     fz.B: ["block3", "block5", "pool"]}
+    _, claims = fz.freeze_summary(table, frozen, metrics, cfg)
+    assert fz.decided(claims[0]) and claims[0]["criterion"].holds
+    calls = []
+
+    def longer_grid(senders, receivers, pairs, recipe, data, **kw):
+        assert recipe.train.epochs == fz.LONGER * cfg.recipe().train.epochs
+        calls.append((senders[0].name, [a for a, _ in pairs]))
+        new = {"stem": 0.4, "block1": 0.8, "block3": 2.5} if senders[0].name == fz.A else {"block3": 5.0}
+        rows = []
+        for a, _ in pairs:
+            v = new.get(a, 1.0)
+            pen, acc = (v / 100, 0.664 - v / 100) if senders[0].name == fz.A else (0.0, 0.664 - v / 100)
+            rows.append({"sender": senders[0].name, "cut_i": a, "accuracy": acc, "penalty": pen,
+                         "correct": table.correct.iloc[0]})
+        return pd.DataFrame(rows)
+
+    trained = []
+
+    def freeze_train(spec, **kw):
+        trained.append(spec.frozen)
+        return object(), {"test": {"accuracy": 0.60}}
+
+    monkeypatch.setattr(fz, "stitch_grid", longer_grid)
+    monkeypatch.setattr(fz, "freeze_train", freeze_train)
+    monkeypatch.setattr(fz, "own_correct", lambda *a: np.arange(N) < int(0.60 * N))
+    out = fz.training_length_control(cfg, "demo", table, frozen, metrics, claims)
+    assert calls == [(fz.A, ["stem", "block1", "block3"]), (fz.B, ["block3", "block5", "pool"])]
+    # at 4x (a) comes within the bound at block3 too: one more piece frozen, and the network freeze-trained on
+    # them is 6.4 points below the full one: the verdict turns, so the control fails
+    assert trained == [("stem", "block1", "block3", "pool", "head")]
+    assert not claims[0]["controls"][-1].passed and "survives" in claims[0]["controls"][-1].text
+    assert list(out["within the bound at 4x"]) == [True, True, True, False, True, True]
+    assert list(out["1x (points)"].round(2)) == [0.5, 1.0, 5.0, 6.0, 2.0, 1.0]
+
+
+def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen(monkeypatch):
+    from stitchkit.experiments import bansal_freeze as fz
+
+    cfg = fz.PRESETS_F9["demo"]
+    table, metrics = _freeze_curves([0.5, 1.0, 5.0, 8.0, 9.0], [9.0, 8.0, 6.0, 2.0, 1.0])
+    frozen = fz.choose_frozen(table, CUTS, 0.664, cfg.threshold)
+    _, claims = fz.freeze_summary(table, frozen, metrics, cfg)
+
+    def same_grid(senders, receivers, pairs, recipe, data, **kw):  # every cell keeps its side of the bound
+        rows = [table[(table.sender == senders[0].name) & (table.cut == a)].iloc[0] for a, _ in pairs]
+        return pd.DataFrame(rows).rename(columns={"cut": "cut_i"})
+
+    def never(*a, **kw):
+        raise AssertionError("the same pieces: nothing to freeze-train again")
+
+    monkeypatch.setattr(fz, "stitch_grid", same_grid)
+    monkeypatch.setattr(fz, "freeze_train", never)
+    out = fz.training_length_control(cfg, "demo", table, frozen, metrics, claims)
+    assert claims[0]["controls"][-1].passed and len(out) == 6
+    # a claim not decided gets no check
+    _, undecided = fz.freeze_summary(table, frozen, {**metrics, "freeze-trained": metrics["few-sample network"]
+                                                     | {"correct": np.arange(N) < int(0.632 * N)}}, cfg)
+    n = len(undecided[0]["controls"])
+    assert fz.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
+    assert len(undecided[0]["controls"]) == n
+
+
 def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_keys():
     import torch
 

@@ -25,6 +25,7 @@ def _have(dataset: str) -> bool:
 
 
 LENGTH_CONTROLLED = {"B-F3C": ("wider_improves", "not_vice_versa"), "B-F8": ("stitch_tells",), "B-F6": ("connected",),
+                     "B-F9": ("within",),
                      "H-T1": ("closer", "not_orders"), "H-T2": ("closer", "not_orders"),
                      "J-F2": ("tlm_ood_rn", "dm_less_ood_rn", "tlm_ood_vit", "dm_less_ood_vit")}
 

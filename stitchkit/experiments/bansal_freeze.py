@@ -49,13 +49,14 @@ from .. import data as data_mod
 from .. import zoo
 from ..datasets import DataSpec, test_split, train_split
 from ..datasets import fingerprint as data_fingerprint
-from ..grid import Net, stitch_grid
+from ..grid import LONGER, Net, stitch_grid
 from ..hardware import as_device, channels_last_ok, compile_wins, to_memory_format
 from ..results import Control, at_least, at_most
 from ..scales import figure_config, param
 from ..store import Store, config_key
 from ..train import TrainConfig, evaluate, train
-from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
+from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, decided, replace_cells
+from .bansal_sweeps import own_correct
 
 SELF = "full network into itself (control)"
 A, B = "few-sample bottom into the full network", "full bottom into the few-sample network"
@@ -142,11 +143,10 @@ class PartlyFrozen(nn.Module):
         return self.model(x)
 
 
-def choose_frozen(table: pd.DataFrame, cuts: list[str], full_accuracy: float, threshold: float) -> tuple[str, ...]:
-    """The frozen pieces from the two stitching curves (see the module docstring): the pieces
-    up to the last cut of the run from the first cut where (a) stays within ``threshold``, and
-    the pieces after the first cut of the run to the last cut where (b) does, with the head. At
-    least one piece stays trainable."""
+def _runs(table: pd.DataFrame, cuts: list[str], full_accuracy: float, threshold: float) -> tuple[int, int]:
+    """The two runs that choose the frozen pieces: the number of cuts from the first where (a)
+    stays within ``threshold``, and the index of the first cut of the run to the last where (b)
+    does."""
     a = 100 * table[table.sender == A].set_index("cut").loc[cuts].penalty
     b = 100 * (full_accuracy - table[table.sender == B].set_index("cut").loc[cuts].accuracy)
     n_bottom = 0
@@ -155,11 +155,29 @@ def choose_frozen(table: pd.DataFrame, cuts: list[str], full_accuracy: float, th
     top_from = len(cuts)  # index of the first cut of the run that ends at the last cut
     while top_from > 0 and b[cuts[top_from - 1]] <= threshold:
         top_from -= 1
+    return n_bottom, top_from
+
+
+def choose_frozen(table: pd.DataFrame, cuts: list[str], full_accuracy: float, threshold: float) -> tuple[str, ...]:
+    """The frozen pieces from the two stitching curves (see the module docstring): the pieces
+    up to the last cut of the run from the first cut where (a) stays within ``threshold``, and
+    the pieces after the first cut of the run to the last cut where (b) does, with the head. At
+    least one piece stays trainable."""
+    n_bottom, top_from = _runs(table, cuts, full_accuracy, threshold)
     top = [*cuts[top_from + 1:], "head"] if top_from < len(cuts) else []
     n_bottom = min(n_bottom, max(top_from, 0))  # keep cuts[top_from] (or the last piece) trainable
     if not top:
         n_bottom = min(n_bottom, len(cuts) - 1)
     return tuple(cuts[:n_bottom]) + tuple(top)
+
+
+def deciding_cells(table: pd.DataFrame, cuts: list[str], full_accuracy: float, threshold: float) -> dict[str, list[str]]:
+    """The cells whose stitches decide the frozen pieces: for (a) the run of cuts within the
+    bound from the first and the first cut outside it, for (b) the run to the last cut and the
+    last cut outside it. Longer training of any other cell cannot change the choice unless one
+    of these changes side."""
+    n_bottom, top_from = _runs(table, cuts, full_accuracy, threshold)
+    return {A: cuts[:min(n_bottom + 1, len(cuts))], B: cuts[max(top_from - 1, 0):]}
 
 
 def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, progress: bool = True):
@@ -197,17 +215,20 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
     return model.eval(), metrics
 
 
+def _specs(cfg: FreezeConfig, scale: str) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
+    """The few-sample network (B-F2C's 5k bottom, seed 1) and the full network (B-F2A's receiver)."""
+    few = zoo.bansal_resnet18(scale, cfg.seeds[1], width=cfg.width, epochs=cfg.model_epochs, final_bn=cfg.final_bn,
+                              train_size=cfg.few_samples)
+    return few, cfg.model(scale, cfg.seeds[0])
+
+
 def freeze_training(cfg: FreezeConfig, scale: str, *, device=None, store=None, progress: bool = True):
     """Stitch (a) and (b) at every cut, choose the frozen pieces, freeze-train; returns the
     stitch table, the frozen pieces, and the networks' metrics by name. The freeze-trained
     network's metrics also hold ``correct``: its per-image results on the stitches' test images,
     where the table holds the full and the few-sample networks' (as receivers), so that the three
     are compared image by image."""
-    from .bansal_sweeps import own_correct
-
-    few_spec = zoo.bansal_resnet18(scale, cfg.seeds[1], width=cfg.width, epochs=cfg.model_epochs,
-                                   final_bn=cfg.final_bn, train_size=cfg.few_samples)
-    full_spec = cfg.model(scale, cfg.seeds[0])
+    few_spec, full_spec = _specs(cfg, scale)
     few, full = Net("few-sample network", few_spec), Net("full network", full_spec)
     metrics = {}
     for net in (full, few):
@@ -303,6 +324,67 @@ def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, 
              f"the few-sample network alone {few:.2f}%, the freeze-trained one minus it "
              f"{above_few.text(2, 'points')})", controls=[control, froze, beyond_few])]
     return numbers, claims
+
+
+LENGTH_COLUMNS = ["stitch", "cut", "1x (points)", f"{LONGER}x (points)", "within the bound at 1x",
+                  f"within the bound at {LONGER}x"]
+
+
+def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, frozen: tuple[str, ...],
+                            metrics: dict, claims: list[dict], *, device=None, store=None,
+                            progress: bool = True) -> pd.DataFrame:
+    """The claim re-judged like for like with :data:`LONGER` times the stitch training. Stitching
+    enters the claim through the choice of frozen pieces, so the stitches that decide it
+    (:func:`deciding_cells`: each run within the bound and the first cut outside it; their
+    reference, the full network's own accuracy, involves no stitch) are retrained and the pieces
+    chosen again. The same pieces: the claim's numbers stand as they are. Other pieces: the network
+    is freeze-trained on them and the claim judged again. A claim not decided gets no check (an
+    empty table). Attaches :func:`stitchkit.controls.training_length` to the claim; returns one
+    row per retrained stitch (points: (a)'s penalty, (b)'s gap to the full network)."""
+    claim = next((c for c in claims if c["key"] == "within"), None)
+    if claim is None or not decided(claim):
+        return pd.DataFrame(columns=LENGTH_COLUMNS)
+    t = table.reset_index(drop=True)
+    cuts = list(dict.fromkeys(t.cut))
+    full_acc = float(t[t.sender == A].receiver_accuracy.iloc[0])
+    cells = deciding_cells(t, cuts, full_acc, cfg.threshold)
+    few_spec, full_spec = _specs(cfg, scale)
+    recipe = cfg.recipe().longer()
+    grids = [stitch_grid([Net(A, few_spec)], [Net("full network", full_spec)], [(c, c) for c in cells[A]], recipe,
+                         DataSpec("cifar10"), device=device, store=store, progress=progress),
+             stitch_grid([Net(B, full_spec)], [Net("few-sample network", few_spec)], [(c, c) for c in cells[B]],
+                         recipe, DataSpec("cifar10"), device=device, store=store, progress=progress)]
+    new = replace_cells(t, pd.concat(grids, ignore_index=True))
+    again = choose_frozen(new, cuts, full_acc, cfg.threshold)
+    if again == tuple(frozen):
+        longer = claim["criterion"]
+        how = "the same pieces are chosen, so the claim's numbers stand"
+    else:
+        model, m = freeze_train(FreezeSpec(few_spec, full_spec, again, frozen_above_bn="train"), device=device,
+                                store=store, progress=progress)
+        m2 = {**metrics, "freeze-trained": {**m, "correct": own_correct(model, full_spec, cfg.recipe(), device)}}
+        longer = freeze_summary(new, again, m2, cfg)[1][0]["criterion"]
+        how = f"other pieces are chosen ({', '.join(again) or 'none'}; at 1x: {', '.join(frozen) or 'none'}), and " \
+              "the network freeze-trained on them judged again"
+    claim["controls"] = [*claim.get("controls", []), controls.training_length(
+        claim["criterion"], longer, LONGER,
+        what=f"the verdict survives {LONGER}x longer stitch training: the stitches that decide the frozen pieces "
+             f"((a) at {', '.join(cells[A])}; (b) at {', '.join(cells[B])}) retrained; {how}")]
+    rows = []
+    for stitch in (A, B):
+        for c in cells[stitch]:
+            before, after = (_value(x, stitch, c, full_acc) for x in (t, new))
+            rows.append({"stitch": stitch, "cut": c, "1x (points)": before, f"{LONGER}x (points)": after,
+                         "within the bound at 1x": before <= cfg.threshold,
+                         f"within the bound at {LONGER}x": after <= cfg.threshold})
+    return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
+
+
+def _value(table: pd.DataFrame, stitch: str, cut: str, full_accuracy: float) -> float:
+    """The number :func:`choose_frozen` compares with the bound (points): (a)'s penalty, (b)'s
+    gap to the full network."""
+    row = table[(table.sender == stitch) & (table.cut == cut)].iloc[0]
+    return float(100 * (row.penalty if stitch == A else full_accuracy - row.accuracy))
 
 
 def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg: FreezeConfig, title: str = ""):
