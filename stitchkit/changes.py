@@ -232,6 +232,10 @@ CHANGES: tuple[Change, ...] = (
            "stitches whose AUROC is closest to the median retrained at 4x, accuracy and AUROC measured again, the "
            "claims re-judged", "the page had none, and the review found that TLM's stitches still gain accuracy "
            "at 4x", "198d580 (issue 33)", "2026-11-25"),
+    Change(("B-F9",), "a training-length control for 'within' (the stitches that decide the frozen pieces, each run "
+           "within the bound and the first cut outside it, retrained at 4x; the pieces chosen again and, if they "
+           "differ, the network freeze-trained on them, the claim re-judged)",
+           "the page had none (the review of the verdicts)", "a03532c (issue 33)", "2026-11-25"),
     Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
            "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
            "not move with the resample", "f78f85f", "2026-11-24"),
