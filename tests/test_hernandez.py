@@ -6,6 +6,7 @@ import pytest
 
 from stitchkit import zoo
 from stitchkit.experiments import hernandez
+from stitchkit.experiments.hernandez import mse as hernandez_mse, verdicts as hernandez_verdicts
 
 
 N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
@@ -392,7 +393,7 @@ def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeyp
         seen[(sender.name, receiver.name)] = sorted(cells)
         return pd.DataFrame(columns=["sender", "receiver", "i", "j", "grid (%)", "4x epochs (%)", "gain", "correct"])
 
-    monkeypatch.setattr(hernandez, "_retrained", retrained)
+    monkeypatch.setattr(hernandez_verdicts, "_retrained", retrained)
     monkeypatch.setattr(pd, "concat", lambda parts, **kw: parts[0])
     out = hernandez.longer_sample(table, cfg, "smoke")
     below = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j <= i)
@@ -417,9 +418,9 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     _, claims = hernandez.mse_summary(per, stats, table, "test")
     assert [c["criterion"].holds for c in claims] == [True, True] and all(k.passed for k in claims[0]["controls"])
     cfg = hernandez.PRESETS_T2["demo"]
-    monkeypatch.setattr(hernandez, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
+    monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
     trained = []
-    monkeypatch.setattr(hernandez, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
+    monkeypatch.setattr(hernandez_mse, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
         (s[0], r[0], pairs[0], recipe.train.epochs)))
     n = per.attrs["per_image"]["EV"].shape[1]
 

@@ -1,0 +1,280 @@
+"""Hernandez et al. 2022, the similarity-trained stitch: H-T1/H-T2, the MSE sanity tables (the
+distances between the expected representation E, the task-trained stitch V and the
+similarity-trained stitch S, with their training-length control :func:`mse_longer`), then H-F5,
+the similarity-trained stitch's accuracy on the task.
+
+The similarity-trained stitch minimises the squared error between its output and the
+receiver's expected representation. For these linear stitches that objective is convex and its
+minimiser is the least-squares fit, which direct matching computes in closed form (float64
+normal equations on the grid's DM images): every grid row already carries its accuracy
+(``dm_accuracy``). The paper reaches it approximately, by 30 epochs of SGD.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ... import controls, noise
+from ...datasets import DataSpec
+from ...grid import LONGER, Net, stitch_grid
+from ...noise import Estimate
+from ...results import Control, Criterion, at_least, at_most
+from ...scales import REQUIRED_SCALES, figure_config, param
+from .grid import PRESETS_F2, GridConfig, display_name
+from .verdicts import DM_ACC, NO_IMAGES, _convergence_control, _estimate, _pair_stat
+
+# --------------------------------------------------------------------------------------------
+# H-T1 / H-T2: the MSE sanity tables
+
+
+@figure_config("H-T1")
+@dataclass(frozen=True)
+class MSEConfig(GridConfig):
+    """H-T1/H-T2: H-F2's grid (from the cache) and the MSE between E, V and S per test image."""
+
+    mse_images: int = param(1000, "test images per stitch for the MSE statistics", ge=1, le=10_000)
+
+
+figure_config("H-T2")(MSEConfig)
+# H-T2 measures H-F2's stitches (a direct-matching start, then the task), read from its cache.
+PRESETS_T2 = {scale: MSEConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+                               **({"mse_images": 200} if scale == "smoke" else {}))
+              for scale, cfg in PRESETS_F2.items() if scale in REQUIRED_SCALES}  # no gpu preset yet
+# H-T1 at `smoke` and `demo`: the diagonal (i = j) of H-F2's stitches, as H-T2 reads all of them; the
+# control that V is not the least-squares stitch S (median SV / EV) guards the direct-matching start.
+# `paper`: the paper's vanilla stitch, trained from a random start on the task only. At `demo` that
+# start failed the self-stitch control (4 epochs on 10k images at lr 0.01, 625 steps: up to 0.75
+# points below the receiver, run of 2026-11-23), so a random-start stitch could not be judged there.
+PRESETS_T1 = {**PRESETS_T2, "paper": replace(PRESETS_T2["paper"], stitch_init="default")}
+
+RATIO_MAX = 100.0  # "not by orders of magnitude": median EV / ES over the stitches below this
+SV_MIN = 0.1  # control: the task-trained stitch differs from the least-squares one (median SV / EV at least this)
+CLOSER_MIN = 0.5  # "typically": the fraction of stitches whose ES is the smallest of EV, ES, SV at least this
+MSE_KEYS = ("EV", "ES", "SV")
+
+
+def trained_nets(cfg: GridConfig, scale: str) -> dict[str, Net]:
+    """The trained networks of ``cfg`` by display name (the grid's sender/receiver names)."""
+    return {display_name(a): Net(display_name(a), cfg.model(scale, a)) for a in cfg.archs}
+
+
+def mse_stats(table: pd.DataFrame, cfg: GridConfig, scale: str, *, diagonal: bool, n_images: int = 1000,
+              device=None, store=None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """EV, ES and SV (see :func:`stitchkit.grid.stitch_mse`) for the trained grid rows (only
+    i = j with ``diagonal``). Returns per-stitch means (one row per stitch) and the pooled
+    minimum, mean, maximum and standard deviation over every (stitch, test image). The
+    per-image values, measured on the same first ``n_images`` test images for every stitch, are
+    in ``per.attrs["per_image"]`` (EV, ES, SV -> (stitches, n_images) float64, rows in ``per``'s
+    order): :func:`mse_summary` bootstraps its statistics over those images."""
+    from ...grid import stitch_mse
+    from ...progress import progress_bar
+
+    rows = table[table.kind == "trained"]
+    if diagonal:
+        rows = rows[rows.i == rows.j]
+    nets = trained_nets(cfg, scale)
+    per, pooled, memo = {}, {}, {}
+    # pair by pair, sender cut outer, receiver cut inner: with stitch_mse's memo each network runs
+    # forward once per cut and pair instead of once per stitch; the outputs keep the table's order
+    order = rows.sort_values(["sender", "receiver", "i", "j"], kind="stable")
+    for row in progress_bar(iterable=list(order.itertuples()), desc="MSE sanity check", disable=not progress,
+                            unit="stitch"):
+        mse = stitch_mse(nets[row.sender], nets[row.receiver], row.cut_i, row.cut_j, cfg.recipe(),
+                         DataSpec("cifar10"), n_images=n_images, device=device, store=store, memo=memo)
+        per[row.Index] = {"sender": row.sender, "receiver": row.receiver, "i": row.i, "j": row.j,
+                          **{k: float(v.mean()) for k, v in mse.items()}}
+        pooled[row.Index] = mse
+    per = [per[k] for k in rows.index]
+    pooled = {k: [pooled[n][k] for n in rows.index] for k in MSE_KEYS}
+    stats = pd.DataFrame({k: {"minimum": float(torch.cat(v).min()), "mean": float(torch.cat(v).mean()),
+                              "maximum": float(torch.cat(v).max()), "standard deviation": float(torch.cat(v).std())}
+                          for k, v in pooled.items()})
+    per = pd.DataFrame(per)
+    per.attrs["per_image"] = {k: torch.stack(v).numpy() for k, v in pooled.items()}  # (stitches, n_images)
+    return per, stats
+
+
+_TINY = 1e-300  # a floor for a divisor (an exact self-stitch's ES is ~1e-32, and those are left out)
+
+
+def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, what: str) -> tuple[dict, list[dict]]:
+    """Numbers and claims for H-T1/H-T2 from :func:`mse_stats`'s output; ``what`` names the rows.
+
+    Every judged number is a statistic over the stitches of their mean EV, ES and SV, with a 95%
+    bootstrap interval over the test images (one resample shared by every stitch, all measured
+    on the same images; exact where ``per`` keeps no per-image values, a spot check's summary).
+
+    ``closer`` reads the paper's prediction as its tables colour it: ES the *smallest* of the
+    three (green in ES, red in EV and SV). ES < EV alone can barely fail here: S is the
+    least-squares fit of E (on the DM images), so it is closer to E than any other linear stitch
+    of the same activations, V included, up to the gap between those images and the test
+    images. ES below SV is informative: both stitches are linear maps of the same activations,
+    so on the fitting images E - S is orthogonal to S - V and EV = ES + SV; ES < SV then says
+    EV > 2 ES, the task-trained stitch at least twice as far from E as the closest stitch."""
+    own = ((per.sender == per.receiver) & (per.i == per.j)).to_numpy()
+    keep = np.flatnonzero(~own)
+    # a network into itself at i = j: the least-squares stitch is exact (ES = 0), so the three
+    # distances there say nothing about hacking; those stitches are left out of both claims
+    rest = per.iloc[keep]
+    numbers = {"stitches_measured": len(per), "stitches_judged": len(rest)}
+    for col in stats.columns:
+        for stat, v in stats[col].items():
+            numbers[f"{col}_{stat.replace(' ', '_')}"] = v
+    converge = _convergence_control(table)
+    closer_text = ("The similarity-trained stitch is typically the closest to the expected representation: ES "
+                   "below both EV and SV (the paper's prediction, green in ES and red in EV and SV)")
+    closer_what = (f"fraction of the {len(rest)} stitches ({what}; a network into itself at i = j left out) whose "
+                   "mean ES is below both mean EV and mean SV")
+    orders_text = "... but not by orders of magnitude: no sign that the task-trained stitch hacks the receiver"
+    orders_what = "median over the stitches of mean EV / mean ES (exact self-stitches left out)"
+    paper_closer = "prediction typically correct (App., Tables 1-2)"
+    paper_orders = "the difference is not as large nor as common as expected (App.)"
+    if not len(rest):  # e.g. `smoke`: one network, its diagonal only
+        none = Control("stitches to judge: pairs of different networks or of different layers", "at least one",
+                       "none", False)
+        return numbers, [dict(key="closer", text=closer_text, criterion=Criterion(closer_what, None),
+                              paper=paper_closer, ours="no stitch to judge", controls=[converge, none]),
+                         dict(key="not_orders", text=orders_text, criterion=Criterion(orders_what, None),
+                              paper=paper_orders, ours="no stitch to judge", controls=[converge, none])]
+    images = per.attrs.get("per_image")
+    if images is not None:
+        arr = {k: np.asarray(images[k], dtype=np.float64)[keep] for k in MSE_KEYS}  # (stitches, n_images)
+        n = arr["EV"].shape[1]
+
+        def est(f) -> Estimate:
+            return noise.bootstrap(lambda idx: f(*(arr[k][:, idx].mean(1) for k in MSE_KEYS)), n,
+                                   name=f"MSE test images ({what})")
+    else:
+        def est(f) -> Estimate:
+            return noise.exact(f(*(rest[k].to_numpy(float) for k in MSE_KEYS)), why=NO_IMAGES)
+
+    closest = est(lambda ev, es, sv: float(np.mean((es < ev) & (es < sv))))
+    ratio = est(lambda ev, es, sv: float(np.median(ev / np.maximum(es, _TINY))))
+    moved = est(lambda ev, es, sv: float(np.median(sv / np.maximum(ev, _TINY))))
+    below_ev = float(np.mean(rest.ES.to_numpy() < rest.EV.to_numpy()))
+    below_sv = float(np.mean(rest.ES.to_numpy() < rest.SV.to_numpy()))
+    for name, e in (("closer_fraction", closest), ("median_ratio", ratio), ("median_sv_over_ev", moved)):
+        numbers.update({name: e.value, f"{name}_low": e.low, f"{name}_high": e.high})
+    numbers.update({"es_below_ev_fraction": below_ev, "es_below_sv_fraction": below_sv})
+    apart = controls.premise(moved, SV_MIN, "the task-trained stitch is not the least-squares one (with a "
+                             "direct-matching start and short training it may barely move from it, and EV ≈ ES by "
+                             "construction)", what="median over the stitches of SV / EV", unit="", digits=3)
+    claims = [
+        dict(key="closer", text=closer_text, criterion=at_least(closest, CLOSER_MIN, closer_what, unit=""),
+             paper=paper_closer,
+             ours=f"{closest.text(2)} of the stitches (ES < EV in {below_ev:.2f}, ES < SV in {below_sv:.2f})",
+             controls=[converge, apart]),
+        dict(key="not_orders", text=orders_text, criterion=at_most(ratio, RATIO_MAX, orders_what, unit=""),
+             paper=paper_orders, ours=f"median EV / ES = {ratio.text(3)}", controls=[converge, apart]),
+    ]
+    return numbers, claims
+
+
+MSE_SAMPLE = 8  # H-T1/H-T2's length control retrains this many task-trained stitches per decided claim
+MSE_LENGTH_COLUMNS = ["sender", "receiver", "i", "j", "EV", f"EV {LONGER}x", "SV", f"SV {LONGER}x", "ES"]
+
+
+def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg: GridConfig, scale: str,
+               claims: list[dict], what: str, *, diagonal: bool, n_images: int, device=None, store=None,
+               progress: bool = True) -> pd.DataFrame:
+    """H-T1/H-T2's training-length control. The task-trained stitch V is the one that training
+    length moves (E is the receiver's own representation, S the least-squares fit): for each
+    decided claim, the :data:`MSE_SAMPLE` stitches nearest its decision are retrained with
+    :data:`LONGER` times the epochs (for ``closer``, those whose ES is nearest to the smaller of
+    EV and SV; for ``not_orders``, those whose EV / ES is nearest to the median), their EV and SV
+    measured again on the same test images, and the claim re-judged with them swapped in
+    (:func:`mse_summary`); :func:`stitchkit.controls.training_length` is attached to it. One row
+    per retrained stitch (an empty table when no claim is decided)."""
+    from ...grid import stitch_mse
+
+    todo = [c for c in claims if c["criterion"].holds is not None and all(k.passed for k in c.get("controls", []))]
+    if not todo:
+        return pd.DataFrame(columns=MSE_LENGTH_COLUMNS)
+    rows = table[table.kind == "trained"]
+    if diagonal:
+        rows = rows[rows.i == rows.j]
+    if len(rows) != len(per):
+        raise ValueError(f"{len(per)} MSE rows for {len(rows)} trained grid rows: run mse_stats on this table")
+    keep = np.flatnonzero(~((per.sender == per.receiver) & (per.i == per.j)).to_numpy())
+    ev, es, sv = (per[k].to_numpy(float) for k in MSE_KEYS)
+    picks: list[int] = []
+    for c in todo:
+        if c["key"] == "closer":
+            dist = np.abs(np.log(np.maximum(es, _TINY) / np.maximum(np.minimum(ev, sv), _TINY)))
+        else:
+            ratio = np.log(np.maximum(ev, _TINY) / np.maximum(es, _TINY))
+            dist = np.abs(ratio - np.median(ratio[keep]))
+        picks += [int(k) for k in keep[np.argsort(dist[keep], kind="stable")[:MSE_SAMPLE]]]
+    picks = list(dict.fromkeys(picks))
+    nets, recipe = trained_nets(cfg, scale), cfg.recipe().longer()
+    new = per.copy()
+    images = {k: np.array(v, dtype=np.float64) for k, v in (per.attrs.get("per_image") or {}).items()}
+    memo: dict = {}
+    for k in picks:
+        r = rows.iloc[k]
+        sender, receiver = nets[r.sender], nets[r.receiver]
+        stitch_grid([sender], [receiver], [(r.cut_i, r.cut_j)], recipe, DataSpec("cifar10"), device=device, store=store,
+                    progress=progress)
+        mse = stitch_mse(sender, receiver, r.cut_i, r.cut_j, recipe, DataSpec("cifar10"), n_images=n_images,
+                         device=device, store=store, memo=memo)
+        for key in ("EV", "SV"):
+            new.iloc[k, new.columns.get_loc(key)] = float(mse[key].mean())
+            if key in images:
+                images[key][k] = mse[key].numpy()
+    new.attrs["per_image"] = images or None
+    again = {c["key"]: c["criterion"] for c in mse_summary(new, stats, table, what)[1]}
+    for c in todo:
+        c["controls"] = [*c.get("controls", []), controls.training_length(
+            c["criterion"], again[c["key"]], LONGER,
+            what=f"the verdict survives {LONGER}x longer stitch training: the {len(picks)} task-trained stitches "
+                 "nearest the decision retrained, EV and SV measured again, the claim re-judged")]
+    out = new.iloc[picks][["sender", "receiver", "i", "j"]].copy()
+    out["EV"], out[f"EV {LONGER}x"] = per.EV.to_numpy()[picks], new.EV.to_numpy()[picks]
+    out["SV"], out[f"SV {LONGER}x"] = per.SV.to_numpy()[picks], new.SV.to_numpy()[picks]
+    out["ES"] = per.ES.to_numpy()[picks]
+    return out.reset_index(drop=True)[MSE_LENGTH_COLUMNS]
+
+
+# --------------------------------------------------------------------------------------------
+# H-F5: the similarity-trained stitch on the task (H-F2's grid, its least-squares stitches)
+
+figure_config("H-F5")(GridConfig)
+SIMILARITY_LOW_MAX = 0.5  # "low task accuracy": mean relative accuracy of the similarity-trained stitch (j < i)
+
+
+def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[dict]]:
+    """H-F5: the similarity-trained (least-squares) stitch's task accuracy against the vanilla
+    stitch's, below the diagonal (j < i), per trained pair. The judged maximum over pairs carries
+    its 95% paired-bootstrap interval over the test images (the least-squares stitch's per-image
+    results against the receiver's)."""
+    t = table[table.kind == "trained"].assign(dm_relative=lambda d: d.dm_accuracy / d.receiver_accuracy)
+    below = t[t.j < t.i]
+    if below.empty:
+        raise ValueError("H-F5 needs stitches below the diagonal (j < i) of a trained pair; the grid has none")
+    per = below.groupby(["sender", "receiver"], sort=False)[["dm_relative", "relative"]].mean()
+    sim = _estimate(table, _pair_stat(table, "trained", "below", np.max, value="dm_accuracy"), columns=DM_ACC)
+    numbers = {"similarity_below_max": sim.value, "similarity_below_max_low": sim.low,
+               "similarity_below_max_high": sim.high, "similarity_below_mean": per.dm_relative.mean(),
+               "vanilla_below_mean": per.relative.mean(), "vanilla_below_min": per.relative.min()}
+    claims = [dict(
+        key="similarity_low", text="Stitches trained to match the expected representation (MSE) reach low task "
+                                   "accuracy where task-trained stitches are accurate (j < i)",
+        criterion=at_most(sim, SIMILARITY_LOW_MAX, f"max over the {len(per)} trained pairs of the similarity-trained "
+                          "stitch's mean relative accuracy at j < i", unit=""),
+        paper="low task accuracy, unlike the vanilla stitch (~90% in the triangle) (Fig. 5)",
+        ours=f"similarity-trained: mean {numbers['similarity_below_mean']:.3f}, max {sim.text(3)}; "
+             f"task-trained: mean {numbers['vanilla_below_mean']:.3f}",
+        controls=[_convergence_control(table)])]
+    return numbers, claims
+
+
+def similarity_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per trained pair: mean relative accuracy below the diagonal of both stitches, for display."""
+    t = table[(table.kind == "trained") & (table.j < table.i)]
+    t = t.assign(similarity=t.dm_accuracy / t.receiver_accuracy, vanilla=t.relative)
+    return t.groupby(["sender", "receiver"], sort=False)[["similarity", "vanilla"]].mean().round(3).rename(
+        columns={"similarity": "similarity-trained (j < i, relative)", "vanilla": "task-trained (j < i, relative)"})
