@@ -1,0 +1,220 @@
+"""Stitching calls a model "better" than one it is not better than: S-4.2 (Colour-only models
+stitched into greyscale-MNIST models beat MNIST's own accuracy) and S-TC1 (Table C1: Digit and
+Colour-only each "better" than the other at layer 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import controls, noise
+from ...datasets import DataSpec
+from ...grid import stitch_grid
+from ...results import Control, at_least
+from ...store import Store
+from .config import CUT_LABELS, CUTS, LONGER, LONGER_CELLS, PAPER_TOL, RECEIVER, SETS, TC1_MODELS, StitchConfig
+from .measures import ACC, _net, accuracy_on, per_layer
+
+# The paper's numbers (Table C1, Sec. 4.2), for the pages' side-by-side tables.
+PAPER_TC1 = pd.DataFrame({"base": [0.999, 0.978, 1.000, 0.686], "digit_receiver": [0.999, 0.995, 0.999, 0.999],
+                          "digit_sender": [0.981, 0.996, 1.000, 0.985]}, index=list(TC1_MODELS))
+PAPER_MNIST_BASELINE = (0.990, 0.001)
+TC1_HEADINGS = {"base": "base accuracy", "digit_receiver": "'Digit' is receiver", "digit_sender": "'Digit' is sender"}
+
+
+# --------------------------------------------------------------------------------------------
+# S-4.2: Colour-only into greyscale MNIST
+
+
+def colour_only_into_mnist(cfg: StitchConfig, scale: str, *, store: Store | None = None, device=None,
+                           factor: float = 1, cuts=CUTS) -> tuple[pd.DataFrame, pd.Series]:
+    """S-4.2: Colour-only models stitched into greyscale-MNIST models at every cut, the stitch
+    trained and tested on Colour-only data; and the MNIST models' accuracy on MNIST. The table
+    keeps each row's per-image results (``correct``, on Colour-only test images) and its MNIST
+    model's (``baseline_correct``, on MNIST test images). ``factor``: stitches trained at this
+    many times the epochs, at ``cuts`` (the training-length control)."""
+    store = store or Store()
+    data = DataSpec(SETS["Colour-only"])
+    frames, baselines = [], []
+    for k in range(cfg.inits):
+        mnist = _net(cfg, scale, "MNIST", k)
+        recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
+        t = stitch_grid([_net(cfg, scale, "Colour-only", k)], [mnist], [(c, c) for c in cuts], recipe, data,
+                        store=store, device=device)
+        base = accuracy_on(mnist, DataSpec(SETS["MNIST"]), cfg.test_size, store=store, device=device, per_image=True)
+        frames.append(t.assign(init=k, baseline=float(base.mean()), baseline_correct=[base] * len(t)))
+        baselines.append(float(base.mean()))
+    table = pd.concat(frames, ignore_index=True).rename(columns={"cut_i": "cut"})
+    table["layer"] = table.cut.map(CUT_LABELS)
+    return (table[["init", "sender", "cut", "layer", "accuracy", "baseline", "correct", "baseline_correct"]],
+            pd.Series(baselines, name="mnist_accuracy"))
+
+
+def worst_cuts(table: pd.DataFrame, k: int = LONGER_CELLS) -> list[str]:
+    """The ``k`` cuts of lowest mean accuracy (those that decide an 'at every layer' claim)."""
+    return list(table.groupby("cut").accuracy.mean().sort_values().index[:k])
+
+
+def _mnist_margin(t: pd.DataFrame) -> float:
+    """Lowest mean stitched accuracy over cuts minus the MNIST models' mean accuracy (points)."""
+    return 100 * float(t.groupby("cut").accuracy.mean().min() - t.groupby("init").baseline.first().mean())
+
+
+def _boot_mnist(t: pd.DataFrame) -> noise.Estimate:
+    return noise.bootstrap_table(t.assign(stitch_set="Colour-only", base_set="MNIST"), _mnist_margin, groups="init",
+                                 columns=ACC, column_samples={"correct": "stitch_set", "baseline_correct": "base_set"})
+
+
+def colour_only_summary(table: pd.DataFrame, baselines: pd.Series,
+                        longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+    """S-4.2's claim, judged on the interval of the worst margin (Colour-only test images and
+    MNIST test images resampled independently, and the initialisations); ``longer``: the table
+    with the deciding cuts retrained at ``LONGER``x (:func:`colour_only_into_mnist`), for the
+    training-length control."""
+    stats = per_layer(table)
+    base = float(baselines.mean())
+    worst = stats.loc[stats["mean"].idxmin()]
+    margin = _boot_mnist(table)
+    numbers = {"mnist_baseline": base, "mnist_baseline_sd": float(baselines.std(ddof=1)) if len(baselines) > 1 else 0.0,
+               "colour_only_worst": float(worst["mean"]), "colour_only_mean": float(stats["mean"].mean()),
+               "colour_only_margin": margin.value, "colour_only_margin_low": margin.low,
+               "colour_only_margin_high": margin.high, "longer_factor": LONGER}
+    what = "lowest mean stitched accuracy (Colour-only test) minus the MNIST models' accuracy on MNIST"
+    crit = at_least(margin, 0.0, what)
+    ctrl = []
+    if longer is not None:
+        merged = table.set_index(["init", "cut"])
+        merged.update(longer.set_index(["init", "cut"])[["accuracy"]])
+        merged = merged.reset_index()
+        merged["correct"] = [longer.set_index(["init", "cut"]).correct.get((i, c), old)
+                             for i, c, old in zip(merged.init, merged.cut, merged.correct)]
+        ctrl.append(controls.training_length(crit, at_least(_boot_mnist(merged), 0.0, what), LONGER))
+    claim = dict(key="colour_only_into_mnist",
+                 text="Colour-only stitched into greyscale MNIST beats MNIST's own accuracy at every layer",
+                 criterion=crit, paper="0.990 ± 0.001 -> 1.0 at every layer",
+                 ours=f"MNIST {base:.3f}; stitched lowest {worst['mean']:.3f} ({worst['layer']}); "
+                      f"margin {margin.text(2, 'points')}", controls=ctrl, n=int(table.init.nunique()))
+    return numbers, [claim]
+
+
+# --------------------------------------------------------------------------------------------
+# S-TC1: the contradiction (Table C1)
+
+TC1_COLS = ("base", "digit_receiver", "digit_sender")
+TC1_DECIDING = ("Digit", "Colour-only")  # the models whose layer-1 stitches decide S-TC1's two claims
+TC1_ACC = {f"{c}_correct": c for c in TC1_COLS}  # per-image column -> accuracy column
+
+
+def contradiction(cfg: StitchConfig, scale: str, *, store: Store | None = None, device=None,
+                  factor: float = 1, models=TC1_MODELS) -> pd.DataFrame:
+    """S-TC1 per initialisation and model: base accuracy on Correlated, the model stitched into
+    Digit at layer 1 ('digit_receiver') and Digit stitched into the model at layer 1
+    ('digit_sender'), all tested on Correlated, with their per-image results (``*_correct``).
+    ``factor``: stitches trained at this many times the epochs, ``models``: of these models
+    (the training-length control: :data:`TC1_DECIDING`)."""
+    store = store or Store()
+    data = DataSpec(SETS["Correlated"])
+    rows = []
+    for k in range(cfg.inits):
+        recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
+        nets = {n: _net(cfg, scale, n, k) for n in models}
+        into = stitch_grid(list(nets.values()), [nets[RECEIVER]], [("stem", "stem")], recipe, data,
+                           store=store, device=device).set_index("sender")
+        out = stitch_grid([nets[RECEIVER]], list(nets.values()), [("stem", "stem")], recipe, data,
+                          store=store, device=device).set_index("receiver")
+        for n, net in nets.items():
+            base = accuracy_on(net, data, cfg.test_size, store=store, device=device, per_image=True)
+            rows.append({"init": k, "model": n, "base": float(base.mean()),
+                         "digit_receiver": into.loc[n, "accuracy"], "digit_sender": out.loc[n, "accuracy"],
+                         "base_correct": base, "digit_receiver_correct": into.loc[n, "correct"],
+                         "digit_sender_correct": out.loc[n, "correct"]})
+    return pd.DataFrame(rows)
+
+
+def _tc1_means(t: pd.DataFrame) -> pd.DataFrame:
+    return t.groupby("model", sort=False)[list(TC1_COLS)].mean()
+
+
+def _contradiction_gain(t: pd.DataFrame) -> float:
+    """Smaller of the two gains (points): Colour-only into Digit over Digit, Digit into
+    Colour-only over Colour-only (layer 1, means over initialisations)."""
+    m = _tc1_means(t)
+    return 100 * min(m.loc["Colour-only", "digit_receiver"] - m.loc["Digit", "base"],
+                     m.loc["Colour-only", "digit_sender"] - m.loc["Colour-only", "base"])
+
+
+def _self_gain(t: pd.DataFrame) -> float:
+    m = _tc1_means(t)
+    return 100 * (m.loc["Digit", "digit_receiver"] - m.loc["Digit", "base"])
+
+
+def contradiction_summary(table: pd.DataFrame, scale: str,
+                          longer: pd.DataFrame | None = None) -> tuple[dict, list[dict], pd.DataFrame]:
+    """The side-by-side table (ours mean ± sd beside the paper's) and the claims: the
+    contradiction (Colour-only into Digit beats Digit, and Digit into Colour-only beats
+    Colour-only), Digit into itself beats Digit, and at paper scale every number within 2 points.
+    Each judged on its paired-bootstrap interval (Correlated test images and initialisations);
+    ``longer`` (:func:`contradiction` at ``factor=LONGER``): the training-length control."""
+    g = table.groupby("model", sort=False)
+    mean, sd = g[list(TC1_COLS)].mean(), g[list(TC1_COLS)].std(ddof=1)
+    side = pd.DataFrame(index=list(TC1_MODELS))
+    for col in TC1_COLS:
+        side[(TC1_HEADINGS[col], "paper")] = PAPER_TC1[col]
+        side[(TC1_HEADINGS[col], "ours")] = [
+            f"{mean.loc[m, col]:.3f} ± {0 if np.isnan(sd.loc[m, col]) else sd.loc[m, col]:.3f}" for m in TC1_MODELS]
+    side.columns = pd.MultiIndex.from_tuples(side.columns)
+    n = int(table.init.nunique())
+
+    def boot(t, stat):
+        return noise.bootstrap_table(t, stat, groups="init", columns=TC1_ACC)
+
+    a = mean.loc["Colour-only", "digit_receiver"] - mean.loc["Digit", "base"]
+    b = mean.loc["Colour-only", "digit_sender"] - mean.loc["Colour-only", "base"]
+    gain, self_gain = boot(table, _contradiction_gain), boot(table, _self_gain)
+    numbers = {f"{col}_{m.lower().replace('-', '_')}": float(mean.loc[m, col])
+               for m in TC1_MODELS for col in TC1_COLS}
+    numbers.update(contradiction_a=100 * a, contradiction_b=100 * b, contradiction_low=gain.low,
+                   contradiction_high=gain.high, self_gain=self_gain.value, self_gain_low=self_gain.low,
+                   self_gain_high=self_gain.high, longer_factor=LONGER)
+    what_c = "smaller of the two gains over the receiver's own accuracy on Correlated"
+    what_s = "self-stitch minus Digit on Correlated, layer 1"
+    crit_c, crit_s = at_least(gain, 0.0, what_c), at_least(self_gain, 0.0, what_s)
+    ctrl_c: list[Control] = []
+    ctrl_s: list[Control] = []
+    if longer is not None:
+        ctrl_c.append(controls.training_length(crit_c, at_least(boot(longer, _contradiction_gain), 0.0, what_c), LONGER))
+        ctrl_s.append(controls.training_length(crit_s, at_least(boot(longer, _self_gain), 0.0, what_s), LONGER))
+    claims = [dict(key="contradiction",
+                   text="Each of Digit and Colour-only is 'better' than the other: Colour-only into Digit beats "
+                        "Digit, and Digit into Colour-only beats Colour-only (layer 1)",
+                   criterion=crit_c, paper="0.999 vs 0.978 and 0.985 vs 0.686",
+                   ours=f"{mean.loc['Colour-only', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f} and "
+                        f"{mean.loc['Colour-only', 'digit_sender']:.3f} vs {mean.loc['Colour-only', 'base']:.3f}",
+                   controls=ctrl_c, n=n),
+              dict(key="self_stitch_gain", text="Digit stitched into itself is more accurate than Digit",
+                   criterion=crit_s, paper="0.995 vs 0.978",
+                   ours=f"{mean.loc['Digit', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f}",
+                   controls=ctrl_s, n=n)]
+    if scale == "paper":  # the table's numbers are only comparable at the paper's settings
+        def worst_diff(t):
+            return -100 * float((_tc1_means(t) - PAPER_TC1).abs().to_numpy().max())
+        diffs = (mean - PAPER_TC1).abs()
+        worst = diffs.stack().idxmax()
+        claims.append(dict(key="table_numbers", text="Every Table C1 number matches the paper's",
+                           criterion=at_least(boot(table, worst_diff), -100 * PAPER_TOL,
+                                              "minus the largest |ours - paper| over the 12 numbers"),
+                           paper="Table C1", ours=f"largest difference {100 * diffs.to_numpy().max():.2f} points "
+                                                  f"({worst[0]}, {worst[1]})", n=n))
+    return numbers, claims, side
+
+
+def plot_contradiction(table: pd.DataFrame, title: str = ""):
+    """Table C1 as bars (ours: mean ± sd over initialisations) with the paper's values."""
+    from ... import plotting
+
+    cols = ["base", "digit_receiver", "digit_sender"]
+    g = table.groupby("model", sort=False)[cols]
+    return plotting.ours_vs_paper_bars(g.mean().loc[list(TC1_MODELS)], g.std(ddof=1).loc[list(TC1_MODELS)], PAPER_TC1,
+                                       columns={"base": "base accuracy", "digit_receiver": "model into Digit (layer 1)",
+                                                "digit_sender": "Digit into model (layer 1)"},
+                                       ylabel="test accuracy on Correlated (%)", title=title)
