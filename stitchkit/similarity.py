@@ -11,12 +11,17 @@ float dtype, on any device; all arithmetic in float64):
   convention: centre, whiten each side by the eigendecomposition of its covariance, canonical
   correlations rho from the SVD; weights from the *first* argument's canonical variates
   (sum over its neurons of |<variate, neuron>|); distance = 1 - sum(w rho) / sum(w). Asymmetric.
+  ``pwcca`` takes the weights from the side with fewer features (Balogh & Jelasity, as Morcos et
+  al.'s reference code).
 - ``procrustes_distance``: Ding et al.: centre, scale to unit Frobenius norm, 2 - 2 ||A^T B||_*.
 - ``dm_distance``: direct-matching structural distance of Balogh & Jelasity: relative squared
   residual ||XW + b - Y||_F^2 / ||Y||_F^2 of the least-squares affine map, with the *uncentred*
   target norm (the paper's number); ``mode="1-r2"`` divides by the centred norm instead.
 - ``numerical_rank``: eigenvalues of the sample covariance above ``rel`` x the largest
   (Smith & Marcu, after the Tunnel Effect paper; rel = 1e-3 on eigenvalues).
+- ``LowRank``: principal-component projection of a layer's features to a given rank (every
+  position or token a row), the representations of Ding et al.'s sensitivity test; ``rank_list``
+  spaces the ranks geometrically.
 """
 
 from __future__ import annotations
@@ -197,6 +202,15 @@ def pwcca_distance(a, b) -> float:
     return float(1.0 - (w * rho[:dim]).sum())
 
 
+def pwcca(target: torch.Tensor, source: torch.Tensor) -> float:
+    """PWCCA distance with the projection weights from the side with fewer features (the
+    target's when they tie), as Morcos et al.'s reference code chooses: weights from the wider
+    side are ill-defined (it has directions the other cannot match)."""
+    if source.shape[1] < target.shape[1]:
+        return pwcca_distance(source, target)
+    return pwcca_distance(target, source)
+
+
 def procrustes_distance(a, b) -> float:
     """Orthogonal Procrustes distance: centred, unit Frobenius norm, 2 - 2 ||A^T B||_* in [0, 2]."""
     a, b = _pair(a, b)
@@ -347,6 +361,48 @@ def model_layer_matrix(model_a, model_b, images: torch.Tensor, measure: str = "c
     acts_b = acts_a if (model_b is model_a and cuts_b is None and cuts_a is None) else model_activations(
         model_b, images, list(cuts_b) if cuts_b else None, normalisation=normalisation, device=device)
     return layer_matrix(acts_a, acts_b, measure), list(acts_a), list(acts_b)
+
+
+# --------------------------------------------------------------------------------------------
+# Low-rank approximations of a layer (Ding et al.'s sensitivity test, Balogh & Jelasity's J-T2)
+
+
+def to_feature_rows(h: torch.Tensor) -> torch.Tensor:
+    """(N, C, H, W) -> (N*H*W, C); (N, T, D) -> (N*T, D)."""
+    if h.ndim == 4:
+        return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
+    return h.reshape(-1, h.shape[-1])
+
+
+def from_feature_rows(rows: torch.Tensor, shape) -> torch.Tensor:
+    if len(shape) == 4:
+        n, c, hh, ww = shape
+        return rows.reshape(n, hh, ww, c).permute(0, 3, 1, 2).contiguous()
+    return rows.reshape(shape)
+
+
+class LowRank:
+    """Principal-component projection of a layer's features: fitted on rows (every position or
+    token of every image), applied to (N, C, H, W) maps or (N, T, D) tokens."""
+
+    def __init__(self, h: torch.Tensor) -> None:
+        rows = to_feature_rows(h).double()
+        self.mean = rows.mean(0)
+        c = rows - self.mean
+        evals, evecs = torch.linalg.eigh(c.T @ c)
+        self.basis = evecs.flip(1)  # columns by decreasing variance
+        self.full = rows.shape[1]
+
+    def __call__(self, h: torch.Tensor, rank: int) -> torch.Tensor:
+        rows = to_feature_rows(h).double()
+        v = self.basis[:, :rank]
+        out = (rows - self.mean) @ v @ v.T + self.mean
+        return from_feature_rows(out.float(), h.shape)
+
+
+def rank_list(full: int, n: int) -> list[int]:
+    """Up to ``n`` distinct ranks from ``full`` down to 1, geometrically spaced."""
+    return sorted({int(round(r)) for r in np.geomspace(full, 1, n)}, reverse=True)
 
 
 # --------------------------------------------------------------------------------------------

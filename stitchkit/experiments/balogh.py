@@ -45,7 +45,9 @@ from ..results import Control, Criterion, at_least, at_most, more_than
 from ..scales import check_scale, figure_config, param
 from ..store import Store
 from ..train import TrainConfig
-from ..similarity import CKABootstrap
+from ..probes import probe_accuracy, probe_features  # noqa: F401 (moved; the tests' names)
+from ..similarity import (CKABootstrap, LowRank, from_feature_rows, pwcca, rank_list,  # noqa: F401 (moved)
+                          to_feature_rows)
 from .bansal import decided
 
 MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
@@ -149,15 +151,6 @@ def activations(cfg: IdentConfig, nets: list[Net], images: torch.Tensor, *, devi
         out[net.name] = sim.model_activations(model, images, cfg.layers(net), normalisation=net.spec.normalisation,
                                               device=device)
     return out
-
-
-def pwcca(target: torch.Tensor, source: torch.Tensor) -> float:
-    """PWCCA distance with the projection weights from the side with fewer features (the
-    target's when they tie), as Morcos et al.'s reference code chooses: weights from the wider
-    side are ill-defined (it has directions the other cannot match)."""
-    if source.shape[1] < target.shape[1]:
-        return sim.pwcca_distance(source, target)
-    return sim.pwcca_distance(target, source)
 
 
 def structural(acts_a: dict[str, torch.Tensor], acts_b: dict[str, torch.Tensor],
@@ -781,34 +774,6 @@ PRESETS_T3 = {scale: SpecificityConfig(**{f: getattr(cfg, f) for f in cfg.__data
               for scale, cfg in PRESETS_T1.items()}
 
 
-def probe_features(h: torch.Tensor) -> torch.Tensor:
-    """A representation as the linear probe sees it: conv maps average-pooled to at most 4 x 4,
-    then flattened; tokens as the CLS token and the mean token side by side."""
-    if h.ndim == 4:
-        size = (min(4, h.shape[2]), min(4, h.shape[3]))
-        return torch.nn.functional.adaptive_avg_pool2d(h, size).flatten(1)
-    if h.ndim == 3:
-        return torch.cat([h[:, 0], h[:, 1:].mean(1)], dim=1)
-    return h
-
-
-def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor, *,
-                   epochs: int, seed: int = 0, per_image: bool = False):
-    """Test accuracy of a linear classifier (Adam 1e-2, cross-entropy, cosine, batch 256) on
-    standardised features (``per_image``: the (n,) bool array of test images it gets right)."""
-    from ..simclr import linear_probe
-
-    mu, sd = train_x.mean(0), train_x.std(0).clamp_min(1e-6)
-    holder = torch.nn.Module()
-    holder.head = torch.nn.Linear(train_x.shape[1], int(train_y.max()) + 1)
-    linear_probe(holder, (train_x - mu) / sd, train_y, epochs=epochs, lr=1e-2, seed=seed)
-    with torch.no_grad():
-        pred = holder.head((test_x - mu) / sd).argmax(1)
-    if per_image:
-        return (pred == test_y).cpu().numpy()
-    return float((pred == test_y).float().mean())
-
-
 def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, store=None,
                 progress: bool = True) -> dict:
     """Probe accuracy F of every (network, layer) (with its per-image results on the test
@@ -1052,44 +1017,6 @@ class SensitivityConfig(SpecificityConfig):
 PRESETS_T2 = {scale: SensitivityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
                                        **({"ranks": 5, "rn_blocks": 2} if scale == "smoke" else {}))
               for scale, cfg in PRESETS_T3.items()}
-
-
-def rank_list(full: int, n: int) -> list[int]:
-    """Up to ``n`` distinct ranks from ``full`` down to 1, geometrically spaced."""
-    return sorted({int(round(r)) for r in np.geomspace(full, 1, n)}, reverse=True)
-
-
-class LowRank:
-    """Principal-component projection of a layer's features: fitted on rows (every position or
-    token of every image), applied to (N, C, H, W) maps or (N, T, D) tokens."""
-
-    def __init__(self, h: torch.Tensor) -> None:
-        rows = to_feature_rows(h).double()
-        self.mean = rows.mean(0)
-        c = rows - self.mean
-        evals, evecs = torch.linalg.eigh(c.T @ c)
-        self.basis = evecs.flip(1)  # columns by decreasing variance
-        self.full = rows.shape[1]
-
-    def __call__(self, h: torch.Tensor, rank: int) -> torch.Tensor:
-        rows = to_feature_rows(h).double()
-        v = self.basis[:, :rank]
-        out = (rows - self.mean) @ v @ v.T + self.mean
-        return from_feature_rows(out.float(), h.shape)
-
-
-def to_feature_rows(h: torch.Tensor) -> torch.Tensor:
-    """(N, C, H, W) -> (N*H*W, C); (N, T, D) -> (N*T, D)."""
-    if h.ndim == 4:
-        return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
-    return h.reshape(-1, h.shape[-1])
-
-
-def from_feature_rows(rows: torch.Tensor, shape) -> torch.Tensor:
-    if len(shape) == 4:
-        n, c, hh, ww = shape
-        return rows.reshape(n, hh, ww, c).permute(0, 3, 1, 2).contiguous()
-    return rows.reshape(shape)
 
 
 def sensitivity_layers(cfg: SensitivityConfig, arch: str, layers: list[str]) -> list[str]:
