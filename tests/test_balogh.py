@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 import torch
 
-from stitchkit import zoo
+from stitchkit import noise, probes, similarity, zoo
 from stitchkit.experiments import balogh
+from stitchkit.experiments.balogh import common, identification, identification_verdicts
+from stitchkit.experiments.balogh import ood as balogh_ood
 
 
 def test_recipes():
@@ -60,20 +62,20 @@ def test_identification_table_counts_cases_and_keeps_the_papers_numbers():
 def test_pwcca_takes_its_weights_from_the_narrower_side():
     g = torch.Generator().manual_seed(0)
     wide, narrow = torch.randn(500, 8, generator=g), torch.randn(500, 4, generator=g)
-    d = balogh.pwcca(wide, narrow)  # would be refused with the wide side's weights
-    assert 0 <= d <= 1 and d == balogh.pwcca(narrow, wide)
+    d = similarity.pwcca(wide, narrow)  # would be refused with the wide side's weights
+    assert 0 <= d <= 1 and d == similarity.pwcca(narrow, wide)
     same = torch.randn(500, 6, generator=g)
-    assert balogh.pwcca(same, same) == pytest.approx(0, abs=1e-9)
+    assert similarity.pwcca(same, same) == pytest.approx(0, abs=1e-9)
 
 
 def test_probe_features_and_probe():
-    assert balogh.probe_features(torch.zeros(5, 8, 32, 32)).shape == (5, 8 * 16)
-    assert balogh.probe_features(torch.zeros(5, 8, 2, 2)).shape == (5, 8 * 4)
-    assert balogh.probe_features(torch.zeros(5, 65, 12)).shape == (5, 24)
+    assert probes.probe_features(torch.zeros(5, 8, 32, 32)).shape == (5, 8 * 16)
+    assert probes.probe_features(torch.zeros(5, 8, 2, 2)).shape == (5, 8 * 4)
+    assert probes.probe_features(torch.zeros(5, 65, 12)).shape == (5, 24)
     g = torch.Generator().manual_seed(0)
     y = torch.randint(0, 3, (600,), generator=g)
     x = torch.nn.functional.one_hot(y, 3).float() * 3 + 0.1 * torch.randn(600, 3, generator=g)
-    assert balogh.probe_accuracy(x[:400], y[:400], x[400:], y[400:], epochs=100) > 0.95
+    assert probes.probe_accuracy(x[:400], y[:400], x[400:], y[400:], epochs=100) > 0.95
 
 
 
@@ -81,16 +83,16 @@ def test_probe_features_and_probe():
 def test_low_rank_approximation_keeps_full_rank_and_reduces_the_rest():
     g = torch.Generator().manual_seed(0)
     h = torch.randn(20, 6, 4, 4, generator=g)
-    lra = balogh.LowRank(h)
+    lra = similarity.LowRank(h)
     assert lra.full == 6
     assert torch.allclose(lra(h, 6), h, atol=1e-5)
-    rows = balogh.to_feature_rows(lra(h, 2))
+    rows = similarity.to_feature_rows(lra(h, 2))
     centred = rows - rows.mean(0)
     assert torch.linalg.matrix_rank(centred.double(), rtol=1e-6) == 2
     tokens = torch.randn(10, 5, 8, generator=g)
-    assert torch.allclose(balogh.LowRank(tokens)(tokens, 8), tokens, atol=1e-5)
-    assert balogh.rank_list(64, 14)[0] == 64 and balogh.rank_list(64, 14)[-1] == 1
-    assert balogh.rank_list(4, 14) == [4, 3, 2, 1]
+    assert torch.allclose(similarity.LowRank(tokens)(tokens, 8), tokens, atol=1e-5)
+    assert similarity.rank_list(64, 14)[0] == 64 and similarity.rank_list(64, 14)[-1] == 1
+    assert similarity.rank_list(4, 14) == [4, 3, 2, 1]
 
 
 N_TEST = 400
@@ -143,11 +145,11 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.nda
             m = {k: (good if balogh.HIGHER_IS_SIMILAR[k] else bad) if a == b else
                  (bad if balogh.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = dm[(dm.sender == a) & (dm.receiver == b)]
-            m["dm_func"] = balogh._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel", LAYERS,
-                                          LAYERS)
+            m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
+                                                  LAYERS, LAYERS)
             t = tlm[(tlm.sender == a) & (tlm.receiver == b)]
             if len(t):
-                m["tlm"] = balogh._matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", LAYERS, LAYERS)
+                m["tlm"] = identification._matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", LAYERS, LAYERS)
             mats[(a, b)] = m
     return {"matrices": mats, "arch": "resnet18", "layers": LAYERS, "tlm": tlm, "dm": dm}
 
@@ -178,7 +180,7 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
     # a self-stitch that *adds* 3 points fails the control
     res["tlm"].loc[(res["tlm"].sender == "R #0") & (res["tlm"].receiver == "R #0") & (res["tlm"].cut_i == "block2")
                    & (res["tlm"].cut_j == "block2"), "correct"] = pd.Series([_correct(0.83)], dtype=object).values
-    assert not balogh._tlm_controls(res)[0].passed
+    assert not common.tlm_controls(res)[0].passed
 
 
 def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
@@ -213,7 +215,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
                              "relative": [a / 0.8 for a in acc], "accuracy": [_correct(a).mean() for a in acc],
                              "correct": [_correct(a) for a in acc]})
 
-    monkeypatch.setattr(balogh, "tlm_retrained", retrained)
+    monkeypatch.setattr(identification, "tlm_retrained", retrained)
     rivals = balogh.identification_longer(balogh.PRESETS_T1["smoke"], "smoke", res)
     # every case, identified or not: its own stitch and its strongest rival (2 pairs x 4 layers)
     assert len(rivals) == 8 and len(set(asked)) == 16
@@ -242,8 +244,8 @@ def _far_result(rel: np.ndarray) -> dict:
     rows = [{"method": "TLM", "kind": "intra", "i": i + 1, "j": j + 1, "cut_i": layers[i], "cut_j": layers[j],
              "relative": rel[i, j], "auroc": 0.5} for i in range(n) for j in range(n)]
     table = pd.DataFrame(rows)
-    reps = np.full((balogh.noise.RESAMPLES + 1, len(rows)), 0.5)
-    det = {k: np.full((balogh.noise.RESAMPLES + 1, n), v) for k, v in (("near", 0.9), ("far", 1.0), ("held", 0.5))}
+    reps = np.full((noise.RESAMPLES + 1, len(rows)), 0.5)
+    det = {k: np.full((noise.RESAMPLES + 1, n), v) for k, v in (("near", 0.9), ("far", 1.0), ("held", 0.5))}
     return {"table": table, "names": ("R #0", "R #1"), "arch": "resnet18", "layers": layers, "tlm": tlm,
             "auroc_reps": reps, "detector_reps": det, "n_test": N_TEST}
 
@@ -261,7 +263,7 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
                              "relative": [1.0] * len(cells), "accuracy": [_correct(0.8).mean()] * len(cells),
                              "correct": [_correct(0.8)] * len(cells)})
 
-    monkeypatch.setattr(balogh, "tlm_retrained", retrained)
+    monkeypatch.setattr(balogh_ood, "tlm_retrained", retrained)
     longer = balogh.far_longer(balogh.PRESETS_OOD["smoke"], "smoke", res)
     assert len(longer) == balogh.FAR_SAMPLE
     far = [c for c in asked if c[2] != c[3]]
@@ -283,7 +285,7 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     res = _far_result(rel)
     t = res["table"]
     res["table"] = pd.concat([t, t.assign(method="DM")], ignore_index=True)
-    R = balogh.noise.RESAMPLES + 1
+    R = noise.RESAMPLES + 1
     g = np.random.default_rng(1)
     tlm = 0.9 + 0.01 * g.standard_normal((R, len(t)))
     dm = 0.5 + 0.01 * g.standard_normal((R, len(t)))
@@ -298,7 +300,7 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     assert _by_key(balogh.ood_claims(res)[1])["dm_less_ood_rn"]["criterion"].holds is None
     # a detector blind to near outliers (AUROC 0.6 at one layer): the control fails before any verdict
     res["detector_reps"]["near"][:, 2] = 0.6
-    ctrl = balogh._detector_controls(res)
+    ctrl = balogh_ood._detector_controls(res)
     assert not ctrl[0].passed and "near outliers" in ctrl[0].text and ctrl[1].passed and ctrl[2].passed
     # no DM stitch reaches high accuracy: the premise fails, the verdict is inconclusive
     res["table"].loc[res["table"].method == "DM", "relative"] = 0.5
@@ -372,11 +374,11 @@ def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYE
             m = {k: (good if balogh.HIGHER_IS_SIMILAR[k] else bad) if a == b else
                  (bad if balogh.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = d[(d.sender == a) & (d.receiver == b)]
-            m["dm_func"] = balogh._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel", layers,
-                                          layers)
+            m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
+                                                  layers, layers)
             if (a, b) in tlm:
                 r = t[(t.sender == a) & (t.receiver == b)]
-                m["tlm"] = balogh._matrix(r.assign(rel=r.accuracy / r.receiver_accuracy), "rel", layers, layers)
+                m["tlm"] = identification._matrix(r.assign(rel=r.accuracy / r.receiver_accuracy), "rel", layers, layers)
             mats[(a, b)] = m
     return {"matrices": mats, "arch": "resnet18", "layers": list(layers), "tlm": t, "dm": d}
 
@@ -395,8 +397,8 @@ def test_identification_percentages_resample_the_networks_too():
     assert crit.value == pytest.approx(200 / 3) and crit.low < 60 and crit.high == 100 and crit.holds is None
     assert crit.n_seeds == 3 and "3 networks" in crit.interval
     # a percentage over the same pairs is drawn the same way: a difference is paired over networks too
-    w1, k = balogh._network_weights([("R #0", "R #1"), ("R #1", "R #0")], within=False)
-    w2, _ = balogh._network_weights([("R #1", "R #0"), ("R #0", "R #1")], within=False)
+    w1, k = identification_verdicts._network_weights([("R #0", "R #1"), ("R #1", "R #0")], within=False)
+    w2, _ = identification_verdicts._network_weights([("R #1", "R #0"), ("R #0", "R #1")], within=False)
     assert k == 2 and np.array_equal(w1, w2[:, ::-1]) and (w1.sum(1) > 0).all()
 
 
@@ -408,7 +410,7 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
     acts_a = {"block1": torch.randn(60, 4, 2, 2, generator=g), "block2": torch.randn(60, 3, 2, 2, generator=g)}
     acts_b = {k: v + 0.5 * torch.randn(v.shape, generator=g) for k, v in acts_a.items()}
     m = balogh.structural(acts_a, acts_b, boot=CKABootstrap(60, "a test"))
-    assert m["lcka_reps"].shape == (balogh.noise.RESAMPLES + 1, 2, 2)
+    assert m["lcka_reps"].shape == (noise.RESAMPLES + 1, 2, 2)
     assert m["lcka"][0, 1] == pytest.approx(sim.linear_cka_gram(sim.flat(acts_a["block1"]), sim.flat(acts_b["block2"])))
     assert np.ptp(m["lcka_reps"][1:, 0, 0]) > 0  # the resamples move it
     # J-T1's cca claim: LCKA's identification between networks within image noise gives an interval
@@ -417,7 +419,7 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
     rng = np.random.default_rng(0)
     res["lcka_reps"] = {}
     for pair in res["matrices"]:
-        reps = np.tile(np.eye(n) * 0.5 + 0.4, (balogh.noise.RESAMPLES + 1, 1, 1))
+        reps = np.tile(np.eye(n) * 0.5 + 0.4, (noise.RESAMPLES + 1, 1, 1))
         if pair[0] != pair[1]:  # layer 1's rival as similar as the layer itself, up to noise
             reps[:, 1, 0] = 0.9 + 0.01 * rng.standard_normal(len(reps))
             reps[0, 1, 0] = 0.905
@@ -443,14 +445,14 @@ def test_others_intra_uses_the_percentile_bootstrap_like_tlm():
     sure = np.eye(n) * 0.8 + 0.05
     res = _nets_result({("R #0", "R #0"): sure, ("R #1", "R #1"): sure, ("R #0", "R #1"): sure},
                        {(a, c): dm for a in nets for c in nets}, nets, layers)
-    others, counts = balogh._others_intra(res)
+    others, counts = identification_verdicts._others_intra(res)
     # each layer is identified only on resamples that miss its one image: all eight at once almost never.
     # Before: [layers shown identified, layers not shown beaten] = [0, 100], within noise
     assert others.value == 0 and others.high < 100 and counts["rivals_point"] == 2 * n
     crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"]["criterion"]
     assert crit.holds is False
     # one rule: the percentile interval of the % over one bootstrap of images and networks, as TLM's
-    tlm = balogh._tlm_criteria(res, res["tlm"])["est"]["intra"]
+    tlm = identification_verdicts._tlm_criteria(res, res["tlm"])["est"]["intra"]
     assert others.method.startswith(tlm.method) and others.n_seeds == tlm.n_seeds == 2
 
 
@@ -475,9 +477,9 @@ def test_far_gap_divides_each_resample_by_its_own_receiver_accuracy():
     n = 5
     rel = np.array([[1.0 if i == j else 0.75 for j in range(n)] for i in range(n)])
     res = _far_result(rel)
-    grid = balogh._intra_tlm(res)
-    reps, _ = balogh._far_gap_reps(grid, res["layers"])
-    rs = balogh.noise.resampler(N_TEST, "test")
+    grid = balogh_ood._intra_tlm(res)
+    reps, _ = balogh_ood._far_gap_reps(grid, res["layers"])
+    rs = noise.resampler(N_TEST, "test")
     acc, recv = rs.means(_correct(0.8 * 0.75)), rs.means(_correct(0.8))
     own = rs.means(_correct(0.8))
     # before: every resample divided by the full sample's receiver accuracy
@@ -490,4 +492,4 @@ def test_with_longer_names_a_missing_cell():
     longer = pd.DataFrame({"sender": ["R #0"], "receiver": ["R #9"], "cut_i": ["block1"], "cut_j": ["block2"],
                            "accuracy": [0.5], "correct": [_correct(0.5)]})
     with pytest.raises(ValueError, match=r"'R #9'.*not a cell of the TLM grid.*\('R #0', 'R #0', 'block1', 'block1'\)"):
-        balogh._with_longer(res["tlm"], longer)
+        common.with_longer(res["tlm"], longer)
