@@ -26,6 +26,7 @@ import math
 import sys
 from typing import Any
 
+from .runs import describe_failure, on_sigterm
 from .scales import SCALES
 
 
@@ -125,9 +126,7 @@ def list_lines(infos: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from . import execution
-
-    with execution.on_sigterm():
+    with on_sigterm():
         return _main(args)
 
 
@@ -233,8 +232,6 @@ def _main(args) -> int:
 def _run_failed(exc: BaseException) -> int:
     """The notebook itself failed (missing data, NaN loss, ...): its own message says why, and
     its partial notebook was kept."""
-    from .execution import describe_failure
-
     print(f"stitchkit: error: the run failed: {describe_failure(exc)}", file=sys.stderr)
     if getattr(exc, "failed_notebook", None):
         print(f"  partial notebook: {exc.failed_notebook}", file=sys.stderr)
