@@ -26,6 +26,7 @@ import math
 import sys
 from typing import Any
 
+from .catalogue import TITLES, empty_cache_seconds, load_pages
 from .runs import describe_failure, on_sigterm
 from .scales import SCALES
 
@@ -95,15 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _title(figure_id: str) -> str:
-    from .bookpages import TITLES
-
     return TITLES.get(figure_id, "")
 
 
 def list_lines(infos: dict) -> list[str]:
     """``stitchkit list``: one line per figure: ID, title, and the book's run of it (scale, wall
     time, and the time from an empty cache where the run's ledger allows the estimate)."""
-    from .bookpages import _minutes, empty_cache_seconds, load_pages
+    from .pages import minutes  # results, and so pandas: not for `stitchkit --help`
 
     shown = {p.id: p for p in load_pages() if p.shown}
     def short(title: str, n: int = 50) -> str:
@@ -117,8 +116,8 @@ def list_lines(infos: dict) -> list[str]:
             run = "no page yet"
         else:
             cold, missing = empty_cache_seconds([page])
-            run = (f"{page.results.get('scale')}, {_minutes(page.wall_seconds)}; "
-                   + (f"at least {_minutes(cold)}" if missing else f"{_minutes(cold)}"))
+            run = (f"{page.results.get('scale')}, {minutes(page.wall_seconds)}; "
+                   + (f"at least {minutes(cold)}" if missing else f"{minutes(cold)}"))
         lines.append(f"{fid:7} {short(_title(fid)):{width}}  {run}")
     lines.append("`stitchkit list ID` shows a figure's parameters; `stitchkit run ID --scale S` runs it.")
     return lines

@@ -6,10 +6,10 @@ runs it with papermill (parameters injected), and writes beside the executed ``<
 ``<ID>.results.json`` (written by the notebook through :class:`stitchkit.results.Run`, then
 completed here with the wall time and the source's hash). Under the page title go a result
 box (every claim with the paper's value, ours and the verdict, at a glance) and a provenance
-banner (scale, commit, device, precision, wall time); the parameter cells are collapsed, and
-anything the kernel wrote to stderr (warnings, which can leak local paths) is shown in the
-terminal instead of on the page. Output folders and the errors of runs and sweeps are
-:mod:`stitchkit.runs`.
+banner (scale, commit, device, precision, wall time), both rendered by :mod:`stitchkit.pages`;
+the parameter cells are collapsed, and anything the kernel wrote to stderr (warnings, which can
+leak local paths) is shown in the terminal instead of on the page. Output folders and the errors
+of runs and sweeps are :mod:`stitchkit.runs`.
 
 - ``run_notebook``: a one-off run into ``runs/<ID>/<stamp>-<scale>/`` (never over the book).
 - ``sweep``: the grid of runs, locally or on a Dask cluster, collected into one table.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import datetime as _dt
-import hashlib
 import itertools
 import json
 import os
@@ -32,15 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import paths
+from . import bookpages, paths
+from .catalogue import PARTS, source_hash
 from .fileio import atomic_write_json, atomic_write_text
-from .results import RESULTS_ENV, badge_label, why_failed
+from .pages import page_boxes, put_under_title, tidy_page
+from .results import RESULTS_ENV
 from .runs import (DaskSchedulerError, OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
                    fresh_folder, output_folder)
 from .scales import (SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, preset,
                      registered_config, registered_presets)
-
-PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh"}
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,6 @@ class NotebookInfo:
 
     def parameter_names(self) -> list[str]:
         return [p.name for p in self.parameters]
-
-
-def source_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def parse_parameters(source: Path) -> tuple[Parameter, ...]:
@@ -237,142 +232,6 @@ def ipc_kernel_manager() -> type:
             super().__init__(**kw)
 
     return IPCKernelManager
-
-
-def page_boxes(results: Mapping[str, Any]) -> str:
-    """The boxes that open every page, in one cell: the verdicts at a glance, the run's
-    provenance, and the commands that rerun it (with measured times)."""
-    from .bookpages import rerun_box
-
-    return result_box(results) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
-
-
-def put_under_title(nb, markdown: str) -> None:
-    """Insert ``markdown`` as its own cell directly under the page title (the first line of the
-    first cell), so that a page opens with its verdicts; the rest of that cell follows it."""
-    import nbformat
-
-    first = nb.cells[0]
-    title, _, rest = first.source.partition("\n")
-    if first.cell_type != "markdown" or not title.startswith("# "):
-        nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
-        return
-    first.source = title
-    nb.cells[1:1] = [nbformat.v4.new_markdown_cell(markdown)] + ([nbformat.v4.new_markdown_cell(rest.strip("\n"))]
-                                                                  if rest.strip() else [])
-
-
-# The tag (a CSS class tag_sk-claims on the page) of the cell that shows a page's claims table:
-# on a phone its rows become cards (book/_static/stitchkit.css).
-CLAIMS_TAG = "sk-claims"
-
-
-def tag_claims_table(nb) -> bool:
-    """Tag the code cell that shows the claims table (``run.claims_table()``) with
-    :data:`CLAIMS_TAG`; returns whether a tag was added."""
-    added = False
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "claims_table()" in cell.source:
-            tags = cell.metadata.setdefault("tags", [])
-            if CLAIMS_TAG not in tags:
-                tags.append(CLAIMS_TAG)
-                added = True
-    return added
-
-
-HIDDEN = ("hide-cell", "hide-input", "remove-input", "remove-cell")
-
-
-def hide_code(nb) -> bool:
-    """Collapse the source of every code cell behind the book's "show code" toggle (tag
-    ``hide-input``): a page opens with its evidence (text, tables, figures), its code one click
-    away. Returns whether a tag was added."""
-    added = False
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            tags = cell.metadata.setdefault("tags", [])
-            if not any(t in tags for t in HIDDEN):
-                tags.append("hide-input")
-                added = True
-    return added
-
-
-def tidy_page(nb) -> None:
-    """Collapse the parameter cells and the code (:func:`hide_code`), tag the claims table
-    (:func:`tag_claims_table`) and move stderr output (warnings) from the page to the terminal."""
-    tag_claims_table(nb)
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        if "parameters" in tags or "injected-parameters" in tags:
-            cell.metadata["tags"] = [*tags, "hide-cell"] if "hide-cell" not in tags else tags
-        if cell.cell_type != "code":
-            continue
-        kept = []
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                print(out.get("text", ""), end="", file=sys.stderr)
-                continue
-            kept.append(out)
-        cell["outputs"] = kept
-    hide_code(nb)
-
-
-VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
-                  "not assessed at smoke scale": "secondary"}
-
-
-# The glance box's classes: the theme's "tip" look, and sk-glance, which lays its table out as
-# one card per claim on a phone (book/_static/stitchkit.css).
-GLANCE_CLASS = "tip sk-glance"
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def result_box(results: Mapping[str, Any]) -> str:
-    """The admonition that opens every page: each claim, the paper's value, ours, the verdict."""
-    claims = results.get("claims", [])
-    if not claims:
-        role = results.get("role") or "This page shows the data the other pages use"
-        return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n"
-                f"{role.rstrip('.')}; it makes no claim of its own.\n:::")
-    rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
-    for c in claims:
-        badge = VERDICT_BADGES.get(c["verdict"], "secondary")
-        note = ""
-        failed = [k for k in c.get("controls", []) if not k.get("passed", True)]
-        if failed:
-            note = " (" + "; ".join(why_failed(k) for k in failed) + ")"
-        elif c.get("reason"):
-            note = f" ({c['reason']})"
-        label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
-        rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
-                    f"{{bdg-{badge}}}`{label}`{_cell(note)} |")
-    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
-            + "\n".join(rows)
-            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
-
-
-def _precision(p: Mapping[str, Any]) -> str:
-    """'bf16 training, fp32 measurement' (pages run before measurements were always fp32 say only
-    the precision they ran in)."""
-    train, measure = p.get("precision", "?"), p.get("measure_precision")
-    return f"{train} training, {measure} measurement" if measure else train
-
-
-def provenance_banner(results: Mapping[str, Any]) -> str:
-    """The admonition shown under every page title."""
-    p = results["provenance"]
-    commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
-    wall = p.get("wall_seconds")
-    wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
-    return ("```{admonition} Run provenance\n:class: note\n"
-            f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
-            f"**precision** {_precision(p)} · "
-            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}\n\n"
-            f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
-            "Every number on this page was computed by that run.\n```")
 
 
 # --------------------------------------------------------------------------------------------
@@ -595,8 +454,6 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
 
 def compile_book(output: Path | None = None) -> Path:
     """Jupyter Book 1.x build of the repository root with warnings as errors (execution off)."""
-    from . import bookpages
-
     bookpages.write_pages()  # scorecard, part pages, results.csv/json and _toc.yml from the results files
     exe = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(paths.REPO_ROOT), "--builder", "html",

@@ -11,7 +11,7 @@ gzipped tar of at most :data:`MAX_ARCHIVE_BYTES`. Back on the machine that holds
     stitchkit import-pages pages.tar.gz
 
 checks the archive before it writes anything (its format, scale, that every page's notebook source
-is the one in this checkout, that every results file has the shape the book reads (``bookpages.check_results``: claims with known verdicts), that no member
+is the one in this checkout, that every results file has the shape the book reads (``catalogue.check_results``: claims with known verdicts), that no member
 leaves its folder) and places the pages into ``book/<part>/``. A page of another scale that was
 there is kept beside it as ``<ID>.<scale>.results.json``: the scorecard then lists the verdicts of
 every scale side by side, and the book shows the page of the highest scale (``paper`` > ``gpu`` >
@@ -29,8 +29,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import paths
+from . import execution, paths
+from .catalogue import check_results
 from .fileio import atomic_write_bytes, atomic_write_json
+from .results import git_state
 from .scales import SCALES, check_figure_scale, check_scale
 
 FORMAT = 1
@@ -47,8 +49,6 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     manifest. Every ID and the scale are checked before the first page runs. A page that fails
     stops the packing (its partial notebook is kept beside the archive as ``<ID>.failed.ipynb``);
     pages finished before it are packed first, so a later import still gets them."""
-    from . import execution
-    from .results import git_state
     from .hardware import device_name
 
     ids = list(dict.fromkeys(ids))
@@ -145,9 +145,6 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
 def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
     """Check ``archive`` whole, then place its pages into ``book_dir``; returns one line per page
     saying what was done. Nothing is written unless every page passes."""
-    from . import execution
-    from .bookpages import check_results
-
     manifest, members = read_archive(archive)
     scale = manifest["scale"]
     plans = []

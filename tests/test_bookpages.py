@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import bookpages, results, scales
+from stitchkit import bookpages, catalogue, cost, pages, results, scales
 
 
 def claim(key: str, text: str, verdict: str, scale: str = "demo", **extra) -> dict:
@@ -83,11 +83,11 @@ def claim_table_rows(markdown: str) -> list[dict]:
 
 
 def test_vocabularies_match_the_library():
-    assert bookpages.VERDICTS == results.VERDICTS
-    assert bookpages.SCALES == scales.SCALES
-    ids = [fid for fid, _ in bookpages.CATALOGUE]
+    assert catalogue.VERDICTS == results.VERDICTS
+    assert catalogue.SCALES == scales.SCALES
+    ids = [fid for fid, _ in catalogue.CATALOGUE]
     assert len(ids) == len(set(ids)) == 31
-    assert all(bookpages.paper_of(fid) is not None for fid in ids)
+    assert all(catalogue.paper_of(fid) is not None for fid in ids)
 
 
 def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
@@ -103,7 +103,7 @@ def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
     by_id: dict[str, list[dict]] = {}
     for r in rows:
         by_id.setdefault(r["cells"][1], []).append(r)
-    assert set(by_id) == {fid for fid, _ in bookpages.CATALOGUE}
+    assert set(by_id) == {fid for fid, _ in catalogue.CATALOGUE}
     assert len(by_id["B-F2A"]) == 3 and len(by_id["H-F2"]) == 2
     for fid, found in by_id.items():
         if fid not in ("B-F2A", "H-F2"):
@@ -166,7 +166,7 @@ def test_part_pages_toc_and_idempotence(book):
     assert "Not measured yet: run `make bench`." in cost and "the measured column is empty" in cost
     assert "14,144" in cost and "≤ 4 H100-hours" in cost  # the H-F2 paper grid, counted from its preset
     bansal = (book / "bansal" / "index.md").read_text()
-    for fid, _ in bookpages.CATALOGUE:
+    for fid, _ in catalogue.CATALOGUE:
         assert (f"| {fid} |" in bansal or f"`{fid} <{fid}>`" in bansal) == fid.startswith("B-"), fid
     assert "{doc}`B-F2A <B-F2A>`" in bansal and "11.6 min in all (1 page of 13" in bansal
     # the issue's demo budget beside the measured sum, above the table
@@ -186,30 +186,30 @@ def test_part_pages_toc_and_idempotence(book):
 
 def test_rerun_box_commands(book):
     res = json.loads((book / "bansal" / "B-F2A.results.json").read_text())
-    box = bookpages.rerun_box(res)
+    box = pages.rerun_box(res)
     assert box.startswith("````{admonition} Rerun this page") and box.endswith("````")
     for s in scales.available_scales("B-F2A"):
         assert f"\n.venv/bin/stitchkit run B-F2A --scale {s}\n" in box
     assert "--scale gpu" not in box  # B-F2A has no gpu preset yet
-    assert "--scale gpu\n" in bookpages.rerun_box({**res, "id": "H-F2"})
+    assert "--scale gpu\n" in pages.rerun_box({**res, "id": "H-F2"})
     assert "\n.venv/bin/stitchkit sweep B-F2A --scale demo -p width 16 32\n" in box
     # the page's own scale quotes its measured times; the others say they are not timed
     assert "measured 11.6 min for this page on cpu" in box.split("--scale smoke")[1].split("--scale demo")[0]
     assert "not timed for this page yet" in box.split("--scale smoke")[0]
     res["params"] = {"stitch_augment": False}
-    assert "-p stitch_augment false true\n" in bookpages.rerun_box(res)
+    assert "-p stitch_augment false true\n" in pages.rerun_box(res)
     res["params"] = {}
-    assert "-p PARAM V1 V2" in bookpages.rerun_box(res)
+    assert "-p PARAM V1 V2" in pages.rerun_box(res)
 
 
 def test_escape_keeps_text_literal():
-    assert bookpages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
+    assert pages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
 
 
 def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_results():
     import nbformat
 
-    from stitchkit.execution import GLANCE_CLASS, page_boxes, provenance_banner, result_box
+    from stitchkit.pages import GLANCE_CLASS, page_boxes, provenance_banner, result_box
 
     res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
            "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"}]}
@@ -222,28 +222,28 @@ def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_
     rest = "\n\n" + provenance_banner(res)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
                                          nbformat.v4.new_markdown_cell(old + rest)])
-    bookpages.refresh_boxes(nb, res)
+    pages.refresh_boxes(nb, res)
     assert nb.cells[1].source == page_boxes(res) and nb.cells[1].source.startswith(box)  # re-rendered
-    bookpages.refresh_boxes(nb, res)
+    pages.refresh_boxes(nb, res)
     assert nb.cells[1].source == page_boxes(res)  # idempotent
     assert "# demo: 2 CPU cores; measured 5 s for this page on cpu" in nb.cells[1].source  # a measured time
     assert "# smoke: tiny networks; assesses no claim; not timed for this page yet" in nb.cells[1].source
     # the claims table's cell is tagged (tag_sk-claims on the page), once
-    from stitchkit.execution import CLAIMS_TAG, tag_claims_table
+    from stitchkit.pages import CLAIMS_TAG, tag_claims_table
 
     nb.cells.append(nbformat.v4.new_code_cell("run.save()\nrun.claims_table()"))
     assert tag_claims_table(nb) and not tag_claims_table(nb)
     assert nb.cells[-1].metadata["tags"] == [CLAIMS_TAG] and f".tag_{CLAIMS_TAG}" in css
     # its output is re-rendered from the results file: one block per claim with its badge
-    bookpages.refresh_claims(nb, res)
+    pages.refresh_claims(nb, res)
     html = nb.cells[-1].outputs[0]["data"]["text/html"]
     assert 'class="sk-claims-detail"' in html and "reproduced · demo" in html and ".sk-claims-detail" in css
-    bookpages.refresh_claims(nb, res)
+    pages.refresh_claims(nb, res)
     assert nb.cells[-1].outputs[0]["data"]["text/html"] == html and len(nb.cells[-1].outputs) == 1
 
 
 def test_glossary_terms_link_at_first_use_only_in_prose():
-    from stitchkit.bookpages import link_terms
+    from stitchkit.pages import link_terms
 
     seen = set()
     text = ("The sender's `stem` and $x_{cut}$ at a cut; the stitching penalty in points at six stitch points.\n"
@@ -283,23 +283,23 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
         res = fake_results(fid, "demo", [], wall)
         if cache is not None:
             res["provenance"]["cache"] = cache
-        return bookpages.Page(fid, "bansal", res, f"bansal/{fid}")
+        return catalogue.Page(fid, "bansal", res, f"bansal/{fid}")
 
     # B-F2A trained model m (100 s) and stitch s (10 s) in a 130 s run; B-F5 found both in the
     # cache and added 20 s of its own; B-F4 predates the record.
     pages = [page("B-F2A", 130.0, {"new_seconds": 110.0, "cached_seconds": 0.0, "entries": {"m": 100.0, "s": 10.0}}),
              page("B-F5", 20.0, {"new_seconds": 0.0, "cached_seconds": 110.0, "entries": {"m": 100.0, "s": 10.0}}),
              page("B-F4", 7.0)]
-    seconds, missing = bookpages.empty_cache_seconds(pages)
+    seconds, missing = catalogue.empty_cache_seconds(pages)
     assert seconds == pytest.approx(20.0 + 20.0 + 110.0 + 7.0) and missing == 1
     # B-F2A then B-F5 in one chain from an empty cache: everything they used was computed by them
-    assert bookpages.ran_from_empty_cache(pages[:2]) and not bookpages.ran_from_empty_cache(pages)
-    assert not bookpages.ran_from_empty_cache(pages[1:2])  # B-F5 alone found everything in the cache
+    assert catalogue.ran_from_empty_cache(pages[:2]) and not catalogue.ran_from_empty_cache(pages)
+    assert not catalogue.ran_from_empty_cache(pages[1:2])  # B-F5 alone found everything in the cache
     # a page that read entries recording no compute time makes the estimate a lower bound
     unknown = page("B-F6", 5.0, {"new_seconds": 0.0, "cached_seconds": 0.0, "entries": {}, "unrecorded": 3})
-    assert bookpages.empty_cache_seconds(pages[:2] + [unknown]) == (pytest.approx(155.0), 1)
-    assert "at least" in bookpages._budget_text(pages[:2] + [unknown], 45, "this part")
-    text = bookpages._budget_text(pages[:2], 45, "this part")
+    assert catalogue.empty_cache_seconds(pages[:2] + [unknown]) == (pytest.approx(155.0), 1)
+    assert "at least" in cost.budget_text(pages[:2] + [unknown], 45, "this part")
+    text = cost.budget_text(pages[:2], 45, "this part")
     assert "measurement, not an estimate" in text and "2.5 min as run" in text and "0.1× the budget" in text
 
 
@@ -310,9 +310,9 @@ def test_a_page_behind_its_notebook_is_marked(book, tmp_path, monkeypatch):
     src.write_text("# %%\nx = 1\n")
     res = book / "bansal" / "B-F2A.results.json"
     monkeypatch.setattr(bookpages.paths, "NOTEBOOKS_DIR", notebooks)
-    for recorded, behind in ((bookpages.source_hash(src), False), ("0" * 64, True)):
+    for recorded, behind in ((catalogue.source_hash(src), False), ("0" * 64, True)):
         res.write_text(json.dumps({**json.loads(res.read_text()), "source_sha256": recorded}))
-        page = next(p for p in bookpages.load_pages(book) if p.id == "B-F2A")
+        page = next(p for p in catalogue.load_pages(book) if p.id == "B-F2A")
         assert page.behind() is behind
         bookpages.write_pages(book, toc=book.parent / "_toc.yml")
         text = (book / "bansal" / "index.md").read_text()
@@ -333,7 +333,7 @@ def test_the_glossary_covers_every_acronym_of_the_verdicts():
     the pages' glance boxes (ResNet-18 counts as ResNet) is a glossary term."""
     terms = glossary_terms()
     missing = set()
-    for page in bookpages.load_pages():
+    for page in catalogue.load_pages():
         for c in page.results.get("claims", []):
             for k in ("text", "paper", "ours", "criterion"):
                 for word in re.findall(r"\b[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*\b|\b[A-Z]{2,}\b", str(c.get(k, ""))):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import bookpages, execution, paths
+from stitchkit import bookpages, catalogue, execution, paths
 
 # slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make check`)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
@@ -182,7 +182,7 @@ def test_scorecard_fits_and_every_badge_carries_its_scale(browser, html_dir, wid
     assert cells and cells[0]["col"] >= 0, "the scorecard has no verdict column"
     assert found["width"] <= found["room"] + 1, f"the scorecard scrolls sideways at {width} px ({found})"
     assert all(c["reachable"] for c in cells), f"a verdict cell is clipped at {width} px"
-    records = bookpages.rows(bookpages.load_pages())
+    records = bookpages.rows(catalogue.load_pages())
     expected = {bookpages.badge_label(r["verdict"], r["scale"]) for r in records if r["verdict"]}
     badges = [c["badge"] for c in cells if c["badge"] is not None]
     assert set(badges) <= expected, f"unexpected verdict badges: {set(badges) - expected}"
@@ -224,7 +224,7 @@ def test_every_figure_has_an_alt_text_that_says_what_it_shows(html_dir):
             if tag == "img":
                 self.alts.append((dict(attrs).get("alt") or "").strip())
 
-    behind = {p.doc for p in bookpages.load_pages() if p.doc and p.behind()}
+    behind = {p.doc for p in catalogue.load_pages() if p.doc and p.behind()}
     bad = {}
     for doc in DOCS:
         if doc.removeprefix(f"{paths.BOOK_DIR.name}/") in behind:

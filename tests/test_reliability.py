@@ -360,13 +360,13 @@ def test_an_empty_out_is_refused(capsys):
 def test_a_damaged_results_file_is_a_named_error_not_a_smaller_scorecard(tmp_path, content, message):
     """Finding 10: a claim that lost its verdict silently left the scorecard's counts; a file
     holding [] crashed the build with an AttributeError."""
-    from stitchkit import bookpages
+    from stitchkit import catalogue
 
     (tmp_path / "bansal").mkdir()
     res = tmp_path / "bansal" / "B-F2A.results.json"
     res.write_text(json.dumps(content))
     with pytest.raises(ValueError, match=message) as err:
-        bookpages.load_pages(tmp_path)
+        catalogue.load_pages(tmp_path)
     assert str(res) in str(err.value)
 
 

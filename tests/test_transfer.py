@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchkit import bookpages, cli, execution, transfer
+from stitchkit import bookpages, catalogue, cli, execution, transfer
 
 
 def _fake_execute(info, out, scale, params=None, *, progress=True):
@@ -66,12 +66,12 @@ def test_an_imported_page_replaces_a_lower_scale_and_keeps_its_verdicts_beside(a
     kept = json.loads((book / "hernandez" / "H-F2.demo.results.json").read_text())
     assert shown["scale"] == "gpu" and kept["scale"] == "demo"
     # the scorecard lists both scales' verdicts, linked to the one page; the part page shows one page
-    pages = bookpages.load_pages(book)
+    pages = catalogue.load_pages(book)
     assert [(p.results["scale"], p.shown, p.doc) for p in pages] == [("gpu", True, "hernandez/H-F2"),
                                                                       ("demo", False, "hernandez/H-F2")]
     records = [r for r in bookpages.rows(pages) if r["id"] == "H-F2"]
     assert [(r["scale"], r["verdict"]) for r in records] == [("gpu", "reproduced"), ("demo", "not reproduced")]
-    part = bookpages.part_markdown(bookpages.PAPER_BY_PART["hernandez"], pages, records)
+    part = bookpages.part_markdown(catalogue.PAPER_BY_PART["hernandez"], pages, records)
     assert part.count("hernandez/H-F2") == 0 and "(`demo` verdicts on the scorecard)" in part
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from stitchkit import changes, controls, noise, paths
-from stitchkit.bookpages import CATALOGUE, check_results
+from stitchkit.catalogue import CATALOGUE, check_results
 from stitchkit.results import Run, at_least, at_most, check_verdict, decide, within
 
 from per_image import correct as _correct  # tests/ is on sys.path (no __init__.py)

@@ -1,0 +1,400 @@
+"""Rendering one executed page: the MyST pieces the generated pages share (escaped text, links,
+tables, times), the boxes that open every page (the verdicts at a glance, the run's provenance,
+the commands that rerun it), the tidying of an executed notebook (collapsed code and parameters,
+the claims table tagged, stderr moved to the terminal), the glossary terms linked at their first
+use, and the re-rendering of committed pages from their results files (:func:`link_pages`).
+
+:mod:`stitchkit.execution` puts these on each page it executes; :mod:`stitchkit.bookpages` calls
+:func:`link_pages` when it writes the book.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import changes, paths
+from .catalogue import Page, empty_cache_seconds, visible
+from .fileio import atomic_write_text
+from .results import badge_label, claims_html, why_failed
+from .scales import ParameterValueError, available_scales, registered_config, validate
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown pieces
+
+
+def escape(text: Any) -> str:
+    """``text`` as literal MyST inline text inside a table cell (no markup, no math, no pipes)."""
+    return re.sub(r"([\\`*_$<>\[\]|{}])", r"\\\1", str(text)).replace("\n", " ")
+
+
+def link(doc: str | None, text: str, from_dir: str) -> str:
+    """``{doc}`` link to ``doc`` (relative to the book dir) from a page in ``from_dir``."""
+    if not doc:
+        return escape(text)
+    text = re.sub(r"[`<>]", "", str(text))  # role content is literal: strip what would end it
+    target = doc[len(from_dir) + 1:] if from_dir and doc.startswith(from_dir + "/") else (
+        "../" * len(Path(from_dir).parts) + doc)
+    return f"{{doc}}`{text} <{target}>`"
+
+
+def table(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def minutes(seconds: float | None) -> str:
+    if seconds is None or seconds == "":
+        return "unknown"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+# --------------------------------------------------------------------------------------------
+# The boxes under the title of an executed page, and its tidying
+
+
+def page_boxes(results: Mapping[str, Any]) -> str:
+    """The boxes that open every page, in one cell: the verdicts at a glance, the run's
+    provenance, and the commands that rerun it (with measured times)."""
+    return result_box(results) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+
+
+def put_under_title(nb, markdown: str) -> None:
+    """Insert ``markdown`` as its own cell directly under the page title (the first line of the
+    first cell), so that a page opens with its verdicts; the rest of that cell follows it."""
+    import nbformat
+
+    first = nb.cells[0]
+    title, _, rest = first.source.partition("\n")
+    if first.cell_type != "markdown" or not title.startswith("# "):
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
+        return
+    first.source = title
+    nb.cells[1:1] = [nbformat.v4.new_markdown_cell(markdown)] + ([nbformat.v4.new_markdown_cell(rest.strip("\n"))]
+                                                                  if rest.strip() else [])
+
+
+# The tag (a CSS class tag_sk-claims on the page) of the cell that shows a page's claims table:
+# on a phone its rows become cards (book/_static/stitchkit.css).
+CLAIMS_TAG = "sk-claims"
+
+
+def tag_claims_table(nb) -> bool:
+    """Tag the code cell that shows the claims table (``run.claims_table()``) with
+    :data:`CLAIMS_TAG`; returns whether a tag was added."""
+    added = False
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "claims_table()" in cell.source:
+            tags = cell.metadata.setdefault("tags", [])
+            if CLAIMS_TAG not in tags:
+                tags.append(CLAIMS_TAG)
+                added = True
+    return added
+
+
+HIDDEN = ("hide-cell", "hide-input", "remove-input", "remove-cell")
+
+
+def hide_code(nb) -> bool:
+    """Collapse the source of every code cell behind the book's "show code" toggle (tag
+    ``hide-input``): a page opens with its evidence (text, tables, figures), its code one click
+    away. Returns whether a tag was added."""
+    added = False
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            tags = cell.metadata.setdefault("tags", [])
+            if not any(t in tags for t in HIDDEN):
+                tags.append("hide-input")
+                added = True
+    return added
+
+
+def tidy_page(nb) -> None:
+    """Collapse the parameter cells and the code (:func:`hide_code`), tag the claims table
+    (:func:`tag_claims_table`) and move stderr output (warnings) from the page to the terminal."""
+    tag_claims_table(nb)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            cell.metadata["tags"] = [*tags, "hide-cell"] if "hide-cell" not in tags else tags
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                print(out.get("text", ""), end="", file=sys.stderr)
+                continue
+            kept.append(out)
+        cell["outputs"] = kept
+    hide_code(nb)
+
+
+VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
+                  "not assessed at smoke scale": "secondary"}
+
+
+# The glance box's classes: the theme's "tip" look, and sk-glance, which lays its table out as
+# one card per claim on a phone (book/_static/stitchkit.css).
+GLANCE_CLASS = "tip sk-glance"
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def result_box(results: Mapping[str, Any]) -> str:
+    """The admonition that opens every page: each claim, the paper's value, ours, the verdict."""
+    claims = results.get("claims", [])
+    if not claims:
+        role = results.get("role") or "This page shows the data the other pages use"
+        return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n"
+                f"{role.rstrip('.')}; it makes no claim of its own.\n:::")
+    rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
+    for c in claims:
+        badge = VERDICT_BADGES.get(c["verdict"], "secondary")
+        note = ""
+        failed = [k for k in c.get("controls", []) if not k.get("passed", True)]
+        if failed:
+            note = " (" + "; ".join(why_failed(k) for k in failed) + ")"
+        elif c.get("reason"):
+            note = f" ({c['reason']})"
+        label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
+        rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
+                    f"{{bdg-{badge}}}`{label}`{_cell(note)} |")
+    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
+            + "\n".join(rows)
+            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
+
+
+def _precision(p: Mapping[str, Any]) -> str:
+    """'bf16 training, fp32 measurement' (pages run before measurements were always fp32 say only
+    the precision they ran in)."""
+    train, measure = p.get("precision", "?"), p.get("measure_precision")
+    return f"{train} training, {measure} measurement" if measure else train
+
+
+def provenance_banner(results: Mapping[str, Any]) -> str:
+    """The admonition shown under every page title."""
+    p = results["provenance"]
+    commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
+    wall = p.get("wall_seconds")
+    wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
+    return ("```{admonition} Run provenance\n:class: note\n"
+            f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
+            f"**precision** {_precision(p)} · "
+            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}\n\n"
+            f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
+            "Every number on this page was computed by that run.\n```")
+
+
+# --------------------------------------------------------------------------------------------
+# The rerun box of an executed page
+
+
+def _sweep_example(figure_id: str, params: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
+    """A parameter of the page and two values for it that the CLI accepts: the page's own value
+    and another. Integers come first (the value and its double), then floats, then booleans and
+    fields with a fixed set of choices. Values are checked against the figure's registered config
+    when it is loaded (it is when the executor calls this), else only by type."""
+    cls = registered_config(figure_id)
+
+    def ok(name: str, values: list[Any]) -> bool:
+        if cls is None:
+            return True
+        try:
+            return all(validate(cls, name, v) is not None for v in values)
+        except (ParameterValueError, KeyError, TypeError):
+            return False
+
+    def choices(name: str) -> tuple:
+        if cls is None:
+            return ()
+        import dataclasses
+
+        field = {f.name: f for f in dataclasses.fields(cls)}.get(name)
+        return tuple(field.metadata.get("choices") or ()) if field else ()
+
+    candidates: list[tuple[int, str, list[Any]]] = []
+    for name, v in params.items():
+        if isinstance(v, bool):
+            candidates.append((2, name, [v, not v]))
+        elif isinstance(v, int) and v > 0:
+            other = [c for c in choices(name) if c != v]
+            candidates.append((0, name, [v, other[0] if other else 2 * v]))
+        elif isinstance(v, float) and v > 0:
+            candidates.append((1, name, [v, v * 2]))
+        elif isinstance(v, str) and len(choices(name)) > 1:
+            candidates.append((3, name, [v, next(c for c in choices(name) if c != v)]))
+    for _, name, values in sorted(candidates, key=lambda c: c[0]):
+        if ok(name, values):
+            return name, values
+    return None
+
+
+def _cli(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def rerun_box(results: Mapping[str, Any]) -> str:
+    """A collapsed MyST admonition with the commands that rerun the page at each scale and sweep
+    one of its parameters (``.venv/bin/stitchkit run ID --scale S``,
+    ``.venv/bin/stitchkit sweep ID --scale demo -p PARAM V1 V2``), ready to copy."""
+    from . import experiments
+
+    experiments.load_all()  # the figures register their presets (and so their scales) on import
+    fid, scale = results["id"], results.get("scale")
+    where = {"smoke": "tiny networks; assesses no claim", "demo": "2 CPU cores",
+             "gpu": "one GPU (`stitchkit pages ID --scale gpu --pack F` packs it for `stitchkit import-pages F`)",
+             "paper": "the paper's settings, on a GPU cluster"}
+    prov = results.get("provenance", {})
+    cold, missing = empty_cache_seconds([Page(fid, "", results, None)])
+    measured = (f"measured {minutes(prov.get('wall_seconds'))} for this page on {prov.get('device') or 'unknown'}, "
+                f"{'at least ' if missing else ''}{minutes(cold)} from an empty cache")
+    run_lines = []
+    for s in available_scales(fid):
+        run_lines += [f"# {s}: {where[s]}; " + (measured if s == scale else "not timed for this page yet"),
+                      f".venv/bin/stitchkit run {fid} --scale {s}"]
+    example = _sweep_example(fid, results.get("params") or {})
+    if example:
+        name, values = example
+        sweep = (f".venv/bin/stitchkit sweep {fid} --scale demo -p {name} {' '.join(_cli(v) for v in values)}")
+    else:
+        sweep = f".venv/bin/stitchkit sweep {fid} --scale demo -p PARAM V1 V2"
+    return (f"````{{admonition}} Rerun this page\n:class: seealso dropdown\n"
+            "Each command writes a new run under `runs/`, never over the book. At each scale:\n\n"
+            "```bash\n" + "\n".join(run_lines) + "\n```\n\n"
+            "Sweep one parameter (one run per value, collected into one `results.csv`):\n\n"
+            f"```bash\n{sweep}\n```\n\n"
+            f"`.venv/bin/stitchkit list {fid}` shows every parameter of {fid} with its meaning; "
+            f"`make book SCALE=paper` re-executes every page of the book.\n````")
+
+
+# --------------------------------------------------------------------------------------------
+# Glossary terms linked at their first use on each page
+
+# (term in the glossary, pattern of its uses in prose); scale and verdict names are left alone
+# ("paper" and "control" are everyday words too; verdicts stand in badges).
+GLOSSARY_TERMS: tuple[tuple[str, str], ...] = (
+    ("sender", r"senders?"), ("receiver", r"receivers?"), ("cut", r"cuts?"), ("stitch", r"stitch(?:es)?(?! points?)"),
+    ("penalty", r"(?:stitching )?penalt(?:y|ies)"), ("points", r"(?<!stitch )points"), ("direct matching", r"direct matching"),
+    ("task-loss matching", r"task-loss matching"), ("stem", r"stem"), ("block", r"blocks?"),
+    ("CKA", r"(?<![\w-])CKA(?![\w-])"), ("PWCCA", r"PWCCA"), ("AUROC", r"AUROCs?"), ("OOD", r"OOD"), ("OPD", r"OPD"),
+)
+# spans where a term must not be linked: code, maths, links and roles
+_PROTECTED = re.compile(r"(`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\[[^\]]*\]\([^)]*\)|\{[\w:-]+\}`[^`]*`)")
+
+
+def link_terms(text: str, seen: set[str]) -> str:
+    """``text`` (one markdown cell) with the first use of each glossary term not in ``seen``
+    turned into a ``{term}`` link; ``seen`` is updated. Headings, fenced blocks (directives,
+    admonitions, figure captions), code, maths, links and existing roles are left alone."""
+    seen.update(t for t, _ in GLOSSARY_TERMS if re.search(r"\{term\}`[^`]*<?" + re.escape(t) + r">?`", text))
+    out, fence = [], None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = None
+            out.append(line)
+            continue
+        if stripped.startswith(("```", ":::")):
+            fence = stripped[:3]
+            out.append(line)
+            continue
+        if stripped.startswith("#") and not stripped.startswith("#!"):
+            out.append(line)
+            continue
+        parts = _PROTECTED.split(line)
+        for k in range(0, len(parts), 2):  # even parts are prose
+            for term, pattern in GLOSSARY_TERMS:
+                if term in seen:
+                    continue
+                m = re.search(rf"(?<![\w`{{<-]){pattern}(?![\w>-])", parts[k], flags=re.IGNORECASE)
+                if m:
+                    word = m.group(0)
+                    role = f"{{term}}`{word}`" if word.lower() == term else f"{{term}}`{word} <{term}>`"
+                    parts[k] = parts[k][:m.start()] + role + parts[k][m.end():]
+                    seen.add(term)
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+def link_glossary(nb) -> None:
+    """Link each glossary term at its first use in the prose of a page (an executed notebook);
+    the title cell and the result and provenance boxes are skipped. Idempotent."""
+    seen: set[str] = set()
+    for n, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or n < 2:
+            continue
+        cell.source = link_terms(cell.source, seen)
+
+
+GLANCE_START = ":::{admonition} Results at a glance"
+
+
+def refresh_boxes(nb, results: Mapping[str, Any]) -> None:
+    """Re-render the boxes that open an executed page (:func:`page_boxes`: the verdicts at a
+    glance, the run's provenance, the rerun commands with measured times) from its results file,
+    so that a page executed before a change of the boxes reads like a new one; every number in
+    them is the results file's."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(GLANCE_START):
+            cell.source = page_boxes(results)
+            return
+
+
+def refresh_claims(nb, results: Mapping[str, Any]) -> None:
+    """Re-render the output of the page's claims cell (tagged by :func:`tag_claims_table`) from
+    its results file (:func:`stitchkit.results.claims_html`), so that pages executed before a
+    change of that rendering read like new ones."""
+    import nbformat
+
+    for cell in nb.cells:
+        if cell.cell_type == "code" and CLAIMS_TAG in cell.metadata.get("tags", []):
+            html = claims_html(results.get("claims", []))
+            if [o.get("data", {}).get("text/html") for o in cell.get("outputs", [])] != [html]:
+                cell["outputs"] = [nbformat.v4.new_output("display_data", data={"text/html": html,
+                                                                                 "text/plain": "<the claims>"})]
+            return
+
+
+def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
+    """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
+    (:func:`stitchkit.changes.insert_into`), :func:`tag_claims_table` and :func:`hide_code` on
+    every executed page under ``book_dir``; returns those they changed."""
+    import nbformat
+
+    changed = []
+    for path in sorted(Path(book_dir).glob("*/*.ipynb")):
+        if not visible(path, Path(book_dir)):
+            continue
+        doc = json.loads(path.read_text())
+        if "cells" not in doc:  # not an executed page
+            continue
+        nb = nbformat.reads(json.dumps(doc), as_version=4)
+        before = [c.source for c in nb.cells]
+        outputs = [json.loads(json.dumps(c.get("outputs"))) for c in nb.cells]
+        link_glossary(nb)
+        tagged = tag_claims_table(nb) | hide_code(nb)  # before refresh_claims: it finds the tagged cell
+        results_path = path.with_suffix(".results.json")
+        if results_path.exists():
+            results = json.loads(results_path.read_text())
+            refresh_boxes(nb, results)
+            refresh_claims(nb, results)
+        changes.insert_into(nb, path.stem)
+        if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
+            atomic_write_text(path, nbformat.writes(nb))
+            changed.append(path)
+    return changed
+
+
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
+           "link_pages", "link_terms", "minutes", "page_boxes", "provenance_banner", "put_under_title",
+           "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page"]
