@@ -4,7 +4,8 @@ Every set is 28x28 RGB, derived deterministically from MNIST (paper App. A): dig
 non-zero MNIST pixel) are snapped to white, the background takes one of ten fixed colours
 (the ``colour_MNIST`` package's map, below), shifted per image and per channel by
 ``0.1 * 255 * clip(N(0, 1), -1, 1)`` so that colour must be learned in a general way (the
-same variation in the test sets). Registered datasets (:mod:`stitchkit.datasets`):
+same variation in the test sets). :data:`DATASETS` names the sets that :mod:`stitchkit.datasets`
+registers (this module imports no registry):
 
 - ``cmnist_correlated`` ("Correlated"): background colour = the digit's class; target = digit.
 - ``cmnist_digit`` ("Digit"): colour drawn uniformly at random; target = digit.
@@ -32,7 +33,6 @@ from functools import lru_cache
 import torch
 
 from . import data
-from .datasets import register_dataset
 
 VERSION = "colour-mnist-1"
 
@@ -96,14 +96,10 @@ def load(variant: str, split: str, root: str | os.PathLike | None = None) -> dat
     return _make(variant, split, None if root is None else str(root))
 
 
-def _register(variant: str, normalisation: str) -> None:
-    name = "mnist_grey3" if variant == "grey3" else f"cmnist_{variant}"
-    register_dataset(name, normalisation)(lambda split, root=None: load(variant, split, root))
-
-
-for _v in VARIANTS:
-    _register(_v, "half")  # Smith & Marcu normalise the colour sets with mean = std = 0.5
-_register("grey3", "mnist3")  # MNIST's mean/std on each of the three channels
+# registered dataset name -> (variant for :func:`load`, default normalisation): Smith & Marcu
+# normalise the colour sets with mean = std = 0.5; the grey copy takes MNIST's mean/std on each of
+# its three channels
+DATASETS = {**{f"cmnist_{v}": (v, "half") for v in VARIANTS}, "mnist_grey3": ("grey3", "mnist3")}
 
 
 def clustered_noise(shape: tuple[int, ...], split: str, *, seed: int = 0, noise: float = 0.1,

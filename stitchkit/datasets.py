@@ -19,12 +19,12 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable
 
 import torch
 
-from . import data
+from . import colour_mnist, data
 
 Loader = Callable[[str, "str | os.PathLike | None"], data.Split]
 _DATASETS: dict[str, tuple[Loader, str]] = {}
@@ -65,6 +65,11 @@ def _cifar10(split: str, root: str | os.PathLike | None = None) -> data.Split:
 @register_dataset("mnist", normalisation="mnist")
 def _mnist(split: str, root: str | os.PathLike | None = None) -> data.Split:
     return data.load("mnist", split, root)
+
+
+# Smith & Marcu's coloured-MNIST sets, derived from MNIST (:mod:`stitchkit.colour_mnist`)
+for _name, (_variant, _normalisation) in colour_mnist.DATASETS.items():
+    register_dataset(_name, _normalisation)(partial(colour_mnist.load, _variant))
 
 
 @dataclass(frozen=True)
@@ -170,4 +175,3 @@ def _task_labels(split: data.Split, spec: DataSpec) -> data.Split:
 
 test_split.__test__ = False  # not a pytest test despite its name
 
-from . import colour_mnist  # noqa: E402,F401  (registers Smith & Marcu's coloured-MNIST sets)
