@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from stitchkit import noise
-from stitchkit.experiments import bansal
+from stitchkit.experiments import bansal, bansal_layers, bansal_length
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
 CUTS = ["stem", "block1", "block3", "block5", "pool"]
@@ -128,7 +128,7 @@ def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monk
         seen.append((pairs, recipe.kernel_size))
         return _grid_rows({bansal.TRAINED: {"block1": {1: 2.5, 3: 1.0}[recipe.kernel_size]}}, pairs)
 
-    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    monkeypatch.setattr(bansal_layers, "stitch_grid", longer_grid)
     out = bansal.kernel_length_control(cfg, "demo", table, claims)
     assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
     # at 4x: kernels 1, 3 and (1x) 9 at block1 give 2.5, 1.0, 2.0: a spread of 1.5, within 2: the
@@ -189,7 +189,7 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
                bansal.SELF: {"stem": 0.0, "block3": -1.0, "block5": 0.0, "pool": 0.0}}
         return _grid_rows({s.name: pen[s.name] for s in senders}, pairs)
 
-    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
     out = bansal.training_length_control(cfg, "demo", (table, claims))
     # the reference retrained too, at the same cuts
     assert seen == [[bansal.SELF], [bansal.TRAINED], [bansal.SELF], [bansal.RANDOM], [bansal.SELF], [bansal.RANDOM]]
@@ -441,7 +441,7 @@ def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch)
         seen[recipe.kernel_size] = [a for a, _ in pairs]
         return _grid_rows({bansal.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
 
-    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    monkeypatch.setattr(bansal_layers, "stitch_grid", longer_grid)
     bansal.kernel_length_control(cfg, "demo", table, claims)
     assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}
 

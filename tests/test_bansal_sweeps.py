@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from stitchkit import noise, zoo
-from stitchkit.experiments import bansal
+from stitchkit.experiments import bansal, bansal_length
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.experiments import bansal_table
 from stitchkit.store import config_key
@@ -341,7 +341,7 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
                sweeps.SELF: {"block3": 0.5, "block5": 0.0, "block1": 0.0}}
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: pen[name][cut])
 
-    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
     by = {c["key"]: c for c in claims}
     assert not by["compatible"]["controls"][-1].passed and not by["improves"]["controls"][-1].passed
@@ -416,7 +416,7 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
         pen = {(wide, thin): 0.5, (thin, wide): 0.3}.get((senders[0].name, receivers[0].name), 0.0)
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: -pen)
 
-    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
     assert seen == [(sweeps.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
                     (sweeps.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
@@ -480,7 +480,7 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
         # at 4x every cell within the bound
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: 0.5 if name != sweeps.SELF else 0.0)
 
-    monkeypatch.setattr(bansal, "stitch_grid", longer_grid)
+    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
     assert seen == [(sweeps.SELF, sweeps.E2E_TOP, ["block3"]), (sweeps.SIMCLR, sweeps.E2E_TOP, ["block3"]),
                     (sweeps.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),

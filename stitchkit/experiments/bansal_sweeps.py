@@ -39,9 +39,11 @@ from ..hardware import as_device, channels_last_ok
 from ..results import Control, at_least, at_most, within
 from ..scales import check_names, figure_config, param
 from ..train import evaluate
-from .bansal import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
 from ..similarity import CKABootstrap
-from .bansal import (CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self, boot, cka_estimate, cka_reps_of, decided, estimate_numbers, points, positions, retrain_longer)
+from .bansal_core import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
+from .bansal_core import (CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self, boot,
+                          cka_estimate, cka_reps_of, estimate_numbers, points, positions)
+from .bansal_length import decided, retrain_longer
 
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
 IMPROVE_MIN = 1.0  # points: a stronger bottom "improves" the top when it gains at least this
