@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from stitchkit import noise, zoo
-from stitchkit.experiments import bansal, bansal_length
+from stitchkit.experiments import bansal, bansal_length, bansal_pairs, bansal_training
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.experiments import bansal_table
 from stitchkit.store import config_key
@@ -133,16 +133,16 @@ def test_labels_and_epochs_and_width_verdicts():
     assert _verdicts(claims) == {"first_half": (True, True), "except_noise": (True, True)}
 
     e = sweeps.PRESETS_F3B["demo"]
-    epochs = _table({sweeps.SELF: [0] * 6, sweeps._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
-                     sweeps._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]},
-                    own_accuracy={sweeps._epochs_name(0.25): 0.4, sweeps._epochs_name(1.0): 0.7})
-    numbers, claims = sweeps.epochs_summary(epochs, {"top": 0.6, sweeps._epochs_name(0.25): 0.5,
-                                                     sweeps._epochs_name(1.0): 0.7}, e)
+    epochs = _table({sweeps.SELF: [0] * 6, bansal_training._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
+                     bansal_training._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]},
+                    own_accuracy={bansal_training._epochs_name(0.25): 0.4, bansal_training._epochs_name(1.0): 0.7})
+    numbers, claims = sweeps.epochs_summary(epochs, {"top": 0.6, bansal_training._epochs_name(0.25): 0.5,
+                                                     bansal_training._epochs_name(1.0): 0.7}, e)
     assert _verdicts(claims) == {"compatible": (True, True), "improves": (True, True), "early_first": (True, True)}
     assert numbers["shorter_late_minus_early"] == pytest.approx(3.5 - 0.1)
 
     w = sweeps.PRESETS_F3C["demo"]
-    names = [sweeps._width_name(f) for f in w.width_factors]
+    names = [bansal_pairs._width_name(f) for f in w.width_factors]
     parts = []
     for rx in names:
         pen = {sweeps.SELF: [0] * 6}
@@ -327,7 +327,7 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
                    own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
     _, claims = sweeps.samples_summary(table, acc, cfg)
-    checks = sweeps._deciding(table, claims, cfg)
+    checks = bansal_training._deciding(table, claims, cfg)
     assert [(c["claim"], c["cells"], c["bound"], c["high"]) for c in checks] == [
         ("compatible", [("25k samples", ["block3"])], 3.0, False), ("improves", [("25k samples", ["block5"])], -1.0, False),
         ("early_similar", [("5k samples", ["block1"])], sweeps.SIMILAR_MAX, False)]
@@ -346,7 +346,7 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
     by = {c["key"]: c for c in claims}
     assert not by["compatible"]["controls"][-1].passed and not by["improves"]["controls"][-1].passed
     assert by["early_similar"]["controls"][-1].passed and len(by["mid_degrades"]["controls"]) == 2
-    top, bottoms = sweeps._samples_models(cfg, "demo")
+    top, bottoms = bansal_training._samples_models(cfg, "demo")
     # the page's own models, and the top's self-stitch retrained beside the deciding stitch
     assert seen == [([top], [sweeps.SELF], top), ([bottoms["25k samples"]], ["25k samples"], top)] * 2 + [
         ([top], [sweeps.SELF], top), ([bottoms["5k samples"]], ["5k samples"], top)]
@@ -358,7 +358,7 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
                 "10% random labels": [0, 0.5, 5, 2, 3, 4], "50% random labels": [0, 1, 2, 5, 9, 12],
                 "100% random labels": [0.2, 4, 15, 40, 60, 70]})
     _, claims = sweeps.labels_summary(t, {}, labels)
-    assert [(c["claim"], c["cells"], c["high"]) for c in sweeps._deciding(t, claims, labels)] == [
+    assert [(c["claim"], c["cells"], c["high"]) for c in bansal_training._deciding(t, claims, labels)] == [
         ("first_half", [("10% random labels", ["block3"])], False),
         ("except_noise", [("100% random labels", ["block3"])], True)]
 
@@ -367,11 +367,11 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
     """Review (2026-11-24): B-F3B had no training-length control; its 'compatible' and 'improves'
     are decided by the bottom from later in the run."""
     cfg = sweeps.PRESETS_F3B["demo"]
-    later = sweeps._epochs_name(max(cfg.snapshots))
-    earlier = sweeps._epochs_name(min(cfg.snapshots))
+    later = bansal_training._epochs_name(max(cfg.snapshots))
+    earlier = bansal_training._epochs_name(min(cfg.snapshots))
     table = _table({sweeps.SELF: [0] * 6, later: [0, 0.5, 4.2, 1, 1, 0], earlier: [0, 1, 2, 5, 9, 9]})
     _, claims = sweeps.epochs_summary(table, {}, cfg)
-    checks = sweeps._deciding(table, claims, cfg)
+    checks = bansal_training._deciding(table, claims, cfg)
     assert [c["claim"] for c in checks] == [c["key"] for c in claims
                                             if c["key"] in ("compatible", "improves") and bansal.decided(c)]
     assert all(sender == later for c in checks for sender, _ in c["cells"])
@@ -383,7 +383,7 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
 def _width_table(cfg, gain_up: float, gain_down: float) -> pd.DataFrame:
     """B-F3C's grid: every width into every other; the wider bottom into the thinnest top gains
     ``gain_up`` at block3, the thinnest into the widest gains ``gain_down`` there."""
-    names = [sweeps._width_name(f) for f in sorted(cfg.width_factors)]
+    names = [bansal_pairs._width_name(f) for f in sorted(cfg.width_factors)]
     parts = []
     for rx in names:
         pen = {sweeps.SELF: [0] * 6}
@@ -400,7 +400,7 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
     """Review (2026-11-24): B-F3C had no training-length control. Each claim is decided by one
     cell of a grid with several tops: the check retrains it and that top's self-stitch there."""
     cfg = sweeps.PRESETS_F3C["demo"]
-    names = [sweeps._width_name(f) for f in sorted(cfg.width_factors)]
+    names = [bansal_pairs._width_name(f) for f in sorted(cfg.width_factors)]
     thin, wide = names[0], names[-1]
     table = _width_table(cfg, gain_up=3.0, gain_down=0.5)
     acc = {n: 0.6 for n in names}

@@ -8,7 +8,8 @@ The Bansal part of the library, by figure family (catalogue order):
 - :mod:`.bansal_length`: the training-length control (:func:`retrain_longer`) and :func:`decided`;
 - this module: B-F2A's other architectures (one panel each) and B-F2A's training-length control;
 - :mod:`.bansal_layers`: B-F4 (stitch kernel size) and B-F5 (random vs trained, with CKA);
-- :mod:`.bansal_sweeps`: B-F2C, B-F3A, B-F3B, B-F3C, B-F6 and B-F7;
+- :mod:`.bansal_sweeps` (with :mod:`.bansal_bottoms`, :mod:`.bansal_training`,
+  :mod:`.bansal_pairs`): B-F2C, B-F3A, B-F3B, B-F3C, B-F6 and B-F7;
 - :mod:`.bansal_table` (B-F2B, B-T1), :mod:`.bansal_finetune` (B-F8), :mod:`.bansal_freeze` (B-F9).
 
 Pages import this module (``from stitchkit.experiments import bansal``): the names they, the

@@ -7,7 +7,7 @@ at the cells that decide it: those stitches *and the receiver's self-stitches at
 the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
 on that table (:func:`retrain_longer`; :func:`stitchkit.controls.training_length` passes when the
 re-judged claim gives the same decided result). Which cells decide a claim is each page's own
-rule (B-F2A's in :mod:`.bansal`, the sweeps' in :mod:`.bansal_sweeps`).
+rule (B-F2A's in :mod:`.bansal`, the sweeps' in :mod:`.bansal_bottoms` and the pages' modules).
 """
 
 from __future__ import annotations
