@@ -23,12 +23,13 @@ from .. import controls, noise, zoo
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..grid import replace_cells as replace_grid_cells
-from ..results import at_least, at_most, criterion
+from ..results import at_least, criterion
 from ..scales import check_names, check_scale, figure_config, param
 from ..train import TrainConfig
-from .bansal import CONTROL_FLOOR, DEMO_STITCH_LR, decided
+from .bansal_bottoms import own_correct
+from .bansal_core import CONTROL_FLOOR, DEMO_STITCH_LR
+from .bansal_length import decided
 from .bansal_freeze import FreezeSpec, freeze_train
-from .bansal_sweeps import own_correct
 
 BLIND_MAX = 5.0  # points: "fine-tuning cannot tell": trained-bottom minus random-bottom fine-tuned accuracy, mean over cuts
 TELLS_MIN = 10.0  # points: "stitching can": random-bottom penalty beyond the trained bottom's, mean over cuts

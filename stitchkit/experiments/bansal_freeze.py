@@ -36,7 +36,7 @@ freeze-training did not finish its job at this scale and the claim cannot be jud
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pandas as pd
 import torch
@@ -54,9 +54,10 @@ from ..hardware import as_device, channels_last_ok, compile_wins, to_memory_form
 from ..results import Control, at_least, at_most
 from ..scales import figure_config, param
 from ..store import Store, config_key
-from ..train import TrainConfig, evaluate, train
-from .bansal import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig, decided, replace_cells
-from .bansal_sweeps import own_correct
+from ..train import evaluate, train
+from .bansal_bottoms import own_correct
+from .bansal_core import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
+from .bansal_length import decided, replace_cells
 
 SELF = "full network into itself (control)"
 A, B = "few-sample bottom into the full network", "full bottom into the few-sample network"
