@@ -18,7 +18,7 @@ from PIL import Image
 # 200 bootstrap resamples resolve them in a fifth of the time (an explicit setting wins).
 os.environ.setdefault("STITCHKIT_RESAMPLES", "200")
 
-from stitchkit import data  # noqa: E402
+from stitchkit import archives, data  # noqa: E402
 
 # Under pytest-xdist (`make check` and `make test` run two workers) each worker gets its share of the cores, and
 # the notebooks it runs through papermill inherit the setting: two processes of one thread each
@@ -56,9 +56,9 @@ def _isolated_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _fresh_loaded_splits():
-    data._LOADED.clear()
+    archives._LOADED.clear()
     yield
-    data._LOADED.clear()
+    archives._LOADED.clear()
 
 
 def synthetic(n: int = 40, channels: int = 3, size: int = 8, classes: int = 4, seed: int = 0):

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from stitchkit import data
+from stitchkit import archives, data
 from conftest import tar_tree, write_cifar_pickles, write_image_tree, write_mnist_idx
 
 
@@ -34,7 +34,7 @@ def test_image_folder_and_tar_agree(tmp_path):
     assert folder.labels.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     (tmp_path / "archive").mkdir()
     tar_tree(tmp_path / "tree", "cifar10", tmp_path / "archive" / "cifar10-images.tar.gz")
-    data._LOADED.clear()
+    archives._LOADED.clear()
     tarred = data.load("cifar10", "test", tmp_path / "archive")
     assert np.array_equal(tarred.images.numpy(), data.load("cifar10", "test", tmp_path / "tree").images.numpy())
 
@@ -47,16 +47,16 @@ def test_greyscale_tree(tmp_path):
 def test_decoded_once_into_cache(tmp_path, monkeypatch):
     write_cifar_pickles(tmp_path)
     data.load("cifar10", "train", tmp_path)
-    data._LOADED.clear()
-    monkeypatch.setattr(data, "_decode_cifar_pickles", lambda *a: pytest.fail("decoded twice"))
+    archives._LOADED.clear()
+    monkeypatch.setattr(archives, "_decode_cifar_pickles", lambda *a: pytest.fail("decoded twice"))
     assert len(data.load("cifar10", "train", tmp_path)) == 50
 
 
 def test_corrupt_decode_cache_is_rebuilt(tmp_path):
     write_cifar_pickles(tmp_path)
     first = data.load("cifar10", "train", tmp_path)
-    data._LOADED.clear()
-    cached = data._cache_file("cifar10", "train", tmp_path / "cifar-10-batches-py")  # this test's, not another's
+    archives._LOADED.clear()
+    cached = archives._cache_file("cifar10", "train", tmp_path / "cifar-10-batches-py")  # this test's, not another's
     assert cached.exists()
     cached.write_bytes(cached.read_bytes()[:100])
     with pytest.warns(UserWarning, match="corrupt") as warned:

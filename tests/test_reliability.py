@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 import torch
 
-from stitchkit import cli, data, datasets, execution
+from stitchkit import archives, cli, data, datasets, execution
 from stitchkit.data import Batches
 from stitchkit.datasets import DataSpec
 from stitchkit.models import build_model
@@ -126,7 +126,7 @@ def test_fingerprint_follows_the_data_not_the_path(tmp_path, archive):
     # a file changed in place changes the fingerprint, and the split is decoded again
     img = tmp_path / "a" / "mnist" / "train" / "0" / "0000.png"
     img.write_bytes((tmp_path / "b" / "mnist" / "train" / "2" / "0000.png").read_bytes() + b"\0" * 7)
-    data._LOADED.clear()
+    archives._LOADED.clear()
     assert data.load("mnist", "train", tmp_path / "a").fingerprint != fa
 
 
@@ -528,22 +528,21 @@ def test_stale_temporary_files_are_removed_and_live_ones_kept(tmp_path):
 
 def test_an_altered_checksum_memo_is_recomputed_with_a_warning(tmp_path, monkeypatch):
     """Issue 35, finding 13: a flipped character in a ``datasets/sha256-*.txt`` memo is caught."""
-    from stitchkit import data
 
     monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / "cache"))
     src = tmp_path / "archive.bin"
     src.write_bytes(b"some archive bytes")
-    data._SHA256_MEMO.clear()
-    right = data._file_sha256(src)
+    archives._SHA256_MEMO.clear()
+    right = archives._file_sha256(src)
     memo = next((tmp_path / "cache" / "datasets").glob("sha256-*.txt"))
     digest, check = memo.read_text().split()
     flipped = ("0" if digest[0] != "0" else "1") + digest[1:]
     memo.write_text(f"{flipped} {check}\n")
-    data._SHA256_MEMO.clear()
+    archives._SHA256_MEMO.clear()
     with pytest.warns(UserWarning, match="checksum memo .* is corrupt"):
-        assert data._file_sha256(src) == right
-    data._SHA256_MEMO.clear()
-    assert data._file_sha256(src) == right  # rewritten, and trusted again
+        assert archives._file_sha256(src) == right
+    archives._SHA256_MEMO.clear()
+    assert archives._file_sha256(src) == right  # rewritten, and trusted again
 
 
 def test_a_run_needing_an_entry_another_run_computes_waits_for_it(tmp_path, capsys, monkeypatch):
