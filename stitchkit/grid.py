@@ -6,387 +6,123 @@ stitch: sender, receiver, cuts, accuracy after direct matching only and after ta
 fine-tuning, the receiver's own accuracy, both penalties, the DM residual, the final training
 loss and the seconds spent. Rows where the sender *is* the receiver at the same cut are the
 convergence control (an exact stitch exists, so its penalty measures the recipe's floor).
-
-Speed: the grid computes each sender cut's activations once and feeds every stitch that reads
-that cut (training and test activations are held on the device while that cut's stitches
-train); walking a sender's cuts in order, it continues each cut's activations from the previous
-cut's, so all the cuts of a sender cost about one forward pass. It starts every stitch from
-direct matching. The decision to cache activations lives here only (:func:`can_cache_activations`). ``client`` (a Dask client) maps
-the grid as one task per sender-receiver pair; the table is the same as the local run's.
+``client`` (a Dask client) maps the grid as one task per sender-receiver pair; the table is the
+same as the local run's.
 
 A sender is a :class:`Net` (a zoo model) or a :class:`TensorSource` (activations given
 directly, e.g. Smith & Marcu's clustered-noise sender).
+
+This module is the grid's public face: :func:`stitch_grid`, :func:`replace_cells` (how a
+training-length control swaps its longer stitches into a table), and the readers of trained
+stitches (:func:`load_stitched`, :func:`load_stitches`, :func:`stitch_mse`). What a grid is made
+of (:class:`StitchRecipe`, :class:`Net`, :class:`TensorSource`, :class:`StitchSpec`,
+:data:`LONGER`) lives in :mod:`stitchkit.grid_spec`, how its stitches are computed (activation
+caching, stacking, the Dask task) in :mod:`stitchkit.grid_exec`; both are re-exported here.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 import torch
 
-from . import data as data_mod
 from . import stitching
-from .datasets import DataSpec, combined_fingerprint, test_split, train_split
-from .hardware import MEASURE_PRECISION, as_device, channels_last_ok, resolve_precision
-from .models import CutModel
+from .datasets import DataSpec
+from .grid_exec import (STITCHES_PER_PASS, _build, _Context, _local_order, _local_rows, _pair_task, _salt,
+                        _SenderCut, can_cache_activations)
+from .grid_spec import INITS, LONGER, Net, StitchRecipe, StitchSpec, TensorSource, _is_net
+from .hardware import as_device
 from .progress import progress_bar
 from .store import Store, config_key
-from .train import TrainConfig, evaluate
-from .zoo import ModelSpec, load_or_train
 
-INITS = ("dm", "default")
-# Stitches into one receiver cut trained together per pass, by device type: a CPU is busy with
-# one stitch (stacking gains nothing there); on a GPU one small stitch leaves it mostly idle.
-STITCHES_PER_PASS = {"cpu": 1, "cuda": 8}
-
-
-# Every paper's training-length control ("the verdict survives longer stitch training") retrains the
-# stitches that decide a verdict with this many times the epochs: one factor for the whole book.
-LONGER = 4
+__all__ = [
+    # defined here
+    "stitch_grid", "replace_cells", "load_stitched", "load_stitches", "stitch_mse",
+    # stitchkit.grid_spec
+    "INITS", "LONGER", "StitchRecipe", "Net", "TensorSource", "StitchSpec",
+    # stitchkit.grid_exec
+    "STITCHES_PER_PASS", "can_cache_activations",
+]
 
 
-@dataclass(frozen=True)
-class StitchRecipe:
-    """How every stitch of a grid is built, initialised and trained."""
-
-    kind: str = "bn_conv_bn"  # see stitchkit.stitching.STITCH_KINDS
-    kernel_size: int = 1  # conv kernel of bn_conv_bn
-    init: str = "dm"  # dm (direct matching, then fine-tune) | default (PyTorch's random init)
-    dm_images: int = 1000  # training images the direct-matching fit uses
-    stitch_bn: str | None = None  # train | frozen; None: frozen after DM, train after default init
-    frozen_bn: str = "eval"  # eval | train (the authors' code quirk) for the frozen halves
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(
-        epochs=1, optimizer="adam", lr=1e-3, weight_decay=0.0, schedule="cosine", augment=False))
-    train_size: int | None = None  # stratified subset of the training split for each stitch
-    test_size: int | None = None  # stratified subset of the test split for every accuracy
-    subset_seed: int = 0  # seed of both subsets
-    init_seed: int = 0  # seed of the stitch's random initialisation
-
-    def __post_init__(self) -> None:
-        if self.kind not in stitching.STITCH_KINDS:
-            raise ValueError(f"unknown stitch kind {self.kind!r}; valid: {', '.join(stitching.STITCH_KINDS)}")
-        if self.init not in INITS:
-            raise ValueError(f"unknown init {self.init!r}; valid: {', '.join(INITS)}")
-        if self.stitch_bn not in (None, *stitching.STITCH_BN_MODES):
-            raise ValueError(f"unknown stitch_bn {self.stitch_bn!r}; valid: {', '.join(stitching.STITCH_BN_MODES)}")
-        if self.frozen_bn not in stitching.FROZEN_BN_MODES:
-            raise ValueError(f"unknown frozen_bn {self.frozen_bn!r}; valid: {', '.join(stitching.FROZEN_BN_MODES)}")
-
-    @property
-    def stitch_bn_mode(self) -> str:
-        return self.stitch_bn or ("frozen" if self.init == "dm" else "train")
-
-    def longer(self, factor: int | None = None) -> "StitchRecipe":
-        """This recipe with ``factor`` (default :data:`LONGER`) times the epochs, or the steps
-        where it counts steps, everything else the same: the training-length controls' stitch."""
-        factor = LONGER if factor is None else factor
-        if factor < 1:
-            raise ValueError(f"factor={factor!r}: a longer recipe needs a factor >= 1")
-        t = self.train
-        return replace(self, train=replace(t, epochs=factor * t.epochs, steps=factor * t.steps if t.steps else None))
+def _check(senders, receivers, cut_pairs) -> None:
+    names = [s.name for s in senders]
+    if len(set(names)) != len(names) or len({r.name for r in receivers}) != len(receivers):
+        raise ValueError(f"sender and receiver names must be unique within a grid, got {names}")
+    if not cut_pairs:
+        raise ValueError("cut_pairs is empty: give at least one (sender cut, receiver cut)")
+    for r in receivers:
+        if not isinstance(r, Net):
+            raise TypeError(f"receivers must be Net, got {type(r).__name__}")
 
 
-def can_cache_activations(recipe: StitchRecipe) -> bool:
-    """Sender activations are fixed (computable once per cut) only without augmentation and with
-    the sender's BatchNorm in eval mode."""
-    return not recipe.train.augment and recipe.frozen_bn == "eval"
+def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Sequence[tuple[str, str]],
+                recipe: StitchRecipe, data: DataSpec, *, device: torch.device | str | None = None,
+                store: Store | None = None, root: str | os.PathLike | None = None, progress: bool = True,
+                client=None, stitches_per_pass: int | None = None) -> pd.DataFrame:
+    """Every stitch of every sender into every receiver at every (cut_i, cut_j) in ``cut_pairs``.
+
+    Returns one row per stitch (see the module docstring), in sender, cut, receiver order.
+    With a Dask ``client`` each sender-receiver pair is one task (workers share the store on disk).
+    ``stitches_per_pass``: stitches into one receiver cut trained together in one pass (same
+    numbers up to rounding; it fills a GPU that one small stitch leaves idle). None: the
+    device's default (:data:`STITCHES_PER_PASS`); 1 trains one at a time.
+    """
+    _check(senders, receivers, cut_pairs)
+    if stitches_per_pass is not None and (isinstance(stitches_per_pass, bool) or not isinstance(stitches_per_pass, int)
+                                          or stitches_per_pass < 1):
+        raise ValueError(f"stitches_per_pass must be a whole number >= 1 or None, got {stitches_per_pass!r}")
+    store = store or Store()
+    cut_pairs = [tuple(p) for p in cut_pairs]
+    if client is not None:
+        futures = client.map(_pair_task, [s.detached() if _is_net(s) else s for s in senders for _ in receivers],
+                             [r.detached() for _ in senders for r in receivers],
+                             pure=False, cut_pairs=cut_pairs, recipe=recipe, data=data, store_root=str(store.root),
+                             root=root, stitches_per_pass=stitches_per_pass)
+        rows = [row for part in client.gather(futures) for row in part]
+        rows.sort(key=_local_order(senders, receivers, cut_pairs))
+    else:
+        ctx = _Context(recipe, data, as_device(device), store, root, progress, stitches_per_pass=stitches_per_pass)
+        bar = progress_bar(total=len(senders) * len(receivers) * len(cut_pairs), desc="stitch grid",
+                           disable=not progress, unit="stitch")
+        rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)
+        bar.close()
+    return pd.DataFrame(rows)
 
 
-@dataclass
-class Net:
-    """A zoo model in a grid: a display name, its spec, and (lazily) the loaded network."""
-
-    name: str
-    spec: ModelSpec
-    model: CutModel | None = field(default=None, repr=False, compare=False)
-
-    def load(self, device: torch.device, store: Store, root, progress: bool) -> CutModel:
-        if self.model is None:
-            self.model, _ = load_or_train(self.spec, device=device, store=store, root=root, progress=progress)
-        return self.model
-
-    def detached(self) -> "Net":
-        """A copy without the loaded network (what travels to a Dask worker)."""
-        return Net(self.name, self.spec)
-
-
-class TensorSource(Protocol):
-    """A sender that is not a network: activations (and labels) given directly per cut.
-
-    ``spec`` is a dataclass that keys its stitches in the store; ``tensors(cut, shape, split)``
-    returns (activations (N, *shape), labels (N,)) for 'train' or 'test', where ``shape`` is
-    the receiver's activation shape at ``cut``."""
-
-    name: str
-    spec: Any
-
-    def tensors(self, cut: str, shape: tuple[int, ...], split: str) -> tuple[torch.Tensor, torch.Tensor]: ...
-
-
-@dataclass(frozen=True)
-class StitchSpec:
-    """Everything that determines one trained stitch and its numbers (its cache key)."""
-
-    sender: Any  # ModelSpec, or a tensor source's spec
-    receiver: ModelSpec
-    cut_i: str
-    cut_j: str
-    recipe: StitchRecipe
-    data: DataSpec  # the task the stitched model is trained and tested on
-
-
-def _is_net(sender: Any) -> bool:
-    return isinstance(sender, Net)
+def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: bool = False) -> pd.DataFrame:
+    """A copy of ``table`` in which, for each row of ``new``, the rows of ``table`` that match it
+    on ``on`` take its values in ``columns``: how a training-length control swaps its longer
+    stitches into a page's table before re-judging a claim. ``on`` and ``columns`` map a column
+    of ``table`` to one of ``new`` (a sequence: the same names in both). Every row of ``new`` must
+    match exactly one row (``many``: at least one, e.g. every evaluation of one stitch); columns
+    of per-image arrays (object dtype) are replaced element by element, the others are floats."""
+    on = dict(on) if isinstance(on, dict) else {c: c for c in on}
+    columns = dict(columns) if isinstance(columns, dict) else {c: c for c in columns}
+    out = table.reset_index(drop=True).copy()
+    rows: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(*(out[c] for c in on))):
+        rows.setdefault(tuple(key), []).append(i)
+    values = {c: list(out[c]) for c in columns}
+    for r in range(len(new)):
+        key = tuple(new[n].iloc[r] for n in on.values())
+        hit = rows.get(key, [])
+        if not hit or (len(hit) > 1 and not many):
+            where = ", ".join(f"{c}={(k.item() if hasattr(k, 'item') else k)!r}" for c, k in zip(on, key))
+            raise ValueError(f"{len(hit)} rows of the table at {where} to replace (expected "
+                             f"{'at least ' if many else ''}1)")
+        for c, n in columns.items():
+            for i in hit:
+                values[c][i] = new[n].iloc[r]
+    for c in columns:
+        out[c] = pd.Series(values[c], dtype=object if table[c].dtype == object else float)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
-
-
-class _Context:
-    """What one grid call shares: device, store, data splits, receiver accuracies and targets."""
-
-    def __init__(self, recipe: StitchRecipe, data: DataSpec, device, store, root, progress,
-                 stitches_per_pass: int | None = None) -> None:
-        self.recipe, self.data, self.device, self.store, self.root = recipe, data, device, store, root
-        self.progress = progress
-        self.stitches_per_pass = stitches_per_pass or STITCHES_PER_PASS.get(device.type, 1)
-        self.precision = resolve_precision(recipe.train.precision, device)
-        train = train_split(data, root)
-        if recipe.train_size is not None:
-            train = train.subset(data_mod.stratified_subset(train.labels, recipe.train_size, recipe.subset_seed))
-        self.train = train
-        self.test = test_split(data, recipe.test_size, recipe.subset_seed, root)
-        self.dm_index = data_mod.stratified_subset(train.labels, min(recipe.dm_images, len(train)),
-                                                   recipe.subset_seed)
-        self._receiver: dict[str, dict] = {}
-        self._targets: dict[tuple[str, str], torch.Tensor] = {}
-
-    def _receiver_eval(self, receiver: Net) -> dict:
-        key = config_key(receiver.spec)
-        if key not in self._receiver:
-            model = receiver.load(self.device, self.store, self.root, self.progress)
-            batches = data_mod.Batches(self.test, 500, normalisation=receiver.spec.normalisation,
-                                       device=self.device, channels_last=channels_last_ok(model))
-            self._receiver[key] = evaluate(model, batches, device=self.device, per_image=True)  # fp32
-        return self._receiver[key]
-
-    def receiver_accuracy(self, receiver: Net) -> float:
-        return self._receiver_eval(receiver)["accuracy"]
-
-    def receiver_correct(self, receiver: Net) -> np.ndarray:
-        """(n_test,) bool: which test images the receiver gets right (the paired bootstrap's other half)."""
-        return self._receiver_eval(receiver)["correct"]
-
-    def dm_target(self, receiver: Net, cut_j: str) -> torch.Tensor:
-        """The receiver's activations at ``cut_j`` on the DM images (float32)."""
-        key = (config_key(receiver.spec), cut_j)
-        if key not in self._targets:
-            model = receiver.load(self.device, self.store, self.root, self.progress)
-            self._targets[key] = stitching.activations(model, cut_j, self.train.subset(self.dm_index),
-                                                       normalisation=receiver.spec.normalisation,
-                                                       device=self.device, precision="fp32")
-        return self._targets[key]
-
-
-class _SenderCut:
-    """A sender's activations at one cut, computed on first use and shared by every stitch that
-    reads that cut (train, test and DM images).
-
-    ``previous``: the same sender's _SenderCut at an earlier cut, whose stitches are done. A split
-    it holds in float32 is continued from there (only the pieces in between run: the numbers are
-    those of a forward from the images) and then released, so a grid walking a sender's cuts in
-    order pays about one forward pass for all of them, not one per cut."""
-
-    def __init__(self, ctx: _Context, sender: Any, cut: str, previous: "_SenderCut | None" = None) -> None:
-        self.ctx, self.sender, self.cut = ctx, sender, cut
-        self._acts: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
-        self._previous = previous
-        if previous is not None:
-            previous._previous = None  # no chain of held tensors
-
-    def _continued(self, model: CutModel, split: str, precision: str) -> torch.Tensor | None:
-        prev = self._previous
-        if (prev is None or precision != "fp32" or split not in prev._acts
-                or model.check_cut(prev.cut) > model.check_cut(self.cut)):
-            return None
-        h, _ = prev._acts.pop(split)
-        return stitching.activations_between(model, prev.cut, self.cut, h, device=self.ctx.device,
-                                             precision=precision, dtype=torch.float32)
-
-    def get(self, split: str, shape: tuple[int, ...] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        if split not in self._acts:
-            ctx = self.ctx
-            if _is_net(self.sender):
-                model = self.sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
-                source = {"train": ctx.train, "test": ctx.test, "dm": ctx.train.subset(ctx.dm_index)}[split]
-                # the stitch trains on the training split in the training precision; the test and
-                # DM splits are measured (fp32 whatever the training precision: see hardware)
-                precision = ctx.precision if split == "train" else MEASURE_PRECISION
-                dtype = torch.float32 if precision == "fp32" else torch.bfloat16
-                acts = self._continued(model, split, precision)
-                if acts is None:
-                    acts = stitching.activations(model, self.cut, source, normalisation=self.sender.spec.normalisation,
-                                                 device=ctx.device, precision=precision, dtype=dtype)
-                self._acts[split] = (acts, None)
-            else:
-                x, y = self.sender.tensors(self.cut, shape, split)
-                self._acts[split] = (x.to(ctx.device), y.to(ctx.device))
-        return self._acts[split]
-
-
-def _spec(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str) -> StitchSpec:
-    return StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=ctx.recipe,
-                      data=ctx.data)
-
-
-def _start(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, receiver: Net, cut_i: str, cut_j: str):
-    """A fresh stitch, directly matched if the recipe says so: (stitched model, normalisation,
-    receiver shape at cut_j, metrics so far, the DM result or None)."""
-    recipe, cached = ctx.recipe, can_cache_activations(ctx.recipe)
-    stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
-    metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
-    result = None
-    if recipe.init == "dm":
-        if not _is_net(sender):
-            raise ValueError(f"sender {sender.name!r} is a tensor source: direct matching needs images that "
-                             "both networks see; use init='default'")
-        x_dm, _ = sc.get("dm")
-        metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
-        result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
-        metrics["dm_accuracy"] = result["accuracy"]
-        metrics["dm_correct"] = _pack(result["correct"])
-    return stitched, norm, out_shape, metrics, result
-
-
-def _finish(ctx: _Context, stitched, sc: _SenderCut, norm: str, out_shape, metrics: dict, result,
-            history: list[dict], seconds: float) -> tuple[dict, dict[str, torch.Tensor]]:
-    """Evaluate a trained stitch (unless direct matching alone made it): (metrics, tensors) to store."""
-    if history or result is None:  # direct matching alone: its evaluation is the result
-        result = _evaluate(ctx, stitched, sc, norm, can_cache_activations(ctx.recipe), out_shape)
-    metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], correct=_pack(result["correct"]),
-                   history=history,
-                   train_loss=history[-1]["loss"] if history else None, seconds=seconds, precision=ctx.precision)
-    return metrics, stitched.stitch.state_dict()
-
-
-def _trains(recipe: StitchRecipe) -> bool:
-    return recipe.train.epochs > 0 or bool(recipe.train.steps)
-
-
-def _row(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str, entry) -> dict:
-    receiver_acc = ctx.receiver_accuracy(receiver)
-    m = entry.metrics
-    return {"sender": sender.name, "receiver": receiver.name, "cut_i": cut_i, "cut_j": cut_j,
-            "control": _is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,
-            "accuracy": m["accuracy"], "receiver_accuracy": receiver_acc, "penalty": receiver_acc - m["accuracy"],
-            "dm_accuracy": m["dm_accuracy"],
-            "dm_penalty": None if m["dm_accuracy"] is None else receiver_acc - m["dm_accuracy"],
-            "dm_residual": m["dm_residual"], "train_loss": m["train_loss"], "seconds": m["seconds"],
-            "n_test": m["n"], "key": entry.key,
-            # per-image results on the test split, for the paired bootstrap (stitchkit.noise); None in
-            # an entry stored before they were kept
-            "correct": _unpack(m.get("correct"), m["n"]), "receiver_correct": ctx.receiver_correct(receiver),
-            "dm_correct": _unpack(m.get("dm_correct"), m["n"])}
-
-
-def _pack(correct: np.ndarray) -> bytes:
-    return np.packbits(np.asarray(correct, dtype=bool)).tobytes()
-
-
-def _unpack(packed: bytes | None, n: int) -> np.ndarray | None:
-    if packed is None:
-        return None
-    return np.unpackbits(np.frombuffer(packed, dtype=np.uint8), count=n).astype(bool)
-
-
-def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
-    recipe = ctx.recipe
-    rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
-    cached = can_cache_activations(recipe)
-
-    def compute() -> tuple[dict, dict[str, torch.Tensor]]:
-        t0 = time.perf_counter()
-        stitched, norm, out_shape, metrics, result = _start(ctx, sender, sc, rx, receiver, cut_i, cut_j)
-        history: list[dict] = []
-        if _trains(recipe):
-            # precomputed activations when they are fixed (or all a tensor source has), else image batches
-            x, y = sc.get("train", out_shape) if cached or not _is_net(sender) else (None, None)
-            history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
-                                             activations=x, labels=y, progress=False)
-        return _finish(ctx, stitched, sc, norm, out_shape, metrics, result, history, time.perf_counter() - t0)
-
-    entry = ctx.store.get_or_compute(_spec(ctx, sender, receiver, cut_i, cut_j), compute,
-                                     salt=_salt(ctx, sender, receiver))
-    return _row(ctx, sender, receiver, cut_i, cut_j, entry)
-
-
-def _stacked_stitches(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], receiver: Net, cut_j: str,
-                      cuts_i: Sequence[str]) -> list[dict]:
-    """Every stitch from ``cuts_i`` of ``sender`` into ``cut_j`` of ``receiver``: those not in the
-    store are directly matched one by one, then trained ``ctx.stitches_per_pass`` at a time in
-    one pass (:func:`stitching.train_stitches_stacked`), and stored one by one."""
-    rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
-    salt = _salt(ctx, sender, receiver)
-    entries = {ci: ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt) for ci in cuts_i}
-    todo = [ci for ci in cuts_i if entries[ci] is None]
-    k = ctx.stitches_per_pass
-    for chunk in (todo[n:n + k] for n in range(0, len(todo), k)):
-        with ctx.store.lock(*(config_key(_spec(ctx, sender, receiver, ci, cut_j), salt) for ci in chunk)):
-            # another run may have computed some of them while this one waited
-            for ci in chunk:
-                entries[ci] = ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt)
-            chunk = [ci for ci in chunk if entries[ci] is None]
-            if chunk:
-                _train_chunk(ctx, sender, cuts, rx, receiver, cut_j, chunk, salt, entries)
-    return [_row(ctx, sender, receiver, ci, cut_j, entries[ci]) for ci in cuts_i]
-
-
-def _train_chunk(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], rx, receiver: Net, cut_j: str,
-                 chunk: list[str], salt: str, entries: dict) -> None:
-    """Directly match, train in one stacked pass and store the stitches of ``chunk`` (cuts of ``sender``)."""
-    t0 = time.perf_counter()
-    started = [_start(ctx, sender, cuts[ci], rx, receiver, ci, cut_j) for ci in chunk]
-    histories: list[list[dict]] = [[] for _ in chunk]
-    if _trains(ctx.recipe):
-        xs = [cuts[ci].get("train", st[2])[0] for ci, st in zip(chunk, started)]
-        histories = stitching.train_stitches_stacked([st[0] for st in started], xs, ctx.train.labels,
-                                                     ctx.recipe.train, device=ctx.device, progress=False)
-    seconds = (time.perf_counter() - t0) / len(chunk)  # the pass is shared: each stitch its part
-    for ci, (stitched, norm, out_shape, metrics, result), history in zip(chunk, started, histories):
-        metrics, tensors = _finish(ctx, stitched, cuts[ci], norm, out_shape, metrics, result, history, seconds)
-        entries[ci] = ctx.store.put(_spec(ctx, sender, receiver, ci, cut_j), metrics, tensors, salt=salt)
-
-
-def _salt(ctx: _Context, sender: Any, receiver: Net) -> str:
-    """The identity of every dataset a stitch depends on (its task's, the receiver's, the sender's)."""
-    return combined_fingerprint(ctx.data, receiver.spec.data, *([sender.spec.data] if _is_net(sender) else []),
-                                root=ctx.root)
-
-
-def _build(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, cut_i: str, cut_j: str, input_shape):
-    """A fresh stitched model (stitch initialised with the recipe's seed), the normalisation of
-    its input images, and the receiver's activation shape at ``cut_j``."""
-    recipe = ctx.recipe
-    out_shape = rx.shape_at(cut_j, input_shape)
-    if _is_net(sender):
-        sx = sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
-        stitched = stitching.stitch_models(sx, cut_i, rx, cut_j, kind=recipe.kind, frozen_bn=recipe.frozen_bn,
-                                           stitch_bn=recipe.stitch_bn_mode, kernel_size=recipe.kernel_size,
-                                           seed=recipe.init_seed, device=ctx.device, input_shape=input_shape)
-        return stitched, sender.spec.normalisation, out_shape
-    x_train, _ = sc.get("train", out_shape)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(recipe.init_seed)
-        st = stitching.make_stitch(recipe.kind, tuple(x_train.shape[1:]), out_shape, kernel_size=recipe.kernel_size)
-    # a tensor source feeds the stitch directly: the "sender" half is never run
-    stitched = stitching.StitchedModel(rx, cut_j, rx, cut_j, st.to(ctx.device), frozen_bn=recipe.frozen_bn,
-                                       stitch_bn=recipe.stitch_bn_mode)
-    return stitched, "none", out_shape  # no images to normalise
+# Reading trained stitches back from the store
 
 
 def _stored(ctx: _Context, sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str]]):
@@ -471,148 +207,3 @@ def stitch_mse(sender: Net, receiver: Net, cut_i: str, cut_j: str, recipe: Stitc
         v = torch.cat([stitched.stitch.eval()(b) for b in x.split(500)]).double().flatten(1)
         s = torch.cat([similar.stitch.eval()(b) for b in x.split(500)]).double().flatten(1)
     return {"EV": ((e - v) ** 2).mean(1).cpu(), "ES": ((e - s) ** 2).mean(1).cpu(), "SV": ((s - v) ** 2).mean(1).cpu()}
-
-
-def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, out_shape) -> dict:
-    if cached or not _is_net(sc.sender):
-        x, y = sc.get("test", out_shape)
-        return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
-                                         activations=x, labels=y, per_image=True)
-    return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device, per_image=True)
-
-
-def _check(senders, receivers, cut_pairs) -> None:
-    names = [s.name for s in senders]
-    if len(set(names)) != len(names) or len({r.name for r in receivers}) != len(receivers):
-        raise ValueError(f"sender and receiver names must be unique within a grid, got {names}")
-    if not cut_pairs:
-        raise ValueError("cut_pairs is empty: give at least one (sender cut, receiver cut)")
-    for r in receivers:
-        if not isinstance(r, Net):
-            raise TypeError(f"receivers must be Net, got {type(r).__name__}")
-
-
-def _stacks(ctx: _Context, senders) -> bool:
-    """Train several stitches per pass: asked for, activations cacheable, every sender a network."""
-    return ctx.stitches_per_pass > 1 and can_cache_activations(ctx.recipe) and all(_is_net(s) for s in senders)
-
-
-def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
-    if _stacks(ctx, senders):
-        return _stacked_rows(senders, receivers, cut_pairs, ctx, bar)
-    rows = []
-    by_cut: dict[str, list[str]] = {}
-    for ci, cj in cut_pairs:
-        by_cut.setdefault(ci, []).append(cj)
-    for sender in senders:
-        sc = None
-        for cut_i, cuts_j in by_cut.items():
-            # one forward of this sender cut for all its stitches, continued from the previous cut
-            sc = _SenderCut(ctx, sender, cut_i, previous=sc)
-            for receiver in receivers:
-                for cut_j in cuts_j:
-                    rows.append(_one_stitch(ctx, sender, sc, receiver, cut_i, cut_j))
-                    if bar is not None:
-                        bar.update(1)
-        del sc
-    return rows
-
-
-def _stacked_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
-    """The local grid with the stitches into each receiver cut stacked: every cut of a sender is
-    held (computed once) while its stitches into all receivers train; rows in the local order."""
-    rows = []
-    by_j: dict[str, list[str]] = {}
-    for ci, cj in cut_pairs:
-        by_j.setdefault(cj, []).append(ci)
-    for sender in senders:
-        cuts = {ci: _SenderCut(ctx, sender, ci) for ci, _ in cut_pairs}
-        for receiver in receivers:
-            for cut_j, cuts_i in by_j.items():
-                rows.extend(_stacked_stitches(ctx, sender, cuts, receiver, cut_j, cuts_i))
-                if bar is not None:
-                    bar.update(len(cuts_i))
-        del cuts
-    rows.sort(key=_local_order(senders, receivers, cut_pairs))
-    return rows
-
-
-def _local_order(senders, receivers, cut_pairs):
-    """Sort key putting rows in the order the local run produces them."""
-    s_idx = {s.name: k for k, s in enumerate(senders)}
-    r_idx = {r.name: k for k, r in enumerate(receivers)}
-    ci_idx: dict[str, int] = {}
-    for ci, _ in cut_pairs:
-        ci_idx.setdefault(ci, len(ci_idx))
-    p_idx = {p: k for k, p in enumerate(cut_pairs)}
-    return lambda r: (s_idx[r["sender"]], ci_idx[r["cut_i"]], r_idx[r["receiver"]], p_idx[(r["cut_i"], r["cut_j"])])
-
-
-def _pair_task(sender, receiver, cut_pairs, recipe, data, store_root, root, stitches_per_pass=None) -> list[dict]:
-    """One Dask task: every stitch of one sender-receiver pair (models loaded on the worker)."""
-    ctx = _Context(recipe, data, as_device(None), Store(store_root), root, progress=False,
-                   stitches_per_pass=stitches_per_pass)
-    return _local_rows([sender], [receiver], cut_pairs, ctx)
-
-
-def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Sequence[tuple[str, str]],
-                recipe: StitchRecipe, data: DataSpec, *, device: torch.device | str | None = None,
-                store: Store | None = None, root: str | os.PathLike | None = None, progress: bool = True,
-                client=None, stitches_per_pass: int | None = None) -> pd.DataFrame:
-    """Every stitch of every sender into every receiver at every (cut_i, cut_j) in ``cut_pairs``.
-
-    Returns one row per stitch (see the module docstring), in sender, cut, receiver order.
-    With a Dask ``client`` each sender-receiver pair is one task (workers share the store on disk).
-    ``stitches_per_pass``: stitches into one receiver cut trained together in one pass (same
-    numbers up to rounding; it fills a GPU that one small stitch leaves idle). None: the
-    device's default (:data:`STITCHES_PER_PASS`); 1 trains one at a time.
-    """
-    _check(senders, receivers, cut_pairs)
-    if stitches_per_pass is not None and (isinstance(stitches_per_pass, bool) or not isinstance(stitches_per_pass, int)
-                                          or stitches_per_pass < 1):
-        raise ValueError(f"stitches_per_pass must be a whole number >= 1 or None, got {stitches_per_pass!r}")
-    store = store or Store()
-    cut_pairs = [tuple(p) for p in cut_pairs]
-    if client is not None:
-        futures = client.map(_pair_task, [s.detached() if _is_net(s) else s for s in senders for _ in receivers],
-                             [r.detached() for _ in senders for r in receivers],
-                             pure=False, cut_pairs=cut_pairs, recipe=recipe, data=data, store_root=str(store.root),
-                             root=root, stitches_per_pass=stitches_per_pass)
-        rows = [row for part in client.gather(futures) for row in part]
-        rows.sort(key=_local_order(senders, receivers, cut_pairs))
-    else:
-        ctx = _Context(recipe, data, as_device(device), store, root, progress, stitches_per_pass=stitches_per_pass)
-        bar = progress_bar(total=len(senders) * len(receivers) * len(cut_pairs), desc="stitch grid",
-                           disable=not progress, unit="stitch")
-        rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)
-        bar.close()
-    return pd.DataFrame(rows)
-
-
-def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: bool = False) -> pd.DataFrame:
-    """A copy of ``table`` in which, for each row of ``new``, the rows of ``table`` that match it
-    on ``on`` take its values in ``columns``: how a training-length control swaps its longer
-    stitches into a page's table before re-judging a claim. ``on`` and ``columns`` map a column
-    of ``table`` to one of ``new`` (a sequence: the same names in both). Every row of ``new`` must
-    match exactly one row (``many``: at least one, e.g. every evaluation of one stitch); columns
-    of per-image arrays (object dtype) are replaced element by element, the others are floats."""
-    on = dict(on) if isinstance(on, dict) else {c: c for c in on}
-    columns = dict(columns) if isinstance(columns, dict) else {c: c for c in columns}
-    out = table.reset_index(drop=True).copy()
-    rows: dict[tuple, list[int]] = {}
-    for i, key in enumerate(zip(*(out[c] for c in on))):
-        rows.setdefault(tuple(key), []).append(i)
-    values = {c: list(out[c]) for c in columns}
-    for r in range(len(new)):
-        key = tuple(new[n].iloc[r] for n in on.values())
-        hit = rows.get(key, [])
-        if not hit or (len(hit) > 1 and not many):
-            where = ", ".join(f"{c}={(k.item() if hasattr(k, 'item') else k)!r}" for c, k in zip(on, key))
-            raise ValueError(f"{len(hit)} rows of the table at {where} to replace (expected "
-                             f"{'at least ' if many else ''}1)")
-        for c, n in columns.items():
-            for i in hit:
-                values[c][i] = new[n].iloc[r]
-    for c in columns:
-        out[c] = pd.Series(values[c], dtype=object if table[c].dtype == object else float)
-    return out

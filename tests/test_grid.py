@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from stitchkit import grid, stitching
+from stitchkit import grid, grid_exec, stitching
 from stitchkit.datasets import DataSpec
 from stitchkit.grid import Net, StitchRecipe, stitch_grid
 from stitchkit.store import Store
@@ -68,7 +68,7 @@ def test_cuts_continued_from_the_previous_cut_give_the_table_of_fresh_forwards(r
     senders, receivers = _nets()
     continued = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "c"),
                             root=root, progress=False)
-    monkeypatch.setattr(grid._SenderCut, "_continued", lambda self, model, split, precision: None)
+    monkeypatch.setattr(grid_exec._SenderCut, "_continued", lambda self, model, split, precision: None)
     fresh = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
                         root=root, progress=False)
     pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))
