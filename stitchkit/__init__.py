@@ -1,19 +1,28 @@
 """stitchkit: the library behind the model-stitching reproduction companion.
 
-Layers, each importing only from layers below it:
+Layers, each importing only from layers below it (a test checks there is no import cycle):
 
 1. ``fileio`` (atomic writes), ``paths``, ``hardware`` (device, precision by capability),
    ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``scales``
    (presets, figure configs, parameter validation);
-2. ``data`` (datasets as uint8 tensors, device batches), ``datasets`` (registry, derived sets),
-   ``models`` (registry, named cuts, ``forward_intermediates``), ``store`` (content-addressed
-   artifacts, stable keys), ``train`` (one loop, pluggable objective);
+2. data: ``splits`` (a split in memory, subsets, label transforms), ``integrity`` (data errors),
+   ``archives`` (reading, decoding and caching the data root), ``data`` (normalisation, device
+   batches with batch-level augmentation), ``colour_mnist`` (Smith & Marcu's generated sets),
+   ``datasets`` (the registry); ``models`` (registry, named cuts, ``forward_intermediates``),
+   ``store`` (content-addressed artifacts, stable keys), ``train`` (one loop, pluggable
+   objective), ``simclr``;
 3. ``stitching`` (stitch kinds, direct-matching init, task-loss matching), ``similarity`` (CKA,
-   PWCCA, Procrustes, DM distance, rank), ``zoo`` (each paper's model recipes);
-4. ``grid`` (the stitch grid, local or on Dask), ``results`` (numbers, claims, verdicts),
-   ``plotting``;
-5. ``experiments`` (one module per paper), ``execution`` (papermill, sweeps, the book), ``cli``;
-   ``comparison`` (``stitchkit.compare``: every measure between two of a user's own networks).
+   PWCCA, Procrustes, DM distance, rank, low-rank approximations), ``probes`` (linear probes),
+   ``ood`` (OOD detectors), ``zoo`` (each paper's model recipes);
+4. ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid, local or on Dask), ``noise``
+   (paired-bootstrap intervals), ``results`` (numbers, claims, verdicts), ``controls``,
+   ``changes`` (changes after a run), ``plotting``;
+5. ``experiments`` (by paper and figure family), ``comparison`` (``stitchkit.compare``: every
+   measure between two of a user's own networks);
+6. the book: ``catalogue`` (papers, figures, results files read back), ``pages`` (what goes on
+   each executed page), ``cost`` (the Cost page), ``bookpages`` (scorecard, part pages, table of
+   contents), ``runs`` (output folders, run errors), ``execution`` (papermill, sweeps, the book
+   build), ``transfer`` (pages run on a GPU machine, imported), ``cli``.
 """
 
 __version__ = "0.2.0"

@@ -1,0 +1,96 @@
+"""The library's shape: no import cycle between its modules, no module over ~500 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import stitchkit
+
+ROOT = Path(stitchkit.__file__).parent
+MAX_LINES = 510  # "no library module over ~500 lines" (issue 37)
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The stitchkit modules ``name`` imports anywhere in its body (function-level imports too:
+    a cycle hidden inside a function is still a cycle)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            candidates = [f"{target}.{a.name}" for a in node.names] + [target]
+        elif isinstance(node, ast.Import):
+            candidates = [a.name for a in node.names]
+        else:
+            continue
+        for c in candidates:
+            if c in modules and c != name:
+                out.add(c)
+                break
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_library_has_no_import_cycle():
+    modules = _modules()
+    # a package's __init__ re-exports its submodules: an edge from a submodule to its own package
+    # is an edge to the names the package defines itself, which the packages here do not
+    graph = {n: {m for m in _imports(n, p, modules) if not n.startswith(m + ".")} for n, p in modules.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_library_module_is_over_about_500_lines():
+    long = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
+    assert {n: k for n, k in long.items() if k > MAX_LINES} == {}
