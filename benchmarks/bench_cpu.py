@@ -31,7 +31,8 @@ from bench_train import _split, ours_throughput
 
 from stitchkit import stitching
 from stitchkit.data import normalise
-from stitchkit.hardware import channels_last_ok, cpu_capability, default_device, device_name, to_memory_format
+from stitchkit.hardware import (channels_last_ok, cpu_capability, default_device, device_name, resolve_precision,
+                                to_memory_format)
 from stitchkit.models import build_model
 from stitchkit.train import TrainConfig
 
@@ -80,21 +81,28 @@ def compiled_training(width: int, steps: int, device: torch.device) -> tuple[flo
     return eager, compiled, max(0.0, total - 128 * (2 * steps + 4) / compiled)
 
 
-def activations_every_cut(width: int, images: int, device: torch.device) -> tuple[float, float]:
+def activations_every_cut(width: int, images: int, device: torch.device,
+                          precision: str = "fp32") -> tuple[float, float]:
     """Seconds to get a sender's activations at all its cuts on ``images`` random images: one
-    forward from the images per cut, vs each cut continued from the previous one (as the grid)."""
+    forward from the images per cut, vs each cut continued from the previous one (as the grid).
+    Under ``bf16`` they are stored in bfloat16, as the grid stores its training split (the
+    continuation is exact where the forward hands on bfloat16, which it does at every cut of this
+    network: ``tests/test_grid.py``)."""
     model = to_memory_format(build_model("preact_resnet18", seed=1, width=width).to(device)).eval()
     split = _split(images)
     cuts = list(model.cuts)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
 
     def per_cut() -> None:
         for cut in cuts:
-            stitching.activations(model, cut, split, normalisation="cifar", device=device, precision="fp32")
+            stitching.activations(model, cut, split, normalisation="cifar", device=device, precision=precision,
+                                  dtype=dtype)
 
     def continued() -> None:
-        h = stitching.activations(model, cuts[0], split, normalisation="cifar", device=device, precision="fp32")
+        h = stitching.activations(model, cuts[0], split, normalisation="cifar", device=device, precision=precision,
+                                  dtype=dtype)
         for a, b in zip(cuts, cuts[1:]):
-            h = stitching.activations_between(model, a, b, h, device=device, precision="fp32")
+            h = stitching.activations_between(model, a, b, h, device=device, precision=precision, dtype=dtype)
 
     times = []
     for fn in (per_cut, continued):
@@ -152,11 +160,14 @@ def run(width: int = 8, steps: int = 30, stitch_images: int = 4096) -> list[dict
                      baseline="eager", baseline_value=eager, ours="torch.compile (auto for long runs)",
                      ours_value=compiled, unit="img/s", ratio=compiled / eager, target=None,
                      notes=f"compilation about {compile_s:.0f} s once per network (inductor's cache warm or cold)"))
-    per_cut, continued = activations_every_cut(width, stitch_images, device)
-    rows.append(dict(benchmark="sender activations, every cut", setting=f"pre-act ResNet-18 width {width}, "
-                     f"10 cuts, {stitch_images} images, fp32", baseline="one forward from the images per cut",
-                     baseline_value=per_cut, ours="each cut continued from the previous (the grid)",
-                     ours_value=continued, unit="s", ratio=per_cut / continued, target=None))
+    # fp32, and the precision the grid trains its stitches in here when that is bf16 (the training
+    # split's activations are then stored in bf16 and continued where that is exact)
+    for precision in dict.fromkeys(("fp32", resolve_precision("auto", device))):
+        per_cut, continued = activations_every_cut(width, stitch_images, device, precision)
+        rows.append(dict(benchmark="sender activations, every cut", setting=f"pre-act ResNet-18 width {width}, "
+                         f"10 cuts, {stitch_images} images, {precision}", baseline="one forward from the images per cut",
+                         baseline_value=per_cut, ours="each cut continued from the previous (the grid)",
+                         ours_value=continued, unit="s", ratio=per_cut / continued, target=None))
     return rows
 
 

@@ -97,9 +97,12 @@ class _SenderCut:
     reads that cut (train, test and DM images).
 
     ``previous``: the same sender's _SenderCut at an earlier cut, whose stitches are done. A split
-    it holds in float32 is continued from there (only the pieces in between run: the numbers are
-    those of a forward from the images) and then released, so a grid walking a sender's cuts in
-    order pays about one forward pass for all of them, not one per cut."""
+    it holds exactly as the forward handed it on (float32; under bf16, the dtype the forward has at
+    that cut: :func:`stitchkit.stitching.boundary_dtype`) is continued from there (only the pieces
+    in between run: the numbers are those of a forward from the images) and then released, so a
+    grid walking a sender's cuts in order pays about one forward pass for all of them, not one
+    per cut. A split stored rounded (bf16 where the forward had float32) is computed from the
+    images again."""
 
     def __init__(self, ctx: _Context, sender: Any, cut: str, previous: "_SenderCut | None" = None) -> None:
         self.ctx, self.sender, self.cut = ctx, sender, cut
@@ -110,12 +113,15 @@ class _SenderCut:
 
     def _continued(self, model: CutModel, split: str, precision: str) -> torch.Tensor | None:
         prev = self._previous
-        if (prev is None or precision != "fp32" or split not in prev._acts
-                or model.check_cut(prev.cut) > model.check_cut(self.cut)):
+        if prev is None or split not in prev._acts or model.check_cut(prev.cut) > model.check_cut(self.cut):
             return None
-        h, _ = prev._acts.pop(split)
+        h, _ = prev._acts[split]
+        if precision != "fp32" and h.dtype != stitching.boundary_dtype(
+                model, prev.cut, tuple(self.ctx.test.images.shape[1:]), device=self.ctx.device, precision=precision):
+            return None  # stored rounded: continuing would not give the forward's numbers
+        prev._acts.pop(split)
         return stitching.activations_between(model, prev.cut, self.cut, h, device=self.ctx.device,
-                                             precision=precision, dtype=torch.float32)
+                                             precision=precision, dtype=h.dtype)
 
     def get(self, split: str, shape: tuple[int, ...] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         if split not in self._acts:

@@ -269,6 +269,22 @@ def activations_between(model: CutModel, cut_from: str, cut_to: str, h: torch.Te
     return torch.cat(out)
 
 
+@torch.no_grad()
+def boundary_dtype(model: CutModel, cut: str, image_shape: tuple[int, ...], *,
+                   device: torch.device | str | None = None, precision: str = "auto") -> torch.dtype:
+    """The dtype the forward hands on at ``cut`` under ``precision`` (under bf16 autocast some
+    boundaries are bfloat16, others float32, as the piece's last operation leaves them). Activations
+    stored in that dtype hold exactly what the next piece reads, so continuing from them
+    (:func:`activations_between`) gives what a forward from the images gives; stored rounded, not."""
+    device = as_device(device)
+    was = model.training
+    model.eval()
+    with measuring(device, precision):
+        out = model.forward_intermediates(torch.zeros(1, *image_shape, device=device), [cut])[cut].dtype
+    model.train(was)
+    return out
+
+
 class _Top(nn.Module):
     """The trainable part of a stitched model, fed cached sender activations."""
 

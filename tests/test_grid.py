@@ -75,6 +75,46 @@ def test_cuts_continued_from_the_previous_cut_give_the_table_of_fresh_forwards(r
     assert (continued.key == fresh.key).all()  # the same stitches
 
 
+def test_under_bf16_cuts_continue_where_exact_and_give_the_table_of_fresh_forwards(root, tmp_path, monkeypatch):
+    """Under bf16 autocast a cut's training activations are stored in bfloat16: continued from only
+    where the forward hands on bfloat16 there too (nothing was rounded), which gives bit for bit
+    the table of fresh forwards from the images; where it hands on float32, computed afresh."""
+    # 50 training, 25 DM and 20 test images: the calls tell the splits apart
+    bf16 = dataclasses.replace(RECIPE, dm_images=25, train=dataclasses.replace(RECIPE.train, precision="bf16"))
+    senders, receivers = _nets()
+    calls = []
+    real = stitching.activations
+
+    def counting(model, cut, split, **kw):
+        calls.append((id(model), cut, len(split)))
+        return real(model, cut, split, **kw)
+
+    monkeypatch.setattr(stitching, "activations", counting)
+    continued = stitch_grid(senders, receivers, CUTS, bf16, DataSpec(), device="cpu", store=Store(tmp_path / "c"),
+                            root=root, progress=False)
+    from_images = [c for c in calls if c[2] == 50]  # the training split (50 images)
+    model = senders[0].load("cpu", Store(tmp_path / "c"), root, False)
+    lossless = {cut: stitching.boundary_dtype(model, cut, (3, 32, 32), device="cpu", precision="bf16") == torch.bfloat16
+                for cut, _ in CUTS}
+    expected = 1 + sum(not lossless[a] for (a, _) in CUTS[:-1])  # the first cut, and after each rounded one
+    assert len([c for c in from_images if c[0] == from_images[0][0]]) == expected
+    monkeypatch.setattr(grid_exec._SenderCut, "_continued", lambda self, model, split, precision: None)
+    fresh = stitch_grid(senders, receivers, CUTS, bf16, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
+                        root=root, progress=False)
+    pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))
+
+
+def test_boundary_dtype_is_what_the_forward_hands_on():
+    from stitchkit.models import build_model
+
+    model = build_model("preact_resnet18", seed=0, width=4).eval()
+    assert stitching.boundary_dtype(model, "block2", (3, 32, 32), device="cpu", precision="fp32") == torch.float32
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        native = model.forward_intermediates(x, ["block2"])["block2"].dtype
+    assert stitching.boundary_dtype(model, "block2", (3, 32, 32), device="cpu", precision="bf16") == native
+
+
 def test_forward_between_continues_a_forward_exactly():
     from stitchkit.models import build_model
 
