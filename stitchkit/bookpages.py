@@ -197,13 +197,38 @@ def _filter(name: str, values: list[str]) -> str:
     return f'<label>{name} <select data-filter="{name}"><option value="">all</option>{options}</select></label>'
 
 
-def scale_notes(records: list[dict[str, Any]]) -> str:
-    """One line per scale the scorecard's verdicts were computed at: what it means."""
+def network_accuracies(pages: list[Page]) -> dict[str, tuple[list[float], int, int]]:
+    """Per scale: the test accuracies (%) of the distinct trained networks behind its pages (the
+    ``networks`` their runs record), how many of its pages record them, and how many it has."""
+    out: dict[str, tuple[dict[str, float], int, int]] = {}
+    for page in pages:
+        scale = page.results.get("scale")
+        nets = page.results.get("provenance", {}).get("networks")
+        acc, recorded, total = out.get(scale, ({}, 0, 0))
+        for n in nets or ():
+            if n.get("trained") and n.get("accuracy") is not None:
+                acc[n["key"]] = 100 * float(n["accuracy"])
+        out[scale] = (acc, recorded + (nets is not None), total + 1)
+    return {s: (sorted(a.values()), r, t) for s, (a, r, t) in out.items()}
+
+
+def scale_notes(records: list[dict[str, Any]], accuracies: Mapping[str, tuple[list[float], int, int]] | None = None) -> str:
+    """One line per scale the scorecard's verdicts were computed at: what it means, and how well
+    trained its pages' networks are, measured (:func:`network_accuracies`)."""
     used = [s for s in SCALES if any(r["scale"] == s for r in records)]
-    return "\n".join(f"- **{s}**: {SCALE_MEANING[s]}." for s in used)
+    lines = []
+    for s in used:
+        acc, recorded, total = (accuracies or {}).get(s, ([], 0, 0))
+        measured = ""
+        if acc:
+            measured = (f" Its trained networks reach {acc[0]:.0f}-{acc[-1]:.0f}% test accuracy (median "
+                        f"{acc[len(acc) // 2]:.0f}%, {len(acc)} networks; recorded by {recorded} of its {total} pages).")
+        lines.append(f"- **{s}**: {SCALE_MEANING[s]}.{measured}")
+    return "\n".join(lines)
 
 
-def scorecard_markdown(records: list[dict[str, Any]]) -> str:
+def scorecard_markdown(records: list[dict[str, Any]],
+                       accuracies: Mapping[str, tuple[list[float], int, int]] | None = None) -> str:
     """The scorecard page (in the book dir): counts, then one row per claim or missing figure, a
     compact table (paper, page, claim, ours and the paper's value, verdict with its scale; the
     criterion, interval, failed controls and run one click away) with offline filters."""
@@ -228,7 +253,7 @@ value and the verdict, and every figure or table that has no page yet. Verdicts 
 criteria written down before each run (see the {{doc}}`glossary`) and hold only at the scale
 on their badge:
 
-{scale_notes(records)}
+{scale_notes(records, accuracies)}
 
 Each judged number carries its 95% interval (a paired bootstrap over the test images, and over
 seeds where a page runs several): a claim is reproduced or not only when the whole interval
@@ -410,7 +435,7 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
     pages = load_pages(book_dir)
     records = rows(pages)
     gpu = _bench(book_dir.parent / "benchmarks" / "results-gpu.json")
-    outputs = {book_dir / "scorecard.md": scorecard_markdown(records),
+    outputs = {book_dir / "scorecard.md": scorecard_markdown(records, network_accuracies(pages)),
                book_dir / "scorecard-summary.md": summary_markdown(records),
                book_dir / "_static" / "results.csv": results_csv(records),
                book_dir / "_static" / "results.json": results_json(records),
@@ -422,4 +447,5 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None) -> lis
     return changed + link_pages(book_dir)
 
 
-__all__ = ["BADGES", "MISSING", "SHORT_VERDICT", "badge_label", "rows", "scorecard_markdown", "write_pages"]
+__all__ = ["BADGES", "MISSING", "SHORT_VERDICT", "badge_label", "network_accuracies", "rows", "scorecard_markdown",
+           "write_pages"]

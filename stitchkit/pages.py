@@ -178,6 +178,17 @@ def _precision(p: Mapping[str, Any]) -> str:
     return f"{train} training, {measure} measurement" if measure else train
 
 
+def _networks_text(provenance: Mapping[str, Any]) -> str:
+    """" · **networks** …": how many trained networks the run used and their test accuracies
+    (runs before the record existed: nothing)."""
+    acc = sorted(100 * float(n["accuracy"]) for n in provenance.get("networks") or ()
+                 if n.get("trained") and n.get("accuracy") is not None)
+    if not acc:
+        return ""
+    span = f"{acc[0]:.1f}%" if len(acc) == 1 else f"{acc[0]:.1f}-{acc[-1]:.1f}%"
+    return f" · **networks** {len(acc)} trained, test accuracy {span}"
+
+
 def provenance_banner(results: Mapping[str, Any]) -> str:
     """The admonition shown under every page title."""
     p = results["provenance"]
@@ -187,7 +198,7 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
     return ("```{admonition} Run provenance\n:class: note\n"
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
             f"**precision** {_precision(p)} · "
-            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}\n\n"
+            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
             f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
             "Every number on this page was computed by that run.\n```")
 

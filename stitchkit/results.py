@@ -436,7 +436,7 @@ class Run:
 
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
-                               "cache": store.ledger_summary()},
+                               "cache": store.ledger_summary(), "networks": store.networks_used()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
                 "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims]}
 

@@ -29,7 +29,7 @@ from .hardware import as_device, channels_last_ok, compile_wins, resolve_precisi
 from .models import CutModel, build_model
 from .progress import say
 from .scales import SCALES, UnknownScaleError, check_scale
-from .store import Store, config_key
+from .store import Store, config_key, note_network
 from .train import TrainConfig, evaluate, train
 
 
@@ -121,7 +121,17 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
     if not trained_here:
         model.load_state_dict(entry.tensors)
     to_memory_format(model.to(device))
+    _note(spec, config_key(spec, salt), entry.metrics)
     return model.eval(), entry.metrics
+
+
+def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
+    """Record the network in the run's list of networks used (:func:`stitchkit.store.note_network`)."""
+    test = metrics.get("test") if isinstance(metrics, dict) else None
+    accuracy = test.get("accuracy") if isinstance(test, dict) else None
+    note_network(key, {"model": spec.model, "width": spec.width, "seed": spec.seed, "data": spec.data.dataset,
+                       "trained": bool(spec.train.epochs or spec.train.steps),
+                       "accuracy": None if accuracy is None else round(float(accuracy), 4)})
 
 
 def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, key: str, store: Store, root, device,

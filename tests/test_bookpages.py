@@ -341,3 +341,22 @@ def test_the_glossary_covers_every_acronym_of_the_verdicts():
                         missing.add((word, page.id))
     assert not missing, f"acronyms missing from book/glossary.md: {sorted(missing)}"
     assert {"CKA", "AUROC", "OOD", "self-stitch control", "gpu"} <= terms
+
+
+def test_the_scorecard_states_how_well_trained_each_scales_networks_are():
+    from stitchkit.bookpages import network_accuracies, scale_notes
+
+    def page(fid, scale, nets):
+        prov = {} if nets is None else {"networks": nets}
+        return catalogue.Page(fid, "bansal", {"id": fid, "scale": scale, "provenance": prov, "claims": []}, None)
+
+    net = lambda key, acc, trained=True: {"key": key, "accuracy": acc, "trained": trained}  # noqa: E731
+    pages = [page("B-F2A", "demo", [net("a", 0.55), net("b", 0.66), net("r", 0.1, trained=False)]),
+             page("B-F4", "demo", [net("a", 0.55), net("c", 0.61)]), page("B-F7", "demo", None),
+             page("H-F2", "gpu", [net("d", 0.93)])]
+    acc = network_accuracies(pages)
+    assert acc["demo"] == (pytest.approx([55.0, 61.0, 66.0]), 2, 3)  # shared networks once, untrained left out
+    assert acc["gpu"] == (pytest.approx([93.0]), 1, 1)
+    text = scale_notes([{"scale": "demo"}, {"scale": "gpu"}], acc)
+    assert "55-66% test accuracy (median 61%, 3 networks; recorded by 2 of its 3 pages)" in text
+    assert "93-93%" in text and scale_notes([{"scale": "demo"}]).count("test accuracy") == 0
