@@ -10,7 +10,7 @@ Layers, each importing only from layers below it (a test checks there is no impo
    batches with batch-level augmentation), ``colour_mnist`` (Smith & Marcu's generated sets),
    ``datasets`` (the registry); ``models`` (registry, named cuts, ``forward_intermediates``),
    ``store`` (content-addressed artifacts, stable keys), ``train`` (one loop, pluggable
-   objective), ``simclr``;
+   objective), ``simclr``, ``networks`` (a network's spec, trained once, read back);
 3. ``stitching`` (stitch kinds, direct-matching init, task-loss matching), ``similarity`` (CKA,
    PWCCA, Procrustes, DM distance, rank, low-rank approximations), ``probes`` (linear probes),
    ``ood`` (OOD detectors), ``zoo`` (each paper's model recipes);

@@ -17,7 +17,7 @@ from .datasets import DataSpec
 from .models import CutModel
 from .store import Store
 from .train import TrainConfig
-from .zoo import ModelSpec, load_or_train
+from .networks import ModelSpec, load_or_train
 
 INITS = ("dm", "default")
 

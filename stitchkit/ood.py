@@ -34,7 +34,7 @@ from .models import ClsPool, CutModel, EncoderBlock, build_model
 from .progress import progress_bar
 from .store import Store
 from .train import TrainConfig, make_optimizer, lr_factor
-from .zoo import ModelSpec
+from .networks import ModelSpec
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from stitchkit import datasets, zoo
+from stitchkit import datasets, networks, zoo
 from stitchkit.datasets import DataSpec
 from stitchkit.experiments import bansal
 from stitchkit.store import config_key
@@ -37,7 +37,7 @@ def test_load_or_train_trains_once_then_loads(tmp_path, monkeypatch):
     model, metrics = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
     assert set(metrics) >= {"test", "history", "images_per_second", "precision"} and metrics["test"]["n"] == 20
     assert metrics["train_seconds"] == metrics["history"][-1]["seconds"] > 0
-    monkeypatch.setattr(zoo, "train", lambda *a, **k: pytest.fail("trained twice"))
+    monkeypatch.setattr(networks, "train", lambda *a, **k: pytest.fail("trained twice"))
     again, _ = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
     assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), again.state_dict().values()))
 
