@@ -22,7 +22,8 @@ from .datasets import fingerprint as data_fingerprint
 from .hardware import as_device, channels_last_ok, compile_wins, resolve_precision, to_memory_format
 from .models import CutModel, build_model
 from .progress import say
-from .store import Store, config_key, note_network
+from .ledger import note_network
+from .store import Store, config_key
 from .train import TrainConfig, evaluate, train
 
 
@@ -119,9 +120,10 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
 
 
 def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
-    """Record the network in the run's list of networks used (:func:`stitchkit.store.note_network`)."""
+    """Record the network in the run's list of networks used (:func:`stitchkit.ledger.note_network`)."""
     accuracy = (metrics.get("test") or {}).get("accuracy") if isinstance(metrics, dict) else None
     note_network(key, {"model": spec.model, "width": spec.width, "seed": spec.seed, "data": spec.data.dataset,
+                       "train_size": spec.data.train_size, "epochs": spec.train.epochs, "steps": spec.train.steps,
                        "trained": bool(spec.train.epochs or spec.train.steps),
                        "accuracy": None if accuracy is None else round(float(accuracy), 4)})
 

@@ -33,6 +33,7 @@ from typing import Any, Mapping
 
 from . import paths
 from .fileio import atomic_write_json
+from .ledger import networks_used
 from .noise import Estimate, as_estimate
 
 RESULTS_ENV = "STITCHKIT_RESULTS"
@@ -436,7 +437,7 @@ class Run:
 
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
-                               "cache": store.ledger_summary(), "networks": store.networks_used()},
+                               "cache": store.ledger_summary(), "networks": networks_used()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
                 "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims]}
 

@@ -36,6 +36,8 @@ import typing
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
+from .ledger import networks_used
+
 SCALES = ("smoke", "demo", "gpu", "paper")
 REQUIRED_SCALES = ("smoke", "demo", "paper")  # every figure has these; "gpu" comes figure by figure
 # What each scale means, in one line (the CLI's help, the book's scale notes).
@@ -343,10 +345,43 @@ def parameters_cell(cls: type, scales: tuple[str, ...] = REQUIRED_SCALES) -> str
     return "\n".join(lines)
 
 
+# Fields whose None means "the zoo's recipe at this scale": the value that ran is read from the
+# networks the run used (:mod:`stitchkit.ledger`), by this attribute of their record.
+FROM_NETWORKS = {"width": "width", "model_epochs": "epochs", "model_train_size": "train_size"}
+
+
+def _ran(name: str, networks: list[dict[str, Any]]) -> str | None:
+    """What a None-valued zoo field was in this run, from the trained networks it used (several
+    values: all of them, e.g. the widths of B-F3C's networks); None if no network says."""
+    attr = FROM_NETWORKS.get(name)
+    nets = [n for n in networks if n.get("trained")]
+    if attr is None or not nets:
+        return None
+    if attr == "epochs":  # a recipe set in steps has epochs 0
+        values = [f"{n['steps']} steps" if n.get("steps") else f"{n.get('epochs', 0):g}" for n in nets]
+    elif attr == "train_size":
+        values = ["all" if n.get("train_size") is None else f"{n['train_size']}" for n in nets]
+    else:
+        values = [f"{n[attr]}" for n in nets if n.get(attr) is not None]
+    return ", ".join(sorted(set(values), key=lambda v: (len(v), v))) or None
+
+
 def as_table(config: Any):
-    """A config as a three-column DataFrame (setting, value, meaning) for display on a page."""
+    """A config as a table (setting, value, meaning) for display on a page, showing the values
+    that ran: a None that means "the zoo's recipe" shows the value of the networks this run used
+    (:data:`FROM_NETWORKS`), another None what its help says None means ("all 10k"). Meanings are
+    shown whole (a Styler: pandas would cut them at 50 characters)."""
     import pandas as pd
 
-    return pd.DataFrame([(f.name, repr(getattr(config, f.name)), f.metadata.get("help", ""))
-                         for f in dataclasses.fields(config)],
-                        columns=["setting", "value", "meaning"]).set_index("setting")
+    networks = networks_used()
+    rows = []
+    for f in dataclasses.fields(config):
+        value, text = getattr(config, f.name), f.metadata.get("help", "")
+        shown = repr(value)
+        if value is None:
+            ran = _ran(f.name, networks)
+            clause = text.rpartition("None: ")[2].rstrip(")") if "None: " in text else ""
+            shown = f"{ran} (None: the zoo's)" if ran else f"{clause} (None)" if clause else "None"
+        rows.append((f.name, shown, text))
+    table = pd.DataFrame(rows, columns=["setting", "value", "meaning"]).set_index("setting")
+    return table.style.set_properties(**{"text-align": "left"})

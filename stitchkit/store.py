@@ -77,21 +77,6 @@ def ledger_summary() -> dict[str, Any]:
             "unrecorded": sum(1 for v in _LEDGER.values() if v["seconds"] is None and not v["new"])}
 
 
-# The trained networks this process used (key -> what it is and its test accuracy): a page's
-# results keep it, so the book can say how well trained the networks behind a scale's verdicts are.
-_NETWORKS: dict[str, dict[str, Any]] = {}
-
-
-def note_network(key: str, what: dict[str, Any]) -> None:
-    """Record that this process used the trained network stored under ``key`` (see :func:`networks_used`)."""
-    _NETWORKS[key] = dict(what)
-
-
-def networks_used() -> list[dict[str, Any]]:
-    """The trained networks this process used, one record each (``key`` prefix first), by key."""
-    return [{"key": k[:16], **v} for k, v in sorted(_NETWORKS.items())]
-
-
 def canonical(obj: Any) -> Any:
     """The JSON-able form of ``obj`` that its key hashes (see the module docstring)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -246,3 +246,20 @@ def test_bad_parameters_are_refused_before_compute_with_exit_2(argv, message, ca
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("stitchkit: error: ") and message in err, err
+
+
+def test_the_configuration_table_shows_the_values_that_ran(monkeypatch):
+    from stitchkit import ledger, scales
+    from stitchkit.experiments import bansal_sweeps
+
+    monkeypatch.setattr(ledger, "_NETWORKS", {})
+    cfg = bansal_sweeps.PRESETS_F7["demo"]
+    assert cfg.width is None and cfg.model_epochs is None
+    for key, width, epochs, steps in (("k1", 8, 3.0, None), ("k2", 16, 0.0, 1170), ("k3", 8, 0.0, None)):
+        ledger.note_network(key, {"model": "preact_resnet18", "width": width, "epochs": epochs, "steps": steps,
+                                  "train_size": None, "trained": bool(epochs or steps), "accuracy": 0.6})
+    table = scales.as_table(cfg).data  # a Styler: meanings are not cut at 50 characters
+    assert table.loc["width", "value"] == "8, 16 (None: the zoo's)"  # the untrained network's width is left out
+    assert table.loc["model_epochs", "value"] == "3, 1170 steps (None: the zoo's)"
+    ledger._NETWORKS.clear()
+    assert scales.as_table(cfg).data.loc["width", "value"] == "the zoo's width at this scale (None)"

@@ -43,15 +43,15 @@ def test_load_or_train_trains_once_then_loads(tmp_path, monkeypatch):
 
 
 def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_path):
-    from stitchkit import store
+    from stitchkit import ledger
 
     write_cifar_pickles(tmp_path, n_train=50, n_test=20)
     spec = ModelSpec(model="resnet10", width=4, seed=3, train=TrainConfig(epochs=1, batch_size=10))
     _, metrics = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
     key = config_key(spec, datasets.fingerprint(spec.data, tmp_path))[:16]
-    mine = [n for n in store.networks_used() if n["key"] == key]
-    assert mine == [{"key": key, "model": "resnet10", "width": 4, "seed": 3, "data": "cifar10", "trained": True,
-                     "accuracy": round(metrics["test"]["accuracy"], 4)}]
+    mine = [n for n in ledger.networks_used() if n["key"] == key]
+    assert mine == [{"key": key, "model": "resnet10", "width": 4, "seed": 3, "data": "cifar10", "train_size": None,
+                     "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4)}]
 
 
 def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):
