@@ -3,8 +3,8 @@
 Layers, each importing only from layers below it (a test checks there is no import cycle):
 
 1. ``fileio`` (atomic writes), ``paths``, ``hardware`` (device, precision by capability),
-   ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``scales``
-   (presets, figure configs, parameter validation);
+   ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``ledger`` (the
+   networks a run used), ``scales`` (presets, figure configs, parameter validation);
 2. data: ``splits`` (a split in memory, subsets, label transforms), ``integrity`` (data errors),
    ``archives`` (reading, decoding and caching the data root), ``data`` (normalisation, device
    batches with batch-level augmentation), ``colour_mnist`` (Smith & Marcu's generated sets),
