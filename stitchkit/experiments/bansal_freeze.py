@@ -395,7 +395,7 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ..plotting import PALETTE, _finish
+    from ..plotting import PALETTE, _finish, paper_reference
 
     cuts = list(dict.fromkeys(table.cut))
     x = np.arange(len(cuts))
@@ -415,6 +415,9 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     ax.legend(frameon=False, fontsize=8)
     _finish(fig, [ax], cuts, "stitch point", "")
     c = curves(metrics)
+    full_test = 100 * metrics["full network"]["test"]["accuracy"]
+    paper_reference(bx, full_test - WITHIN_MAX, full_test,
+                    f"paper: freeze-trained within ≈{WITHIN_MAX:g} points of the full network (App. B.4)")
     for (name, g), colour in zip(c.groupby("network", sort=False), PALETTE[2:]):
         bx.plot(g.epoch, g.train_accuracy, "o-", color=colour, label=f"{name} (training accuracy)")
         bx.axhline(100 * metrics[name]["test"]["accuracy"], color=colour, ls="--", lw=1,
