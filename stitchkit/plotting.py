@@ -159,7 +159,8 @@ def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float
     the spread over initialisations), ``band`` ("range": min to max, or "sd": mean ± sd),
     ``ylabel``, ``panel`` (its title), ``scale`` (multiply values, e.g. 100 for percent) and
     optionally ``baseline`` (a number or a per-layer sequence, drawn dashed, labelled
-    ``baseline_label``). One line per sender, the band shaded."""
+    ``baseline_label``) and ``paper`` (the paper's values, ``(low, high or None, label)`` each:
+    :func:`paper_reference`). One line per sender, the band shaded."""
     fig, axes = plt.subplots(1, len(panels), figsize=(ax_width * len(panels), 4.2), squeeze=False)
     axes = axes[0]
     layers = list(dict.fromkeys(panels[0]["stats"]["layer"]))
@@ -176,6 +177,8 @@ def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float
         if p.get("baseline") is not None:
             base = np.broadcast_to(k * np.asarray(p["baseline"], float), (len(layers),))
             ax.plot(x, base, "k--", lw=1.2, label=p.get("baseline_label", "baseline"))
+        for low, high, label in p.get("paper", ()):  # the paper's values: (low, high or None, label)
+            paper_reference(ax, k * low, None if high is None else k * high, label)
         ax.set_ylabel(p["ylabel"])
         ax.set_title(p.get("panel", ""))
         if p.get("ylim"):

@@ -18,7 +18,8 @@ from .measures import ACC, _net, accuracy_on, per_layer
 # The paper's numbers (Table C1, Sec. 4.2), for the pages' side-by-side tables.
 PAPER_TC1 = pd.DataFrame({"base": [0.999, 0.978, 1.000, 0.686], "digit_receiver": [0.999, 0.995, 0.999, 0.999],
                           "digit_sender": [0.981, 0.996, 1.000, 0.985]}, index=list(TC1_MODELS))
-PAPER_MNIST_BASELINE = (0.990, 0.001)
+PAPER_MNIST_BASELINE = (0.990, 0.001)  # Sec. 4.2: the MNIST models on MNIST, mean ± sd
+PAPER_COLOUR_ONLY_STITCHED = 1.0  # Sec. 4.2: Colour-only stitched into MNIST, at every layer
 TC1_HEADINGS = {"base": "base accuracy", "digit_receiver": "'Digit' is receiver", "digit_sender": "'Digit' is sender"}
 
 
@@ -206,6 +207,20 @@ def contradiction_summary(table: pd.DataFrame, scale: str,
                            paper="Table C1", ours=f"largest difference {100 * diffs.to_numpy().max():.2f} points "
                                                   f"({worst[0]}, {worst[1]})", n=n))
     return numbers, claims, side
+
+
+def plot_colour_only(stats: pd.DataFrame, baselines: pd.Series, title: str = ""):
+    """S-4.2: Colour-only stitched into the MNIST models per layer (spread over initialisations),
+    the MNIST models' own accuracy on MNIST (dashed), and the paper's two values."""
+    from ... import plotting
+
+    mean, sd = PAPER_MNIST_BASELINE
+    paper = [(PAPER_COLOUR_ONLY_STITCHED, None, f"paper: stitched {PAPER_COLOUR_ONLY_STITCHED:.1f} at every layer"),
+             (mean - sd, mean + sd, f"paper: MNIST model on MNIST {mean:.3f} ± {sd:.3f}")]
+    return plotting.spread_per_layer(
+        [{"stats": stats, "band": "range", "scale": 100, "ylabel": "test accuracy (%)", "baseline": baselines.mean(),
+          "baseline_label": "MNIST model on MNIST (ours)", "panel": "Colour-only stitched into MNIST",
+          "legend": "lower right", "paper": paper}], title=title)
 
 
 def plot_contradiction(table: pd.DataFrame, title: str = ""):
