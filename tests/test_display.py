@@ -6,7 +6,7 @@ import math
 import pandas as pd
 
 from stitchkit.display import Section, plain
-from stitchkit.experiments import hernandez
+from stitchkit.experiments import bansal_sweeps, hernandez
 
 
 def test_plain_hides_row_numbers_and_keeps_values():
@@ -60,3 +60,15 @@ def test_diverge_table_says_which_variant_falls():
     t = hernandez.diverge_table(spot)
     fall = t["DM start (%)"] - t["after training (%)"]
     assert ((fall > 100 * hernandez.CONTROL_FLOOR) == (t.verdict == "falls")).all()
+
+
+def test_length_table_names_claims_by_their_text():
+    longer = pd.DataFrame({"claim": ["connected_resnet18_x0_5"], "grid (points)": [1.234]})
+    claims = [{"key": "connected_resnet18_x0_5", "text": "ResNet-18 x0.5: connected"}]
+    html = bansal_sweeps.length_table(longer, claims).to_html()
+    assert "ResNet-18 x0.5: connected" in html and "connected_resnet18_x0_5" not in html and "1.23" in html
+
+
+def test_simclr_length_section_says_where_the_control_passes():
+    parts = bansal_sweeps.simclr_length_section(["bansal-f6-simclr-epochs-w64"]).parts
+    assert parts[0].startswith("**Width 64**") and parts[-1].startswith("The control passes from")
