@@ -117,7 +117,7 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # %%
 longer = sweeps.training_length_control(cfg, scale, table, claims)
 run.record({}, claims)
-longer.round(2)
+sweeps.length_table(longer, claims)
 
 # %% [markdown]
 # ## Claims
@@ -145,23 +145,7 @@ run.claims_table()
 # run of this page: the verdicts above stay those of this page's own run.
 
 # %%
-from stitchkit.results import load_spot_json
-
-for stem in ("bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"):
-    spot = load_spot_json(stem)
-    if spot is None:
-        print(f"No diagnosis committed (benchmarks/spot/{stem}.json).")
-        continue
-    print(f"Run on {spot['device']} ({spot['precision']}), commit {spot['commit']}, {spot['date'][:10]}; "
-          f"supervised network (seed {spot['supervised']['seed']}, width {spot['supervised']['width']}): "
-          f"{100 * spot['supervised']['accuracy']:.2f}%." + (f" {spot['note']}." if spot.get("note") else ""))
-    length = sweeps.simclr_length_table(spot)
-    display(length.style.hide(axis="index"))
-    passing = length[length.control == "passes"]
-    print("The control passes from " + f"{passing['SimCLR epochs'].iloc[0]} SimCLR epochs on at this width."
-          if len(passing) else f"The control fails at every length up to {length['SimCLR epochs'].iloc[-1]} epochs "
-          f"(best gap {length['gap (points)'].max():.2f} points): at this width more SimCLR epochs alone do not "
-          "close it.")
+sweeps.simclr_length_section(["bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"])
 
 # %% [markdown]
 # ## Deviations from the paper

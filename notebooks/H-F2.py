@@ -75,8 +75,7 @@ cut_every = None  # stitch at the stem and every k-th block (and the last); 1: e
 cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 
 # %%
-import pandas as pd
-
+from stitchkit.display import plain
 from stitchkit.experiments import hernandez
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -96,6 +95,7 @@ table, accuracy = hernandez.all_pairs(cfg, scale)
 longer = hernandez.longer_sample(table, cfg, scale)
 numbers, claims = hernandez.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
+run.record(hernandez.f2_spot_numbers(), [])  # the committed GPU spot checks' numbers the prose quotes
 hernandez.accuracy_table(accuracy)
 
 # %%
@@ -153,7 +153,7 @@ run.figure("controls", hernandez.plot_grids(table, kinds=("random sender", "rand
 # a reading review found that a claim decided by another pair was re-judged on unchanged cells.)
 
 # %%
-longer.round(2)
+plain(longer)
 
 # %% [markdown]
 # ## Claims
@@ -204,10 +204,13 @@ run.claims_table()
 #   0.4 × 0.01. `demo` warms up for 5% of the steps, then decays by a cosine (stable at width
 #   8: the self-stitch control above). `paper` copies the authors' effective schedule
 #   (`warmup=2.5`), because with ours width-64 stitches diverge (the spot check below).
-# - **Stitch learning rate at `paper`: 0.001, not 0.01.** Even with the authors' schedule, 4 of
-#   the 14 self-stitches of the paper-scale spot check fell by 3-66 points (the control fails);
-#   at a tenth of the rate all 14 hold (both spot checks below). `demo` keeps the paper's 0.01
-#   (with batches of 64); the self-stitch control above says whether it holds there.
+# - **Stitch learning rate at `paper`: 0.001, not 0.01.** Even with the authors' schedule,
+#   {glue:text}`spot_schedule_fell:.0f` of the {glue:text}`spot_schedule_self:.0f` self-stitches
+#   of the paper-scale spot check fell, by {glue:text}`spot_schedule_fall_min:.1f` to
+#   {glue:text}`spot_schedule_fall_max:.1f` points (the control fails); at a tenth of the rate
+#   {glue:text}`spot_lr_held:.0f` of the {glue:text}`spot_lr_self:.0f` hold (both spot checks
+#   below). `demo` keeps the paper's 0.01 (with batches of 64); the self-stitch control above
+#   says whether it holds there.
 # - **Untrained networks** keep their random weights, but their BatchNorm statistics are
 #   recalibrated on 2,000 training images (a fresh BatchNorm in eval mode is the identity and
 #   degenerates a deep network); the paper's untrained networks are at about 10% accuracy
@@ -236,32 +239,9 @@ run.claims_table()
 # from direct matching; last, the paper's own recipe throughout: lr 0.01 and a random start.
 
 # %%
-import matplotlib.pyplot as plt
-
-spots = {stem: hernandez.load_spot(stem)
-         for stem in ("hernandez-f2-lr0.001", "hernandez-f2", "hernandez-f2-random-init")}
-for stem, spot in spots.items():
-    if spot is None:
-        print(f"No spot check committed (benchmarks/spot/{stem}.csv).")
-        continue
-    spot_table, spot_meta = spot
-    print(f"{stem}: stitch lr {spot_meta['config']['stitch_lr']:g}, start "
-          f"{spot_meta['config'].get('stitch_init', 'dm')}; run on {spot_meta['device']} "
-          f"({spot_meta['precision']}), commit {spot_meta['commit']}, {spot_meta['date'][:10]}, "
-          f"{spot_meta['wall_seconds'] / 60:.1f} min; networks: "
-          + ", ".join(f"{k} {100 * v:.2f}%" for k, v in spot_meta["accuracy"].items()) + "; "
-          + f"{len(spot_table)} stitches.")
-    display(hernandez.triangle_table(spot_table))
-    display(hernandez.spot_claims(spot_table, spot_meta).style.hide(axis="index"))
-found = [(stem, sp) for stem, sp in spots.items() if sp is not None]
-if found:
-    stem, (spot_table, spot_meta) = found[0]
-    run.figure("spot", hernandez.plot_grids(spot_table, title="Paper scale (GPU spot check): R1111 and R2222, "
-                                            f"width 64, stitch lr {spot_meta['config']['stitch_lr']:g}"))
-else:
-    fig = plt.figure(figsize=(4, 0.5))
-    fig.text(0.5, 0.5, "no spot check committed", ha="center", va="center")
-    run.figure("spot", fig)
+spots = ("hernandez-f2-lr0.001", "hernandez-f2", "hernandez-f2-random-init")
+run.figure("spot", hernandez.spot_figure(spots))
+hernandez.spot_section(spots)
 
 # %% [markdown]
 # ```{glue:figure} spot
@@ -279,9 +259,12 @@ else:
 # above" half of the triangle is not reproduced there. Every stitch here starts from direct
 # matching where the paper's starts from a random one; a better start can only raise a
 # stitch's accuracy, so this may be where the two differ. The paper's own recipe (the third run)
-# cannot settle it here: from a random start at lr 0.01, 11 of the 14 self-stitches end more
-# than half a point below their network, 8 of them at 24-60% (training loss near chance), so
-# its control fails and its verdicts are inconclusive.
+# cannot settle it here: from a random start at lr 0.01, {glue:text}`spot_random_below:.0f` of
+# the {glue:text}`spot_random_self:.0f` self-stitches end more than half a point below their
+# network, {glue:text}`spot_random_far:.0f` of them more than 10 points below, at
+# {glue:text}`spot_random_far_acc_min:.0f`-{glue:text}`spot_random_far_acc_max:.0f`% (final
+# training loss {glue:text}`spot_random_far_loss_min:.2f`-{glue:text}`spot_random_far_loss_max:.2f`;
+# chance is ln 10 ≈ 2.30), so its control fails and its verdicts are inconclusive.
 #
 # Where training, not the representations, set the number: a self-stitch starts at the exact
 # solution (direct matching reproduces the network), so any fall during its training is the
@@ -290,14 +273,8 @@ else:
 # to 0.01, then cosine; the same networks, an earlier spot check):
 
 # %%
-for stem, what in (("hernandez-f2", "authors' effective schedule"),
-                   ("hernandez-f2-nominal-schedule", "nominal schedule")):
-    found = hernandez.load_spot(stem)
-    if found is not None:
-        diag = hernandez.spot_diagnosis(found[0])
-        n_self = int(((found[0].sender == found[0].receiver) & (found[0].i == found[0].j)).sum())
-        print(f"{what}: {len(diag)} of {n_self} self-stitches fell")
-        display(diag.style.hide(axis="index").format(precision=3))
+hernandez.fell_section([("hernandez-f2", "authors' effective schedule"),
+                        ("hernandez-f2-nominal-schedule", "nominal schedule")])
 
 # %% [markdown]
 # Is it the precision or the learning rate? The worst case, R1111 into itself at block 3, trained
@@ -305,18 +282,7 @@ for stem, what in (("hernandez-f2", "authors' effective schedule"),
 # (`benchmarks/spot_diverge.py`; accuracy in %):
 
 # %%
-spot_lr = hernandez.load_spot_json("hernandez-f2-diverge")
-if spot_lr is None:
-    print("No diagnosis committed (benchmarks/spot/hernandez-f2-diverge.json).")
-else:
-    print(f"{spot_lr['network']} at {spot_lr['cut']}, run on {spot_lr['device']}, commit {spot_lr['commit']}, "
-          f"{spot_lr['date']}; the network's own accuracy {100 * spot_lr['accuracy']:.2f}%")
-    display(pd.DataFrame({k: {"DM start": 100 * v["dm_accuracy"], "after training": 100 * v["accuracy"],
-                              "final training loss": v["train_loss"]} for k, v in spot_lr["variants"].items()}).T
-            .rename_axis("stitch training").style.format(precision=2))
-    for k, v in spot_lr["variants"].items():
-        fall = 100 * (v["dm_accuracy"] - v["accuracy"])
-        print(f"{k}: {'falls' if fall > 100 * hernandez.CONTROL_FLOOR else 'holds'} ({fall:.2f} points below its DM start)")
+hernandez.diverge_section("hernandez-f2-diverge")
 
 # %% [markdown]
 # A variant that falls at full lr in both precisions but holds at a tenth of it says the fall

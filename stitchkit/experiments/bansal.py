@@ -6,7 +6,8 @@ The Bansal part of the library, by figure family (catalogue order):
 - :mod:`.bansal_core`: B-F2A's models, stitch recipe and grid (shared by every Bansal page), the
   paired-bootstrap helpers the claims are judged with, and B-F2A's claims;
 - :mod:`.bansal_length`: the training-length control (:func:`retrain_longer`) and :func:`decided`;
-- this module: B-F2A's other architectures (one panel each) and B-F2A's training-length control;
+- this module: B-F2A's other architectures (one panel each), B-F2A's tables and figures, and its
+  training-length control;
 - :mod:`.bansal_layers`: B-F4 (stitch kernel size) and B-F5 (random vs trained, with CKA);
 - :mod:`.bansal_sweeps` (with :mod:`.bansal_bottoms`, :mod:`.bansal_training`,
   :mod:`.bansal_pairs`): B-F2C, B-F3A, B-F3B, B-F3C, B-F6 and B-F7;
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import zoo
+from .. import plotting, zoo
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Criterion, at_most
@@ -36,7 +37,7 @@ from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, CONTROL_FLOOR, DEMO_STI
                           _beyond_self, _connectivity_claims, _extend_presets, boot, connectivity,
                           connectivity_summary, estimate_numbers, points, positions, receiver_snapshots,
                           self_stitch_control)
-from .bansal_length import decided, replace_cells, retrain_longer
+from .bansal_length import decided, length_table, replace_cells, retrain_longer
 from .bansal_layers import (AGREEMENT_MAX_RHO, CKA_EARLY_MIN, KERNEL_MAX_SPREAD, PRESETS_F4, PRESETS_F5,
                             KernelSizeConfig, RandomVsTrainedConfig, kernel_length_control, kernel_sizes,
                             kernel_sizes_summary, random_vs_trained, random_vs_trained_summary)
@@ -45,12 +46,14 @@ __all__ = [
     # defined here: B-F2A's other architectures and training-length control
     "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "architectures", "architectures_summary", "deciding_cuts",
     "spread", "training_length_control",
+    # defined here: B-F2A's tables and figures
+    "architectures_table", "penalty_table", "plot_architectures", "plot_penalty",
     # re-exported: B-F2A's core (bansal_core)
     "CONNECTED_MAX_PENALTY", "CONTROL_FLOOR", "DEMO_STITCH_LR", "PRESETS", "RANDOM", "RANDOM_EARLY_MAX_PENALTY",
     "RANDOM_LATE_MIN_PENALTY", "SELF", "TRAINED", "ConnectivityConfig", "connectivity", "connectivity_summary",
     "receiver_snapshots",
     # the training-length control (bansal_length; LONGER from stitchkit.grid)
-    "LONGER", "decided", "replace_cells", "retrain_longer",
+    "LONGER", "decided", "length_table", "replace_cells", "retrain_longer",
     # B-F4 and B-F5 (bansal_layers)
     "AGREEMENT_MAX_RHO", "CKA_EARLY_MIN", "KERNEL_MAX_SPREAD", "PRESETS_F4", "PRESETS_F5", "KernelSizeConfig",
     "RandomVsTrainedConfig", "kernel_length_control", "kernel_sizes", "kernel_sizes_summary", "random_vs_trained",
@@ -179,6 +182,56 @@ def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple
         numbers.update(judged)
         claims.append(claim)
     return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F2A's tables and figures
+
+
+def penalty_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The base ResNet-18 per cut (rows) and sender (columns): the stitching penalty in points
+    after direct matching only and after fine-tuning."""
+    return (table.pivot_table(index="cut", columns="sender", values=["dm_penalty", "penalty"], sort=False)
+            .mul(100).round(2).rename(columns={"dm_penalty": "after DM only", "penalty": "after fine-tuning"}))
+
+
+def plot_penalty(table: pd.DataFrame, models: dict, scale: str):
+    """The base ResNet-18's penalty (left) and stitched accuracy (right) per cut, with the
+    paper's 3-point band (:func:`stitchkit.plotting.penalty_per_layer`)."""
+    return plotting.penalty_per_layer(
+        table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'",
+        paper=(0, 100 * CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)"))
+
+
+def architectures_table(models: dict[str, dict], numbers: dict[str, float]) -> pd.DataFrame:
+    """Per other architecture (rows, by name): its registered model and base width, the
+    receiver's and sender's test accuracy (%), the largest penalty over its cuts, raw and beyond
+    its self-stitch, the self-stitch's largest penalty (points) and the cuts stitched at
+    (``models`` and ``numbers`` from :func:`architectures` and :func:`architectures_summary`)."""
+    rows = {}
+    for a, m in models.items():
+        tag = a.replace(".", "_")
+        rows[ARCHS[a]] = {"model": m["model"], "base width": m["width"],
+                          "receiver accuracy (%)": round(100 * m["receiver_accuracy_full_test"], 2),
+                          "sender accuracy (%)": round(100 * m["sender_accuracy_full_test"], 2),
+                          "max penalty (points)": round(numbers[f"{tag}_max_penalty"], 2),
+                          "max beyond the self-stitch (points)": round(numbers[f"{tag}_max_penalty_beyond"], 2),
+                          "control max penalty (points)": round(numbers[f"{tag}_control_max_penalty"], 2),
+                          "cuts": ", ".join(m["cuts"])}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("architecture")
+
+
+def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFrame, arch_models: dict[str, dict],
+                       scale: str):
+    """Figure 2A's layout: the stitched model's test error per cut, one panel for the base
+    ResNet-18 (``table``, ``models`` from :func:`connectivity`) and one per other architecture
+    (``arch_table``, ``arch_models`` from :func:`architectures`)."""
+    panels = {f"ResNet-18 (width {models['width']})": table}
+    panels.update({f"{ARCHS[a]} (width {m['width']})": arch_table[arch_table.arch == a]
+                   for a, m in arch_models.items()})
+    return plotting.connectivity_panels(panels, title=f"Stitching connectivity, scale '{scale}'",
+                                        paper=(100 * CONNECTED_MAX_PENALTY,
+                                               "paper: within 3 points of the receiver's error"))
 
 
 # --------------------------------------------------------------------------------------------

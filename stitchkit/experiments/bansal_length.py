@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import controls
 from ..datasets import DataSpec
+from ..display import plain
 from ..grid import LONGER, Net, stitch_grid
 from ..grid import replace_cells as replace_grid_cells
 from .bansal_core import SELF
@@ -117,3 +118,10 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
                  "receiver's self-stitches there retrained, the claim re-judged on them")
         claim["controls"] = [*claim.get("controls", []), control]
     return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
+
+
+def length_table(longer: pd.DataFrame, claims: list[dict]):
+    """:func:`retrain_longer`'s rows as a page shows them: each claim by its text (not its key),
+    without row numbers, in points at 2 decimals."""
+    text = {c["key"]: c["text"] for c in claims}
+    return plain(longer.assign(claim=[text.get(k, k) for k in longer.claim]))

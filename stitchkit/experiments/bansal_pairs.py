@@ -3,7 +3,8 @@ with several tops), in catalogue order:
 
 - B-F3C, width: x0.25, x1 and x2 widths, every ordered pair;
 - B-F6, SimCLR vs end-to-end: a SimCLR network (linear probe on top) and supervised ones,
-  stitched both ways, with CKA.
+  stitched both ways, with CKA; and the committed GPU diagnosis of its SimCLR control
+  (:func:`simclr_length_section`).
 
 Each with the cells that decide its claims for the training-length control. The grid, claim
 helpers and recipe are the sweeps' (:mod:`.bansal_bottoms`).
@@ -12,11 +13,13 @@ helpers and recipe are the sweeps' (:mod:`.bansal_bottoms`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import pandas as pd
 
 from .. import controls, zoo
-from ..results import at_least, at_most
+from ..display import Section, plain
+from ..results import at_least, at_most, load_spot_json
 from ..scales import figure_config, param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
 from .bansal_length import decided
@@ -162,6 +165,31 @@ def simclr_length_table(spot: dict) -> pd.DataFrame:
                      "supervised (%)": round(sup, 2), "gap (points)": round(gap, 2),
                      "control": "passes" if gap >= -PROBE_MAX_GAP else "fails", "GPU seconds": round(r["seconds"])})
     return pd.DataFrame(rows)
+
+
+def simclr_length_section(stems: Sequence[str], spot_dir=None) -> Section:
+    """Per committed diagnosis of ``stems`` (``benchmarks/spot/<stem>.json``): where and when it
+    ran and the supervised network's accuracy, :func:`simclr_length_table`, and from which
+    length on the control passes, or that it fails at every length (with the best gap)."""
+    parts: list = []
+    for stem in stems:
+        spot = load_spot_json(stem, spot_dir)
+        if spot is None:
+            parts.append(f"No diagnosis committed (`benchmarks/spot/{stem}.json`).")
+            continue
+        sup = spot["supervised"]
+        parts.append(f"**Width {sup['width']}** (`benchmarks/spot/{stem}.json`): run on {spot['device']} "
+                     f"({spot['precision']}), commit `{spot['commit']}`, {spot['date'][:10]}; the supervised "
+                     f"network (seed {sup['seed']}): {100 * sup['accuracy']:.2f}%."
+                     + (f" {spot['note']}." if spot.get("note") else ""))
+        length = simclr_length_table(spot)
+        passing = length[length.control == "passes"]
+        verdict = (f"The control passes from {passing['SimCLR epochs'].iloc[0]} SimCLR epochs on at this width."
+                   if len(passing) else f"The control fails at every length up to {length['SimCLR epochs'].iloc[-1]} "
+                   f"epochs (best gap {length['gap (points)'].max():.2f} points): at this width more SimCLR epochs "
+                   "alone do not close it.")
+        parts += [plain(length), verdict]
+    return Section(tuple(parts))
 
 
 def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:

@@ -37,8 +37,9 @@ from .bansal_training import (LABEL_VARIANTS, NORMAL, PRESETS_F2C, PRESETS_F3A, 
                               LabelsConfig, SamplesConfig, _k, epochs, epochs_summary, labels, labels_summary,
                               samples, samples_summary)
 from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PRESETS_F3C, PRESETS_F6, PROBE_MAX_GAP, SIMCLR,
-                           SimCLRConfig, WidthConfig, simclr_length_table, simclr_summary, simclr_vs_e2e, widths,
-                           widths_summary)
+                           SimCLRConfig, WidthConfig, simclr_length_section, simclr_length_table, simclr_summary,
+                           simclr_vs_e2e, widths, widths_summary)
+from .bansal_length import length_table
 
 __all__ = [
     # defined here: B-F7
@@ -53,8 +54,10 @@ __all__ = [
     "SamplesConfig", "epochs", "epochs_summary", "labels", "labels_summary", "samples", "samples_summary",
     # B-F3C, B-F6 (bansal_pairs)
     "CKA_MARGIN", "E2E_BOTTOM", "E2E_SEED", "E2E_TOP", "PRESETS_F3C", "PRESETS_F6", "PROBE_MAX_GAP", "SIMCLR",
-    "SimCLRConfig", "WidthConfig", "simclr_length_table", "simclr_summary", "simclr_vs_e2e", "widths",
-    "widths_summary",
+    "SimCLRConfig", "WidthConfig", "simclr_length_section", "simclr_length_table", "simclr_summary",
+    "simclr_vs_e2e", "widths", "widths_summary",
+    # the training-length control's table as a page shows it (bansal_length)
+    "length_table",
 ]
 
 

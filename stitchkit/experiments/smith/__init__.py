@@ -31,8 +31,8 @@ from .digit_receiver import (compatibility_summary, deciding_cells, into_digit, 
                              rank_summary)
 from .better_than import (TC1_DECIDING, colour_only_into_mnist, colour_only_summary, contradiction,
                           contradiction_summary, plot_colour_only, plot_contradiction, worst_cuts)
-from .vgg import (PAPER_TC2, PRESETS_FC6, VGG_CUT_LABELS, VGG_CUTS, VGG_MODELS, vgg_deciding_cells, vgg_longer,
-                  vgg_noise, vgg_summary)
+from .vgg import (PAPER_TC2, PRESETS_FC6, VGG_CUT_LABELS, VGG_CUTS, VGG_MODELS, plot_vgg, vgg_accuracy_table,
+                  vgg_deciding_cells, vgg_longer, vgg_noise, vgg_summary)
 
 __all__ = [
     # config
@@ -47,6 +47,6 @@ __all__ = [
     "TC1_DECIDING", "colour_only_into_mnist", "colour_only_summary", "contradiction", "contradiction_summary",
     "plot_colour_only", "plot_contradiction", "worst_cuts",
     # vgg (S-FC6)
-    "PAPER_TC2", "PRESETS_FC6", "VGG_CUT_LABELS", "VGG_CUTS", "VGG_MODELS", "vgg_deciding_cells", "vgg_longer",
-    "vgg_noise", "vgg_summary",
+    "PAPER_TC2", "PRESETS_FC6", "VGG_CUT_LABELS", "VGG_CUTS", "VGG_MODELS", "plot_vgg", "vgg_accuracy_table",
+    "vgg_deciding_cells", "vgg_longer", "vgg_noise", "vgg_summary",
 ]

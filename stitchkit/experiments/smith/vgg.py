@@ -1,6 +1,6 @@
 """S-FC6: clustered noise stitched into VGG19 models trained on each colour-MNIST set (paper
-App. C.2): its config and presets, the experiment, the training-length control's retrained
-cells, and the claims."""
+App. C.2): its config and presets, the experiment, its table and figure, the training-length
+control's retrained cells, and the claims."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ... import controls, noise, zoo
+from ... import controls, noise, plotting, zoo
 from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...hardware import as_device
@@ -17,7 +17,7 @@ from ...scales import figure_config, param
 from ...store import Store
 from ...train import TrainConfig
 from .config import LONGER, LONGER_CELLS, NOISE, SETS
-from .measures import NoiseSender, NoiseSpec, _swap_in, baseline_rank, stitched_rank
+from .measures import NoiseSender, NoiseSpec, _swap_in, baseline_rank, per_layer, stitched_rank
 
 VGG_CUTS = ("features_1", "features_9", "features_22", "features_29", "avgpool")
 VGG_CUT_LABELS = {"features_1": "features.2", "features_9": "features.10", "features_22": "features.23",
@@ -101,6 +101,36 @@ def vgg_noise(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None, de
                              # per-image results: on the noise test set, and the whole model on its own
                              "correct": r.correct, "whole_correct": r.receiver_correct})
     return pd.DataFrame(rows)
+
+
+def vgg_accuracy_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per model (rows), in %: its whole accuracy on its own test set, the paper's (Table C2) and
+    ours (mean over initialisations), then its mean noise-stitched accuracy at each cut (columns,
+    named by the torchvision module the stitch sits before)."""
+    acc = table.groupby(["model", "layer"], sort=False).accuracy.mean().unstack().mul(100).round(1)
+    acc.insert(0, "whole (ours)", (100 * table.groupby("model", sort=False).whole.mean()).round(1))
+    acc.insert(0, "whole (paper)", [100 * PAPER_TC2[m] for m in acc.index])
+    return acc
+
+
+def plot_vgg(table: pd.DataFrame, cfg: VGGNoiseConfig, scale: str):
+    """Figure C6: (a) the noise-stitched accuracy per cut and model (mean, shaded over the
+    initialisations' range), (b) the numerical rank after the stitch (mean +- 1 sd), with the
+    whole Digit model's rank on Digit data dashed."""
+    view = table.rename(columns={"model": "sender"})  # one line per model (the receiver here)
+    acc_stats, rank_stats = per_layer(view), per_layer(view, "rank")
+    acc_stats["layer"] = acc_stats.cut.map(VGG_CUT_LABELS)
+    rank_stats["layer"] = rank_stats.cut.map(VGG_CUT_LABELS)
+    fig = plotting.spread_per_layer(
+        [{"stats": acc_stats, "band": "range", "scale": 100, "ylabel": "test accuracy on noise (%)",
+          "panel": "(a) noise stitched into each VGG19", "legend": "lower left"},
+         {"stats": rank_stats, "band": "sd", "ylabel": "numerical rank after the stitch",
+          "baseline": table.groupby("cut", sort=False).baseline_rank.mean().to_numpy(),
+          "baseline_label": "Digit model on Digit data", "panel": "(b) rank of the first layer after the stitch"}],
+        title=f"VGG19 (no BN) on colour MNIST at 32×32, {cfg.inits} initialisation(s), scale '{scale}'")
+    for ax in fig.axes:
+        ax.set_xlabel("stitch point (before torchvision module)")
+    return fig
 
 
 def vgg_deciding_cells(table: pd.DataFrame, k: int = LONGER_CELLS) -> list[tuple[str, str]]:
