@@ -93,15 +93,17 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # ```
 
 # %%
-run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale)))
+run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale),
+                                      paper=sweeps.PAPER_SIMCLR_CKA))
 
 # %% [markdown]
 # ```{glue:figure} cka
 # :name: fig-b-f6-cka
-# :alt: Two panels of line plots, one per top (the supervised network and the SimCLR network), of the linear CKA between 0 and 1 between each bottom and that top at each stitch point.
+# :alt: Two panels of line plots, one per top (the supervised network and the SimCLR network), of the linear CKA between 0 and 1 between each bottom and that top at each stitch point, with the paper's range 0.35-0.9 for SimCLR against supervised shaded.
 #
 # Linear CKA between each bottom and the top at the same cut (on `cka_images` test images, see
 # the configuration below; float64, Gram form), for comparison with the stitching penalty above.
+# Shaded: the range the paper reports for SimCLR against supervised (0.35-0.9, Figure 6a).
 # ```
 
 # %% [markdown]

@@ -241,9 +241,11 @@ def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: st
     return _finish(fig, axes, cuts, "stitch point (bottom layer = top layer)", title)
 
 
-def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = "", ax_width: float = 4.6):
+def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = "", ax_width: float = 4.6,
+               paper: tuple[float, float | None, str] | None = None):
     """Linear CKA between each sender and its receiver per cut (column ``cka``), one panel per
-    receiver, the ``control`` sender left out (its CKA is 1 by definition)."""
+    receiver, the ``control`` sender left out (its CKA is 1 by definition); ``paper``: the paper's
+    range (low, high or None for a line, label), drawn on every panel."""
     t = table[table["sender"] != control] if control else table
     receivers = list(dict.fromkeys(t["receiver"]))
     cuts = list(dict.fromkeys(t["cut"]))
@@ -255,6 +257,8 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
         for (s, g), colour in zip(t[t["receiver"] == rx].groupby("sender", sort=False), PALETTE * 2):
             g = g.set_index("cut").loc[cuts]
             ax.plot(x, g.cka.to_numpy(float), "o-", color=colour, label=s, ms=4)
+        if paper:
+            paper_reference(ax, *paper)
         ax.set_ylim(0, 1.02)
         ax.set_title(f"with {rx}", fontsize=10)
         ax.legend(frameon=False, fontsize=8)

@@ -150,6 +150,7 @@ PRESETS_F6 = _presets(SimCLRConfig)
 E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
 E2E_SEED = "supervised (seed 1)"
 CKA_MARGIN = 0.05  # "further apart by CKA": the mean CKA differs by at least this
+PAPER_SIMCLR_CKA = (0.35, 0.9, "paper: SimCLR vs supervised CKA 0.35-0.9 (Fig. 6a)")
 PROBE_MAX_GAP = 10.0  # points: the SimCLR network counts as "well-performing" within this of the supervised one
 
 

@@ -36,8 +36,8 @@ from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, PREMISE_MAR
 from .bansal_training import (LABEL_VARIANTS, NORMAL, PRESETS_F2C, PRESETS_F3A, PRESETS_F3B, EpochsConfig,
                               LabelsConfig, SamplesConfig, _k, epochs, epochs_summary, labels, labels_summary,
                               samples, samples_summary)
-from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PRESETS_F3C, PRESETS_F6, PROBE_MAX_GAP, SIMCLR,
-                           SimCLRConfig, WidthConfig, simclr_length_section, simclr_length_table, simclr_summary,
+from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PAPER_SIMCLR_CKA, PRESETS_F3C, PRESETS_F6,
+                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, simclr_length_section, simclr_length_table, simclr_summary,
                            simclr_vs_e2e, widths, widths_summary)
 from .bansal_length import length_table
 
@@ -53,7 +53,8 @@ __all__ = [
     "LABEL_VARIANTS", "NORMAL", "PRESETS_F2C", "PRESETS_F3A", "PRESETS_F3B", "EpochsConfig", "LabelsConfig",
     "SamplesConfig", "epochs", "epochs_summary", "labels", "labels_summary", "samples", "samples_summary",
     # B-F3C, B-F6 (bansal_pairs)
-    "CKA_MARGIN", "E2E_BOTTOM", "E2E_SEED", "E2E_TOP", "PRESETS_F3C", "PRESETS_F6", "PROBE_MAX_GAP", "SIMCLR",
+    "CKA_MARGIN", "E2E_BOTTOM", "E2E_SEED", "E2E_TOP", "PAPER_SIMCLR_CKA", "PRESETS_F3C", "PRESETS_F6",
+    "PROBE_MAX_GAP", "SIMCLR",
     "SimCLRConfig", "WidthConfig", "simclr_length_section", "simclr_length_table", "simclr_summary",
     "simclr_vs_e2e", "widths", "widths_summary",
     # the training-length control's table as a page shows it (bansal_length)
