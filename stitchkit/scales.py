@@ -1,4 +1,4 @@
-"""Named scale presets (``smoke`` CI seconds, ``demo`` 2 CPU cores minutes, ``gpu`` one GPU
+"""Named scale presets (``smoke`` CI, seconds to minutes, ``demo`` 2 CPU cores minutes, ``gpu`` one GPU
 minutes per page with the papers' widths and data, ``paper`` the papers' settings, a cluster) and
 the figure configs they preset.
 
@@ -42,8 +42,8 @@ SCALES = ("smoke", "demo", "gpu", "paper")
 REQUIRED_SCALES = ("smoke", "demo", "paper")  # every figure has these; "gpu" comes figure by figure
 # What each scale means, in one line (the CLI's help, the book's scale notes).
 SCALE_MEANING = {
-    "smoke": "CI: seconds to a minute per page, tiny networks on a few thousand images; checks the wiring, "
-             "judges nothing",
+    "smoke": "CI: seconds to about 3 minutes per page on 2 cores, tiny networks on a few thousand images; checks "
+             "the wiring, judges nothing",
     "demo": "2 CPU cores, minutes per page: the papers' architectures at reduced width, data and schedule",
     "gpu": "one GPU, at most 8 minutes per page: the papers' widths and full data sets, shortened schedules",
     "paper": "the papers' settings (a cluster of GPUs)",
