@@ -129,9 +129,13 @@ def counts_markdown(records: list[dict[str, Any]], from_dir: str = "") -> str:
         body.append(line(f"**pages run at `{scale}`**", lambda part: len({r["id"] for r in at if r["part"] == part})))
         body += [line(badge(v), lambda part, v=v: sum(r["part"] == part and r["verdict"] == v for r in at))
                  for v in VERDICTS]
-    header = ["", *(link(f"{p.part}/index", p.short, from_dir) for p in PAPERS), "all"]
+    header = ["", *(link(f"{p.part}/index", f"{p.short} (beyond the papers)" if p.beyond else p.short, from_dir)
+                     for p in PAPERS), "all"]
     note = "" if scales else "\n\nNo claim has been assessed yet: no page has a results file."
-    return ("Figures and tables of the four papers, then, at each scale the pages were run at, their claims "
+    beyond = [p.name for p in PAPERS if p.beyond]
+    also = (f" (and, in the column marked *beyond the papers*, the pages of {', '.join(beyond)}: this book's own "
+            "hypotheses, each derived from one of the papers)" if beyond else "")
+    return (f"Figures and tables of the four papers{also}, then, at each scale the pages were run at, their claims "
             "counted by verdict:\n\n:::{container} sk-counts\n" + table(header, body) + "\n:::" + note)
 
 
@@ -249,7 +253,9 @@ html_theme.sidebar_secondary.remove: true
 # Scorecard
 
 Every claim of the four papers that a page of this book assesses, with ours and the paper's
-value and the verdict, and every figure or table that has no page yet. Verdicts follow from
+value and the verdict, and every figure or table that has no page yet. The rows of *Across the
+papers* are beyond the papers: this book's own hypotheses, each derived from the paper named in
+its *paper* value, judged the same way ("reproduced": the hypothesis holds). Verdicts follow from
 criteria written down before each run (see the {{doc}}`glossary`) and hold only at the scale
 on their badge:
 
@@ -350,15 +356,16 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
                  f"({n} page{'s' if n != 1 else ''} of {len(ids)} figures and tables).")
     if mine and paper.demo_budget_minutes:
         total += " " + budget_text(at_demo, paper.demo_budget_minutes, "this part")
+    asks, how = ("What this part asks", "Method") if paper.beyond else ("What the paper claims", "Recipe")
     return f"""{GENERATED}
 
 # {paper.name}
 
 *{paper.title}* ({paper.venue}).
 
-**What the paper claims.** {paper.claims}
+**{asks}.** {paper.claims}
 
-**Recipe.** {paper.recipe}
+**{how}.** {paper.recipe}
 
 {total}
 

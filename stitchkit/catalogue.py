@@ -1,6 +1,7 @@
 """The catalogue of the four papers and the book's results files, read back.
 
-The papers (:data:`PAPERS`: each one's part folder, ID prefix, claims and recipe), every figure and
+The papers (:data:`PAPERS`: each one's part folder, ID prefix, claims and recipe; last, the part
+*Across the papers*, marked ``beyond``: this book's own questions across them), every figure and
 table they hold (:data:`CATALOGUE`, :data:`TITLES`, in the catalogue's order) and the part of each
 ID prefix (:data:`PARTS`). A page's run is a :class:`Page` (its results file and document);
 :func:`load_pages` reads every results file of the book, checked by :func:`check_results`, and
@@ -37,10 +38,14 @@ class Paper:
     claims: str  # what the paper claims, one paragraph
     recipe: str  # its training recipe, one paragraph
     demo_budget_minutes: float | None = None  # the issue's bound on the whole part at `demo` (2 CPU cores)
+    beyond: bool = False  # this book's own questions across the papers: no paper's claims, the book's hypotheses
 
     @property
     def short(self) -> str:
-        """First author and year ("Bansal 2021"), for narrow table columns."""
+        """First author and year ("Bansal 2021"), for narrow table columns; a part beyond the
+        papers: its name's first word ("Across")."""
+        if self.beyond:
+            return self.name.split()[0]
         return f"{re.match(r'[^,& ]+', self.name)[0]} {self.name[-4:]}"
 
 
@@ -103,11 +108,23 @@ PAPERS: tuple[Paper, ...] = (
           "CIFAR-10 with inputs in [0, 1]; models trained with Adam (lr 1e-3, weight decay 1e-5) for 100 "
           "epochs with crop and flip; 1x1-conv stitches (one linear map per token for ViT) initialised "
           "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60),
+    Paper("across", "X", "Across the papers", "Every similarity notion against every model zoo",
+          "this book's own part, beyond the four papers",
+          "No paper claims what this part judges. The four papers disagree about what stitching measures "
+          "(connectivity almost everywhere, a triangle, blindness to shortcuts, out-of-distribution stitches "
+          "that mis-identify layers), and each tests its conclusion on its own networks only. This part sets "
+          "every similarity notion of the book against every zoo of the book. Its hypotheses are the book's, "
+          "each derived from one of the papers and named with it; a verdict says whether the hypothesis holds.",
+          "The networks the four parts' pages trained, read from the cache (no training of its own); every "
+          "notion as stitchkit.compare computes it (linear CKA, PWCCA, orthogonal Procrustes, direct matching's "
+          "residual and stitched accuracy), recomputed on one paired bootstrap of the test images shared by "
+          "every notion.", demo_budget_minutes=45, beyond=True),
 )
 PAPER_BY_PREFIX = {p.prefix: p for p in PAPERS}
 PAPER_BY_PART = {p.part: p for p in PAPERS}
 
-# Every figure and table of the four papers, in the catalogue's order: (ID, what it shows).
+# Every figure and table of the four papers, in the catalogue's order: (ID, what it shows); then the
+# pages of the part beyond them (X-...).
 CATALOGUE: tuple[tuple[str, str], ...] = (
     ("B-F2A", "Stitching connectivity across seeds, with a random bottom as reference"),
     ("B-F2B", "Supervised vs self-supervised bottoms on ImageNet (out of reach offline; B-F6 is its CIFAR stand-in)"),
@@ -140,10 +157,11 @@ CATALOGUE: tuple[tuple[str, str], ...] = (
     ("J-F2", "TLM and DM, intra- and inter-network: similarity and OOD matrices"),
     ("J-T2", "Sensitivity test"),
     ("J-T3", "Specificity test"),
+    ("X-1", "Agreement of the similarity notions over layer pairs, zoo by zoo"),
 )
 TITLES = dict(CATALOGUE)
 _ORDER = {fid: i for i, (fid, _) in enumerate(CATALOGUE)}
-PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh"}
+PARTS = {"B": "bansal", "H": "hernandez", "S": "smith", "J": "balogh", "X": "across"}
 
 
 def paper_of(figure_id: str) -> Paper | None:

@@ -86,7 +86,7 @@ def test_vocabularies_match_the_library():
     assert catalogue.VERDICTS == results.VERDICTS
     assert catalogue.SCALES == scales.SCALES
     ids = [fid for fid, _ in catalogue.CATALOGUE]
-    assert len(ids) == len(set(ids)) == 31
+    assert len(ids) == len(set(ids)) == 32  # the four papers' 31, and X-1 across them
     assert all(catalogue.paper_of(fid) is not None for fid in ids)
 
 
@@ -147,21 +147,22 @@ def test_counts_csv_and_json_agree_with_the_claims(book):
         table = list(csv.DictReader(fh))
     data = json.loads((book / "_static" / "results.json").read_text())
     assert data["rows"] == table or [{k: str(v) for k, v in r.items()} for r in data["rows"]] == table
-    assert len(table) == 5 + 29  # five claims, 29 catalogue IDs without results
+    assert len(table) == 5 + 30  # five claims, 30 catalogue IDs without results
     verdicts = [r["verdict"] for r in table]
-    assert verdicts.count("no page yet") == 29
+    assert verdicts.count("no page yet") == 30
     assert set(verdicts) <= set(data["verdicts"]) == {*results.VERDICTS, "no page yet"}
     summary = (book / "scorecard-summary.md").read_text()
-    assert "| {bdg-secondary-line}`no page yet` | 12 | 5 | 7 | 5 | **29** |" in summary
-    assert "| {bdg-success}`reproduced` | 1 | 0 | 0 | 0 | **1** |" in summary  # at demo
-    assert "| {bdg-secondary}`not assessed at smoke scale` | 0 | 2 | 0 | 0 | **2** |" in summary  # at smoke
+    assert "| {bdg-secondary-line}`no page yet` | 12 | 5 | 7 | 5 | 1 | **30** |" in summary
+    assert "| {bdg-success}`reproduced` | 1 | 0 | 0 | 0 | 0 | **1** |" in summary  # at demo
+    assert "| {bdg-secondary}`not assessed at smoke scale` | 0 | 2 | 0 | 0 | 0 | **2** |" in summary  # at smoke
+    assert "{doc}`Across (beyond the papers) <across/index>`" in summary  # the fifth column, marked
     assert summary.index("pages run at `smoke`") < summary.index("pages run at `demo`")
 
 
 def test_part_pages_toc_and_idempotence(book):
     toc_path = book.parent / "_toc.yml"
     written = bookpages.write_pages(book, toc=toc_path)
-    assert len(written) == 10  # scorecard, summary, csv, json, cost, toc, four part pages
+    assert len(written) == 11  # scorecard, summary, csv, json, cost, toc, five part pages
     cost = (book / "cost.md").read_text()
     assert "Not measured yet: run `make bench`." in cost and "the measured column is empty" in cost
     assert "14,144" in cost and "≤ 4 H100-hours" in cost  # the H-F2 paper grid, counted from its preset
@@ -178,7 +179,9 @@ def test_part_pages_toc_and_idempotence(book):
     files = [c["file"] for c in toc["chapters"]]
     assert toc["root"] == "book/intro"
     assert files == ["book/scorecard", "book/bansal/index", "book/hernandez/index", "book/smith/index",
-                     "book/balogh/index", "book/cost", "book/glossary"]
+                     "book/balogh/index", "book/across/index", "book/cost", "book/glossary"]
+    across = (book / "across" / "index.md").read_text()
+    assert "**What this part asks.**" in across and "beyond the four papers" in across and "| X-1 |" in across
     assert toc["chapters"][1]["sections"] == [{"file": "book/bansal/B-F2A"}]
     assert "sections" not in toc["chapters"][2]  # H-F2 has results but no page
     assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten

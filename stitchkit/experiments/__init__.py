@@ -26,6 +26,7 @@ PRESETS_OF = {
     "S-4.2": ("smith", "PRESETS"), "S-F1A": ("smith", "PRESETS_F1A"), "S-F1B": ("smith", "PRESETS"),
     "S-F1C": ("smith", "PRESETS"), "S-FC5": ("smith", "PRESETS"), "S-FC6": ("smith", "PRESETS_FC6"),
     "S-TC1": ("smith", "PRESETS"),
+    "X-1": ("across", "PRESETS_X1"),
 }
 
 
