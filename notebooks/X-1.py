@@ -53,9 +53,10 @@
 #    the layer pairs. From Hernandez et al. (2022): the triangle.
 #
 # **Controls.** *Identity*: within a network, every notion must rank each layer most similar to
-# itself, its own pair at least as similar (up to rounding) as every other pair in its row and
-# its column; a notion that is computed wrongly, or a stitch that adds accuracy by itself, fails
-# it. *Noise*: each notion must rank the layer pairs alike on every resample of the test images
+# itself: no other pair in its row or its column may be shown more similar than its own pair (on
+# the 95% interval of the rival's excess; a tie within noise, such as a later layer stitched into
+# an earlier one as well as the layer itself, is no failure). A notion that is computed wrongly,
+# or a stitch that adds accuracy by itself, fails it. *Noise*: each notion must rank the layer pairs alike on every resample of the test images
 # (Kendall's $\tau$ between its values on a resample and on all images at least 0.8, over the
 # 95% interval of the resamples): a notion whose ranking is mostly noise can agree with nothing.
 # *Enough pairs*: at least 10 layer pairs behind each judged number. A failed control makes the
@@ -69,9 +70,11 @@
 # the intervals lean low, and the value on all images can lie above its interval. The two
 # networks of a zoo are fixed: the intervals say nothing about other seeds.
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: `smoke` about a minute; `demo`
-# a few minutes once the four parts' demo pages have run (their networks are read from the
-# cache; this page trains nothing), plus the eight networks' training from an empty cache.
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
+# minutes (training its eight small networks included); `demo` about 11 minutes once the four
+# parts' demo pages have run (their networks are read from the cache; this page trains nothing:
+# about 1 minute for Smith & Marcu's zoo, 3 to 4 for each other), about 15 minutes more from an
+# empty cache (the eight networks' training).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -92,7 +95,7 @@ run = Run("X-1", scale, cfg)
 # ## Every notion on every layer pair
 #
 # Each zoo's two networks, the page that trained them, their accuracy on the
-# {glue:text}`test_images` test images every notion is measured on, and how many layer pairs
+# {glue:text}`test_images_used` test images every notion is measured on, and how many layer pairs
 # each $\tau$ ranks:
 
 # %%
@@ -155,11 +158,13 @@ run.claims_table()
 # - **Networks** are the zoos' at this scale, as their pages trained them: at `demo` widths 8
 #   (16 for Smith & Marcu's) and 3 to 4 epochs. Hernandez et al.'s zoo pairs two depths at seed
 #   0, as {doc}`../hernandez/H-F2` trained no second seed.
-# - **Preprocessing** as `stitchkit.compare`: CKA on the flattened maps; PWCCA, Procrustes and
-#   DM's residual on positions as examples where the two maps have the same size, else on the
-#   pooled vectors (Balogh & Jelasity's); PWCCA's weights from the narrower side. The DM maps
-#   are fitted on `dm_images` training images and measured on the test images; CIFAR-10 is the
-#   offline JPEG copy.
+# - **Preprocessing** as `stitchkit.compare`: CKA on the flattened maps; PWCCA and Procrustes
+#   on positions as examples where the two maps have the same size, else on the pooled vectors
+#   (Balogh & Jelasity's); PWCCA's weights from the narrower side. So over layer pairs of
+#   different stages these two notions mix two preprocessings, which may rank pairs by their
+#   preprocessing as much as by their similarity: read their $\tau$s with that in mind. The DM
+#   maps (a 1×1 convolution, A's map resized to B's) are fitted on `dm_images` training images
+#   and measured on the test images; CIFAR-10 is the offline JPEG copy.
 
 # %% [markdown]
 # ## Summary

@@ -205,7 +205,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
     the papers (``paper`` names which): the papers compare notions on their own networks only.
     Controls: the identity control per notion (:func:`identity_failures`), each notion's ranking
     stable under the image resampling (:data:`STABLE_TAU_MIN`), enough layer pairs (:data:`MIN_PAIRS`)."""
-    numbers: dict[str, float] = {"test_images": next(iter(results.values()))["n_test"], "zoos": len(results)}
+    numbers: dict[str, float] = {"test_images_used": next(iter(results.values()))["n_test"], "zoos_run": len(results)}
     claims: list[dict] = []
     for z, r in results.items():
         n, ms, title = r["n_test"], r["measures"], r["title"]
@@ -346,15 +346,19 @@ def partings(results: dict[str, dict]) -> pd.DataFrame:
 
 
 def plot_agreement(results: dict[str, dict]):
-    """One heat map per zoo: Kendall's tau of every two notions, within a network below the
-    diagonal and between networks above it, each cell annotated with tau and its interval."""
+    """One heat map per zoo (two per row): Kendall's tau of every two notions, within a network
+    below the diagonal and between networks above it, each cell annotated with tau and its interval."""
     zs = list(results)
     ms = results[zs[0]]["measures"]
-    k = len(ms)
-    size = 0.75 * k + 1.2
-    fig, axes = plt.subplots(1, len(zs), figsize=(size * len(zs) + 1.2, size + 0.6), squeeze=False)
+    k, ncols = len(ms), min(2, len(zs))
+    nrows = -(-len(zs) // ncols)
+    size = 0.62 * k + 0.9
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 1.0, size * nrows + 0.5), squeeze=False,
+                             layout="constrained")
+    for ax in axes.flat[len(zs):]:
+        ax.set_visible(False)
     im = None
-    for ax, z in zip(axes[0], zs):
+    for ax, z in zip(axes.flat, zs):
         r = results[z]
         mat, text = np.full((k, k), np.nan), {}
         for s in SETS:
@@ -365,15 +369,14 @@ def plot_agreement(results: dict[str, dict]):
                 text[(i, j)] = "undef." if e is None else f"{e.value:.2f}\n[{e.low:.2f}, {e.high:.2f}]"
         im = ax.imshow(mat, vmin=-1, vmax=1, cmap="RdBu_r")
         for (i, j), t in text.items():
-            ax.text(j, i, t, ha="center", va="center", fontsize=6.5 if k <= 5 else 5,
+            ax.text(j, i, t, ha="center", va="center", fontsize=6 if k <= 5 else 5,
                     color="white" if abs(mat[i, j]) > 0.6 else "black")
         for i in range(k):
             ax.text(i, i, "—", ha="center", va="center", color="0.5")
         ax.set_xticks(range(k), [SHORT[m] for m in ms], rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(k), [SHORT[m] for m in ms], fontsize=8)
         ax.set_title(r["title"], fontsize=9)
-    fig.subplots_adjust(left=0.07, right=0.9, bottom=0.3, top=0.9, wspace=0.45)
-    fig.text(0.01, 0.01, "Below the diagonal: layer pairs within a network. Above it: between the two networks.",
-             fontsize=8, color="0.3")
-    fig.colorbar(im, ax=axes[0].tolist(), label="Kendall τ", shrink=0.85, pad=0.02)
+    fig.colorbar(im, ax=axes, label="Kendall τ", shrink=0.6)
+    fig.supxlabel("Below the diagonal: layer pairs within a network. Above it: between the two networks.",
+                  fontsize=8, color="0.3")
     return fig
