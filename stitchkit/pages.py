@@ -210,8 +210,10 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
 def _sweep_example(figure_id: str, params: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
     """A parameter of the page and two values for it that the CLI accepts: the page's own value
     and another. Integers come first (the value and its double), then floats, then booleans and
-    fields with a fixed set of choices. Values are checked against the figure's registered config
-    when it is loaded (it is when the executor calls this), else only by type."""
+    fields with a fixed set of choices. A config may name its own example instead, as a class
+    attribute ``SWEEP_EXAMPLE = (parameter, (values...))`` (X-1: the zoos). Values are checked
+    against the figure's registered config when it is loaded (it is when the executor calls
+    this), else only by type."""
     cls = registered_config(figure_id)
 
     def ok(name: str, values: list[Any]) -> bool:
@@ -231,6 +233,9 @@ def _sweep_example(figure_id: str, params: Mapping[str, Any]) -> tuple[str, list
         return tuple(field.metadata.get("choices") or ()) if field else ()
 
     candidates: list[tuple[int, str, list[Any]]] = []
+    own = getattr(cls, "SWEEP_EXAMPLE", None)
+    if own is not None:
+        candidates.append((-1, own[0], list(own[1])))
     for name, v in params.items():
         if isinstance(v, bool):
             candidates.append((2, name, [v, not v]))

@@ -237,6 +237,12 @@ def test_presets_and_parameters():
         preset(across.PRESETS_X1, "demo", zoo="imagenet")
     with pytest.raises(ParameterValueError, match="parameter 'measures'"):
         preset(across.PRESETS_X1, "demo", measures=("cka", "tlm"))
+    # the page's rerun box offers the sweep over the zoos
+    from stitchkit import pages
+
+    box = pages.rerun_box({"id": "X-1", "scale": "demo", "params": dataclasses.asdict(across.PRESETS_X1["demo"]),
+                           "provenance": {}, "claims": []})
+    assert "stitchkit sweep X-1 --scale demo -p zoo bansal hernandez smith balogh\n" in box
 
 
 @pytest.mark.parametrize("scale", ["smoke", "demo"])

@@ -98,6 +98,8 @@ class AgreementConfig:
     dm_images: int = param(100, "training images each direct-matching map is fitted on (K in Balogh & Jelasity: "
                            "100)", ge=1, le=50_000)
 
+    SWEEP_EXAMPLE = ("zoo", ZOOS)  # the rerun box's sweep: one run per zoo (a class attribute, not a field)
+
     def zoos(self) -> tuple[str, ...]:
         return ZOOS if self.zoo == "all" else (self.zoo,)
 
