@@ -19,7 +19,8 @@ Layers, each importing only from layers below it (a test checks there is no impo
    ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
    shows in one call);
 5. ``experiments`` (by paper and figure family), ``comparison`` (``stitchkit.compare``: every
-   measure between two of a user's own networks);
+   measure between two of a user's own networks), ``notions`` (every notion on every layer pair,
+   on all images and on shared bootstrap resamples of them; Kendall's tau between notions);
 6. the book: ``catalogue`` (papers, figures, results files read back), ``pages`` (what goes on
    each executed page), ``cost`` (the Cost page), ``bookpages`` (scorecard, part pages, table of
    contents), ``runs`` (output folders, run errors), ``execution`` (papermill, sweeps, the book

@@ -246,7 +246,7 @@ CHANGES: tuple[Change, ...] = (
            "block5 at 100.6% of the network's own accuracy (R2222's block8 into block7: 100.9%), within noise of "
            "the own pair's 100% (excess interval [-1.9, 3.2] points), and the exact rule failed the control for "
            "two layers in each of the bansal and hernandez zoos, making their eight claims inconclusive; every other "
-           "control of the book is judged on its interval", "92f39b8", "2026-11-25"),
+           "control of the book is judged on its interval", "0004e74", "2026-11-25"),
 )
 
 
