@@ -239,14 +239,6 @@ CHANGES: tuple[Change, ...] = (
     Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
            "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
            "not move with the resample", "f78f85f", "2026-11-24"),
-    Change(("X-1",), "the identity control counts the layers whose own pair another pair is shown to beat on "
-           "the 95% bootstrap interval of the best rival's excess (was: beaten by more than rounding, on all test "
-           "images alone)",
-           "at the first demo run (before any page was committed), DM (func.) stitched ResNet-18 #0's block6 into its "
-           "block5 at 100.6% of the network's own accuracy (R2222's block8 into block7: 100.9%), within noise of "
-           "the own pair's 100% (excess interval [-1.9, 3.2] points), and the exact rule failed the control for "
-           "two layers in each of the bansal and hernandez zoos, making their eight claims inconclusive; every other "
-           "control of the book is judged on its interval", "0004e74", "2026-11-25"),
 )
 
 
