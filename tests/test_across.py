@@ -152,15 +152,6 @@ def test_identity_control_counts_layers_whose_own_pair_is_beaten():
     bad = good.copy()
     bad[1] = 1.2  # (x, y) beats (x, x) and is (y)'s column rival too
     assert identity_failures(pairs, bad) == 2
-    # with replicates, a beat must show on the interval: a tie within noise is none
-    rng = np.random.default_rng(0)
-    reps = np.vstack([good, good + rng.normal(scale=0.05, size=(200, 9))])
-    tie = reps.copy()
-    tie[:, 1] = tie[:, 0] + 0.01 + rng.normal(scale=0.05, size=201)  # (x, y) ahead of (x, x) by less than noise
-    assert identity_failures(pairs, tie) == 0 and identity_failures(pairs, tie[0]) == 2
-    clear = reps.copy()
-    clear[:, 1] = clear[:, 0] + 0.3
-    assert identity_failures(pairs, clear) == 2
     r = synthetic(broken="pwcca")
     assert r["identity_failures"]["pwcca"] == 6 and r["identity_failures"]["cka"] == 0
 
