@@ -53,10 +53,10 @@
 #    the layer pairs. From Hernandez et al. (2022): the triangle.
 #
 # **Controls.** *Identity*: within a network, every notion must rank each layer most similar to
-# itself: no other pair in its row or its column may be shown more similar than its own pair (on
-# the 95% interval of the rival's excess; a tie within noise, such as a later layer stitched into
-# an earlier one as well as the layer itself, is no failure). A notion that is computed wrongly,
-# or a stitch that adds accuracy by itself, fails it. *Noise*: each notion must rank the layer pairs alike on every resample of the test images
+# itself: no other pair in its row or its column may be more similar than its own pair, by
+# more than rounding, on all test images (the rule fixed before any run; a rival that ties the
+# own pair within noise but lies above it fails it too, see "Changes after a run"). A notion
+# that is computed wrongly, or a stitch that adds accuracy by itself, fails it. *Noise*: each notion must rank the layer pairs alike on every resample of the test images
 # (Kendall's $\tau$ between its values on a resample and on all images at least 0.8, over the
 # 95% interval of the resamples): a notion whose ranking is mostly noise can agree with nothing.
 # *Enough pairs*: at least 10 layer pairs behind each judged number. A failed control makes the
