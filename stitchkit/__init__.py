@@ -4,7 +4,7 @@ Layers, each importing only from layers below it (a test checks there is no impo
 
 1. ``fileio`` (atomic writes), ``paths``, ``hardware`` (device, precision by capability),
    ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``ledger`` (the
-   networks a run used), ``scales`` (presets, figure configs, parameter validation);
+   networks a run used), ``figures`` (the figure registry), ``scales`` (presets, figure configs, parameter validation);
 2. data: ``splits`` (a split in memory, subsets, label transforms), ``integrity`` (data errors),
    ``archives`` (reading, decoding and caching the data root), ``data`` (normalisation, device
    batches with batch-level augmentation), ``colour_mnist`` (Smith & Marcu's generated sets),

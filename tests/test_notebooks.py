@@ -6,15 +6,15 @@ import nbformat
 import pytest
 
 from stitchkit import data, execution, paths
+from stitchkit.figures import FIGURES
 
 NOTEBOOKS = list(execution.discover())
 
 
-# datasets each paper's pages read (Balogh & Jelasity's OOD pages use MNIST as the outlier set)
-NEEDS = {"B": ("cifar10",), "H": ("cifar10",), "S": ("mnist",), "J": ("cifar10", "mnist"),
-         "X": ("cifar10", "mnist")}  # across the papers: every zoo's data (Smith & Marcu's sets come from MNIST)
-DATA_ONLY = {"S-F1A", "B-T1", "B-F2B"}  # pages that make no claim (show data, or summarise other pages)
-TABLES_ONLY = {"B-T1", "B-F2B", "H-T1", "H-T2"}  # pages whose result is a table, without a figure
+# what each page reads, whether it judges claims and whether its result is a table: the registry's
+NEEDS = {f.id: f.needs for f in FIGURES}
+DATA_ONLY = {f.id for f in FIGURES if not f.claims}  # pages that make no claim (show data, or summarise other pages)
+TABLES_ONLY = {f.id for f in FIGURES if f.kind == "table"}  # pages whose result is a table, without a figure
 
 
 def _have(dataset: str) -> bool:
@@ -34,7 +34,7 @@ LENGTH_CONTROLLED = {"B-F3C": ("wider_improves", "not_vice_versa"), "B-F8": ("st
 @pytest.mark.slow
 @pytest.mark.parametrize("figure_id", NOTEBOOKS)
 def test_notebook_runs_at_smoke(figure_id, tmp_path):
-    for dataset in NEEDS[figure_id[0]]:
+    for dataset in NEEDS[figure_id]:
         if not _have(dataset):
             pytest.skip(f"{dataset} not found in the data root (set STITCHKIT_DATA_ROOT; `make check` and `make test` do)")
     info = execution.get_notebook(figure_id)
