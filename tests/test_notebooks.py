@@ -92,6 +92,8 @@ def test_book_builds_without_warnings(tmp_path):
     page = (html / "book" / "bansal" / "B-F2A.html").read_text()
     assert "Run provenance" in page and "reproduced" in page
     assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
+    # figures are labelled by their page, never numbered across the book (book/_ext/figure_labels.py)
+    assert "B-F2A · figure 1. " in page and "B-F2A · figure 2. " in page and 'class="caption-number"' not in page
 
 
 def test_stale_detection(tmp_path):
