@@ -201,38 +201,48 @@ def _filter(name: str, values: list[str]) -> str:
     return f'<label>{name} <select data-filter="{name}"><option value="">all</option>{options}</select></label>'
 
 
-def network_accuracies(pages: list[Page]) -> dict[str, tuple[list[float], int, int]]:
+def network_accuracies(pages: list[Page]) -> dict[str, tuple[dict[str, list[float]], int, int]]:
     """Per scale: the test accuracies (%) of the distinct trained networks behind its pages (the
-    ``networks`` their runs record), how many of its pages record them, and how many it has."""
-    out: dict[str, tuple[dict[str, float], int, int]] = {}
+    ``networks`` their runs record), by the data set they were trained on, how many of its pages
+    record them, and how many it has."""
+    out: dict[str, tuple[dict[str, dict[str, float]], int, int]] = {}
     for page in pages:
         scale = page.results.get("scale")
         nets = page.results.get("provenance", {}).get("networks")
         acc, recorded, total = out.get(scale, ({}, 0, 0))
         for n in nets or ():
             if n.get("trained") and n.get("accuracy") is not None:
-                acc[n["key"]] = 100 * float(n["accuracy"])
+                acc.setdefault(_data_family(n.get("data")), {})[n["key"]] = 100 * float(n["accuracy"])
         out[scale] = (acc, recorded + (nets is not None), total + 1)
-    return {s: (sorted(a.values()), r, t) for s, (a, r, t) in out.items()}
+    return {s: ({d: sorted(v.values()) for d, v in a.items()}, r, t) for s, (a, r, t) in out.items()}
 
 
-def scale_notes(records: list[dict[str, Any]], accuracies: Mapping[str, tuple[list[float], int, int]] | None = None) -> str:
+def _data_family(dataset: str | None) -> str:
+    """The data set a network's accuracy is on, for a reader: MNIST and the colour-MNIST sets derived
+    from it count as one."""
+    if dataset in ("cifar10", None):
+        return "CIFAR-10"
+    return "MNIST sets" if dataset == "mnist" or "mnist" in dataset else dataset
+
+
+def scale_notes(records: list[dict[str, Any]],
+                accuracies: Mapping[str, tuple[dict[str, list[float]], int, int]] | None = None) -> str:
     """One line per scale the scorecard's verdicts were computed at: what it means, and how well
-    trained its pages' networks are, measured (:func:`network_accuracies`)."""
+    trained its pages' networks are, measured, by data set (:func:`network_accuracies`)."""
     used = [s for s in SCALES if any(r["scale"] == s for r in records)]
     lines = []
     for s in used:
-        acc, recorded, total = (accuracies or {}).get(s, ([], 0, 0))
-        measured = ""
-        if acc:
-            measured = (f" Its trained networks reach {acc[0]:.0f}-{acc[-1]:.0f}% test accuracy (median "
-                        f"{acc[len(acc) // 2]:.0f}%, {len(acc)} networks; recorded by {recorded} of its {total} pages).")
+        by_data, recorded, total = (accuracies or {}).get(s, ({}, 0, 0))
+        parts = [f"{d} {a[0]:.0f}-{a[-1]:.0f}% (median {a[len(a) // 2]:.0f}%, {len(a)} networks)"
+                 for d, a in sorted(by_data.items()) if a]
+        measured = (f" Its trained networks' test accuracy: {'; '.join(parts)}; recorded by {recorded} of its "
+                    f"{total} pages.") if parts else ""
         lines.append(f"- **{s}**: {SCALE_MEANING[s]}.{measured}")
     return "\n".join(lines)
 
 
 def scorecard_markdown(records: list[dict[str, Any]],
-                       accuracies: Mapping[str, tuple[list[float], int, int]] | None = None) -> str:
+                       accuracies: Mapping[str, tuple[dict[str, list[float]], int, int]] | None = None) -> str:
     """The scorecard page (in the book dir): counts, then one row per claim or missing figure, a
     compact table (paper, page, claim, ours and the paper's value, verdict with its scale; the
     criterion, interval, failed controls and run one click away) with offline filters."""

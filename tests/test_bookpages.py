@@ -353,13 +353,19 @@ def test_the_scorecard_states_how_well_trained_each_scales_networks_are():
         prov = {} if nets is None else {"networks": nets}
         return catalogue.Page(fid, "bansal", {"id": fid, "scale": scale, "provenance": prov, "claims": []}, None)
 
-    net = lambda key, acc, trained=True: {"key": key, "accuracy": acc, "trained": trained}  # noqa: E731
+    def net(key, acc, trained=True, data="cifar10"):
+        return {"key": key, "accuracy": acc, "trained": trained, "data": data}
+
     pages = [page("B-F2A", "demo", [net("a", 0.55), net("b", 0.66), net("r", 0.1, trained=False)]),
              page("B-F4", "demo", [net("a", 0.55), net("c", 0.61)]), page("B-F7", "demo", None),
+             page("S-4.2", "demo", [net("m", 0.98, data="mnist_grey3"), net("d", 0.9, data="cmnist_digit")]),
              page("H-F2", "gpu", [net("d", 0.93)])]
     acc = network_accuracies(pages)
-    assert acc["demo"] == (pytest.approx([55.0, 61.0, 66.0]), 2, 3)  # shared networks once, untrained left out
-    assert acc["gpu"] == (pytest.approx([93.0]), 1, 1)
+    by_data, recorded, total = acc["demo"]
+    assert (recorded, total) == (3, 4)
+    assert by_data["CIFAR-10"] == pytest.approx([55.0, 61.0, 66.0])  # shared networks once, untrained left out
+    assert by_data["MNIST sets"] == pytest.approx([90.0, 98.0])  # MNIST and its derived sets, apart from CIFAR-10
     text = scale_notes([{"scale": "demo"}, {"scale": "gpu"}], acc)
-    assert "55-66% test accuracy (median 61%, 3 networks; recorded by 2 of its 3 pages)" in text
-    assert "93-93%" in text and scale_notes([{"scale": "demo"}]).count("test accuracy") == 0
+    assert ("CIFAR-10 55-66% (median 61%, 3 networks); MNIST sets 90-98% (median 98%, 2 networks); recorded by 3 "
+            "of its 4 pages") in text
+    assert "CIFAR-10 93-93%" in text and scale_notes([{"scale": "demo"}]).count("test accuracy") == 0
