@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -411,17 +412,41 @@ def sweep_summary(table: "pd.DataFrame", names: list[str]) -> str:
 # The book
 
 
-def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR) -> str | None:
-    """Why the committed page of ``info`` must be re-executed, or None if it is current."""
+# the book shows the page of the highest scale a figure was run at; lower scales' verdicts go beside it
+SCALE_RANK = {s: i for i, s in enumerate(SCALES)}
+
+
+def _results_of(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except json.JSONDecodeError:
+        return None
+
+
+def beside_path(info: NotebookInfo, scale: str, book_dir: Path = paths.BOOK_DIR) -> Path:
+    """Where a run at ``scale`` keeps its verdicts beside a page of a higher scale."""
+    return book_dir / info.part / f"{info.id}.{scale}.results.json"
+
+
+def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR, *, scale: str | None = None) -> str | None:
+    """Why the committed page of ``info`` must be re-executed, or None if it is current. With
+    ``scale`` (the scale a re-run would use): a page of a higher scale whose notebook has changed
+    is current when its verdicts at ``scale``, kept beside it, are of the current notebook (the
+    page itself waits for a machine of its own scale)."""
     nb = info.book_notebook(book_dir)
     res = nb.with_suffix(".results.json")
     if not nb.exists() or not res.exists():
         return "no executed page"
-    try:
-        recorded = json.loads(res.read_text()).get("source_sha256")
-    except json.JSONDecodeError:
+    results = _results_of(res)
+    if results is None:
         return "unreadable results file"
-    if recorded != source_hash(info.source):
+    current = source_hash(info.source)
+    if results.get("source_sha256") != current:
+        shown = results.get("scale")
+        if scale is not None and shown in SCALE_RANK and SCALE_RANK[shown] > SCALE_RANK[scale]:
+            beside = _results_of(beside_path(info, scale, book_dir))
+            if beside is not None and beside.get("source_sha256") == current:
+                return None
         return "source changed since the committed run"
     return None
 
@@ -440,13 +465,22 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
     if broken:  # the book would lose those pages silently: stop before executing anything
         raise ValueError("; ".join(broken.values()))
     for info in infos.values():
-        reason = f"--scale {scale}" if scale else stale_reason(info, book_dir)
-        if reason:
-            run_scale = scale or stale_scale
+        reason = f"--scale {scale}" if scale else stale_reason(info, book_dir, scale=stale_scale)
+        if not reason:
+            print(f"[stitchkit] {info.id}: committed run is current", flush=True)
+            continue
+        run_scale = scale or stale_scale
+        shown = (_results_of(info.book_notebook(book_dir).with_suffix(".results.json")) or {}).get("scale")
+        if shown in SCALE_RANK and SCALE_RANK[shown] > SCALE_RANK[run_scale]:
+            # never replace a page of a higher scale (a GPU run) by a lower one: the run's verdicts go beside it
+            beside = beside_path(info, run_scale, book_dir)
+            print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason}); its {shown} page stays shown, "
+                  f"these verdicts go beside it ({beside.name})", flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                atomic_write_json(beside, execute(info, Path(tmp) / f"{info.id}.ipynb", run_scale, progress=progress))
+        else:
             print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason})", flush=True)
             execute(info, info.book_notebook(book_dir), run_scale, progress=progress)
-        else:
-            print(f"[stitchkit] {info.id}: committed run is current", flush=True)
     if not build:
         return None
     return compile_book(output)
@@ -464,6 +498,6 @@ def compile_book(output: Path | None = None) -> Path:
     return Path(output or paths.REPO_ROOT) / "_build" / "html"
 
 
-__all__ = ["SCALES", "NotebookInfo", "Parameter", "build_book", "check_parameters", "check_run", "compile_book", "discover",
+__all__ = ["SCALES", "SCALE_RANK", "NotebookInfo", "beside_path", "Parameter", "build_book", "check_parameters", "check_run", "compile_book", "discover",
            "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep",
            "sweep_summary"]

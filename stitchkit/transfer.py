@@ -33,11 +33,11 @@ from . import execution, paths
 from .catalogue import check_results
 from .fileio import atomic_write_bytes, atomic_write_json
 from .results import git_state
-from .scales import SCALES, check_figure_scale, check_scale
+from .scales import check_figure_scale, check_scale
 
 FORMAT = 1
 MAX_ARCHIVE_BYTES = 16 * 2**20  # what one file back from a lent machine may weigh
-RANK = {s: i for i, s in enumerate(SCALES)}  # the book shows the page of the highest scale
+RANK = execution.SCALE_RANK  # the book shows the page of the highest scale
 
 
 class ArchiveError(ValueError):

@@ -110,3 +110,38 @@ def test_stale_detection(tmp_path):
     assert execution.stale_reason(info, book) is None
     src.write_text(src.read_text() + "# changed\n")
     assert execution.stale_reason(info, book) == "source changed since the committed run"
+
+
+def test_make_book_never_replaces_a_higher_scales_page_and_keeps_its_run_beside(tmp_path, monkeypatch):
+    """A GPU page whose notebook changed is not overwritten by a demo run: the demo verdicts go
+    beside it (<ID>.demo.results.json), and once they match the notebook the page counts as current."""
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    src = nbs / "H-F2.py"
+    src.write_text((paths.NOTEBOOKS_DIR / "H-F2.py").read_text())
+    monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
+    book = tmp_path / "book"
+    info = execution.get_notebook("H-F2", nbs)
+    page = info.book_notebook(book)
+    page.parent.mkdir(parents=True)
+    page.write_text("{}")
+    gpu = {"id": "H-F2", "scale": "gpu", "source_sha256": "an older notebook", "claims": []}
+    page.with_suffix(".results.json").write_text(json.dumps(gpu))
+    assert execution.stale_reason(info, book, scale="demo") == "source changed since the committed run"
+    runs = []
+
+    def fake_execute(info, out, scale, params=None, *, progress=True):
+        runs.append((scale, out))
+        return {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source), "claims": []}
+
+    monkeypatch.setattr(execution, "execute", fake_execute)
+    monkeypatch.setattr(execution, "discover", lambda broken=None: {"H-F2": info})
+    execution.build_book(build=False, book_dir=book, progress=False)
+    assert [s for s, _ in runs] == ["demo"] and runs[0][1].parent != page.parent  # executed elsewhere
+    assert json.loads(page.with_suffix(".results.json").read_text()) == gpu  # the GPU page stays shown
+    beside = json.loads((page.parent / "H-F2.demo.results.json").read_text())
+    assert beside["scale"] == "demo"
+    assert execution.stale_reason(info, book, scale="demo") is None  # current at demo; no re-run next time
+    assert execution.stale_reason(info, book) == "source changed since the committed run"  # the page itself is behind
+    execution.build_book(build=False, book_dir=book, progress=False)
+    assert len(runs) == 1
