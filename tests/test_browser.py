@@ -209,6 +209,32 @@ def test_search_finds_a_figure(browser, html_dir):
     assert any(h.split("#")[0].split("?")[0].endswith("/B-F2A.html") for h in hits), hits
 
 
+FOLDS = """() => Array.from(document.querySelectorAll('section > details.sk-fold')).map(
+  d => [d.parentElement.id, d.open, d.querySelector('summary').textContent])"""
+
+
+def test_reference_sections_fold_and_a_link_opens_them(browser, html_dir):
+    """A figure page opens with its verdicts and figures: the claims' details, the changes after a
+    run and the configuration fold behind one click under their headings; a link to one opens it."""
+    page = html_dir / "book" / "bansal" / "B-F4.html"
+    visit = Visit(browser, page.as_uri(), 1280)
+    try:
+        folds = visit.page.evaluate(FOLDS)
+        visit.page.click("section#configuration summary")
+        opened = visit.page.evaluate(FOLDS)
+    finally:
+        visit.close()
+    assert [(sid, is_open) for sid, is_open, _ in folds] == [
+        ("claims", False), ("changes-after-a-run", False), ("configuration", False)]
+    assert dict((sid, is_open) for sid, is_open, _ in opened)["configuration"] is True
+    linked = Visit(browser, page.as_uri() + "#claims", 1280)
+    try:
+        assert dict((sid, is_open) for sid, is_open, _ in linked.page.evaluate(FOLDS))["claims"] is True
+        assert not linked.errors, linked.errors
+    finally:
+        linked.close()
+
+
 def test_every_figure_has_an_alt_text_that_says_what_it_shows(html_dir):
     """Every image of a page carries alt text in words (not a file path); a page behind its
     notebook (its text changed after the run) is checked once it is re-run."""
