@@ -14,7 +14,8 @@ Layers, each importing only from layers below it (a test checks there is no impo
 3. ``stitching`` (stitch kinds, direct-matching init, task-loss matching), ``similarity`` (CKA,
    PWCCA, Procrustes, DM distance, rank, low-rank approximations), ``probes`` (linear probes),
    ``ood`` (OOD detectors), ``zoo`` (each paper's model recipes);
-4. ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid, local or on Dask), ``noise``
+4. ``cluster`` (a Dask cluster by its address), ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid,
+   local or on Dask), ``noise``
    (paired-bootstrap intervals), ``results`` (numbers, claims, verdicts), ``controls``,
    ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
    shows in one call);

@@ -2,6 +2,7 @@
 
     stitchkit list                                  notebooks and their parameters
     stitchkit run ID --scale S [-p KEY VALUE ...]   one-off run into runs/ (not the book)
+                  [--dask ADDRESS [--dask-timeout SECONDS]]   (its stitch grids on a Dask cluster)
     stitchkit sweep ID --scale S -p KEY V1 V2 ...   grid of runs, results collected in one table
                     [--dask ADDRESS [--dask-timeout SECONDS]]
     stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
@@ -23,10 +24,12 @@ from __future__ import annotations
 import argparse
 import ast
 import math
+import os
 import sys
 from typing import Any
 
 from .catalogue import TITLES, empty_cache_seconds, load_pages
+from .cluster import DASK_ENV, DASK_TIMEOUT_ENV, connect
 from .runs import describe_failure, on_sigterm
 from .scales import SCALES
 
@@ -74,8 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="the figures, one line each (ID, title, the book's run and its time), or one "
                                      "figure's parameters")
     ls.add_argument("id", nargs="?", metavar="ID", help="list this figure's parameters")
-    _notebook_command(sub, "run", "execute one notebook into runs/", ("KEY", "VALUE"),
-                      "override a parameter (repeatable)", "runs/<ID>/<stamp>-<scale>")
+    rn = _notebook_command(sub, "run", "execute one notebook into runs/", ("KEY", "VALUE"),
+                           "override a parameter (repeatable)", "runs/<ID>/<stamp>-<scale>")
+    rn.add_argument("--dask", metavar="ADDRESS", help="scheduler address of a Dask cluster: the page's stitch grids "
+                                                      "run there (default: here)")
+    rn.add_argument("--dask-timeout", metavar="SECONDS", type=float, default=10.0,
+                    help="how long to wait for the Dask scheduler to answer (default 10)")
     sw = _notebook_command(sub, "sweep", "run a grid of parameter values and collect the results", ("KEY", "V1"),
                            "a parameter and its values (repeatable; the grid is their product)",
                            "runs/sweeps/<ID>-<stamp>-<scale>")
@@ -153,6 +160,11 @@ def _main(args) -> int:
             if broken:
                 return 2
         elif args.command == "run":
+            if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
+                raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
+            if args.dask:  # refused now if it does not answer; the kernel's grids connect to it themselves
+                connect(args.dask, args.dask_timeout).close()
+                os.environ[DASK_ENV], os.environ[DASK_TIMEOUT_ENV] = args.dask, f"{args.dask_timeout:g}"
             out, results = execution.run_notebook(args.id, args.scale, _pairs(args.param, multi=False),
                                                   out_dir=Path(args.out) if args.out else None)
             print(f"executed notebook: {out}\nresults: {out.with_suffix('.results.json')}")

@@ -37,7 +37,8 @@ from .catalogue import PARTS, source_hash
 from .fileio import atomic_write_json, atomic_write_text
 from .pages import page_boxes, put_under_title, tidy_page
 from .results import RESULTS_ENV
-from .runs import (DaskSchedulerError, OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
+from .cluster import DaskSchedulerError, connect
+from .runs import (OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
                    fresh_folder, output_folder)
 from .scales import (SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, preset,
                      registered_config, registered_presets)
@@ -298,28 +299,6 @@ def _sweep_one(figure_id: str, scale: str, params: dict, out_dir: str) -> dict:
     return {**results_row(params, results), "status": "ok", "error": "", "notebook": str(out)}
 
 
-def _dask_client(address: str, timeout: float):
-    """A client of the scheduler at ``address`` that has at least one worker: an unreachable
-    scheduler, or one without workers after ``timeout`` seconds (a sweep would wait forever),
-    raises :class:`DaskSchedulerError`."""
-    from distributed import Client
-
-    try:
-        client = Client(address, timeout=timeout)
-    except Exception as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise DaskSchedulerError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({reason}); "
-                                 "check the address and that the scheduler is running, or leave out --dask to "
-                                 "run here") from None
-    try:
-        client.wait_for_workers(1, timeout=timeout)
-    except Exception:  # TimeoutError (distributed's or asyncio's)
-        client.close()
-        raise DaskSchedulerError(f"the Dask scheduler at {address} has no workers (waited {timeout:g} s): start "
-                                 "workers with `dask worker " + address + "`, or leave out --dask to run here") from None
-    return client
-
-
 def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, out_dir: Path | None = None,
           dask_address: str | None = None, dask_timeout: float = 10.0):
     """Run the grid of ``values`` (name -> list) at ``scale``; returns a DataFrame (one row per
@@ -358,7 +337,7 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     if dask_address:
         from distributed import as_completed
 
-        with _dask_client(dask_address, dask_timeout) as client:
+        with connect(dask_address, dask_timeout) as client:
             futures = client.map(_sweep_one, [figure_id] * len(combos), [scale] * len(combos), combos, dirs,
                                  pure=False)
             index = {f.key: i for i, f in enumerate(futures)}

@@ -29,6 +29,7 @@ import pandas as pd
 import torch
 
 from . import stitching
+from .cluster import grid_client
 from .datasets import DataSpec
 from .grid_exec import (STITCHES_PER_PASS, _build, _Context, _local_order, _local_rows, _pair_task, _salt,
                         _SenderCut, can_cache_activations)
@@ -65,7 +66,8 @@ def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Seq
     """Every stitch of every sender into every receiver at every (cut_i, cut_j) in ``cut_pairs``.
 
     Returns one row per stitch (see the module docstring), in sender, cut, receiver order.
-    With a Dask ``client`` each sender-receiver pair is one task (workers share the store on disk).
+    With a Dask ``client`` (default: the cluster ``STITCHKIT_DASK`` names, :mod:`stitchkit.cluster`)
+    each sender-receiver pair is one task (workers share the store on disk).
     ``stitches_per_pass``: stitches into one receiver cut trained together in one pass (same
     numbers up to rounding; it fills a GPU that one small stitch leaves idle). None: the
     device's default (:data:`STITCHES_PER_PASS`); 1 trains one at a time.
@@ -76,6 +78,7 @@ def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Seq
         raise ValueError(f"stitches_per_pass must be a whole number >= 1 or None, got {stitches_per_pass!r}")
     store = store or Store()
     cut_pairs = [tuple(p) for p in cut_pairs]
+    client = client if client is not None else grid_client()  # STITCHKIT_DASK: this process's cluster
     if client is not None:
         futures = client.map(_pair_task, [s.detached() if _is_net(s) else s for s in senders for _ in receivers],
                              [r.detached() for _ in senders for r in receivers],

@@ -19,10 +19,6 @@ class OutputFolderError(OSError):
     """An output folder that cannot be created or written; the message names it."""
 
 
-class DaskSchedulerError(ConnectionError):
-    """The Dask scheduler of a sweep did not answer; the message names its address."""
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill``, ``timeout``) turned into an exception, so that a run stops as on Ctrl-C:
     its partial notebook kept as ``<ID>.failed.ipynb``, a sweep's table saved (see :func:`on_sigterm`)."""
@@ -128,5 +124,5 @@ def describe_failure(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-__all__ = ["DaskSchedulerError", "OutputFolderError", "SweepFailed", "SweepInterrupted", "Terminated",
+__all__ = ["OutputFolderError", "SweepFailed", "SweepInterrupted", "Terminated",
            "describe_failure", "fresh_folder", "on_sigterm", "output_folder"]

@@ -271,3 +271,36 @@ def test_replace_cells_swaps_matching_rows_and_refuses_unknown_or_ambiguous_cell
     assert list(out.accuracy) == [0.9, 0.9, 0.6, 0.7]
     with pytest.raises(ValueError, match="0 rows .* sender='c'"):
         replace_cells(table, new.assign(who="c"), {"init": "k", "sender": "who", "cut": "at"}, {"accuracy": "acc"})
+
+
+def test_a_page_hands_its_grids_to_the_cluster_the_environment_names(root, tmp_path, monkeypatch):
+    """`stitchkit run --dask ADDRESS` sets STITCHKIT_DASK for the page's kernel: its grids then run
+    on that cluster (one task per sender and receiver), with the table of a local run."""
+    distributed = pytest.importorskip("distributed")
+    from stitchkit import cluster
+
+    senders, receivers = _nets()
+    local = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "l"),
+                        root=root, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as lc:
+        monkeypatch.setenv(cluster.DASK_ENV, lc.scheduler_address)
+        monkeypatch.setattr(cluster, "_CLIENTS", {})
+        try:
+            remote = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), store=Store(tmp_path / "r"), root=root,
+                                 progress=False)
+            tasks = {k: sum(p.states.values()) for k, p in lc.scheduler.task_prefixes.items()}  # what ran there
+        finally:
+            for c in cluster._CLIENTS.values():
+                c.close()
+    assert tasks == {"pair_task": len(senders) * len(receivers)}, tasks  # one task per sender and receiver
+    pd.testing.assert_frame_equal(local.drop(columns=["seconds"]), remote.drop(columns=["seconds"]))
+
+
+def test_a_cluster_that_does_not_answer_is_refused_naming_it(monkeypatch):
+    pytest.importorskip("distributed")
+    from stitchkit import cli, cluster
+
+    with pytest.raises(cluster.DaskSchedulerError, match="tcp://127.0.0.1:9"):
+        cluster.connect("tcp://127.0.0.1:9", timeout=1)
+    assert cli.main(["run", "B-F4", "--scale", "smoke", "--dask", "tcp://127.0.0.1:9", "--dask-timeout", "1"]) == 2
