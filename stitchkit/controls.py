@@ -57,7 +57,8 @@ def premise(value: "float | Estimate", threshold: float, text: str, *, direction
     rule = {">=": at_least, "<=": at_most}.get(direction)
     if rule is None:
         raise ValueError(f"premise direction must be '>=' or '<=', got {direction!r}")
-    return Control.of(text, rule(value, threshold, what or text, unit=unit, digits=digits))
+    crit = rule(value, threshold, what or text, unit=unit, digits=digits)
+    return Control.of(text, crit, crit.describe_value(digits))  # the value with the criterion's digits
 
 
 def trained(accuracy: "float | Estimate", floor: float, text: str, *, what: str = "accuracy",
