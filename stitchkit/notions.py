@@ -26,6 +26,7 @@ channels each side), and each layer's resampled covariance, (R+1) x p x p.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 import torch
 
 from . import comparison, noise
@@ -67,9 +68,33 @@ def _inv_sqrt(c: torch.Tensor) -> torch.Tensor:
 
 def procrustes_from_moments(caa, cbb, cab) -> np.ndarray:
     """Procrustes distance 2 - 2 ||C_ab||_* / sqrt(tr C_aa tr C_bb) per batch element (centred moments)."""
-    nuc = torch.linalg.svdvals(cab).sum(-1)
+    try:
+        nuc = torch.linalg.svdvals(cab).sum(-1)
+    except torch.linalg.LinAlgError:  # see _svd
+        nuc = _svd(cab)[1].sum(-1)
     den = torch.sqrt(torch.diagonal(caa, dim1=-2, dim2=-1).sum(-1) * torch.diagonal(cbb, dim1=-2, dim2=-1).sum(-1))
     return (2.0 - 2.0 * nuc / den).clamp_min(0.0).numpy()
+
+
+def _svd(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(U, singular values) of each matrix of the batch ``m`` (float64). LAPACK's divide-and-
+    conquer SVD, which torch uses, can fail to converge on an ill-conditioned matrix (a bootstrap
+    resample that repeats few images makes some); such an element is decomposed again by the
+    slower QR-iteration driver (``gesvd``), which converges where ``gesdd`` does not."""
+    try:
+        u, s, _ = torch.linalg.svd(m, full_matrices=True)
+        return u, s
+    except torch.linalg.LinAlgError:
+        us, ss = [], []
+        for x in m:
+            try:
+                u, s, _ = torch.linalg.svd(x, full_matrices=True)
+            except torch.linalg.LinAlgError:
+                u, s, _ = (torch.from_numpy(a) for a in scipy.linalg.svd(x.numpy(), full_matrices=True,
+                                                                        lapack_driver="gesvd"))
+            us.append(u)
+            ss.append(s)
+        return torch.stack(us), torch.stack(ss)
 
 
 def pwcca_from_moments(caa, cbb, cab, wa=None, wb=None) -> np.ndarray:
@@ -77,7 +102,7 @@ def pwcca_from_moments(caa, cbb, cab, wa=None, wb=None) -> np.ndarray:
     centred moments: the variates' inner products with A's neurons are U^T C_aa^-1/2 C_aa."""
     wa = _inv_sqrt(caa) if wa is None else wa
     wb = _inv_sqrt(cbb) if wb is None else wb
-    u, rho, _ = torch.linalg.svd(wa @ cab @ wb, full_matrices=True)
+    u, rho = _svd(wa @ cab @ wb)
     weights = (u.transpose(-1, -2) @ wa @ caa).abs().sum(-1)  # (B, p)
     dim = min(weights.shape[-1], rho.shape[-1])
     w = weights[:, :dim] / weights.sum(-1, keepdim=True)

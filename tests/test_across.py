@@ -250,3 +250,28 @@ def test_zoos_are_the_networks_their_pages_trained(scale):
     nets = balogh.PRESETS_T1[scale].nets(scale, "resnet18")
     assert across.zoo_pair("balogh", scale).specs == (nets[0].spec, nets[1].spec)
     assert dataclasses.is_dataclass(across.zoo_pair("smith", scale))
+
+
+def test_an_svd_that_does_not_converge_is_done_again_by_the_robust_driver(monkeypatch):
+    """LAPACK's divide-and-conquer SVD failed on one bootstrap resample of the first demo run of
+    X-1 (an ill-conditioned matrix); the batch is then decomposed element by element, a failing
+    element by the QR-iteration driver, with the same result."""
+    import torch
+
+    from stitchkit import notions
+
+    g = torch.Generator().manual_seed(0)
+    m = torch.randn(4, 5, 3, generator=g, dtype=torch.float64)
+    u, s = notions._svd(m)
+    real = torch.linalg.svd
+    calls = []
+
+    def failing(x, *a, **kw):
+        calls.append(x.shape)
+        if x.dim() == 3 or len(calls) == 3:  # the batch, and its second element alone
+            raise torch.linalg.LinAlgError("linalg.svd: The algorithm failed to converge")
+        return real(x, *a, **kw)
+
+    monkeypatch.setattr(torch.linalg, "svd", failing)
+    u2, s2 = notions._svd(m)
+    assert torch.allclose(s, s2) and torch.allclose(u.abs(), u2.abs())  # singular vectors up to sign
