@@ -225,12 +225,15 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
 def ipc_kernel_manager() -> type:
     """A Jupyter kernel manager that talks to its kernel over local IPC sockets rather than TCP:
     nothing listens on a network port, and ipykernel does not print its "running over TCP
-    without encryption" warning into every run's terminal."""
+    without encryption" warning into every run's terminal. The sockets live in a temporary
+    folder of their own (by default they are files ``kernel-ipc-N`` in the working directory,
+    the repository root, where a killed run left them behind)."""
     from jupyter_client.manager import KernelManager
 
     class IPCKernelManager(KernelManager):
         def __init__(self, **kw):
             kw.setdefault("transport", "ipc")
+            kw.setdefault("ip", str(Path(tempfile.mkdtemp(prefix="stitchkit-kernel-")) / "kernel"))
             super().__init__(**kw)
 
     return IPCKernelManager

@@ -46,6 +46,7 @@ def test_notebook_runs_at_smoke(figure_id, tmp_path):
     assert json.loads(out.with_suffix(".results.json").read_text()) == results
     nb = nbformat.read(out, as_version=4)
     assert "Run provenance" in nb.cells[1].source
+    assert not list(paths.REPO_ROOT.glob("kernel-ipc*"))  # the kernel's sockets live in a temporary folder
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
