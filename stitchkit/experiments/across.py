@@ -29,6 +29,7 @@ from itertools import combinations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import torch
 
 from .. import controls, noise, zoo
 from .. import data as data_mod
@@ -127,14 +128,15 @@ def map_cuts(model) -> list[str]:
     return [c for c in model.cuts if c != "pool"]
 
 
-def agreement(cfg: AgreementConfig, scale: str, zoo_name: str, *, device=None, store=None,
-              progress: bool = True) -> dict:
-    """Zoo ``zoo_name``'s two networks (from the cache when their pages have run), every notion
-    within the first and between the two (:func:`notion_replicates`), and the taus
-    (:func:`rank_agreement`)."""
+def notions_of(pair: ZooPair, cfg, *, device=None, store=None, progress: bool = True) -> dict:
+    """Every notion of ``cfg.measures`` on every layer pair of ``pair``'s two networks (from the
+    cache when their pages have run), *within* the first (every two of its map cuts, the same
+    layer included) and *between* the two: per set, the pairs, measure -> (R+1, pairs)
+    replicates (:func:`notion_replicates`) and B's accuracy. ``cfg``: any config with
+    ``measures``, ``test_images`` and ``dm_images`` (X-1's, X-2's). Each set's replicates are
+    kept in the store, so X-1 and X-2 share them."""
     device = as_device(device)
     store = store or Store()
-    pair = zoo_pair(zoo_name, scale)
     models = [zoo.load_or_train(s, device=device, store=store, progress=progress)[0] for s in pair.specs]
     norm = pair.specs[0].normalisation
     test = test_split(DataSpec(pair.dataset), cfg.test_images, 0)
@@ -142,16 +144,36 @@ def agreement(cfg: AgreementConfig, scale: str, zoo_name: str, *, device=None, s
     fit = train.subset(data_mod.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0))
     x, xf = data_mod.normalise(test.images, norm), data_mod.normalise(fit.images, norm)
     cuts = [map_cuts(m) for m in models]
-    mods = [[f"pieces.{c}" for c in cs] for cs in cuts]
-    raw = {"zoo": zoo_name, "title": pair.title, "page": pair.page, "names": pair.names, "cuts": cuts,
+    raw = {"zoo": pair.key, "title": pair.title, "page": pair.page, "names": pair.names, "cuts": cuts,
            "measures": list(cfg.measures), "n_test": len(x)}
-    for name, (ma, mb, ca, cb) in {"within": (models[0], models[0], mods[0], mods[0]),
-                                   "between": (models[0], models[1], mods[0], mods[1])}.items():
-        pairs, reps, own = notion_replicates(ma, mb, ca, cb, x, test.labels, xf, cfg.measures, sample=SAMPLE,
-                                             device=device, progress=progress)
-        pairs = [(a.removeprefix("pieces."), b.removeprefix("pieces.")) for a, b in pairs]
-        raw[name] = {"pairs": pairs, "reps": reps, "accuracy_b": None if own is None else float(own.mean())}
-    return rank_agreement(raw)
+    for name, (a, b) in {"within": (0, 0), "between": (0, 1)}.items():
+        key = {"what": "notion replicates", "a": pair.specs[a], "b": pair.specs[b], "cuts_a": cuts[a],
+               "cuts_b": cuts[b], "measures": list(cfg.measures), "dataset": pair.dataset, "test_images": len(x),
+               "dm_images": len(xf), "sample": SAMPLE, "resamples": len(noise.resampler(len(x), SAMPLE).counts),
+               "device": device.type}
+
+        def compute(a=a, b=b):
+            mods = [[f"pieces.{c}" for c in cuts[i]] for i in (a, b)]
+            pairs, reps, own = notion_replicates(models[a], models[b], *mods, x, test.labels, xf, cfg.measures,
+                                                 sample=SAMPLE, device=device, progress=progress)
+            tensors = {f"reps.{m}": torch.from_numpy(v) for m, v in reps.items()}
+            if own is not None:
+                tensors["own"] = torch.from_numpy(own)
+            return {"pairs": [[p.removeprefix("pieces.") for p in ab] for ab in pairs]}, tensors
+
+        e = store.get_or_compute(key, compute)
+        own = e.tensors.get("own")
+        raw[name] = {"pairs": [tuple(p) for p in e.metrics["pairs"]],
+                     "reps": {m: e.tensors[f"reps.{m}"].numpy() for m in cfg.measures},
+                     "accuracy_b": None if own is None else float(own.double().mean())}
+    return raw
+
+
+def agreement(cfg: AgreementConfig, scale: str, zoo_name: str, *, device=None, store=None,
+              progress: bool = True) -> dict:
+    """Zoo ``zoo_name``'s two networks, every notion within the first and between the two
+    (:func:`notions_of`), and the taus (:func:`rank_agreement`)."""
+    return rank_agreement(notions_of(zoo_pair(zoo_name, scale), cfg, device=device, store=store, progress=progress))
 
 
 def rank_agreement(raw: dict) -> dict:

@@ -1,0 +1,139 @@
+"""X-2, layer identification on every zoo: J-T1's rule on bootstrap replicates, the claims and
+their controls on synthetic zoos, the presets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stitchkit import noise
+from stitchkit.experiments import across, across_identify as identify
+from stitchkit.experiments.balogh.identification import identified
+from stitchkit.results import Run
+from stitchkit.scales import ParameterValueError, preset
+
+from test_across import synthetic
+
+
+def _reps(matrix: np.ndarray, layers: list[str]) -> tuple[list[tuple[str, str]], np.ndarray]:
+    pairs = [(a, b) for a in layers for b in layers]
+    return pairs, np.array([[matrix[layers.index(a), layers.index(b)] for a, b in pairs]])
+
+
+def test_identified_reps_follows_j_t1s_rule_on_every_replicate():
+    rng = np.random.default_rng(0)
+    layers = ["stem", "block1", "block2", "block3"]
+    for _ in range(50):
+        m = rng.integers(0, 4, size=(4, 4)).astype(float)  # ties are common
+        pairs, reps = _reps(m, layers)
+        for sign in (1.0, -1.0):  # a similarity, and a distance
+            got = identify.identified_reps(pairs, sign * reps, sign)[0]
+            assert (got == identified(m, True)).all()
+
+
+def test_an_undefined_own_pair_is_not_identified_and_an_undefined_rival_is_no_rival():
+    layers = ["a", "b", "c"]
+    m = np.eye(3) + 0.1
+    m[1, 1] = np.nan  # own pair of b undefined
+    m[0, 2] = np.nan  # a rival of c undefined
+    pairs, reps = _reps(m, layers)
+    assert identify.identified_reps(pairs, reps, 1.0)[0].tolist() == [True, False, True]
+
+
+def test_identification_needs_one_architecture():
+    pairs = [(a, b) for a in ("x", "y") for b in ("x", "z")]
+    with pytest.raises(ValueError, match="same layers on both sides"):
+        identify.identified_reps(pairs, np.zeros((1, 4)), 1.0)
+
+
+def _zoo(**kw) -> dict:
+    r = synthetic(**kw)
+    r["identified"] = {s: {m: identify.identified_reps(r[s]["pairs"], v, across.SIGN[m])
+                           for m, v in r[s]["reps"].items()} for s in across.SETS}
+    return r
+
+
+def _verdicts(result: dict) -> dict:
+    numbers, claims = identify.identification_claims({"toy": result})
+    run = Run("X-2", "demo", {})
+    run.record(numbers, claims)
+    return {c.key: c for c in run.claims}
+
+
+def test_notions_that_pick_out_every_layer_reproduce_the_structural_claim():
+    v = _verdicts(_zoo())
+    assert v["intra_toy"].verdict == "reproduced"
+    assert v["struct_inter_toy"].verdict == "reproduced" and v["struct_inter_toy"].value == 100.0
+    # every notion identifies every layer: CKA is not ahead of PWCCA and Procrustes
+    assert v["cca_inter_toy"].verdict == "not reproduced" and v["cca_inter_toy"].value == 0.0
+
+
+def test_a_notion_that_fails_identity_makes_the_claims_it_enters_inconclusive():
+    v = _verdicts(_zoo(broken="pwcca"))
+    assert v["intra_toy"].verdict == "not reproduced"  # the claim itself: PWCCA misses its own layers
+    assert v["cca_inter_toy"].verdict == "inconclusive at this scale"
+    assert any("PWCCA" in c.text and not c.passed for c in v["cca_inter_toy"].controls)
+    assert v["struct_inter_toy"].verdict == "reproduced"  # PWCCA does not enter it
+
+
+def test_claims_are_made_only_where_their_notions_were_measured():
+    _, claims = identify.identification_claims({"toy": _zoo(measures=("cka", "dm"))})
+    assert {c["key"] for c in claims} == {"intra_toy", "struct_inter_toy"}
+
+
+def test_percentages_carry_bootstrap_intervals():
+    r = _zoo(noise_sd=0.3)
+    e = identify.percent(r, "between", "cka")
+    assert e.low <= e.high and e.n_test == r["n_test"] and not e.exact
+    assert noise.RESAMPLES > 1
+
+
+def test_presets_and_zoos():
+    for scale in ("smoke", "demo", "paper"):
+        assert isinstance(preset(identify.PRESETS_X2, scale), identify.IdentificationConfig)
+    assert preset(identify.PRESETS_X2, "demo", zoo="hernandez").zoos() == ("hernandez",)
+    with pytest.raises(ParameterValueError):
+        preset(identify.PRESETS_X2, "demo", zoo="imagenet")
+    pair = identify.zoo_pair("hernandez", "smoke")
+    assert [s.model for s in pair.specs] == ["r2222", "r2222"] and [s.seed for s in pair.specs] == [0, 1]
+    assert identify.zoo_pair("bansal", "smoke") == across.zoo_pair("bansal", "smoke")
+    # X-2's demo settings are X-1's: the notions X-1 computed are read from the store
+    x1, x2 = across.PRESETS_X1["demo"], identify.PRESETS_X2["demo"]
+    assert (x1.measures, x1.test_images, x1.dm_images) == (x2.measures, x2.test_images, x2.dm_images)
+
+
+def test_x1_and_x2_share_the_notions_through_the_store(tmp_path, monkeypatch):
+    """notions_of keeps each set's replicates in the store: a second page (X-2 after X-1, or a
+    rerun) reads them instead of recomputing; the values are the same bit for bit."""
+    from stitchkit import notions
+    from stitchkit.datasets import DataSpec
+    from stitchkit.store import Store
+    from stitchkit.train import TrainConfig
+    from stitchkit.zoo import ModelSpec
+
+    from conftest import write_cifar_pickles
+
+    root = tmp_path / "data"
+    write_cifar_pickles(root, n_train=50, n_test=20)
+    monkeypatch.setenv("STITCHKIT_DATA_ROOT", str(root))
+    spec = lambda seed: ModelSpec(model="resnet10", width=4, seed=seed, data=DataSpec("cifar10"),  # noqa: E731
+                                  train=TrainConfig(epochs=1, batch_size=10, precision="fp32"))
+    pair = across.ZooPair("toy", "Toy", "none", ("A", "B"), (spec(0), spec(1)), "cifar10")
+    calls = []
+    real = notions.notion_replicates
+
+    def counting(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(across, "notion_replicates", counting)
+    store = Store(tmp_path / "store")
+    cfg = identify.IdentificationConfig(test_images=20, dm_images=10)
+    first = across.notions_of(pair, cfg, device="cpu", store=store, progress=False)
+    assert len(calls) == 2  # within and between
+    again = across.notions_of(pair, cfg, device="cpu", store=store, progress=False)
+    assert len(calls) == 2
+    for s in across.SETS:
+        assert first[s]["pairs"] == again[s]["pairs"]
+        for m in cfg.measures:
+            assert np.array_equal(first[s]["reps"][m], again[s]["reps"][m], equal_nan=True)
