@@ -61,9 +61,6 @@ other_archs = None  # architectures beside the base ResNet-18, one panel each: r
 arch_cuts = None  # cuts per other architecture, spread from first to last; None: every cut
 
 # %%
-import pandas as pd
-
-from stitchkit import plotting
 from stitchkit.experiments import bansal
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -87,8 +84,7 @@ run = Run("B-F2A", scale, cfg)
 table, models = bansal.connectivity(cfg, scale)
 numbers, claims = bansal.connectivity_summary(table, models)
 run.record(numbers, [])  # the claims after the training-length control below
-(table.pivot_table(index="cut", columns="sender", values=["dm_penalty", "penalty"], sort=False)
- .mul(100).round(2).rename(columns={"dm_penalty": "after DM only", "penalty": "after fine-tuning"}))
+bansal.penalty_table(table)
 
 # %% [markdown]
 # ## Stitching penalty per layer
@@ -112,9 +108,7 @@ run.record(numbers, [])  # the claims after the training-length control below
 # {glue:text}`random_late_penalty_beyond:.2f` at the last two.
 
 # %%
-run.figure("penalty", plotting.penalty_per_layer(
-    table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'",
-    paper=(0, 100 * bansal.CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)")))
+run.figure("penalty", bansal.plot_penalty(table, models, scale))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -143,23 +137,10 @@ run.figure("penalty", plotting.penalty_per_layer(
 arch_table, arch_models = bansal.architectures(cfg, scale)
 arch_numbers, arch_claims = bansal.architectures_summary(arch_table, arch_models)
 run.record(arch_numbers, [])
-pd.DataFrame({bansal.ARCHS[a]: {"model": m["model"], "base width": m["width"],
-                                "receiver accuracy (%)": round(100 * m["receiver_accuracy_full_test"], 2),
-                                "sender accuracy (%)": round(100 * m["sender_accuracy_full_test"], 2),
-                                "max penalty (points)": round(arch_numbers[a.replace(".", "_") + "_max_penalty"], 2),
-                                "max beyond the self-stitch (points)":
-                                    round(arch_numbers[a.replace(".", "_") + "_max_penalty_beyond"], 2),
-                                "control max penalty (points)":
-                                    round(arch_numbers[a.replace(".", "_") + "_control_max_penalty"], 2),
-                                "cuts": ", ".join(m["cuts"])} for a, m in arch_models.items()}).T
+bansal.architectures_table(arch_models, arch_numbers)
 
 # %%
-panels = {f"ResNet-18 (width {models['width']})": table}
-panels.update({f"{bansal.ARCHS[a]} (width {m['width']})": arch_table[arch_table.arch == a]
-               for a, m in arch_models.items()})
-run.figure("architectures", plotting.connectivity_panels(
-    panels, title=f"Stitching connectivity, scale '{scale}'",
-    paper=(100 * bansal.CONNECTED_MAX_PENALTY, "paper: within 3 points of the receiver's error")))
+run.figure("architectures", bansal.plot_architectures(table, models, arch_table, arch_models, scale))
 
 # %% [markdown]
 # ```{glue:figure} architectures
@@ -190,7 +171,7 @@ run.figure("architectures", plotting.connectivity_panels(
 # %%
 longer = bansal.training_length_control(cfg, scale, (table, claims), (arch_table, arch_claims))
 run.record({}, claims + arch_claims)
-longer.round(2)
+bansal.length_table(longer, claims + arch_claims)
 
 # %% [markdown]
 # ## Claims

@@ -22,7 +22,7 @@
 # colour. Nothing in the data looks like a digit. The MNIST models score 0.990 ± 0.001 on MNIST;
 # stitched, they score 1.0 at every layer.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about 5 minutes
+# **Prerequisites.** MNIST in the data root. Time: `smoke` under a minute; `demo` about 5 minutes
 # (the Colour-only models are shared with {doc}`S-FC5`); `paper` a GPU.
 
 # %% tags=["parameters"]

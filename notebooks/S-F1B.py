@@ -27,7 +27,7 @@
 # Digit model's own accuracy on Correlated data.
 #
 # **Prerequisites.** MNIST in the data root (the coloured sets are generated from it). Time:
-# `smoke` seconds; `demo` about 15 minutes on 2 CPU cores from an empty cache, a third of it
+# `smoke` under a minute; `demo` about 15 minutes on 2 CPU cores from an empty cache, a third of it
 # training 12 models (models and stitches are shared with the other Smith & Marcu pages);
 # `paper` a GPU.
 

@@ -28,7 +28,7 @@
 # in an equivalent way. The paper finds a clear gap between the Colour or Correlated sender and
 # the Digit sender when stitching before layers 2 and 3.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about a minute after
+# **Prerequisites.** MNIST in the data root. Time: `smoke` under a minute; `demo` about a minute after
 # {doc}`S-F1B` (its stitches are reused from the cache); `paper` a GPU.
 
 # %% tags=["parameters"]

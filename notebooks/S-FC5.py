@@ -24,7 +24,7 @@
 # noise is processed differently from learned representations. Digit stitched into itself
 # also gains accuracy, so the stitch adds capacity.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about 7 minutes after
+# **Prerequisites.** MNIST in the data root. Time: `smoke` under a minute; `demo` about 7 minutes after
 # {doc}`S-F1B`; `paper` a GPU.
 
 # %% tags=["parameters"]

@@ -24,7 +24,7 @@
 # between initialisations (40-80% in a follow-up); the rank after the stitch differs from the
 # rank the Digit model's own data produces.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about 19 minutes on
+# **Prerequisites.** MNIST in the data root. Time: `smoke` about a minute; `demo` about 19 minutes on
 # 2 CPU cores from an empty cache (a third of it training 12 VGG19s); `paper` (full-width
 # VGG19s, 50 epochs) a GPU.
 
@@ -41,9 +41,6 @@ test_size = None  # test images for the whole models' accuracy; None: all 10000
 rank_images = None  # test examples behind each rank (the paper's: its 10000)
 
 # %%
-import pandas as pd
-
-from stitchkit import plotting
 from stitchkit.experiments import smith
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -63,10 +60,7 @@ table = smith.vgg_noise(cfg, scale)
 longer = smith.vgg_longer(cfg, scale, table, smith.vgg_deciding_cells(table))
 numbers, claims = smith.vgg_summary(table, longer)
 run.record(numbers, claims)
-acc = table.groupby(["model", "layer"], sort=False).accuracy.mean().unstack().mul(100).round(1)
-acc.insert(0, "whole (ours)", (100 * table.groupby("model", sort=False).whole.mean()).round(1))
-acc.insert(0, "whole (paper)", [100 * smith.PAPER_TC2[m] for m in acc.index])
-acc
+smith.vgg_accuracy_table(table)
 
 # %% [markdown]
 # ## Accuracy and rank per cut
@@ -77,20 +71,7 @@ acc
 # for Colour-only.
 
 # %%
-view = table.rename(columns={"model": "sender"})  # one line per model (the receiver here)
-acc_stats, rank_stats = smith.per_layer(view), smith.per_layer(view, "rank")
-acc_stats["layer"] = acc_stats.cut.map(smith.VGG_CUT_LABELS)
-rank_stats["layer"] = rank_stats.cut.map(smith.VGG_CUT_LABELS)
-fig = plotting.spread_per_layer(
-    [{"stats": acc_stats, "band": "range", "scale": 100, "ylabel": "test accuracy on noise (%)",
-      "panel": "(a) noise stitched into each VGG19", "legend": "lower left"},
-     {"stats": rank_stats, "band": "sd", "ylabel": "numerical rank after the stitch",
-      "baseline": table.groupby("cut", sort=False).baseline_rank.mean().to_numpy(),
-      "baseline_label": "Digit model on Digit data", "panel": "(b) rank of the first layer after the stitch"}],
-    title=f"VGG19 (no BN) on colour MNIST at 32×32, {cfg.inits} initialisation(s), scale '{scale}'")
-for ax in fig.axes:
-    ax.set_xlabel("stitch point (before torchvision module)")
-run.figure("vgg", fig)
+run.figure("vgg", smith.plot_vgg(table, cfg, scale))
 
 # %% [markdown]
 # ```{glue:figure} vgg

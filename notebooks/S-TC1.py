@@ -23,7 +23,7 @@
 # so Digit is "better": a contradiction. And Digit stitched into itself beats Digit, so the
 # stitch is not a neutral alignment.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` seconds; `demo` about 4 minutes after
+# **Prerequisites.** MNIST in the data root. Time: `smoke` under a minute; `demo` about 4 minutes after
 # {doc}`S-F1B`; `paper` a GPU.
 
 # %% tags=["parameters"]
