@@ -28,6 +28,7 @@ from .catalogue import (CATALOGUE, PAPER_BY_PART, PAPERS, SCALES, TITLES, VERDIC
                         load_pages, paper_of, sort_key)
 from .cost import budget_text, cost_markdown, paper_scale_line
 from .fileio import atomic_write_text
+from .findings import findings_markdown
 from .pages import escape, link, link_pages, minutes, table
 from .results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
 from .results import badge_label as results_badge_label
@@ -385,6 +386,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 {table(["ID", "figure or table", "verdicts", "scale", "date", "wall time"], body)}
 :::
 {_behind_text(behind)}{paper_scale_line(paper, gpu)}
+{findings_markdown(paper, records, badge) if paper.beyond else ""}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
 """

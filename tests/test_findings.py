@@ -1,0 +1,30 @@
+"""The part beyond the papers opens with its findings: a hypothesis per row, a zoo per column,
+every cell read from the scorecard's records."""
+
+from stitchkit.bookpages import badge
+from stitchkit.catalogue import PAPER_BY_PART
+from stitchkit.findings import findings_markdown
+
+
+def _record(key, verdict, value, zoo_title="Bansal et al.: ResNet-18 seeds 0, 1", fid="X-1"):
+    return {"part": "across", "id": fid, "page": f"across/{fid}.html", "claim_key": key,
+            "claim": f"{zoo_title}: notions rank alike: or not", "verdict": verdict, "scale": "demo",
+            "value": value, "low": value - 0.1, "high": value + 0.1, "unit": ""}
+
+
+def test_one_row_per_hypothesis_one_column_per_zoo():
+    records = [_record("alike_bansal", "reproduced", 0.6),
+               _record("alike_smith", "not reproduced", 0.2, "Smith & Marcu: Digit ResNet-18 seeds 0, 1"),
+               _record("other", "reproduced", 1.0),  # no zoo in its key: not a finding
+               {**_record("alike_hernandez", "reproduced", 0.7), "part": "hernandez"}]  # another part
+    md = findings_markdown(PAPER_BY_PART["across"], records, badge)
+    rows = [line for line in md.splitlines() if line.startswith("| {doc}")]
+    assert len(rows) == 1
+    assert "Bansal 2021's zoo" in md and "Smith 2024's zoo" in md and "Hernandez" not in md
+    assert "| notions rank alike: or not |" in rows[0]  # the zoo's title cut off, the text's own colon kept
+    assert "{bdg-success}`reproduced · demo` 0.6 \\[0.5, 0.7\\]" in rows[0]
+    assert "{bdg-danger}`not reproduced · demo` 0.2" in rows[0]
+
+
+def test_no_finding_before_a_page_has_run():
+    assert findings_markdown(PAPER_BY_PART["across"], [], badge) == ""
