@@ -1,4 +1,5 @@
-"""Claims as typed, frozen records: :class:`stitchkit.claims.ClaimSpec`."""
+"""Claims as typed, frozen records: :class:`stitchkit.claims.ClaimSpec`, and what
+:meth:`stitchkit.results.Run.record` accepts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 import pytest
 
 from stitchkit.claims import ClaimSpec, replace_in
-from stitchkit.results import Control, at_least, at_most
+from stitchkit.results import Control, Run, at_least, at_most
 
 
 def _control(passed: bool = True) -> Control:
@@ -55,3 +56,14 @@ def test_a_wrong_criterion_or_control_type_is_refused_naming_the_claim():
     with pytest.raises(TypeError, match=r"claim 'bad'.*Control"):
         _claim(key="bad").with_controls("not a control")  # a copy is checked like a new claim
 
+
+def test_record_takes_claim_specs_and_refuses_a_dict_naming_its_key():
+    run = Run("B-F2A", "demo", {})
+    run.record({"x": 1.0}, [_claim(controls=[_control()], n=3)])
+    (c,) = run.claims
+    assert (c.key, c.text, c.criterion, c.paper, c.ours, c.n) == ("c", "a claim", "x ≤ 3.00 points", "p", "o", 3)
+    assert c.controls == (_control(),) and c.verdict == "reproduced"
+    as_dict = dict(key="old", text="t", criterion=at_most(1.0, 3.0, "x"), paper="p", ours="o")
+    with pytest.raises(TypeError, match=r"claim 'old'.*ClaimSpec"):
+        run.record({}, [as_dict])
+    assert [c.key for c in run.claims] == ["c"]
