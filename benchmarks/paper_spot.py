@@ -98,9 +98,9 @@ def hernandez_t1(out: Path, commit: str, stitch_lr: float | None = None, stem: s
     per, stats = h.mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images, device=device,
                              progress=False)
     numbers, claims = h.mse_summary(per, stats, table, "corresponding layers, i = j")
-    judged = [{"key": c["key"], "text": c["text"], "criterion": c["criterion"].text, "holds": bool(c["criterion"].holds),
-               "ours": c["ours"], "controls": [{"text": k.text, "value": k.value, "passed": bool(k.passed)}
-                                               for k in c["controls"]]} for c in claims]
+    judged = [{"key": c.key, "text": c.text, "criterion": c.criterion.text, "holds": bool(c.criterion.holds),
+               "ours": c.ours, "controls": [{"text": k.text, "value": k.value, "passed": bool(k.passed)}
+                                            for k in c.controls]} for c in claims]
     atomic_write_text(out / f"{stem}.csv", table.to_csv(index=False))
     atomic_write_text(out / f"{stem}-per.csv", per.to_csv(index=False))
     atomic_write_json(out / f"{stem}.json", {

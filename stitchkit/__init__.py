@@ -16,7 +16,8 @@ Layers, each importing only from layers below it (a test checks there is no impo
    ``ood`` (OOD detectors), ``zoo`` (each paper's model recipes);
 4. ``cluster`` (a Dask cluster by its address), ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid,
    local or on Dask), ``noise``
-   (paired-bootstrap intervals), ``results`` (numbers, claims, verdicts), ``controls``,
+   (paired-bootstrap intervals), ``results`` (numbers, claims, verdicts), ``claims`` (a claim
+   as an experiment states it, frozen), ``controls``,
    ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
    shows in one call);
 5. ``experiments`` (by paper and figure family), ``comparison`` (``stitchkit.compare``: every

@@ -29,7 +29,7 @@ import time
 from dataclasses import asdict, dataclass, is_dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import paths
 from .fileio import atomic_write_json
@@ -417,12 +417,14 @@ class Run:
         _glue(key, fig)
         plt.close(fig)
 
-    def record(self, numbers: dict[str, Any], claims: list[dict[str, Any]]) -> None:
-        """Record every named number and every claim (keyword dicts for :meth:`claim`)."""
+    def record(self, numbers: dict[str, Any], claims: Iterable[Any]) -> None:
+        """Record every named number and every claim (:class:`stitchkit.claims.ClaimSpec`, by its fields)."""
         for key, value in numbers.items():
             self.number(key, value)
         for c in claims:
-            self.claim(**c)
+            if isinstance(c, Mapping):
+                raise TypeError(f"claim {c.get('key')!r} is a dict: build it with stitchkit.claims.ClaimSpec")
+            self.claim(c.key, c.text, criterion=c.criterion, paper=c.paper, ours=c.ours, controls=c.controls, n=c.n)
 
     def claims_table(self):
         """The claims' details below the page's box (which shows each claim, the paper's value,

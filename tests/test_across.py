@@ -169,7 +169,7 @@ def test_a_broken_notion_fails_its_identity_control_and_makes_its_claims_inconcl
 
 def test_claims_follow_from_their_intervals():
     numbers, claims = across.agreement_claims({"toy": synthetic()})
-    assert {c["key"] for c in claims} == {"cka_dm_func_toy", "dm_faces_toy", "structural_cohere_toy", "triangle_toy"}
+    assert {c.key for c in claims} == {"cka_dm_func_toy", "dm_faces_toy", "structural_cohere_toy", "triangle_toy"}
     run = Run("X-1", "demo", {})
     run.record(numbers, claims)
     for c in run.to_dict()["claims"]:
@@ -197,7 +197,7 @@ def test_claims_follow_from_their_intervals():
 
 def test_claims_are_made_only_for_the_notions_measured():
     _, claims = across.agreement_claims({"toy": synthetic(measures=("cka", "dm_accuracy"))})
-    assert {c["key"] for c in claims} == {"cka_dm_func_toy", "triangle_toy"}
+    assert {c.key for c in claims} == {"cka_dm_func_toy", "triangle_toy"}
     _, claims = across.agreement_claims({"toy": synthetic(measures=("cka", "pwcca"))})
     assert claims == []
 

@@ -155,7 +155,7 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.nda
 
 
 def _by_key(claims):
-    return {c["key"]: c for c in claims}
+    return {c.key: c for c in claims}
 
 
 def test_tlm_identification_is_judged_on_its_bootstrap_interval():
@@ -168,14 +168,14 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
     res = _ident_result(intra, inter)
     numbers, claims = balogh.identification_claims(res)
     c = _by_key(claims)
-    assert c["tlm_intra_rn"]["criterion"].holds is False  # [100, 100] > 90
-    t = c["tlm_intra_rn"]["criterion"]
+    assert c["tlm_intra_rn"].criterion.holds is False  # [100, 100] > 90
+    t = c["tlm_intra_rn"].criterion
     assert (t.value, t.low, t.high, t.threshold, t.direction) == (100.0, 100.0, 100.0, 90.0, "<=")
     # between: 75% on the grid, but the rival's lead is within noise: the interval reaches 100%
     assert numbers["rn_tlm_inter"] == 75.0 and numbers["rn_tlm_inter_low"] == 75.0
     assert numbers["rn_tlm_inter_high"] == 100.0
     # two-sided self-stitch control: the TLM self-stitches (0.8 each, the receiver's 0.8) pass
-    ctrl = c["tlm_intra_rn"]["controls"]
+    ctrl = c["tlm_intra_rn"].controls
     assert ctrl[0].passed and "both ways" in ctrl[0].text and ctrl[1].passed  # TLM moved 10+ points over DM
     # a self-stitch that *adds* 3 points fails the control
     res["tlm"].loc[(res["tlm"].sender == "R #0") & (res["tlm"].receiver == "R #0") & (res["tlm"].cut_i == "block2")
@@ -189,14 +189,14 @@ def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
     dm[1, 0] = 0.8025  # one rival above the self-map by one image in 400: within noise
     res = _ident_result(np.eye(n), np.eye(n), dm_intra=dm)
     _, claims = balogh.identification_claims(res)
-    crit = _by_key(claims)["others_intra_rn"]["criterion"]
+    crit = _by_key(claims)["others_intra_rn"].criterion
     assert crit.holds is None and crit.value < 100 <= crit.high  # inconclusive: within noise
     dm[1, 0] = 0.9  # beyond noise: layer 1 is shown beaten
     res = _ident_result(np.eye(n), np.eye(n), dm_intra=dm)
-    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"]["criterion"]
+    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion
     assert crit.holds is False and crit.high < 100
     res = _ident_result(np.eye(n), np.eye(n))  # every rival clearly below: reproduced
-    assert _by_key(balogh.identification_claims(res)[1])["others_intra_rn"]["criterion"].holds is True
+    assert _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion.holds is True
 
 
 def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkeypatch):
@@ -224,14 +224,14 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     numbers, claims = balogh.identification_claims(res, rivals)
     c = _by_key(claims)
     assert numbers["rn_tlm_inter"] == 100.0 and numbers["rn_tlm_inter_longer"] == 0.0
-    length = c["dm_func_inter_rn"]["controls"][-1]
+    length = c["dm_func_inter_rn"].controls[-1]
     # "DM (func.) beats TLM between networks" fails on the grid (100% each) and holds at 4x: the control fails
-    assert c["dm_func_inter_rn"]["criterion"].holds is False and not length.passed
+    assert c["dm_func_inter_rn"].criterion.holds is False and not length.passed
     assert length.record["rule"] == "agrees" and length.record["base_holds"] is False
-    assert c["tlm_inter_rn"]["controls"][-1].passed  # LCKA 0% between: fails at 1x and at 4x
+    assert c["tlm_inter_rn"].controls[-1].passed  # LCKA 0% between: fails at 1x and at 4x
     # within: still 100% at 4x, the same verdict
-    assert c["tlm_intra_rn"]["controls"][-1].passed
-    assert not any("longer" in k.text for k in c["others_intra_rn"].get("controls", []))
+    assert c["tlm_intra_rn"].controls[-1].passed
+    assert not any("longer" in k.text for k in c["others_intra_rn"].controls)
     table = balogh.rivals_table({"resnet18": rivals})
     assert list(table.columns)[-1] == "still identified" and len(table) == 8
 
@@ -271,12 +271,12 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
     assert len(far) == balogh.FAR_SAMPLE and {c[3] for c in own} == {c[3] for c in far}  # and their references
     numbers, claims = balogh.intra_claims(res, longer)
     claim = _by_key(claims)["far_as_similar"]
-    assert claim["criterion"].holds is False and not claim["controls"][-1].passed
+    assert claim.criterion.holds is False and not claim.controls[-1].passed
     assert abs(numbers["far_gap_longer"]) < 1e-9
     # the detector controls gate the OOD claim only, and include the sensitivity control
-    texts = [k.text for k in _by_key(claims)["most_ood"]["controls"]]
+    texts = [k.text for k in _by_key(claims)["most_ood"].controls]
     assert any("near outliers" in t for t in texts)
-    assert not any("near outliers" in k.text for k in claim["controls"])
+    assert not any("near outliers" in k.text for k in claim.controls)
 
 
 def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
@@ -293,11 +293,11 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     res["table"]["auroc"] = res["auroc_reps"][0]
     _, claims = balogh.ood_claims(res)
     c = _by_key(claims)
-    assert c["dm_less_ood_rn"]["criterion"].holds is True and c["tlm_ood_rn"]["criterion"].holds is True
-    assert all(k.passed for k in c["dm_less_ood_rn"]["controls"][:3])
+    assert c["dm_less_ood_rn"].criterion.holds is True and c["tlm_ood_rn"].criterion.holds is True
+    assert all(k.passed for k in c["dm_less_ood_rn"].controls[:3])
     # DM as far out as TLM, up to noise: the difference's interval contains 0
     res["auroc_reps"] = np.concatenate([tlm, tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))], axis=1)
-    assert _by_key(balogh.ood_claims(res)[1])["dm_less_ood_rn"]["criterion"].holds is None
+    assert _by_key(balogh.ood_claims(res)[1])["dm_less_ood_rn"].criterion.holds is None
     # a detector blind to near outliers (AUROC 0.6 at one layer): the control fails before any verdict
     res["detector_reps"]["near"][:, 2] = 0.6
     ctrl = balogh_ood._detector_controls(res)
@@ -305,7 +305,7 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     # no DM stitch reaches high accuracy: the premise fails, the verdict is inconclusive
     res["table"].loc[res["table"].method == "DM", "relative"] = 0.5
     dm_id = _by_key(balogh.ood_claims(res)[1])["dm_id_rn"]
-    assert not dm_id["controls"][0].passed
+    assert not dm_id.controls[0].passed
 
 
 def _tau_table(gap: float, k: int = 30, seed: int = 0) -> pd.DataFrame:
@@ -330,13 +330,13 @@ def test_specificity_claims_need_the_difference_of_taus_to_exclude_zero():
            .set_index("measure")}
     numbers, claims = balogh.specificity_claims(res)
     c = _by_key(claims)
-    assert c["pwcca_below_lcka_rn"]["criterion"].holds is True  # PWCCA unrelated to |ΔF|: far below
-    assert c["dm_func_high_rn"]["criterion"].holds is True and c["dm_func_high_rn"]["controls"][0].passed
-    assert c["pwcca_below_lcka_rn"]["criterion"].low > 0 and numbers["rn_f_range"] == pytest.approx(30, abs=1)
+    assert c["pwcca_below_lcka_rn"].criterion.holds is True  # PWCCA unrelated to |ΔF|: far below
+    assert c["dm_func_high_rn"].criterion.holds is True and c["dm_func_high_rn"].controls[0].passed
+    assert c["pwcca_below_lcka_rn"].criterion.low > 0 and numbers["rn_f_range"] == pytest.approx(30, abs=1)
     t["pwcca"] = t["lcka"] + 2 * np.random.default_rng(3).standard_normal(len(t))  # as good as LCKA, up to noise
-    assert _by_key(balogh.specificity_claims(res)[1])["pwcca_below_lcka_rn"]["criterion"].holds is None
+    assert _by_key(balogh.specificity_claims(res)[1])["pwcca_below_lcka_rn"].criterion.holds is None
     res["probe_correct"] = {k: _correct(0.7) for k in correct}  # the probe cannot tell them apart
-    assert not balogh.specificity_claims(res)[1][0]["controls"][0].passed
+    assert not balogh.specificity_claims(res)[1][0].controls[0].passed
 
 
 def test_sensitivity_claims_bootstrap_within_each_layer():
@@ -350,9 +350,9 @@ def test_sensitivity_claims_bootstrap_within_each_layer():
                                          for m in balogh.DING_MEASURES]).set_index("measure")}
     numbers, claims = balogh.sensitivity_claims(res)
     c = _by_key(claims)
-    assert c["lcka_below_dm_vit"]["criterion"].holds is None  # within noise: neither below nor above
+    assert c["lcka_below_dm_vit"].criterion.holds is None  # within noise: neither below nor above
     assert numbers["vit_networks"] == 2 and numbers["vit_f_range_min"] == pytest.approx(100 * (_correct(0.7).mean() - _correct(0.4).mean()))
-    assert "within each layer" in c["dm_func_high_vit"]["criterion"].interval
+    assert "within each layer" in c["dm_func_high_vit"].criterion.interval
     assert balogh.PRESETS_T2["demo"].sensitivity_networks == 2
 
 
@@ -392,7 +392,7 @@ def test_identification_percentages_resample_the_networks_too():
     dm = {(a, b): np.eye(n) * 0.8 + (1 - np.eye(n)) * 0.4 for a in nets for b in nets}
     res = _nets_result(tlm, dm, nets)
     _, claims = balogh.identification_claims(res)
-    crit = _by_key(claims)["tlm_intra_rn"]["criterion"]
+    crit = _by_key(claims)["tlm_intra_rn"].criterion
     # no image noise at all: the interval is the networks' (before: [66.67, 66.67], one seed)
     assert crit.value == pytest.approx(200 / 3) and crit.low < 60 and crit.high == 100 and crit.holds is None
     assert crit.n_seeds == 3 and "3 networks" in crit.interval
@@ -426,7 +426,7 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
         res["lcka_reps"][pair] = reps
         res["matrices"][pair]["lcka"] = reps[0]
     res["measure_images"] = 1000
-    crit = _by_key(balogh.identification_claims(res)[1])["cca_inter_rn"]["criterion"]
+    crit = _by_key(balogh.identification_claims(res)[1])["cca_inter_rn"].criterion
     assert crit.value == 75 and crit.low < crit.high == 100  # before: exact 75, "structural measures ... exact"
     assert "image noise not included" in crit.interval and "linear CKA's measure images" in crit.interval
 
@@ -449,7 +449,7 @@ def test_others_intra_uses_the_percentile_bootstrap_like_tlm():
     # each layer is identified only on resamples that miss its one image: all eight at once almost never.
     # Before: [layers shown identified, layers not shown beaten] = [0, 100], within noise
     assert others.value == 0 and others.high < 100 and counts["rivals_point"] == 2 * n
-    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"]["criterion"]
+    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion
     assert crit.holds is False
     # one rule: the percentile interval of the % over one bootstrap of images and networks, as TLM's
     tlm = identification_verdicts._tlm_criteria(res, res["tlm"])["est"]["intra"]
@@ -464,13 +464,13 @@ def test_a_median_claim_without_stitches_records_no_value():
     res["auroc_reps"] = np.concatenate([res["auroc_reps"], res["auroc_reps"]], axis=1)
     numbers, claims = balogh.ood_claims(res)
     dm_id = _by_key(claims)["dm_id_rn"]
-    crit = dm_id["criterion"]
+    crit = dm_id.criterion
     # before: exact(threshold), so the criterion held (True) and the record kept 0.7 as if measured
     assert crit.holds is None and crit.value is None and crit.low is None and crit.direction is None
     assert "not measured" in crit.text and np.isnan(numbers["rn_dm_high_auroc"])
-    assert not dm_id["controls"][0].passed
+    assert not dm_id.controls[0].passed
     from stitchkit.results import verdict_of
-    assert verdict_of("demo", all(c.passed for c in dm_id["controls"]), crit.holds) == "inconclusive at this scale"
+    assert verdict_of("demo", all(c.passed for c in dm_id.controls), crit.holds) == "inconclusive at this scale"
 
 
 def test_far_gap_divides_each_resample_by_its_own_receiver_accuracy():

@@ -36,14 +36,14 @@ def test_connectivity_is_judged_beyond_the_self_stitch_and_the_control_is_two_si
     table = pd.DataFrame(_rows(bansal.SELF, [-5] * 5) + _rows(bansal.TRAINED, [-1] * 5)
                          + _rows(bansal.RANDOM, [-4, 5, 20, 40, 45]))
     numbers, claims = bansal.connectivity_summary(table, MODELS)
-    by = {c["key"]: c for c in claims}
+    by = {c.key: c for c in claims}
     assert numbers["trained_max_penalty"] == pytest.approx(-1) and numbers["trained_max_penalty_beyond"] == pytest.approx(4)
-    assert by["connected"]["criterion"].holds is False and "beyond the receiver" in by["connected"]["criterion"].text
+    assert by["connected"].criterion.holds is False and "beyond the receiver" in by["connected"].criterion.text
     assert numbers["trained_max_penalty_beyond_low"] > 3  # the interval lies above the bound
-    assert not by["connected"]["controls"][0].passed  # the stitch adds accuracy by itself: fails too
-    assert "both ways" in by["connected"]["controls"][0].text
-    assert numbers["random_first_penalty_beyond"] == pytest.approx(1) and by["random_early"]["criterion"].holds
-    assert numbers["random_late_penalty_beyond"] == pytest.approx(47.5) and by["random_late"]["criterion"].holds
+    assert not by["connected"].controls[0].passed  # the stitch adds accuracy by itself: fails too
+    assert "both ways" in by["connected"].controls[0].text
+    assert numbers["random_first_penalty_beyond"] == pytest.approx(1) and by["random_early"].criterion.holds
+    assert numbers["random_late_penalty_beyond"] == pytest.approx(47.5) and by["random_late"].criterion.holds
     assert numbers["control_largest_abs_penalty"] == pytest.approx(-5)
 
 
@@ -53,7 +53,7 @@ def test_self_stitch_control_passes_only_within_the_bound_both_ways(self_pen, pa
     table = pd.DataFrame(_rows(bansal.SELF, [0, 0, self_pen, 0, 0]) + _rows(bansal.TRAINED, [1] * 5)
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = bansal.connectivity_summary(table, MODELS)
-    assert claims[0]["controls"][0].passed is passes
+    assert claims[0].controls[0].passed is passes
 
 
 def test_a_maximum_near_its_bound_is_within_noise():
@@ -61,7 +61,7 @@ def test_a_maximum_near_its_bound_is_within_noise():
     table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2.9, 2.9, 1, 0])
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     numbers, claims = bansal.connectivity_summary(table, MODELS)
-    assert claims[0]["criterion"].holds is None
+    assert claims[0].criterion.holds is None
     assert numbers["trained_max_penalty_beyond_low"] < 3 < numbers["trained_max_penalty_beyond_high"]
     # bootstrapped as a maximum: resampling noise pushes it up, so the interval sits above a cut's own
     assert numbers["trained_max_penalty_beyond_high"] - 2.9 > 2.9 - numbers["trained_max_penalty_beyond_low"]
@@ -73,10 +73,10 @@ def test_every_architecture_is_judged_beyond_its_own_self_stitch():
     models = {a: {"sender_accuracy_full_test": 0.5} for a in ("vit", "myrtle")}
     numbers, claims = bansal.architectures_summary(table, models)
     assert numbers["vit_max_penalty_beyond"] == pytest.approx(2.5) and numbers["myrtle_max_penalty_beyond"] == pytest.approx(1.8)
-    assert [c["criterion"].holds for c in claims] == [True, True]
-    assert "self-stitch -5.00 to -5.00" in claims[0]["ours"]
+    assert [c.criterion.holds for c in claims] == [True, True]
+    assert "self-stitch -5.00 to -5.00" in claims[0].ours
     # the ViT's self-stitch gains 5 points by itself: its control fails (finding 3); the Myrtle's passes
-    assert [c["controls"][0].passed for c in claims] == [False, True]
+    assert [c.controls[0].passed for c in claims] == [False, True]
 
 
 def _kernel_table(pens_by_kernel, self_pen=0.0, cuts=CUTS):
@@ -90,13 +90,13 @@ def _kernel_table(pens_by_kernel, self_pen=0.0, cuts=CUTS):
 def test_kernel_size_spread_and_worst_kernel():
     table = _kernel_table(((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0]), (5, [0, 0, 0.5, 0.5])))
     numbers, claims = bansal.kernel_sizes_summary(table)
-    assert numbers["max_spread"] == pytest.approx(4) and claims[0]["criterion"].holds is False
+    assert numbers["max_spread"] == pytest.approx(4) and claims[0].criterion.holds is False
     assert numbers["max_spread_low"] > 2
     assert numbers["worst_kernel"] == 1 and numbers["worst_kernel_mean_penalty"] == pytest.approx(2)
     assert numbers["other_kernels_mean_penalty"] == pytest.approx(0.1875)
-    assert claims[0]["controls"][0].passed
+    assert claims[0].controls[0].passed
     _, claims = bansal.kernel_sizes_summary(_kernel_table(((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0])), self_pen=-0.8))
-    assert not claims[0]["controls"][0].passed  # a k x k self-stitch that gains 0.8 points fails too
+    assert not claims[0].controls[0].passed  # a k x k self-stitch that gains 0.8 points fails too
 
 
 def test_kernel_lr_rules_scale_only_the_larger_kernels():
@@ -119,7 +119,7 @@ def _grid_rows(senders_pens: dict, pairs) -> pd.DataFrame:
 def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monkeypatch):
     table = _kernel_table(((1, [0, 4, 1]), (3, [0, 1, 0.5]), (9, [0.5, 2, 0])))
     numbers, claims = bansal.kernel_sizes_summary(table)
-    assert claims[0]["criterion"].holds is False  # 3 points at block1 (kernel 1 vs 3)
+    assert claims[0].criterion.holds is False  # 3 points at block1 (kernel 1 vs 3)
     cfg = bansal.PRESETS_F4["demo"]
     seen = []
 
@@ -133,7 +133,7 @@ def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monk
     assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
     # at 4x: kernels 1, 3 and (1x) 9 at block1 give 2.5, 1.0, 2.0: a spread of 1.5, within 2: the
     # claim turns, the stitches were short, and the control fails
-    assert not claims[0]["controls"][-1].passed and "re-judged" in claims[0]["controls"][-1].text
+    assert not claims[0].controls[-1].passed and "re-judged" in claims[0].controls[-1].text
     assert list(out["4x epochs (points)"].round(2)) == [2.5, 1.0]
 
 
@@ -161,11 +161,11 @@ def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
 
     numbers, claims = ft.finetune_summary(_ft_table([0.70, 0.62]), {"trained top": 0.70})
     assert numbers["finetune_shortfall"] == pytest.approx(8.0)  # the worse cut counts, not the better
-    assert not claims[0]["controls"][1].passed and claims[0]["controls"][0].passed
+    assert not claims[0].controls[1].passed and claims[0].controls[0].passed
     numbers, claims = ft.finetune_summary(_ft_table([0.70, 0.68]), {"trained top": 0.70})
-    assert claims[0]["controls"][1].passed and numbers["finetune_gap"] == pytest.approx(29.0)
-    assert numbers["stitch_gap"] == pytest.approx(29.0) and claims[1]["criterion"].holds
-    assert numbers["finetune_gap_low"] > 5 and claims[0]["criterion"].holds is False
+    assert claims[0].controls[1].passed and numbers["finetune_gap"] == pytest.approx(29.0)
+    assert numbers["stitch_gap"] == pytest.approx(29.0) and claims[1].criterion.holds
+    assert numbers["finetune_gap_low"] > 5 and claims[0].criterion.holds is False
 
 
 def test_training_length_control_retrains_the_deciding_cells_and_their_self_stitches(monkeypatch):
@@ -193,21 +193,42 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
     out = bansal.training_length_control(cfg, "demo", (table, claims))
     # the reference retrained too, at the same cuts
     assert seen == [[bansal.SELF], [bansal.TRAINED], [bansal.SELF], [bansal.RANDOM], [bansal.SELF], [bansal.RANDOM]]
-    by = {c["key"]: c for c in claims}
+    by = {c.key: c for c in claims}
     # like for like: 2.5 points at 4x alone would turn the claim, but beyond the 4x self-stitch it is
     # 3.5: still not connected, and the verdict survives
-    assert by["connected"]["controls"][-1].passed
-    assert by["random_late"]["controls"][-1].passed  # 41.5 points at 4x: still high
-    assert len(by["random_early"]["controls"]) == 2 and by["random_early"]["controls"][-1].passed  # still low
+    assert by["connected"].controls[-1].passed
+    assert by["random_late"].controls[-1].passed  # 41.5 points at 4x: still high
+    assert len(by["random_early"].controls) == 2 and by["random_early"].controls[-1].passed  # still low
     assert list(out["4x epochs (points)"].round(2)) == [3.0, 1.0, 41.5]  # block3 and block5 (both past 2), mean
     assert list(out["self-stitch 4x (points)"].round(2)) == [-0.5, 0.0, 0.0]
+
+
+def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkeypatch):
+    """B-F2A hands its own claims and its other architectures' as two lists and records both: each
+    claim's copy with its control takes its place in its own list; the claims themselves never
+    change (they are frozen)."""
+    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = bansal.connectivity_summary(table, MODELS)
+    cfg = bansal.PRESETS_F2A["demo"]
+    checks = [dict(chk, table=table, rejudge=bansal._rejudge_connectivity(chk["base_key"]), recipe=cfg.recipe(),
+                   receiver=cfg.model("demo", cfg.seeds[0]), sender_spec=cfg.model("demo", cfg.seeds[1]))
+              for chk in bansal._length_checks(table, claims, "resnet18")]
+    monkeypatch.setattr(bansal_length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
+        {s.name: {c: 0.0 for c, _ in pairs} for s in senders}, pairs))
+    before = list(claims)
+    base, others = claims[:1], claims[1:]
+    bansal.retrain_longer(checks, base, others)
+    assert [c.key for c in base] == ["connected"] and [c.key for c in others] == ["random_early", "random_late"]
+    assert [len(c.controls) for c in base + others] == [2, 2, 2]
+    assert [len(c.controls) for c in before] == [1, 1, 1] and claims == before
 
 
 def test_a_claim_already_inconclusive_gets_no_length_control():
     table = pd.DataFrame(_rows(bansal.SELF, [-2] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = bansal.connectivity_summary(table, MODELS)
-    assert not claims[0]["controls"][0].passed
+    assert not claims[0].controls[0].passed
     assert bansal._length_checks(table, claims, "resnet18") == []
 
 
@@ -275,9 +296,9 @@ def test_random_vs_trained_judges_cka_on_its_bootstrap():
     table["cka_reps"] = [np.r_[v, v + 0.01 * g.normal(size=noise.RESAMPLES)] for v in table.cka]
     table["cka_n"] = 2000
     numbers, claims = bansal.random_vs_trained_summary(table, MODELS)
-    by = {c["key"]: c for c in claims}
-    assert by["random_early_cka"]["criterion"].holds and numbers["random_cka_first_low"] > 0.85
-    assert by["same_trend"]["criterion"].holds and numbers["random_rho_penalty_cka"] == pytest.approx(-1)
+    by = {c.key: c for c in claims}
+    assert by["random_early_cka"].criterion.holds and numbers["random_cka_first_low"] > 0.85
+    assert by["same_trend"].criterion.holds and numbers["random_rho_penalty_cka"] == pytest.approx(-1)
 
 
 def _freeze_metrics(full, few, frz, n=N):
@@ -304,11 +325,11 @@ def test_freeze_claim_is_inconclusive_while_the_freeze_trained_net_is_below_the_
     table, metrics = _freeze_metrics(0.664, 0.632, 0.514)  # the committed demo run's networks
     numbers, claims = fz.freeze_summary(table, ("stem", "head"), metrics, cfg)
     c = claims[0]
-    assert c["criterion"].holds is False and numbers["gap_judged"] == pytest.approx(15.0)
-    assert [k.passed for k in c["controls"]] == [True, True, False]  # the anomaly: no verdict
+    assert c.criterion.holds is False and numbers["gap_judged"] == pytest.approx(15.0)
+    assert [k.passed for k in c.controls] == [True, True, False]  # the anomaly: no verdict
     table, metrics = _freeze_metrics(0.664, 0.632, 0.650)
     numbers, claims = fz.freeze_summary(table, ("stem", "head"), metrics, cfg)
-    assert all(k.passed for k in claims[0]["controls"]) and claims[0]["criterion"].holds
+    assert all(k.passed for k in claims[0].controls) and claims[0].criterion.holds
     assert numbers["freeze_minus_few_low"] > 0
 
 
@@ -338,7 +359,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
     assert fz.deciding_cells(table, CUTS, 0.664, cfg.threshold) == {fz.A: ["stem", "block1", "block3"],
                                                                      fz.B: ["block3", "block5", "pool"]}
     _, claims = fz.freeze_summary(table, frozen, metrics, cfg)
-    assert fz.decided(claims[0]) and claims[0]["criterion"].holds
+    assert fz.decided(claims[0]) and claims[0].criterion.holds
     calls = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
@@ -367,7 +388,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
     # at 4x (a) comes within the bound at block3 too: one more piece frozen, and the network freeze-trained on
     # them is 6.4 points below the full one: the verdict turns, so the control fails
     assert trained == [("stem", "block1", "block3", "pool", "head")]
-    assert not claims[0]["controls"][-1].passed and "survives" in claims[0]["controls"][-1].text
+    assert not claims[0].controls[-1].passed and "survives" in claims[0].controls[-1].text
     assert list(out["within the bound at 4x"]) == [True, True, True, False, True, True]
     assert list(out["1x (points)"].round(2)) == [0.5, 1.0, 5.0, 6.0, 2.0, 1.0]
 
@@ -390,13 +411,13 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
     monkeypatch.setattr(fz, "stitch_grid", same_grid)
     monkeypatch.setattr(fz, "freeze_train", never)
     out = fz.training_length_control(cfg, "demo", table, frozen, metrics, claims)
-    assert claims[0]["controls"][-1].passed and len(out) == 6
+    assert claims[0].controls[-1].passed and len(out) == 6
     # a claim not decided gets no check
     _, undecided = fz.freeze_summary(table, frozen, {**metrics, "freeze-trained": metrics["few-sample network"]
                                                      | {"correct": np.arange(N) < int(0.632 * N)}}, cfg)
-    n = len(undecided[0]["controls"])
+    n = len(undecided[0].controls)
     assert fz.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
-    assert len(undecided[0]["controls"]) == n
+    assert len(undecided[0].controls) == n
 
 
 def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_keys():
@@ -452,7 +473,7 @@ def test_b_f5_copy_of_the_random_bottom_claim_keeps_its_length_control():
     table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = bansal.connectivity_summary(table, MODELS)
-    copy = dict(next(c for c in claims if c["key"] == "random_early"), key="random_early_stitch")
+    copy = replace(next(c for c in claims if c.key == "random_early"), key="random_early_stitch")
     checks = bansal._length_checks(table, [copy], "resnet18")
     assert [(c["claim"], c["base_key"], c["sender"], c["cuts"]) for c in checks] == [
         ("random_early_stitch", "random_early", bansal.RANDOM, ["stem"])]

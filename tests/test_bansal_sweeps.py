@@ -42,7 +42,7 @@ def _table(penalties: dict[str, list[float]], receiver: str = "top", cka: float 
 
 
 def _verdicts(claims):
-    return {c["key"]: (c["criterion"].holds, bool(c["controls"]) and all(k.passed for k in c["controls"]))
+    return {c.key: (c.criterion.holds, bool(c.controls) and all(k.passed for k in c.controls))
             for c in claims}
 
 
@@ -96,12 +96,12 @@ def test_samples_verdicts():
                                                            "mid_degrades")}
     assert numbers["improvement"] == pytest.approx(3.0) and numbers["improvement_low"] > 1
     assert numbers["mid_degradation"] == pytest.approx(10.5) and numbers["mid_premise_gap"] == pytest.approx(9.0)
-    assert all("beyond the top stitched into itself" in c["criterion"].text for c in claims)
-    assert claims[0]["criterion"].value is not None  # the numeric record survives the text change
+    assert all("beyond the top stitched into itself" in c.criterion.text for c in claims)
+    assert claims[0].criterion.value is not None  # the numeric record survives the text change
     # "more is better" needs the bottom with more samples to be the better network: else inconclusive
     _, claims = sweeps.samples_summary(_table(pens, own_accuracy={**SAMPLES_OWN, "25k samples": 0.49}), acc, cfg)
-    improves = next(c for c in claims if c["key"] == "improves")
-    assert _verdicts(claims)["improves"] == (True, False) and improves["controls"][1].value.startswith("-1.00 [")
+    improves = next(c for c in claims if c.key == "improves")
+    assert _verdicts(claims)["improves"] == (True, False) and improves.controls[1].value.startswith("-1.00 [")
     # a premise that holds by less than its uncertainty fails: 0.3 points up, on 3,000 images that differ
     near = _table(pens, own_accuracy=SAMPLES_OWN)
     near["sender_correct"] = [noisy_own(0.3, 3000) if s == "25k samples" else c
@@ -122,7 +122,7 @@ def test_samples_verdicts():
     # a self-stitch that gains accuracy by itself fails the two-sided control too
     _, claims = sweeps.samples_summary(_table({**pens, sweeps.SELF: [0, 0, -3.5, 0, 0, 0]},
                                               own_accuracy=SAMPLES_OWN), acc, cfg)
-    assert not claims[0]["controls"][0].passed
+    assert not claims[0].controls[0].passed
 
 
 def test_labels_and_epochs_and_width_verdicts():
@@ -168,13 +168,13 @@ def test_cka_claims_and_table1_read_results_files(tmp_path):
     names = list(cfg.pairs("demo"))
     values = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.75, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
     numbers, claims = sweeps.more_cka_summary(_cka_rows(names, values), cfg)
-    assert {c["key"]: c["criterion"].holds for c in claims} == {"samples_far": True, "width_range": True,
+    assert {c.key: c.criterion.holds for c in claims} == {"samples_far": True, "width_range": True,
                                                                  "length_similar": True}
     assert numbers["width_cka_min"] == 0.75 and numbers["width_cka_min_low"] < 0.75
     # a minimum near its bound is within noise (0.71 against 0.7, a bootstrap sd of 0.02)
     near = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.71, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
     _, claims = sweeps.more_cka_summary(_cka_rows(names, near, noise_sd=0.02), cfg)
-    assert {c["key"]: c["criterion"].holds for c in claims}["width_range"] is None
+    assert {c.key: c.criterion.holds for c in claims}["width_range"] is None
     # B-T1: cells come from the results files, with their intervals; a missing page says so
     res = {"id": "B-F7", "scale": "demo", "numbers": numbers, "claims": [],
            "provenance": {"date": "2026-11-22T00:00:00", "commit": "abc"}}
@@ -249,7 +249,7 @@ def test_simclr_views_loss_and_verdicts():
     assert _verdicts(claims) == {"connected": (True, True), "cka_differs": (True, True)}
     assert numbers["cka_difference"] == pytest.approx(0.2) and numbers["cka_difference_low"] > 0.05
     _, claims = sweeps.simclr_summary(table(0.35), acc, cfg)  # a weak SimCLR net (15 points below): inconclusive
-    assert not all(k.passed for k in claims[0]["controls"])
+    assert not all(k.passed for k in claims[0].controls)
 
 
 def test_resnet164_and_finetune_preset():
@@ -343,9 +343,9 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
 
     monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
     out = sweeps.training_length_control(cfg, "demo", table, claims)
-    by = {c["key"]: c for c in claims}
-    assert not by["compatible"]["controls"][-1].passed and not by["improves"]["controls"][-1].passed
-    assert by["early_similar"]["controls"][-1].passed and len(by["mid_degrades"]["controls"]) == 2
+    by = {c.key: c for c in claims}
+    assert not by["compatible"].controls[-1].passed and not by["improves"].controls[-1].passed
+    assert by["early_similar"].controls[-1].passed and len(by["mid_degrades"].controls) == 2
     top, bottoms = bansal_training._samples_models(cfg, "demo")
     # the page's own models, and the top's self-stitch retrained beside the deciding stitch
     assert seen == [([top], [sweeps.SELF], top), ([bottoms["25k samples"]], ["25k samples"], top)] * 2 + [
@@ -372,8 +372,8 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
     table = _table({sweeps.SELF: [0] * 6, later: [0, 0.5, 4.2, 1, 1, 0], earlier: [0, 1, 2, 5, 9, 9]})
     _, claims = sweeps.epochs_summary(table, {}, cfg)
     checks = bansal_training._deciding(table, claims, cfg)
-    assert [c["claim"] for c in checks] == [c["key"] for c in claims
-                                            if c["key"] in ("compatible", "improves") and bansal.decided(c)]
+    assert [c["claim"] for c in checks] == [c.key for c in claims
+                                            if c.key in ("compatible", "improves") and bansal.decided(c)]
     assert all(sender == later for c in checks for sender, _ in c["cells"])
     by = {c["claim"]: c for c in checks}
     if "compatible" in by:
@@ -420,9 +420,9 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
     out = sweeps.training_length_control(cfg, "demo", table, claims)
     assert seen == [(sweeps.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
                     (sweeps.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
-    by = {c["key"]: c for c in claims}
-    assert not by["wider_improves"]["controls"][-1].passed  # 3 points at 1x, 0.5 at 4x
-    assert by["not_vice_versa"]["controls"][-1].passed
+    by = {c.key: c for c in claims}
+    assert not by["wider_improves"].controls[-1].passed  # 3 points at 1x, 0.5 at 4x
+    assert by["not_vice_versa"].controls[-1].passed
     assert list(out["grid (points)"].round(2)) == [-3.0, -0.5] and list(out["4x epochs (points)"].round(2)) == [-0.5, -0.3]
 
 
@@ -441,7 +441,7 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
                          "receiver_correct": BASE, "finetuned_correct": ft})
     table = pd.DataFrame(rows)
     _, claims = F.finetune_summary(table, {})
-    assert claims[1]["key"] == "stitch_tells" and claims[1]["criterion"].holds is True
+    assert claims[1].key == "stitch_tells" and claims[1].criterion.holds is True
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
         assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
@@ -453,8 +453,8 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
 
     monkeypatch.setattr(F, "stitch_grid", longer_grid)
     out = F.training_length_control(cfg, "demo", table, {}, claims)
-    assert not claims[1]["controls"][-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
-    assert len(claims[0]["controls"]) == 2  # fine-tuning's claim untouched
+    assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
+    assert len(claims[0].controls) == 2  # fine-tuning's claim untouched
     assert list(out["penalty 4x (points)"].round(2)) == [0.5, 6.0]
     assert list(out["penalty 1x (points)"].round(2)) == [2.0, 30.0]
 
@@ -469,9 +469,10 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
     table["cka_reps"] = [np.full(noise.RESAMPLES + 1, v) for v in table.cka]
     table["cka_n"] = 2000
     _, claims = sweeps.simclr_summary(table, {sweeps.SIMCLR: 0.5}, cfg)
-    by = {c["key"]: c for c in claims}
-    assert by["connected"]["criterion"].holds is False
-    by["connected"]["controls"] = []  # as if its controls had passed (the probe premise is not this test's)
+    i = next(i for i, c in enumerate(claims) if c.key == "connected")
+    assert claims[i].criterion.holds is False
+    claims[i] = dataclasses.replace(claims[i], controls=())  # as if its controls had passed (the probe premise
+    # is not this test's)
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
@@ -485,6 +486,6 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
     assert seen == [(sweeps.SELF, sweeps.E2E_TOP, ["block3"]), (sweeps.SIMCLR, sweeps.E2E_TOP, ["block3"]),
                     (sweeps.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),
                     (sweeps.E2E_BOTTOM, "SimCLR top (seed 1, linear probe)", ["block5"])]
-    control = by["connected"]["controls"][-1]
+    control = claims[i].controls[-1]  # the control's claim took its place in the page's list
     assert not control.passed  # 4 and 5 points at 1x, 0.5 at 4x in both directions: the verdict turns
     assert list(out["4x epochs (points)"].round(2)) == [0.5, 0.5] and list(out["grid (points)"].round(2)) == [4.0, 5.0]

@@ -5,8 +5,10 @@ import math
 
 import pandas as pd
 
+from stitchkit.claims import ClaimSpec
 from stitchkit.display import Section, plain
 from stitchkit.experiments import bansal_sweeps, hernandez
+from stitchkit.results import at_most
 
 
 def test_plain_hides_row_numbers_and_keeps_values():
@@ -64,7 +66,8 @@ def test_diverge_table_says_which_variant_falls():
 
 def test_length_table_names_claims_by_their_text():
     longer = pd.DataFrame({"claim": ["connected_resnet18_x0_5"], "grid (points)": [1.234]})
-    claims = [{"key": "connected_resnet18_x0_5", "text": "ResNet-18 x0.5: connected"}]
+    claims = [ClaimSpec(key="connected_resnet18_x0_5", text="ResNet-18 x0.5: connected",
+                        criterion=at_most(1.234, 3.0, "max penalty"), paper="", ours="")]
     html = bansal_sweeps.length_table(longer, claims).to_html()
     assert "ResNet-18 x0.5: connected" in html and "connected_resnet18_x0_5" not in html and "1.23" in html
 

@@ -67,7 +67,7 @@ def _set_cells(table, where, rel):
 def _verdicts(claims):
     from stitchkit.results import verdict_of
 
-    return {c["key"]: verdict_of("demo", all(k.passed for k in c["controls"]), c["criterion"].holds) for c in claims}
+    return {c.key: verdict_of("demo", all(k.passed for k in c.controls), c.criterion.holds) for c in claims}
 
 
 def test_recipe_and_architectures():
@@ -143,20 +143,20 @@ def test_triangle_claims_are_judged_on_bootstrap_intervals():
     numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
     assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced", "random_low": "reproduced"}
     # each judged number is a bootstrapped statistic: the minimum over pairs, with a real interval
-    lower = claims[0]["criterion"]
+    lower = claims[0].criterion
     assert lower.value == pytest.approx(numbers["lower_min"]) == pytest.approx(0.95)
     assert lower.low < 0.95 < lower.high and lower.high - lower.low < 0.05 and lower.n_test == N_TEST
     assert "paired bootstrap" in lower.interval
     # the exact self-stitch has no noise at all: its control's interval is [0, 0]
     assert [numbers[f"control_max_penalty{e}"] for e in ("", "_low", "_high")] == [0, 0, 0]
-    assert all(k.passed for c in claims for k in c["controls"])
+    assert all(k.passed for c in claims for k in c.controls)
 
 
 def test_a_lower_triangle_at_its_threshold_is_within_noise():
     table = _table()
     near = _set_cells(table, (table.sender == "A") & (table.receiver == "B") & (table.j <= table.i), 0.9)
     _, claims = hernandez.grid_summary(near, {"A": 0.8})
-    lower = claims[0]["criterion"]
+    lower = claims[0].criterion
     assert lower.low < hernandez.LOWER_MIN < lower.high and lower.holds is None
     assert _verdicts(claims)["lower_high"] == "inconclusive at this scale"
 
@@ -182,10 +182,10 @@ def test_the_power_and_the_two_sided_self_stitch_controls():
     numbers, claims = hernandez.grid_summary(gains, {"A": 0.8})
     assert numbers["control_max_penalty"] == pytest.approx(-3.0)
     assert set(_verdicts(claims).values()) == {"inconclusive at this scale"}
-    assert "both ways" in claims[0]["controls"][0].text and not claims[0]["controls"][0].passed
+    assert "both ways" in claims[0].controls[0].text and not claims[0].controls[0].passed
     # no network stitched into itself: nothing vouches for the recipe
     _, claims = hernandez.grid_summary(table[~((table.sender == "A") & (table.receiver == "A"))], {"A": 0.8})
-    assert "none was stitched" in claims[0]["controls"][0].text and not claims[0]["controls"][0].passed
+    assert "none was stitched" in claims[0].controls[0].text and not claims[0].controls[0].passed
 
 
 def test_training_length_control_rejudges_each_claim_like_for_like():
@@ -202,14 +202,14 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
         assert swapped.correct.iloc[n] is longer.attrs["correct"][key]
         assert swapped.accuracy.iloc[n] == pytest.approx(swapped.correct.iloc[n].mean())
     numbers, claims = hernandez.grid_summary(table, {"A": 0.8}, longer)
-    by_key = {c["key"]: c for c in claims}
+    by_key = {c.key: c for c in claims}
     # the untrained sender's cells, retrained 4x, rise above 0.5 on average: random_low would turn
-    length = by_key["random_low"]["controls"][-1]
+    length = by_key["random_low"].controls[-1]
     assert "like for like" in length.text and not length.passed
     assert numbers["random_sender_outside_max_longer"] > hernandez.RANDOM_MAX
     # the trained cells keep both triangle claims where they were
     for key in ("lower_high", "upper_low"):
-        assert by_key[key]["controls"][-1].passed, key
+        assert by_key[key].controls[-1].passed, key
     assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced",
                                  "random_low": "inconclusive at this scale"}
     assert numbers["longer_cells"] == len(cells)
@@ -220,7 +220,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
 def test_a_table_without_per_image_results_is_judged_on_its_point_values():
     table = _table().drop(columns=["correct", "receiver_correct", "dm_correct"])
     numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
-    lower = claims[0]["criterion"]
+    lower = claims[0].criterion
     assert lower.low == lower.high == lower.value == pytest.approx(0.95) and "no per-image" in lower.interval
     assert _verdicts(claims)["lower_high"] == "reproduced"
 
@@ -288,9 +288,9 @@ def test_similarity_verdict_has_an_interval():
     self_diag = self_diag.assign(dm_correct=list(self_diag.correct), dm_accuracy=self_diag.accuracy)
     numbers, claims = hernandez.similarity_summary(pd.concat([table, self_diag], ignore_index=True))
     assert numbers["similarity_below_max"] == pytest.approx(1.0)  # A into A: exact least squares everywhere here
-    assert claims[0]["criterion"].holds is False
+    assert claims[0].criterion.holds is False
     numbers, claims = hernandez.similarity_summary(table)
-    c = claims[0]["criterion"]
+    c = claims[0].criterion
     assert numbers["similarity_below_max"] == pytest.approx(0.2) and c.holds and c.low < 0.2 < c.high
     assert "paired bootstrap" in c.interval
 
@@ -319,23 +319,23 @@ def test_mse_claims_closer_can_fail_and_carry_intervals():
     per = _per(ev=[1.0, 2.0, 3.0, 1e-3, 0.5], es=[0.1, 0.5, 0.01, 1e-2, 1e-30], sv=[0.9, 1.5, 3.0, 0.5, 0.5])
     numbers, claims = hernandez.mse_summary(per, stats, grid, "test")
     assert numbers["closer_fraction"] == 0.75 and numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
-    assert [c["criterion"].holds for c in claims] == [True, True]
-    assert claims[1]["criterion"].low < claims[1]["criterion"].value < claims[1]["criterion"].high
-    assert all(k.passed for k in claims[0]["controls"])
+    assert [c.criterion.holds for c in claims] == [True, True]
+    assert claims[1].criterion.low < claims[1].criterion.value < claims[1].criterion.high
+    assert all(k.passed for k in claims[0].controls)
     # V close to the least-squares S: ES < EV everywhere (S is the optimum), but ES above SV, so
     # EV < 2 ES: the prediction that ES is the smallest fails (it could not with ES < EV alone)
     near = _per(ev=[1.2, 2.4, 3.3, 1.1, 0.5], es=[1.0, 2.0, 3.0, 1.0, 1e-30], sv=[0.2, 0.4, 0.3, 0.1, 0.5])
     numbers, claims = hernandez.mse_summary(near, stats, grid, "test")
     assert numbers["es_below_ev_fraction"] == 1.0 and numbers["closer_fraction"] == 0.0
-    assert claims[0]["criterion"].holds is False and claims[1]["criterion"].holds is True
+    assert claims[0].criterion.holds is False and claims[1].criterion.holds is True
     # a task-trained stitch that never left the least-squares one: the control fails, inconclusive
     still = near.assign(SV=1e-6)
     still.attrs = {}  # judged on its point values, as a spot check's summary
     _, claims = hernandez.mse_summary(still, stats, grid, "test")
-    assert not all(k.passed for k in claims[0]["controls"])
+    assert not all(k.passed for k in claims[0].controls)
     # only exact self-stitches (one network's diagonal, as at smoke): nothing to judge, a failed control says so
     _, claims = hernandez.mse_summary(per.iloc[[4]], stats, grid, "test")
-    assert claims[0]["criterion"].holds is None and not claims[0]["controls"][-1].passed
+    assert claims[0].criterion.holds is None and not claims[0].controls[-1].passed
 
 
 def test_images_verdict_and_its_training_length_control():
@@ -344,20 +344,20 @@ def test_images_verdict_and_its_training_length_control():
     per_image = {k: np.clip(m + 0.2 * rng.standard_normal(500), -1, 1) for k, m in ((0, 0.8), (1, 0.6), (2, 0.4))}
     corr = hernandez.LayerScores({k: float(v.mean()) for k, v in per_image.items()}, per_image)
     numbers, claims = hernandez.images_summary(table, corr)
-    c = claims[0]["criterion"]
+    c = claims[0].criterion
     assert numbers["granularity_rho"] == pytest.approx(-1.0) and c.holds and c.high == pytest.approx(-1.0)
-    assert "bootstrap" in c.interval and claims[0]["controls"] == []
+    assert "bootstrap" in c.interval and claims[0].controls == ()
     # layers whose images barely differ: the ranks swap from resample to resample, within noise
     flat = {k: np.clip(0.5 + 0.01 * k + 0.3 * rng.standard_normal(500), -1, 1) for k in range(3)}
     _, claims = hernandez.images_summary(table, hernandez.LayerScores({k: float(v.mean()) for k, v in flat.items()},
                                                                       flat))
-    assert claims[0]["criterion"].holds is None
+    assert claims[0].criterion.holds is None
     # with every stitch trained 4x longer the images no longer lose detail with depth: the control fails
     longer = pd.DataFrame({"i": [0, 1, 2], "gain": [0.0, 1.0, 8.0], "correlation (4x)": [0.4, 0.6, 0.8]})
     numbers, claims = hernandez.images_summary(table, corr, longer)
-    assert not claims[0]["controls"][0].passed and numbers["granularity_rho_longer"] == pytest.approx(1.0)
+    assert not claims[0].controls[0].passed and numbers["granularity_rho_longer"] == pytest.approx(1.0)
     _, claims = hernandez.images_summary(table, corr, longer.assign(**{"correlation (4x)": [0.7, 0.5, 0.3]}))
-    assert claims[0]["controls"][0].passed
+    assert claims[0].controls[0].passed
     with pytest.raises(ValueError, match="2 layers"):
         hernandez.images_summary(table.iloc[:2], {0: 0.8, 1: 0.6})
 
@@ -416,7 +416,7 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
         kind="trained", cut_i=[f"c{i}" for i in per.i], cut_j=[f"c{j}" for j in per.j], accuracy=0.6,
         receiver_accuracy=0.6)
     _, claims = hernandez.mse_summary(per, stats, table, "test")
-    assert [c["criterion"].holds for c in claims] == [True, True] and all(k.passed for k in claims[0]["controls"])
+    assert [c.criterion.holds for c in claims] == [True, True] and all(k.passed for k in claims[0].controls)
     cfg = hernandez.PRESETS_T2["demo"]
     monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
     trained = []
@@ -433,5 +433,5 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     out = hernandez.mse_longer(table, per, stats, cfg, "demo", claims, "test", diagonal=False, n_images=n)
     assert len(out) == 4 and len(trained) == 4  # every judged stitch (4 < MSE_SAMPLE); the exact self-stitch not
     assert all(e == hernandez.LONGER * cfg.recipe().train.epochs for *_, e in trained)
-    assert not claims[0]["controls"][-1].passed  # ES is now nowhere the smallest: 'closer' turns
+    assert not claims[0].controls[-1].passed  # ES is now nowhere the smallest: 'closer' turns
     assert np.allclose(out["EV 4x"], 1e-4) and np.allclose(sorted(out.EV), sorted(per.EV.iloc[:4]))

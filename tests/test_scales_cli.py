@@ -3,6 +3,7 @@ import dataclasses
 import pytest
 
 from stitchkit import cli, execution
+from stitchkit.claims import ClaimSpec
 from stitchkit.experiments import bansal
 from stitchkit.results import Control, Criterion, Run, at_least, at_most, within
 from stitchkit.scales import (SCALES, ParameterValueError, UnknownParameterError, UnknownScaleError, preset,
@@ -107,8 +108,8 @@ def test_parse_values_and_grid():
 
 def test_run_records_numbers_claims_and_provenance(tmp_path):
     run = Run("B-F2A", "demo", {"width": 16}, seed=0)
-    run.record({"acc": 0.5}, [dict(key="c", text="a claim", criterion=at_least(0.5, 0.4, "acc"), paper="0.9",
-                                   ours="0.5")])
+    run.record({"acc": 0.5}, [ClaimSpec(key="c", text="a claim", criterion=at_least(0.5, 0.4, "acc"), paper="0.9",
+                                        ours="0.5")])
     out = run.save(tmp_path / "r.json")
     import json
 

@@ -125,18 +125,18 @@ def _into_digit_table(acc, *, self_acc=0.95, baseline=0.95, inits=3, n=4000):
 
 def _verdict(claim, scale="demo"):
     from stitchkit.results import Claim
-    return Claim(claim["key"], claim["text"], claim["criterion"].text, claim["paper"], claim["ours"],
-                 claim["criterion"].holds, scale, tuple(claim.get("controls", ()))).verdict
+    return Claim(claim.key, claim.text, claim.criterion.text, claim.paper, claim.ours,
+                 claim.criterion.holds, scale, tuple(claim.controls)).verdict
 
 
 def test_compatibility_verdicts_follow_the_interval_and_the_two_sided_control():
     _, ok = smith.compatibility_summary(_into_digit_table(0.98), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(ok) == "reproduced" and ok["criterion"].low > 0
+    assert _verdict(ok) == "reproduced" and ok.criterion.low > 0
     _, below = smith.compatibility_summary(_into_digit_table(0.92), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(below) == "not reproduced" and below["criterion"].high < 0
+    assert _verdict(below) == "not reproduced" and below.criterion.high < 0
     # 0.1 points above the baseline on 4000 images: the interval straddles 0, neither side is shown
     _, close = smith.compatibility_summary(_into_digit_table(0.951), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(close) == "inconclusive at this scale" and close["criterion"].holds is None
+    assert _verdict(close) == "inconclusive at this scale" and close.criterion.holds is None
     # the receiver stitched into itself falls short of its own accuracy: the recipe is too weak to judge
     _, weak = smith.compatibility_summary(_into_digit_table(0.92, self_acc=0.90), smith.FIG1_SENDERS, "c", "t", "p")
     assert _verdict(weak) == "inconclusive at this scale"
@@ -149,9 +149,9 @@ def test_compatibility_verdicts_follow_the_interval_and_the_two_sided_control():
 def test_the_training_length_control_fails_when_longer_stitches_flip_the_verdict():
     table = _into_digit_table(0.92)
     _, same = smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", longer=_into_digit_table(0.93))
-    assert _verdict(same) == "not reproduced" and same["controls"][-1].passed
+    assert _verdict(same) == "not reproduced" and same.controls[-1].passed
     _, flips = smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", longer=_into_digit_table(0.98))
-    assert _verdict(flips) == "inconclusive at this scale" and not flips["controls"][-1].passed
+    assert _verdict(flips) == "inconclusive at this scale" and not flips.controls[-1].passed
 
 
 def test_rank_separation_uses_the_spread_over_initialisations():
@@ -171,12 +171,12 @@ def test_contradiction_table_and_paper_scale_claim():
                          "digit_sender_correct": _correct(s, seed=20 + k)})
     table = pd.DataFrame(rows)
     numbers, claims, side = smith.contradiction_summary(table, "demo")
-    assert [c["key"] for c in claims] == ["contradiction", "self_stitch_gain"]
+    assert [c.key for c in claims] == ["contradiction", "self_stitch_gain"]
     assert all(_verdict(c) == "reproduced" for c in claims)
     assert side.loc["Colour-only", ("base accuracy", "paper")] == 0.686
     assert side.loc["Digit", ("base accuracy", "ours")] == "0.950 ± 0.000"
     _, paper_claims, _ = smith.contradiction_summary(table, "paper")
-    assert paper_claims[-1]["key"] == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
+    assert paper_claims[-1].key == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
 
 
 def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
@@ -209,12 +209,12 @@ def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
     _, alone = smith.vgg_summary(table)
     _, same = smith.vgg_summary(table, table)  # longer stitches that change nothing: the verdicts stand
     assert [_verdict(c) for c in same] == [_verdict(c) for c in alone]
-    assert [len(c["controls"]) for c in same] == [len(c["controls"]) + 1 for c in alone]
+    assert [len(c.controls) for c in same] == [len(c.controls) + 1 for c in alone]
     worse = table.copy()
     sel = (worse.model == "Digit") & (worse.cut == "features_22")
     worse.loc[sel, "accuracy"] = 0.5
     worse.loc[sel, "correct"] = pd.Series([_correct(0.5, 1000, seed=3)] * int(sel.sum()), index=worse.index[sel])
     _, claims = smith.vgg_summary(table, worse)
-    digit = next(c for c in claims if c["key"] == "digit_improves")
+    digit = next(c for c in claims if c.key == "digit_improves")
     assert _verdict(digit) == "inconclusive at this scale"
-    assert _verdict(next(c for c in claims if c["key"] == "correlated_holds")) == "reproduced"
+    assert _verdict(next(c for c in claims if c.key == "correlated_holds")) == "reproduced"

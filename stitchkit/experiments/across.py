@@ -33,6 +33,7 @@ import torch
 
 from .. import controls, noise, zoo
 from .. import data as data_mod
+from ..claims import ClaimSpec
 from ..datasets import DataSpec, test_split, train_split
 from ..hardware import as_device
 from ..notions import NOTIONS, identity_failures, kendall_tau, notion_replicates
@@ -222,14 +223,14 @@ def _n_pairs(r: dict, s: str, ms) -> int:
     return min(v for k, v in r[s]["n_pairs"].items() if set(k) <= set(ms))
 
 
-def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
+def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
     """Per zoo (``results``: zoo -> :func:`agreement`'s result), the numbers and four claims,
     each made where its notions were measured. They are *this book's* hypotheses, derived from
     the papers (``paper`` names which): the papers compare notions on their own networks only.
     Controls: the identity control per notion (:func:`identity_failures`), each notion's ranking
     stable under the image resampling (:data:`STABLE_TAU_MIN`), enough layer pairs (:data:`MIN_PAIRS`)."""
     numbers: dict[str, float] = {"test_images_used": next(iter(results.values()))["n_test"], "zoos_run": len(results)}
-    claims: list[dict] = []
+    claims: list[ClaimSpec] = []
     for z, r in results.items():
         n, ms, title = r["n_test"], r["measures"], r["title"]
         numbers.update({f"{z}_layers_a": len(r["cuts"][0]), f"{z}_layers_b": len(r["cuts"][1]),
@@ -265,7 +266,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
             within = _estimate(_tau(r, "within", m1, m2), n)
             if e is None:
                 return
-            claims.append(dict(
+            claims.append(ClaimSpec(
                 key=f"{key}_{z}", text=f"{title}: {text}", paper=paper, controls=ctl("between", m1, m2),
                 criterion=at_least(e, TAU_ALIKE, f"Kendall τ of {NAMES[m1]} with {NAMES[m2]} over the layer pairs "
                                    "between the networks", unit="", digits=2),
@@ -286,7 +287,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
             e = _estimate(inner - cross, n)
             if e is not None:
                 numbers[f"{z}_structural_minus_func"] = e.value
-                claims.append(dict(
+                claims.append(ClaimSpec(
                     key=f"structural_cohere_{z}", text=f"{title}: the structural measures (CKA, PWCCA, Procrustes) "
                     "agree with one another more than with functional DM",
                     criterion=more_than(e, 0.0, "mean τ among CKA, PWCCA, Procrustes − mean τ of each with DM "
@@ -304,7 +305,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
             e = _estimate(gap, n)
             if e is not None:
                 numbers[f"{z}_triangle_gap"] = e.value
-                claims.append(dict(
+                claims.append(ClaimSpec(
                     key=f"triangle_{z}", text=f"{title}: within a network, functional DM is asymmetric where the "
                     "structural measures are not: a later layer stitched into an earlier one scores higher than "
                     "the reverse", paper="this book's hypothesis, from Hernandez et al. 2022: the triangle (a "

@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 
 from .. import plotting, zoo
+from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Criterion, at_most
@@ -134,7 +135,7 @@ def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device 
     return table, models
 
 
-def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], dict]:
+def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], ClaimSpec]:
     """One architecture's connectivity claim (B-F2A's 3-point bound beyond its own self-stitch,
     on the interval of the maximum over its cuts) with its own two-sided self-stitch control."""
     tag = arch.replace(".", "_")
@@ -147,7 +148,7 @@ def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], dict]:
     self_pen = points(t, p_self)
     numbers = {**estimate_numbers(f"{tag}_max_penalty_beyond", connected),
                **estimate_numbers(f"{tag}_control_largest_abs_penalty", self_e)}
-    claim = dict(
+    claim = ClaimSpec(
         key=f"connected_{tag}",
         text=f"{ARCHS[arch]}: two independently seeded networks are stitching connected (penalty close to 0 "
              "at every layer)",
@@ -160,7 +161,7 @@ def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], dict]:
     return numbers, claim
 
 
-def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple[dict[str, float], list[dict]]:
+def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple[dict[str, float], list[ClaimSpec]]:
     """Per architecture: the max penalty over its cuts beyond its self-stitch (the connectivity
     claim, judged with B-F2A's 3-point bound on its interval) and its own two-sided control."""
     numbers: dict[str, float] = {}
@@ -259,7 +260,7 @@ def deciding_cuts(beyond: pd.Series, bound_points: float) -> list[str]:
     return [c for c in beyond.index if beyond[c] > bound_points] or [beyond.idxmax()]
 
 
-def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[dict]:
+def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> list[dict]:
     """The stitches to retrain longer for ``claims`` of one panel (``table`` its rows, with
     ``cut`` and ``sender``): every decided claim, whichever way it went (the self-stitch, the
     reference subtracted, is retrained too and may move either way), at the cuts that decide it
@@ -268,7 +269,7 @@ def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[
     out = []
     for c in claims:
         # B-F5 carries B-F2A's random-bottom claim under its own key
-        key = "connected" if c["key"].startswith("connected") else _SAME_CLAIM.get(c["key"], c["key"])
+        key = "connected" if c.key.startswith("connected") else _SAME_CLAIM.get(c.key, c.key)
         if key not in _LENGTH_CHECKS:
             continue
         sender, where, bound, high = _LENGTH_CHECKS[key]
@@ -278,14 +279,14 @@ def _length_checks(table: pd.DataFrame, claims: list[dict], panel: str) -> list[
         beyond = _beyond_self(g, by[SELF])
         cuts = {"worst": deciding_cuts(beyond, 100 * bound), "first": [g.index[0]],
                 "last two": list(g.index[-2:])}[where]
-        out.append(dict(claim=c["key"], base_key=key, panel=panel, sender=sender, cuts=cuts, bound=100 * bound,
+        out.append(dict(claim=c.key, base_key=key, panel=panel, sender=sender, cuts=cuts, bound=100 * bound,
                         high=high,
                         grid=float(beyond[cuts].mean())))
     return out
 
 
-def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd.DataFrame, list[dict]],
-                            archs: tuple[pd.DataFrame, list[dict]] | None = None, *, device=None, store=None,
+def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd.DataFrame, list[ClaimSpec]],
+                            archs: tuple[pd.DataFrame, list[ClaimSpec]] | None = None, *, device=None, store=None,
                             progress: bool = True) -> pd.DataFrame:
     """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each decided claim
     (see :func:`_length_checks`) and the receiver's self-stitches at the same cuts, and attach to
@@ -300,7 +301,7 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
         for arch, g in arch_table.groupby("arch", sort=False):
             tag = arch.replace(".", "_")
             checks += [dict(chk, table=g, rejudge=_rejudge_arch(arch))
-                       for chk in _length_checks(g, [c for c in arch_claims if c["key"] == f"connected_{tag}"],
+                       for chk in _length_checks(g, [c for c in arch_claims if c.key == f"connected_{tag}"],
                                                  panel=arch)]
     for chk in checks:
         arch = chk["panel"]
@@ -313,13 +314,13 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
             chk["receiver"] = cfg.arch_model(scale, arch, cfg.seeds[0])
             chk["sender_spec"], chk["recipe"] = cfg.arch_model(scale, arch, cfg.seeds[1]), cfg.arch_recipe(arch)
         chk["panel"] = ARCHS.get(arch, "ResNet-18")
-    return retrain_longer(checks, base[1] + (archs[1] if archs else []), device=device, store=store,
+    return retrain_longer(checks, base[1], *([archs[1]] if archs else []), device=device, store=store,
                           progress=progress)
 
 
 def _rejudge_connectivity(key: str) -> Callable[[pd.DataFrame], Criterion]:
-    return lambda t: next(c for c in _connectivity_claims(t)[1] if c["key"] == key)["criterion"]
+    return lambda t: next(c for c in _connectivity_claims(t)[1] if c.key == key).criterion
 
 
 def _rejudge_arch(arch: str) -> Callable[[pd.DataFrame], Criterion]:
-    return lambda t: _arch_claim(t, arch)[1]["criterion"]
+    return lambda t: _arch_claim(t, arch)[1].criterion

@@ -32,6 +32,7 @@ import pandas as pd
 import torch
 
 from .. import controls, data as data_mod, noise, similarity, zoo
+from ..claims import ClaimSpec
 from ..datasets import DataSpec, test_split
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..hardware import as_device, channels_last_ok
@@ -228,13 +229,11 @@ def _thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
     return cuts[:k], cuts[k:len(cuts) - k], cuts[len(cuts) - k:]
 
 
-def _beyond(claims: list[dict], keys: tuple[str, ...]) -> list[dict]:
-    """Say in each criterion of ``keys`` that its penalties are measured beyond the self-stitch
-    (the criterion's numbers and result unchanged)."""
-    for c in claims:
-        if c["key"] in keys:
-            c["criterion"] = replace(c["criterion"], text=c["criterion"].text + BEYOND)
-    return claims
+def _beyond(claims: list[ClaimSpec], keys: tuple[str, ...]) -> list[ClaimSpec]:
+    """The claims, those of ``keys`` with a criterion that says its penalties are measured beyond
+    the self-stitch (the criterion's numbers and result unchanged)."""
+    return [replace(c, criterion=replace(c.criterion, text=c.criterion.text + BEYOND)) if c.key in keys else c
+            for c in claims]
 
 
 def _map_cuts(cuts: list[str]) -> list[str]:
@@ -330,19 +329,19 @@ def title(cfg: BottomsConfig, scale: str) -> str:
 # claims, retrained by :func:`.bansal_length.retrain_longer` and re-judged by the page's summary.
 
 
-def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
+def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's decided claims (``cfg`` a :class:`SamplesConfig`,
     :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or :class:`SimCLRConfig`: its
     ``length_checks``),
     each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
-    :func:`bansal.retrain_longer`: the control is attached to the claim). Returns one row per
-    check and sender."""
+    :func:`bansal.retrain_longer`: the claim's copy with the control takes its place in
+    ``claims``). Returns one row per check and sender."""
     return retrain_longer(cfg.length_checks(scale, table, claims), claims, device=device, store=store,
                           progress=progress)
 
 
 def _rejudge(cfg, key: str):
     """The claim ``key`` of the page of ``cfg`` (its ``summary``) judged on another table."""
-    return lambda t: next(c for c in cfg.summary(t, {})[1] if c["key"] == key)["criterion"]
+    return lambda t: next(c for c in cfg.summary(t, {})[1] if c.key == key).criterion

@@ -32,6 +32,7 @@ import pandas as pd
 import torch
 
 from .. import controls, noise, zoo
+from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..results import Control, at_least, at_most
@@ -264,7 +265,7 @@ def cka_reps_of(table: pd.DataFrame, pos: np.ndarray) -> np.ndarray:
 # B-F2A's claims
 
 
-def _connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[dict]]:
+def _connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[ClaimSpec]]:
     """B-F2A's judged numbers and claims (judged beyond the self-stitch, on their intervals)."""
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t[t.sender == TRAINED].cut))
@@ -286,32 +287,32 @@ def _connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[di
                "trained_mean_penalty_beyond": float(full.mean())}
     raw = points(t, p_tr)
     claims = [
-        dict(key="connected",
-             text="Two independently seeded networks are stitching connected: penalty close to 0 at every layer",
-             criterion=at_most(connected, 100 * CONNECTED_MAX_PENALTY,
-                               f"max penalty over all {len(cuts)} cuts{BEYOND}", digits=0),
-             paper="up to 3% error at every layer (Table 1, Fig. 2A)",
-             ours=f"max {connected.text(2, 'points')} (at {worst_cut}), mean {full.mean():.2f}; raw penalty max "
-                  f"{raw.max():.2f}",
-             controls=[control]),
-        dict(key="random_early",
-             text="A random (untrained) bottom stitches with low penalty at the earliest layer",
-             criterion=at_most(early, 100 * RANDOM_EARLY_MAX_PENALTY, f"penalty at '{cuts[0]}'{BEYOND}", digits=0),
-             paper="low penalty early (Fig. 2A, Fig. 5)",
-             ours=f"{early.text(2, 'points')} (raw {points(t, p_rd)[0]:.2f})",
-             controls=[control]),
-        dict(key="random_late",
-             text="A random bottom stitches with high penalty at late layers",
-             criterion=at_least(late, 100 * RANDOM_LATE_MIN_PENALTY,
-                                f"mean penalty at '{cuts[-2]}' and '{cuts[-1]}'{BEYOND}", digits=0),
-             paper="high penalty late (Fig. 2A, Fig. 5)",
-             ours=f"{late.text(2, 'points')} (raw {points(t, p_rd)[-2:].mean():.2f})",
-             controls=[control]),
+        ClaimSpec(key="connected",
+                  text="Two independently seeded networks are stitching connected: penalty close to 0 at every layer",
+                  criterion=at_most(connected, 100 * CONNECTED_MAX_PENALTY,
+                                    f"max penalty over all {len(cuts)} cuts{BEYOND}", digits=0),
+                  paper="up to 3% error at every layer (Table 1, Fig. 2A)",
+                  ours=f"max {connected.text(2, 'points')} (at {worst_cut}), mean {full.mean():.2f}; raw penalty max "
+                       f"{raw.max():.2f}",
+                  controls=[control]),
+        ClaimSpec(key="random_early",
+                  text="A random (untrained) bottom stitches with low penalty at the earliest layer",
+                  criterion=at_most(early, 100 * RANDOM_EARLY_MAX_PENALTY, f"penalty at '{cuts[0]}'{BEYOND}", digits=0),
+                  paper="low penalty early (Fig. 2A, Fig. 5)",
+                  ours=f"{early.text(2, 'points')} (raw {points(t, p_rd)[0]:.2f})",
+                  controls=[control]),
+        ClaimSpec(key="random_late",
+                  text="A random bottom stitches with high penalty at late layers",
+                  criterion=at_least(late, 100 * RANDOM_LATE_MIN_PENALTY,
+                                     f"mean penalty at '{cuts[-2]}' and '{cuts[-1]}'{BEYOND}", digits=0),
+                  paper="high penalty late (Fig. 2A, Fig. 5)",
+                  ours=f"{late.text(2, 'points')} (raw {points(t, p_rd)[-2:].mean():.2f})",
+                  controls=[control]),
     ]
     return numbers, claims
 
 
-def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[dict]]:
+def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[ClaimSpec]]:
     """Named numbers (points of accuracy, %) and claims for B-F2A from ``connectivity``'s output.
     Penalties are judged beyond the receiver stitched into itself (:func:`_beyond_self`) on their
     paired-bootstrap intervals; the raw penalties stay in the numbers."""

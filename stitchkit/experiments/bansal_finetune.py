@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import controls, noise, zoo
+from ..claims import ClaimSpec, replace_in
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..grid import replace_cells as replace_grid_cells
@@ -136,7 +137,7 @@ def finetune_vs_stitch(cfg: FinetuneConfig, scale: str, *, device=None, store=No
 COLUMNS = {"correct": "accuracy", "receiver_correct": "receiver_accuracy", "finetuned_correct": "finetuned"}
 
 
-def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
     """B-F8's claims and controls, each judged on its paired-bootstrap interval over the stitches'
     test images (stitched, fine-tuned and top networks compared image by image): the two
     differences between random and trained bottoms (means over the cuts), the two-sided
@@ -175,29 +176,31 @@ def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[di
                              "the trained network", direction="<=", what="largest shortfall over the cuts of "
                              "trained-bottom fine-tuning vs the top network")]
     claims = [
-        dict(key="finetune_blind", text="Fine-tuning cannot tell a random bottom from a trained one",
-             # two-sided: a random bottom fine-tuned far *above* the trained one would tell them apart too
-             criterion=criterion(ft_gap, 0.0, "within", f"|mean over cuts of fine-tuned accuracy, trained − random "
-                                 f"bottom| ≤ {BLIND_MAX:g} points", "points", BLIND_MAX),
-             paper="fine-tuning over a random ResNet-164 bottom looks as good as over a trained one (Fig. 8)",
-             ours=ft_gap.text(2, "points"), controls=ctls),
-        dict(key="stitch_tells", text="Stitching can: a random bottom costs far more than a trained one",
-             criterion=at_least(st_gap, TELLS_MIN, "mean over cuts of stitching penalty, random − trained bottom"),
-             paper="stitching separates random from trained bottoms (Fig. 8)", ours=st_gap.text(2, "points"),
-             controls=ctls[:1]),
+        ClaimSpec(
+            key="finetune_blind", text="Fine-tuning cannot tell a random bottom from a trained one",
+            # two-sided: a random bottom fine-tuned far *above* the trained one would tell them apart too
+            criterion=criterion(ft_gap, 0.0, "within", f"|mean over cuts of fine-tuned accuracy, trained − random "
+                                f"bottom| ≤ {BLIND_MAX:g} points", "points", BLIND_MAX),
+            paper="fine-tuning over a random ResNet-164 bottom looks as good as over a trained one (Fig. 8)",
+            ours=ft_gap.text(2, "points"), controls=ctls),
+        ClaimSpec(key="stitch_tells", text="Stitching can: a random bottom costs far more than a trained one",
+                  criterion=at_least(st_gap, TELLS_MIN, "mean over cuts of stitching penalty, random − trained bottom"),
+                  paper="stitching separates random from trained bottoms (Fig. 8)", ours=st_gap.text(2, "points"),
+                  controls=ctls[:1]),
     ]
     return numbers, claims
 
 
 def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame, accuracy: dict,
-                            claims: list[dict], *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+                            claims: list[ClaimSpec], *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """"Stitching can" (``stitch_tells``) re-judged like for like: it is the mean over every cut
     of the random bottom's penalty minus the trained bottom's, so both bottoms' stitches at every
     cut (the claim's cells and its reference) are retrained with :data:`LONGER` times the epochs,
-    the claim judged again on them and :func:`stitchkit.controls.training_length` attached to it.
+    the claim judged again on them and :func:`stitchkit.controls.training_length` attached to it
+    (its copy with the control takes its place in ``claims``).
     The fine-tuning claim has its own length premise (fine-tuning reaches the top) and is left
     alone. A claim not decided gets no check (an empty table). Returns one row per bottom."""
-    claim = next((c for c in claims if c["key"] == "stitch_tells"), None)
+    claim = next((c for c in claims if c.key == "stitch_tells"), None)
     columns = ["bottom", "cuts", "penalty 1x (points)", f"penalty {LONGER}x (points)", "change (points)"]
     if claim is None or not decided(claim):
         return pd.DataFrame(columns=columns)
@@ -209,11 +212,11 @@ def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame
                        cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store, progress=progress)
     new = replace_grid_cells(t, grid, {"bottom": "sender", "cut": "cut_i"},
                              {"stitched": "accuracy", "penalty": "penalty", "correct": "correct"})
-    longer = next(c for c in finetune_summary(new, accuracy)[1] if c["key"] == "stitch_tells")["criterion"]
-    claim["controls"] = [*claim.get("controls", []), controls.training_length(
-        claim["criterion"], longer, LONGER,
+    longer = next(c for c in finetune_summary(new, accuracy)[1] if c.key == "stitch_tells").criterion
+    replace_in(claims, claim.key, controls.training_length(
+        claim.criterion, longer, LONGER,
         what=f"the verdict survives {LONGER}x longer stitch training: both bottoms' stitches at every cut "
-             f"({', '.join(cuts)}) retrained, the claim re-judged on them")]
+             f"({', '.join(cuts)}) retrained, the claim re-judged on them"))
     rows = []
     for bottom in (TRAINED, RANDOM):
         a = 100 * t[t.bottom == bottom].penalty.mean()

@@ -47,6 +47,7 @@ import numpy as np
 from .. import controls, noise
 from .. import data as data_mod
 from .. import zoo
+from ..claims import ClaimSpec, replace_in
 from ..datasets import DataSpec, test_split, train_split
 from ..datasets import fingerprint as data_fingerprint
 from ..grid import LONGER, Net, stitch_grid
@@ -316,7 +317,7 @@ def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, 
         above_few, ANOMALY_MARGIN, "the freeze-trained network is at least as accurate as the few-sample network "
         "alone (it keeps that network's pieces and trains the rest on all the data; below it, the freeze-training "
         "did not finish its job at this scale)", what="freeze-trained minus few-sample accuracy, same images")
-    claims = [dict(
+    claims = [ClaimSpec(
         key="within", text="Freezing the layers that stitching finds sample-efficient and training the rest on all "
                            "the data comes within about 3 points of the full network",
         criterion=at_most(gap, WITHIN_MAX, "full network's test accuracy minus the freeze-trained network's"),
@@ -332,7 +333,7 @@ LENGTH_COLUMNS = ["stitch", "cut", "1x (points)", f"{LONGER}x (points)", "within
 
 
 def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, frozen: tuple[str, ...],
-                            metrics: dict, claims: list[dict], *, device=None, store=None,
+                            metrics: dict, claims: list[ClaimSpec], *, device=None, store=None,
                             progress: bool = True) -> pd.DataFrame:
     """The claim re-judged like for like with :data:`LONGER` times the stitch training. Stitching
     enters the claim through the choice of frozen pieces, so the stitches that decide it
@@ -340,9 +341,10 @@ def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, 
     reference, the full network's own accuracy, involves no stitch) are retrained and the pieces
     chosen again. The same pieces: the claim's numbers stand as they are. Other pieces: the network
     is freeze-trained on them and the claim judged again. A claim not decided gets no check (an
-    empty table). Attaches :func:`stitchkit.controls.training_length` to the claim; returns one
-    row per retrained stitch (points: (a)'s penalty, (b)'s gap to the full network)."""
-    claim = next((c for c in claims if c["key"] == "within"), None)
+    empty table). Attaches :func:`stitchkit.controls.training_length` to the claim (its copy takes
+    its place in ``claims``); returns one row per retrained stitch (points: (a)'s penalty, (b)'s
+    gap to the full network)."""
+    claim = next((c for c in claims if c.key == "within"), None)
     if claim is None or not decided(claim):
         return pd.DataFrame(columns=LENGTH_COLUMNS)
     t = table.reset_index(drop=True)
@@ -358,19 +360,19 @@ def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, 
     new = replace_cells(t, pd.concat(grids, ignore_index=True))
     again = choose_frozen(new, cuts, full_acc, cfg.threshold)
     if again == tuple(frozen):
-        longer = claim["criterion"]
+        longer = claim.criterion
         how = "the same pieces are chosen, so the claim's numbers stand"
     else:
         model, m = freeze_train(FreezeSpec(few_spec, full_spec, again, frozen_above_bn="train"), device=device,
                                 store=store, progress=progress)
         m2 = {**metrics, "freeze-trained": {**m, "correct": own_correct(model, full_spec, cfg.recipe(), device)}}
-        longer = freeze_summary(new, again, m2, cfg)[1][0]["criterion"]
+        longer = freeze_summary(new, again, m2, cfg)[1][0].criterion
         how = f"other pieces are chosen ({', '.join(again) or 'none'}; at 1x: {', '.join(frozen) or 'none'}), and " \
               "the network freeze-trained on them judged again"
-    claim["controls"] = [*claim.get("controls", []), controls.training_length(
-        claim["criterion"], longer, LONGER,
+    replace_in(claims, claim.key, controls.training_length(
+        claim.criterion, longer, LONGER,
         what=f"the verdict survives {LONGER}x longer stitch training: the stitches that decide the frozen pieces "
-             f"((a) at {', '.join(cells[A])}; (b) at {', '.join(cells[B])}) retrained; {how}")]
+             f"((a) at {', '.join(cells[A])}; (b) at {', '.join(cells[B])}) retrained; {how}"))
     rows = []
     for stitch in (A, B):
         for c in cells[stitch]:

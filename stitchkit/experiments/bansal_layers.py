@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 
 from .. import controls, noise, similarity, zoo
+from ..claims import ClaimSpec, replace_in
 from ..datasets import DataSpec, test_split
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import at_least, at_most
@@ -93,17 +94,17 @@ def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | st
     return table, {"width": receiver.spec.width}
 
 
-def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame, claims: list[dict], *,
+def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec], *,
                           device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """The training-length control of ``kernel_minimal``, like for like: at every cut whose spread
     is past the bound (or, when none is, the cut of the largest spread), the kernels with the
     largest and the smallest penalty there (the two cells that set the spread, each the other's
     reference) are retrained with :data:`LONGER` times the epochs, their 1x cells replaced, and the
     claim re-judged on that table (:func:`stitchkit.controls.training_length`), whichever way it
-    went (more training can narrow a spread or widen it). A claim already inconclusive (a control
-    failed, or within noise) cannot be decided by it and gets none. Returns one row per retrained
-    cell."""
-    claim = next(c for c in claims if c["key"] == "kernel_minimal")
+    went (more training can narrow a spread or widen it); the claim's copy with it takes its place
+    in ``claims``. A claim already inconclusive (a control failed, or within noise) cannot be
+    decided by it and gets none. Returns one row per retrained cell."""
+    claim = next(c for c in claims if c.key == "kernel_minimal")
     cols = ["cut", "kernel", "grid (points)", f"{LONGER}x epochs (points)"]
     if not decided(claim):
         return pd.DataFrame(columns=cols)
@@ -126,12 +127,12 @@ def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame
         mine = merged[merged.kernel_size == k]
         merged = pd.concat([merged[merged.kernel_size != k], replace_cells(mine, out)], ignore_index=True)
     merged = merged.sort_values("kernel_size", kind="stable").reset_index(drop=True)
-    longer = next(c for c in kernel_sizes_summary(merged)[1] if c["key"] == "kernel_minimal")["criterion"]
+    longer = next(c for c in kernel_sizes_summary(merged)[1] if c.key == "kernel_minimal").criterion
     where = "; ".join(f"kernel {k} at {', '.join(at)}" for k, at in sorted(plan.items()))
-    claim["controls"] = [*claim.get("controls", []), controls.training_length(
-        claim["criterion"], longer, LONGER,
+    replace_in(claims, claim.key, controls.training_length(
+        claim.criterion, longer, LONGER,
         what=f"the verdict survives {LONGER}x longer stitch training: {where} (the spreads that decide it) "
-             "retrained, the claim re-judged on them")]
+             "retrained, the claim re-judged on them"))
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -141,7 +142,7 @@ def _kernel_penalties(table: pd.DataFrame) -> pd.DataFrame:
     return trained.loc[list(dict.fromkeys(table.cut))]
 
 
-def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[dict]]:
+def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[ClaimSpec]]:
     """B-F4: the largest spread over cuts of the trained sender's penalty across kernel sizes,
     bootstrapped as a maximum of spreads (every kernel's stitch tested on the same images), and
     the two-sided self-stitch control over every cut and kernel."""
@@ -171,14 +172,14 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[di
                    other_kernels_mean_penalty=float(means.drop(worst).mean()))
     ctl = controls.self_stitch(self_e, 100 * CONTROL_FLOOR, what="receiver stitched into itself at every cut and "
                                "kernel size")
-    claims = [dict(key="kernel_minimal",
-                   text="The stitch's kernel size has minimal impact on the stitched network's test error",
-                   criterion=at_most(spread_e, 100 * KERNEL_MAX_SPREAD,
-                                     f"max over {len(cuts)} cuts of the penalty spread across kernels "
-                                     f"{', '.join(map(str, kernels))}"),
-                   paper="minimal impact (Fig. 4, App. B.1)",
-                   ours=f"max spread {spread_e.text(2, 'points')} (at {spread.idxmax()}), "
-                        f"mean {numbers['mean_spread']:.2f}", controls=[ctl])]
+    claims = [ClaimSpec(key="kernel_minimal",
+                        text="The stitch's kernel size has minimal impact on the stitched network's test error",
+                        criterion=at_most(spread_e, 100 * KERNEL_MAX_SPREAD,
+                                          f"max over {len(cuts)} cuts of the penalty spread across kernels "
+                                          f"{', '.join(map(str, kernels))}"),
+                        paper="minimal impact (Fig. 4, App. B.1)",
+                        ours=f"max spread {spread_e.text(2, 'points')} (at {spread.idxmax()}), "
+                             f"mean {numbers['mean_spread']:.2f}", controls=[ctl])]
     return numbers, claims
 
 
@@ -233,7 +234,7 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(rho)  # NaN where every value ties: that resample is dropped, not scored
 
 
-def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[dict]]:
+def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[ClaimSpec]]:
     """Numbers and claims for B-F5 (the control and thresholds are B-F2A's where they overlap). The
     CKA claims are judged on the bootstrap over the CKA images; the trend's Spearman ρ on the
     penalties' bootstrap (the stitches' test images) and the CKA's (the CKA images) together, the
@@ -259,20 +260,21 @@ def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[s
     for cut in cuts:
         numbers[f"random_cka_{cut}"] = rand.cka[cut]
         numbers[f"trained_cka_{cut}"] = trained.cka[cut]
-    control = f2a_claims[0]["controls"]
+    control = f2a_claims[0].controls
     claims = [
-        dict(f2a_claims[1], key="random_early_stitch",
-             text="Stitching: the early layers of a trained network behave like a random network's (low penalty)"),
-        dict(key="random_early_cka",
-             text="CKA also finds the early layers of a trained network similar to a random network's",
-             criterion=at_least(early_cka, CKA_EARLY_MIN, f"CKA(random, receiver) at '{cuts[0]}'", unit=""),
-             paper="high CKA at early layers (Fig. 5, App. B.2.1)", ours=f"{early_cka.text(3)} at '{cuts[0]}', "
-             f"{numbers['random_cka_late']:.3f} at the last two cuts", controls=control),
-        dict(key="same_trend",
-             text="Stitching and CKA show the same trend over layers for the random network",
-             criterion=at_most(rho, AGREEMENT_MAX_RHO, "Spearman ρ(penalty, CKA) over the cuts", unit=""),
-             paper="CKA has the same trend as the stitching penalty (Sec. 3, Fig. 5)", ours=f"ρ = {rho.text(2)} over "
-             f"{len(cuts)} cuts", controls=control),
+        replace(f2a_claims[1], key="random_early_stitch",
+                text="Stitching: the early layers of a trained network behave like a random network's (low penalty)"),
+        ClaimSpec(key="random_early_cka",
+                  text="CKA also finds the early layers of a trained network similar to a random network's",
+                  criterion=at_least(early_cka, CKA_EARLY_MIN, f"CKA(random, receiver) at '{cuts[0]}'", unit=""),
+                  paper="high CKA at early layers (Fig. 5, App. B.2.1)", ours=f"{early_cka.text(3)} at '{cuts[0]}', "
+                  f"{numbers['random_cka_late']:.3f} at the last two cuts", controls=control),
+        ClaimSpec(
+            key="same_trend",
+            text="Stitching and CKA show the same trend over layers for the random network",
+            criterion=at_most(rho, AGREEMENT_MAX_RHO, "Spearman ρ(penalty, CKA) over the cuts", unit=""),
+            paper="CKA has the same trend as the stitching penalty (Sec. 3, Fig. 5)", ours=f"ρ = {rho.text(2)} over "
+            f"{len(cuts)} cuts", controls=control),
     ]
     return numbers, claims
 

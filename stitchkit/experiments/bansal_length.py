@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import controls
+from ..claims import ClaimSpec, replace_in
 from ..datasets import DataSpec
 from ..display import plain
 from ..grid import LONGER, Net, stitch_grid
@@ -27,9 +28,10 @@ CELL_COLUMNS = ("accuracy", "penalty", "dm_accuracy", "dm_penalty", "dm_residual
                 "key", "correct", "dm_correct")
 
 
-def decided(claim: dict) -> bool:
-    """Whether a claim's verdict is decided: its interval on one side and every control passed."""
-    return claim["criterion"].holds is not None and all(k.passed for k in claim.get("controls", []))
+def decided(claim: ClaimSpec) -> bool:
+    """Whether a claim's verdict is decided: its interval on one side and every control passed
+    (:attr:`ClaimSpec.decided`)."""
+    return claim.decided
 
 
 def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
@@ -51,15 +53,18 @@ def _holds_word(h: bool | None) -> str:
     return {True: "holds", False: "fails", None: "within noise"}[h]
 
 
-def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store=None,
+def retrain_longer(checks: list[dict], *claims: list[ClaimSpec], device=None, store=None,
                    progress: bool = True) -> pd.DataFrame:
     """Retrain each check's stitches with :data:`LONGER` times the epochs (or steps), like for
     like: the deciding senders' stitches *and* the receiver's self-stitches at the same cuts (the
     reference of every penalty beyond the self-stitch). The 1x cells of the check's ``table`` are
     replaced by the longer ones (:func:`replace_cells`), the claim is re-judged on that table with
     ``rejudge`` (table -> the claim's Criterion, the same code as the page's), and
-    :func:`stitchkit.controls.training_length` is attached to the claim (in ``claims``, by key): it
-    passes when the re-judged claim gives the same decided result.
+    :func:`stitchkit.controls.training_length` is attached to the claim: its copy with the control
+    takes its place in whichever of the lists ``claims`` (one, or several: B-F2A's base and other
+    architectures) holds its key (:func:`stitchkit.claims.replace_in`: the lists change in place,
+    the claims never do). The control passes when the re-judged claim gives the same decided
+    result.
 
     A check is a dict with ``claim`` (key), ``panel`` (for display), ``sender`` (name) and
     ``sender_spec`` with ``cuts``, or ``cells`` (a list of (sender, cuts)) with ``sender_specs``
@@ -70,7 +75,7 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
     instead: a list of dicts, each with its ``receiver``, ``receiver_name``, ``cells`` and
     ``sender_specs`` (and optionally ``panel``); all of them are retrained, swapped in together
     and the claim re-judged once. Returns one row per part and sender."""
-    by_key = {c["key"]: c for c in claims}
+    holder = {c.key: group for group in claims for c in group}  # the list that holds each claim
     rows = []
     for chk in checks:
         self_name = chk.get("self_name", SELF)
@@ -91,8 +96,8 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
                                          progress=progress))
             outs.append(pd.concat(grids, ignore_index=True))
         merged = replace_cells(chk["table"], pd.concat(outs, ignore_index=True))
-        claim = by_key[chk["claim"]]
-        base, longer = claim["criterion"], chk["rejudge"](merged)
+        base = next(c for c in holder[chk["claim"]] if c.key == chk["claim"]).criterion
+        longer = chk["rejudge"](merged)
         for part, out in zip(parts, outs):
             new = out.rename(columns={"cut_i": "cut"})
             o_pen = new[new.sender == self_name].set_index("cut").penalty
@@ -116,12 +121,12 @@ def retrain_longer(checks: list[dict], claims: list[dict], *, device=None, store
             base, longer, LONGER,
             what=f"the verdict survives {LONGER}x longer stitch training: the stitches of {where} and the "
                  "receiver's self-stitches there retrained, the claim re-judged on them")
-        claim["controls"] = [*claim.get("controls", []), control]
+        replace_in(holder[chk["claim"]], chk["claim"], control)
     return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
 
 
-def length_table(longer: pd.DataFrame, claims: list[dict]):
+def length_table(longer: pd.DataFrame, claims: list[ClaimSpec]):
     """:func:`retrain_longer`'s rows as a page shows them: each claim by its text (not its key),
     without row numbers, in points at 2 decimals."""
-    text = {c["key"]: c["text"] for c in claims}
+    text = {c.key: c.text for c in claims}
     return plain(longer.assign(claim=[text.get(k, k) for k in longer.claim]))

@@ -18,6 +18,7 @@ from typing import Sequence
 import pandas as pd
 
 from .. import controls, zoo
+from ..claims import ClaimSpec
 from ..display import Section, plain
 from ..results import at_least, at_most, load_spot_json
 from ..scales import figure_config, param
@@ -39,10 +40,10 @@ class WidthConfig(BottomsConfig):
     width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
                                              "(paper x0.25, x1, x2)")
 
-    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return widths_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
         return _width_checks(table, claims, self, scale)
 
 
@@ -67,7 +68,7 @@ def widths(cfg: WidthConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     return pd.concat(tables, ignore_index=True), accuracy
 
 
-def _width_checks(table: pd.DataFrame, claims: list[dict], cfg: WidthConfig, scale: str) -> list[dict]:
+def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig, scale: str) -> list[dict]:
     """B-F3C's decided claims, each decided by one cell: the gain of the wider bottom into the
     thinnest top ("wider_improves") or of the thinnest bottom into the widest top
     ("not_vice_versa") at its best block cut, measured beyond that top's self-stitch there."""
@@ -77,19 +78,19 @@ def _width_checks(table: pd.DataFrame, claims: list[dict], cfg: WidthConfig, sca
     pairs = {"wider_improves": (wide, thin), "not_vice_versa": (thin, wide)}
     checks = []
     for c in claims:
-        if c["key"] not in pairs or not decided(c):
+        if c.key not in pairs or not decided(c):
             continue
-        sender, top = pairs[c["key"]]
+        sender, top = pairs[c.key]
         _, where = _gain_estimate(table, sender, top)
-        checks.append(dict(claim=c["key"], sender=sender, cells=[(sender, [where])], panel=f"top {top}",
+        checks.append(dict(claim=c.key, sender=sender, cells=[(sender, [where])], panel=f"top {top}",
                            sender_specs={sender: specs[sender]}, receiver=specs[top], receiver_name=top,
                            self_name=SELF, recipe=cfg.recipe(), table=table,
-                           bound=IMPROVE_MIN if c["key"] == "not_vice_versa" else -IMPROVE_MIN,
-                           rejudge=_rejudge(cfg, c["key"])))
+                           bound=IMPROVE_MIN if c.key == "not_vice_versa" else -IMPROVE_MIN,
+                           rejudge=_rejudge(cfg, c.key)))
     return checks
 
 
-def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tuple[dict, list[dict]]:
+def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     names = [_width_name(f) for f in sorted(cfg.width_factors)]
     keys = {SELF: "self", **{n: n.split()[0].replace(".", "_") for n in names}}
@@ -106,18 +107,19 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
                    **estimate_numbers("thin_into_wide_gain", gain_down),
                    **estimate_numbers("wider_premise_gap", gap))
     claims = [
-        dict(key="wider_improves", text="A wider bottom stitched into a thinner top improves its performance",
-             criterion=at_least(gain_up, IMPROVE_MIN, f"gain of the {wide} bottom into the {thin} top at its best "
-                                "block cut ('pool' left out)"),
-             paper="wider into thinner improves (Fig. 3C)",
-             ours=f"gain {gain_up.text(2, 'points')} (at {where_up}); the {wide} network's own accuracy minus the "
-                  f"{thin} network's {gap.text(2, 'points')}",
-             controls=[control, premise]),
-        dict(key="not_vice_versa", text="... but not vice versa: a thinner bottom does not improve a wider top",
-             criterion=at_most(gain_down, IMPROVE_MIN, f"gain of the {thin} bottom into the {wide} top at its best "
-                               "block cut (below the 'improves' bound)"),
-             paper="not vice versa (Fig. 3C)", ours=f"best gain {gain_down.text(2, 'points')}, worst penalty "
-             f"{down.max():.2f}", controls=[control]),
+        ClaimSpec(key="wider_improves", text="A wider bottom stitched into a thinner top improves its performance",
+                  criterion=at_least(gain_up, IMPROVE_MIN, f"gain of the {wide} bottom into the {thin} top at its best "
+                                     "block cut ('pool' left out)"),
+                  paper="wider into thinner improves (Fig. 3C)",
+                  ours=f"gain {gain_up.text(2, 'points')} (at {where_up}); the {wide} network's own accuracy minus the "
+                       f"{thin} network's {gap.text(2, 'points')}",
+                  controls=[control, premise]),
+        ClaimSpec(
+            key="not_vice_versa", text="... but not vice versa: a thinner bottom does not improve a wider top",
+            criterion=at_most(gain_down, IMPROVE_MIN, f"gain of the {thin} bottom into the {wide} top at its best "
+                              "block cut (below the 'improves' bound)"),
+            paper="not vice versa (Fig. 3C)", ours=f"best gain {gain_down.text(2, 'points')}, worst penalty "
+            f"{down.max():.2f}", controls=[control]),
     ]
     return numbers, _beyond(claims, ('wider_improves', 'not_vice_versa'))
 
@@ -139,10 +141,10 @@ class SimCLRConfig(BottomsConfig):
         return self.variant(scale, self.seeds[0]), zoo.bansal_simclr(scale, self.seeds[1], width=self.width,
                                                                       epochs=self.simclr_epochs, final_bn=self.final_bn)
 
-    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return simclr_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
         return _simclr_checks(self, scale, table, claims)
 
 
@@ -209,12 +211,12 @@ def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, di
 E2E_BOTTOM = "supervised (seed 0)"
 
 
-def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
     """B-F6's "connected" (the largest penalty over both directions, beyond each top's
     self-stitch), when decided: the cells past the bound in either direction (SimCLR into the
     supervised top, the supervised network into the SimCLR top), or the one closest to it, each
     retrained with its top's self-stitch there, both directions swapped in together."""
-    claim = next((c for c in claims if c["key"] == "connected"), None)
+    claim = next((c for c in claims if c.key == "connected"), None)
     if claim is None or not decided(claim):
         return []
     t = table.reset_index(drop=True)
@@ -233,7 +235,7 @@ def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: l
                  rejudge=_rejudge(cfg, "connected"))]
 
 
-def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tuple[dict, list[dict]]:
+def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     receivers = list(dict.fromkeys(t.receiver))
     keys = {SELF: "self", SIMCLR: "simclr", E2E_SEED: "seed1", "supervised (seed 0)": "e2e",
@@ -263,18 +265,18 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
                    seed_cka_mean=cka_seed.mean(), probe_accuracy=ssl_acc, **estimate_numbers("max_penalty", worst),
                    **estimate_numbers("cka_difference", cka_diff), **estimate_numbers("probe_gap", probe_gap))
     claims = [
-        dict(key="connected", text="SimCLR and supervised networks are stitching connected in both directions",
-             criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over the cuts of both directions"),
-             paper="connected both ways, penalty like a different seed's (App. B.2.2, Fig. 6b)",
-             ours=f"max {worst.text(2, 'points')}: SimCLR into supervised max {up.max():.2f}, supervised into "
-                  f"SimCLR max {down.max():.2f} points (another supervised seed: max {seed.max():.2f})",
-             controls=[control, good]),
-        dict(key="cka_differs", text="CKA finds SimCLR and supervised representations further apart than two "
-                                     "supervised seeds",
-             criterion=at_least(cka_diff, CKA_MARGIN, "mean CKA with the supervised top over the cuts: another "
-                                "supervised seed minus SimCLR", unit="", digits=3),
-             paper="CKA 0.35-0.9; differs more than two initialisations (Table 1, Fig. 6a)",
-             ours=f"SimCLR {cka_ssl.min():.2f}-{cka_ssl.max():.2f} (mean {cka_ssl.mean():.3f}); another seed mean "
-                  f"{cka_seed.mean():.3f}; difference {cka_diff.text(3)}", controls=[good]),
+        ClaimSpec(key="connected", text="SimCLR and supervised networks are stitching connected in both directions",
+                  criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over the cuts of both directions"),
+                  paper="connected both ways, penalty like a different seed's (App. B.2.2, Fig. 6b)",
+                  ours=f"max {worst.text(2, 'points')}: SimCLR into supervised max {up.max():.2f}, supervised into "
+                       f"SimCLR max {down.max():.2f} points (another supervised seed: max {seed.max():.2f})",
+                  controls=[control, good]),
+        ClaimSpec(key="cka_differs", text="CKA finds SimCLR and supervised representations further apart than two "
+                                          "supervised seeds",
+                  criterion=at_least(cka_diff, CKA_MARGIN, "mean CKA with the supervised top over the cuts: another "
+                                     "supervised seed minus SimCLR", unit="", digits=3),
+                  paper="CKA 0.35-0.9; differs more than two initialisations (Table 1, Fig. 6a)",
+                  ours=f"SimCLR {cka_ssl.min():.2f}-{cka_ssl.max():.2f} (mean {cka_ssl.mean():.3f}); another seed mean "
+                       f"{cka_seed.mean():.3f}; difference {cka_diff.text(3)}", controls=[good]),
     ]
     return numbers, _beyond(claims, ('connected',))

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .. import zoo
+from ..claims import ClaimSpec
 from ..results import at_least, at_most, within
 from ..scales import figure_config, param
 from .bansal_core import SELF, cka_estimate, cka_reps_of
@@ -122,7 +123,7 @@ def more_cka(cfg: MoreCKAConfig, scale: str, *, device=None, store=None, progres
     return pd.DataFrame(rows)
 
 
-def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, list[dict]]:
+def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, list[ClaimSpec]]:
     """B-F7's claims, each on the minimum CKA over the cuts bootstrapped as a minimum (over the
     CKA images)."""
     t = table.reset_index(drop=True)
@@ -140,18 +141,18 @@ def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, lis
     lo, hi = CKA_WIDTH_RANGE
     w = by[width_]
     claims = [
-        dict(key="samples_far", text=f"CKA between networks trained on different numbers of samples ({samples_}) "
-                                     "can be close to 0",
-             criterion=at_most(mins[samples_], CKA_SAMPLES_NEAR_ZERO, "min CKA over the cuts", unit=""),
-             paper="can go as low as 0 (App. B.2, Table 1)",
-             ours=f"min {mins[samples_].text(3)} (at {by[samples_].idxmin()}), mean {by[samples_].mean():.3f}"),
-        dict(key="width_range", text=f"CKA between the {width_} networks is in the range 0.7-0.9 at its lowest",
-             criterion=within(mins[width_], (lo + hi) / 2, (hi - lo) / 2, "min CKA over the cuts", unit=""),
-             paper="0.7-0.9; as low as 0.7 for early layers (Sec. 6, App. B.2)",
-             ours=f"min {mins[width_].text(3)} (at {w.idxmin()}), max {w.max():.3f}"),
-        dict(key="length_similar", text=f"CKA finds the {length_} networks similar",
-             criterion=at_least(mins[length_], CKA_SIMILAR_MIN, "min CKA over the cuts", unit=""),
-             paper="CKA finds the representations similar (App. B.2)",
-             ours=f"min {mins[length_].text(3)} (at {by[length_].idxmin()}), mean {by[length_].mean():.3f}"),
+        ClaimSpec(key="samples_far", text=f"CKA between networks trained on different numbers of samples ({samples_}) "
+                                          "can be close to 0",
+                  criterion=at_most(mins[samples_], CKA_SAMPLES_NEAR_ZERO, "min CKA over the cuts", unit=""),
+                  paper="can go as low as 0 (App. B.2, Table 1)",
+                  ours=f"min {mins[samples_].text(3)} (at {by[samples_].idxmin()}), mean {by[samples_].mean():.3f}"),
+        ClaimSpec(key="width_range", text=f"CKA between the {width_} networks is in the range 0.7-0.9 at its lowest",
+                  criterion=within(mins[width_], (lo + hi) / 2, (hi - lo) / 2, "min CKA over the cuts", unit=""),
+                  paper="0.7-0.9; as low as 0.7 for early layers (Sec. 6, App. B.2)",
+                  ours=f"min {mins[width_].text(3)} (at {w.idxmin()}), max {w.max():.3f}"),
+        ClaimSpec(key="length_similar", text=f"CKA finds the {length_} networks similar",
+                  criterion=at_least(mins[length_], CKA_SIMILAR_MIN, "min CKA over the cuts", unit=""),
+                  paper="CKA finds the representations similar (App. B.2)",
+                  ours=f"min {mins[length_].text(3)} (at {by[length_].idxmin()}), mean {by[length_].mean():.3f}"),
     ]
     return numbers, claims

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import zoo
+from ..claims import ClaimSpec
 from ..results import at_least, at_most
 from ..scales import figure_config, param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
@@ -49,10 +50,10 @@ class SamplesConfig(BottomsConfig):
         """The bottoms with more than the top ("more is better" is judged on them)."""
         return [f"{_k(k)} samples" for k in _more_samples(self)]
 
-    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return samples_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
         return _one_top_checks(self, scale, table, claims)
 
 
@@ -79,7 +80,7 @@ def samples(cfg: SamplesConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     return bottoms_into_top(cfg, scale, top, bottoms, receiver_name=f"top ({_k(cfg.top_samples)} samples)", **kw)
 
 
-def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> tuple[dict, list[dict]]:
+def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t.cut))
     early, mid, _ = _thirds(cuts)
@@ -100,19 +101,19 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
         numbers.update(estimate_numbers("improvement", gain))
         numbers.update(estimate_numbers("improves_premise_gap", gap))
         claims += [
-            dict(key="compatible", text="Bottoms trained on more samples are stitching compatible with the top",
-                 criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over cuts of the bottoms "
-                                   f"with more samples than the top ({', '.join(names[n] for n in more)})"),
-                 paper="all stitching compatible (Fig. 2C)", ours=f"max {worst.text(2, 'points')}",
-                 controls=[control]),
-            dict(key="improves", text=f"A bottom trained on more samples ({names[best_n]}) improves on the "
-                                      f"{_k(cfg.top_samples)}-sample top",
-                 criterion=at_least(gain, IMPROVE_MIN, "gain over the top at the best block cut (minus the "
-                                    "penalty; 'pool' left out)"),
-                 paper="negative penalty: the 25k bottom improves on the 10k top (Fig. 2C)",
-                 ours=f"gain {gain.text(2, 'points')} (at {where}); the bottom's own accuracy minus the top's "
-                      f"{gap.text(2, 'points')}",
-                 controls=[control, premise]),
+            ClaimSpec(key="compatible", text="Bottoms trained on more samples are stitching compatible with the top",
+                      criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over cuts of the bottoms "
+                                        f"with more samples than the top ({', '.join(names[n] for n in more)})"),
+                      paper="all stitching compatible (Fig. 2C)", ours=f"max {worst.text(2, 'points')}",
+                      controls=[control]),
+            ClaimSpec(key="improves", text=f"A bottom trained on more samples ({names[best_n]}) improves on the "
+                                           f"{_k(cfg.top_samples)}-sample top",
+                      criterion=at_least(gain, IMPROVE_MIN, "gain over the top at the best block cut (minus the "
+                                         "penalty; 'pool' left out)"),
+                      paper="negative penalty: the 25k bottom improves on the 10k top (Fig. 2C)",
+                      ours=f"gain {gain.text(2, 'points')} (at {where}); the bottom's own accuracy minus the top's "
+                           f"{gap.text(2, 'points')}",
+                      controls=[control, premise]),
         ]
     bottoms = [_Beyond(t, name, early) for name in names.values()]
     early_max = _boot(t, lambda x: float(max(np.abs(b.of(x)).max() for b in bottoms)))
@@ -123,17 +124,17 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
     numbers.update(estimate_numbers("mid_degradation", degrade))
     numbers.update(estimate_numbers("mid_premise_gap", mid_gap))
     claims += [
-        dict(key="early_similar", text="Stitched at the first layers, all bottoms perform like the top",
-             criterion=at_most(early_max, SIMILAR_MAX, f"max |penalty| over every bottom at {', '.join(early)}"),
-             paper="similar performance at the first few layers (Sec. 6)",
-             ours=f"max |penalty| {early_max.text(2, 'points')}", controls=[control]),
-        dict(key="mid_degrades", text="In the middle layers, the penalty grows as the bottom's samples shrink",
-             criterion=at_least(degrade, DEGRADE_MIN, f"mean penalty at {', '.join(mid)}: {names[fewest]} minus "
-                                f"{names[most]}"),
-             paper="performance degrades rapidly with fewer samples in the mid layers (Sec. 6)",
-             ours=f"{degrade.text(2, 'points')}; the {names[most]} network's own accuracy minus the "
-                  f"{names[fewest]} network's {mid_gap.text(2, 'points')}",
-             controls=[control, mid_premise]),
+        ClaimSpec(key="early_similar", text="Stitched at the first layers, all bottoms perform like the top",
+                  criterion=at_most(early_max, SIMILAR_MAX, f"max |penalty| over every bottom at {', '.join(early)}"),
+                  paper="similar performance at the first few layers (Sec. 6)",
+                  ours=f"max |penalty| {early_max.text(2, 'points')}", controls=[control]),
+        ClaimSpec(key="mid_degrades", text="In the middle layers, the penalty grows as the bottom's samples shrink",
+                  criterion=at_least(degrade, DEGRADE_MIN, f"mean penalty at {', '.join(mid)}: {names[fewest]} minus "
+                                     f"{names[most]}"),
+                  paper="performance degrades rapidly with fewer samples in the mid layers (Sec. 6)",
+                  ours=f"{degrade.text(2, 'points')}; the {names[most]} network's own accuracy minus the "
+                       f"{names[fewest]} network's {mid_gap.text(2, 'points')}",
+                  controls=[control, mid_premise]),
     ]
     return numbers, _beyond(claims, ('compatible', 'improves', 'early_similar', 'mid_degrades'))
 
@@ -168,10 +169,10 @@ class LabelsConfig(BottomsConfig):
     def later(self) -> list[str]:
         return []
 
-    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return labels_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
         return _one_top_checks(self, scale, table, claims)
 
 
@@ -191,7 +192,7 @@ def _labels_models(cfg: LabelsConfig, scale: str) -> tuple[zoo.ModelSpec, dict[s
     return cfg.variant(scale, cfg.seeds[0]), bottoms
 
 
-def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tuple[dict, list[dict]]:
+def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t.cut))
     half = cuts[:(len(cuts) + 1) // 2]
@@ -207,7 +208,7 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
         bs = [_Beyond(t, v, half) for v in weak]
         est = _boot(t, lambda x: float(max(b.of(x).max() for b in bs)))
         numbers.update(estimate_numbers("weak_first_half_max_penalty", est))
-        claims.append(dict(
+        claims.append(ClaimSpec(
             key="first_half", text="The first half of the layers of networks trained with less informative labels "
                                    "are as good as a normal network's",
             criterion=at_most(est, 100 * CONNECTED_MAX_PENALTY,
@@ -219,7 +220,7 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
         b = _Beyond(t, "100% random labels", half)
         est = _boot(t, lambda x: float(b.of(x).max()))
         numbers.update(estimate_numbers("noise100_first_half_max_penalty", est))
-        claims.append(dict(
+        claims.append(ClaimSpec(
             key="except_noise", text="... except the network trained on 100% random labels",
             criterion=at_least(est, 100 * CONNECTED_MAX_PENALTY, f"max penalty at {', '.join(half)} of the "
                                "100%-random-label bottom (above the 'as good as' bound)"),
@@ -251,10 +252,10 @@ class EpochsConfig(BottomsConfig):
         later = [f for f in self.snapshots if f > self.top_snapshot]
         return [_epochs_name(max(later))] if later else []
 
-    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[dict]]:
+    def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return epochs_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
         return _one_top_checks(self, scale, table, claims)
 
 
@@ -283,7 +284,7 @@ def epochs(cfg: EpochsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
                             receiver_name=f"top ({_epochs_name(cfg.top_snapshot)}, seed 0)", **kw)
 
 
-def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tuple[dict, list[dict]]:
+def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t.cut))
     early, _, late = _thirds(cuts)
@@ -304,18 +305,18 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
         numbers.update(estimate_numbers("longer_gain", gain))
         numbers.update(estimate_numbers("improves_premise_gap", gap))
         claims += [
-            dict(key="compatible", text="Representations from later in training are stitching compatible "
-                                        "with the top",
-                 criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY,
-                                   f"max penalty of the bottom at {max(longer):g} of the run"),
-                 paper="compatible (Fig. 3B)", ours=f"max {worst.text(2, 'points')}", controls=[control]),
-            dict(key="improves", text="Longer training improves the top when plugged in",
-                 criterion=at_least(gain, IMPROVE_MIN, f"gain of the bottom at {max(longer):g} of the run at its "
-                                    "best block cut ('pool' left out)"),
-                 paper="later epochs improve (Fig. 3B)",
-                 ours=f"gain {gain.text(2, 'points')} (at {where}); the bottom's own accuracy minus the top's "
-                      f"{gap.text(2, 'points')}",
-                 controls=[control, premise]),
+            ClaimSpec(key="compatible", text="Representations from later in training are stitching compatible "
+                                             "with the top",
+                      criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY,
+                                        f"max penalty of the bottom at {max(longer):g} of the run"),
+                      paper="compatible (Fig. 3B)", ours=f"max {worst.text(2, 'points')}", controls=[control]),
+            ClaimSpec(key="improves", text="Longer training improves the top when plugged in",
+                      criterion=at_least(gain, IMPROVE_MIN, f"gain of the bottom at {max(longer):g} of the run at its "
+                                         "best block cut ('pool' left out)"),
+                      paper="later epochs improve (Fig. 3B)",
+                      ours=f"gain {gain.text(2, 'points')} (at {where}); the bottom's own accuracy minus the top's "
+                           f"{gap.text(2, 'points')}",
+                      controls=[control, premise]),
         ]
     if shorter:
         name = _epochs_name(min(shorter))
@@ -324,7 +325,7 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
         gap = _boot(t, lambda x: float(bl.of(x).mean() - be.of(x).mean()))
         numbers.update(shorter_early_penalty=pen[early].mean(), shorter_late_penalty=pen[late].mean(),
                        **estimate_numbers("shorter_late_minus_early", gap))
-        claims.append(dict(
+        claims.append(ClaimSpec(
             key="early_first", text="Early layers converge first: the shorter run's penalty is lower early than late",
             criterion=at_least(gap, CONVERGE_MIN, f"bottom at {min(shorter):g} of the run: mean penalty at "
                                f"{', '.join(late)} minus at {', '.join(early)}"),
@@ -357,14 +358,14 @@ def _past(pens: dict[str, pd.Series], bound: float, absolute: bool = False) -> l
     return [(n, [str(size[n].idxmax())])]
 
 
-def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> list[dict]:
+def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) -> list[dict]:
     """Per decided claim of B-F2C, B-F3A or B-F3B ("early_first", a difference, gets none): the cells (sender, cuts) that decide it, the bound on
     the penalty beyond the self-stitch there (points), and whether the claim is "penalty high"."""
     cuts = list(dict.fromkeys(table.cut))
     later = cfg.later()  # the bottoms with more samples, or from later in the run
     out = []
     for c in claims:
-        key = c["key"]
+        key = c.key
         if key == "compatible":
             pens = {n: _pen(table, n) for n in later}
             out.append((c, _past(pens, 100 * CONNECTED_MAX_PENALTY), 100 * CONNECTED_MAX_PENALTY, False))
@@ -384,11 +385,11 @@ def _deciding(table: pd.DataFrame, claims: list[dict], cfg: BottomsConfig) -> li
             # "high": the random-label bottom's largest penalty decides it
             cells = _past(pens, float("inf")) if key == "except_noise" else _past(pens, bound)
             out.append((c, cells, bound, key == "except_noise"))
-    return [dict(claim=c["key"], sender=cells[0][0], cells=cells, bound=bound, high=high)
+    return [dict(claim=c.key, sender=cells[0][0], cells=cells, bound=bound, high=high)
             for c, cells, bound, high in out if decided(c)]
 
 
-def _one_top_checks(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[dict]) -> list[dict]:
+def _one_top_checks(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
     """The checks of a page with one top (B-F2C, B-F3A, B-F3B): :func:`_deciding`'s cells, with the
     page's models and its summary to re-judge each claim."""
     top, bottoms = cfg.models(scale)

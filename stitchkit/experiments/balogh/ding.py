@@ -16,6 +16,7 @@ import torch
 from ... import controls, noise
 from ... import data as data_mod
 from ... import similarity as sim
+from ...claims import ClaimSpec
 from ...datasets import DataSpec, test_split, train_split
 from ...hardware import as_device
 from ...noise import Estimate
@@ -177,19 +178,21 @@ def _dm_func_claims(tau: dict, paper: dict, tag: str, name: str, test: str, mean
     gap = _tau_estimate(tau["dm_func"] - np.max(stack, axis=1), n_seeds, within)  # the best, chosen per resample
     best = max(DING_MEASURES, key=lambda m: tau[m][0])
     return [
-        dict(key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
-                                             f"difference in the {test} test",
-             criterion=at_least(dm, TAU_HIGH_MIN, f"{mean}Kendall's tau of DM (func.)", unit="", digits=2),
-             paper=f"tau {paper['dm_func'][0]:.4f}, rho {paper['dm_func'][1]:.4f}",
-             ours=f"tau {dm.text(4)}, rho {ours['rho_dm']:.4f} ({ours['cases']})", controls=control),
-        dict(key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
-             criterion=at_least(gap, -TAU_NEAR_BEST, f"{mean}tau of DM (func.) − the best", unit="", digits=2),
-             paper=f"best {NAMES[max(paper, key=lambda k: paper[k][0])]} tau {max(v[0] for v in paper.values()):.4f}",
-             ours=f"best {NAMES[best]} tau {tau[best][0]:.4f}; DM (func.) − best {gap.text(4)}", controls=control),
+        ClaimSpec(
+            key=f"dm_func_high_{tag}", text=f"{name}: functional DM has a high rank correlation with the functional "
+                                            f"difference in the {test} test",
+            criterion=at_least(dm, TAU_HIGH_MIN, f"{mean}Kendall's tau of DM (func.)", unit="", digits=2),
+            paper=f"tau {paper['dm_func'][0]:.4f}, rho {paper['dm_func'][1]:.4f}",
+            ours=f"tau {dm.text(4)}, rho {ours['rho_dm']:.4f} ({ours['cases']})", controls=control),
+        ClaimSpec(
+            key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
+            criterion=at_least(gap, -TAU_NEAR_BEST, f"{mean}tau of DM (func.) − the best", unit="", digits=2),
+            paper=f"best {NAMES[max(paper, key=lambda k: paper[k][0])]} tau {max(v[0] for v in paper.values()):.4f}",
+            ours=f"best {NAMES[best]} tau {tau[best][0]:.4f}; DM (func.) − best {gap.text(4)}", controls=control),
     ]
 
 
-def specificity_claims(result: dict) -> tuple[dict, list[dict]]:
+def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
     arch = result["arch"]
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
@@ -211,12 +214,13 @@ def specificity_claims(result: dict) -> tuple[dict, list[dict]]:
     p = PAPER_T3[arch]
     ours = {"n_seeds": n_seeds, "rho_dm": rho["dm_func"], "cases": f"n = {n}"}
     claims = _dm_func_claims(tau, p, tag, name, "specificity", "", ours, control) + [
-        dict(key=f"pwcca_below_lcka_{tag}", text=f"{name}: PWCCA ranks below LCKA in the specificity test (as Ding et "
-                                                 "al. found)",
-             criterion=more_than(diff, 0.0, "tau of LCKA − tau of PWCCA (bootstrapped jointly)", unit="", digits=3),
-             paper=f"PWCCA {p['pwcca'][0]:.4f} vs LCKA {p['lcka'][0]:.4f}",
-             ours=f"PWCCA {tau['pwcca'][0]:.4f} vs LCKA {tau['lcka'][0]:.4f}; difference {diff.text(4)}",
-             controls=control),
+        ClaimSpec(
+            key=f"pwcca_below_lcka_{tag}", text=f"{name}: PWCCA ranks below LCKA in the specificity test (as Ding et "
+                                                "al. found)",
+            criterion=more_than(diff, 0.0, "tau of LCKA − tau of PWCCA (bootstrapped jointly)", unit="", digits=3),
+            paper=f"PWCCA {p['pwcca'][0]:.4f} vs LCKA {p['lcka'][0]:.4f}",
+            ours=f"PWCCA {tau['pwcca'][0]:.4f} vs LCKA {tau['lcka'][0]:.4f}; difference {diff.text(4)}",
+            controls=control),
     ]
     return numbers, claims
 
@@ -368,7 +372,7 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
             "networks": [n.name for n in nets]}
 
 
-def sensitivity_claims(result: dict) -> tuple[dict, list[dict]]:
+def sensitivity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
     arch = result["arch"]
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
@@ -393,12 +397,13 @@ def sensitivity_claims(result: dict) -> tuple[dict, list[dict]]:
     ours = {"n_seeds": n_seeds, "within": "layer", "rho_dm": rho["dm_func"],
             "cases": f"{cases} layers, {n_seeds} networks"}
     claims = _dm_func_claims(tau, p, tag, name, "sensitivity", "mean ", ours, control) + [
-        dict(key=f"lcka_below_dm_{tag}", text=f"{name}: LCKA is less sensitive than functional DM (LCKA does poorly in "
-                                              "the sensitivity test, as Ding et al. found)",
-             criterion=more_than(diff, 0.0, "mean tau of DM (func.) − mean tau of LCKA (bootstrapped jointly)",
-                                 unit="", digits=3),
-             paper=f"LCKA {p['lcka'][0]:.4f} vs DM (func.) {p['dm_func'][0]:.4f}",
-             ours=f"LCKA {tau['lcka'][0]:.4f} vs DM (func.) {tau['dm_func'][0]:.4f}; difference {diff.text(4)}",
-             controls=control),
+        ClaimSpec(
+            key=f"lcka_below_dm_{tag}", text=f"{name}: LCKA is less sensitive than functional DM (LCKA does poorly in "
+                                             "the sensitivity test, as Ding et al. found)",
+            criterion=more_than(diff, 0.0, "mean tau of DM (func.) − mean tau of LCKA (bootstrapped jointly)",
+                                unit="", digits=3),
+            paper=f"LCKA {p['lcka'][0]:.4f} vs DM (func.) {p['dm_func'][0]:.4f}",
+            ours=f"LCKA {tau['lcka'][0]:.4f} vs DM (func.) {tau['dm_func'][0]:.4f}; difference {diff.text(4)}",
+            controls=control),
     ]
     return numbers, claims

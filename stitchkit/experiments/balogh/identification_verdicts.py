@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ... import controls, noise
+from ...claims import ClaimSpec
 from ...grid import LONGER
 from ...noise import Estimate
 from ...results import at_least, at_most, more_than
@@ -239,7 +240,7 @@ def _others_intra(result: dict) -> tuple[Estimate, dict]:
     return est, {"cases": cases, "rivals_beat": rivals_beat, "rivals_point": rivals_point}
 
 
-def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """Numbers and claims of J-T1 for one architecture, each judged on its interval;
     ``rivals`` (:func:`identification_longer`) adds the training-length control to the TLM
     claims: the claim re-judged with the deciding cells and their references retrained."""
@@ -280,29 +281,33 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
         return ctrl + ([longer[key]] if key in longer else [])
 
     claims = [
-        dict(key=f"tlm_intra_{tag}", text=f"{name}: task-loss matching fails intra-network layer identification "
-                                          "(some layer is more similar to another layer than to itself)",
-             criterion=crit["tlm_intra"], paper=f"{p['tlm'][0]:.2f}%",
-             ours=f"{est['intra'].text(2, '%')} of {numbers[f'{tag}_intra_cases']}", controls=with_length("tlm_intra")),
-        dict(key=f"others_intra_{tag}", text=f"{name}: PWCCA, OPD, LCKA and both DM indices identify every layer "
-                                             "within its network",
-             criterion=at_least(others, OTHERS_INTRA_MIN, "lowest intra-network % of the five (the lowest taken in "
-                                "each bootstrap replicate; the same percentile rule as TLM's %)", unit="%"),
-             paper="100% each",
-             ours=(f"lowest {others.text(2, '%')}; DM (func.): {counts['rivals_point']} rival stitches above the "
-                   f"self-map on the full test set ({counts['rivals_beat']} by more than noise) over "
-                   f"{counts['cases']} layers")),
-        dict(key=f"tlm_inter_{tag}", text=f"{name}: between networks, TLM identifies the corresponding layer far less "
-                                          "often than LCKA and DM (struct.)",
-             criterion=crit["tlm_inter"],
-             paper=f"LCKA {p['lcka'][1]:.2f}%, DM struct. {p['dm_struct'][1]:.2f}%, TLM {p['tlm'][1]:.2f}%",
-             ours=(f"LCKA {inter_same['lcka']:.2f}%, DM struct. {inter_same['dm_struct']:.2f}%, TLM "
-                   f"{est['inter'].text(2, '%')} of {numbers[f'{tag}_tlm_inter_cases']}"),
-             controls=with_length("tlm_inter")),
-        dict(key=f"dm_func_inter_{tag}", text=f"{name}: the functional version of DM outperforms TLM between networks",
-             criterion=crit["dm_func_inter"], paper=f"{p['dm_func'][1]:.2f}% vs {p['tlm'][1]:.2f}%",
-             ours=f"{inter_same['dm_func']:.2f}% vs {inter_same['tlm']:.2f}%; difference "
-                  f"{est['func_lead'].text(2, 'points')}", controls=with_length("dm_func_inter")),
+        ClaimSpec(
+            key=f"tlm_intra_{tag}", text=f"{name}: task-loss matching fails intra-network layer identification "
+                                         "(some layer is more similar to another layer than to itself)",
+            criterion=crit["tlm_intra"], paper=f"{p['tlm'][0]:.2f}%",
+            ours=f"{est['intra'].text(2, '%')} of {numbers[f'{tag}_intra_cases']}", controls=with_length("tlm_intra")),
+        ClaimSpec(
+            key=f"others_intra_{tag}", text=f"{name}: PWCCA, OPD, LCKA and both DM indices identify every layer "
+                                            "within its network",
+            criterion=at_least(others, OTHERS_INTRA_MIN, "lowest intra-network % of the five (the lowest taken in "
+                               "each bootstrap replicate; the same percentile rule as TLM's %)", unit="%"),
+            paper="100% each",
+            ours=(f"lowest {others.text(2, '%')}; DM (func.): {counts['rivals_point']} rival stitches above the "
+                  f"self-map on the full test set ({counts['rivals_beat']} by more than noise) over "
+                  f"{counts['cases']} layers")),
+        ClaimSpec(
+            key=f"tlm_inter_{tag}", text=f"{name}: between networks, TLM identifies the corresponding layer far less "
+                                         "often than LCKA and DM (struct.)",
+            criterion=crit["tlm_inter"],
+            paper=f"LCKA {p['lcka'][1]:.2f}%, DM struct. {p['dm_struct'][1]:.2f}%, TLM {p['tlm'][1]:.2f}%",
+            ours=(f"LCKA {inter_same['lcka']:.2f}%, DM struct. {inter_same['dm_struct']:.2f}%, TLM "
+                  f"{est['inter'].text(2, '%')} of {numbers[f'{tag}_tlm_inter_cases']}"),
+            controls=with_length("tlm_inter")),
+        ClaimSpec(
+            key=f"dm_func_inter_{tag}", text=f"{name}: the functional version of DM outperforms TLM between networks",
+            criterion=crit["dm_func_inter"], paper=f"{p['dm_func'][1]:.2f}% vs {p['tlm'][1]:.2f}%",
+            ours=f"{inter_same['dm_func']:.2f}% vs {inter_same['tlm']:.2f}%; difference "
+                 f"{est['func_lead'].text(2, 'points')}", controls=with_length("dm_func_inter")),
     ]
     between = {q for q in result["matrices"] if q[0] != q[1]}
     inter = {k: _pct(_measure_ident(result, k, between), False) for k in OTHERS}
@@ -311,21 +316,23 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
         cca = _pct_estimate(inter["lcka"] - np.maximum(inter["pwcca"], inter["opd"]), result, ("lcka", "pwcca", "opd"),
                             k_out, result.get("measure_images"))
         numbers["rn_cca_lead"], numbers["rn_cca_lead_low"], numbers["rn_cca_lead_high"] = cca.value, cca.low, cca.high
-        claims.append(dict(key="cca_inter_rn", text="ResNet-18: PWCCA and OPD struggle to identify corresponding layers "
-                                                    "between networks, while LCKA performs very well",
-                           criterion=at_least(cca, CCA_MARGIN, "LCKA − max(PWCCA, OPD), inter-network %",
-                                              unit="points"),
-                           paper=f"LCKA {p['lcka'][1]:.2f}%, PWCCA {p['pwcca'][1]:.2f}%, OPD {p['opd'][1]:.2f}%",
-                           ours=f"LCKA {pct['lcka'][1]:.2f}%, PWCCA {pct['pwcca'][1]:.2f}%, OPD {pct['opd'][1]:.2f}%; "
-                                f"difference {cca.text(2, 'points')}"))
+        claims.append(ClaimSpec(
+            key="cca_inter_rn", text="ResNet-18: PWCCA and OPD struggle to identify corresponding layers "
+                                     "between networks, while LCKA performs very well",
+            criterion=at_least(cca, CCA_MARGIN, "LCKA − max(PWCCA, OPD), inter-network %",
+                               unit="points"),
+            paper=f"LCKA {p['lcka'][1]:.2f}%, PWCCA {p['pwcca'][1]:.2f}%, OPD {p['opd'][1]:.2f}%",
+            ours=f"LCKA {pct['lcka'][1]:.2f}%, PWCCA {pct['pwcca'][1]:.2f}%, OPD {pct['opd'][1]:.2f}%; "
+                 f"difference {cca.text(2, 'points')}"))
     else:
         best = _pct_estimate(np.max(np.stack(list(inter.values()), axis=1), axis=1), result, OTHERS, k_out,
                              n_test_images(result["dm"], "dm_correct"))
         numbers["vit_best_inter"], numbers["vit_best_inter_low"], numbers["vit_best_inter_high"] = (
             best.value, best.low, best.high)
-        claims.append(dict(key="struggle_vit", text="ViT-Ti: all methods struggle to identify corresponding layers "
-                                                    "between networks",
-                           criterion=at_most(best, VIT_STRUGGLE_MAX, "the best measure's inter-network % (the best "
-                                             "chosen in each replicate)", unit="%"),
-                           paper=f"best LCKA {p['lcka'][1]:.2f}%", ours=f"best {best.text(2, '%')}"))
+        claims.append(ClaimSpec(
+            key="struggle_vit", text="ViT-Ti: all methods struggle to identify corresponding layers "
+                                     "between networks",
+            criterion=at_most(best, VIT_STRUGGLE_MAX, "the best measure's inter-network % (the best "
+                              "chosen in each replicate)", unit="%"),
+            paper=f"best LCKA {p['lcka'][1]:.2f}%", ours=f"best {best.text(2, '%')}"))
     return numbers, claims

@@ -15,6 +15,7 @@ import torch
 from ... import controls, noise
 from ... import data as data_mod
 from ... import similarity as sim
+from ...claims import ClaimSpec, replace_in
 from ...datasets import DataSpec, test_split, train_split
 from ...grid import LONGER, stitch_grid
 from ...hardware import as_device
@@ -23,7 +24,6 @@ from ...progress import progress_bar
 from ...results import Control, Criterion, at_least, at_most, more_than
 from ...scales import check_scale, figure_config, param
 from ...store import Store
-from ..bansal import decided
 from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, n_test_images, tlm_controls, tlm_retrained,
                      with_longer)
 
@@ -245,7 +245,7 @@ def far_longer(cfg: OODConfig, scale: str, result: dict, *, device=None, store=N
                                         for r in top.itertuples()]}).assign(cells=[out] * len(top))
 
 
-def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """J-F1's claims: ResNet-18, TLM within network #0, each judged on its interval; ``longer``
     (:func:`far_longer`) adds the training-length control to ``far_as_similar``."""
     t = result["table"]
@@ -272,16 +272,17 @@ def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict
                                                 f"{len(longer)} far pairs closest to their target's self-stitch and "
                                                 "those self-stitches retrained")]
     claims = [
-        dict(key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
-             criterion=crit_gap, paper="far layers as similar as the same layer (Fig. 1a)",
-             ours=gap.text(2, "points"), controls=tlm_ctrl + length),
-        dict(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
-                                  "(AUROC near 1)",
-             criterion=at_least(frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
-                                f"{AUROC_OOD_MIN}", unit="", digits=2),
-             paper="most TLM stitches OOD (Fig. 1b)",
-             ours=f"{frac.text(2)} of {int(off.sum())} (median AUROC {numbers['median_auroc_off']:.3f})",
-             controls=_detector_controls(result) + tlm_ctrl),
+        ClaimSpec(
+            key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
+            criterion=crit_gap, paper="far layers as similar as the same layer (Fig. 1a)",
+            ours=gap.text(2, "points"), controls=tlm_ctrl + length),
+        ClaimSpec(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
+                                       "(AUROC near 1)",
+                  criterion=at_least(frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
+                                     f"{AUROC_OOD_MIN}", unit="", digits=2),
+                  paper="most TLM stitches OOD (Fig. 1b)",
+                  ours=f"{frac.text(2)} of {int(off.sum())} (median AUROC {numbers['median_auroc_off']:.3f})",
+                  controls=_detector_controls(result) + tlm_ctrl),
     ]
     return numbers, claims
 
@@ -296,7 +297,7 @@ def _median_auroc(result: dict, rows: np.ndarray) -> Estimate:
     return noise.from_replicates(np.median(result["auroc_reps"][:, rows], axis=1), n_test=result["n_test"])
 
 
-def ood_claims(result: dict) -> tuple[dict, list[dict]]:
+def ood_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
     """J-F2's claims for one architecture, each judged on its interval (the paired bootstrap over
     the test images; the set of high-accuracy stitches is chosen on the full test set)."""
     arch = result["arch"]
@@ -322,15 +323,15 @@ def ood_claims(result: dict) -> tuple[dict, list[dict]]:
         if not rows.any():  # nothing measured: no value, no decision; the premise above fails (inconclusive)
             numbers[f"{tag}_{method.lower()}_high_auroc"] = float("nan")
             sign = "≥" if rule is at_least else "≤"
-            return dict(key=key, text=text, criterion=Criterion(f"{what} {sign} {threshold:.3f} (not measured: no "
-                                                                f"{method} stitch reaches relative accuracy ≥ {HIGH_REL})",
-                                                                None),
-                        paper=paper, ours=f"no {method} stitch with relative accuracy ≥ {HIGH_REL}: nothing to judge",
-                        controls=[some] + ctrl)
+            unmeasured = Criterion(f"{what} {sign} {threshold:.3f} (not measured: no {method} stitch reaches relative "
+                                   f"accuracy ≥ {HIGH_REL})", None)
+            return ClaimSpec(key=key, text=text, criterion=unmeasured, paper=paper,
+                             ours=f"no {method} stitch with relative accuracy ≥ {HIGH_REL}: nothing to judge",
+                             controls=[some] + ctrl)
         med = _median_auroc(result, rows)
         numbers[f"{tag}_{method.lower()}_high_auroc"] = med.value
-        return dict(key=key, text=text, criterion=rule(med, threshold, what, unit="", digits=3), paper=paper,
-                    ours=f"median {med.text(3)} over {int(rows.sum())} stitches", controls=[some] + ctrl)
+        return ClaimSpec(key=key, text=text, criterion=rule(med, threshold, what, unit="", digits=3), paper=paper,
+                         ours=f"median {med.text(3)} over {int(rows.sum())} stitches", controls=[some] + ctrl)
 
     claims = [
         median_claim(tlm_high, "TLM", TLM_OOD_MEDIAN_MIN, at_least, f"tlm_ood_{tag}",
@@ -339,12 +340,13 @@ def ood_claims(result: dict) -> tuple[dict, list[dict]]:
         median_claim(dm_high, "DM", DM_ID_MEDIAN_MAX, at_most, f"dm_id_{tag}",
                      f"{name}: DM shows high similarity only with in-distribution representations",
                      "DM: high similarity only with ID representations (Fig. 2)", det_ctrl),
-        dict(key=f"dm_less_ood_{tag}", text=f"{name}: DM's representations are less out of distribution than TLM's",
-             criterion=more_than(diff, 0.0, "mean AUROC of TLM − mean AUROC of DM, same stitches (one resample of the "
-                                 "test images for both)", unit="", digits=3),
-             paper="DM prefers ID representations",
-             ours=f"DM {numbers[f'{tag}_dm_mean_auroc']:.3f} vs TLM {numbers[f'{tag}_tlm_mean_auroc']:.3f}; "
-                  f"difference {diff.text(3)}", controls=det_ctrl + tlm_ctrl),
+        ClaimSpec(
+            key=f"dm_less_ood_{tag}", text=f"{name}: DM's representations are less out of distribution than TLM's",
+            criterion=more_than(diff, 0.0, "mean AUROC of TLM − mean AUROC of DM, same stitches (one resample of the "
+                                "test images for both)", unit="", digits=3),
+            paper="DM prefers ID representations",
+            ours=f"DM {numbers[f'{tag}_dm_mean_auroc']:.3f} vs TLM {numbers[f'{tag}_tlm_mean_auroc']:.3f}; "
+                 f"difference {diff.text(3)}", controls=det_ctrl + tlm_ctrl),
     ]
     return numbers, claims
 
@@ -353,7 +355,7 @@ OOD_SAMPLE = 8  # J-F2's length control retrains this many high-accuracy TLM sti
 OOD_LENGTH_COLUMNS = ["arch", "kind", "i", "j", "relative", f"relative {LONGER}x", "AUROC", f"AUROC {LONGER}x"]
 
 
-def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[dict], *, device=None, store=None,
+def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
     """J-F2's training-length control for the TLM claims of one architecture (``tlm_ood_*``, a
     median AUROC over the high-accuracy TLM stitches, and ``dm_less_ood_*``, TLM's mean AUROC
@@ -362,14 +364,16 @@ def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[dict], *, 
     accuracy and AUROC measured again (the same detectors, test images and resamples), and both
     claims re-judged with those cells swapped in (a stitch whose longer relative accuracy falls
     below 0.9 leaves the high-accuracy set); :func:`stitchkit.controls.training_length` is
-    attached to each decided one (interval on one side, every control passed). The DM stitches are closed-form and not retrained. One row per
-    retrained stitch (an empty table when neither claim is decided)."""
+    attached to each decided one (interval on one side, every control passed): its copy with the
+    control takes its place in ``claims``, the list the page records. The DM stitches are
+    closed-form and not retrained. One row per retrained stitch (an empty table when neither
+    claim is decided)."""
     from ... import ood
     from ...grid import load_stitches
 
     tag = "rn" if result["arch"] == "resnet18" else "vit"
     keys = (f"tlm_ood_{tag}", f"dm_less_ood_{tag}")
-    todo = [c for c in claims if c["key"] in keys and decided(c)]  # an inconclusive claim has nothing to confirm
+    todo = [c for c in claims if c.key in keys and c.decided]  # an inconclusive claim has nothing to confirm
     t = result["table"]
     judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()
     high = np.flatnonzero(judged & (t.method == "TLM").to_numpy() & (t.relative.to_numpy() >= HIGH_REL))
@@ -408,12 +412,12 @@ def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[dict], *, 
             new_reps[:, k] = ood.auroc_replicates(ood.scores(det, own[j].to(device)), ood.scores(det, h), counts)
             new_t.loc[new_t.index[k], "auroc"] = float(new_reps[0, k])
             new_t.loc[new_t.index[k], "relative"] = float(rel[(src.name, i, j)])
-    again = {c["key"]: c["criterion"] for c in ood_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
-    for c in todo:
-        c["controls"] = [*c.get("controls", []), controls.training_length(
-            c["criterion"], again[c["key"]], LONGER,
+    again = {c.key: c.criterion for c in ood_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
+    for c in todo:  # in place in the page's list: it records that list
+        replace_in(claims, c.key, controls.training_length(
+            c.criterion, again[c.key], LONGER,
             what=f"the verdict survives {LONGER}× longer TLM: the {len(rows)} high-accuracy TLM stitches whose AUROC "
-                 f"is closest to the median retrained, their accuracy and AUROC measured again, the claim re-judged")]
+                 f"is closest to the median retrained, their accuracy and AUROC measured again, the claim re-judged"))
     return pd.DataFrame({"arch": ARCH_NAMES[result["arch"]], "kind": t.kind.to_numpy()[rows], "i": t.i.to_numpy()[rows],
                          "j": t.j.to_numpy()[rows], "relative": t.relative.to_numpy()[rows],
                          f"relative {LONGER}x": new_t.relative.to_numpy()[rows], "AUROC": t.auroc.to_numpy()[rows],

@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 
 from ... import controls, noise
+from ...claims import ClaimSpec, replace_in
 from ...datasets import DataSpec
 from ...grid import LONGER, Net, stitch_grid
 from ...noise import Estimate
@@ -101,7 +102,7 @@ def mse_stats(table: pd.DataFrame, cfg: GridConfig, scale: str, *, diagonal: boo
 _TINY = 1e-300  # a floor for a divisor (an exact self-stitch's ES is ~1e-32, and those are left out)
 
 
-def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, what: str) -> tuple[dict, list[dict]]:
+def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, what: str) -> tuple[dict, list[ClaimSpec]]:
     """Numbers and claims for H-T1/H-T2 from :func:`mse_stats`'s output; ``what`` names the rows.
 
     Every judged number is a statistic over the stitches of their mean EV, ES and SV, with a 95%
@@ -136,10 +137,10 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
     if not len(rest):  # e.g. `smoke`: one network, its diagonal only
         none = Control("stitches to judge: pairs of different networks or of different layers", "at least one",
                        "none", False)
-        return numbers, [dict(key="closer", text=closer_text, criterion=Criterion(closer_what, None),
-                              paper=paper_closer, ours="no stitch to judge", controls=[converge, none]),
-                         dict(key="not_orders", text=orders_text, criterion=Criterion(orders_what, None),
-                              paper=paper_orders, ours="no stitch to judge", controls=[converge, none])]
+        return numbers, [ClaimSpec(key="closer", text=closer_text, criterion=Criterion(closer_what, None),
+                                   paper=paper_closer, ours="no stitch to judge", controls=[converge, none]),
+                         ClaimSpec(key="not_orders", text=orders_text, criterion=Criterion(orders_what, None),
+                                   paper=paper_orders, ours="no stitch to judge", controls=[converge, none])]
     images = per.attrs.get("per_image")
     if images is not None:
         arr = {k: np.asarray(images[k], dtype=np.float64)[keep] for k in MSE_KEYS}  # (stitches, n_images)
@@ -164,12 +165,12 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
                              "direct-matching start and short training it may barely move from it, and EV ≈ ES by "
                              "construction)", what="median over the stitches of SV / EV", unit="", digits=3)
     claims = [
-        dict(key="closer", text=closer_text, criterion=at_least(closest, CLOSER_MIN, closer_what, unit=""),
-             paper=paper_closer,
-             ours=f"{closest.text(2)} of the stitches (ES < EV in {below_ev:.2f}, ES < SV in {below_sv:.2f})",
-             controls=[converge, apart]),
-        dict(key="not_orders", text=orders_text, criterion=at_most(ratio, RATIO_MAX, orders_what, unit=""),
-             paper=paper_orders, ours=f"median EV / ES = {ratio.text(3)}", controls=[converge, apart]),
+        ClaimSpec(key="closer", text=closer_text, criterion=at_least(closest, CLOSER_MIN, closer_what, unit=""),
+                  paper=paper_closer,
+                  ours=f"{closest.text(2)} of the stitches (ES < EV in {below_ev:.2f}, ES < SV in {below_sv:.2f})",
+                  controls=[converge, apart]),
+        ClaimSpec(key="not_orders", text=orders_text, criterion=at_most(ratio, RATIO_MAX, orders_what, unit=""),
+                  paper=paper_orders, ours=f"median EV / ES = {ratio.text(3)}", controls=[converge, apart]),
     ]
     return numbers, claims
 
@@ -179,7 +180,7 @@ MSE_LENGTH_COLUMNS = ["sender", "receiver", "i", "j", "EV", f"EV {LONGER}x", "SV
 
 
 def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg: GridConfig, scale: str,
-               claims: list[dict], what: str, *, diagonal: bool, n_images: int, device=None, store=None,
+               claims: list[ClaimSpec], what: str, *, diagonal: bool, n_images: int, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
     """H-T1/H-T2's training-length control. The task-trained stitch V is the one that training
     length moves (E is the receiver's own representation, S the least-squares fit): for each
@@ -187,11 +188,12 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
     :data:`LONGER` times the epochs (for ``closer``, those whose ES is nearest to the smaller of
     EV and SV; for ``not_orders``, those whose EV / ES is nearest to the median), their EV and SV
     measured again on the same test images, and the claim re-judged with them swapped in
-    (:func:`mse_summary`); :func:`stitchkit.controls.training_length` is attached to it. One row
-    per retrained stitch (an empty table when no claim is decided)."""
+    (:func:`mse_summary`); :func:`stitchkit.controls.training_length` is attached to it (its copy
+    takes its place in ``claims``). One row per retrained stitch (an empty table when no claim is
+    decided)."""
     from ...grid import stitch_mse
 
-    todo = [c for c in claims if c["criterion"].holds is not None and all(k.passed for k in c.get("controls", []))]
+    todo = [c for c in claims if c.decided]
     if not todo:
         return pd.DataFrame(columns=MSE_LENGTH_COLUMNS)
     rows = table[table.kind == "trained"]
@@ -203,7 +205,7 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
     ev, es, sv = (per[k].to_numpy(float) for k in MSE_KEYS)
     picks: list[int] = []
     for c in todo:
-        if c["key"] == "closer":
+        if c.key == "closer":
             dist = np.abs(np.log(np.maximum(es, _TINY) / np.maximum(np.minimum(ev, sv), _TINY)))
         else:
             ratio = np.log(np.maximum(ev, _TINY) / np.maximum(es, _TINY))
@@ -226,12 +228,12 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
             if key in images:
                 images[key][k] = mse[key].numpy()
     new.attrs["per_image"] = images or None
-    again = {c["key"]: c["criterion"] for c in mse_summary(new, stats, table, what)[1]}
+    again = {c.key: c.criterion for c in mse_summary(new, stats, table, what)[1]}
     for c in todo:
-        c["controls"] = [*c.get("controls", []), controls.training_length(
-            c["criterion"], again[c["key"]], LONGER,
+        replace_in(claims, c.key, controls.training_length(
+            c.criterion, again[c.key], LONGER,
             what=f"the verdict survives {LONGER}x longer stitch training: the {len(picks)} task-trained stitches "
-                 "nearest the decision retrained, EV and SV measured again, the claim re-judged")]
+                 "nearest the decision retrained, EV and SV measured again, the claim re-judged"))
     out = new.iloc[picks][["sender", "receiver", "i", "j"]].copy()
     out["EV"], out[f"EV {LONGER}x"] = per.EV.to_numpy()[picks], new.EV.to_numpy()[picks]
     out["SV"], out[f"SV {LONGER}x"] = per.SV.to_numpy()[picks], new.SV.to_numpy()[picks]
@@ -246,7 +248,7 @@ figure_config("H-F5")(GridConfig)
 SIMILARITY_LOW_MAX = 0.5  # "low task accuracy": mean relative accuracy of the similarity-trained stitch (j < i)
 
 
-def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[dict]]:
+def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """H-F5: the similarity-trained (least-squares) stitch's task accuracy against the vanilla
     stitch's, below the diagonal (j < i), per trained pair. The judged maximum over pairs carries
     its 95% paired-bootstrap interval over the test images (the least-squares stitch's per-image
@@ -260,7 +262,7 @@ def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[dict]]:
     numbers = {"similarity_below_max": sim.value, "similarity_below_max_low": sim.low,
                "similarity_below_max_high": sim.high, "similarity_below_mean": per.dm_relative.mean(),
                "vanilla_below_mean": per.relative.mean(), "vanilla_below_min": per.relative.min()}
-    claims = [dict(
+    claims = [ClaimSpec(
         key="similarity_low", text="Stitches trained to match the expected representation (MSE) reach low task "
                                    "accuracy where task-trained stitches are accurate (j < i)",
         criterion=at_most(sim, SIMILARITY_LOW_MAX, f"max over the {len(per)} trained pairs of the similarity-trained "

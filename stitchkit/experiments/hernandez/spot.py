@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ... import noise, results
+from ...claims import ClaimSpec
 from ...display import Section, plain
 from ...results import Claim
 from .grid import CONTROL_FLOOR, plot_grids, triangle_table
@@ -48,13 +49,12 @@ def spot_claims(table: pd.DataFrame, meta: dict) -> pd.DataFrame:
     return _judged(claims)
 
 
-def _judged(claims: list[dict]) -> pd.DataFrame:
+def _judged(claims: list[ClaimSpec]) -> pd.DataFrame:
     rows = []
     for c in claims:
-        claim = Claim(c["key"], c["text"], c["criterion"].text, c["paper"], c["ours"], c["criterion"].holds, "paper",
-                      tuple(c.get("controls", ())))
+        claim = Claim(c.key, c.text, c.criterion.text, c.paper, c.ours, c.criterion.holds, "paper", c.controls)
         rows.append({"claim": claim.text, "criterion": claim.criterion, "ours (spot check)": claim.ours,
-                     "judged on": c["criterion"].interval or "-",  # a spot check's summary: point values
+                     "judged on": c.criterion.interval or "-",  # a spot check's summary: point values
                      "controls": "; ".join(f"{k.text}: {k.value} ({'passed' if k.passed else 'FAILED'})"
                                            for k in claim.controls) or "-", "verdict": claim.verdict})
     return pd.DataFrame(rows)

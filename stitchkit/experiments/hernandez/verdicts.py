@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ... import controls, noise
+from ...claims import ClaimSpec
 from ...datasets import DataSpec
 from ...grid import LONGER, Net, stitch_grid
 from ...noise import Estimate
@@ -257,7 +258,8 @@ def _length_control(base: Criterion, judge, longer_table: pd.DataFrame | None, c
              f"{LONGER}x the epochs in place of their 1x values (like for like)")]
 
 
-def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+def grid_summary(table: pd.DataFrame, accuracy: dict,
+                 longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """The numbers and claims of a grid (H-F2, H-F4), each judged on its 95% paired-bootstrap
     interval over the test images (a minimum or maximum over pairs bootstrapped as such).
     ``longer``: the training-length control's stitches (:func:`longer_sample`); every claim is
@@ -331,19 +333,19 @@ def grid_summary(table: pd.DataFrame, accuracy: dict, longer: pd.DataFrame | Non
     worst_up = trained.loc[trained.upper.idxmax()]
     lo, up = crit["lower_high"], crit["upper_low"]
     claims = [
-        dict(key="lower_high", text="Stitching is accurate wherever the receiver's layer is at or before the "
-                                    "sender's (j ≤ i): the lower triangle",
-             criterion=lo, paper="high accuracy for j ≤ i for every pair (Fig. 2; >90% networks)",
-             ours=f"min {lo.describe_value(3)} ({worst_low.sender} → {worst_low.receiver}), "
-                  f"mean {numbers['lower_mean']:.3f}", controls=base + length["lower_high"]),
-        dict(key="upper_low", text="... and low above the diagonal (j > i)", criterion=up,
-             paper="low above the diagonal (Fig. 2)",
-             ours=f"max {up.describe_value(3)} ({worst_up.sender} → {worst_up.receiver}), "
-                  f"mean {numbers['upper_mean']:.3f}", controls=base + length["upper_low"]),
+        ClaimSpec(key="lower_high", text="Stitching is accurate wherever the receiver's layer is at or before the "
+                                         "sender's (j ≤ i): the lower triangle",
+                  criterion=lo, paper="high accuracy for j ≤ i for every pair (Fig. 2; >90% networks)",
+                  ours=f"min {lo.describe_value(3)} ({worst_low.sender} → {worst_low.receiver}), "
+                       f"mean {numbers['lower_mean']:.3f}", controls=base + length["lower_high"]),
+        ClaimSpec(key="upper_low", text="... and low above the diagonal (j > i)", criterion=up,
+                  paper="low above the diagonal (Fig. 2)",
+                  ours=f"max {up.describe_value(3)} ({worst_up.sender} → {worst_up.receiver}), "
+                       f"mean {numbers['upper_mean']:.3f}", controls=base + length["upper_low"]),
     ]
     if len(rs):
         rand = crit["random_low"]
-        claims.append(dict(
+        claims.append(ClaimSpec(
             key="random_low", text=f"Untrained networks stitch with low accuracy except in a corner (i, j ≤ {CORNER})",
             criterion=rand, paper="random controls low except a corner (Fig. 2)", ours=rand.describe_value(3),
             controls=[converge, *length["random_low"]]))

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ... import controls, noise
+from ...claims import ClaimSpec
 from ...datasets import DataSpec
 from ...grid import stitch_grid
 from ...results import Control, at_least
@@ -67,7 +68,7 @@ def _boot_mnist(t: pd.DataFrame) -> noise.Estimate:
 
 
 def colour_only_summary(table: pd.DataFrame, baselines: pd.Series,
-                        longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+                        longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """S-4.2's claim, judged on the interval of the worst margin (Colour-only test images and
     MNIST test images resampled independently, and the initialisations); ``longer``: the table
     with the deciding cuts retrained at ``LONGER``x (:func:`colour_only_into_mnist`), for the
@@ -90,11 +91,11 @@ def colour_only_summary(table: pd.DataFrame, baselines: pd.Series,
         merged["correct"] = [longer.set_index(["init", "cut"]).correct.get((i, c), old)
                              for i, c, old in zip(merged.init, merged.cut, merged.correct)]
         ctrl.append(controls.training_length(crit, at_least(_boot_mnist(merged), 0.0, what), LONGER))
-    claim = dict(key="colour_only_into_mnist",
-                 text="Colour-only stitched into greyscale MNIST beats MNIST's own accuracy at every layer",
-                 criterion=crit, paper="0.990 ± 0.001 -> 1.0 at every layer",
-                 ours=f"MNIST {base:.3f}; stitched lowest {worst['mean']:.3f} ({worst['layer']}); "
-                      f"margin {margin.text(2, 'points')}", controls=ctrl, n=int(table.init.nunique()))
+    claim = ClaimSpec(key="colour_only_into_mnist",
+                      text="Colour-only stitched into greyscale MNIST beats MNIST's own accuracy at every layer",
+                      criterion=crit, paper="0.990 ± 0.001 -> 1.0 at every layer",
+                      ours=f"MNIST {base:.3f}; stitched lowest {worst['mean']:.3f} ({worst['layer']}); "
+                           f"margin {margin.text(2, 'points')}", controls=ctrl, n=int(table.init.nunique()))
     return numbers, [claim]
 
 
@@ -150,7 +151,7 @@ def _self_gain(t: pd.DataFrame) -> float:
 
 
 def contradiction_summary(table: pd.DataFrame, scale: str,
-                          longer: pd.DataFrame | None = None) -> tuple[dict, list[dict], pd.DataFrame]:
+                          longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec], pd.DataFrame]:
     """The side-by-side table (ours mean ± sd beside the paper's) and the claims: the
     contradiction (Colour-only into Digit beats Digit, and Digit into Colour-only beats
     Colour-only), Digit into itself beats Digit, and at paper scale every number within 2 points.
@@ -185,27 +186,27 @@ def contradiction_summary(table: pd.DataFrame, scale: str,
     if longer is not None:
         ctrl_c.append(controls.training_length(crit_c, at_least(boot(longer, _contradiction_gain), 0.0, what_c), LONGER))
         ctrl_s.append(controls.training_length(crit_s, at_least(boot(longer, _self_gain), 0.0, what_s), LONGER))
-    claims = [dict(key="contradiction",
-                   text="Each of Digit and Colour-only is 'better' than the other: Colour-only into Digit beats "
-                        "Digit, and Digit into Colour-only beats Colour-only (layer 1)",
-                   criterion=crit_c, paper="0.999 vs 0.978 and 0.985 vs 0.686",
-                   ours=f"{mean.loc['Colour-only', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f} and "
-                        f"{mean.loc['Colour-only', 'digit_sender']:.3f} vs {mean.loc['Colour-only', 'base']:.3f}",
-                   controls=ctrl_c, n=n),
-              dict(key="self_stitch_gain", text="Digit stitched into itself is more accurate than Digit",
-                   criterion=crit_s, paper="0.995 vs 0.978",
-                   ours=f"{mean.loc['Digit', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f}",
-                   controls=ctrl_s, n=n)]
+    claims = [ClaimSpec(key="contradiction",
+                        text="Each of Digit and Colour-only is 'better' than the other: Colour-only into Digit beats "
+                             "Digit, and Digit into Colour-only beats Colour-only (layer 1)",
+                        criterion=crit_c, paper="0.999 vs 0.978 and 0.985 vs 0.686",
+                        ours=f"{mean.loc['Colour-only', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f} and "
+                             f"{mean.loc['Colour-only', 'digit_sender']:.3f} vs {mean.loc['Colour-only', 'base']:.3f}",
+                        controls=ctrl_c, n=n),
+              ClaimSpec(key="self_stitch_gain", text="Digit stitched into itself is more accurate than Digit",
+                        criterion=crit_s, paper="0.995 vs 0.978",
+                        ours=f"{mean.loc['Digit', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f}",
+                        controls=ctrl_s, n=n)]
     if scale == "paper":  # the table's numbers are only comparable at the paper's settings
         def worst_diff(t):
             return -100 * float((_tc1_means(t) - PAPER_TC1).abs().to_numpy().max())
         diffs = (mean - PAPER_TC1).abs()
         worst = diffs.stack().idxmax()
-        claims.append(dict(key="table_numbers", text="Every Table C1 number matches the paper's",
-                           criterion=at_least(boot(table, worst_diff), -100 * PAPER_TOL,
-                                              "minus the largest |ours - paper| over the 12 numbers"),
-                           paper="Table C1", ours=f"largest difference {100 * diffs.to_numpy().max():.2f} points "
-                                                  f"({worst[0]}, {worst[1]})", n=n))
+        claims.append(ClaimSpec(key="table_numbers", text="Every Table C1 number matches the paper's",
+                                criterion=at_least(boot(table, worst_diff), -100 * PAPER_TOL,
+                                                   "minus the largest |ours - paper| over the 12 numbers"),
+                                paper="Table C1", ours=f"largest difference {100 * diffs.to_numpy().max():.2f} points "
+                                                       f"({worst[0]}, {worst[1]})", n=n))
     return numbers, claims, side
 
 

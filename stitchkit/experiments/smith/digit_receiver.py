@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import controls, noise
+from ...claims import ClaimSpec
 from ...datasets import DataSpec
 from ...grid import stitch_grid
 from ...hardware import as_device
@@ -141,7 +142,7 @@ def _like_for_like(senders) -> callable:
 
 
 def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, paper: str,
-                          longer: pd.DataFrame | None = None) -> tuple[dict, dict]:
+                          longer: pd.DataFrame | None = None) -> tuple[dict, ClaimSpec]:
     """Numbers and the claim 'every sender in ``senders`` beats the Digit baseline at every
     layer' (mean over initialisations), judged on the interval of the worst margin; with
     ``longer`` (:func:`into_digit_longer`), the training-length control re-judges it there."""
@@ -165,14 +166,14 @@ def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, pap
         long_margin = _boot(longer, _worst_margin(senders))
         numbers[f"{key}_worst_margin_longer"] = long_margin.value
         ctrl.append(controls.training_length(criterion, at_least(long_margin, 0.0, what, digits=2), LONGER))
-    claim = dict(key=key, text=text, criterion=criterion, paper=paper,
-                 ours=f"baseline {100 * baseline:.2f}%; lowest {100 * worst['mean']:.2f}% "
-                      f"({worst['sender']}, {worst['layer']}); margin {margin.text(2, 'points')}",
-                 controls=ctrl, n=int(table.init.nunique()))
+    claim = ClaimSpec(key=key, text=text, criterion=criterion, paper=paper,
+                      ours=f"baseline {100 * baseline:.2f}%; lowest {100 * worst['mean']:.2f}% "
+                           f"({worst['sender']}, {worst['layer']}); margin {margin.text(2, 'points')}",
+                      controls=ctrl, n=int(table.init.nunique()))
     return numbers, claim
 
 
-def rank_summary(table: pd.DataFrame) -> tuple[dict, dict]:
+def rank_summary(table: pd.DataFrame) -> tuple[dict, ClaimSpec]:
     """S-F1C: at layers 2 and 3 the rank with the Colour and the Correlated sender differs from
     the rank with the Digit sender by more than the sum of their standard deviations."""
     stats = per_layer(table, "rank").set_index(["sender", "cut"])
@@ -186,20 +187,21 @@ def rank_summary(table: pd.DataFrame) -> tuple[dict, dict]:
                 worst = (s, c)
     numbers = {f"rank_gap_{s.lower()}_{CUT_LABELS[c].replace(' ', '').lower()}": g for (s, c), (g, _) in gaps.items()}
     ratio = gaps[worst][1]
-    claim = dict(key="rank_differs",
-                 text="At layers 2 and 3 the rank with the Colour and the Correlated sender clearly differs from "
-                      "the Digit sender's",
-                 criterion=at_least(noise.exact(min(ratio, 1e6), n_seeds=int(table.init.nunique()), why=RANK_NOISE),
-                                    RANK_SEPARATION, "smallest |mean rank gap| / (sd + sd) over "
-                                    "{Colour, Correlated} x {Layer 2, Layer 3}", unit="", digits=2),
-                 paper="a clear gap at layers 2 and 3 (Fig. 1c)",
-                 ours=f"smallest separation {min(ratio, 1e6):.2f} ({worst[0]}, {CUT_LABELS[worst[1]]}: "
-                      f"gap {gaps[worst][0]:+.1f})",
-                 controls=[_self_control(table)], n=int(table.init.nunique()))
+    claim = ClaimSpec(
+                key="rank_differs",
+                text="At layers 2 and 3 the rank with the Colour and the Correlated sender clearly differs from "
+                     "the Digit sender's",
+                criterion=at_least(noise.exact(min(ratio, 1e6), n_seeds=int(table.init.nunique()), why=RANK_NOISE),
+                                   RANK_SEPARATION, "smallest |mean rank gap| / (sd + sd) over "
+                                   "{Colour, Correlated} x {Layer 2, Layer 3}", unit="", digits=2),
+                paper="a clear gap at layers 2 and 3 (Fig. 1c)",
+                ours=f"smallest separation {min(ratio, 1e6):.2f} ({worst[0]}, {CUT_LABELS[worst[1]]}: "
+                     f"gap {gaps[worst][0]:+.1f})",
+                controls=[_self_control(table)], n=int(table.init.nunique()))
     return numbers, claim
 
 
-def noise_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+def noise_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """S-FC5: the Colour-only and the Noise senders reach the Digit baseline at every layer, and
     the Noise sender's rank lies outside the learned senders' range at most layers."""
     numbers_c, claim_c = compatibility_summary(table, ("Colour-only", NOISE), "noise_compatible",
@@ -214,13 +216,13 @@ def noise_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tu
         hi = max(stats.loc[(s, c), "mean"] + stats.loc[(s, c), "sd"] for s in learned)
         n = stats.loc[(NOISE, c)]
         outside += int(n["mean"] + n["sd"] < lo or n["mean"] - n["sd"] > hi)
-    claim_r = dict(key="noise_rank_differs", text="The noise sender's rank differs from the learned senders'",
-                   criterion=at_least(noise.exact(outside, n_seeds=int(table.init.nunique()), why=RANK_NOISE), 3,
-                                      f"layers (of {len(CUTS)}) where the noise rank (mean ± sd) lies "
-                                      "outside every learned sender's mean ± sd", unit="", digits=0),
-                   paper="rank differs from the learned ones (Fig. C5b)",
-                   ours=f"{outside} of {len(CUTS)} layers", controls=[_self_control(table)],
-                   n=int(table.init.nunique()))
+    claim_r = ClaimSpec(key="noise_rank_differs", text="The noise sender's rank differs from the learned senders'",
+                        criterion=at_least(noise.exact(outside, n_seeds=int(table.init.nunique()), why=RANK_NOISE), 3,
+                                           f"layers (of {len(CUTS)}) where the noise rank (mean ± sd) lies "
+                                           "outside every learned sender's mean ± sd", unit="", digits=0),
+                        paper="rank differs from the learned ones (Fig. C5b)",
+                        ours=f"{outside} of {len(CUTS)} layers", controls=[_self_control(table)],
+                        n=int(table.init.nunique()))
     self_gain = table[(table.sender == RECEIVER) & (table.cut == "stem")]
     numbers = {**numbers_c, "noise_rank_outside_layers": outside,
                "self_stitch_layer1": float(self_gain.accuracy.mean())}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ... import controls, noise, plotting, zoo
+from ...claims import ClaimSpec
 from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...hardware import as_device
@@ -186,7 +187,7 @@ def _vgg_lowest_whole(t: pd.DataFrame) -> float:
     return float(t.groupby("model").whole.mean().min())
 
 
-def vgg_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tuple[dict, list[dict]]:
+def vgg_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """S-FC6 claims: Digit improves with noise (every cut at least the whole model), Correlated
     holds (within 2 points of the whole model at every cut), Colour or Colour-only varies widely
     (a spread over initialisations of 20 points or more at some cut). With ``longer``
@@ -227,16 +228,16 @@ def vgg_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tupl
         ctrl_v.append(controls.training_length(
             crit_v, at_least(_vgg_boot(longer, _vgg_widest_spread, groups=None), 100 * VARY_WIDELY, what_v), LONGER))
     claims = [
-        dict(key="digit_improves", text="Digit improves when clustered noise is stitched in",
-             criterion=crit_d, paper="Digit 0.98 whole, higher stitched (Fig. C6a)",
-             ours=f"whole {whole['Digit']:.3f}; worst cut {whole['Digit'] + digit_gap:.3f}", controls=ctrl_d,
-             n=n),
-        dict(key="correlated_holds", text="Correlated keeps its accuracy with clustered noise stitched in",
-             criterion=crit_c, paper="Correlated maintains accuracy (Fig. C6a)",
-             ours=f"whole {whole['Correlated']:.3f}; worst cut {whole['Correlated'] + corr_gap:.3f}",
-             controls=ctrl_c, n=n),
-        dict(key="colour_varies", text="Colour and Colour-only vary widely over initialisations",
-             criterion=crit_v, paper="very varied; ~40-80% over stitch initialisations (App. C.2)",
-             ours=f"{widest}: {100 * vary[widest]:.1f} points", controls=ctrl_v, n=n),
+        ClaimSpec(key="digit_improves", text="Digit improves when clustered noise is stitched in",
+                  criterion=crit_d, paper="Digit 0.98 whole, higher stitched (Fig. C6a)",
+                  ours=f"whole {whole['Digit']:.3f}; worst cut {whole['Digit'] + digit_gap:.3f}", controls=ctrl_d,
+                  n=n),
+        ClaimSpec(key="correlated_holds", text="Correlated keeps its accuracy with clustered noise stitched in",
+                  criterion=crit_c, paper="Correlated maintains accuracy (Fig. C6a)",
+                  ours=f"whole {whole['Correlated']:.3f}; worst cut {whole['Correlated'] + corr_gap:.3f}",
+                  controls=ctrl_c, n=n),
+        ClaimSpec(key="colour_varies", text="Colour and Colour-only vary widely over initialisations",
+                  criterion=crit_v, paper="very varied; ~40-80% over stitch initialisations (App. C.2)",
+                  ours=f"{widest}: {100 * vary[widest]:.1f} points", controls=ctrl_v, n=n),
     ]
     return numbers, claims
