@@ -78,7 +78,7 @@ def test_a_notion_that_fails_identity_makes_the_claims_it_enters_inconclusive():
 
 def test_claims_are_made_only_where_their_notions_were_measured():
     _, claims = identify.identification_claims({"toy": _zoo(measures=("cka", "dm"))})
-    assert {c["key"] for c in claims} == {"intra_toy", "struct_inter_toy"}
+    assert {c.key for c in claims} == {"intra_toy", "struct_inter_toy"}
 
 
 def test_percentages_carry_bootstrap_intervals():

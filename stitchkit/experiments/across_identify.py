@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .. import controls, noise, zoo
+from ..claims import ClaimSpec
 from ..notions import NOTIONS
 from ..results import Control, at_least
 from ..scales import figure_config, param
@@ -129,7 +130,7 @@ def percent(result: dict, s: str, m: str) -> noise.Estimate:
 # Claims (Balogh & Jelasity's, on each zoo), the table and the figure
 
 
-def identification_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
+def identification_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
     """Per zoo, the numbers and up to three claims, each made where its notions were measured:
     every notion identifies every layer within its network; LCKA and DM (struct.) identify most
     corresponding layers between networks; PWCCA and Procrustes struggle between networks while
@@ -138,7 +139,7 @@ def identification_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
     other layer more similar than a layer's own, both ways), the positive control that the
     notion is computed as it should be."""
     numbers: dict[str, float] = {"test_images_used": next(iter(results.values()))["n_test"], "zoos_run": len(results)}
-    claims: list[dict] = []
+    claims: list[ClaimSpec] = []
     for z, r in results.items():
         n, ms, title = r["n_test"], r["measures"], r["title"]
         layers = len(r["cuts"][0])
@@ -167,7 +168,7 @@ def identification_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
         intra = [m for m in ORDER if m in ms]
         if intra:
             low = joint("within", lambda *v: np.min(np.stack(v), axis=0), intra)
-            claims.append(dict(
+            claims.append(ClaimSpec(
                 key=f"intra_{z}", text=f"{title}: every notion identifies every layer within its network",
                 criterion=at_least(low, INTRA_MIN, "lowest intra-network % of the notions (the lowest taken in each "
                                    "bootstrap replicate)", unit="%"),
@@ -175,7 +176,7 @@ def identification_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
                 ours=ours("within", intra), controls=[enough]))
         if {"cka", "dm"} <= set(ms):
             low = joint("between", np.minimum, ("cka", "dm"))
-            claims.append(dict(
+            claims.append(ClaimSpec(
                 key=f"struct_inter_{z}", text=f"{title}: between networks, linear CKA and DM (struct.) identify "
                 "most corresponding layers",
                 criterion=at_least(low, STRUCT_INTER_MIN, "min(LCKA, DM struct.) inter-network % (per replicate)",
@@ -185,7 +186,7 @@ def identification_claims(results: dict[str, dict]) -> tuple[dict, list[dict]]:
         if {"cka", "pwcca", "procrustes"} <= set(ms):
             lead = joint("between", lambda c, p, o: c - np.maximum(p, o), ("cka", "pwcca", "procrustes"))
             numbers[f"{z}_cca_lead"] = lead.value
-            claims.append(dict(
+            claims.append(ClaimSpec(
                 key=f"cca_inter_{z}", text=f"{title}: between networks, PWCCA and Procrustes struggle to identify "
                 "corresponding layers while linear CKA performs very well",
                 criterion=at_least(lead, CCA_MARGIN, "LCKA − max(PWCCA, Procrustes), inter-network % (per "
