@@ -378,7 +378,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 
 **{how}.** {paper.recipe}
 
-{total}
+{findings_markdown(paper, records, badge) if paper.beyond else ""}{total}
 
 ## Figures and tables
 
@@ -386,7 +386,6 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 {table(["ID", "figure or table", "verdicts", "scale", "date", "wall time"], body)}
 :::
 {_behind_text(behind)}{paper_scale_line(paper, gpu)}
-{findings_markdown(paper, records, badge) if paper.beyond else ""}
 All claims of the four papers are on the {{doc}}`../scorecard`; the terms are defined in the
 {{doc}}`../glossary`.
 """

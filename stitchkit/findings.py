@@ -24,18 +24,24 @@ def _family(key: str) -> tuple[str, str] | None:
     return (stem, zoo) if stem and zoo in ZOOS else None
 
 
+def _num(x: float) -> str:
+    """A judged value in at most three digits, so that a cell of the table stays narrow."""
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.1f}" if abs(x) >= 1 else f"{x:.2f}"
+
+
 def _value(r: Mapping[str, Any]) -> str:
     if r.get("value") in ("", None):
         return ""
-    unit = f" {r['unit']}" if r.get("unit") else ""
+    unit = {"points": " pt", "%": "%"}.get(r.get("unit") or "", f" {r['unit']}" if r.get("unit") else "")
     if r["low"] == r["high"] == r["value"]:
-        return f"{r['value']:.3g}{unit}"
-    return f"{r['value']:.3g} [{r['low']:.3g}, {r['high']:.3g}]{unit}"
+        return f"{_num(r['value'])}{unit}"
+    return f"{_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}]{unit}"
 
 
 def findings_markdown(paper: Paper, records: list[dict[str, Any]], badge) -> str:
     """The section "What this part finds" of a beyond part's index: per page and hypothesis
-    (rows) the verdict in each zoo (columns) with the judged value; "" when no page has run.
+    (rows) the verdict in each zoo (columns) with the judged value, then a blank line; "" when
+    no page has run.
     ``badge``: the book's badge maker (verdict, label) -> MyST."""
     mine = [r for r in records if r.get("part") == paper.part and r.get("claim_key") and _family(r["claim_key"])]
     if not mine:
@@ -49,22 +55,24 @@ def findings_markdown(paper: Paper, records: list[dict[str, Any]], badge) -> str
     for (fid, _), cells in rows.items():
         first = next(iter(cells.values()))
         claim = str(first.get("claim", "")).split(": ", 2)[-1]  # after the zoo's title, "Paper: networks: "
-        row = [link(first["page"].removesuffix(".html") if first.get("page") else None, fid, paper.part),
-               escape(claim)]
+        row = [link(first["page"].removesuffix(".html") if first.get("page") else None, fid, paper.part)
+               + ": " + escape(claim)]
         for z in zoos:
             r = cells.get(z)
-            row.append("" if r is None else f"{badge(r['verdict'], badge_label(r['verdict'], r.get('scale', '')))} "
-                                            f"{escape(_value(r))}")
+            row.append("" if r is None else f"{badge(r['verdict'], badge_label(r['verdict']))} {escape(_value(r))}")
         body.append(row)
-    header = ["page", "hypothesis", *(f"{PAPER_BY_PART[z].short}'s zoo" for z in zoos)]
+    header = ["page: hypothesis", *(PAPER_BY_PART[z].short for z in zoos)]
+    scales = sorted({str(r.get("scale", "")) for r in mine})
+    at = f"`{scales[0]}`" if len(scales) == 1 else "the scale its page ran at"
     return f"""## What this part finds
 
-Each hypothesis of this part's pages, zoo by zoo: the verdict at the scale its page ran at and
-the judged value with its 95% interval (the criterion and the controls are on the page).
-*Reproduced* means that the hypothesis holds on that zoo; a zoo's networks are its paper's
-recipe at that scale, one pair of networks each.
+Each hypothesis of this part's pages (rows) on each paper's zoo (columns): the verdict at {at}
+and the judged value with its 95% interval (pt: points; the criterion and the controls are on
+the page). *Reproduced* means that the hypothesis holds on that zoo; a zoo's networks are its
+paper's recipe at that scale, one pair of networks each.
 
-:::{{container}} sk-part-table
+:::{{container}} sk-findings-table
 {table(header, body)}
 :::
+
 """

@@ -18,12 +18,13 @@ def test_one_row_per_hypothesis_one_column_per_zoo():
                _record("other", "reproduced", 1.0),  # no zoo in its key: not a finding
                {**_record("alike_hernandez", "reproduced", 0.7), "part": "hernandez"}]  # another part
     md = findings_markdown(PAPER_BY_PART["across"], records, badge)
-    rows = [line for line in md.splitlines() if line.startswith("| {doc}")]
+    rows = [line for line in md.splitlines() if line.startswith("| {doc}`X-1")]
     assert len(rows) == 1
-    assert "Bansal 2021's zoo" in md and "Smith 2024's zoo" in md and "Hernandez" not in md
-    assert "| notions rank alike: or not |" in rows[0]  # the zoo's title cut off, the text's own colon kept
-    assert "{bdg-success}`reproduced · demo` 0.6 \\[0.5, 0.7\\]" in rows[0]
-    assert "{bdg-danger}`not reproduced · demo` 0.2" in rows[0]
+    assert "| Bansal 2021 |" in md and "| Smith 2024 |" in md and "Hernandez" not in md
+    assert "`: notions rank alike: or not |" in rows[0]  # the zoo's title cut off, the text's own colon kept
+    assert "{bdg-success}`reproduced` 0.60 \\[0.50, 0.70\\]" in rows[0]
+    assert "{bdg-danger}`not reproduced` 0.20" in rows[0]
+    assert "the verdict at `demo`" in md  # one scale, said once
 
 
 def test_no_finding_before_a_page_has_run():
