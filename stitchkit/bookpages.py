@@ -378,7 +378,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 
 **{how}.** {paper.recipe}
 
-{findings_markdown(paper, records, badge) if paper.beyond else ""}{total}
+{findings_markdown(paper, records) if paper.beyond else ""}{total}
 
 ## Figures and tables
 

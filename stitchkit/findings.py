@@ -2,66 +2,33 @@
 
 The pages of a part marked ``beyond`` (:mod:`stitchkit.catalogue`) judge one hypothesis per zoo,
 the claim's key ending in the zoo's name (``cka_dm_func_bansal``). :func:`findings_markdown`
-turns the scorecard's records of such a part into one table, a row per hypothesis and a column
-per zoo, each cell the verdict and the judged value with its interval, all read from the
-results files: nothing in it is written by hand.
+turns the scorecard's records of such a part into one grid (:func:`stitchkit.pages.zoo_grid`),
+a row per hypothesis and a column per zoo, each cell the verdict and the judged value with its
+interval, all read from the results files: nothing in it is written by hand.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from .catalogue import PAPER_BY_PART, Paper
-from .pages import escape, link, table
-from .results import badge_label
-
-ZOOS = ("bansal", "hernandez", "smith", "balogh")  # the zoos, one per paper, named by the paper's part
+from .pages import link, table, zoo_grid, zoo_of
 
 
-def _family(key: str) -> tuple[str, str] | None:
-    """(hypothesis, zoo) of a claim key ending in a zoo's name; None for any other key."""
-    stem, _, zoo = key.rpartition("_")
-    return (stem, zoo) if stem and zoo in ZOOS else None
-
-
-def _num(x: float) -> str:
-    """A judged value in at most three digits, so that a cell of the table stays narrow."""
-    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.1f}" if abs(x) >= 1 else f"{x:.2f}"
-
-
-def _value(r: Mapping[str, Any]) -> str:
-    if r.get("value") in ("", None):
-        return ""
-    unit = {"points": " pt", "%": "%"}.get(r.get("unit") or "", f" {r['unit']}" if r.get("unit") else "")
-    if r["low"] == r["high"] == r["value"]:
-        return f"{_num(r['value'])}{unit}"
-    return f"{_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}]{unit}"
-
-
-def findings_markdown(paper: Paper, records: list[dict[str, Any]], badge) -> str:
+def findings_markdown(paper: Paper, records: list[dict[str, Any]]) -> str:
     """The section "What this part finds" of a beyond part's index: per page and hypothesis
     (rows) the verdict in each zoo (columns) with the judged value, then a blank line; "" when
-    no page has run.
-    ``badge``: the book's badge maker (verdict, label) -> MyST."""
-    mine = [r for r in records if r.get("part") == paper.part and r.get("claim_key") and _family(r["claim_key"])]
+    no page has run."""
+    mine = [r for r in records if r.get("part") == paper.part and r.get("claim_key") and zoo_of(r["claim_key"])]
     if not mine:
         return ""
-    rows: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
-    for r in mine:
-        stem, zoo = _family(r["claim_key"])
-        rows.setdefault((r["id"], stem), {})[zoo] = r
-    zoos = [z for z in ZOOS if any(z in cells for cells in rows.values())]
-    body = []
-    for (fid, _), cells in rows.items():
-        first = next(iter(cells.values()))
-        claim = str(first.get("claim", "")).split(": ", 2)[-1]  # after the zoo's title, "Paper: networks: "
-        row = [link(first["page"].removesuffix(".html") if first.get("page") else None, fid, paper.part)
-               + ": " + escape(claim)]
-        for z in zoos:
-            r = cells.get(z)
-            row.append("" if r is None else f"{badge(r['verdict'], badge_label(r['verdict']))} {escape(_value(r))}")
-        body.append(row)
-    header = ["page: hypothesis", *(PAPER_BY_PART[z].short for z in zoos)]
+    header, body = None, []
+    for fid in dict.fromkeys(r["id"] for r in mine):
+        claims = [{**r, "key": r["claim_key"], "text": r.get("claim", "")} for r in mine if r["id"] == fid]
+        page = claims[0]["page"].removesuffix(".html") if claims[0].get("page") else None
+        zoos, rows = zoo_grid(claims, label=lambda c, text: f"{link(page, fid, paper.part)}: {text}")
+        header = header or zoos
+        body += [[row[0], *(row[1 + zoos.index(z)] if z in zoos else "" for z in header)] for row in rows]
     scales = sorted({str(r.get("scale", "")) for r in mine})
     at = f"`{scales[0]}`" if len(scales) == 1 else "the scale its page ran at"
     return f"""## What this part finds
@@ -72,7 +39,7 @@ the page). *Reproduced* means that the hypothesis holds on that zoo; a zoo's net
 paper's recipe at that scale, one pair of networks each.
 
 :::{{container}} sk-findings-table
-{table(header, body)}
+{table(["page: hypothesis", *(PAPER_BY_PART[z].short for z in header)], body)}
 :::
 
 """

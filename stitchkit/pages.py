@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import changes, paths
-from .catalogue import Page, empty_cache_seconds, visible
+from .catalogue import PAPER_BY_PART, Page, empty_cache_seconds, visible
 from .fileio import atomic_write_text
 from .results import badge_label, claims_html, why_failed
 from .scales import ParameterValueError, available_scales, registered_config, validate
@@ -141,19 +141,83 @@ VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclu
 # The glance box's classes: the theme's "tip" look, and sk-glance, which lays its table out as
 # one card per claim on a phone (book/_static/stitchkit.css).
 GLANCE_CLASS = "tip sk-glance"
+GLANCE_GRID_CLASS = "tip sk-glance-grid"  # the grid of a page whose claims are made zoo by zoo: no phone cards
 
 
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+# The zoos of the part beyond the papers, one per paper (named by the paper's part): a claim made on
+# each zoo has the zoo's name as the last part of its key ("cka_dm_func_bansal").
+ZOOS = ("bansal", "hernandez", "smith", "balogh")
+
+
+def zoo_of(key: str) -> tuple[str, str] | None:
+    """(hypothesis, zoo) of a claim key ending in a zoo's name; None for any other key."""
+    stem, _, zoo = str(key).rpartition("_")
+    return (stem, zoo) if stem and zoo in ZOOS else None
+
+
+def _short(x: float) -> str:
+    """A judged value in at most three digits, so that a cell of a grid stays narrow."""
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.1f}" if abs(x) >= 1 else f"{x:.2f}"
+
+
+def judged_short(c: Mapping[str, Any]) -> str:
+    """A claim's judged value and interval in a few characters: ``0.54 [0.49, 0.58]``, ``67%``."""
+    if c.get("value") in ("", None):
+        return ""
+    unit = {"points": " pt", "%": "%"}.get(c.get("unit") or "", f" {c['unit']}" if c.get("unit") else "")
+    if c["low"] == c["high"] == c["value"]:
+        return f"{_short(c['value'])}{unit}"
+    return f"{_short(c['value'])} [{_short(c['low'])}, {_short(c['high'])}]{unit}"
+
+
+def zoo_grid(claims: list[Mapping[str, Any]], label=None) -> tuple[list[str], list[list[str]]] | None:
+    """Claims made zoo by zoo (every key ending in a zoo's name) as a grid: a row per hypothesis
+    (its text after the zoo's title, "Paper: networks: "), a column per zoo, each cell the verdict's
+    badge and the judged value (:func:`judged_short`). ``claims``: dicts with key, text, verdict,
+    value, low, high, unit; ``label(claim, text)``: the row's first cell (default: the text).
+    None unless every claim is made on a zoo."""
+    if not claims or not all(zoo_of(c.get("key", "")) for c in claims):
+        return None
+    rows: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for c in claims:
+        stem, zoo = zoo_of(c["key"])
+        rows.setdefault(stem, {})[zoo] = c
+    zoos = [z for z in ZOOS if any(z in cells for cells in rows.values())]
+    body = []
+    for cells in rows.values():
+        first = next(iter(cells.values()))
+        text = escape(str(first.get("text", "")).split(": ", 2)[-1])
+        row = [label(first, text) if label else text]
+        for z in zoos:
+            c = cells.get(z)
+            badge = VERDICT_BADGES.get(c["verdict"], "secondary") if c else ""
+            short = badge_label(c["verdict"]).replace("`", "") if c else ""
+            row.append(f"{{bdg-{badge}}}`{short}` {escape(judged_short(c))}" if c else "")
+        body.append(row)
+    return zoos, body
+
+
 def result_box(results: Mapping[str, Any]) -> str:
-    """The admonition that opens every page: each claim, the paper's value, ours, the verdict."""
+    """The admonition that opens every page: each claim, the paper's value, ours, the verdict; a
+    page whose claims are made zoo by zoo (the part beyond the papers) shows them as a grid, a
+    hypothesis per row and a zoo per column (:func:`zoo_grid`)."""
     claims = results.get("claims", [])
     if not claims:
         role = results.get("role") or "This page shows the data the other pages use"
         return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n"
                 f"{role.rstrip('.')}; it makes no claim of its own.\n:::")
+    grid = zoo_grid(claims)
+    if grid is not None:
+        header = ["hypothesis", *(PAPER_BY_PART[z].short for z in grid[0])]
+        return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_GRID_CLASS}\n"
+                + table(header, grid[1])
+                + "\n\nEach cell: the verdict on that paper's zoo and the judged value with its 95% interval "
+                  "(pt: points). The criteria, the paper each hypothesis comes from, and why a verdict is "
+                  "inconclusive are under *Claims* below.\n:::")
     rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")
@@ -411,6 +475,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
     return changed
 
 
-__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "ZOOS", "escape", "hide_code", "link", "link_glossary",
            "link_pages", "link_terms", "minutes", "page_boxes", "provenance_banner", "put_under_title",
-           "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page"]
+           "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
+           "zoo_grid", "zoo_of"]

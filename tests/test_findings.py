@@ -1,7 +1,6 @@
 """The part beyond the papers opens with its findings: a hypothesis per row, a zoo per column,
 every cell read from the scorecard's records."""
 
-from stitchkit.bookpages import badge
 from stitchkit.catalogue import PAPER_BY_PART
 from stitchkit.findings import findings_markdown
 
@@ -17,7 +16,7 @@ def test_one_row_per_hypothesis_one_column_per_zoo():
                _record("alike_smith", "not reproduced", 0.2, "Smith & Marcu: Digit ResNet-18 seeds 0, 1"),
                _record("other", "reproduced", 1.0),  # no zoo in its key: not a finding
                {**_record("alike_hernandez", "reproduced", 0.7), "part": "hernandez"}]  # another part
-    md = findings_markdown(PAPER_BY_PART["across"], records, badge)
+    md = findings_markdown(PAPER_BY_PART["across"], records)
     rows = [line for line in md.splitlines() if line.startswith("| {doc}`X-1")]
     assert len(rows) == 1
     assert "| Bansal 2021 |" in md and "| Smith 2024 |" in md and "Hernandez" not in md
@@ -28,4 +27,20 @@ def test_one_row_per_hypothesis_one_column_per_zoo():
 
 
 def test_no_finding_before_a_page_has_run():
-    assert findings_markdown(PAPER_BY_PART["across"], [], badge) == ""
+    assert findings_markdown(PAPER_BY_PART["across"], []) == ""
+
+
+def test_a_page_of_claims_zoo_by_zoo_opens_with_a_grid_and_others_keep_their_list():
+    from stitchkit.pages import result_box
+
+    def claim(key, verdict, value, title):
+        return {"key": key, "text": f"{title}: notions rank alike", "paper": "p", "ours": "o", "verdict": verdict,
+                "value": value, "low": value, "high": value, "unit": "%", "controls": []}
+
+    zoo = [claim("alike_bansal", "reproduced", 80.0, "Bansal et al.: ResNet-18 seeds 0, 1"),
+           claim("alike_balogh", "not reproduced", 20.0, "Balogh & Jelasity: ResNet-18 seeds 0, 1")]
+    box = result_box({"scale": "demo", "claims": zoo})
+    assert "| hypothesis | Bansal 2021 | Balogh 2025 |" in box
+    assert "| notions rank alike | {bdg-success}`reproduced` 80% | {bdg-danger}`not reproduced` 20% |" in box
+    plain = result_box({"scale": "demo", "claims": [claim("connected", "reproduced", 1.0, "t")]})
+    assert "| claim | paper | ours | verdict |" in plain
