@@ -86,6 +86,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("J-T3", "Specificity test", "balogh", "PRESETS_T3"),
     Figure("X-1", "Agreement of the similarity notions over layer pairs, zoo by zoo", "across", "PRESETS_X1"),
     Figure("X-2", "Layer identification by every notion, zoo by zoo", "across_identify", "PRESETS_X2"),
+    Figure("X-3", "Each paper's conclusion on another paper's networks", "across_conclusions", "PRESETS_X3"),
 )
 BY_ID = {f.id: f for f in FIGURES}
 if len(BY_ID) != len(FIGURES):

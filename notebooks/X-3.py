@@ -1,0 +1,143 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # X-3 · Does each paper's conclusion hold on another paper's networks?
+#
+# **Part.** *Across the papers*, beyond the four papers. The conclusions judged here are the
+# papers' own, with their own stitch recipes and criteria; only the networks are another
+# paper's. The verdict words are the book's usual ones, *reproduced* meaning that the conclusion
+# holds on those networks at this run's scale.
+#
+# **Overview.** Each paper tests its conclusion on its own zoo. This page takes three of them to
+# another zoo of the book:
+#
+# 1. **Bansal et al.'s connectivity on Hernandez et al.'s networks.** Two R2222 networks trained
+#    from different seeds ({doc}`X-2`'s pair; seed 0 is {doc}`../hernandez/H-F2`'s) are
+#    stitched at every cut with {doc}`../bansal/B-F2A`'s stitch recipe. B-F2A's claim and
+#    criterion: the penalty beyond the receiver stitched into itself is at most 3 points at
+#    every cut.
+# 2. **Hernandez et al.'s triangle on Bansal et al.'s networks.** B-F2A's ResNet-18 seed 1 is
+#    stitched into seed 0 at every pair of the stem and each stage's last block (sender cut $i$,
+#    receiver cut $j$) with H-F2's stitch recipe. H-F2's claims and criteria: the mean relative
+#    accuracy (stitched over the receiver's own) is at least 0.9 at $j \le i$ and at most 0.5 at
+#    $j > i$.
+# 3. **Smith & Marcu's shortcut, probed by the representational notions.** On
+#    {doc}`../smith/S-F1B`, a model that reads only the colour stitches into the Digit receiver
+#    about as well as a second Digit model does: stitching is blind to the shortcut. Do linear
+#    CKA and DM (struct.) see it? This book's hypothesis: at the same layer, the Colour model is
+#    less similar to the Digit receiver than the second Digit model is, on average over the
+#    cuts (the mean difference of similarities above 0; DM's residual negated).
+#
+# **Controls**, fixed before any run. For 1 and 2, every page's self-stitch control: the
+# receiver stitched into itself (an exact stitch exists) must lose or gain at most 0.5 points,
+# on its 95% interval, at every stitched cut; a failure says the recipe is too weak, or that the
+# stitch adds accuracy by itself, on those networks. For 3, {doc}`X-1`'s identity control (the
+# notion ranks each layer of the Digit receiver most similar to itself) and at least 3 cuts.
+#
+# **Noise.** Each judged value carries a 95% paired-bootstrap interval over the test images;
+# each zoo's networks are fixed (one pair each), so the intervals say nothing about other seeds.
+#
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
+# minutes; `demo` about 10 minutes once {doc}`X-2`, {doc}`../bansal/B-F2A` and
+# {doc}`../smith/S-F1B` have run (their networks and {doc}`X-1`'s notions are read from the
+# cache; the 30 stitches of 1 and 2 and the Colour model's notions are new).
+
+# %% tags=["parameters"]
+scale = "smoke"  # smoke | demo | paper
+test_images = None  # test images the notions of the shortcut probe are measured on (X-1's)
+dm_images = None  # training images each direct-matching map of the probe is fitted on (X-1's)
+
+# %%
+from stitchkit.experiments import across_conclusions as conclusions
+from stitchkit.results import Run
+from stitchkit.scales import as_table, resolve
+
+cfg = resolve(conclusions.PRESETS_X3, scale, globals())
+run = Run("X-3", scale, cfg)
+
+# %% [markdown]
+# ## Bansal et al.'s connectivity on Hernandez et al.'s R2222s, and their triangle on Bansal et al.'s ResNet-18s
+#
+# Left, the penalty of R2222 #1 stitched into R2222 #0 at every cut, and of R2222 #0 into itself
+# (the control), against Bansal et al.'s 3-point bound; right, the relative accuracy of
+# ResNet-18 #1 stitched into ResNet-18 #0 at every pair of cuts, Hernandez et al.'s layout.
+
+# %%
+connect = conclusions.connectivity_on_hernandez(scale)
+triangle = conclusions.triangle_on_bansal(scale)
+run.record(*conclusions.connectivity_claims(connect))
+run.record(*conclusions.triangle_claims(triangle))
+run.figure("conclusions", conclusions.plot_conclusions(connect, triangle))
+
+# %% [markdown]
+# ```{glue:figure} conclusions
+# :name: fig-x3-conclusions
+# :alt: Left, a line plot over the R2222's cuts of the stitching penalty in points for the second seed and for the network into itself, with a grey band from minus 3 to plus 3 points; right, a five by five heat map of the relative accuracy of ResNet-18 seed 1 stitched into seed 0, sender cut on the rows and receiver cut on the columns, each cell annotated.
+#
+# Left: stitching penalty (points) of R2222 seed 1 into seed 0 with B-F2A's recipe, and of
+# seed 0 into itself (the control); grey, Bansal et al.'s "up to 3%". Right: accuracy of
+# ResNet-18 seed 1 stitched into seed 0 with H-F2's recipe, relative to seed 0's own, sender
+# cut $i$ (rows) into receiver cut $j$ (columns); Hernandez et al.'s triangle is high on and
+# below the diagonal ($j \le i$) and low above it.
+# ```
+
+# %% [markdown]
+# ## Smith & Marcu's shortcut, seen by the representational notions
+#
+# Every notion between the Digit receiver and, as the second network, a second Digit model or
+# the Colour model, at the same layer, on the {glue:text}`test_images_used` Digit-set test
+# images:
+
+# %%
+probe = conclusions.shortcut_probe(cfg, scale)
+run.record({"test_images_used": probe["digit"]["n_test"]}, [])
+run.record(*conclusions.shortcut_claims(probe))
+conclusions.probe_table(probe)
+
+# %% [markdown]
+# ## Claims
+#
+# Each verdict is computed from the criterion in its row, fixed in
+# `stitchkit.experiments.across_conclusions` before any run.
+
+# %%
+run.save()
+run.claims_table()
+
+# %% [markdown]
+# ## Deviations
+#
+# - **Beyond the papers.** The papers judge these conclusions on their own networks only.
+# - **Networks** are the zoos' at this scale, as their pages trained them (at `demo` width 8,
+#   16 for Smith & Marcu's, and 3 to 4 epochs), far from the papers' accuracies; one pair each.
+# - **The triangle at stage ends.** H-F2 at `demo` stitches the stem and each stage's last
+#   block; so does this page on the ResNet-18 (the stem and blocks 2, 4, 6 and 8), and $i$, $j$
+#   count those cuts. Only one ordered pair of networks is stitched, where H-F2 stitches every
+#   pair of its zoo.
+# - **The shortcut probe** measures on the Digit set's test images ({doc}`X-1`'s), where the
+#   colour carries no label information; S-F1B stitches on the Correlated set.
+
+# %% [markdown]
+# ## Summary
+#
+# The result box at the top says, zoo by zoo, whether each paper's conclusion held on another
+# paper's networks at this run's scale, and whether CKA and DM see the shortcut that stitching
+# does not.
+
+# %% [markdown]
+# ## Configuration
+#
+# Every setting of this run (the scale's preset with the parameters above applied).
+
+# %%
+as_table(cfg)

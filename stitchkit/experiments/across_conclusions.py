@@ -1,0 +1,286 @@
+"""Across the papers (beyond the four papers), X-3: each paper's conclusion on another paper's
+networks.
+
+Each paper tests its conclusion on its own zoo only. This page takes three of them to another
+zoo of the book, with the paper's own recipe and criterion, fixed before any run:
+
+- **Bansal et al.'s connectivity on Hernandez et al.'s networks** (B-F2A's claim): two R2222
+  networks trained from different seeds (X-2's pair) are stitching connected, the penalty beyond
+  the receiver stitched into itself at most 3 points at every cut, with B-F2A's stitch recipe.
+- **Hernandez et al.'s triangle on Bansal et al.'s networks** (H-F2's claims): between B-F2A's
+  ResNet-18 seeds, stitched at the stem and each stage's last block with H-F2's stitch recipe,
+  the stitch is accurate wherever the receiver's layer is at or before the sender's (mean
+  relative accuracy at least 0.9) and inaccurate above (at most 0.5).
+- **Smith & Marcu's shortcut, probed by the representational notions** (this book's hypothesis
+  from S-F1B, where a model that reads only colour stitches into a digit model about as well as a
+  second digit model does): linear CKA and DM (struct.) tell the two apart, the Colour model's
+  layers less similar to the Digit receiver's than the second Digit model's, on average over
+  the cuts.
+
+Every number carries a 95% paired-bootstrap interval over the test images; each zoo's networks
+are fixed (one pair each). The claims' keys end in the zoo they are judged on, so the part's
+findings table (:mod:`stitchkit.findings`) sets them beside X-1's and X-2's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .. import controls, noise, zoo
+from ..claims import ClaimSpec
+from ..datasets import DataSpec
+from ..grid import Net, stitch_grid
+from ..results import Control, at_least, at_most, more_than
+from ..scales import figure_config, param
+from . import across, across_identify, bansal_core
+from .across import NAMES, SIGN, ZooPair
+from .hernandez import grid as hgrid
+
+# Criteria, fixed before any run: the papers' own, as their pages judge them.
+CONNECTED_MAX = 100 * bansal_core.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
+LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
+UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
+SELF_BOUND = 100 * controls.SELF_STITCH_BOUND  # every page's self-stitch control (points, both ways)
+MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
+SELF = "receiver into itself (control)"
+STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
+SHORTCUT_NOTIONS = ("cka", "dm")
+
+
+@figure_config("X-3")
+@dataclass(frozen=True)
+class ConclusionsConfig:
+    """X-3: Bansal's connectivity on Hernandez's R2222s, Hernandez's triangle on Bansal's
+    ResNet-18s, Smith & Marcu's shortcut seen by CKA and DM."""
+
+    test_images: int = param(1000, "test images the notions of the shortcut probe are measured on (X-1's)",
+                             ge=20, le=10_000)
+    dm_images: int = param(100, "training images each direct-matching map of the probe is fitted on (X-1's)",
+                           ge=1, le=50_000)
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
+        return across.NOTIONS
+
+
+PRESETS_X3 = {
+    # CI: seconds. The zoos' smoke networks and each paper's smoke stitch recipe.
+    "smoke": ConclusionsConfig(test_images=200, dm_images=50),
+    # 2 CPU cores: the networks of B-F2A, H-F2 / X-2 and S-F1B / X-1 from the cache, each paper's demo stitch recipe.
+    "demo": ConclusionsConfig(),
+    "paper": ConclusionsConfig(),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The three experiments
+
+
+def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
+    receiver into itself, at every cut of the receiver (one row per sender and cut)."""
+    pair = across_identify.zoo_pair("hernandez", scale)
+    receiver, sender = (Net(n, s) for n, s in zip(pair.names, pair.specs))
+    cuts = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
+    table = stitch_grid([sender, Net(SELF, receiver.spec)], [receiver], [(c, c) for c in cuts],
+                        bansal_core.PRESETS[scale].recipe(), DataSpec("cifar10"), device=device, store=store,
+                        progress=progress)
+    return table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
+
+
+def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """H-F2's stitch recipe from B-F2A's ResNet-18 seed 1 into seed 0 at every pair of
+    :data:`STAGES` (sender cut i, receiver cut j), and seed 0 into itself on the diagonal."""
+    cfg = bansal_core.PRESETS[scale]
+    receiver, sender = Net("ResNet-18 #0", cfg.model(scale, 0)), Net("ResNet-18 #1", cfg.model(scale, 1))
+    recipe = hgrid.PRESETS_F2[scale].recipe()
+    pairs = [(i, j) for i in STAGES for j in STAGES]
+    data = DataSpec("cifar10")
+    trained = stitch_grid([sender], [receiver], pairs, recipe, data, device=device, store=store, progress=progress)
+    self_ = stitch_grid([Net(SELF, receiver.spec)], [receiver], [(c, c) for c in STAGES], recipe, data,
+                        device=device, store=store, progress=progress)
+    table = pd.concat([trained, self_], ignore_index=True)
+    pos = {c: k for k, c in enumerate(STAGES)}
+    return table.assign(i=table.cut_i.map(pos), j=table.cut_j.map(pos))
+
+
+def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=None, progress: bool = True) -> dict:
+    """Every notion between S-F1B's Digit receiver (seed 0) and, as the second network, a second
+    Digit model (X-1's Smith pair, from the store) or the Colour model (seed 0), on the Digit
+    set's test images: {"digit": ..., "colour": ...}, each :func:`across.notions_of`'s result."""
+    digit = across.zoo_pair("smith", scale)
+    colour = ZooPair("smith", "Smith & Marcu: Digit and Colour ResNet-18", "S-F1B", ("Digit #0", "Colour #0"),
+                     (digit.specs[0], zoo.smith_resnet18(scale, "cmnist_colour", 0)), digit.dataset)
+    return {name: across.notions_of(pair, cfg, device=device, store=store, progress=progress)
+            for name, pair in (("digit", digit), ("colour", colour))}
+
+
+# --------------------------------------------------------------------------------------------
+# Claims
+
+
+def _boot(table: pd.DataFrame, stat) -> noise.Estimate:
+    return noise.bootstrap_table(table.reset_index(drop=True), stat)
+
+
+def _self_control(table: pd.DataFrame, what: str) -> Control:
+    """The two-sided self-stitch control on the receiver into itself (every page's)."""
+    rows = table.reset_index(drop=True).sender == SELF
+    e = _boot(table, lambda t: controls.largest_abs(100 * t.penalty.to_numpy(dtype=float)[rows.to_numpy()]))
+    return controls.self_stitch(e, SELF_BOUND, what=what)
+
+
+def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
+    """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way."""
+    t = table.reset_index(drop=True)
+    cuts = list(dict.fromkeys(t[t.sender != SELF].cut))
+    tr = t[t.sender != SELF].set_index("cut").loc[cuts]
+    me = t[t.sender == SELF].set_index("cut").loc[cuts]
+    ti = np.array([t.index[(t.sender != SELF) & (t.cut == c)][0] for c in cuts])
+    si = np.array([t.index[(t.sender == SELF) & (t.cut == c)][0] for c in cuts])
+
+    def beyond(x: pd.DataFrame) -> np.ndarray:
+        p = 100 * x.penalty.to_numpy(dtype=float)
+        return p[ti] - p[si]
+
+    worst = _boot(t, lambda x: float(beyond(x).max()))
+    full = beyond(t)
+    numbers = {"hernandez_connected_max": worst.value, "hernandez_connected_max_low": worst.low,
+               "hernandez_connected_max_high": worst.high, "hernandez_receiver_accuracy": 100 * tr.receiver_accuracy.iloc[0],
+               "hernandez_raw_max_penalty": 100 * float(tr.penalty.max()), "hernandez_self_max": 100 * float(me.penalty.abs().max())}
+    claim = ClaimSpec(
+        key="connected_hernandez",
+        text="Hernandez et al.: R2222 seeds 1 into 0: two independently seeded networks are stitching connected, "
+             "penalty close to 0 at every layer (Bansal et al.'s conclusion)",
+        criterion=at_most(worst, CONNECTED_MAX, f"max penalty over all {len(cuts)} cuts{bansal_core.BEYOND}",
+                          digits=0),
+        paper="Bansal et al. (B-F2A): up to 3% error at every layer of their ResNets (Table 1, Fig. 2A)",
+        ours=f"max {worst.text(2, 'points')} (at {cuts[int(np.argmax(full))]}), mean {full.mean():.2f}",
+        controls=[_self_control(t, "R2222 #0 stitched into itself at every cut")])
+    return numbers, [claim]
+
+
+def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
+    """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
+    relative accuracy (stitched / receiver's own) at j <= i and at j > i."""
+    t = table.reset_index(drop=True)
+    cross = (t.sender != SELF).to_numpy()
+    low = cross & (t.j <= t.i).to_numpy()
+    up = cross & (t.j > t.i).to_numpy()
+
+    def rel(x: pd.DataFrame) -> np.ndarray:
+        return x.accuracy.to_numpy(dtype=float) / x.receiver_accuracy.to_numpy(dtype=float)
+
+    lower = _boot(t, lambda x: float(rel(x)[low].mean()))
+    upper = _boot(t, lambda x: float(rel(x)[up].mean()))
+    control = _self_control(t, "ResNet-18 #0 stitched into itself on the diagonal")
+    cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
+                            unit="cuts", digits=0)
+    numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
+               "bansal_upper_mean": upper.value, "bansal_upper_low": upper.low, "bansal_upper_high": upper.high}
+    title = "Bansal et al.: ResNet-18 seeds 1 into 0"
+    claims = [
+        ClaimSpec(key="triangle_lower_bansal",
+                  text=f"{title}: stitching is accurate wherever the receiver's layer is at or before the sender's "
+                       "(Hernandez et al.'s triangle)",
+                  criterion=at_least(lower, LOWER_MIN, f"mean relative accuracy at j ≤ i ({int(low.sum())} stitches)",
+                                     unit="", digits=2),
+                  paper="Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle",
+                  ours=f"{lower.text(3)}", controls=[control, cuts]),
+        ClaimSpec(key="triangle_upper_bansal",
+                  text=f"{title}: stitching is inaccurate where the receiver's layer is after the sender's "
+                       "(Hernandez et al.'s triangle)",
+                  criterion=at_most(upper, UPPER_MAX, f"mean relative accuracy at j > i ({int(up.sum())} stitches)",
+                                    unit="", digits=2),
+                  paper="Hernandez et al. (H-F2): low accuracy above the diagonal",
+                  ours=f"{upper.text(3)}", controls=[control, cuts]),
+    ]
+    return numbers, claims
+
+
+def _diagonal(result: dict, m: str) -> np.ndarray:
+    """(R+1, cuts): notion ``m`` (a similarity: distances negated) between each layer of the
+    first network and the same layer of the second, on all images and each resample."""
+    pairs = result["between"]["pairs"]
+    cols = [k for k, (a, b) in enumerate(pairs) if a == b]
+    return SIGN[m] * result["between"]["reps"][m][:, cols]
+
+
+def shortcut_claims(probe: dict) -> tuple[dict, list[ClaimSpec]]:
+    """Do CKA and DM (struct.) tell the Colour model from a second Digit model? The mean over
+    cuts of (similarity of the second Digit model − similarity of the Colour model) to the Digit
+    receiver, layer for layer; both on the same resamples of the same test images (paired)."""
+    digit, colour = probe["digit"], probe["colour"]
+    n = digit["n_test"]
+    cuts = [a for a, b in digit["between"]["pairs"] if a == b]
+    enough = controls.premise(noise.exact(len(cuts)), MIN_CUTS, "enough cuts to judge on", what="cuts",
+                              unit="cuts", digits=0)
+    failures = across.rank_agreement(digit)["identity_failures"]
+    numbers, claims = {}, []
+    for m in SHORTCUT_NOTIONS:
+        gap = noise.from_replicates((_diagonal(digit, m) - _diagonal(colour, m)).mean(axis=1), n_test=n,
+                                    method=across.METHOD)
+        numbers.update({f"smith_{m}_gap": gap.value, f"smith_{m}_gap_low": gap.low, f"smith_{m}_gap_high": gap.high})
+        identity = controls.premise(noise.exact(failures[m]), 0, f"identity: {NAMES[m]} ranks each layer of the Digit "
+                                    "receiver most similar to itself, against every other layer both ways (all test "
+                                    "images)", direction="<=", what=f"layers {NAMES[m]} ranks below another layer",
+                                    unit="layers", digits=0)
+        sign = "" if SIGN[m] > 0 else " (the residual negated: higher is more similar)"
+        claims.append(ClaimSpec(
+            key=f"{m}_sees_shortcut_smith",
+            text=f"Smith & Marcu: Digit receiver: {NAMES[m]} tells the shortcut (Colour) model from a second Digit "
+                 "model: the Colour model's layers are less similar to the receiver's",
+            criterion=more_than(gap, 0.0, f"mean over {len(cuts)} cuts of {NAMES[m]} similarity{sign} of Digit #1 − "
+                                "of Colour #0, each with Digit #0 at the same layer", unit="", digits=2),
+            paper="this book's hypothesis, from Smith & Marcu 2024: stitching is blind to the shortcut (S-F1B: the "
+                  "Colour model stitches into the Digit model as well as another Digit model does)",
+            ours=f"gap {gap.text(3)}", controls=[identity, enough]))
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# Tables and the figure
+
+
+def probe_table(probe: dict) -> pd.DataFrame:
+    """Per cut: every notion between the Digit receiver and each second network (all images)."""
+    rows = []
+    for name, r in probe.items():
+        for k, (a, b) in enumerate(r["between"]["pairs"]):
+            if a == b:
+                rows.append({"cut": a, "second network": r["names"][1],
+                             **{NAMES[m]: round(float(v[0, k]), 3) for m, v in r["between"]["reps"].items()}})
+    return pd.DataFrame(rows).set_index(["cut", "second network"])
+
+
+def plot_conclusions(connect: pd.DataFrame, triangle: pd.DataFrame):
+    """Left: B-F2A's penalty per cut on the R2222s (and the self-stitch), with Bansal et al.'s
+    3-point bound. Right: H-F2's relative accuracy grid on the ResNet-18s (sender cut i rows,
+    receiver cut j columns)."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    for name, g in connect.groupby("sender", sort=False):
+        a.plot(list(g.cut), 100 * g.penalty.to_numpy(), marker="o", label=name)
+    a.axhspan(-CONNECTED_MAX, CONNECTED_MAX, color="0.85", zorder=0, label="Bansal et al.: within 3 points")
+    a.axhline(0, color="0.4", linewidth=0.8)
+    a.set_xlabel("cut (R2222)")
+    a.set_ylabel("stitching penalty (points)")
+    a.tick_params(axis="x", rotation=45)
+    a.legend(fontsize=7)
+    a.set_title("Bansal et al.'s connectivity on Hernandez et al.'s R2222s", fontsize=9)
+    cross = triangle[triangle.sender != SELF]
+    mat = np.full((len(STAGES), len(STAGES)), np.nan)
+    mat[cross.i.to_numpy(), cross.j.to_numpy()] = (cross.accuracy / cross.receiver_accuracy).to_numpy()
+    im = b.imshow(mat, vmin=0, vmax=1.05, cmap="viridis")
+    for (i, j), v in np.ndenumerate(mat):
+        b.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v < 0.6 else "black")
+    b.set_xticks(range(len(STAGES)), STAGES, rotation=45)
+    b.set_yticks(range(len(STAGES)), STAGES)
+    b.set_xlabel("receiver cut j (ResNet-18 #0)")
+    b.set_ylabel("sender cut i (ResNet-18 #1)")
+    b.set_title("Hernandez et al.'s triangle on Bansal et al.'s ResNet-18s", fontsize=9)
+    fig.colorbar(im, ax=b, label="stitched / receiver's accuracy")
+    return fig
