@@ -117,7 +117,7 @@ PAPERS: tuple[Paper, ...] = (
           "every similarity notion of the book against every zoo of the book. Its hypotheses are the book's, "
           "each derived from one of the papers and named with it; a verdict says whether the hypothesis holds.",
           "The networks the four parts' pages trained, read from the cache (no training of its own but X-2's "
-          "second R2222, by H-F2's recipe); every "
+          "second R2222, by H-F2's recipe); X-3's stitches with each paper's own recipe; every "
           "notion as stitchkit.compare computes it (linear CKA, PWCCA, orthogonal Procrustes, direct matching's "
           "residual and stitched accuracy), recomputed on one paired bootstrap of the test images shared by "
           "every notion.", demo_budget_minutes=45, beyond=True),

@@ -5,6 +5,7 @@ import pytest
 from stitchkit import cli, execution
 from stitchkit.claims import ClaimSpec
 from stitchkit.experiments import bansal
+from stitchkit.figures import FIGURES
 from stitchkit.results import Control, Criterion, Run, at_least, at_most, within
 from stitchkit.scales import (SCALES, ParameterValueError, UnknownParameterError, UnknownScaleError, preset,
                               resolve)
@@ -86,7 +87,7 @@ def test_cli_errors_exit_nonzero_before_compute(argv, message, capsys, monkeypat
 def test_cli_list(capsys):
     assert cli.main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 33 + 2  # a header, one line per figure (the four papers' 31, X-1 and X-2 across them), a hint
+    assert len(lines) == len(FIGURES) + 2  # a header, one line per figure (the registry's), a hint
     b = next(ln for ln in lines if ln.startswith("B-F2A"))
     assert "Stitching" in b or "stitching" in b
     assert next(ln for ln in lines if ln.startswith("X-1")).split()[1] == "Agreement"
