@@ -150,7 +150,7 @@ def notions_of(pair: ZooPair, cfg, *, device=None, store=None, progress: bool = 
     for name, (a, b) in {"within": (0, 0), "between": (0, 1)}.items():
         key = {"what": "notion replicates", "a": pair.specs[a], "b": pair.specs[b], "cuts_a": cuts[a],
                "cuts_b": cuts[b], "measures": list(cfg.measures), "dataset": pair.dataset, "test_images": len(x),
-               "dm_images": len(xf), "sample": SAMPLE, "resamples": len(noise.resampler(len(x), SAMPLE).counts),
+               "dm_images": len(xf), "sample": SAMPLE, "resamples": noise.RESAMPLES,
                "device": device.type}
 
         def compute(a=a, b=b):
@@ -196,9 +196,14 @@ def rank_agreement(raw: dict) -> dict:
         s["stable"] = {m: kendall_tau(v[1:][:, np.isfinite(v[0])], v[0][None, np.isfinite(v[0])])
                        for m, v in vals.items()}
         out[name] = s
-    out["identity_failures"] = {m: identity_failures(raw["within"]["pairs"], v[0], SIGN[m])
-                                for m, v in raw["within"]["reps"].items()}
+    out["identity_failures"] = identity_failures_of(raw)
     return out
+
+
+def identity_failures_of(raw: dict) -> dict[str, int]:
+    """Per notion, the identity control's failures within the first network on all images
+    (:func:`identity_failures`: layers whose own pair another pair beats)."""
+    return {m: identity_failures(raw["within"]["pairs"], v[0], SIGN[m]) for m, v in raw["within"]["reps"].items()}
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from .. import controls, noise, zoo
 from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import Net, stitch_grid
-from ..results import Control, at_least, at_most, more_than
+from ..results import at_least, at_most, more_than
 from ..scales import figure_config, param
 from . import across, across_identify, bansal_core
 from .across import NAMES, SIGN, ZooPair
@@ -44,7 +44,6 @@ from .hernandez import grid as hgrid
 CONNECTED_MAX = 100 * bansal_core.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
 LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
 UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
-SELF_BOUND = 100 * controls.SELF_STITCH_BOUND  # every page's self-stitch control (points, both ways)
 MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
 SELF = "receiver into itself (control)"
 STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
@@ -123,35 +122,24 @@ def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=Non
 # Claims
 
 
-def _boot(table: pd.DataFrame, stat) -> noise.Estimate:
-    return noise.bootstrap_table(table.reset_index(drop=True), stat)
-
-
-def _self_control(table: pd.DataFrame, what: str) -> Control:
-    """The two-sided self-stitch control on the receiver into itself (every page's)."""
-    rows = table.reset_index(drop=True).sender == SELF
-    e = _boot(table, lambda t: controls.largest_abs(100 * t.penalty.to_numpy(dtype=float)[rows.to_numpy()]))
-    return controls.self_stitch(e, SELF_BOUND, what=what)
-
-
 def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
-    """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way."""
+    """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way (its
+    helpers: :func:`bansal_core.positions`, :func:`bansal_core.self_stitch_control`)."""
     t = table.reset_index(drop=True)
-    cuts = list(dict.fromkeys(t[t.sender != SELF].cut))
-    tr = t[t.sender != SELF].set_index("cut").loc[cuts]
-    me = t[t.sender == SELF].set_index("cut").loc[cuts]
-    ti = np.array([t.index[(t.sender != SELF) & (t.cut == c)][0] for c in cuts])
-    si = np.array([t.index[(t.sender == SELF) & (t.cut == c)][0] for c in cuts])
+    sender = next(s for s in t.sender.unique() if s != SELF)
+    cuts = list(dict.fromkeys(t[t.sender == sender].cut))
+    p_tr, p_self = (bansal_core.positions(t, s, cuts) for s in (sender, SELF))
 
     def beyond(x: pd.DataFrame) -> np.ndarray:
-        p = 100 * x.penalty.to_numpy(dtype=float)
-        return p[ti] - p[si]
+        return bansal_core.points(x, p_tr) - bansal_core.points(x, p_self)
 
-    worst = _boot(t, lambda x: float(beyond(x).max()))
+    worst = bansal_core.boot(t, lambda x: float(beyond(x).max()))
+    control, _ = bansal_core.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
     full = beyond(t)
-    numbers = {"hernandez_connected_max": worst.value, "hernandez_connected_max_low": worst.low,
-               "hernandez_connected_max_high": worst.high, "hernandez_receiver_accuracy": 100 * tr.receiver_accuracy.iloc[0],
-               "hernandez_raw_max_penalty": 100 * float(tr.penalty.max()), "hernandez_self_max": 100 * float(me.penalty.abs().max())}
+    numbers = {**bansal_core.estimate_numbers("hernandez_connected_max", worst),
+               "hernandez_receiver_accuracy": 100 * float(t.receiver_accuracy.iloc[p_tr[0]]),
+               "hernandez_raw_max_penalty": float(bansal_core.points(t, p_tr).max()),
+               "hernandez_self_max": float(np.abs(bansal_core.points(t, p_self)).max())}
     claim = ClaimSpec(
         key="connected_hernandez",
         text="Hernandez et al.: R2222 seeds 1 into 0: two independently seeded networks are stitching connected, "
@@ -160,7 +148,7 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
                           digits=0),
         paper="Bansal et al. (B-F2A): up to 3% error at every layer of their ResNets (Table 1, Fig. 2A)",
         ours=f"max {worst.text(2, 'points')} (at {cuts[int(np.argmax(full))]}), mean {full.mean():.2f}",
-        controls=[_self_control(t, "R2222 #0 stitched into itself at every cut")])
+        controls=[control])
     return numbers, [claim]
 
 
@@ -175,9 +163,10 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     def rel(x: pd.DataFrame) -> np.ndarray:
         return x.accuracy.to_numpy(dtype=float) / x.receiver_accuracy.to_numpy(dtype=float)
 
-    lower = _boot(t, lambda x: float(rel(x)[low].mean()))
-    upper = _boot(t, lambda x: float(rel(x)[up].mean()))
-    control = _self_control(t, "ResNet-18 #0 stitched into itself on the diagonal")
+    lower = bansal_core.boot(t, lambda x: float(rel(x)[low].mean()))
+    upper = bansal_core.boot(t, lambda x: float(rel(x)[up].mean()))
+    control, _ = bansal_core.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
+                                                 "ResNet-18 #0 stitched into itself on the diagonal")
     cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
                             unit="cuts", digits=0)
     numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
@@ -219,7 +208,7 @@ def shortcut_claims(probe: dict) -> tuple[dict, list[ClaimSpec]]:
     cuts = [a for a, b in digit["between"]["pairs"] if a == b]
     enough = controls.premise(noise.exact(len(cuts)), MIN_CUTS, "enough cuts to judge on", what="cuts",
                               unit="cuts", digits=0)
-    failures = across.rank_agreement(digit)["identity_failures"]
+    failures = across.identity_failures_of(digit)
     numbers, claims = {}, []
     for m in SHORTCUT_NOTIONS:
         gap = noise.from_replicates((_diagonal(digit, m) - _diagonal(colour, m)).mean(axis=1), n_test=n,

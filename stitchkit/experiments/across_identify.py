@@ -116,7 +116,7 @@ def identification(cfg: IdentificationConfig, scale: str, zoo_name: str, *, devi
     out = dict(raw)
     out["identified"] = {s: {m: identified_reps(raw[s]["pairs"], v, SIGN[m]) for m, v in raw[s]["reps"].items()}
                          for s in across.SETS}
-    out["identity_failures"] = across.rank_agreement(raw)["identity_failures"]
+    out["identity_failures"] = across.identity_failures_of(raw)
     return out
 
 
