@@ -474,10 +474,27 @@ def compile_book(output: Path | None = None) -> Path:
     exe = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(paths.REPO_ROOT), "--builder", "html",
            "-W", "-n", "--keep-going"]
+    html = Path(output or paths.REPO_ROOT) / "_build" / "html"
     if output is not None:
         cmd += ["--path-output", str(output)]
+    if _static_changed(html):
+        cmd.append("--all")  # Sphinx copies static files only when some page is rebuilt
     subprocess.run(cmd, check=True)
-    return Path(output or paths.REPO_ROOT) / "_build" / "html"
+    return html
+
+
+def _static_changed(html: Path) -> bool:
+    """Whether a file of the book's static folder (styles, scripts) differs from the built copy:
+    an incremental build with no changed page would keep the old one."""
+    import filecmp
+
+    built = html / "_static"
+    if not built.is_dir():
+        return False
+    src = paths.BOOK_DIR / "_static"
+    return any(f.is_file() and not ((built / f.relative_to(src)).is_file()
+                                    and filecmp.cmp(f, built / f.relative_to(src), shallow=False))
+               for f in src.rglob("*"))
 
 
 __all__ = ["SCALES", "SCALE_RANK", "NotebookInfo", "beside_path", "Parameter", "build_book", "check_parameters", "check_run", "compile_book", "discover",

@@ -138,8 +138,9 @@ VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclu
                   "not assessed at smoke scale": "secondary"}
 
 
-# The glance box's classes: the theme's "tip" look, and sk-glance, which lays its table out as
-# one card per claim on a phone (book/_static/stitchkit.css).
+# The glance box's classes: the theme's "tip" look, and sk-glance, which lays out its list of
+# claims (badge and claim, then ours and the paper's value, then why a verdict is inconclusive) as
+# compact blocks at every width (book/_static/stitchkit.css).
 GLANCE_CLASS = "tip sk-glance"
 GLANCE_GRID_CLASS = "tip sk-glance-grid"  # the grid of a page whose claims are made zoo by zoo: no phone cards
 
@@ -218,20 +219,19 @@ def result_box(results: Mapping[str, Any]) -> str:
                 + "\n\nEach cell: the verdict on that paper's zoo and the judged value with its 95% interval "
                   "(pt: points). The criteria, the paper each hypothesis comes from, and why a verdict is "
                   "inconclusive are under *Claims* below.\n:::")
-    rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
+    items = []
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")
-        note = ""
         failed = [k for k in c.get("controls", []) if not k.get("passed", True)]
-        if failed:
-            note = " (" + "; ".join(why_failed(k) for k in failed) + ")"
-        elif c.get("reason"):
-            note = f" ({c['reason']})"
+        why = "; ".join(why_failed(k) for k in failed) if failed else (c.get("reason") or "")
         label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
-        rows.append(f"| {_cell(c['text'])} | {_cell(c['paper'])} | {_cell(c['ours'])} | "
-                    f"{{bdg-{badge}}}`{label}`{_cell(note)} |")
+        item = (f"- {{bdg-{badge}}}`{label}` {_cell(c['text'])}\n\n"
+                f"  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
+        if why:
+            item += f"\n\n  *why:* {_cell(why)}"
+        items.append(item)
     return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
-            + "\n".join(rows)
+            + "\n".join(items)
             + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
 
 

@@ -212,15 +212,21 @@ def test_escape_keeps_text_literal():
     assert pages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
 
 
-def test_glance_box_is_a_card_per_claim_and_old_pages_are_rerendered_from_their_results():
+def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their_results():
     import nbformat
 
     from stitchkit.pages import GLANCE_CLASS, page_boxes, provenance_banner, result_box
 
     res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
-           "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"}]}
+           "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"},
+                      {"text": "u", "paper": "q", "ours": "r", "verdict": "inconclusive at this scale",
+                       "scale": "demo", "reason": "within noise: the interval [1, 2] contains 1.5"}]}
     box = result_box(res)
-    assert f":class: {GLANCE_CLASS}\n| claim |" in box and "{bdg-success}`reproduced · demo`" in box
+    # a list item per claim: the badge and the claim, then ours beside the paper's value, then why
+    # a verdict is inconclusive (only where it is)
+    assert f":class: {GLANCE_CLASS}\n- {{bdg-success}}`reproduced · demo` t\n\n  **ours** o · **paper** p\n- " in box
+    assert "{bdg-warning}`inconclusive · demo` u\n\n  **ours** r · **paper** q\n\n  *why:* within noise" in box
+    assert box.count("*why:*") == 1
     css = (Path(bookpages.paths.BOOK_DIR) / "_static" / "stitchkit.css").read_text()
     assert all(f".{c}" in css for c in GLANCE_CLASS.split() if c.startswith("sk-"))
     old = (":::{admonition} Results at a glance (scale demo)\n:class: tip\n| claim | paper | ours | verdict |\n"

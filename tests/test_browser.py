@@ -235,6 +235,24 @@ def test_reference_sections_fold_and_a_link_opens_them(browser, html_dir):
         linked.close()
 
 
+def test_a_control_section_folds_its_tables_and_keeps_its_prose_and_figures(browser, html_dir):
+    """A section that backs a verdict (is a stitch trained enough?) shows its prose and figures and
+    folds each table behind its own click, which says how many rows it holds."""
+    visit = Visit(browser, (html_dir / "book" / "balogh" / "J-T1.html").as_uri(), 1280)
+    try:
+        folded = visit.page.evaluate("""() => Array.from(document.querySelectorAll(
+          '#is-tlm-trained-enough details.sk-fold-output')).map(d => [d.open, d.querySelector('summary').textContent,
+          d.querySelectorAll('table').length, d.querySelectorAll('img').length])""")
+        prose = visit.page.evaluate("""() => Array.from(document.querySelectorAll('#is-tlm-trained-enough > p'))
+          .filter(p => p.offsetHeight > 0).length""")
+        kept = visit.page.evaluate("""() => document.querySelectorAll('#the-matrices-behind-the-table img').length""")
+    finally:
+        visit.close()
+    assert folded and all(not is_open and tables == 1 and images == 0 for is_open, _, tables, images in folded), folded
+    assert all(summary.startswith("Show the table (") and summary.endswith(" rows)") for _, summary, _, _ in folded)
+    assert prose >= 1 and kept >= 1
+
+
 def test_every_figure_has_an_alt_text_that_says_what_it_shows(html_dir):
     """Every image of a page carries alt text in words (not a file path); a page behind its
     notebook (its text changed after the run) is checked once it is re-run."""
