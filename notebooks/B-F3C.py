@@ -93,15 +93,18 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # ```
 
 # %%
-run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale)))
+run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale),
+                                      paper_pairs=sweeps.PAPER_WIDTH_CKA))
 
 # %% [markdown]
 # ```{glue:figure} cka
 # :name: fig-b-f3c-cka
-# :alt: Line plot of the linear CKA between each bottom and the top at each stitch point, between 0 and 1.
+# :alt: One panel per top width, each a line plot over the stitch points of the linear CKA between 0 and 1 between each other width's bottom and that top, with the paper's range 0.7-0.9 for the x0.25 and x2 widths shaded in that pair's colour.
 #
 # Linear CKA between each bottom and the top at the same cut (on `cka_images` test images, see
 # the configuration below; float64, Gram form), for comparison with the stitching penalty above.
+# Shaded in the colour of its line: the range the paper reports for the x0.25 and x2 widths
+# (0.7-0.9, Appendix B.2).
 # ```
 
 # %% [markdown]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -242,10 +242,13 @@ def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: st
 
 
 def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = "", ax_width: float = 4.6,
-               paper: tuple[float, float | None, str] | None = None):
+               paper: tuple[float, float | None, str] | None = None,
+               paper_pairs: Mapping[frozenset, tuple[float, float | None, str]] | None = None):
     """Linear CKA between each sender and its receiver per cut (column ``cka``), one panel per
     receiver, the ``control`` sender left out (its CKA is 1 by definition); ``paper``: the paper's
-    range (low, high or None for a line, label), drawn on every panel."""
+    range (low, high or None for a line, label), drawn on every panel; ``paper_pairs``: the paper's
+    range for one pair of networks (``frozenset({a, b})``: CKA is symmetric), drawn in the colour
+    of that pair's line on each panel where it appears."""
     t = table[table["sender"] != control] if control else table
     receivers = list(dict.fromkeys(t["receiver"]))
     cuts = list(dict.fromkeys(t["cut"]))
@@ -257,6 +260,8 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
         for (s, g), colour in zip(t[t["receiver"] == rx].groupby("sender", sort=False), PALETTE * 2):
             g = g.set_index("cut").loc[cuts]
             ax.plot(x, g.cka.to_numpy(float), "o-", color=colour, label=s, ms=4)
+            if paper_pairs and frozenset((s, rx)) in paper_pairs:
+                paper_reference(ax, *paper_pairs[frozenset((s, rx))], colour=colour)
         if paper:
             paper_reference(ax, *paper)
         ax.set_ylim(0, 1.02)

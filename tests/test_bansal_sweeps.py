@@ -489,3 +489,27 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
     control = claims[i].controls[-1]  # the control's claim took its place in the page's list
     assert not control.passed  # 4 and 5 points at 1x, 0.5 at 4x in both directions: the verdict turns
     assert list(out["4x epochs (points)"].round(2)) == [0.5, 0.5] and list(out["grid (points)"].round(2)) == [4.0, 5.0]
+
+
+def test_width_cka_panels_shade_the_papers_range_on_the_x025_x2_line_only():
+    """B-F3C's CKA figure draws the paper's 0.7-0.9 for the x0.25 and x2 widths, in that line's
+    colour, on the two panels where that pair appears (CKA is symmetric), and nowhere else."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from stitchkit import plotting
+    from stitchkit.experiments import bansal_sweeps as sweeps
+
+    names = ["x0.25 width", "x1 width", "x2 width"]
+    rows = [dict(sender=s, receiver=r, cut=c, cka=0.8) for r in names for s in names if s != r for c in ("a", "b")]
+    fig = plotting.cka_panels(pd.DataFrame(rows), paper_pairs=sweeps.PAPER_WIDTH_CKA)
+    shaded = [[(p.get_facecolor(), p.get_label()) for p in ax.patches] for ax in fig.axes]
+    plt.close(fig)
+    assert [len(s) for s in shaded] == [1, 0, 1]  # tops x0.25 and x2 only
+    for ax, s in zip(fig.axes, shaded):
+        if s:
+            line = next(l for l in ax.get_lines() if l.get_label() in ("x0.25 width", "x2 width"))
+            assert matplotlib.colors.same_color(s[0][0][:3], line.get_color()) and "0.7-0.9" in s[0][1]

@@ -38,13 +38,13 @@ from .bansal_training import (LABEL_VARIANTS, NORMAL, PRESETS_F2C, PRESETS_F3A, 
                               LabelsConfig, SamplesConfig, _k, epochs, epochs_summary, labels, labels_summary,
                               samples, samples_summary)
 from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PAPER_SIMCLR_CKA, PRESETS_F3C, PRESETS_F6,
-                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, simclr_length_section, simclr_length_table, simclr_summary,
-                           simclr_vs_e2e, widths, widths_summary)
+                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, _width_name, simclr_length_section,
+                           simclr_length_table, simclr_summary, simclr_vs_e2e, widths, widths_summary)
 from .bansal_length import length_table
 
 __all__ = [
     # defined here: B-F7
-    "CKA_SAMPLES_NEAR_ZERO", "CKA_SIMILAR_MIN", "CKA_WIDTH_RANGE", "PRESETS_F7", "MoreCKAConfig", "more_cka",
+    "CKA_SAMPLES_NEAR_ZERO", "CKA_SIMILAR_MIN", "CKA_WIDTH_RANGE", "PAPER_WIDTH_CKA", "PRESETS_F7", "MoreCKAConfig", "more_cka",
     "more_cka_summary",
     # re-exported: the sweeps' machinery (bansal_bottoms; SELF from bansal_core)
     "CONVERGE_MIN", "DEGRADE_MIN", "IMPROVE_MIN", "PREMISE_MARGIN", "SELF", "SIMILAR_MAX", "BottomsConfig",
@@ -106,6 +106,9 @@ PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 
 
 CKA_SAMPLES_NEAR_ZERO = 0.2  # "CKA can go as low as 0" for 5k vs 25k samples
 CKA_WIDTH_RANGE = (0.7, 0.9)  # "CKA between x0.25 and x2 is in the range 0.7-0.9"
+# ... drawn on B-F3C's CKA panels, on the line of that pair of widths (absent at smoke's widths)
+PAPER_WIDTH_CKA = {frozenset((_width_name(0.25), _width_name(2.0))): (*CKA_WIDTH_RANGE,
+                                                                      "paper: x0.25 vs x2, 0.7-0.9 (App. B.2)")}
 CKA_SIMILAR_MIN = 0.5  # "CKA finds the representations similar" (epochs); B-F5's bound for high CKA
 
 
