@@ -220,6 +220,21 @@ def ran_from_empty_cache(pages: list[Page]) -> bool:
     return used > 0 and computed >= used - max(1.0, 0.001 * used)  # the ledger rounds each entry
 
 
+# Each page's wall time at smoke from an empty cache, measured by benchmarks/smoke_times.py:
+# {ID: {"seconds", "threads", "device", "commit", "source_sha256", "date"}}.
+SMOKE_TIMES = paths.REPO_ROOT / "benchmarks" / "smoke_times.json"
+
+
+def smoke_times(path: Path = SMOKE_TIMES) -> dict[str, dict[str, Any]]:
+    """The measured smoke times (:data:`SMOKE_TIMES`); empty where none were measured or the file
+    is unreadable (a rerun box then says the page was not timed)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
     """Every ``<ID>.results.json`` under ``book_dir`` (hidden and ``_`` folders skipped), in
     catalogue order; unreadable files raise naming the file."""

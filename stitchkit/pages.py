@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import changes, paths
-from .catalogue import PAPER_BY_PART, Page, empty_cache_seconds, visible
+from .catalogue import PAPER_BY_PART, Page, empty_cache_seconds, smoke_times, visible
 from .fileio import atomic_write_text
 from .results import badge_label, claims_html, why_failed
 from .scales import ParameterValueError, available_scales, registered_config, validate
@@ -337,9 +337,14 @@ def rerun_box(results: Mapping[str, Any]) -> str:
     cold, missing = empty_cache_seconds([Page(fid, "", results, None)])
     measured = (f"measured {minutes(prov.get('wall_seconds'))} for this page on {prov.get('device') or 'unknown'}, "
                 f"{'at least ' if missing else ''}{minutes(cold)} from an empty cache")
+    smoke = smoke_times().get(fid)
+    timed = {scale: measured}
+    if smoke and scale != "smoke":  # benchmarks/smoke_times.py: every page from an empty cache
+        timed["smoke"] = (f"measured {minutes(smoke.get('seconds'))} from an empty cache on "
+                          f"{smoke.get('device') or 'unknown'} ({smoke.get('date', '')})")
     run_lines = []
     for s in available_scales(fid):
-        run_lines += [f"# {s}: {where[s]}; " + (measured if s == scale else "not timed for this page yet"),
+        run_lines += [f"# {s}: {where[s]}; " + timed.get(s, "not timed for this page yet"),
                       f".venv/bin/stitchkit run {fid} --scale {s}"]
     example = _sweep_example(fid, results.get("params") or {})
     if example:

@@ -190,7 +190,8 @@ def test_part_pages_toc_and_idempotence(book):
     assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten
 
 
-def test_rerun_box_commands(book):
+def test_rerun_box_commands(book, monkeypatch):
+    monkeypatch.setattr(pages, "smoke_times", lambda: {})
     res = json.loads((book / "bansal" / "B-F2A.results.json").read_text())
     box = pages.rerun_box(res)
     assert box.startswith("````{admonition} Rerun this page") and box.endswith("````")
@@ -202,6 +203,11 @@ def test_rerun_box_commands(book):
     # the page's own scale quotes its measured times; the others say they are not timed
     assert "measured 11.6 min for this page on cpu" in box.split("--scale smoke")[1].split("--scale demo")[0]
     assert "not timed for this page yet" in box.split("--scale smoke")[0]
+    # ... and smoke quotes benchmarks/smoke_times.py's measure where there is one
+    monkeypatch.setattr(pages, "smoke_times", lambda: {"B-F2A": {"seconds": 42.0, "device": "cpu (2 cores)",
+                                                                 "date": "2026-11-25"}})
+    assert ("# smoke: tiny networks; assesses no claim; measured 42 s from an empty cache on cpu (2 cores) "
+            "(2026-11-25)\n") in pages.rerun_box(res)
     res["params"] = {"stitch_augment": False}
     assert "-p stitch_augment false true\n" in pages.rerun_box(res)
     res["params"] = {}
@@ -212,9 +218,10 @@ def test_escape_keeps_text_literal():
     assert pages.escape("a | b $x$ *y* `z`") == "a \\| b \\$x\\$ \\*y\\* \\`z\\`"
 
 
-def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their_results():
+def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their_results(monkeypatch):
     import nbformat
 
+    monkeypatch.setattr(pages, "smoke_times", lambda: {})
     from stitchkit.pages import GLANCE_CLASS, page_boxes, provenance_banner, result_box
 
     res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
