@@ -160,8 +160,8 @@ plain(longer)
 #
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.hernandez` before any run. The paper gives no numbers for "high" and
-# "low"; we take at least 0.9 of the receiver's own accuracy on average on and below the
-# diagonal, at most 0.5 above it and, for the untrained controls, at most 0.5 outside the
+# "low"; we take at least 90% of the receiver's own accuracy on average on and below the
+# diagonal, at most 50% above it and, for the untrained controls, at most 50% outside the
 # corner, for every pair (the minimum or maximum over pairs). Each is judged on the 95%
 # interval of its value (the judged value column): a claim whose interval straddles its
 # threshold is *inconclusive at this scale (within noise)*, and so is one whose control failed.

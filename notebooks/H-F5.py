@@ -59,7 +59,7 @@ run = Run("H-F5", scale, cfg)
 # %% [markdown]
 # ## Task accuracy of the two stitches
 #
-# Per trained pair, the mean accuracy relative to the receiver's own below the diagonal
+# Per trained pair, the mean accuracy relative to the receiver's own (in % of it) below the diagonal
 # ($j < i$, where the triangle's surprise lies) for the similarity-trained and the vanilla stitch.
 
 # %%
@@ -92,7 +92,7 @@ run.figure("similarity", hernandez.plot_grids(table, value="dm_accuracy", title=
 # on the 95% interval of that maximum (the judged value column), from a paired bootstrap over
 # the test images (the similarity-trained stitch's per-image results against the receiver's,
 # the maximum recomputed on each resample): the claim is reproduced or not reproduced only when
-# the whole interval lies on one side of 0.5, and is otherwise *inconclusive at this
+# the whole interval lies on one side of 50%, and is otherwise *inconclusive at this
 # scale (within noise)*. A failed control also makes it inconclusive.
 
 # %%

@@ -34,7 +34,7 @@
 # 2 ES, the task-trained stitch more than twice as far from $E$ (in mean squared error) as the
 # least-squares one.
 #
-# **Noise.** Every judged number (the fraction of stitches with ES the smallest, the median
+# **Noise.** Every judged number (the share of stitches with ES the smallest, in %, the median
 # EV / ES, the median SV / EV) carries a 95% bootstrap interval over the test images the MSEs
 # are measured on, one resample shared by every stitch. A claim is reproduced or not reproduced
 # only when its whole interval lies on one side of its threshold; otherwise it is *inconclusive
@@ -122,7 +122,7 @@ longer.style.format({c: "{:.2e}" for c in longer.columns if c not in ("sender", 
 # stitches with ES the smallest of the three, and "orders of magnitude" a median ratio EV / ES
 # of 100 or more; a network stitched into itself at i = j is left out of both (its
 # least-squares stitch is exact). Each is judged on the 95% interval of its value (the judged
-# value column); the "ours" column also gives the fractions of stitches with ES < EV and with
+# value column); the "ours" column also gives the shares of stitches (%) with ES < EV and with
 # ES < SV alone.
 
 # %%

@@ -19,8 +19,8 @@
 # receiver can use. To rule that out the paper removes shape from everything: a *Colour-only*
 # model (trained on flat coloured squares) is stitched into a model trained on ordinary
 # greyscale MNIST, and the stitch is trained and tested on Colour-only data, whose target is the
-# colour. Nothing in the data looks like a digit. The MNIST models score 0.990 ± 0.001 on MNIST;
-# stitched, they score 1.0 at every layer.
+# colour. Nothing in the data looks like a digit. The MNIST models score 99.0 ± 0.1% on MNIST
+# (the paper's 0.990 ± 0.001); stitched, they score 100% at every layer.
 #
 # **Prerequisites.** MNIST in the data root. Time: `smoke` under a minute; `demo` about 5 minutes
 # (the Colour-only models are shared with {doc}`S-FC5`); `paper` a GPU.
@@ -60,9 +60,9 @@ stats = smith.per_layer(table)
 stats.assign(**{c: stats[c].round(4) for c in ("mean", "min", "max", "sd")})[["layer", "mean", "min", "max", "sd"]]
 
 # %% [markdown]
-# The MNIST models score {glue:text}`mnist_baseline:.3f` ± {glue:text}`mnist_baseline_sd:.3f`
-# on MNIST (paper 0.990 ± 0.001). Stitched, on Colour-only test data, the lowest mean over
-# layers is {glue:text}`colour_only_worst:.3f`.
+# The MNIST models score {glue:text}`mnist_baseline:.1f`% ± {glue:text}`mnist_baseline_sd:.1f`
+# points on MNIST (paper 99.0 ± 0.1%). Stitched, on Colour-only test data, the lowest mean over
+# layers is {glue:text}`colour_only_worst:.1f`%.
 
 # %%
 run.figure("accuracy", smith.plot_colour_only(
@@ -76,7 +76,7 @@ run.figure("accuracy", smith.plot_colour_only(
 # Test accuracy on Colour-only data of the Colour-only sender stitched into the greyscale-MNIST
 # receiver (mean, shading over every initialisation). Dashed black: the MNIST models' own accuracy
 # on MNIST. Grey: the paper's values, which it states in the text (no figure): the stitched
-# models at 1.0 at every layer (dashed), the MNIST models at 0.990 ± 0.001 (band).
+# models at 100% at every layer (dashed), the MNIST models at 99.0 ± 0.1% (band).
 # ```
 
 # %% [markdown]

@@ -29,7 +29,7 @@
 # 2. **Hernandez et al.'s triangle on Bansal et al.'s networks.** B-F2A's ResNet-18 seed 1 is
 #    stitched into seed 0 at every pair of the stem and each stage's last block (sender cut $i$,
 #    receiver cut $j$) with H-F2's stitch recipe. H-F2's claims and criteria: the mean relative
-#    accuracy (stitched over the receiver's own) is at least 0.9 at $j \le i$ and at most 0.5 at
+#    accuracy (stitched over the receiver's own) is at least 90% at $j \le i$ and at most 50% at
 #    $j > i$.
 # 3. **Smith & Marcu's shortcut, probed by the representational notions.** On
 #    {doc}`../smith/S-F1B`, a model that reads only the colour stitches into the Digit receiver
@@ -86,7 +86,7 @@ run.figure("conclusions", conclusions.plot_conclusions(connect, triangle))
 #
 # Left: stitching penalty (points) of R2222 seed 1 into seed 0 with B-F2A's recipe, and of
 # seed 0 into itself (the control); grey, Bansal et al.'s "up to 3%". Right: accuracy of
-# ResNet-18 seed 1 stitched into seed 0 with H-F2's recipe, relative to seed 0's own, sender
+# ResNet-18 seed 1 stitched into seed 0 with H-F2's recipe, in percent of seed 0's own, sender
 # cut $i$ (rows) into receiver cut $j$ (columns); Hernandez et al.'s triangle is high on and
 # below the diagonal ($j \le i$) and low above it.
 # ```

@@ -144,8 +144,10 @@ def test_triangle_claims_are_judged_on_bootstrap_intervals():
     assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced", "random_low": "reproduced"}
     # each judged number is a bootstrapped statistic: the minimum over pairs, with a real interval
     lower = claims[0].criterion
-    assert lower.value == pytest.approx(numbers["lower_min"]) == pytest.approx(0.95)
-    assert lower.low < 0.95 < lower.high and lower.high - lower.low < 0.05 and lower.n_test == N_TEST
+    # in percent of the receiver's accuracy, as every claim of the book states accuracies
+    assert lower.value == pytest.approx(numbers["lower_min"]) == pytest.approx(95.0) and lower.unit == "%"
+    assert lower.low < 95 < lower.high and lower.high - lower.low < 5 and lower.n_test == N_TEST
+    assert claims[0].ours.startswith("min 95.0 [") and "% of the receiver's accuracy" in claims[0].ours
     assert "paired bootstrap" in lower.interval
     # the exact self-stitch has no noise at all: its control's interval is [0, 0]
     assert [numbers[f"control_max_penalty{e}"] for e in ("", "_low", "_high")] == [0, 0, 0]
@@ -157,7 +159,7 @@ def test_a_lower_triangle_at_its_threshold_is_within_noise():
     near = _set_cells(table, (table.sender == "A") & (table.receiver == "B") & (table.j <= table.i), 0.9)
     _, claims = hernandez.grid_summary(near, {"A": 0.8})
     lower = claims[0].criterion
-    assert lower.low < hernandez.LOWER_MIN < lower.high and lower.holds is None
+    assert lower.low < 100 * hernandez.LOWER_MIN < lower.high and lower.holds is None
     assert _verdicts(claims)["lower_high"] == "inconclusive at this scale"
 
 
@@ -206,7 +208,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
     # the untrained sender's cells, retrained 4x, rise above 0.5 on average: random_low would turn
     length = by_key["random_low"].controls[-1]
     assert "like for like" in length.text and not length.passed
-    assert numbers["random_sender_outside_max_longer"] > hernandez.RANDOM_MAX
+    assert numbers["random_sender_outside_max_longer"] > 100 * hernandez.RANDOM_MAX
     # the trained cells keep both triangle claims where they were
     for key in ("lower_high", "upper_low"):
         assert by_key[key].controls[-1].passed, key
@@ -221,7 +223,7 @@ def test_a_table_without_per_image_results_is_judged_on_its_point_values():
     table = _table().drop(columns=["correct", "receiver_correct", "dm_correct"])
     numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
     lower = claims[0].criterion
-    assert lower.low == lower.high == lower.value == pytest.approx(0.95) and "no per-image" in lower.interval
+    assert lower.low == lower.high == lower.value == pytest.approx(95.0) and "no per-image" in lower.interval
     assert _verdicts(claims)["lower_high"] == "reproduced"
 
 
@@ -287,11 +289,12 @@ def test_similarity_verdict_has_an_interval():
     self_diag = _exact_self(_grid("A", "A", "trained", 5, 5, 1.0, 0.3))
     self_diag = self_diag.assign(dm_correct=list(self_diag.correct), dm_accuracy=self_diag.accuracy)
     numbers, claims = hernandez.similarity_summary(pd.concat([table, self_diag], ignore_index=True))
-    assert numbers["similarity_below_max"] == pytest.approx(1.0)  # A into A: exact least squares everywhere here
+    assert numbers["similarity_below_max"] == pytest.approx(100.0)  # A into A: exact least squares everywhere here
     assert claims[0].criterion.holds is False
     numbers, claims = hernandez.similarity_summary(table)
     c = claims[0].criterion
-    assert numbers["similarity_below_max"] == pytest.approx(0.2) and c.holds and c.low < 0.2 < c.high
+    # in percent of the receiver's accuracy, as every claim of the book states accuracies
+    assert numbers["similarity_below_max"] == pytest.approx(20.0) and c.holds and c.low < 20 < c.high and c.unit == "%"
     assert "paired bootstrap" in c.interval
 
 
@@ -318,7 +321,7 @@ def test_mse_claims_closer_can_fail_and_carry_intervals():
     # ES the smallest of the three in 3 of the 4 judged stitches (B into B at i = j is left out)
     per = _per(ev=[1.0, 2.0, 3.0, 1e-3, 0.5], es=[0.1, 0.5, 0.01, 1e-2, 1e-30], sv=[0.9, 1.5, 3.0, 0.5, 0.5])
     numbers, claims = hernandez.mse_summary(per, stats, grid, "test")
-    assert numbers["closer_fraction"] == 0.75 and numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
+    assert numbers["closer_percent"] == 75 and claims[0].criterion.unit == "%" and numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
     assert [c.criterion.holds for c in claims] == [True, True]
     assert claims[1].criterion.low < claims[1].criterion.value < claims[1].criterion.high
     assert all(k.passed for k in claims[0].controls)
@@ -326,7 +329,7 @@ def test_mse_claims_closer_can_fail_and_carry_intervals():
     # EV < 2 ES: the prediction that ES is the smallest fails (it could not with ES < EV alone)
     near = _per(ev=[1.2, 2.4, 3.3, 1.1, 0.5], es=[1.0, 2.0, 3.0, 1.0, 1e-30], sv=[0.2, 0.4, 0.3, 0.1, 0.5])
     numbers, claims = hernandez.mse_summary(near, stats, grid, "test")
-    assert numbers["es_below_ev_fraction"] == 1.0 and numbers["closer_fraction"] == 0.0
+    assert numbers["es_below_ev_percent"] == 100 and numbers["closer_percent"] == 0
     assert claims[0].criterion.holds is False and claims[1].criterion.holds is True
     # a task-trained stitch that never left the least-squares one: the control fails, inconclusive
     still = near.assign(SV=1e-6)

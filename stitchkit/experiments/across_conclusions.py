@@ -10,7 +10,7 @@ zoo of the book, with the paper's own recipe and criterion, fixed before any run
 - **Hernandez et al.'s triangle on Bansal et al.'s networks** (H-F2's claims): between B-F2A's
   ResNet-18 seeds, stitched at the stem and each stage's last block with H-F2's stitch recipe,
   the stitch is accurate wherever the receiver's layer is at or before the sender's (mean
-  relative accuracy at least 0.9) and inaccurate above (at most 0.5).
+  relative accuracy at least 90% of the receiver's) and inaccurate above (at most 50%).
 - **Smith & Marcu's shortcut, probed by the representational notions** (this book's hypothesis
   from S-F1B, where a model that reads only colour stitches into a digit model about as well as a
   second digit model does): linear CKA and DM (struct.) tell the two apart, the Colour model's
@@ -154,14 +154,14 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
 
 def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
-    relative accuracy (stitched / receiver's own) at j <= i and at j > i."""
+    relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i."""
     t = table.reset_index(drop=True)
     cross = (t.sender != SELF).to_numpy()
     low = cross & (t.j <= t.i).to_numpy()
     up = cross & (t.j > t.i).to_numpy()
 
     def rel(x: pd.DataFrame) -> np.ndarray:
-        return x.accuracy.to_numpy(dtype=float) / x.receiver_accuracy.to_numpy(dtype=float)
+        return 100 * x.accuracy.to_numpy(dtype=float) / x.receiver_accuracy.to_numpy(dtype=float)
 
     lower = bansal_core.boot(t, lambda x: float(rel(x)[low].mean()))
     upper = bansal_core.boot(t, lambda x: float(rel(x)[up].mean()))
@@ -176,17 +176,17 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
         ClaimSpec(key="triangle_lower_bansal",
                   text=f"{title}: stitching is accurate wherever the receiver's layer is at or before the sender's "
                        "(Hernandez et al.'s triangle)",
-                  criterion=at_least(lower, LOWER_MIN, f"mean relative accuracy at j ≤ i ({int(low.sum())} stitches)",
-                                     unit="", digits=2),
+                  criterion=at_least(lower, 100 * LOWER_MIN, "mean relative accuracy (% of the receiver's) at j ≤ i "
+                                     f"({int(low.sum())} stitches)", unit="%", digits=1),
                   paper="Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle",
-                  ours=f"{lower.text(3)}", controls=[control, cuts]),
+                  ours=f"{lower.text(1, '%')} of the receiver's accuracy", controls=[control, cuts]),
         ClaimSpec(key="triangle_upper_bansal",
                   text=f"{title}: stitching is inaccurate where the receiver's layer is after the sender's "
                        "(Hernandez et al.'s triangle)",
-                  criterion=at_most(upper, UPPER_MAX, f"mean relative accuracy at j > i ({int(up.sum())} stitches)",
-                                    unit="", digits=2),
+                  criterion=at_most(upper, 100 * UPPER_MAX, "mean relative accuracy (% of the receiver's) at j > i "
+                                    f"({int(up.sum())} stitches)", unit="%", digits=1),
                   paper="Hernandez et al. (H-F2): low accuracy above the diagonal",
-                  ours=f"{upper.text(3)}", controls=[control, cuts]),
+                  ours=f"{upper.text(1, '%')} of the receiver's accuracy", controls=[control, cuts]),
     ]
     return numbers, claims
 
@@ -262,14 +262,14 @@ def plot_conclusions(connect: pd.DataFrame, triangle: pd.DataFrame):
     a.set_title("Bansal et al.'s connectivity on Hernandez et al.'s R2222s", fontsize=9)
     cross = triangle[triangle.sender != SELF]
     mat = np.full((len(STAGES), len(STAGES)), np.nan)
-    mat[cross.i.to_numpy(), cross.j.to_numpy()] = (cross.accuracy / cross.receiver_accuracy).to_numpy()
-    im = b.imshow(mat, vmin=0, vmax=1.05, cmap="viridis")
+    mat[cross.i.to_numpy(), cross.j.to_numpy()] = 100 * (cross.accuracy / cross.receiver_accuracy).to_numpy()
+    im = b.imshow(mat, vmin=0, vmax=105, cmap="viridis")
     for (i, j), v in np.ndenumerate(mat):
-        b.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v < 0.6 else "black")
+        b.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=8, color="white" if v < 60 else "black")
     b.set_xticks(range(len(STAGES)), STAGES, rotation=45)
     b.set_yticks(range(len(STAGES)), STAGES)
     b.set_xlabel("receiver cut j (ResNet-18 #0)")
     b.set_ylabel("sender cut i (ResNet-18 #1)")
     b.set_title("Hernandez et al.'s triangle on Bansal et al.'s ResNet-18s", fontsize=9)
-    fig.colorbar(im, ax=b, label="stitched / receiver's accuracy")
+    fig.colorbar(im, ax=b, label="stitched accuracy (% of the receiver's)")
     return fig

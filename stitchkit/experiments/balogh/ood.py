@@ -255,9 +255,10 @@ def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict
     gap_reps, _ = _far_gap_reps(grid, result["layers"])
     n_acc = n_test_images(grid)
     gap = noise.from_replicates(gap_reps, n_test=n_acc)
-    frac = noise.from_replicates((result["auroc_reps"][:, off] >= AUROC_OOD_MIN).mean(1), n_test=result["n_test"])
-    numbers = {"far_gap": gap.value, "far_gap_low": gap.low, "far_gap_high": gap.high, "ood_fraction": frac.value,
-               "ood_fraction_low": frac.low, "ood_fraction_high": frac.high,
+    # the share of OOD stitches in percent, as the book states shares and accuracies
+    frac = noise.from_replicates(100 * (result["auroc_reps"][:, off] >= AUROC_OOD_MIN).mean(1), n_test=result["n_test"])
+    numbers = {"far_gap": gap.value, "far_gap_low": gap.low, "far_gap_high": gap.high, "ood_percent": frac.value,
+               "ood_percent_low": frac.low, "ood_percent_high": frac.high,
                "median_auroc_off": float(t[off].auroc.median()), "stitches": int(sel.sum())}
     tlm_ctrl = tlm_controls({"tlm": result["tlm"]})
     what_gap = f"max over pairs ≥ {FAR} blocks apart of relative accuracy − the target's self-stitch (points)"
@@ -278,10 +279,10 @@ def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict
             ours=gap.text(2, "points"), controls=tlm_ctrl + length),
         ClaimSpec(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
                                        "(AUROC near 1)",
-                  criterion=at_least(frac, MOST_MIN, f"fraction of off-diagonal TLM stitches with AUROC ≥ "
-                                     f"{AUROC_OOD_MIN}", unit="", digits=2),
+                  criterion=at_least(frac, 100 * MOST_MIN, f"% of the off-diagonal TLM stitches with AUROC ≥ "
+                                     f"{AUROC_OOD_MIN}", unit="%", digits=1),
                   paper="most TLM stitches OOD (Fig. 1b)",
-                  ours=f"{frac.text(2)} of {int(off.sum())} (median AUROC {numbers['median_auroc_off']:.3f})",
+                  ours=f"{frac.text(1, '%')} of {int(off.sum())} (median AUROC {numbers['median_auroc_off']:.3f})",
                   controls=_detector_controls(result) + tlm_ctrl),
     ]
     return numbers, claims

@@ -319,13 +319,15 @@ def accuracy_table(accuracy: dict[str, float]) -> pd.DataFrame:
 
 
 def triangle_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The triangle summary per ordered pair, for display."""
+    """The triangle summary per ordered pair, for display: mean relative accuracies in percent of
+    the receiver's accuracy, as the claims judge them."""
     t = triangle(table)
-    return t.assign(**{c: t[c].round(3) for c in ("lower", "upper", "outside_corner")},
+    return t.assign(**{c: (100 * t[c]).round(1) for c in ("lower", "upper", "outside_corner")},
                     receiver_accuracy=(100 * t.receiver_accuracy).round(2))[
         ["sender", "receiver", "kind", "receiver_accuracy", "lower", "upper", "outside_corner"]].rename(
-        columns={"receiver_accuracy": "receiver acc. (%)", "lower": "j ≤ i (relative)", "upper": "j > i (relative)",
-                 "outside_corner": "outside corner (relative)"}).set_index(["sender", "receiver"])
+        columns={"receiver_accuracy": "receiver acc. (%)", "lower": "j ≤ i (% of receiver)",
+                 "upper": "j > i (% of receiver)", "outside_corner": "outside corner (% of receiver)"}).set_index(
+        ["sender", "receiver"])
 
 
 def title(cfg: GridConfig, scale: str) -> str:

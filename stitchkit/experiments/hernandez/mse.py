@@ -128,7 +128,7 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
     converge = _convergence_control(table)
     closer_text = ("The similarity-trained stitch is typically the closest to the expected representation: ES "
                    "below both EV and SV (the paper's prediction, green in ES and red in EV and SV)")
-    closer_what = (f"fraction of the {len(rest)} stitches ({what}; a network into itself at i = j left out) whose "
+    closer_what = (f"% of the {len(rest)} stitches ({what}; a network into itself at i = j left out) whose "
                    "mean ES is below both mean EV and mean SV")
     orders_text = "... but not by orders of magnitude: no sign that the task-trained stitch hacks the receiver"
     orders_what = "median over the stitches of mean EV / mean ES (exact self-stitches left out)"
@@ -153,21 +153,21 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
         def est(f) -> Estimate:
             return noise.exact(f(*(rest[k].to_numpy(float) for k in MSE_KEYS)), why=NO_IMAGES)
 
-    closest = est(lambda ev, es, sv: float(np.mean((es < ev) & (es < sv))))
+    closest = est(lambda ev, es, sv: 100 * float(np.mean((es < ev) & (es < sv))))  # % of the stitches
     ratio = est(lambda ev, es, sv: float(np.median(ev / np.maximum(es, _TINY))))
     moved = est(lambda ev, es, sv: float(np.median(sv / np.maximum(ev, _TINY))))
-    below_ev = float(np.mean(rest.ES.to_numpy() < rest.EV.to_numpy()))
-    below_sv = float(np.mean(rest.ES.to_numpy() < rest.SV.to_numpy()))
-    for name, e in (("closer_fraction", closest), ("median_ratio", ratio), ("median_sv_over_ev", moved)):
+    below_ev = 100 * float(np.mean(rest.ES.to_numpy() < rest.EV.to_numpy()))
+    below_sv = 100 * float(np.mean(rest.ES.to_numpy() < rest.SV.to_numpy()))
+    for name, e in (("closer_percent", closest), ("median_ratio", ratio), ("median_sv_over_ev", moved)):
         numbers.update({name: e.value, f"{name}_low": e.low, f"{name}_high": e.high})
-    numbers.update({"es_below_ev_fraction": below_ev, "es_below_sv_fraction": below_sv})
+    numbers.update({"es_below_ev_percent": below_ev, "es_below_sv_percent": below_sv})
     apart = controls.premise(moved, SV_MIN, "the task-trained stitch is not the least-squares one (with a "
                              "direct-matching start and short training it may barely move from it, and EV ≈ ES by "
                              "construction)", what="median over the stitches of SV / EV", unit="", digits=3)
     claims = [
-        ClaimSpec(key="closer", text=closer_text, criterion=at_least(closest, CLOSER_MIN, closer_what, unit=""),
+        ClaimSpec(key="closer", text=closer_text, criterion=at_least(closest, 100 * CLOSER_MIN, closer_what, unit="%"),
                   paper=paper_closer,
-                  ours=f"{closest.text(2)} of the stitches (ES < EV in {below_ev:.2f}, ES < SV in {below_sv:.2f})",
+                  ours=f"{closest.text(0, '%')} of the stitches (ES < EV in {below_ev:.0f} %, ES < SV in {below_sv:.0f} %)",
                   controls=[converge, apart]),
         ClaimSpec(key="not_orders", text=orders_text, criterion=at_most(ratio, RATIO_MAX, orders_what, unit=""),
                   paper=paper_orders, ours=f"median EV / ES = {ratio.text(3)}", controls=[converge, apart]),
@@ -259,24 +259,28 @@ def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
         raise ValueError("H-F5 needs stitches below the diagonal (j < i) of a trained pair; the grid has none")
     per = below.groupby(["sender", "receiver"], sort=False)[["dm_relative", "relative"]].mean()
     sim = _estimate(table, _pair_stat(table, "trained", "below", np.max, value="dm_accuracy"), columns=DM_ACC)
+    # relative accuracies in percent of the receiver's accuracy, as the claim judges them
     numbers = {"similarity_below_max": sim.value, "similarity_below_max_low": sim.low,
-               "similarity_below_max_high": sim.high, "similarity_below_mean": per.dm_relative.mean(),
-               "vanilla_below_mean": per.relative.mean(), "vanilla_below_min": per.relative.min()}
+               "similarity_below_max_high": sim.high, "similarity_below_mean": 100 * per.dm_relative.mean(),
+               "vanilla_below_mean": 100 * per.relative.mean(), "vanilla_below_min": 100 * per.relative.min()}
     claims = [ClaimSpec(
         key="similarity_low", text="Stitches trained to match the expected representation (MSE) reach low task "
                                    "accuracy where task-trained stitches are accurate (j < i)",
-        criterion=at_most(sim, SIMILARITY_LOW_MAX, f"max over the {len(per)} trained pairs of the similarity-trained "
-                          "stitch's mean relative accuracy at j < i", unit=""),
+        criterion=at_most(sim, 100 * SIMILARITY_LOW_MAX, f"max over the {len(per)} trained pairs of the "
+                          "similarity-trained stitch's mean relative accuracy (% of the receiver's) at j < i",
+                          unit="%"),
         paper="low task accuracy, unlike the vanilla stitch (~90% in the triangle) (Fig. 5)",
-        ours=f"similarity-trained: mean {numbers['similarity_below_mean']:.3f}, max {sim.text(3)}; "
-             f"task-trained: mean {numbers['vanilla_below_mean']:.3f}",
+        ours=f"similarity-trained: mean {numbers['similarity_below_mean']:.1f} %, max {sim.text(1, '%')}; "
+             f"task-trained: mean {numbers['vanilla_below_mean']:.1f} % (of the receiver's accuracy)",
         controls=[_convergence_control(table)])]
     return numbers, claims
 
 
 def similarity_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Per trained pair: mean relative accuracy below the diagonal of both stitches, for display."""
+    """Per trained pair: mean relative accuracy below the diagonal of both stitches (% of the
+    receiver's accuracy), for display."""
     t = table[(table.kind == "trained") & (table.j < table.i)]
-    t = t.assign(similarity=t.dm_accuracy / t.receiver_accuracy, vanilla=t.relative)
-    return t.groupby(["sender", "receiver"], sort=False)[["similarity", "vanilla"]].mean().round(3).rename(
-        columns={"similarity": "similarity-trained (j < i, relative)", "vanilla": "task-trained (j < i, relative)"})
+    t = t.assign(similarity=100 * t.dm_accuracy / t.receiver_accuracy, vanilla=100 * t.relative)
+    return t.groupby(["sender", "receiver"], sort=False)[["similarity", "vanilla"]].mean().round(1).rename(
+        columns={"similarity": "similarity-trained (j < i, % of receiver)",
+                 "vanilla": "task-trained (j < i, % of receiver)"})

@@ -75,7 +75,7 @@ def _region(t: pd.DataFrame, region: str) -> np.ndarray:
 def _pair_stat(table: pd.DataFrame, kind: str, region: str, reduce, *, value: str = "accuracy",
                full_only: bool = False):
     """The statistic ``reduce`` (np.min, np.max) over the ordered pairs of ``kind`` of each pair's
-    mean ``value`` relative to the receiver's accuracy over the cells of ``region`` ('lower':
+    mean ``value`` relative to the receiver's accuracy, in percent of it, over the cells of ``region`` ('lower':
     j ≤ i, 'upper': j > i, 'below': j < i, 'outside': outside the corner). ``full_only``: only
     pairs stitched beyond i = j (a pair stitched on its diagonal alone has no triangle). Returns
     ``stat(t)`` for :func:`_estimate`, or None if no cell qualifies."""
@@ -93,7 +93,7 @@ def _pair_stat(table: pd.DataFrame, kind: str, region: str, reduce, *, value: st
     present = counts > 0
 
     def stat(t: pd.DataFrame) -> float:
-        rel = (t[value].to_numpy(float) / t.receiver_accuracy.to_numpy(float))[use]
+        rel = 100 * (t[value].to_numpy(float) / t.receiver_accuracy.to_numpy(float))[use]
         return float(reduce(np.bincount(code, weights=rel, minlength=n)[present] / counts[present]))
     return stat
 
@@ -271,24 +271,25 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
     n_pairs = len(trained)
 
     def lower(t: pd.DataFrame) -> Criterion:
-        return at_least(_estimate(t, _pair_stat(t, "trained", "lower", np.min, full_only=True)), LOWER_MIN,
+        return at_least(_estimate(t, _pair_stat(t, "trained", "lower", np.min, full_only=True)), 100 * LOWER_MIN,
                         f"min over the {n_pairs} trained pairs of the mean accuracy relative to the receiver's "
-                        "at j ≤ i", unit="")
+                        "(% of its accuracy) at j ≤ i", unit="%")
 
     def upper(t: pd.DataFrame) -> Criterion:
-        return at_most(_estimate(t, _pair_stat(t, "trained", "upper", np.max, full_only=True)), UPPER_MAX,
-                       f"max over the {n_pairs} trained pairs of the mean relative accuracy at j > i", unit="")
+        return at_most(_estimate(t, _pair_stat(t, "trained", "upper", np.max, full_only=True)), 100 * UPPER_MAX,
+                       f"max over the {n_pairs} trained pairs of the mean relative accuracy (%) at j > i", unit="%")
 
     def random_outside(t: pd.DataFrame) -> Estimate:
         return _estimate(t, _pair_stat(t, "random sender", "outside", np.max))
 
     def random_low(t: pd.DataFrame, e: Estimate | None = None) -> Criterion:
-        return at_most(random_outside(t) if e is None else e, RANDOM_MAX, "max over the controls of the untrained "
-                       "sender's mean relative accuracy outside the corner", unit="")
+        return at_most(random_outside(t) if e is None else e, 100 * RANDOM_MAX, "max over the controls of the "
+                       "untrained sender's mean relative accuracy (%) outside the corner", unit="%")
 
     converge = _convergence_control(table)
-    numbers = {"pairs": n_pairs, "stitches": len(table), "lower_mean": trained.lower.mean(),
-               "upper_mean": trained.upper.mean()}
+    # relative accuracies in percent of the receiver's accuracy, as the claims judge them
+    numbers = {"pairs": n_pairs, "stitches": len(table), "lower_mean": 100 * trained.lower.mean(),
+               "upper_mean": 100 * trained.upper.mean()}
     crit = {"lower_high": lower(table), "upper_low": upper(table)}
     rand_e = random_outside(table) if len(rs) else None
     if rand_e is not None:
@@ -306,13 +307,13 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
                     for k, v in accuracy.items()})
     for row in tri.itertuples():
         tag = f"{row.sender}_{row.receiver}_{row.kind}".lower().replace(" ", "_").replace("(", "").replace(")", "")
-        numbers[f"lower_{tag}"], numbers[f"upper_{tag}"] = row.lower, row.upper
+        numbers[f"lower_{tag}"], numbers[f"upper_{tag}"] = 100 * row.lower, 100 * row.upper
     base = [converge]
     if rand_e is not None:  # the paper's power control: the stitch cannot do the task from random features
-        base.append(controls.premise(rand_e, RANDOM_MAX, "untrained senders stitched into trained receivers stay low "
-                                     f"outside the corner i, j ≤ {CORNER} (the stitch is not powerful enough to do "
-                                     "the task itself)", direction="<=",
-                                     what="max mean relative accuracy outside the corner", unit=""))
+        base.append(controls.premise(rand_e, 100 * RANDOM_MAX, "untrained senders stitched into trained receivers "
+                                     f"stay low outside the corner i, j ≤ {CORNER} (the stitch is not powerful enough "
+                                     "to do the task itself)", direction="<=",
+                                     what="max mean relative accuracy (%) outside the corner", unit="%"))
     longer_table = None
     if longer is not None:
         longer_table = with_longer(table, longer)
@@ -336,17 +337,20 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
         ClaimSpec(key="lower_high", text="Stitching is accurate wherever the receiver's layer is at or before the "
                                          "sender's (j ≤ i): the lower triangle",
                   criterion=lo, paper="high accuracy for j ≤ i for every pair (Fig. 2; >90% networks)",
-                  ours=f"min {lo.describe_value(3)} ({worst_low.sender} → {worst_low.receiver}), "
-                       f"mean {numbers['lower_mean']:.3f}", controls=base + length["lower_high"]),
+                  ours=f"min {lo.describe_value(1)} ({worst_low.sender} → {worst_low.receiver}), "
+                       f"mean {numbers['lower_mean']:.1f} % of the receiver's accuracy",
+                  controls=base + length["lower_high"]),
         ClaimSpec(key="upper_low", text="... and low above the diagonal (j > i)", criterion=up,
                   paper="low above the diagonal (Fig. 2)",
-                  ours=f"max {up.describe_value(3)} ({worst_up.sender} → {worst_up.receiver}), "
-                       f"mean {numbers['upper_mean']:.3f}", controls=base + length["upper_low"]),
+                  ours=f"max {up.describe_value(1)} ({worst_up.sender} → {worst_up.receiver}), "
+                       f"mean {numbers['upper_mean']:.1f} % of the receiver's accuracy",
+                  controls=base + length["upper_low"]),
     ]
     if len(rs):
         rand = crit["random_low"]
         claims.append(ClaimSpec(
             key="random_low", text=f"Untrained networks stitch with low accuracy except in a corner (i, j ≤ {CORNER})",
-            criterion=rand, paper="random controls low except a corner (Fig. 2)", ours=rand.describe_value(3),
+            criterion=rand, paper="random controls low except a corner (Fig. 2)",
+            ours=f"{rand.describe_value(1)} of the receiver's accuracy",
             controls=[converge, *length["random_low"]]))
     return numbers, claims
