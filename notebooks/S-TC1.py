@@ -61,9 +61,9 @@ run.record(numbers, claims)
 side
 
 # %% [markdown]
-# Ours: mean ± standard deviation over initialisations (accuracy as a fraction, as in the
-# paper's table). The Digit row's two stitched columns are the same stitch here (Digit into
-# itself); the paper lists two runs of it.
+# Ours: mean ± standard deviation over initialisations, in percent (the paper's table gives
+# fractions: 0.999 is 99.9%). The Digit row's two stitched columns are the same stitch here
+# (Digit into itself); the paper lists two runs of it.
 #
 # Colour-only into Digit gains {glue:text}`contradiction_a:.2f` points over Digit; Digit into
 # Colour-only gains {glue:text}`contradiction_b:.2f` points over Colour-only.
@@ -80,6 +80,21 @@ run.figure("table_c1", smith.plot_contradiction(
 # Table C1 as bars: ours (mean ± standard deviation over initialisations) and the paper's value
 # (diamond). Left, each model alone; middle, the model stitched into Digit; right, Digit stitched
 # into the model; all at layer 1 and on Correlated test data.
+# ```
+
+# %%
+run.figure("gains", smith.plot_gains(
+    table, title=f"ResNet-18 (ImageNet stem), {cfg.inits} initialisation(s), scale '{scale}'"))
+
+# %% [markdown]
+# ```{glue:figure} gains
+# :name: fig-s-tc1-gains
+# :alt: Two bar charts, one bar per model (Correlated, Digit, Colour, Colour-only) with error bars, of the gain in points over the receiver's own accuracy: the model stitched into Digit over Digit, and Digit stitched into the model over the model, with a black diamond per model for the paper's gain and a line at zero.
+#
+# What the claims are about, on an axis that shows it: the gain in points over the receiver's
+# own accuracy of each model stitched into Digit (left) and of Digit stitched into each model
+# (right), ours (mean ± standard deviation over initialisations) and the paper's (diamond, from
+# its Table C1). The contradiction holds where both Colour-only bars are above zero.
 # ```
 
 # %% [markdown]

@@ -188,13 +188,13 @@ def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float
 
 
 def ours_vs_paper_bars(ours: pd.DataFrame, spread: pd.DataFrame, paper: pd.DataFrame, *, columns: dict[str, str],
-                       ylabel: str, title: str = "", scale: float = 100.0):
+                       ylabel: str, title: str = "", scale: float = 100.0, sharey: bool = True):
     """A table's numbers beside the paper's: one panel per column (``columns`` maps a column to
     its panel title), one bar per row of ``ours`` (mean) with ``spread`` (sd) as error bars, and
-    the paper's value as a black diamond."""
+    the paper's value as a black diamond; ``sharey``: one y axis for every panel."""
     rows = list(ours.index)
     x = np.arange(len(rows))
-    fig, axes = plt.subplots(1, len(columns), figsize=(3.6 * len(columns) + 0.6, 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(columns), figsize=(3.6 * len(columns) + 0.6, 3.8), sharey=sharey, squeeze=False)
     axes = axes[0]
     for ax, (col, label) in zip(axes, columns.items()):
         err = scale * np.nan_to_num(spread[col].to_numpy(float))

@@ -173,8 +173,20 @@ def test_contradiction_table_and_paper_scale_claim():
     numbers, claims, side = smith.contradiction_summary(table, "demo")
     assert [c.key for c in claims] == ["contradiction", "self_stitch_gain"]
     assert all(_verdict(c) == "reproduced" for c in claims)
-    assert side.loc["Colour-only", ("base accuracy", "paper")] == 0.686
-    assert side.loc["Digit", ("base accuracy", "ours")] == "0.950 ± 0.000"
+    # percent, as every accuracy of the book (the paper's table gives fractions)
+    assert side.loc["Colour-only", ("base accuracy", "paper (%)")] == 68.6
+    assert side.loc["Digit", ("base accuracy", "ours (%)")] == "95.0 ± 0.0"
+    assert claims[0].ours == "99.0% vs 95.0% and 98.0% vs 70.0%" and claims[0].paper == "99.9% vs 97.8% and 98.5% vs 68.6%"
+    assert claims[1].ours == "98.0% vs 95.0%"
+    # the figure of what the claims are about: each gain over the receiver's own accuracy
+    gains = smith.tc1_gains(table).set_index(["init", "model"])
+    assert gains.loc[(0, "Colour-only"), "into_digit"] == pytest.approx(0.99 - 0.95)
+    assert gains.loc[(1, "Colour-only"), "from_digit"] == pytest.approx(0.98 - 0.7)
+    import matplotlib.pyplot as plt
+    fig = smith.plot_gains(table)
+    heights = [[round(p.get_height(), 6) for p in ax.patches] for ax in fig.axes]
+    plt.close(fig)
+    assert heights == [[4.0, 3.0, 4.0, 4.0], [-2.0, 3.0, -1.0, 28.0]]
     _, paper_claims, _ = smith.contradiction_summary(table, "paper")
     assert paper_claims[-1].key == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
 

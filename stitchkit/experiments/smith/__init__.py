@@ -30,7 +30,8 @@ from .examples import PRESETS_F1A, example_images, plot_examples
 from .digit_receiver import (compatibility_summary, deciding_cells, into_digit, into_digit_longer, noise_summary,
                              rank_summary)
 from .better_than import (TC1_DECIDING, colour_only_into_mnist, colour_only_summary, contradiction,
-                          contradiction_summary, plot_colour_only, plot_contradiction, worst_cuts)
+                          contradiction_summary, plot_colour_only, plot_contradiction, plot_gains, tc1_gains,
+                          worst_cuts)
 from .vgg import (PAPER_TC2, PRESETS_FC6, VGG_CUT_LABELS, VGG_CUTS, VGG_MODELS, plot_vgg, vgg_accuracy_table,
                   vgg_deciding_cells, vgg_longer, vgg_noise, vgg_summary)
 
@@ -45,7 +46,7 @@ __all__ = [
     "compatibility_summary", "deciding_cells", "into_digit", "into_digit_longer", "noise_summary", "rank_summary",
     # better_than (S-4.2, S-TC1)
     "TC1_DECIDING", "colour_only_into_mnist", "colour_only_summary", "contradiction", "contradiction_summary",
-    "plot_colour_only", "plot_contradiction", "worst_cuts",
+    "plot_colour_only", "plot_contradiction", "plot_gains", "tc1_gains", "worst_cuts",
     # vgg (S-FC6)
     "PAPER_TC2", "PRESETS_FC6", "VGG_CUT_LABELS", "VGG_CUTS", "VGG_MODELS", "plot_vgg", "vgg_accuracy_table",
     "vgg_deciding_cells", "vgg_longer", "vgg_noise", "vgg_summary",

@@ -163,9 +163,10 @@ def contradiction_summary(table: pd.DataFrame, scale: str,
     mean, sd = g[list(TC1_COLS)].mean(), g[list(TC1_COLS)].std(ddof=1)
     side = pd.DataFrame(index=list(TC1_MODELS))
     for col in TC1_COLS:
-        side[(TC1_HEADINGS[col], "paper")] = PAPER_TC1[col]
-        side[(TC1_HEADINGS[col], "ours")] = [
-            f"{mean.loc[m, col]:.3f} ± {0 if np.isnan(sd.loc[m, col]) else sd.loc[m, col]:.3f}" for m in TC1_MODELS]
+        side[(TC1_HEADINGS[col], "paper (%)")] = (100 * PAPER_TC1[col]).round(1)
+        side[(TC1_HEADINGS[col], "ours (%)")] = [
+            f"{100 * mean.loc[m, col]:.1f} ± {0 if np.isnan(sd.loc[m, col]) else 100 * sd.loc[m, col]:.1f}"
+            for m in TC1_MODELS]
     side.columns = pd.MultiIndex.from_tuples(side.columns)
     n = int(table.init.nunique())
 
@@ -191,13 +192,12 @@ def contradiction_summary(table: pd.DataFrame, scale: str,
     claims = [ClaimSpec(key="contradiction",
                         text="Each of Digit and Colour-only is 'better' than the other: Colour-only into Digit beats "
                              "Digit, and Digit into Colour-only beats Colour-only (layer 1)",
-                        criterion=crit_c, paper="0.999 vs 0.978 and 0.985 vs 0.686",
-                        ours=f"{mean.loc['Colour-only', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f} and "
-                             f"{mean.loc['Colour-only', 'digit_sender']:.3f} vs {mean.loc['Colour-only', 'base']:.3f}",
+                        criterion=crit_c, paper=_vs(PAPER_TC1, "Colour-only"),
+                        ours=_vs(mean, "Colour-only"),
                         controls=ctrl_c, n=n),
               ClaimSpec(key="self_stitch_gain", text="Digit stitched into itself is more accurate than Digit",
-                        criterion=crit_s, paper="0.995 vs 0.978",
-                        ours=f"{mean.loc['Digit', 'digit_receiver']:.3f} vs {mean.loc['Digit', 'base']:.3f}",
+                        criterion=crit_s, paper=_vs(PAPER_TC1, "Digit", both=False),
+                        ours=_vs(mean, "Digit", both=False),
                         controls=ctrl_s, n=n)]
     if scale == "paper":  # the table's numbers are only comparable at the paper's settings
         def worst_diff(t):
@@ -210,6 +210,40 @@ def contradiction_summary(table: pd.DataFrame, scale: str,
                                 paper="Table C1", ours=f"largest difference {100 * diffs.to_numpy().max():.2f} points "
                                                        f"({worst[0]}, {worst[1]})", n=n))
     return numbers, claims, side
+
+
+def _vs(m: pd.DataFrame, model: str, both: bool = True) -> str:
+    """A claim's accuracies in percent: ``model`` into Digit against Digit's own accuracy and
+    (``both``) Digit into ``model`` against ``model``'s own ("92.6% vs 95.0% and 91.5% vs 77.0%")."""
+    text = f"{100 * m.loc[model, 'digit_receiver']:.1f}% vs {100 * m.loc['Digit', 'base']:.1f}%"
+    if both:
+        text += f" and {100 * m.loc[model, 'digit_sender']:.1f}% vs {100 * m.loc[model, 'base']:.1f}%"
+    return text
+
+
+def tc1_gains(t: pd.DataFrame) -> pd.DataFrame:
+    """Per initialisation and model, the two gains S-TC1's claims are about (fractions): the
+    model stitched into Digit over Digit's own accuracy ('into_digit'), and Digit stitched into
+    the model over the model's own ('from_digit'), both at layer 1 on Correlated."""
+    digit = t[t.model == RECEIVER].set_index("init").base
+    return t.assign(into_digit=t.digit_receiver - t.init.map(digit), from_digit=t.digit_sender - t.base)
+
+
+def plot_gains(table: pd.DataFrame, title: str = ""):
+    """S-TC1's claims as a figure: the two gains over the receiver's own accuracy (points) per
+    model, ours (mean ± sd over initialisations) beside the paper's (from its Table C1)."""
+    from ... import plotting
+
+    g = tc1_gains(table).groupby("model", sort=False)[["into_digit", "from_digit"]]
+    paper = pd.DataFrame({"into_digit": PAPER_TC1.digit_receiver - PAPER_TC1.loc[RECEIVER, "base"],
+                          "from_digit": PAPER_TC1.digit_sender - PAPER_TC1.base})
+    fig = plotting.ours_vs_paper_bars(
+        g.mean().loc[list(TC1_MODELS)], g.std(ddof=1).loc[list(TC1_MODELS)], paper,
+        columns={"into_digit": "model into Digit, over Digit", "from_digit": "Digit into model, over the model"},
+        ylabel="gain over the receiver's own\naccuracy (points)", title=title, sharey=False)
+    for ax in fig.axes:
+        ax.axhline(0, color="0.3", lw=0.8)
+    return fig
 
 
 def plot_colour_only(stats: pd.DataFrame, baselines: pd.Series, title: str = ""):
