@@ -122,6 +122,8 @@ PAPERS: tuple[Paper, ...] = (
           "residual and stitched accuracy), recomputed on one paired bootstrap of the test images shared by "
           "every notion.", demo_budget_minutes=45, beyond=True),
 )
+# The model zoos of the part beyond the papers: one per paper, named by the paper's part.
+ZOOS: tuple[str, ...] = tuple(p.part for p in PAPERS if not p.beyond)
 PAPER_BY_PREFIX = {p.prefix: p for p in PAPERS}
 PAPER_BY_PART = {p.part: p for p in PAPERS}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import changes, paths
-from .catalogue import PAPER_BY_PART, Page, empty_cache_seconds, smoke_times, visible
+from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, smoke_times, visible
 from .fileio import atomic_write_text
 from .results import badge_label, claims_html, why_failed
 from .scales import ParameterValueError, available_scales, registered_config, validate
@@ -149,9 +149,8 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-# The zoos of the part beyond the papers, one per paper (named by the paper's part): a claim made on
-# each zoo has the zoo's name as the last part of its key ("cka_dm_func_bansal").
-ZOOS = ("bansal", "hernandez", "smith", "balogh")
+# A claim made on each zoo of the part beyond the papers (catalogue.ZOOS) has the zoo's name as
+# the last part of its key ("cka_dm_func_bansal").
 
 
 def zoo_of(key: str) -> tuple[str, str] | None:

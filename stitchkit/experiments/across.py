@@ -39,9 +39,9 @@ from ..hardware import as_device
 from ..notions import NOTIONS, identity_failures, kendall_tau, notion_replicates
 from ..results import Control, at_least, more_than
 from ..scales import ParameterValueError, figure_config, param
+from ..catalogue import ZOOS  # one zoo per paper, named by its part
 from ..store import Store
 
-ZOOS = ("bansal", "hernandez", "smith", "balogh")
 NAMES = {"cka": "linear CKA", "pwcca": "PWCCA", "procrustes": "Procrustes", "dm": "DM (struct.)",
          "dm_accuracy": "DM (func.)"}
 SHORT = {"cka": "CKA", "pwcca": "PWCCA", "procrustes": "Procrustes", "dm": "DM struct.", "dm_accuracy": "DM func."}
