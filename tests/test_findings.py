@@ -31,7 +31,7 @@ def test_no_finding_before_a_page_has_run():
 
 
 def test_a_page_of_claims_zoo_by_zoo_opens_with_a_grid_and_others_keep_their_list():
-    from stitchkit.pages import result_box
+    from stitchkit.pages import GLANCE_CLASS, result_box
 
     def claim(key, verdict, value, title):
         return {"key": key, "text": f"{title}: notions rank alike", "paper": "p", "ours": "o", "verdict": verdict,
@@ -43,4 +43,4 @@ def test_a_page_of_claims_zoo_by_zoo_opens_with_a_grid_and_others_keep_their_lis
     assert "| hypothesis | Bansal 2021 | Balogh 2025 |" in box
     assert "| notions rank alike | {bdg-success}`reproduced` 80% | {bdg-danger}`not reproduced` 20% |" in box
     plain = result_box({"scale": "demo", "claims": [claim("connected", "reproduced", 1.0, "t")]})
-    assert "| claim | paper | ours | verdict |" in plain
+    assert plain.startswith(f":::{{admonition}} Results at a glance (scale demo)\n:class: {GLANCE_CLASS}\n- {{bdg-success}}") and "| hypothesis |" not in plain
