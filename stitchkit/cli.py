@@ -28,7 +28,7 @@ import os
 import sys
 from typing import Any
 
-from .catalogue import TITLES, empty_cache_seconds, load_pages
+from .catalogue import TITLES, empty_cache_seconds, load_pages, smoke_times
 from .cluster import DASK_ENV, DASK_TIMEOUT_ENV, connect
 from .runs import describe_failure, on_sigterm
 from .scales import SCALES
@@ -107,16 +107,18 @@ def _title(figure_id: str) -> str:
 
 
 def list_lines(infos: dict) -> list[str]:
-    """``stitchkit list``: one line per figure: ID, title, and the book's run of it (scale, wall
-    time, and the time from an empty cache where the run's ledger allows the estimate)."""
+    """``stitchkit list``: one line per figure: ID, title, the book's run of it (scale, wall
+    time, and the time from an empty cache where the run's ledger allows the estimate) and its
+    time at ``smoke`` from an empty cache (``benchmarks/smoke_times.py``)."""
     from .pages import minutes  # results, and so pandas: not for `stitchkit --help`
 
     shown = {p.id: p for p in load_pages() if p.shown}
+    smoke = smoke_times()
     def short(title: str, n: int = 50) -> str:
         return title if len(title) <= n else title[:n - 1].rstrip() + "…"
 
     width = max((len(short(_title(fid))) for fid in infos), default=0)
-    lines = [f"{'ID':7} {'title':{width}}  the book's run: scale, wall time; from an empty cache"]
+    lines = [f"{'ID':7} {'title':{width}}  {'smoke':7}  the book's run: scale, wall time; from an empty cache"]
     for fid in infos:
         page = shown.get(fid)
         if page is None:
@@ -125,8 +127,10 @@ def list_lines(infos: dict) -> list[str]:
             cold, missing = empty_cache_seconds([page])
             run = (f"{page.results.get('scale')}, {minutes(page.wall_seconds)}; "
                    + (f"at least {minutes(cold)}" if missing else f"{minutes(cold)}"))
-        lines.append(f"{fid:7} {short(_title(fid)):{width}}  {run}")
-    lines.append("`stitchkit list ID` shows a figure's parameters; `stitchkit run ID --scale S` runs it.")
+        timed = smoke.get(fid, {}).get("seconds")
+        lines.append(f"{fid:7} {short(_title(fid)):{width}}  {minutes(timed) if timed else '-':7}  {run}")
+    lines.append("smoke: measured from an empty cache by benchmarks/smoke_times.py ('-': not timed). "
+                 "`stitchkit list ID` shows a figure's parameters; `stitchkit run ID --scale S` runs it.")
     return lines
 
 

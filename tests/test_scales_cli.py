@@ -84,12 +84,15 @@ def test_cli_errors_exit_nonzero_before_compute(argv, message, capsys, monkeypat
     assert message in capsys.readouterr().err
 
 
-def test_cli_list(capsys):
+def test_cli_list(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "smoke_times", lambda: {"B-F2A": {"seconds": 99.2}})
     assert cli.main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(FIGURES) + 2  # a header, one line per figure (the registry's), a hint
     b = next(ln for ln in lines if ln.startswith("B-F2A"))
     assert "Stitching" in b or "stitching" in b
+    # its measured smoke time from an empty cache; '-' for a page not timed
+    assert " 1.7 min " in b and " - " in next(ln for ln in lines if ln.startswith("B-F2B"))
     assert next(ln for ln in lines if ln.startswith("X-1")).split()[1] == "Agreement"
     assert cli.main(["list", "X-1"]) == 0
     out = capsys.readouterr().out
