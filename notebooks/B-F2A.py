@@ -113,9 +113,10 @@ run.figure("penalty", bansal.plot_penalty(table, models, scale))
 # %% [markdown]
 # ```{glue:figure} penalty
 # :name: fig-b-f2a-penalty
-# :alt: Two line plots over the stitch points stem, block1 to block8 and pool. Left, the stitching penalty in points for the trained sender, the random bottom and the receiver stitched into itself; right, the stitched accuracy against the receiver's own.
+# :alt: Two line plots over the stitch points stem, block1 to block8 and pool. Left, the stitching penalty in points for the trained sender, the random bottom and the receiver stitched into itself; right, the stitched test error in percent against the receiver's own.
 #
-# Stitching penalty (left) and stitched test accuracy (right) at every cut. Solid lines:
+# Stitching penalty (left) and stitched test error (right; the paper's measure, as in Figure 2
+# below; the penalty is the distance above the dashed line) at every cut. Solid lines:
 # DM-initialised stitches after task-loss fine-tuning; dotted: after direct matching only. The
 # grey band is the paper's: a trained sender's penalty within 3 points at every cut.
 # The receiver stitched into itself is the control: its penalty shows what the stitch alone

@@ -98,9 +98,9 @@ run.figure("kernel", plotting.penalty_per_layer(
 # %% [markdown]
 # ```{glue:figure} kernel
 # :name: fig-b-f4
-# :alt: Two line plots over the stitch points of this run (listed in the configuration), one line per stitch kernel size: left, the stitching penalty in points; right, the stitched accuracy against the receiver's own.
+# :alt: Two line plots over the stitch points of this run (listed in the configuration), one line per stitch kernel size: left, the stitching penalty in points; right, the stitched test error in percent against the receiver's own.
 #
-# Stitching penalty (left) and stitched test accuracy (right) of the trained pair at every cut,
+# Stitching penalty (left) and stitched test error (right) of the trained pair at every cut,
 # one line per kernel size of the stitch's convolution (solid: after fine-tuning; dotted: after
 # direct matching only). Compare with the paper's Figure 4.
 # ```

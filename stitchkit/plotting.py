@@ -40,7 +40,8 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     as in Bansal et al. Fig. 2A, from a stitch-grid table (columns ``cut``, ``sender``,
     ``penalty``, ``accuracy``, ``receiver_accuracy`` and, when DM-initialised, ``dm_penalty``).
     Solid lines: after fine-tuning; dotted: after direct matching only. The second panel shows
-    stitched test accuracy against the receiver's own (dashed)."""
+    the stitched model's test error against the receiver's own (dashed): error, the paper's
+    measure (its Fig. 2A), so that the page reads one measure (the penalty is their difference)."""
     cuts = list(dict.fromkeys(table["cut"]))
     x = np.arange(len(cuts))
     fig, axes = plt.subplots(1, 2, figsize=(ax_width * 2, 4.0))
@@ -50,18 +51,18 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
         axes[0].plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colour, label=f"{label}")
         if "dm_penalty" in g and g.dm_penalty.notna().all():
             axes[0].plot(x, 100 * g.dm_penalty.to_numpy(float), ":", color=colour, alpha=0.8)
-        axes[1].plot(x, 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
+        axes[1].plot(x, 100 - 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
     axes[0].axhline(0, color="black", lw=0.8)
     if paper is not None:  # the paper's range of the penalty, (low, high, label)
         paper_reference(axes[0], paper[0], paper[1], paper[2])
         axes[0].legend(frameon=False, fontsize=9, loc="upper left")
     axes[0].set_ylabel("stitching penalty (points of test accuracy)")
     axes[0].set_title("penalty = receiver acc. − stitched acc.\n(dotted: direct matching only)")
-    axes[1].axhline(100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
-    axes[1].set_ylabel("stitched test accuracy (%)")
+    axes[1].axhline(100 - 100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
+    axes[1].set_ylabel("stitched test error (%)")
     axes[1].set_ylim(0, 100)
-    axes[1].set_title("stitched model accuracy")
-    axes[1].legend(frameon=False, fontsize=9, loc="lower left")
+    axes[1].set_title("stitched model error")
+    axes[1].legend(frameon=False, fontsize=9, loc="upper left")
     return _finish(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
 
 
