@@ -58,10 +58,11 @@ def minutes(seconds: float | None) -> str:
 # The boxes under the title of an executed page, and its tidying
 
 
-def page_boxes(results: Mapping[str, Any]) -> str:
-    """The boxes that open every page, in one cell: the verdicts at a glance, the run's
-    provenance, and the commands that rerun it (with measured times)."""
-    return result_box(results) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+def page_boxes(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> str:
+    """The boxes that open every page, in one cell: the verdicts at a glance (with those of
+    ``beside``, runs at other scales kept beside the page), the run's provenance, and the
+    commands that rerun it (with measured times)."""
+    return result_box(results, beside) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
 
 
 def put_under_title(nb, markdown: str) -> None:
@@ -201,10 +202,13 @@ def zoo_grid(claims: list[Mapping[str, Any]], label=None) -> tuple[list[str], li
     return zoos, body
 
 
-def result_box(results: Mapping[str, Any]) -> str:
+def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> str:
     """The admonition that opens every page: each claim, the paper's value, ours, the verdict; a
     page whose claims are made zoo by zoo (the part beyond the papers) shows them as a grid, a
-    hypothesis per row and a zoo per column (:func:`zoo_grid`)."""
+    hypothesis per row and a zoo per column (:func:`zoo_grid`). ``beside``: the results of runs
+    at other scales kept beside the page (``<ID>.<scale>.results.json``): each claim lists their
+    verdict and value under the page's own, so the evidence of every scale sits side by side,
+    the page's (its highest scale) first."""
     claims = results.get("claims", [])
     if not claims:
         role = results.get("role") or "This page shows the data the other pages use"
@@ -228,6 +232,12 @@ def result_box(results: Mapping[str, Any]) -> str:
                 f"  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
         if why:
             item += f"\n\n  *why:* {_cell(why)}"
+        for other in beside:
+            o = next((x for x in other.get("claims", []) if x.get("key") == c.get("key")), None)
+            if o is not None:
+                o_label = badge_label(o["verdict"], o.get("scale") or other.get("scale", "")).replace("`", "")
+                item += (f"\n\n  *also at {other.get('scale', '?')}:* "
+                         f"{{bdg-{VERDICT_BADGES.get(o['verdict'], 'secondary')}}}`{o_label}` {_cell(o['ours'])}")
         items.append(item)
     return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
             + "\n".join(items)
@@ -423,14 +433,14 @@ def link_glossary(nb) -> None:
 GLANCE_START = ":::{admonition} Results at a glance"
 
 
-def refresh_boxes(nb, results: Mapping[str, Any]) -> None:
+def refresh_boxes(nb, results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> None:
     """Re-render the boxes that open an executed page (:func:`page_boxes`: the verdicts at a
     glance, the run's provenance, the rerun commands with measured times) from its results file,
     so that a page executed before a change of the boxes reads like a new one; every number in
     them is the results file's."""
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith(GLANCE_START):
-            cell.source = page_boxes(results)
+            cell.source = page_boxes(results, beside)
             return
 
 
@@ -470,7 +480,8 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         results_path = path.with_suffix(".results.json")
         if results_path.exists():
             results = json.loads(results_path.read_text())
-            refresh_boxes(nb, results)
+            beside = [json.loads(f.read_text()) for f in sorted(path.parent.glob(f"{path.stem}.*.results.json"))]
+            refresh_boxes(nb, results, beside)
             refresh_claims(nb, results)
         changes.insert_into(nb, path.stem)
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:

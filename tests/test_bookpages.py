@@ -234,6 +234,12 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     assert f":class: {GLANCE_CLASS}\n- {{bdg-success}}`reproduced · demo` t\n\n  **ours** o · **paper** p\n- " in box
     assert "{bdg-warning}`inconclusive · demo` u\n\n  **ours** r · **paper** q\n\n  *why:* within noise" in box
     assert box.count("*why:*") == 1
+    # a run at another scale kept beside the page: its verdict and value under each claim's own
+    demo = {"scale": "demo", "claims": [{"key": "k2", "verdict": "reproduced", "scale": "demo", "ours": "d"}]}
+    gpu = {**res, "scale": "gpu", "claims": [{**c, "key": f"k{n}", "scale": "gpu"} for n, c in enumerate(res["claims"], 1)]}
+    two = result_box(gpu, [demo])
+    assert two.count("*also at demo:*") == 1 and "\n\n  *also at demo:* {bdg-success}`reproduced · demo` d\n" in two
+    assert two.index("`inconclusive · gpu` u") < two.index("*also at demo:*")  # the page's (higher) scale first
     css = (Path(bookpages.paths.BOOK_DIR) / "_static" / "stitchkit.css").read_text()
     assert all(f".{c}" in css for c in GLANCE_CLASS.split() if c.startswith("sk-"))
     old = (":::{admonition} Results at a glance (scale demo)\n:class: tip\n| claim | paper | ours | verdict |\n"
