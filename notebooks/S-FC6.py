@@ -102,7 +102,7 @@ run.figure("vgg", smith.plot_vgg(table, cfg, scale))
 # least its whole accuracy at every cut; Correlated "holds" when it stays within 2 points of its
 # whole accuracy at every cut; Colour and Colour-only "vary widely" when either spreads by 20
 # points or more over initialisations at some cut. The control: every whole VGG19 must reach 90%
-# on its own test set (the paper's reach 0.98-1.00, Table C2); a model that has not learned its
+# on its own test set (the paper's reach 98-100%, Table C2); a model that has not learned its
 # task says nothing about stitching, so a failed control makes every verdict *inconclusive at
 # this scale*. (This control was added after the first `demo` run, whose thin, briefly trained
 # VGG19s stayed at 50-71% on three of the four sets and were reported "not reproduced": an

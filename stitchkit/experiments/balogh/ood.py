@@ -318,16 +318,17 @@ def ood_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
                f"{tag}_auroc_diff": diff.value, f"{tag}_auroc_diff_low": diff.low, f"{tag}_auroc_diff_high": diff.high}
 
     def median_claim(rows, method, threshold, rule, key, text, paper, ctrl):
-        what = f"median AUROC of the {method} stitches with relative accuracy ≥ {HIGH_REL}"
-        some = controls.premise(noise.exact(int(rows.sum())), 1, f"some {method} stitch reaches relative accuracy ≥ "
-                                f"{HIGH_REL} (the claim is about those)", what=f"{method} stitches", unit="", digits=0)
+        high = f"relative accuracy ≥ {100 * HIGH_REL:g}% of the receiver's"
+        what = f"median AUROC of the {method} stitches with {high}"
+        some = controls.premise(noise.exact(int(rows.sum())), 1, f"some {method} stitch reaches {high} (the claim is "
+                                "about those)", what=f"{method} stitches", unit="", digits=0)
         if not rows.any():  # nothing measured: no value, no decision; the premise above fails (inconclusive)
             numbers[f"{tag}_{method.lower()}_high_auroc"] = float("nan")
             sign = "≥" if rule is at_least else "≤"
-            unmeasured = Criterion(f"{what} {sign} {threshold:.3f} (not measured: no {method} stitch reaches relative "
-                                   f"accuracy ≥ {HIGH_REL})", None)
+            unmeasured = Criterion(f"{what} {sign} {threshold:.3f} (not measured: no {method} stitch reaches "
+                                   f"{high})", None)
             return ClaimSpec(key=key, text=text, criterion=unmeasured, paper=paper,
-                             ours=f"no {method} stitch with relative accuracy ≥ {HIGH_REL}: nothing to judge",
+                             ours=f"no {method} stitch with {high}: nothing to judge",
                              controls=[some] + ctrl)
         med = _median_auroc(result, rows)
         numbers[f"{tag}_{method.lower()}_high_auroc"] = med.value
