@@ -253,6 +253,24 @@ def test_a_control_section_folds_its_tables_and_keeps_its_prose_and_figures(brow
     assert prose >= 1 and kept >= 1
 
 
+def test_the_method_paragraphs_under_the_title_fold_into_one_click(browser, html_dir):
+    """Under a page's title the paper and the overview stay open; its noise model, controls and
+    prerequisites fold into one closed box that names them."""
+    visit = Visit(browser, (html_dir / "book" / "balogh" / "J-T1.html").as_uri(), 1280)
+    try:
+        fold = visit.page.evaluate("""() => { const d = document.querySelector('details.sk-fold-method');
+          return d && [d.open, d.querySelector('summary').textContent,
+                       Array.from(d.querySelectorAll(':scope > p > strong:first-child')).map(s => s.textContent)]; }""")
+        overview = visit.page.evaluate("""() => Array.from(document.querySelectorAll('article p > strong:first-child'))
+          .filter(s => s.textContent === 'Overview.').map(s => !!s.closest('details'))""")
+    finally:
+        visit.close()
+    assert fold is not None and fold[0] is False
+    assert fold[1] == "Show the noise model, the controls and the prerequisites (data and time)"
+    assert fold[2] == ["Noise.", "Controls.", "Prerequisites."]
+    assert overview == [False]
+
+
 def test_every_figure_has_an_alt_text_that_says_what_it_shows(html_dir):
     """Every image of a page carries alt text in words (not a file path); a page behind its
     notebook (its text changed after the run) is checked once it is re-run."""

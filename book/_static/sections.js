@@ -41,6 +41,37 @@ document.addEventListener("DOMContentLoaded", function () {
       details.appendChild(out);
     });
   });
+  // The page's method paragraphs under its title (the noise model, the controls, what a run
+  // needs) fold into one click, after the paper and the overview: the page opens with its
+  // verdicts and its evidence, and every rule behind them stays one click away.
+  var names = {"Noise.": "the noise model", "Controls.": "the controls", "Control.": "the control",
+               "Prerequisites.": "the prerequisites (data and time)"};
+  var title = document.querySelector("article section > h1");
+  var top = title && title.parentElement;
+  if (top) {
+    var method = [], said = [];
+    Array.from(top.children).forEach(function (el) {
+      var lead = el.tagName === "P" && el.firstElementChild;
+      var key = lead && lead.tagName === "STRONG" && el.firstChild === lead ? lead.textContent.trim() : "";
+      if (names[key]) {
+        method.push(el);
+        said.push(names[key]);
+      } else if (method.length && (el.tagName === "OL" || el.tagName === "UL") &&
+                 el.previousElementSibling === method[method.length - 1]) {
+        method.push(el);  // a list that continues a method paragraph
+      }
+    });
+    if (method.length) {
+      var box = document.createElement("details");
+      box.className = "sk-fold sk-fold-method";
+      var summary = document.createElement("summary");
+      var last = said.pop();
+      summary.textContent = "Show " + (said.length ? said.join(", ") + " and " + last : last);
+      box.appendChild(summary);
+      method[0].parentNode.insertBefore(box, method[0]);
+      method.forEach(function (el) { box.appendChild(el); });
+    }
+  }
   window.addEventListener("hashchange", function () {
     var target = document.getElementById(window.location.hash.slice(1));
     var details = target && target.querySelector(":scope > details.sk-fold");
