@@ -209,7 +209,7 @@ def test_search_finds_a_figure(browser, html_dir):
     assert any(h.split("#")[0].split("?")[0].endswith("/B-F2A.html") for h in hits), hits
 
 
-FOLDS = """() => Array.from(document.querySelectorAll('section > details.sk-fold')).map(
+FOLDS = """() => Array.from(document.querySelectorAll('section > details.sk-fold:not(.sk-fold-method)')).map(
   d => [d.parentElement.id, d.open, d.querySelector('summary').textContent])"""
 
 
