@@ -42,8 +42,8 @@ SCALES = ("smoke", "demo", "gpu", "paper")
 REQUIRED_SCALES = ("smoke", "demo", "paper")  # every figure has these; "gpu" comes figure by figure
 # What each scale means, in one line (the CLI's help, the book's scale notes).
 SCALE_MEANING = {
-    "smoke": "CI: 3 s to 2 minutes per page from an empty cache on one thread (measured: stitchkit list), tiny "
-             "networks on a few thousand images; checks "
+    "smoke": "CI: seconds to minutes per page (each page's time from an empty cache, measured: stitchkit list), "
+             "tiny networks on a few thousand images; checks "
              "the wiring, judges nothing",
     "demo": "2 CPU cores, minutes per page: the papers' architectures at reduced width, data and schedule",
     "gpu": "one GPU, at most 8 minutes per page: the papers' widths and full data sets, shortened schedules",

@@ -172,21 +172,19 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
                "bansal_upper_mean": upper.value, "bansal_upper_low": upper.low, "bansal_upper_high": upper.high}
     title = "Bansal et al.: ResNet-18 seeds 1 into 0"
+
+    def claim(key: str, said: str, rule, e, bound: float, where: str, cells: np.ndarray, paper: str) -> ClaimSpec:
+        return ClaimSpec(key=key, text=f"{title}: stitching is {said} (Hernandez et al.'s triangle)",
+                         criterion=rule(e, 100 * bound, f"mean relative accuracy (% of the receiver's) at {where} "
+                                        f"({int(cells.sum())} stitches)", unit="%", digits=1),
+                         paper=paper, ours=f"{e.text(1, '%')} of the receiver's accuracy", controls=[control, cuts])
+
     claims = [
-        ClaimSpec(key="triangle_lower_bansal",
-                  text=f"{title}: stitching is accurate wherever the receiver's layer is at or before the sender's "
-                       "(Hernandez et al.'s triangle)",
-                  criterion=at_least(lower, 100 * LOWER_MIN, "mean relative accuracy (% of the receiver's) at j ≤ i "
-                                     f"({int(low.sum())} stitches)", unit="%", digits=1),
-                  paper="Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle",
-                  ours=f"{lower.text(1, '%')} of the receiver's accuracy", controls=[control, cuts]),
-        ClaimSpec(key="triangle_upper_bansal",
-                  text=f"{title}: stitching is inaccurate where the receiver's layer is after the sender's "
-                       "(Hernandez et al.'s triangle)",
-                  criterion=at_most(upper, 100 * UPPER_MAX, "mean relative accuracy (% of the receiver's) at j > i "
-                                    f"({int(up.sum())} stitches)", unit="%", digits=1),
-                  paper="Hernandez et al. (H-F2): low accuracy above the diagonal",
-                  ours=f"{upper.text(1, '%')} of the receiver's accuracy", controls=[control, cuts]),
+        claim("triangle_lower_bansal", "accurate wherever the receiver's layer is at or before the sender's", at_least,
+              lower, LOWER_MIN, "j ≤ i", low,
+              "Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle"),
+        claim("triangle_upper_bansal", "inaccurate where the receiver's layer is after the sender's", at_most,
+              upper, UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal"),
     ]
     return numbers, claims
 
