@@ -22,7 +22,8 @@ class ClaimSpec:
     page), ``text`` (the paper's claim, in words), ``criterion`` (decides the verdict), ``paper``
     (the paper's number or statement), ``ours`` (our value, formatted), ``controls`` (a failed
     one makes the verdict inconclusive; a list is kept as a tuple) and ``n`` (independent seeds
-    behind ``ours``)."""
+    behind ``ours``), ``kind`` (what the claim says of stitching, which decides the controls it
+    needs: :data:`stitchkit.controls.KINDS`)."""
 
     key: str
     text: str
@@ -31,8 +32,13 @@ class ClaimSpec:
     ours: str
     controls: tuple[Control, ...] = ()
     n: int = 1
+    kind: str = ""  # compatible, improves, fails, stitch_other, no_stitch (stitchkit.controls.KINDS); "" not stated
 
     def __post_init__(self) -> None:
+        if self.kind:
+            from .controls import required
+
+            required(self.kind)  # a known kind
         if not isinstance(self.criterion, Criterion):
             raise TypeError(f"claim {self.key!r}: criterion must be a Criterion (at_most, at_least, within, ...), "
                             f"not {type(self.criterion).__name__}")

@@ -12,14 +12,21 @@ seeds. Its uncertainty is estimated by resampling, the same way for every page:
 - **Whole statistics.** :func:`bootstrap_table` recomputes a page's own summary (a maximum over
   cuts, a spread, a mean over initialisations minus a baseline) on each resampled table, so a
   maximum is bootstrapped as a maximum (with its upward bias from noise), not cut by cut.
-- **Seeds.** Where a table holds several seeds (initialisations), ``groups=`` also resamples
-  them with replacement in each replicate (a two-level bootstrap). With 3 seeds this is coarse:
-  the pages say how many seeds stand behind each interval (``n_seeds``).
+- **Seeds.** Where a table holds several seeds (initialisations), ``groups=`` names them. With
+  :data:`SEED_T_BELOW` (10) seeds or more they are resampled with replacement in each replicate
+  (a two-level bootstrap); with fewer, a percentile interval over them is far too narrow (with 2
+  seeds it is their [min, max]), so the interval is a t interval (:func:`seed_t_interval`): the
+  images' variance (the paired bootstrap, seeds fixed) plus the seeds' (jackknife), with
+  ``n_seeds - 1`` degrees of freedom. The pages say how many seeds stand behind each interval.
 
-Intervals are two-sided percentile intervals at :data:`LEVEL` (95%) from :data:`RESAMPLES`
-resamples; an :class:`Estimate` carries the point value (the full sample), the interval, and
-what it was computed from. A quantity that is exact (a count of layers, a rank) is an
-``Estimate`` with ``low == high == value`` (:func:`exact`).
+Intervals are two-sided at :data:`LEVEL` (95%) from :data:`RESAMPLES` resamples: percentile
+intervals, or the basic interval (2 x estimate minus the percentiles) where the percentile
+interval excludes its own estimate (a biased statistic, such as a maximum over noisy cuts). An
+:class:`Estimate` carries the point value (the full sample), the interval, and what it was
+computed from. A quantity that carries no sampling noise (a count of layers, a property of the
+recipe) is an ``Estimate`` with ``low == high == value`` (:func:`exact`) *with its reason*:
+a claim judged on a zero-width interval without one gets a failed control
+(:func:`stitchkit.results.Run.claim`).
 """
 
 from __future__ import annotations
@@ -38,6 +45,9 @@ RESAMPLES_ENV = "STITCHKIT_RESAMPLES"
 # `smoke`, whose verdicts are not assessed, a run uses SMOKE_RESAMPLES (see use_resamples)
 RESAMPLES = int(os.environ.get(RESAMPLES_ENV, "1000"))
 SMOKE_RESAMPLES = 100
+# below this many seeds an interval over them is a t interval (seed_t_interval), not a percentile
+# interval: with 2-3 seeds a percentile interval is about 2.7x too narrow
+SEED_T_BELOW = 10
 
 
 def use_resamples(n: int) -> None:
@@ -105,10 +115,19 @@ def as_estimate(value: "float | Estimate") -> Estimate:
     return value if isinstance(value, Estimate) else exact(value)
 
 
+INTERVALS = ("percentile", "basic")
+
+
 def from_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
-                    method: str = "paired bootstrap") -> Estimate:
+                    method: str = "paired bootstrap", interval: str = "percentile") -> Estimate:
     """An Estimate from ``reps`` (R+1,): element 0 is the statistic on the full sample, the rest
-    on the resamples; the interval is their percentile interval."""
+    on the resamples; the interval is their percentile interval, or with ``interval="basic"`` the
+    basic interval (2 x estimate minus the percentiles: the bootstrap's bias removed, for a
+    maximum over noisy values such as the largest self-penalty over cuts). A percentile interval
+    that excludes its own estimate becomes the basic interval; an interval is always widened to
+    contain its estimate."""
+    if interval not in INTERVALS:
+        raise ValueError(f"unknown interval {interval!r}; valid: {', '.join(INTERVALS)}")
     reps = np.asarray(reps, dtype=np.float64)
     if reps.ndim != 1 or len(reps) < 2:
         raise ValueError(f"replicates must be 1-d with the full sample first, got shape {reps.shape}")
@@ -117,7 +136,17 @@ def from_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
         raise ValueError("a bootstrap replicate is not finite: the statistic is undefined on some resample")
     a = (1 - LEVEL) / 2
     low, high = np.quantile(boot, [a, 1 - a])
-    return Estimate(float(reps[0]), float(min(low, high)), float(max(low, high)), n_test, n_seeds, method)
+    value = float(reps[0])
+    if interval == "basic":
+        low, high = 2 * value - high, 2 * value - low
+        method += " (basic interval)"
+    elif not low <= value <= high:
+        # the percentile interval excludes its own estimate (a biased statistic): the basic
+        # interval, 2 x estimate minus the quantiles, corrects the bias
+        low, high = 2 * value - high, 2 * value - low
+        method += " (basic interval: the percentile interval excluded the estimate)"
+    low, high = min(low, high, value), max(low, high, value)
+    return Estimate(value, float(low), float(high), n_test, n_seeds, method)
 
 
 def from_defined_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
@@ -225,9 +254,21 @@ def n_test_of(table: pd.DataFrame, columns: Mapping[str, str] | None = None) -> 
     raise ValueError(f"the table has no per-image column ({', '.join(PER_IMAGE)})")
 
 
+def _derive(t: pd.DataFrame, reps: Mapping[str, np.ndarray]) -> None:
+    """The columns derived from resampled accuracies follow them (never a full-sample value left
+    beside a resampled one): ``penalty``, ``relative`` and ``dm_penalty``, in place."""
+    if "receiver_accuracy" in t:
+        if "accuracy" in t and {"accuracy", "receiver_accuracy"} & set(reps):
+            t["penalty"] = t["receiver_accuracy"] - t["accuracy"]
+            if "relative" in t:
+                t["relative"] = t["accuracy"] / t["receiver_accuracy"]
+        if "dm_accuracy" in t and {"dm_accuracy", "receiver_accuracy"} & set(reps):
+            t["dm_penalty"] = t["receiver_accuracy"] - t["dm_accuracy"]
+
+
 def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], *, groups: str | None = None,
                     sample: str | None = None, columns: Mapping[str, str] | None = None,
-                    column_samples: Mapping[str, str] | None = None) -> Estimate:
+                    column_samples: Mapping[str, str] | None = None, interval: str = "percentile") -> Estimate:
     """The interval of ``stat(table)``, a page's own summary of a stitch table (e.g. the largest
     mean penalty over cuts), from the paired bootstrap: in each replicate the accuracy columns
     (``accuracy``, ``receiver_accuracy``, ``dm_accuracy``, and ``penalty`` / ``dm_penalty`` derived
@@ -240,7 +281,8 @@ def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], 
     per-image column -> the accuracy column recomputed from it (default :data:`PER_IMAGE`).
     ``column_samples``: per-image column -> a column naming, row by row, the test set that
     column is measured on, where columns of one row come from different test sets (a stitched
-    model on one data set, a baseline on another): each test set is resampled on its own."""
+    model on one data set, a baseline on another): each test set is resampled on its own.
+    ``interval``: ``"percentile"`` or ``"basic"`` (:func:`from_replicates`)."""
     columns = dict(columns or PER_IMAGE)
     reps = _replicate_columns(table, sample, columns, column_samples)
     if not reps:
@@ -251,22 +293,20 @@ def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], 
             raise ValueError(f"column_samples names {col!r}, not a column of the table ({', '.join(map(str, table))})")
     group_ids = base[groups].unique() if groups else None
     members = [np.flatnonzero(base[groups].to_numpy() == g) for g in group_ids] if groups else None
+    n_seeds = len(group_ids) if groups else 1
+    n_test = n_test_of(table, columns)
+    # too few seeds for a percentile interval over them (with 2 seeds it is [min, max]): a t
+    # interval whose variance adds the images' (the paired bootstrap with the seeds fixed) and
+    # the seeds' (jackknife over seeds), with n_seeds - 1 degrees of freedom
+    seed_t = bool(groups) and 1 < n_seeds < SEED_T_BELOW
     rng = np.random.default_rng(_seed_of(f"groups:{groups}:{len(base)}"))
     out = np.empty(RESAMPLES + 1)
     t = base.copy()  # one frame whose accuracy columns are overwritten in each replicate
     for r in range(RESAMPLES + 1):
         for acc, vals in reps.items():
             t[acc] = vals[r]
-        # the columns derived from resampled accuracies follow them (never a full-sample value left
-        # beside a resampled one)
-        if "receiver_accuracy" in t:
-            if "accuracy" in t and {"accuracy", "receiver_accuracy"} & set(reps):
-                t["penalty"] = t["receiver_accuracy"] - t["accuracy"]
-                if "relative" in t:
-                    t["relative"] = t["accuracy"] / t["receiver_accuracy"]
-            if "dm_accuracy" in t and {"dm_accuracy", "receiver_accuracy"} & set(reps):
-                t["dm_penalty"] = t["receiver_accuracy"] - t["dm_accuracy"]
-        if groups and r > 0 and len(group_ids) > 1:
+        _derive(t, reps)
+        if groups and not seed_t and r > 0 and len(group_ids) > 1:
             drawn = rng.choice(len(group_ids), size=len(group_ids), replace=True)
             # each drawn seed keeps its rows, relabelled so that a seed drawn twice counts twice
             rows = np.concatenate([members[g] for g in drawn])
@@ -275,9 +315,36 @@ def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], 
             out[r] = float(stat(u))
         else:
             out[r] = float(stat(t))
-    n_seeds = len(group_ids) if groups else 1
+    if seed_t:
+        for acc, vals in reps.items():
+            t[acc] = vals[0]
+        _derive(t, reps)
+        loo = np.array([float(stat(t.drop(index=members[g]).reset_index(drop=True))) for g in range(n_seeds)])
+        return seed_t_interval(out, loo, n_test=n_test)
     method = "paired bootstrap over images and seeds" if groups and n_seeds > 1 else "paired bootstrap"
-    return from_replicates(out, n_test=n_test_of(table, columns), n_seeds=n_seeds, method=method)
+    return from_replicates(out, n_test=n_test, n_seeds=n_seeds, method=method, interval=interval)
+
+
+def seed_t_interval(image_reps: np.ndarray, leave_one_out: np.ndarray, *, n_test: int | None) -> Estimate:
+    """A t interval for a statistic of k < :data:`SEED_T_BELOW` seeds: ``image_reps`` (R+1,) the
+    statistic on the full sample (first) and on each resample of the test images with the seeds
+    fixed; ``leave_one_out`` (k,) the statistic with each seed left out. Half-width
+    t(k-1) * sqrt(SE_images² + SE_seeds²), SE_seeds the jackknife's."""
+    from scipy import stats
+
+    image_reps = np.asarray(image_reps, dtype=np.float64)
+    loo = np.asarray(leave_one_out, dtype=np.float64)
+    k = len(loo)
+    if k < 2:
+        raise ValueError(f"a t interval over seeds needs at least 2 seeds, got {k}")
+    if not (np.all(np.isfinite(image_reps)) and np.all(np.isfinite(loo))):
+        raise ValueError("a replicate is not finite: the statistic is undefined on some resample or seed subset")
+    se_img = float(image_reps[1:].std(ddof=1))
+    se_seed = float(np.sqrt((k - 1) / k * ((loo - loo.mean()) ** 2).sum()))
+    half = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1)) * float(np.hypot(se_img, se_seed))
+    value = float(image_reps[0])
+    return Estimate(value, value - half, value + half, n_test, k,
+                    f"t interval over {k} seeds (jackknife) and the test images (paired bootstrap)")
 
 
 def bootstrap(stat: Callable[[np.ndarray], float], n: int, *, name: str = "sample") -> Estimate:

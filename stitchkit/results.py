@@ -209,23 +209,46 @@ class Control:
     value: str  # what we measured, formatted
     passed: bool
     record: dict | None = None  # the criterion's numeric fields
+    kind: str = ""  # positive, negative, training length (stitchkit.controls.KINDS), or "" for a premise
 
     @classmethod
-    def of(cls, text: str, criterion: Criterion, value: str | None = None) -> "Control":
+    def of(cls, text: str, criterion: Criterion, value: str | None = None, *, kind: str = "") -> "Control":
         return cls(text, criterion.text, value if value is not None else criterion.describe_value(),
-                   criterion.holds is True, criterion.fields() if criterion.value is not None else None)
+                   criterion.holds is True, criterion.fields() if criterion.value is not None else None, kind)
 
 
 def control_passes(record: Mapping[str, Any]) -> bool:
     """Whether a control passes by its numeric record: its interval shown on the pass side, or
     (rule ``agrees``, the training-length control) the same decided result as the base run."""
     decided = decide(record["low"], record["high"], record["threshold"], record["direction"], record.get("tolerance"))
-    if record.get("rule") == "agrees":
+    if record.get("rule") == "same":  # the training-length control since issue 46: the same result
+        return decided == record.get("base_holds")
+    if record.get("rule") == "agrees":  # before it: a base run within noise passed unchecked
         return record.get("base_holds") is None or decided == record["base_holds"]
     return decided is True
 
 
 WITHIN_NOISE = "within noise"
+
+
+def unexplained_zero_width(fields: Mapping[str, Any]) -> bool:
+    """Whether a criterion's interval has zero width with no stated reason that its number carries
+    no sampling noise: a bare number (``exact (no sampling noise)``), or a resampled interval that
+    collapsed (the noise it should carry, e.g. of the networks, was never resampled). A reason is
+    given with :func:`stitchkit.noise.exact` (``why=...``)."""
+    low, high = fields.get("low"), fields.get("high")
+    if low is None or high is None or low != high:
+        return False
+    what = str(fields.get("interval") or "")
+    return what in ("", "exact", "exact (no sampling noise)") or "bootstrap" in what or "interval" in what
+
+
+def ZERO_WIDTH_CONTROL(fields: Mapping[str, Any]) -> Control:
+    """The failed control a claim gets when :func:`unexplained_zero_width` (issue 46)."""
+    return Control("the judged number has an interval (a zero-width interval needs a stated reason that it carries "
+                   "no sampling noise)", "an interval wider than zero, or the reason it has none",
+                   f"{fields.get('value'):.4g} with a zero-width interval ({fields.get('interval') or 'no interval'})",
+                   False, None, "noise")
 
 
 # A verdict in a word or two, for badges that also carry the scale ("inconclusive · demo").
@@ -264,7 +287,7 @@ def why_failed(control: Mapping[str, Any]) -> str:
         return f"{name}: measured {control.get('value')}, needed {control.get('criterion')}"
     measured = _measured(rec)
     unit = f" {rec['unit']}" if rec.get("unit") else ""
-    if rec.get("rule") == "agrees":  # the training-length control
+    if rec.get("rule") in ("agrees", "same"):  # the training-length control
         factor = re.search(r"(\d+(?:\.\d+)?)\s*[x×]", str(control.get("text", "")))
         longer = f"{factor.group(1)}× longer training" if factor else "longer training"
         now = decide(rec["low"], rec["high"], rec["threshold"], rec["direction"], rec.get("tolerance"))
@@ -306,6 +329,7 @@ class Claim:
     n_test: int | None = None
     n_seeds: int = 1
     interval: str = ""
+    kind: str = ""  # what the claim says of stitching (stitchkit.controls.KINDS); "" not stated
 
     @property
     def failed_controls(self) -> list[Control]:
@@ -397,13 +421,16 @@ class Run:
         return value
 
     def claim(self, key: str, text: str, *, criterion: Criterion, paper: str, ours: str,
-              controls: tuple[Control, ...] | list[Control] = (), n: int = 1) -> Claim:
+              controls: tuple[Control, ...] | list[Control] = (), n: int = 1, kind: str = "") -> Claim:
         """Record a claim whose verdict follows from ``criterion`` and ``controls``."""
         if any(c.key == key for c in self.claims):
             raise ValueError(f"claim {key!r} recorded twice")
         f = criterion.fields()
-        c = Claim(key, text, criterion.text, paper, ours, criterion.holds, self.scale, tuple(controls), n,
-                  **{**f, "n_seeds": max(n, f["n_seeds"])})
+        controls = tuple(controls)
+        if self.scale != "smoke" and unexplained_zero_width(f):
+            controls += (ZERO_WIDTH_CONTROL(f),)
+        c = Claim(key, text, criterion.text, paper, ours, criterion.holds, self.scale, controls, n,
+                  **{**f, "n_seeds": max(n, f["n_seeds"])}, kind=kind)
         self.claims.append(c)
         _glue(f"verdict_{key}", c.verdict)
         return c
@@ -424,7 +451,8 @@ class Run:
         for c in claims:
             if isinstance(c, Mapping):
                 raise TypeError(f"claim {c.get('key')!r} is a dict: build it with stitchkit.claims.ClaimSpec")
-            self.claim(c.key, c.text, criterion=c.criterion, paper=c.paper, ours=c.ours, controls=c.controls, n=c.n)
+            self.claim(c.key, c.text, criterion=c.criterion, paper=c.paper, ours=c.ours, controls=c.controls, n=c.n,
+                       kind=c.kind)
 
     def claims_table(self):
         """The claims' details below the page's box (which shows each claim, the paper's value,

@@ -29,10 +29,10 @@ MODELS = {"receiver_accuracy_full_test": 0.5, "sender_accuracy_full_test": 0.5, 
           "receiver_images_per_second": 100.0}
 
 
-def test_connectivity_is_judged_beyond_the_self_stitch_and_the_control_is_two_sided():
+def test_connectivity_is_judged_beyond_the_self_stitch_and_a_self_stitch_gain_is_not_gated():
     # an under-trained receiver: the stitch alone gains 5 points at every cut; the second seed's raw
-    # penalty (-1) looks connected, but beyond the self-stitch it is 4 points: not connected. A
-    # self-stitch that adds 5 points by itself fails the two-sided control: every verdict inconclusive
+    # penalty (-1) looks connected, but beyond the self-stitch it is 4 points: not connected. The
+    # gain is subtracted (beyond the self-stitch), reported, and not gated a second time (issue 46)
     table = pd.DataFrame(_rows(bansal.SELF, [-5] * 5) + _rows(bansal.TRAINED, [-1] * 5)
                          + _rows(bansal.RANDOM, [-4, 5, 20, 40, 45]))
     numbers, claims = bansal.connectivity_summary(table, MODELS)
@@ -40,16 +40,17 @@ def test_connectivity_is_judged_beyond_the_self_stitch_and_the_control_is_two_si
     assert numbers["trained_max_penalty"] == pytest.approx(-1) and numbers["trained_max_penalty_beyond"] == pytest.approx(4)
     assert by["connected"].criterion.holds is False and "beyond the receiver" in by["connected"].criterion.text
     assert numbers["trained_max_penalty_beyond_low"] > 3  # the interval lies above the bound
-    assert not by["connected"].controls[0].passed  # the stitch adds accuracy by itself: fails too
-    assert "both ways" in by["connected"].controls[0].text
+    assert by["connected"].controls[0].passed and by["connected"].controls[0].kind == "positive"
+    assert "loses at most 1 points" in by["connected"].controls[0].text
     assert numbers["random_first_penalty_beyond"] == pytest.approx(1) and by["random_early"].criterion.holds
     assert numbers["random_late_penalty_beyond"] == pytest.approx(47.5) and by["random_late"].criterion.holds
-    assert numbers["control_largest_abs_penalty"] == pytest.approx(-5)
+    assert numbers["control_largest_penalty"] == pytest.approx(-5)
+    assert numbers["self_stitch_gain"] == pytest.approx(5)
 
 
-@pytest.mark.parametrize("self_pen, passes", [(0, True), (0.2, True), (-1, False), (1, False), (0.45, False)])
-def test_self_stitch_control_passes_only_within_the_bound_both_ways(self_pen, passes):
-    # 0.45 points lies inside the 0.5 bound, but its interval (~±0.13) reaches past it: not shown
+@pytest.mark.parametrize("self_pen, passes", [(0, True), (0.5, True), (-3, True), (2, False), (0.95, False)])
+def test_the_positive_control_passes_only_below_its_bound_one_sided(self_pen, passes):
+    # 0.95 points lies inside the 1-point bound, but its interval reaches past it: not shown; a gain passes
     table = pd.DataFrame(_rows(bansal.SELF, [0, 0, self_pen, 0, 0]) + _rows(bansal.TRAINED, [1] * 5)
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = bansal.connectivity_summary(table, MODELS)
@@ -75,8 +76,11 @@ def test_every_architecture_is_judged_beyond_its_own_self_stitch():
     assert numbers["vit_max_penalty_beyond"] == pytest.approx(2.5) and numbers["myrtle_max_penalty_beyond"] == pytest.approx(1.8)
     assert [c.criterion.holds for c in claims] == [True, True]
     assert "self-stitch -5.00 to -5.00" in claims[0].ours
-    # the ViT's self-stitch gains 5 points by itself: its control fails (finding 3); the Myrtle's passes
-    assert [c.controls[0].passed for c in claims] == [False, True]
+    # the ViT's self-stitch gains 5 points by itself: reported (the gain), not gated (issue 46)
+    assert [c.controls[0].passed for c in claims] == [True, True]
+    assert numbers["vit_self_stitch_gain"] == pytest.approx(5)
+    # no untrained network was stitched into these receivers: the negative control says so and fails
+    assert [c.controls[1].kind for c in claims] == ["negative", "negative"] and not claims[0].controls[1].passed
 
 
 def _kernel_table(pens_by_kernel, self_pen=0.0, cuts=CUTS):
@@ -96,7 +100,7 @@ def test_kernel_size_spread_and_worst_kernel():
     assert numbers["other_kernels_mean_penalty"] == pytest.approx(0.1875)
     assert claims[0].controls[0].passed
     _, claims = bansal.kernel_sizes_summary(_kernel_table(((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0])), self_pen=-0.8))
-    assert not claims[0].controls[0].passed  # a k x k self-stitch that gains 0.8 points fails too
+    assert claims[0].controls[0].passed  # a k x k self-stitch that gains 0.8 points: a gain, not gated
 
 
 def test_kernel_lr_rules_scale_only_the_larger_kernels():
@@ -198,7 +202,7 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
     # 3.5: still not connected, and the verdict survives
     assert by["connected"].controls[-1].passed
     assert by["random_late"].controls[-1].passed  # 41.5 points at 4x: still high
-    assert len(by["random_early"].controls) == 2 and by["random_early"].controls[-1].passed  # still low
+    assert len(by["random_early"].controls) == 3 and by["random_early"].controls[-1].passed  # still low
     assert list(out["4x epochs (points)"].round(2)) == [3.0, 1.0, 41.5]  # block3 and block5 (both past 2), mean
     assert list(out["self-stitch 4x (points)"].round(2)) == [-0.5, 0.0, 0.0]
 
@@ -220,16 +224,19 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
     base, others = claims[:1], claims[1:]
     bansal.retrain_longer(checks, base, others)
     assert [c.key for c in base] == ["connected"] and [c.key for c in others] == ["random_early", "random_late"]
-    assert [len(c.controls) for c in base + others] == [2, 2, 2]
-    assert [len(c.controls) for c in before] == [1, 1, 1] and claims == before
+    assert [len(c.controls) for c in base + others] == [3, 3, 2]
+    assert [len(c.controls) for c in before] == [2, 2, 1] and claims == before
 
 
-def test_a_claim_already_inconclusive_gets_no_length_control():
-    table = pd.DataFrame(_rows(bansal.SELF, [-2] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
+def test_a_claim_already_inconclusive_still_gets_its_length_control():
+    # the recipe cannot reach the receiver (2 points lost at every cut): every claim is undecided, and
+    # still every stitching verdict gets its training-length control (issue 46)
+    table = pd.DataFrame(_rows(bansal.SELF, [2] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
                          + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = bansal.connectivity_summary(table, MODELS)
     assert not claims[0].controls[0].passed
-    assert bansal._length_checks(table, claims, "resnet18") == []
+    assert [c["claim"] for c in bansal._length_checks(table, claims, "resnet18")] == [
+        "connected", "random_early", "random_late"]
 
 
 def test_replace_cells_swaps_one_stitch_and_keeps_the_rest():

@@ -26,14 +26,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import plotting, zoo
+from .. import controls, plotting, zoo
 from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
-from ..results import Criterion, at_most
+from ..results import Control, Criterion, at_most
 from ..scales import figure_config, param
 from ..similarity import CKA_METHOD, CKA_SAMPLE, CKABootstrap
-from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, CONTROL_FLOOR, DEMO_STITCH_LR, PRESETS, RANDOM,
+from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, DEMO_STITCH_LR, PRESETS, RANDOM,
                           RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF, TRAINED, ConnectivityConfig,
                           _beyond_self, _connectivity_claims, _extend_presets, boot, connectivity,
                           connectivity_summary, estimate_numbers, points, positions, receiver_snapshots,
@@ -50,7 +50,7 @@ __all__ = [
     # defined here: B-F2A's tables and figures
     "architectures_table", "penalty_table", "plot_architectures", "plot_penalty",
     # re-exported: B-F2A's core (bansal_core)
-    "CONNECTED_MAX_PENALTY", "CONTROL_FLOOR", "DEMO_STITCH_LR", "PRESETS", "RANDOM", "RANDOM_EARLY_MAX_PENALTY",
+    "CONNECTED_MAX_PENALTY", "DEMO_STITCH_LR", "PRESETS", "RANDOM", "RANDOM_EARLY_MAX_PENALTY",
     "RANDOM_LATE_MIN_PENALTY", "SELF", "TRAINED", "ConnectivityConfig", "connectivity", "connectivity_summary",
     "receiver_snapshots",
     # the training-length control (bansal_length; LONGER from stitchkit.grid)
@@ -81,16 +81,16 @@ class ArchitecturesConfig(ConnectivityConfig):
     arch_cuts: int | None = param(None, "cuts per other architecture, spread from first to last; None: every cut",
                                   ge=2)
 
-    def arch_model(self, scale: str, arch: str, seed: int) -> zoo.ModelSpec:
+    def arch_model(self, scale: str, arch: str, seed: int, *, trained: bool = True) -> zoo.ModelSpec:
         if arch in ("resnet18_x0.5", "resnet18_x2"):
             return zoo.bansal_resnet18(scale, seed, width=self.width, width_factor=0.5 if arch.endswith("0.5") else 2.0,
-                                       epochs=self.model_epochs, final_bn=self.final_bn)
+                                       epochs=self.model_epochs, final_bn=self.final_bn, trained=trained)
         if arch == "resnet164":
-            return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs)
+            return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs, trained=trained)
         if arch == "myrtle":
-            return zoo.bansal_myrtle(scale, seed)
+            return zoo.bansal_myrtle(scale, seed, trained=trained)
         if arch == "vit":
-            return zoo.bansal_vit(scale, seed)
+            return zoo.bansal_vit(scale, seed, trained=trained)
         raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHS)}")
 
     def arch_recipe(self, arch: str) -> StitchRecipe:
@@ -127,6 +127,12 @@ def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device 
         cuts = spread(receiver.model.cuts, cfg.arch_cuts)
         t = stitch_grid([Net(SELF, receiver.spec, receiver.model), sender], [receiver], [(c, c) for c in cuts],
                         cfg.arch_recipe(arch), DataSpec("cifar10"), device=device, store=store, progress=progress)
+        # the negative control: an untrained network of the architecture at the last two cuts
+        late = cuts[-controls.NEGATIVE_CUTS:]
+        r = stitch_grid([Net(RANDOM, cfg.arch_model(scale, arch, cfg.random_seed, trained=False))], [receiver],
+                        [(c, c) for c in late], cfg.arch_recipe(arch), DataSpec("cifar10"), device=device,
+                        store=store, progress=progress)
+        t = pd.concat([t, r], ignore_index=True)
         tables.append(t.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"]).assign(arch=arch))
         models[arch] = {"receiver_accuracy_full_test": mr["test"]["accuracy"],
                         "sender_accuracy_full_test": ms["test"]["accuracy"], "cuts": cuts,
@@ -147,7 +153,19 @@ def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], ClaimSpec
     control, self_e = self_stitch_control(t, SELF, cuts, f"{ARCHS[arch]} receiver stitched into itself at every cut")
     self_pen = points(t, p_self)
     numbers = {**estimate_numbers(f"{tag}_max_penalty_beyond", connected),
-               **estimate_numbers(f"{tag}_control_largest_abs_penalty", self_e)}
+               **estimate_numbers(f"{tag}_control_largest_penalty", self_e),
+               **controls.gain_numbers(f"{tag}_self_stitch", self_pen)}
+    late = [c for c in cuts if c in set(t[t.sender == RANDOM].cut)]
+    if late:
+        p_rd, p_late = positions(t, RANDOM, late), positions(t, SELF, late)
+        neg_e = boot(t, lambda x: float((points(x, p_rd) - points(x, p_late)).mean()))
+        numbers.update(estimate_numbers(f"{tag}_random_late_penalty_beyond", neg_e))
+        negative = controls.untrained_sender_fails(neg_e, what=f"an untrained {ARCHS[arch]} stitched into the receiver "
+                                                              f"at {', '.join(late)}")
+    else:
+        negative = Control(f"an untrained {ARCHS[arch]} stitched into the receiver at the last two cuts: not run",
+                           f"penalty beyond the self-stitch ≥ {controls.NEGATIVE_MARGIN:g} points", "not run", False,
+                           None, controls.NEGATIVE)
     claim = ClaimSpec(
         key=f"connected_{tag}",
         text=f"{ARCHS[arch]}: two independently seeded networks are stitching connected (penalty close to 0 "
@@ -157,7 +175,7 @@ def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], ClaimSpec
         paper="up to 3% error at every layer for every architecture (Table 1, Fig. 2A)",
         ours=f"max {connected.text(2, 'points')} (at {cuts[int(np.argmax(beyond))]}), mean {beyond.mean():.2f}; "
              f"raw penalty max {points(t, p_tr).max():.2f}, self-stitch {self_pen.min():.2f} to {self_pen.max():.2f}",
-        controls=[control])
+        controls=[control, negative], kind="compatible")
     return numbers, claim
 
 
@@ -237,13 +255,12 @@ def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFra
 
 # --------------------------------------------------------------------------------------------
 # The training-length control, like for like: a stitch that stopped short costs more than a
-# trained one, so every decided verdict is checked at the cuts that decide it (all those past the
+# trained one, so every verdict (decided or not: issue 46) is checked at the cuts that decide it (all those past the
 # bound, or the closest one). The deciding stitches *and the receiver's self-stitches at those
 # cuts* (the reference the claims subtract, which may move either way) are retrained with LONGER x
 # the epochs, the 1x cells are replaced by them, and the claim is re-judged on that table
-# (stitchkit.controls.training_length: it passes when the re-judged claim gives the same decided
-# result). A claim already inconclusive (a control failed, or its interval within noise) gets
-# none: no length can decide it.
+# (stitchkit.controls.training_length: it passes when the re-judged claim gives the same
+# result; an undecided claim that the longer run decides fails it).
 
 # claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")
 _LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
@@ -273,7 +290,7 @@ def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> 
         if key not in _LENGTH_CHECKS:
             continue
         sender, where, bound, high = _LENGTH_CHECKS[key]
-        if not decided(c) or sender not in by:
+        if sender not in by:  # every verdict gets the control, decided or not (issue 46)
             continue
         g = by[sender]
         beyond = _beyond_self(g, by[SELF])

@@ -41,7 +41,7 @@ from ..scales import check_names, param
 from ..similarity import CKABootstrap
 from ..train import evaluate
 from .bansal_core import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
-from .bansal_core import CONTROL_FLOOR, PRESETS, ConnectivityConfig, _beyond_self, boot, points, positions
+from .bansal_core import PRESETS, ConnectivityConfig, _beyond_self, boot, points, positions
 from .bansal_length import retrain_longer
 
 
@@ -215,10 +215,10 @@ class _Beyond:
         return points(x, self.sender) - points(x, self.self_)
 
 
-def _boot(table: pd.DataFrame, stat, own: bool = False) -> noise.Estimate:
+def _boot(table: pd.DataFrame, stat, own: bool = False, **kw) -> noise.Estimate:
     """The paired bootstrap over the grid's test images; ``own``: with the senders' own results
     (``sender_accuracy``, for the premises)."""
-    return boot(table, stat, columns=COLUMNS if own else noise.PER_IMAGE)
+    return boot(table, stat, columns=COLUMNS if own else noise.PER_IMAGE, **kw)
 
 
 def _thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -257,12 +257,12 @@ def _gain_estimate(table: pd.DataFrame, sender: str, receiver: str | None = None
 
 
 def _control(table: pd.DataFrame) -> tuple[Control, float]:
-    """The two-sided self-stitch control over every cut (and every receiver) of the table, and the
-    largest self-penalty (points, with its sign) on all images."""
+    """The positive control over every cut (and every receiver) of the table, and the largest
+    self-penalty (points; a loss positive) on all images."""
     t = table.reset_index(drop=True)
     pos = np.flatnonzero((t.sender == SELF).to_numpy())
-    e = _boot(t, lambda x: controls.largest_abs(points(x, pos)))
-    return controls.self_stitch(e, 100 * CONTROL_FLOOR, what="top stitched into itself at every cut"), e.value
+    e = _boot(t, lambda x: controls.largest(points(x, pos)), interval="basic")
+    return controls.reaches_receiver(e, what="top stitched into itself at every cut"), e.value
 
 
 def _accuracy_gap(table: pd.DataFrame, stronger: str, weaker: str | None = None,

@@ -28,7 +28,7 @@ from ..results import at_least, criterion
 from ..scales import check_names, check_scale, figure_config, param
 from ..train import TrainConfig
 from .bansal_bottoms import own_correct
-from .bansal_core import CONTROL_FLOOR, DEMO_STITCH_LR
+from .bansal_core import DEMO_STITCH_LR
 from .bansal_length import decided
 from .bansal_freeze import FreezeSpec, freeze_train
 
@@ -155,15 +155,15 @@ def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[Cl
     # the top into itself is not fine-tuned: its rows carry the top's results there, never read
     bt["finetuned_correct"] = [r if f is None else f for f, r in zip(bt.finetuned_correct, bt.receiver_correct)]
 
-    def boot(stat) -> noise.Estimate:
-        return noise.bootstrap_table(bt, stat, columns=COLUMNS)
+    def boot(stat, **kw) -> noise.Estimate:
+        return noise.bootstrap_table(bt, stat, columns=COLUMNS, **kw)
 
     def col(x, name, p):
         return 100 * x[name].to_numpy(dtype=float)[p]
 
     ft_gap = boot(lambda x: float((col(x, "finetuned", p_tr) - col(x, "finetuned", p_rd)).mean()))
     st_gap = boot(lambda x: float((col(x, "penalty", p_rd) - col(x, "penalty", p_tr)).mean()))
-    ctrl = boot(lambda x: controls.largest_abs(col(x, "penalty", p_top)))
+    ctrl = boot(lambda x: controls.largest(col(x, "penalty", p_top)), interval="basic")
     # every cut enters the claims' means, so fine-tuning must be long enough at every cut
     reach = boot(lambda x: float((col(x, "receiver_accuracy", p_tr) - col(x, "finetuned", p_tr)).max()))
     numbers = {"finetune_gap": ft_gap.value, "stitch_gap": st_gap.value, "control_penalty": ctrl.value,
@@ -171,7 +171,7 @@ def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[Cl
                "stitch_gap_low": st_gap.low, "stitch_gap_high": st_gap.high, "control_penalty_low": ctrl.low,
                "control_penalty_high": ctrl.high, "finetune_shortfall_low": reach.low,
                "finetune_shortfall_high": reach.high, "n_test": int(noise.n_test_of(bt, COLUMNS))}
-    ctls = [controls.self_stitch(ctrl, 100 * CONTROL_FLOOR, what="the trained top stitched into itself"),
+    ctls = [controls.reaches_receiver(ctrl, what="the trained top stitched into itself at every cut"),
             controls.premise(reach, FT_REACH, "fine-tuning is long enough: over a trained bottom it gets close to "
                              "the trained network", direction="<=", what="largest shortfall over the cuts of "
                              "trained-bottom fine-tuning vs the top network")]

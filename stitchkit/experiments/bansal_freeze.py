@@ -57,7 +57,7 @@ from ..scales import figure_config, param
 from ..store import Store, config_key
 from ..train import evaluate, train
 from .bansal_bottoms import own_correct
-from .bansal_core import CONNECTED_MAX_PENALTY, CONTROL_FLOOR, PRESETS, ConnectivityConfig
+from .bansal_core import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
 from .bansal_length import decided, replace_cells
 
 SELF = "full network into itself (control)"
@@ -299,16 +299,17 @@ def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, 
     above_few = boot(lambda x: acc(x, "freeze-trained") - acc(x, "few-sample network"))
     t = table.reset_index(drop=True)
     self_pos = np.flatnonzero((t.sender == SELF).to_numpy())
-    self_e = noise.bootstrap_table(t, lambda x: controls.largest_abs(100 * x.penalty.to_numpy(dtype=float)[self_pos]))
+    self_e = noise.bootstrap_table(t, lambda x: controls.largest(100 * x.penalty.to_numpy(dtype=float)[self_pos]),
+                                    interval="basic")
     numbers = {"full_accuracy": full, "few_accuracy": few, "freeze_accuracy": frz, "gap": full - frz,
                "gap_judged": gap.value, "gap_low": gap.low, "gap_high": gap.high,
                "freeze_minus_few": above_few.value, "freeze_minus_few_low": above_few.low,
                "freeze_minus_few_high": above_few.high,
                "frozen_count": len([f for f in frozen if f != "head"]),
                "control_max_penalty": float(100 * t[t.sender == SELF].penalty.max()),
-               "control_largest_abs_penalty": self_e.value, "frozen_names": ", ".join(frozen) or "none",
+               "control_largest_penalty": self_e.value, "frozen_names": ", ".join(frozen) or "none",
                "n_test": int(noise.n_test_of(three, {"correct": "accuracy"}))}
-    control = controls.self_stitch(self_e, 100 * CONTROL_FLOOR, what="full network stitched into itself at every cut")
+    control = controls.reaches_receiver(self_e, what="full network stitched into itself at every cut")
     froze = Control.of("stitching found layers to freeze (else the network is simply retrained on all the data)",
                        at_least(noise.exact(numbers["frozen_count"], why="a count of pieces (no sampling noise)"), 1,
                                 "frozen pieces besides the classifier", unit="", digits=0),

@@ -24,7 +24,7 @@ from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import at_least, at_most
 from ..scales import check_names, figure_config, param
 from ..similarity import CKABootstrap
-from .bansal_core import (CONTROL_FLOOR, RANDOM, SELF, TRAINED, ConnectivityConfig, _extend_presets, _trained_pair,
+from .bansal_core import (RANDOM, SELF, TRAINED, ConnectivityConfig, _extend_presets, _trained_pair,
                           boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary, estimate_numbers,
                           points, positions, replicate_vectors)
 from .bansal_length import decided, replace_cells
@@ -159,18 +159,18 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[Cl
         return float((p.max(axis=1) - p.min(axis=1)).max())
 
     spread_e = boot(t, max_spread)
-    self_e = boot(t, lambda x: controls.largest_abs(points(x, self_pos)))
+    self_e = boot(t, lambda x: controls.largest(points(x, self_pos)), interval="basic")
     numbers = {"max_spread": 100 * spread.max(), "mean_spread": 100 * spread.mean(),
                "max_spread_low": spread_e.low, "max_spread_high": spread_e.high,
                "control_max_penalty": 100 * t[t.sender == SELF].penalty.max(),
-               **estimate_numbers("control_largest_abs_penalty", self_e)}
+               **estimate_numbers("control_largest_penalty", self_e)}
     for k in kernels:
         numbers[f"mean_penalty_k{k}"] = 100 * trained[k].mean()
     means = 100 * trained.mean()
     worst = means.idxmax()
     numbers.update(worst_kernel=float(worst), worst_kernel_mean_penalty=float(means[worst]),
                    other_kernels_mean_penalty=float(means.drop(worst).mean()))
-    ctl = controls.self_stitch(self_e, 100 * CONTROL_FLOOR, what="receiver stitched into itself at every cut and "
+    ctl = controls.reaches_receiver(self_e, what="receiver stitched into itself at every cut and "
                                "kernel size")
     claims = [ClaimSpec(key="kernel_minimal",
                         text="The stitch's kernel size has minimal impact on the stitched network's test error",

@@ -63,7 +63,7 @@ ARCHS = tuple(f"r{a}{b}{c}{d}" for a in (1, 2) for b in (1, 2) for c in (1, 2) f
 # the whole interval lies on its side, fails when it lies wholly on the other, else is within noise.
 LOWER_MIN = 0.9  # "high accuracy wherever j <= i": mean relative accuracy on and below the diagonal
 UPPER_MAX = 0.5  # "low above": mean relative accuracy above the diagonal
-CONTROL_FLOOR = controls.SELF_STITCH_BOUND  # a network into itself on the diagonal (an exact stitch exists): |penalty|, both ways
+CONTROL_FLOOR = 0.005  # the GPU spot check: a cell whose retrained stitch falls by more than this (0.5 points) "falls"
 RANDOM_MAX = 0.5  # controls: a random sender's mean relative accuracy outside the corner i, j <= 1
 CORNER = 1  # the corner the paper excepts: sender and receiver layer (block number) at most this
 

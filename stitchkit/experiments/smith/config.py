@@ -23,7 +23,6 @@ FC5_SENDERS = ("Correlated", "Digit", "Colour", "Colour-only", NOISE)  # Figure 
 TC1_MODELS = ("Correlated", "Digit", "Colour", "Colour-only")  # Table C1 rows
 
 # Verdict criteria, fixed before any run (accuracies as fractions).
-CONTROL_TOL = 0.005  # the Digit receiver stitched into itself: |self-penalty| within this (both ways, 95% interval)
 LONGER = 2  # the training-length control retrains the deciding cells and the self-stitch at this many x the epochs
 LONGER_CELLS = 1  # ... the (sender, layer) cell that decides the claim (with all its initialisations)
 PAPER_TOL = 0.02  # paper scale: a table number within 2 points of the paper's is reproduced

@@ -1,0 +1,114 @@
+"""The controls fit their claims and can be passed (issue 46): each control's operating
+characteristic at the pages' test sizes, the claim-kind table, and the noise model's intervals
+(t intervals over few seeds, the basic interval, no unexplained zero-width interval)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stitchkit import controls, noise
+from stitchkit.claims import ClaimSpec
+from stitchkit.results import Run, at_least, at_most, check_verdict
+
+# (test images, cuts of the positive control) of the pages that judge it: the Bansal ResNet-18 (10
+# cuts), B-F2A's other architectures (4), the pages' grids of receivers (up to 30 self-stitches)
+GEOMETRIES = [(10_000, 4), (10_000, 10), (10_000, 30), (10_000, 100)]
+
+
+@pytest.mark.parametrize("n, k", GEOMETRIES)
+def test_a_perfect_recipe_passes_the_positive_control(n, k):
+    # a true self-penalty of 0 at every cut, 4% of the images flipping each way: passes >= 95% of runs
+    assert controls.operating_characteristic(n, k, flip=0.04, trials=120, seed=k) >= 0.95
+
+
+@pytest.mark.parametrize("n, k", GEOMETRIES)
+def test_a_recipe_that_loses_two_points_at_one_cut_fails_the_positive_control(n, k):
+    assert controls.operating_characteristic(n, k, flip=0.04, loss=0.02, trials=60, seed=k) <= 0.05
+
+
+def test_at_2000_test_images_even_the_one_sided_control_fails_a_perfect_recipe_too_often():
+    # why every page judges on all 10,000 test images
+    assert controls.operating_characteristic(2_000, 10, flip=0.04, trials=60) < 0.8
+
+
+def _negative_pass_rate(true_points: float, n: int = 10_000, trials: int = 60) -> float:
+    """Simulated negative control: the untrained sender's per-image losses beyond the self-stitch at
+    two late cuts, true mean ``true_points``."""
+    rng = np.random.default_rng(int(true_points))
+    rs = noise.resampler(n, f"negative-oc:{n}")
+    passed = 0
+    for _ in range(trials):
+        lost = (rng.random((n, 2)) < true_points / 100).astype(float)
+        reps = 100 * rs.means(lost).mean(axis=1)
+        passed += controls.untrained_sender_fails(noise.from_replicates(reps, n_test=n)).passed
+    return passed / trials
+
+
+def test_the_negative_control_passes_an_untrained_sender_that_fails_and_fails_one_that_works():
+    assert _negative_pass_rate(40.0) >= 0.95  # the stitch cannot do the task alone
+    assert _negative_pass_rate(10.0) <= 0.05  # the stitch does the task by itself
+
+
+def test_the_kind_table_names_each_claims_controls():
+    assert controls.required("compatible") == ("positive", "negative", "training length")
+    assert controls.required("fails") == ("positive", "training length")
+    assert controls.required("no_stitch") == ()
+    with pytest.raises(ValueError, match="unknown claim kind 'works'.*compatible"):
+        controls.required("works")
+    with pytest.raises(ValueError, match="unknown claim kind"):
+        ClaimSpec("k", "t", at_most(1.0, 2.0, "x"), "p", "o", kind="works")
+
+
+def test_a_self_stitch_gain_is_reported_and_not_gated():
+    e = noise.Estimate(-1.7, -2.2, -1.2)  # Smith & Marcu's Digit into itself: +1.7 points
+    assert controls.reaches_receiver(e).passed
+    assert controls.gain_numbers("self", [-1.7, -0.2, 0.3]) == {"self_gain": 1.7, "self_worst": 0.3}
+
+
+def _seed_table(accs, n=2000):
+    return pd.DataFrame([{"init": k, "correct": np.random.default_rng(k).random(n) < a} for k, a in enumerate(accs)])
+
+
+def test_few_seeds_give_a_t_interval_wider_than_the_percentile_one():
+    t = _seed_table((0.80, 0.85, 0.90))
+    e = noise.bootstrap_table(t, lambda u: u.accuracy.mean(), groups="init")
+    assert e.method.startswith("t interval over 3 seeds") and e.n_seeds == 3
+    # the seeds' spread alone: sd 0.05, se 0.029, t(2) = 4.30: half-width at least 0.12
+    assert e.high - e.value > 0.12 and e.value - e.low > 0.12
+    many = _seed_table(np.linspace(0.8, 0.9, 12))
+    assert noise.bootstrap_table(many, lambda u: u.accuracy.mean(), groups="init").method.startswith("paired bootstrap")
+
+
+def test_a_t_interval_over_two_seeds_covers_the_truth():
+    # two seeds of one recipe (true accuracy 0.8, seed sd 2 points): 40 experiments, the 95% t interval
+    # misses about twice; a [min, max] percentile interval would miss about half the time
+    misses = 0
+    for s in range(40):
+        rng = np.random.default_rng(100 + s)
+        accs = 0.8 + rng.normal(0, 0.02, size=2)
+        t = pd.DataFrame([{"init": k, "correct": rng.random(2000) < a} for k, a in enumerate(accs)])
+        e = noise.bootstrap_table(t, lambda u: u.accuracy.mean(), groups="init")
+        misses += not (e.low <= 0.8 <= e.high)
+    assert misses <= 5
+
+
+def test_an_interval_that_excludes_its_estimate_becomes_the_basic_interval():
+    reps = np.concatenate([[1.0], np.linspace(1.1, 1.5, 200)])  # every resample above the estimate
+    e = noise.from_replicates(reps, n_test=100)
+    assert "basic interval" in e.method and e.low == pytest.approx(0.5, abs=0.02) and e.high == 1.0
+    assert e.low <= e.value <= e.high  # an interval always contains its estimate
+    with pytest.raises(ValueError, match="unknown interval 'bca'; valid: percentile, basic"):
+        noise.from_replicates(reps, n_test=100, interval="bca")
+
+
+def test_a_zero_width_interval_needs_a_reason():
+    run = Run("S-4.2", "demo", {})
+    bare = run.claim("bare", "t", criterion=at_least(66.7, 50.0, "share"), paper="p", ours="o")
+    said = run.claim("said", "t", criterion=at_least(noise.exact(3, why="a count of layers (no sampling noise)"), 1,
+                                                     "layers"), paper="p", ours="o")
+    assert bare.verdict == "inconclusive at this scale" and "zero-width" in bare.reason
+    assert said.verdict == "reproduced"
+    for c in run.to_dict()["claims"]:
+        check_verdict(c, "demo")
