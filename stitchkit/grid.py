@@ -101,7 +101,7 @@ def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: 
     stitches into a page's table before re-judging a claim. ``on`` and ``columns`` map a column
     of ``table`` to one of ``new`` (a sequence: the same names in both). Every row of ``new`` must
     match exactly one row (``many``: at least one, e.g. every evaluation of one stitch); columns
-    of per-image arrays (object dtype) are replaced element by element, the others are floats."""
+    of per-image arrays and of strings are replaced element by element, numeric ones are floats."""
     on = dict(on) if isinstance(on, dict) else {c: c for c in on}
     columns = dict(columns) if isinstance(columns, dict) else {c: c for c in columns}
     out = table.reset_index(drop=True).copy()
@@ -120,7 +120,9 @@ def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: 
             for i in hit:
                 values[c][i] = new[n].iloc[r]
     for c in columns:
-        out[c] = pd.Series(values[c], dtype=object if table[c].dtype == object else float)
+        # numbers stay floats; per-image arrays and strings (a stitch's cache key: pandas' str dtype,
+        # not object) keep their values as they are
+        out[c] = pd.Series(values[c], dtype=float if pd.api.types.is_numeric_dtype(table[c]) else object)
     return out
 
 

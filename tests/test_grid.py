@@ -305,3 +305,14 @@ def test_a_cluster_that_does_not_answer_is_refused_naming_it(monkeypatch):
     with pytest.raises(cluster.DaskSchedulerError, match="tcp://127.0.0.1:9"):
         cluster.connect("tcp://127.0.0.1:9", timeout=1)
     assert cli.main(["run", "B-F4", "--scale", "smoke", "--dask", "tcp://127.0.0.1:9", "--dask-timeout", "1"]) == 2
+
+
+def test_replace_cells_keeps_string_columns_as_strings():
+    # a stitch's cache key is a string (pandas' str dtype, not object): swapping a longer stitch in must
+    # keep it, as the training-length control does for every verdict since issue 46
+    from stitchkit.grid import replace_cells
+
+    t = pd.DataFrame({"sender": ["a", "b"], "cut": ["x", "x"], "key": ["h1", "h2"], "accuracy": [0.1, 0.2]})
+    new = pd.DataFrame({"sender": ["b"], "cut": ["x"], "key": ["h3"], "accuracy": [0.5]})
+    out = replace_cells(t, new, ["sender", "cut"], ["key", "accuracy"])
+    assert list(out.key) == ["h1", "h3"] and list(out.accuracy) == [0.1, 0.5]

@@ -16,8 +16,11 @@ network's stitches and models are shared with B-F2A, B-F4 and B-F5.
 
 Verdicts are judged as B-F2A's (:mod:`stitchkit.experiments.bansal_core`): on 95% paired-bootstrap
 intervals over the test images, each penalty beyond the top stitched into itself at the same cut
-(the two resampled together), maxima and gains over cuts bootstrapped as such; the self-stitch
-control is two-sided; a "more is better" premise (the stronger bottom is the more accurate
+(the two resampled together), maxima and gains over cuts bootstrapped as such; the controls
+are :mod:`stitchkit.controls`' (issue 46): the positive control on every stitching claim, the
+negative control (an untrained ResNet-18 of the top's width stitched into each top at the last two
+cuts, :func:`untrained_like`, :func:`_negative`) on the claims that a stitch works or improves,
+and the training-length control on every stitching verdict; a "more is better" premise (the stronger bottom is the more accurate
 network) is judged on the interval of the accuracy difference, measured on the same test images
 (``sender_correct``: each bottom's own per-image results); CKA claims on the bootstrap over the
 CKA images (:class:`stitchkit.similarity.CKABootstrap`).
@@ -41,7 +44,7 @@ from ..scales import check_names, param
 from ..similarity import CKABootstrap
 from ..train import evaluate
 from .bansal_core import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
-from .bansal_core import PRESETS, ConnectivityConfig, _beyond_self, boot, points, positions
+from .bansal_core import RANDOM, PRESETS, ConnectivityConfig, _beyond_self, boot, points, positions
 from .bansal_length import retrain_longer
 
 
@@ -128,9 +131,18 @@ def same_task(a: zoo.ModelSpec, b: zoo.ModelSpec) -> bool:
     return (da.dataset, da.labels, da.label_noise, da.size) == (db.dataset, db.labels, db.label_noise, db.size)
 
 
+def untrained_like(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec) -> zoo.ModelSpec:
+    """The negative control's sender for ``receiver``: an untrained pre-activation ResNet-18 of the
+    receiver's width (seed ``cfg.random_seed``, BatchNorm recalibrated; B-F2A's random bottom for
+    the base width)."""
+    return zoo.bansal_resnet18(scale, cfg.random_seed, width=receiver.width, trained=False,
+                               final_bn=dict(receiver.options).get("final_bn", True))
+
+
 def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, senders: dict[str, zoo.ModelSpec], *,
                      receiver_name: str = "top", device=None, store=None, progress: bool = True,
-                     client=None, cka_replicates: bool = False) -> tuple[pd.DataFrame, dict[str, float]]:
+                     client=None, cka_replicates: bool = False,
+                     negative: bool = True) -> tuple[pd.DataFrame, dict[str, float]]:
     """Stitch every sender (and the receiver itself, the control) into ``receiver`` at
     ``cfg.cuts`` (each sender cut into the same receiver cut). Returns the grid's table with
     ``cut``, ``receiver``, ``cka`` (linear CKA between sender and receiver at that cut) and
@@ -153,10 +165,16 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
     recipe = cfg.recipe()
     table = stitch_grid(nets, [rx], [(c, c) for c in cuts], recipe, DataSpec("cifar10"), device=device,
                         store=store, progress=progress, client=client)
+    if negative:  # the negative control: an untrained network of the top's width at the last two cuts
+        late = cuts[-controls.NEGATIVE_CUTS:]
+        rnd = stitch_grid([Net(RANDOM, untrained_like(cfg, scale, receiver))], [rx], [(c, c) for c in late], recipe,
+                          DataSpec("cifar10"), device=device, store=store, progress=progress, client=client)
+        table = pd.concat([table, rnd], ignore_index=True)
     table = table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
     own = {SELF: table.receiver_correct.iloc[0]}
     own.update({net.name: own_correct(net.model, net.spec, recipe, device) if same_task(net.spec, receiver) else None
                 for net in nets[1:]})
+    own[RANDOM] = None  # the untrained network's own accuracy is chance: no premise reads it
     table["sender_correct"] = [own[s] for s in table.sender]
     images = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0).images
     top = _grams(receiver, cuts, images, device, store, progress)
@@ -174,9 +192,9 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
         if cka_boot is not None:
             cka_boot.forget()
         del g
-    table["cka"] = [cka[(row.sender, row.cut)] for row in table.itertuples()]
+    table["cka"] = [cka.get((row.sender, row.cut), float("nan")) for row in table.itertuples()]
     if cka_boot is not None:
-        table["cka_reps"] = [reps[(row.sender, row.cut)] for row in table.itertuples()]
+        table["cka_reps"] = [reps.get((row.sender, row.cut)) for row in table.itertuples()]
         table["cka_n"] = len(images)
     table["receiver"] = receiver_name
     return table, accuracy
@@ -265,6 +283,23 @@ def _control(table: pd.DataFrame) -> tuple[Control, float]:
     return controls.reaches_receiver(e, what="top stitched into itself at every cut"), e.value
 
 
+def _negative(table: pd.DataFrame, receivers: list[str] | None = None) -> tuple[Control, noise.Estimate | None]:
+    """The negative control (:func:`stitchkit.controls.untrained_sender_fails`): the untrained
+    network's penalty beyond the top's self-stitch, mean over the cuts it was stitched at (the
+    last two), at least :data:`stitchkit.controls.NEGATIVE_MARGIN` points into each of
+    ``receivers`` (default: every top of the table); the smallest over them is judged."""
+    t = table.reset_index(drop=True)
+    receivers = receivers or list(dict.fromkeys(t.receiver))
+    rnd = t[t.sender == RANDOM]
+    what = "an untrained network stitched into the top" + ("s" if len(receivers) > 1 else "") + " at the last two cuts"
+    if rnd.empty or not set(receivers) <= set(rnd.receiver):
+        return Control(f"{what}: not run", f"penalty beyond the self-stitch ≥ {controls.NEGATIVE_MARGIN:g} points",
+                       "not run", False, None, controls.NEGATIVE), None
+    bs = [_Beyond(t, RANDOM, list(rnd[rnd.receiver == r].cut), r) for r in receivers]
+    e = _boot(t, lambda x: float(min(b.of(x).mean() for b in bs)))
+    return controls.untrained_sender_fails(e, what=what), e
+
+
 def _accuracy_gap(table: pd.DataFrame, stronger: str, weaker: str | None = None,
                   receiver: str | None = None) -> noise.Estimate:
     """``stronger``'s own test accuracy minus ``weaker``'s (points; None: the top's, i.e. the
@@ -299,6 +334,8 @@ def _numbers(table: pd.DataFrame, accuracy: dict[str, float], keys: dict[str, st
     out["cka_images_used"] = cfg.cka_images
     out["n_test"] = int(noise.n_test_of(table))
     for name, g in table.groupby("sender", sort=False):
+        if name not in keys:  # the negative control's untrained sender: judged, not listed per cut
+            continue
         for row in g.itertuples():
             tag = keys[name] + (f"_into_{keys[row.receiver]}" if table.receiver.nunique() > 1 else "")
             out[f"penalty_{tag}_{row.cut}"] = 100 * row.penalty

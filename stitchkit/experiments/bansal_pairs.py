@@ -23,9 +23,8 @@ from ..display import Section, plain
 from ..results import at_least, at_most, load_spot_json
 from ..scales import figure_config, param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
-from .bansal_length import decided
 from .bansal_bottoms import (IMPROVE_MIN, BottomsConfig, _accuracy_gap, _Beyond, _beyond, _boot, _control,
-                             _gain_estimate, _numbers, _pen, _presets, _rejudge, _stronger, bottoms_into_top)
+                             _gain_estimate, _negative, _numbers, _pen, _presets, _rejudge, _stronger, bottoms_into_top)
 
 
 # --------------------------------------------------------------------------------------------
@@ -69,7 +68,7 @@ def widths(cfg: WidthConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
 
 
 def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig, scale: str) -> list[dict]:
-    """B-F3C's decided claims, each decided by one cell: the gain of the wider bottom into the
+    """B-F3C's claims, decided or not (issue 46), each decided by one cell: the gain of the wider bottom into the
     thinnest top ("wider_improves") or of the thinnest bottom into the widest top
     ("not_vice_versa") at its best block cut, measured beyond that top's self-stitch there."""
     names = [_width_name(f) for f in sorted(cfg.width_factors)]
@@ -78,7 +77,7 @@ def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig
     pairs = {"wider_improves": (wide, thin), "not_vice_versa": (thin, wide)}
     checks = []
     for c in claims:
-        if c.key not in pairs or not decided(c):
+        if c.key not in pairs:
             continue
         sender, top = pairs[c.key]
         _, where = _gain_estimate(table, sender, top)
@@ -97,6 +96,9 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
     numbers = _numbers(t, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(t)
     thin, wide = names[0], names[-1]
+    negative, neg = _negative(t, [thin])  # "wider improves" is judged in the thinnest top
+    if neg is not None:
+        numbers.update(estimate_numbers("random_late_penalty_beyond_thin", neg))
     down = _pen(t, thin, wide)  # thinnest bottom into the widest top
     gain_up, where_up = _gain_estimate(t, wide, thin)  # wider bottom into the thinnest top
     gain_down, _ = _gain_estimate(t, thin, wide)
@@ -113,13 +115,13 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
                   paper="wider into thinner improves (Fig. 3C)",
                   ours=f"gain {gain_up.text(2, 'points')} (at {where_up}); the {wide} network's own accuracy minus the "
                        f"{thin} network's {gap.text(2, 'points')}",
-                  controls=[control, premise]),
+                  controls=[control, negative, premise], kind="improves"),
         ClaimSpec(
             key="not_vice_versa", text="... but not vice versa: a thinner bottom does not improve a wider top",
             criterion=at_most(gain_down, IMPROVE_MIN, f"gain of the {thin} bottom into the {wide} top at its best "
                               "block cut (below the 'improves' bound)"),
             paper="not vice versa (Fig. 3C)", ours=f"best gain {gain_down.text(2, 'points')}, worst penalty "
-            f"{down.max():.2f}", controls=[control]),
+            f"{down.max():.2f}", controls=[control], kind="fails"),
     ]
     return numbers, _beyond(claims, ('wider_improves', 'not_vice_versa'))
 
@@ -213,11 +215,11 @@ E2E_BOTTOM = "supervised (seed 0)"
 
 def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
     """B-F6's "connected" (the largest penalty over both directions, beyond each top's
-    self-stitch), when decided: the cells past the bound in either direction (SimCLR into the
+    self-stitch), decided or not (issue 46): the cells past the bound in either direction (SimCLR into the
     supervised top, the supervised network into the SimCLR top), or the one closest to it, each
     retrained with its top's self-stitch there, both directions swapped in together."""
     claim = next((c for c in claims if c.key == "connected"), None)
-    if claim is None or not decided(claim):
+    if claim is None:
         return []
     t = table.reset_index(drop=True)
     receivers = list(dict.fromkeys(t.receiver))
@@ -242,6 +244,9 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
             receivers[0]: "e2e_top", receivers[1]: "simclr_top"}
     numbers = _numbers(t, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(t)
+    negative, neg = _negative(t)  # both tops: the claim is judged in both directions
+    if neg is not None:
+        numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     ssl_acc = 100 * accuracy.get(SIMCLR, float("nan"))  # (a re-judged table comes without accuracies)
     probe_gap = _accuracy_gap(t, SIMCLR, receiver=receivers[0])  # SimCLR's own accuracy minus the top's
     good = controls.premise(probe_gap, -PROBE_MAX_GAP, f"the SimCLR network's linear probe is within "
@@ -270,13 +275,13 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
                   paper="connected both ways, penalty like a different seed's (App. B.2.2, Fig. 6b)",
                   ours=f"max {worst.text(2, 'points')}: SimCLR into supervised max {up.max():.2f}, supervised into "
                        f"SimCLR max {down.max():.2f} points (another supervised seed: max {seed.max():.2f})",
-                  controls=[control, good]),
+                  controls=[control, negative, good], kind="compatible"),
         ClaimSpec(key="cka_differs", text="CKA finds SimCLR and supervised representations further apart than two "
                                           "supervised seeds",
                   criterion=at_least(cka_diff, CKA_MARGIN, "mean CKA with the supervised top over the cuts: another "
                                      "supervised seed minus SimCLR", unit="", digits=3),
                   paper="CKA 0.35-0.9; differs more than two initialisations (Table 1, Fig. 6a)",
                   ours=f"SimCLR {cka_ssl.min():.2f}-{cka_ssl.max():.2f} (mean {cka_ssl.mean():.3f}); another seed mean "
-                       f"{cka_seed.mean():.3f}; difference {cka_diff.text(3)}", controls=[good]),
+                       f"{cka_seed.mean():.3f}; difference {cka_diff.text(3)}", controls=[good], kind="no_stitch"),
     ]
     return numbers, _beyond(claims, ('connected',))

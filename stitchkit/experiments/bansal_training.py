@@ -22,10 +22,9 @@ from ..claims import ClaimSpec
 from ..results import at_least, at_most
 from ..scales import figure_config, param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
-from .bansal_length import decided
 from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, _Beyond, _beyond,
-                             _boot, _control, _gain, _gain_estimate, _numbers, _pen, _presets, _rejudge, _stronger,
-                             _thirds, bottoms_into_top)
+                             _boot, _control, _gain, _gain_estimate, _negative, _numbers, _pen, _presets, _rejudge,
+                             _stronger, _thirds, bottoms_into_top)
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,6 +87,9 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
     keys = {SELF: "self", **{v: f"n{_k(n)}" for n, v in names.items()}, t.receiver.iloc[0]: "top"}
     numbers = _numbers(t, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(t)
+    negative, neg = _negative(t)
+    if neg is not None:
+        numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     more = _more_samples(cfg)
     fewest, most = min(cfg.bottom_samples), max(cfg.bottom_samples)
     claims = []
@@ -105,7 +107,7 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
                       criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY, "max penalty over cuts of the bottoms "
                                         f"with more samples than the top ({', '.join(names[n] for n in more)})"),
                       paper="all stitching compatible (Fig. 2C)", ours=f"max {worst.text(2, 'points')}",
-                      controls=[control]),
+                      controls=[control, negative], kind="compatible"),
             ClaimSpec(key="improves", text=f"A bottom trained on more samples ({names[best_n]}) improves on the "
                                            f"{_k(cfg.top_samples)}-sample top",
                       criterion=at_least(gain, IMPROVE_MIN, "gain over the top at the best block cut (minus the "
@@ -113,7 +115,7 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
                       paper="negative penalty: the 25k bottom improves on the 10k top (Fig. 2C)",
                       ours=f"gain {gain.text(2, 'points')} (at {where}); the bottom's own accuracy minus the top's "
                            f"{gap.text(2, 'points')}",
-                      controls=[control, premise]),
+                      controls=[control, negative, premise], kind="improves"),
         ]
     bottoms = [_Beyond(t, name, early) for name in names.values()]
     early_max = _boot(t, lambda x: float(max(np.abs(b.of(x)).max() for b in bottoms)))
@@ -127,14 +129,15 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
         ClaimSpec(key="early_similar", text="Stitched at the first layers, all bottoms perform like the top",
                   criterion=at_most(early_max, SIMILAR_MAX, f"max |penalty| over every bottom at {', '.join(early)}"),
                   paper="similar performance at the first few layers (Sec. 6)",
-                  ours=f"max |penalty| {early_max.text(2, 'points')}", controls=[control]),
+                  ours=f"max |penalty| {early_max.text(2, 'points')}", controls=[control, negative],
+                  kind="compatible"),
         ClaimSpec(key="mid_degrades", text="In the middle layers, the penalty grows as the bottom's samples shrink",
                   criterion=at_least(degrade, DEGRADE_MIN, f"mean penalty at {', '.join(mid)}: {names[fewest]} minus "
                                      f"{names[most]}"),
                   paper="performance degrades rapidly with fewer samples in the mid layers (Sec. 6)",
                   ours=f"{degrade.text(2, 'points')}; the {names[most]} network's own accuracy minus the "
                        f"{names[fewest]} network's {mid_gap.text(2, 'points')}",
-                  controls=[control, mid_premise]),
+                  controls=[control, mid_premise], kind="stitch_other"),
     ]
     return numbers, _beyond(claims, ('compatible', 'improves', 'early_similar', 'mid_degrades'))
 
@@ -200,6 +203,9 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
             **{v: VARIANT_KEYS[v] for v in cfg.variants}}
     numbers = _numbers(t, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(t)
+    negative, neg = _negative(t)
+    if neg is not None:
+        numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     weak = [v for v in cfg.variants if v != "100% random labels"]
     claims = []
     if weak:
@@ -215,7 +221,7 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
                               f"max penalty at {', '.join(half)} over {', '.join(weak)}"),
             paper="first half of layers 'as good as' normal (Fig. 3A)",
             ours=f"max {est.text(2, 'points')} ({w}); the normal bottom's max there "
-                 f"{_pen(t, NORMAL)[half].max():.2f}", controls=[control]))
+                 f"{_pen(t, NORMAL)[half].max():.2f}", controls=[control, negative], kind="compatible"))
     if "100% random labels" in cfg.variants:
         b = _Beyond(t, "100% random labels", half)
         est = _boot(t, lambda x: float(b.of(x).max()))
@@ -225,7 +231,7 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
             criterion=at_least(est, 100 * CONNECTED_MAX_PENALTY, f"max penalty at {', '.join(half)} of the "
                                "100%-random-label bottom (above the 'as good as' bound)"),
             paper="the exception: 100% label noise (Fig. 3A)", ours=f"max {est.text(2, 'points')}",
-            controls=[control]))
+            controls=[control], kind="fails"))
     return numbers, _beyond(claims, ('first_half', 'except_noise'))
 
 
@@ -292,6 +298,9 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
             **{_epochs_name(f): f"at{f:g}".replace(".", "_") for f in cfg.snapshots}}
     numbers = _numbers(t, accuracy, keys, cfg)
     control, numbers["control_max_penalty"] = _control(t)
+    negative, neg = _negative(t)
+    if neg is not None:
+        numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     longer = [f for f in cfg.snapshots if f > cfg.top_snapshot]
     shorter = [f for f in cfg.snapshots if f < cfg.top_snapshot]
     claims = []
@@ -309,14 +318,15 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
                                              "with the top",
                       criterion=at_most(worst, 100 * CONNECTED_MAX_PENALTY,
                                         f"max penalty of the bottom at {max(longer):g} of the run"),
-                      paper="compatible (Fig. 3B)", ours=f"max {worst.text(2, 'points')}", controls=[control]),
+                      paper="compatible (Fig. 3B)", ours=f"max {worst.text(2, 'points')}",
+                      controls=[control, negative], kind="compatible"),
             ClaimSpec(key="improves", text="Longer training improves the top when plugged in",
                       criterion=at_least(gain, IMPROVE_MIN, f"gain of the bottom at {max(longer):g} of the run at its "
                                          "best block cut ('pool' left out)"),
                       paper="later epochs improve (Fig. 3B)",
                       ours=f"gain {gain.text(2, 'points')} (at {where}); the bottom's own accuracy minus the top's "
                            f"{gap.text(2, 'points')}",
-                      controls=[control, premise]),
+                      controls=[control, negative, premise], kind="improves"),
         ]
     if shorter:
         name = _epochs_name(min(shorter))
@@ -331,19 +341,19 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
                                f"{', '.join(late)} minus at {', '.join(early)}"),
             paper="early layers converge faster (Fig. 3B; Raghu et al. 2017)",
             ours=f"{pen[early].mean():.2f} early, {pen[late].mean():.2f} late (difference {gap.text(2, 'points')})",
-            controls=[control]))
+            controls=[control], kind="stitch_other"))
     return numbers, _beyond(claims, ('compatible', 'improves', 'early_first'))
 
 
 # --------------------------------------------------------------------------------------------
 # B-F2C and B-F3A's training-length control (B-F2A's, :func:`bansal.retrain_longer`), like for
 # like: the stitches that decide a verdict *and the top's self-stitches at those cuts* are
-# retrained with LONGER x the epochs, and the claim is re-judged on them. Every decided claim gets
-# it, whichever way it went: the self-stitch, the reference every penalty is measured beyond, is
-# retrained too and may move either way. For a claim over several senders and cuts ("at most a
-# bound everywhere") the deciding cells are all those past the bound, or the closest one when none
-# is. "mid_degrades" compares two bottoms' penalties, which more training moves both ways, and gets
-# none; a claim already inconclusive gets none either.
+# retrained with LONGER x the epochs, and the claim is re-judged on them. Every stitching verdict
+# gets it, decided or not, whichever way it went (issue 46): the self-stitch, the reference every
+# penalty is measured beyond, is retrained too and may move either way. For a claim over several
+# senders and cuts ("at most a bound everywhere") the deciding cells are all those past the bound,
+# or the closest one when none is; a difference between stitches ("mid_degrades", "early_first")
+# is decided by every stitch it reads.
 
 
 def _past(pens: dict[str, pd.Series], bound: float, absolute: bool = False) -> list[tuple[str, list[str]]]:
@@ -359,8 +369,9 @@ def _past(pens: dict[str, pd.Series], bound: float, absolute: bool = False) -> l
 
 
 def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) -> list[dict]:
-    """Per decided claim of B-F2C, B-F3A or B-F3B ("early_first", a difference, gets none): the cells (sender, cuts) that decide it, the bound on
-    the penalty beyond the self-stitch there (points), and whether the claim is "penalty high"."""
+    """Per stitching claim of B-F2C, B-F3A or B-F3B, decided or not: the cells (sender, cuts) that
+    decide it, the bound on the penalty beyond the self-stitch there (points), and whether the claim
+    is "penalty high"."""
     cuts = list(dict.fromkeys(table.cut))
     later = cfg.later()  # the bottoms with more samples, or from later in the run
     out = []
@@ -385,8 +396,15 @@ def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) 
             # "high": the random-label bottom's largest penalty decides it
             cells = _past(pens, float("inf")) if key == "except_noise" else _past(pens, bound)
             out.append((c, cells, bound, key == "except_noise"))
-    return [dict(claim=c.key, sender=cells[0][0], cells=cells, bound=bound, high=high)
-            for c, cells, bound, high in out if decided(c)]
+        elif key == "mid_degrades":  # both bottoms' stitches at the middle cuts (a difference of the two)
+            mid = _thirds(cuts)[1]
+            few, most = (f"{_k(k)} samples" for k in (min(cfg.bottom_samples), max(cfg.bottom_samples)))
+            out.append((c, [(few, list(mid)), (most, list(mid))], DEGRADE_MIN, True))
+        elif key == "early_first":  # the shorter run's stitches at the early and late cuts
+            early, _, late = _thirds(cuts)
+            shorter = _epochs_name(min(f for f in cfg.snapshots if f < cfg.top_snapshot))
+            out.append((c, [(shorter, list(early) + list(late))], CONVERGE_MIN, True))
+    return [dict(claim=c.key, sender=cells[0][0], cells=cells, bound=bound, high=high) for c, cells, bound, high in out]
 
 
 def _one_top_checks(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
