@@ -477,7 +477,8 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
     monkeypatch.setattr(F, "stitch_grid", longer_grid)
     out = F.training_length_control(cfg, "demo", table, {}, claims)
     assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
-    assert len(claims[0].controls) == 2  # fine-tuning's claim untouched
+    # the comparative fine-tuning claim reads the same stitches: it is re-judged on them too (issue 46)
+    assert len(claims[0].controls) == 3 and claims[0].controls[-1].kind == "training length"
     assert list(out["penalty 4x (points)"].round(2)) == [0.5, 6.0]
     assert list(out["penalty 1x (points)"].round(2)) == [2.0, 30.0]
 

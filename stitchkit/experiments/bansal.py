@@ -265,6 +265,7 @@ def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFra
 # claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")
 _LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
                   "random_early": (RANDOM, "first", RANDOM_EARLY_MAX_PENALTY, False),
+                  "same_trend": (RANDOM, "all", None, False),  # B-F5: the random bottom's penalty at every cut
                   "random_late": (RANDOM, "last two", RANDOM_LATE_MIN_PENALTY, True)}
 
 _SAME_CLAIM = {"random_early_stitch": "random_early"}  # another page's key -> B-F2A's, for the same claim
@@ -294,9 +295,10 @@ def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> 
             continue
         g = by[sender]
         beyond = _beyond_self(g, by[SELF])
-        cuts = {"worst": deciding_cuts(beyond, 100 * bound), "first": [g.index[0]],
-                "last two": list(g.index[-2:])}[where]
-        out.append(dict(claim=c.key, base_key=key, panel=panel, sender=sender, cuts=cuts, bound=100 * bound,
+        cuts = {"worst": deciding_cuts(beyond, 100 * (bound or 0)) if where == "worst" else None,
+                "first": [g.index[0]], "last two": list(g.index[-2:]), "all": list(g.index)}[where]
+        out.append(dict(claim=c.key, base_key=key, panel=panel, sender=sender, cuts=cuts,
+                        bound=None if bound is None else 100 * bound,
                         high=high,
                         grid=float(beyond[cuts].mean())))
     return out
@@ -336,6 +338,10 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
 
 
 def _rejudge_connectivity(key: str) -> Callable[[pd.DataFrame], Criterion]:
+    if key == "same_trend":  # B-F5's: the trend of the random bottom's penalty against its CKA
+        from .bansal_layers import rejudge_trend
+
+        return rejudge_trend
     return lambda t: next(c for c in _connectivity_claims(t)[1] if c.key == key).criterion
 
 

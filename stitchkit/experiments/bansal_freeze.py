@@ -58,7 +58,7 @@ from ..store import Store, config_key
 from ..train import evaluate, train
 from .bansal_bottoms import own_correct
 from .bansal_core import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
-from .bansal_length import decided, replace_cells
+from .bansal_length import replace_cells
 
 SELF = "full network into itself (control)"
 A, B = "few-sample bottom into the full network", "full bottom into the few-sample network"
@@ -280,8 +280,10 @@ ANOMALY_MARGIN = 0.0  # points: the freeze-trained network minus the few-sample 
 
 def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg: FreezeConfig):
     """B-F9's claim on the interval of the full network's accuracy minus the freeze-trained
-    one's (the two compared image by image on the stitches' test images), with the two-sided
-    self-stitch control, the control that stitching froze something, and the premise that the
+    one's (the two compared image by image on the stitches' test images), with the positive
+    control (stitching enters the claim through the choice of frozen pieces: a recipe that cannot
+    reach the receiver overstates penalties and freezes fewer pieces; kind ``stitch_other``), the
+    control that stitching froze something, and the premise that the
     freeze-trained network is at least as accurate as the few-sample network it starts from."""
     full = 100 * metrics["full network"]["test"]["accuracy"]
     few = 100 * metrics["few-sample network"]["test"]["accuracy"]
@@ -308,6 +310,7 @@ def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, 
                "frozen_count": len([f for f in frozen if f != "head"]),
                "control_max_penalty": float(100 * t[t.sender == SELF].penalty.max()),
                "control_largest_penalty": self_e.value, "frozen_names": ", ".join(frozen) or "none",
+               **controls.gain_numbers("self_stitch", 100 * t.penalty.to_numpy(dtype=float)[self_pos]),
                "n_test": int(noise.n_test_of(three, {"correct": "accuracy"}))}
     control = controls.reaches_receiver(self_e, what="full network stitched into itself at every cut")
     froze = Control.of("stitching found layers to freeze (else the network is simply retrained on all the data)",
@@ -325,7 +328,7 @@ def freeze_summary(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, 
         paper="within ≈3% (App. B.4, Fig. 9); within 2% (Sec. 6)",
         ours=f"{frz:.2f}% vs {full:.2f}% (gap {gap.text(2, 'points')}; frozen: {', '.join(frozen) or 'none'}; "
              f"the few-sample network alone {few:.2f}%, the freeze-trained one minus it "
-             f"{above_few.text(2, 'points')})", controls=[control, froze, beyond_few])]
+             f"{above_few.text(2, 'points')})", controls=[control, froze, beyond_few], kind="stitch_other")]
     return numbers, claims
 
 
@@ -341,12 +344,11 @@ def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, 
     (:func:`deciding_cells`: each run within the bound and the first cut outside it; their
     reference, the full network's own accuracy, involves no stitch) are retrained and the pieces
     chosen again. The same pieces: the claim's numbers stand as they are. Other pieces: the network
-    is freeze-trained on them and the claim judged again. A claim not decided gets no check (an
-    empty table). Attaches :func:`stitchkit.controls.training_length` to the claim (its copy takes
+    is freeze-trained on them and the claim judged again. Attaches :func:`stitchkit.controls.training_length` to the claim (its copy takes
     its place in ``claims``); returns one row per retrained stitch (points: (a)'s penalty, (b)'s
-    gap to the full network)."""
+    gap to the full network). Run for the claim decided or not (issue 46)."""
     claim = next((c for c in claims if c.key == "within"), None)
-    if claim is None or not decided(claim):
+    if claim is None:
         return pd.DataFrame(columns=LENGTH_COLUMNS)
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t.cut))

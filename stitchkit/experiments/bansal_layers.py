@@ -25,9 +25,10 @@ from ..results import at_least, at_most
 from ..scales import check_names, figure_config, param
 from ..similarity import CKABootstrap
 from .bansal_core import (RANDOM, SELF, TRAINED, ConnectivityConfig, _extend_presets, _trained_pair,
-                          boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary, estimate_numbers,
+                          _connectivity_claims, boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary,
+                          estimate_numbers,
                           points, positions, replicate_vectors)
-from .bansal_length import decided, replace_cells
+from .bansal_length import replace_cells
 
 
 # --------------------------------------------------------------------------------------------
@@ -102,12 +103,10 @@ def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame
     reference) are retrained with :data:`LONGER` times the epochs, their 1x cells replaced, and the
     claim re-judged on that table (:func:`stitchkit.controls.training_length`), whichever way it
     went (more training can narrow a spread or widen it); the claim's copy with it takes its place
-    in ``claims``. A claim already inconclusive (a control failed, or within noise) cannot be
-    decided by it and gets none. Returns one row per retrained cell."""
+    in ``claims``. Every verdict gets it, decided or not (issue 46). Returns one row per retrained
+    cell."""
     claim = next(c for c in claims if c.key == "kernel_minimal")
     cols = ["cut", "kernel", "grid (points)", f"{LONGER}x epochs (points)"]
-    if not decided(claim):
-        return pd.DataFrame(columns=cols)
     pen = _kernel_penalties(table)
     spread = pen.max(axis=1) - pen.min(axis=1)
     cuts = [str(c) for c in spread.index if spread[c] > KERNEL_MAX_SPREAD] or [str(spread.idxmax())]
@@ -145,7 +144,8 @@ def _kernel_penalties(table: pd.DataFrame) -> pd.DataFrame:
 def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[ClaimSpec]]:
     """B-F4: the largest spread over cuts of the trained sender's penalty across kernel sizes,
     bootstrapped as a maximum of spreads (every kernel's stitch tested on the same images), and
-    the two-sided self-stitch control over every cut and kernel."""
+    the positive control over every cut and kernel (a statistic of trained stitches: no negative
+    control, :data:`stitchkit.controls.KINDS`)."""
     t = table.reset_index(drop=True)
     trained = _kernel_penalties(t)
     kernels, cuts = list(trained.columns), list(trained.index)
@@ -163,7 +163,8 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[Cl
     numbers = {"max_spread": 100 * spread.max(), "mean_spread": 100 * spread.mean(),
                "max_spread_low": spread_e.low, "max_spread_high": spread_e.high,
                "control_max_penalty": 100 * t[t.sender == SELF].penalty.max(),
-               **estimate_numbers("control_largest_penalty", self_e)}
+               **estimate_numbers("control_largest_penalty", self_e),
+               **controls.gain_numbers("self_stitch", points(t, self_pos))}
     for k in kernels:
         numbers[f"mean_penalty_k{k}"] = 100 * trained[k].mean()
     means = 100 * trained.mean()
@@ -179,7 +180,7 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[Cl
                                           f"{', '.join(map(str, kernels))}"),
                         paper="minimal impact (Fig. 4, App. B.1)",
                         ours=f"max spread {spread_e.text(2, 'points')} (at {spread.idxmax()}), "
-                             f"mean {numbers['mean_spread']:.2f}", controls=[ctl])]
+                             f"mean {numbers['mean_spread']:.2f}", controls=[ctl], kind="stitch_other")]
     return numbers, claims
 
 
@@ -248,10 +249,7 @@ def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[s
     cka_rd = cka_reps_of(t, p_rd)  # (R+1, cuts)
     n_images = _cka_images(table)
     early_cka = cka_estimate(cka_rd[:, 0], n_images)
-    pen = replicate_vectors(t, lambda x: points(x, p_rd))  # (R+1, cuts): the raw penalty, as the paper plots it
-    rho_reps = np.array([_spearman(pen[r], cka_rd[r]) for r in range(len(pen))])
-    rho = noise.from_defined_replicates(rho_reps, n_test=n_images, method="paired bootstrap over the stitches' test "
-                                        "images and the CKA images")
+    rho = _trend(t)
     numbers.update({"random_cka_first": early_cka.value, "random_cka_first_low": early_cka.low,
                     "random_cka_first_high": early_cka.high, "random_cka_late": rand.cka.iloc[-2:].mean(),
                     "trained_cka_mean": trained.cka.mean(), "random_rho_penalty_cka": rho.value,
@@ -260,7 +258,7 @@ def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[s
     for cut in cuts:
         numbers[f"random_cka_{cut}"] = rand.cka[cut]
         numbers[f"trained_cka_{cut}"] = trained.cka[cut]
-    control = f2a_claims[0].controls
+    positive = [k for k in f2a_claims[0].controls if k.kind == controls.POSITIVE]
     claims = [
         replace(f2a_claims[1], key="random_early_stitch",
                 text="Stitching: the early layers of a trained network behave like a random network's (low penalty)"),
@@ -268,15 +266,37 @@ def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[s
                   text="CKA also finds the early layers of a trained network similar to a random network's",
                   criterion=at_least(early_cka, CKA_EARLY_MIN, f"CKA(random, receiver) at '{cuts[0]}'", unit=""),
                   paper="high CKA at early layers (Fig. 5, App. B.2.1)", ours=f"{early_cka.text(3)} at '{cuts[0]}', "
-                  f"{numbers['random_cka_late']:.3f} at the last two cuts", controls=control),
-        ClaimSpec(
-            key="same_trend",
-            text="Stitching and CKA show the same trend over layers for the random network",
-            criterion=at_most(rho, AGREEMENT_MAX_RHO, "Spearman ρ(penalty, CKA) over the cuts", unit=""),
-            paper="CKA has the same trend as the stitching penalty (Sec. 3, Fig. 5)", ours=f"ρ = {rho.text(2)} over "
-            f"{len(cuts)} cuts", controls=control),
+                  f"{numbers['random_cka_late']:.3f} at the last two cuts", kind="no_stitch"),
+        _trend_claim(rho, len(cuts), positive),
     ]
     return numbers, claims
+
+
+def _trend(t: pd.DataFrame) -> noise.Estimate:
+    """Spearman ρ over the cuts between the random bottom's raw penalty (the paper plots it) and its
+    CKA with the receiver, on the penalties' bootstrap and the CKA's together."""
+    t = t.reset_index(drop=True)
+    cuts = list(dict.fromkeys(t[t.sender == RANDOM].cut))
+    p_rd = positions(t, RANDOM, cuts)
+    cka_rd = cka_reps_of(t, p_rd)  # (R+1, cuts)
+    pen = replicate_vectors(t, lambda x: points(x, p_rd))  # (R+1, cuts)
+    rho_reps = np.array([_spearman(pen[r], cka_rd[r]) for r in range(len(pen))])
+    return noise.from_defined_replicates(rho_reps, n_test=_cka_images(t), method="paired bootstrap over the "
+                                         "stitches' test images and the CKA images")
+
+
+def _trend_claim(rho: noise.Estimate, n_cuts: int, positive) -> ClaimSpec:
+    return ClaimSpec(
+        key="same_trend", text="Stitching and CKA show the same trend over layers for the random network",
+        criterion=at_most(rho, AGREEMENT_MAX_RHO, "Spearman ρ(penalty, CKA) over the cuts", unit=""),
+        paper="CKA has the same trend as the stitching penalty (Sec. 3, Fig. 5)", ours=f"ρ = {rho.text(2)} over "
+        f"{n_cuts} cuts", controls=positive, kind="stitch_other")
+
+
+def rejudge_trend(t: pd.DataFrame):
+    """B-F5's "same_trend" judged on another table (the training-length control's)."""
+    positive = [k for k in _connectivity_claims(t)[1][0].controls if k.kind == controls.POSITIVE]
+    return _trend_claim(_trend(t), t[t.sender == RANDOM].cut.nunique(), positive).criterion
 
 
 def _cka_images(table: pd.DataFrame) -> int:
