@@ -19,16 +19,30 @@
 # ("vanilla") stitch *hacks* the receiver: feeds it something that works for the task but is
 # unlike the representation the receiver expects. As a baseline the paper trains a second
 # stitch on the squared error to the expected representation $B_{\le j}(x)$ alone (the
-# *similarity-trained* stitch), and finds that it reaches low task accuracy where the vanilla
-# stitch is accurate. Here that stitch is the exact least-squares fit (see the deviations),
-# evaluated on the task for every cell of H-F2's grid.
+# *similarity-trained* stitch), by SGD for 30 epochs, and finds that it reaches low task
+# accuracy where the vanilla stitch is accurate. Here that stitch is trained the paper's way:
+# from a random start, SGD on the mean squared error between its output and the receiver's
+# activation, with the grid's optimiser, learning rate, batch and training images, for
+# {glue:text}`similarity_epochs:.0f` epochs at this scale (the paper's 30 at `paper`; 10 at
+# `demo`, what 2 CPU cores afford), then evaluated on the task beside the vanilla stitch of
+# the same cell.
 #
-# **Control.** Each network stitched into itself on the diagonal (an exact stitch exists): the
-# vanilla stitch must score the network's own accuracy within 0.5 points either way, judged on
-# the interval of the largest |penalty| over these stitches.
+# **Controls.** The claim says a stitch *fails* at the task, so it needs the stitch recipes to
+# be able to succeed and to be trained long enough (issue 46). (1) Positive control, for both
+# recipes: each network stitched into itself on the diagonal, where an exact stitch exists,
+# by the vanilla recipe and by the similarity-trained one, loses at most 1 point at its worst
+# diagonal cell, judged on the upper end of the interval of the largest self-penalty (a
+# self-stitch that gains is reported, not gated). A similarity-trained recipe that cannot even
+# reproduce a network from itself would make every similarity-trained stitch look bad. (2)
+# Training length: the cells below the diagonal of the pair that decides the claim (the
+# highest ratio) are retrained at four times the epochs, both stitches, put in place of their
+# 1× values, and the claim judged again must give the same result. No negative control: an
+# untrained sender guards claims that a stitch *works*.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: seconds after H-F2 (every number is in
-# its cache); otherwise H-F2's time.
+# **Prerequisites.** CIFAR-10 in the data root. Time: after H-F2 (its networks and vanilla
+# stitches are read from the cache), `demo` trains about 40 similarity stitches of 790 small
+# steps each and the control's longer ones on 2 CPU cores (an estimate, not yet timed: several
+# minutes).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | paper
@@ -60,16 +74,21 @@ run = Run("H-F5", scale, cfg)
 # ## Task accuracy of the two stitches
 #
 # Per trained pair, the mean accuracy relative to the receiver's own (in % of it) below the diagonal
-# ($j < i$, where the triangle's surprise lies) for the similarity-trained and the vanilla stitch.
+# ($j < i$, where the triangle's surprise lies) for the similarity-trained and the vanilla stitch,
+# their ratio (the claim's number), and for reference the exact least-squares map (the optimum
+# the similarity-trained stitch approaches).
 
 # %%
 table, accuracy = hernandez.all_pairs(cfg, scale)
-numbers, claims = hernandez.similarity_summary(table)
-run.record(numbers, claims)
-hernandez.similarity_table(table)
+sim = hernandez.similarity_stitches(table, cfg, scale)
+longer = hernandez.similarity_longer(table, sim, cfg, scale)
+numbers, claims = hernandez.similarity_summary(table, sim, longer)
+run.record({**numbers, "similarity_epochs": hernandez.SIMILARITY_EPOCHS[scale]}, claims)
+hernandez.similarity_table(table, sim)
 
 # %%
-run.figure("similarity", hernandez.plot_grids(table, value="dm_accuracy", title=hernandez.title(cfg, scale),
+cells = table.merge(sim[["sender", "receiver", "i", "j", "sim_accuracy"]], on=["sender", "receiver", "i", "j"])
+run.figure("similarity", hernandez.plot_grids(cells, value="sim_accuracy", title=hernandez.title(cfg, scale),
                                               counts=cfg.layer_name, label="test accuracy, similarity-trained stitch (%)"))
 
 # %% [markdown]
@@ -77,23 +96,24 @@ run.figure("similarity", hernandez.plot_grids(table, value="dm_accuracy", title=
 # :name: fig-h-f5
 # :alt: A grid of heatmaps, one per ordered pair of trained small ResNets, of the test accuracy in percent of the similarity-trained stitch over sender layer (rows) and receiver layer (columns).
 #
-# Test accuracy (%) of the similarity-trained (least-squares) stitch for every sender layer
-# $i$ and receiver layer $j$, same layout as {doc}`H-F2`'s figure of the vanilla stitch. Compare
-# with the paper's Figure 5, which reports low task accuracy for this stitch where the vanilla
-# stitch reaches about 90% in the triangle (the paper gives no number per cell).
+# Test accuracy (%) of the similarity-trained stitch (SGD on the MSE) for every sender layer
+# $i$ above receiver layer $j$ ($j < i$) and on the diagonal of a network into itself, same
+# layout as {doc}`H-F2`'s figure of the vanilla stitch (cells not stitched here are blank).
+# Compare with the paper's Figure 5, which reports low task accuracy for this stitch where the
+# vanilla stitch reaches about 90% in the triangle (the paper gives no number per cell).
 # ```
 
 # %% [markdown]
 # ## Claims
 #
-# The verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.hernandez` before any run: "low" is at most half the receiver's own
-# accuracy on average below the diagonal, for every pair (the maximum over pairs). It is judged
-# on the 95% interval of that maximum (the judged value column), from a paired bootstrap over
-# the test images (the similarity-trained stitch's per-image results against the receiver's,
-# the maximum recomputed on each resample): the claim is reproduced or not reproduced only when
-# the whole interval lies on one side of 50%, and is otherwise *inconclusive at this
-# scale (within noise)*. A failed control also makes it inconclusive.
+# The verdict is computed from the criterion in its row, fixed on 2026-11-27 (issue 46, after
+# earlier runs had been seen): "low, unlike the vanilla stitch" is a similarity-trained stitch
+# whose mean accuracy below the diagonal is at most half of the vanilla stitch's there, for every
+# pair (the maximum over pairs of the ratio). It is judged on the 95% interval of that maximum
+# (the judged value column), from a paired bootstrap over the test images (both stitches and
+# the receiver scored on each resample, the maximum recomputed): the claim is reproduced or not
+# reproduced only when the whole interval lies on one side of 50%, and is otherwise
+# *inconclusive at this scale (within noise)*. A failed control also makes it inconclusive.
 
 # %%
 run.save()
@@ -108,18 +128,22 @@ run.claims_table()
 #   R2222: 0, 2, 4, 6, 8; so $j < i$ follows the paper's indexing), the stitches
 #   DM-initialised and trained 2 epochs on 5,000 images in batches of 64 at lr 0.01.
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
-#   error to the expected representation. For a linear stitch that objective is convex, and
-#   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64
-#   normal equations, bias included) on 1,000 training images, instead of approximating it by
-#   SGD. Where the paper's stitch had not converged, its numbers would differ from ours.
+#   error to the expected representation; `demo` trains 10 (790 steps of batches of 64 on H-F2's
+#   5,000 stitch-training images), with H-F2's stitch optimiser, learning rate, weight decay and
+#   schedule, from a random start. Until 2026-11-27 this page used the exact least-squares map
+#   (direct matching) instead and judged it against half the receiver's accuracy; that map has
+#   no training at all, and the paper's claim compares with the vanilla stitch (issue 46). Its
+#   accuracy stays in the table above for reference.
+# - **Test images.** `demo` evaluates every stitch on all 10,000 test images (2,000 before
+#   2026-11-27).
 
 # %% [markdown]
 # ## Summary
 #
-# If matching the expected representation as closely as a linear map can does not give the
-# receiver what it needs, while a task-trained stitch does, then the task-trained stitch is
-# finding something else than "the same representation". The result box at the top states
-# what held at this run's scale.
+# If a stitch trained to match the expected representation does not give the receiver what it
+# needs, while a task-trained stitch does, then the task-trained stitch is finding something
+# else than "the same representation". The result box at the top states what held at this
+# run's scale.
 
 # %% [markdown]
 # ## Configuration

@@ -246,6 +246,25 @@ CHANGES: tuple[Change, ...] = (
            "the first demo run failed the control for DM (func.) ties within noise (ResNet-18 #0's block6 into "
            "block5 at 100.6% of its own accuracy, excess interval [-1.9, 3.2] points); loosening a control after "
            "seeing it fail is not allowed, and the book's controls pass only when shown", "32c54f4 (reverting a4d6292)", "2026-11-25"),
+    Change(("H-F2", "H-F4", "H-F5", "H-F6", "H-T1", "H-T2", "X-3"),
+           "controls matched to each claim's kind: the one-sided positive control (the largest self-penalty's "
+           "upper end ≤ 1 point; a self-stitch gain reported, not gated) on every stitching claim; the paper's "
+           "untrained-sender bound (≤ 50% outside the early corner) as the negative control of H-F2/H-F4's lower "
+           "triangle only (no longer on 'upper_low' and not on 'random_low', both kind 'fails'); X-3's connectivity "
+           "and lower triangle an untrained network stitched at the last two cuts (≥ 20 points beyond the "
+           "self-stitch), and a training-length control for its three stitching claims; H-F6 a positive control "
+           "(the receiver into itself at the stitched layers); the training-length control for every verdict, "
+           "decided or not (H-T1/H-T2 had it for decided claims only); H-T1/H-T2's share and median bootstrapped over "
+           "the stitches as well as the test images ('closer' was 50 [50, 50] over 6 stitches); H-F5's "
+           "similarity-trained stitch trained by SGD on the MSE from a random start (10 epochs at demo, the paper's "
+           "30 at paper) instead of the exact least-squares map, judged against the vanilla stitch (at most half its "
+           "accuracy below the diagonal) instead of half the receiver's, with both stitches' positive and "
+           "training-length controls; every demo page on all 10,000 test images (2,000 before)",
+           "the two-sided self-stitch gate could not be passed at the pages' test sizes (a perfect recipe passed it "
+           "0-22% of the time) and double-counted the gain the penalties subtract; redesigned after the runs were "
+           "seen (issue 46). H-F5's least-squares map had no training to judge and its bound was not the paper's "
+           "comparison; H-T1's zero-width interval counted fixed stitches as if they carried no noise",
+           "81491de", "2026-11-27"),
 )
 
 

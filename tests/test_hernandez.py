@@ -163,14 +163,32 @@ def test_a_lower_triangle_at_its_threshold_is_within_noise():
     assert _verdicts(claims)["lower_high"] == "inconclusive at this scale"
 
 
-def test_the_power_and_the_two_sided_self_stitch_controls():
+def test_claim_kinds_and_the_controls_each_needs():
+    """Issue 46: the lower triangle (stitches work) is 'compatible': positive, negative (the
+    paper's untrained-sender bound) and training length; the upper triangle and the untrained
+    senders' claim (stitches fail) are 'fails': positive and training length, no negative."""
+    from stitchkit import controls
+
     table = _table()
-    # a stitch that does the task from random features fails the power control: inconclusive
+    longer = _longer(table, {("A", "B", 4, 0): 0.95, ("A", "B", 0, 8): 0.3})
+    _, claims = hernandez.grid_summary(table, {"A": 0.8}, longer)
+    kinds = {c.key: (c.kind, tuple(k.kind for k in c.controls)) for c in claims}
+    assert kinds == {"lower_high": ("compatible", (controls.POSITIVE, controls.NEGATIVE, controls.LENGTH)),
+                     "upper_low": ("fails", (controls.POSITIVE, controls.LENGTH)),
+                     "random_low": ("fails", (controls.POSITIVE, controls.LENGTH))}
+    for c in claims:
+        assert {k.kind for k in c.controls} == set(controls.required(c.kind))
+
+
+def test_the_negative_and_the_one_sided_positive_controls():
+    table = _table()
+    # a stitch that does the task from random features fails the negative control: the lower
+    # triangle (stitches work) is inconclusive; the claims that stitches fail do not need it
     strong = _set_cells(table, table.kind == "random sender", 0.9)
     _, claims = hernandez.grid_summary(strong, {"A": 0.8})
-    assert _verdicts(claims) == {"lower_high": "inconclusive at this scale", "upper_low": "inconclusive at this scale",
+    assert _verdicts(claims) == {"lower_high": "inconclusive at this scale", "upper_low": "reproduced",
                                  "random_low": "not reproduced"}
-    # a self-stitch that adds 3 points by itself fails the control as surely as one that loses them
+    # a self-stitch that adds 3 points by itself passes the one-sided control; its gain is reported
     gains = table.copy()
     diag = np.flatnonzero(((gains.sender == "A") & (gains.receiver == "A") & (gains.i == gains.j)).to_numpy())
     correct = list(gains.correct)
@@ -183,11 +201,26 @@ def test_the_power_and_the_two_sided_self_stitch_controls():
     gains = gains.assign(penalty=gains.receiver_accuracy - gains.accuracy)
     numbers, claims = hernandez.grid_summary(gains, {"A": 0.8})
     assert numbers["control_max_penalty"] == pytest.approx(-3.0)
+    assert numbers["self_stitch_gain"] == pytest.approx(3.0)
+    assert claims[0].controls[0].passed and "at most 1 points" in claims[0].controls[0].text
+    # one that loses 3 points fails it: every claim is inconclusive
+    loses = table.copy()
+    correct = list(loses.correct)
+    for n in diag:
+        c = loses.receiver_correct.iloc[n].copy()
+        c[np.flatnonzero(c)[:30]] = False
+        correct[n] = c
+        loses.loc[n, "accuracy"] = c.mean()
+    loses["correct"] = correct
+    loses = loses.assign(penalty=loses.receiver_accuracy - loses.accuracy)
+    _, claims = hernandez.grid_summary(loses, {"A": 0.8})
     assert set(_verdicts(claims).values()) == {"inconclusive at this scale"}
-    assert "both ways" in claims[0].controls[0].text and not claims[0].controls[0].passed
     # no network stitched into itself: nothing vouches for the recipe
     _, claims = hernandez.grid_summary(table[~((table.sender == "A") & (table.receiver == "A"))], {"A": 0.8})
     assert "none was stitched" in claims[0].controls[0].text and not claims[0].controls[0].passed
+    # no untrained sender: the negative control was not run, and fails
+    _, claims = hernandez.grid_summary(table[table.kind == "trained"], {"A": 0.8})
+    assert "not run" in claims[0].controls[1].text and not claims[0].controls[1].passed
 
 
 def test_training_length_control_rejudges_each_claim_like_for_like():
@@ -279,23 +312,77 @@ def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
     assert hernandez.load_spot("missing", tmp_path) is None
     ok = table.assign(accuracy=np.where(table.sender == table.receiver, 0.8, table.accuracy))
     ok = ok.assign(penalty=ok.receiver_accuracy - ok.accuracy)
-    assert hernandez.spot_claims(ok, meta).verdict.tolist() == ["reproduced", "reproduced"]
+    # the spot checks ran no untrained sender: the lower triangle's negative control was not run
+    # (issue 46), so only the claim that stitches fail above the diagonal is decided
+    judged = hernandez.spot_claims(ok, meta)
+    assert judged.verdict.tolist() == ["inconclusive at this scale", "reproduced"]
+    assert "not run" in judged.controls[0] and "not run" not in judged.controls[1]
 
 
-def test_similarity_verdict_has_an_interval():
-    table = _grid("A", "B", "trained", 5, 5, 0.95, 0.3)
-    low = _set_cells(table, np.ones(len(table), bool), 0.2)  # the least-squares stitch: 0.2 of the receiver
-    table = table.assign(dm_correct=list(low.correct), dm_accuracy=low.accuracy)
-    self_diag = _exact_self(_grid("A", "A", "trained", 5, 5, 1.0, 0.3))
-    self_diag = self_diag.assign(dm_correct=list(self_diag.correct), dm_accuracy=self_diag.accuracy)
-    numbers, claims = hernandez.similarity_summary(pd.concat([table, self_diag], ignore_index=True))
-    assert numbers["similarity_below_max"] == pytest.approx(100.0)  # A into A: exact least squares everywhere here
+def _sim(table, rel_of_receiver):
+    """Similarity-trained stitches (as :func:`hernandez.similarity_stitches` returns them) at the
+    cells H-F5 judges, each at ``rel_of_receiver`` of the receiver (exact on a self diagonal)."""
+    cells = hernandez_mse._similarity_cells(table)
+    rows = []
+    for n, r in enumerate(cells.itertuples()):
+        if r.sender == r.receiver and r.i == r.j:
+            st = r.receiver_correct.copy()
+        else:
+            st, _ = _images(rel_of_receiver, shift=5 * n)
+        rows.append({"sender": r.sender, "receiver": r.receiver, "i": r.i, "j": r.j, "cut_i": r.cut_i,
+                     "cut_j": r.cut_j, "sim_accuracy": st.mean(), "sim_correct": st, "sim_loss": 0.1})
+    return pd.DataFrame(rows)
+
+
+def test_similarity_claim_compares_with_the_vanilla_stitch():
+    """H-F5 (issue 46): the SGD-trained similarity stitch against the vanilla stitch of the same
+    cells, kind 'fails': both recipes' positive controls and the training-length control."""
+    from stitchkit import controls
+
+    table = pd.concat([_exact_self(_grid("A", "A", "trained", 5, 5, 0.95, 0.3)),
+                       _grid("A", "B", "trained", 5, 5, 0.95, 0.3)], ignore_index=True)
+    sim = _sim(table, 0.2)  # 0.2 of the receiver where the vanilla stitch has 0.95: a ratio near 21%
+    numbers, claims = hernandez.similarity_summary(table, sim)
+    c = claims[0]
+    assert c.kind == "fails" and [k.kind for k in c.controls] == [controls.POSITIVE, controls.POSITIVE]
+    assert numbers["similarity_below_max"] == pytest.approx(100 * 0.2 / 0.95, abs=0.5)
+    assert c.criterion.holds and c.criterion.low < numbers["similarity_below_max"] < c.criterion.high
+    assert c.criterion.unit == "%" and "paired bootstrap" in c.criterion.interval
+    assert all(k.passed for k in c.controls)
+    # a similarity-trained stitch as good as the vanilla one: not reproduced
+    _, claims = hernandez.similarity_summary(table, _sim(table, 0.95))
     assert claims[0].criterion.holds is False
-    numbers, claims = hernandez.similarity_summary(table)
-    c = claims[0].criterion
-    # in percent of the receiver's accuracy, as every claim of the book states accuracies
-    assert numbers["similarity_below_max"] == pytest.approx(20.0) and c.holds and c.low < 20 < c.high and c.unit == "%"
-    assert "paired bootstrap" in c.interval
+    # a similarity recipe that cannot reproduce a network from itself fails its positive control
+    bad = sim.copy()
+    own = np.flatnonzero(((bad.sender == bad.receiver) & (bad.i == bad.j)).to_numpy())
+    for n in own:
+        st, _ = _images(0.9, shift=n)
+        bad.at[n, "sim_correct"], bad.at[n, "sim_accuracy"] = st, st.mean()
+    _, claims = hernandez.similarity_summary(table, bad)
+    assert not claims[0].controls[1].passed and claims[0].controls[0].passed
+    # the training-length control: the deciding pair's cells, both stitches retrained, swapped in
+    below = sim[(sim.j < sim.i) & (sim.sender == "A") & (sim.receiver == "B")]
+    longer = below.assign(sim_accuracy=0.8 * 0.95, sim_correct=[_images(0.95, shift=k)[0] for k in range(len(below))],
+                          accuracy=below.sim_accuracy, correct=[_images(0.95, shift=k)[0] for k in range(len(below))])
+    longer = longer.assign(sim_accuracy=[c.mean() for c in longer.sim_correct])
+    _, claims = hernandez.similarity_summary(table, sim, longer)
+    assert claims[0].controls[-1].kind == controls.LENGTH and not claims[0].controls[-1].passed
+    _, claims = hernandez.similarity_summary(table, sim, below.assign(
+        accuracy=[table.set_index(["sender", "receiver", "i", "j"]).accuracy.loc[k] for k in
+                  zip(below.sender, below.receiver, below.i, below.j)],
+        correct=[table.set_index(["sender", "receiver", "i", "j"]).correct.loc[k] for k in
+                 zip(below.sender, below.receiver, below.i, below.j)]))
+    assert claims[0].controls[-1].passed
+
+
+def test_similarity_recipe_is_the_grids_from_a_random_start():
+    cfg = hernandez.PRESETS_F2["demo"]
+    r = hernandez.similarity_recipe(cfg, "demo")
+    assert r.init == "default" and r.train.epochs == hernandez.SIMILARITY_EPOCHS["demo"] == 10
+    assert (r.kind, r.train.lr, r.train.batch_size, r.train_size) == (
+        cfg.recipe().kind, cfg.recipe().train.lr, cfg.recipe().train.batch_size, cfg.recipe().train_size)
+    assert hernandez.similarity_recipe(cfg, "demo", 4).train.epochs == 40
+    assert hernandez.similarity_recipe(hernandez.PRESETS_F2["paper"], "paper").train.epochs == 30
 
 
 def _per(ev, es, sv, n=400, seed=0):
@@ -314,29 +401,46 @@ def _per(ev, es, sv, n=400, seed=0):
     return per
 
 
+def _many(ev, es, sv, copies=5):
+    """``copies`` stitches of each judged pattern, then the exact self-stitch (the lists' last)."""
+    return [x for x in ev[:-1] for _ in range(copies)] + [ev[-1]], \
+        [x for x in es[:-1] for _ in range(copies)] + [es[-1]], [x for x in sv[:-1] for _ in range(copies)] + [sv[-1]]
+
+
 def test_mse_claims_closer_can_fail_and_carry_intervals():
     stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
                           for k in ("EV", "ES", "SV")})
     grid = _exact_self(_grid("B", "B", "trained", 3, 3, 1.0, 0.3))
-    # ES the smallest of the three in 3 of the 4 judged stitches (B into B at i = j is left out)
-    per = _per(ev=[1.0, 2.0, 3.0, 1e-3, 0.5], es=[0.1, 0.5, 0.01, 1e-2, 1e-30], sv=[0.9, 1.5, 3.0, 0.5, 0.5])
-    numbers, claims = hernandez.mse_summary(per, stats, grid, "test")
-    assert numbers["closer_percent"] == 75 and claims[0].criterion.unit == "%" and numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
+    pattern = ([1.0, 2.0, 3.0, 1e-3, 0.5], [0.1, 0.5, 0.01, 1e-2, 1e-30], [0.9, 1.5, 3.0, 0.5, 0.5])
+    # ES the smallest of the three in 3 of 4 judged stitches (B into B at i = j is left out): with
+    # only 4 stitches the share is that uncertain (issue 46: the stitches are resampled too, not
+    # only the test images, which left H-T1's 'closer' at 50 [50, 50])
+    numbers, claims = hernandez.mse_summary(_per(*pattern), stats, grid, "test")
+    c = claims[0].criterion
+    assert numbers["closer_percent"] == 75 and c.low < 75 < c.high and c.high - c.low > 20 and c.holds is None
+    assert "stitches" in c.interval and [k.kind for k in claims] == ["stitch_other", "stitch_other"]
+    # 20 stitches of the same patterns: decided
+    numbers, claims = hernandez.mse_summary(_per(*_many(*pattern)), stats, grid, "test")
+    assert numbers["closer_percent"] == 75 and claims[0].criterion.unit == "%"
+    assert numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
     assert [c.criterion.holds for c in claims] == [True, True]
     assert claims[1].criterion.low < claims[1].criterion.value < claims[1].criterion.high
     assert all(k.passed for k in claims[0].controls)
     # V close to the least-squares S: ES < EV everywhere (S is the optimum), but ES above SV, so
-    # EV < 2 ES: the prediction that ES is the smallest fails (it could not with ES < EV alone)
-    near = _per(ev=[1.2, 2.4, 3.3, 1.1, 0.5], es=[1.0, 2.0, 3.0, 1.0, 1e-30], sv=[0.2, 0.4, 0.3, 0.1, 0.5])
+    # EV < 2 ES: the prediction that ES is the smallest fails (it could not with ES < EV alone);
+    # a share of 0 on every resample gets the exact binomial interval over the stitches
+    near = _per(*_many([1.2, 2.4, 3.3, 1.1, 0.5], [1.0, 2.0, 3.0, 1.0, 1e-30], [0.2, 0.4, 0.3, 0.1, 0.5]))
     numbers, claims = hernandez.mse_summary(near, stats, grid, "test")
     assert numbers["es_below_ev_percent"] == 100 and numbers["closer_percent"] == 0
     assert claims[0].criterion.holds is False and claims[1].criterion.holds is True
+    assert 0 == claims[0].criterion.low < claims[0].criterion.high < 50 and "Clopper" in claims[0].criterion.interval
     # a task-trained stitch that never left the least-squares one: the control fails, inconclusive
     still = near.assign(SV=1e-6)
     still.attrs = {}  # judged on its point values, as a spot check's summary
     _, claims = hernandez.mse_summary(still, stats, grid, "test")
     assert not all(k.passed for k in claims[0].controls)
     # only exact self-stitches (one network's diagonal, as at smoke): nothing to judge, a failed control says so
+    per = _per(*pattern)
     _, claims = hernandez.mse_summary(per.iloc[[4]], stats, grid, "test")
     assert claims[0].criterion.holds is None and not claims[0].controls[-1].passed
 
@@ -349,7 +453,12 @@ def test_images_verdict_and_its_training_length_control():
     numbers, claims = hernandez.images_summary(table, corr)
     c = claims[0].criterion
     assert numbers["granularity_rho"] == pytest.approx(-1.0) and c.holds and c.high == pytest.approx(-1.0)
-    assert "bootstrap" in c.interval and claims[0].controls == ()
+    assert "bootstrap" in c.interval and claims[0].kind == "stitch_other"
+    # no self-stitch given: the positive control was not run, and fails
+    assert [k.kind for k in claims[0].controls] == ["positive"] and not claims[0].controls[0].passed
+    self_table = _exact_self(_grid("A", "A", "trained", 3, 3, 1.0, 0.3)).pipe(lambda t: t[t.i == t.j])
+    numbers, claims = hernandez.images_summary(table, corr, self_table=self_table)
+    assert claims[0].controls[0].passed and numbers["self_stitch_gain"] == 0
     # layers whose images barely differ: the ranks swap from resample to resample, within noise
     flat = {k: np.clip(0.5 + 0.01 * k + 0.3 * rng.standard_normal(500), -1, 1) for k in range(3)}
     _, claims = hernandez.images_summary(table, hernandez.LayerScores({k: float(v.mean()) for k, v in flat.items()},
@@ -358,9 +467,9 @@ def test_images_verdict_and_its_training_length_control():
     # with every stitch trained 4x longer the images no longer lose detail with depth: the control fails
     longer = pd.DataFrame({"i": [0, 1, 2], "gain": [0.0, 1.0, 8.0], "correlation (4x)": [0.4, 0.6, 0.8]})
     numbers, claims = hernandez.images_summary(table, corr, longer)
-    assert not claims[0].controls[0].passed and numbers["granularity_rho_longer"] == pytest.approx(1.0)
+    assert not claims[0].controls[-1].passed and numbers["granularity_rho_longer"] == pytest.approx(1.0)
     _, claims = hernandez.images_summary(table, corr, longer.assign(**{"correlation (4x)": [0.7, 0.5, 0.3]}))
-    assert claims[0].controls[0].passed
+    assert claims[0].controls[-1].passed and claims[0].controls[-1].kind == "training length"
     with pytest.raises(ValueError, match="2 layers"):
         hernandez.images_summary(table.iloc[:2], {0: 0.8, 1: 0.6})
 
@@ -414,12 +523,12 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
 
     stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
                           for k in ("EV", "ES", "SV")})
-    per = _per(ev=[1.0, 2.0, 3.0, 1e-3, 0.5], es=[0.1, 0.5, 0.01, 1e-2, 1e-30], sv=[0.9, 1.5, 3.0, 0.5, 0.5])
+    per = _per(*_many([1.0, 2.0, 3.0, 1e-3, 0.5], [0.1, 0.5, 0.01, 1e-2, 1e-30], [0.9, 1.5, 3.0, 0.5, 0.5], copies=2))
     table = per[["sender", "receiver", "i", "j"]].assign(
         kind="trained", cut_i=[f"c{i}" for i in per.i], cut_j=[f"c{j}" for j in per.j], accuracy=0.6,
         receiver_accuracy=0.6)
     _, claims = hernandez.mse_summary(per, stats, table, "test")
-    assert [c.criterion.holds for c in claims] == [True, True] and all(k.passed for k in claims[0].controls)
+    assert all(k.passed for k in claims[0].controls)
     cfg = hernandez.PRESETS_T2["demo"]
     monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
     trained = []
@@ -434,7 +543,9 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
 
     monkeypatch.setattr(grid_mod, "stitch_mse", longer_mse)
     out = hernandez.mse_longer(table, per, stats, cfg, "demo", claims, "test", diagonal=False, n_images=n)
-    assert len(out) == 4 and len(trained) == 4  # every judged stitch (4 < MSE_SAMPLE); the exact self-stitch not
+    # every claim gets the control, decided or not (issue 46)
+    assert len(out) == 8 and len(trained) == 8  # every judged stitch (8 = MSE_SAMPLE); the exact self-stitch not
     assert all(e == hernandez.LONGER * cfg.recipe().train.epochs for *_, e in trained)
+    assert [k.kind for k in claims[0].controls][-1] == "training length" and len(claims[1].controls) == 3
     assert not claims[0].controls[-1].passed  # ES is now nowhere the smallest: 'closer' turns
-    assert np.allclose(out["EV 4x"], 1e-4) and np.allclose(sorted(out.EV), sorted(per.EV.iloc[:4]))
+    assert np.allclose(out["EV 4x"], 1e-4) and np.allclose(sorted(out.EV), sorted(per.EV.iloc[:8]))

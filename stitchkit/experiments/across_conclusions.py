@@ -46,6 +46,9 @@ LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
 UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
 MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
 SELF = "receiver into itself (control)"
+RANDOM = "untrained sender (negative control)"
+RANDOM_SEED = hgrid.GridConfig.seed  # the untrained R2222: H-F2's control network (seed 0, untrained)
+LENGTH_SAMPLE = 5  # the triangle claims' training-length control: the cells nearest the decision retrained
 STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
 SHORTCUT_NOTIONS = ("cka", "dm")
 
@@ -79,31 +82,65 @@ PRESETS_X3 = {
 # The three experiments
 
 
-def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
-    receiver into itself, at every cut of the receiver (one row per sender and cut)."""
+def _hernandez_nets(scale: str) -> tuple[Net, Net, Net]:
+    """X-2's R2222 pair (receiver seed 0, sender seed 1) and an untrained R2222 (the negative control)."""
     pair = across_identify.zoo_pair("hernandez", scale)
     receiver, sender = (Net(n, s) for n, s in zip(pair.names, pair.specs))
-    cuts = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
-    table = stitch_grid([sender, Net(SELF, receiver.spec)], [receiver], [(c, c) for c in cuts],
-                        bansal_core.PRESETS[scale].recipe(), DataSpec("cifar10"), device=device, store=store,
-                        progress=progress)
+    return receiver, sender, Net(RANDOM, zoo.hernandez_resnet(scale, "r2222", RANDOM_SEED, trained=False))
+
+
+def _bansal_nets(scale: str) -> tuple[Net, Net, Net]:
+    """B-F2A's ResNet-18 seeds 0 (receiver) and 1 (sender) and its untrained bottom (the negative control)."""
+    cfg = bansal_core.PRESETS[scale]
+    return (Net("ResNet-18 #0", cfg.model(scale, 0)), Net("ResNet-18 #1", cfg.model(scale, 1)),
+            Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
+
+
+def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: bool = True,
+                              longer: bool = False, cuts=None) -> pd.DataFrame:
+    """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
+    receiver into itself, at every cut of the receiver, and an untrained R2222 into the receiver
+    at the last two cuts (the negative control); one row per sender and cut. ``longer``: the
+    recipe at :data:`LONGER` x the epochs, at ``cuts`` (the trained sender and the self-stitch
+    only: the training-length control's stitches)."""
+    receiver, sender, untrained = _hernandez_nets(scale)
+    recipe = bansal_core.PRESETS[scale].recipe()
+    if longer:
+        recipe = recipe.longer()
+    if cuts is None:
+        cuts = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
+    table = stitch_grid([sender, Net(SELF, receiver.spec)], [receiver], [(c, c) for c in cuts], recipe,
+                        DataSpec("cifar10"), device=device, store=store, progress=progress)
+    if not longer:
+        late = stitch_grid([untrained], [receiver], [(c, c) for c in cuts[-controls.NEGATIVE_CUTS:]], recipe,
+                           DataSpec("cifar10"), device=device, store=store, progress=progress)
+        table = pd.concat([table, late], ignore_index=True)
     return table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
 
 
-def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = True, longer: bool = False,
+                       pairs=None) -> pd.DataFrame:
     """H-F2's stitch recipe from B-F2A's ResNet-18 seed 1 into seed 0 at every pair of
-    :data:`STAGES` (sender cut i, receiver cut j), and seed 0 into itself on the diagonal."""
-    cfg = bansal_core.PRESETS[scale]
-    receiver, sender = Net("ResNet-18 #0", cfg.model(scale, 0)), Net("ResNet-18 #1", cfg.model(scale, 1))
+    :data:`STAGES` (sender cut i, receiver cut j), seed 0 into itself on the diagonal, and B-F2A's
+    untrained bottom into seed 0 on the diagonal of the last two stages (the negative control).
+    ``longer``: the recipe at :data:`LONGER` x the epochs, for the trained sender at ``pairs``
+    only (the training-length control's stitches; the receiver's own accuracy, every relative
+    accuracy's reference, does not depend on the stitches)."""
+    receiver, sender, untrained = _bansal_nets(scale)
     recipe = hgrid.PRESETS_F2[scale].recipe()
-    pairs = [(i, j) for i in STAGES for j in STAGES]
     data = DataSpec("cifar10")
+    pos = {c: k for k, c in enumerate(STAGES)}
+    if longer:
+        t = stitch_grid([sender], [receiver], list(pairs), recipe.longer(), data, device=device, store=store,
+                        progress=progress)
+        return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
+    pairs = [(i, j) for i in STAGES for j in STAGES]
     trained = stitch_grid([sender], [receiver], pairs, recipe, data, device=device, store=store, progress=progress)
     self_ = stitch_grid([Net(SELF, receiver.spec)], [receiver], [(c, c) for c in STAGES], recipe, data,
                         device=device, store=store, progress=progress)
-    table = pd.concat([trained, self_], ignore_index=True)
-    pos = {c: k for k, c in enumerate(STAGES)}
+    late = stitch_grid([untrained], [receiver], [(c, c) for c in STAGES[-controls.NEGATIVE_CUTS:]], recipe, data,
+                       device=device, store=store, progress=progress)
+    table = pd.concat([trained, self_, late], ignore_index=True)
     return table.assign(i=table.cut_i.map(pos), j=table.cut_j.map(pos))
 
 
@@ -126,7 +163,7 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way (its
     helpers: :func:`bansal_core.positions`, :func:`bansal_core.self_stitch_control`)."""
     t = table.reset_index(drop=True)
-    sender = next(s for s in t.sender.unique() if s != SELF)
+    sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
     cuts = list(dict.fromkeys(t[t.sender == sender].cut))
     p_tr, p_self = (bansal_core.positions(t, s, cuts) for s in (sender, SELF))
 
@@ -135,11 +172,13 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
 
     worst = bansal_core.boot(t, lambda x: float(beyond(x).max()))
     control, _ = bansal_core.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
+    negative = _negative(t, "an untrained R2222 stitched into R2222 #0")
     full = beyond(t)
     numbers = {**bansal_core.estimate_numbers("hernandez_connected_max", worst),
                "hernandez_receiver_accuracy": 100 * float(t.receiver_accuracy.iloc[p_tr[0]]),
                "hernandez_raw_max_penalty": float(bansal_core.points(t, p_tr).max()),
-               "hernandez_self_max": float(np.abs(bansal_core.points(t, p_self)).max())}
+               "hernandez_self_max": float(np.abs(bansal_core.points(t, p_self)).max()),
+               **controls.gain_numbers("hernandez_self_stitch", bansal_core.points(t, p_self))}
     claim = ClaimSpec(
         key="connected_hernandez",
         text="Hernandez et al.: R2222 seeds 1 into 0: two independently seeded networks are stitching connected, "
@@ -148,15 +187,31 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
                           digits=0),
         paper="Bansal et al. (B-F2A): up to 3% error at every layer of their ResNets (Table 1, Fig. 2A)",
         ours=f"max {worst.text(2, 'points')} (at {cuts[int(np.argmax(full))]}), mean {full.mean():.2f}",
-        controls=[control])
+        controls=[control, negative], kind="compatible")
     return numbers, [claim]
+
+
+def _negative(t: pd.DataFrame, what: str, cut: str = "cut") -> "controls.Control":
+    """The negative control (:func:`stitchkit.controls.untrained_sender_fails`): the untrained
+    sender's penalty beyond the self-stitch, mean over the cuts it was stitched at (the last two),
+    paired with the self-stitch there in one bootstrap; a failed control where none was stitched."""
+    from ..results import Control
+
+    late = list(dict.fromkeys(t[t.sender == RANDOM][cut]))
+    if not late:
+        return Control(f"{what} at the last two cuts: not run", f"penalty beyond the self-stitch ≥ "
+                       f"{controls.NEGATIVE_MARGIN:g} points", "not run", False, None, controls.NEGATIVE)
+    u = t.assign(cut=t[cut])
+    p_rd, p_late = bansal_core.positions(u, RANDOM, late), bansal_core.positions(u, SELF, late)
+    e = bansal_core.boot(u, lambda x: float((bansal_core.points(x, p_rd) - bansal_core.points(x, p_late)).mean()))
+    return controls.untrained_sender_fails(e, what=f"{what} at {', '.join(late)}")
 
 
 def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
     relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i."""
     t = table.reset_index(drop=True)
-    cross = (t.sender != SELF).to_numpy()
+    cross = ~t.sender.isin([SELF, RANDOM]).to_numpy()
     low = cross & (t.j <= t.i).to_numpy()
     up = cross & (t.j > t.i).to_numpy()
 
@@ -167,26 +222,105 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     upper = bansal_core.boot(t, lambda x: float(rel(x)[up].mean()))
     control, _ = bansal_core.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
                                                  "ResNet-18 #0 stitched into itself on the diagonal")
+    negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
+    self_pen = bansal_core.points(t, np.flatnonzero((t.sender == SELF).to_numpy()))
     cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
                             unit="cuts", digits=0)
     numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
-               "bansal_upper_mean": upper.value, "bansal_upper_low": upper.low, "bansal_upper_high": upper.high}
+               "bansal_upper_mean": upper.value, "bansal_upper_low": upper.low, "bansal_upper_high": upper.high,
+               **controls.gain_numbers("bansal_self_stitch", self_pen)}
     title = "Bansal et al.: ResNet-18 seeds 1 into 0"
 
-    def claim(key: str, said: str, rule, e, bound: float, where: str, cells: np.ndarray, paper: str) -> ClaimSpec:
+    def claim(key: str, said: str, rule, e, bound: float, where: str, cells: np.ndarray, paper: str,
+              kind: str, checks: list) -> ClaimSpec:
         return ClaimSpec(key=key, text=f"{title}: stitching is {said} (Hernandez et al.'s triangle)",
                          criterion=rule(e, 100 * bound, f"mean relative accuracy (% of the receiver's) at {where} "
                                         f"({int(cells.sum())} stitches)", unit="%", digits=1),
-                         paper=paper, ours=f"{e.text(1, '%')} of the receiver's accuracy", controls=[control, cuts])
+                         paper=paper, ours=f"{e.text(1, '%')} of the receiver's accuracy", controls=checks, kind=kind)
 
-    claims = [
+    claims = [  # H-F2's kinds: the lower triangle says stitches work, the upper that they fail
         claim("triangle_lower_bansal", "accurate wherever the receiver's layer is at or before the sender's", at_least,
               lower, LOWER_MIN, "j ≤ i", low,
-              "Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle"),
+              "Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle", "compatible",
+              [control, negative, cuts]),
         claim("triangle_upper_bansal", "inaccurate where the receiver's layer is after the sender's", at_most,
-              upper, UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal"),
+              upper, UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal", "fails",
+              [control, cuts]),
     ]
     return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# The training-length control of the stitching claims (issue 46: every verdict, decided or not)
+
+
+def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
+                        progress: bool = True) -> pd.DataFrame:
+    """Bansal et al.'s connectivity claim re-judged like for like, B-F2A's way: at the cuts that
+    decide it (every cut whose penalty beyond the self-stitch is over the bound, or the worst
+    one), the sender's stitch *and* the self-stitch (the reference subtracted) retrained at
+    :data:`LONGER` x the epochs and put in place of their 1x values; the control
+    (:func:`stitchkit.controls.training_length`) is attached to the claim in ``claims``. Returns
+    the retrained cells (1x and longer accuracy, %)."""
+    from ..claims import replace_in
+    from ..grid import LONGER, replace_cells
+
+    t = table.reset_index(drop=True)
+    sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
+    by = {n: g.set_index("cut") for n, g in t.groupby("sender", sort=False)}
+    beyond = 100 * (by[SELF].accuracy - by[sender].accuracy)
+    cuts = [c for c in beyond.index if beyond[c] > CONNECTED_MAX] or [beyond.idxmax()]
+    new = connectivity_on_hernandez(scale, device=device, store=store, progress=progress, longer=True, cuts=cuts)
+    swapped = replace_cells(t, new, ["sender", "cut"], ["accuracy", "correct"])
+    swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
+    again = connectivity_claims(swapped)[1][0].criterion
+    base = next(c for c in claims if c.key == "connected_hernandez")
+    replace_in(claims, base.key, controls.training_length(
+        base.criterion, again, LONGER,
+        what=f"the verdict survives {LONGER}x longer stitch training: at {', '.join(cuts)} the sender's stitch and the "
+             f"self-stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim re-judged"))
+    return _longer_cells(t, new, ["sender", "cut"])
+
+
+def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
+                    progress: bool = True) -> pd.DataFrame:
+    """Hernandez et al.'s triangle claims re-judged like for like: the :data:`LENGTH_SAMPLE`
+    cells at j ≤ i with the lowest relative accuracy (where a stitch that stopped short pulls the
+    mean down most) and the :data:`LENGTH_SAMPLE` at j > i with the highest (the nearest to
+    turning the claim that stitches fail there) retrained at :data:`LONGER` x the epochs and put
+    in place of their 1x values (a sample: the control's text says so); the receiver's own
+    accuracy, every relative accuracy's reference, does not depend on the stitches. The control
+    is attached to both claims in ``claims``; returns the retrained cells."""
+    from ..claims import replace_in
+    from ..grid import LONGER, replace_cells
+
+    t = table.reset_index(drop=True)
+    cross = t[~t.sender.isin([SELF, RANDOM])].assign(rel=lambda d: d.accuracy / d.receiver_accuracy)
+    low = cross[cross.j <= cross.i].nsmallest(LENGTH_SAMPLE, "rel")
+    up = cross[cross.j > cross.i].nlargest(LENGTH_SAMPLE, "rel")
+    cells = pd.concat([low, up])
+    new = triangle_on_bansal(scale, device=device, store=store, progress=progress, longer=True,
+                             pairs=list(zip(cells.cut_i, cells.cut_j)))
+    swapped = replace_cells(t, new, ["sender", "cut_i", "cut_j"], ["accuracy", "correct"])
+    swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
+    again = {c.key: c.criterion for c in triangle_claims(swapped)[1]}
+    for c in [c for c in claims if c.key in again]:
+        replace_in(claims, c.key, controls.training_length(
+            c.criterion, again[c.key], LONGER,
+            what=f"the verdict survives {LONGER}x longer stitch training: a sample of {len(cells)} cells (the "
+                 f"{len(low)} lowest at j ≤ i, the {len(up)} highest at j > i) retrained at {LONGER}x the epochs in "
+                 "place of their 1x values, the claims re-judged"))
+    return _longer_cells(t, new, ["sender", "cut_i", "cut_j"])
+
+
+def _longer_cells(t: pd.DataFrame, new: pd.DataFrame, on: list[str]) -> pd.DataFrame:
+    from ..grid import LONGER
+
+    before = t.set_index(on).accuracy
+    out = new[on].copy()
+    out["1x (%)"] = [100 * before.loc[tuple(k) if len(on) > 1 else k[0]] for k in new[on].itertuples(index=False)]
+    out[f"{LONGER}x epochs (%)"] = 100 * new.accuracy.to_numpy()
+    return out.assign(gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["1x (%)"]).reset_index(drop=True)
 
 
 def _diagonal(result: dict, m: str) -> np.ndarray:
@@ -225,7 +359,7 @@ def shortcut_claims(probe: dict) -> tuple[dict, list[ClaimSpec]]:
                                 "of Colour #0, each with Digit #0 at the same layer", unit="", digits=2),
             paper="this book's hypothesis, from Smith & Marcu 2024: stitching is blind to the shortcut (S-F1B: the "
                   "Colour model stitches into the Digit model as well as another Digit model does)",
-            ours=f"gap {gap.text(3)}", controls=[identity, enough]))
+            ours=f"gap {gap.text(3)}", controls=[identity, enough], kind="no_stitch"))
     return numbers, claims
 
 
@@ -258,7 +392,7 @@ def plot_conclusions(connect: pd.DataFrame, triangle: pd.DataFrame):
     a.tick_params(axis="x", rotation=45)
     a.legend(fontsize=7)
     a.set_title("Bansal et al.'s connectivity on Hernandez et al.'s R2222s", fontsize=9)
-    cross = triangle[triangle.sender != SELF]
+    cross = triangle[~triangle.sender.isin([SELF, RANDOM])]
     mat = np.full((len(STAGES), len(STAGES)), np.nan)
     mat[cross.i.to_numpy(), cross.j.to_numpy()] = 100 * (cross.accuracy / cross.receiver_accuracy).to_numpy()
     im = b.imshow(mat, vmin=0, vmax=105, cmap="viridis")

@@ -22,9 +22,11 @@ from ...grid import LONGER  # the training-length control's factor (stitchkit.gr
 from .grid import (CONTROL_FLOOR, LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, PRESETS_F4, RANDOM_MAX, GridConfig,
                    accuracy_table, all_pairs, display_name, pair_grid, paper_work, plot_grids, title, triangle,
                    triangle_table)
-from .verdicts import grid_summary, longer_sample, with_longer
-from .mse import PRESETS_T1, PRESETS_T2, mse_longer, mse_stats, mse_summary, similarity_summary, similarity_table
-from .images import PRESETS_F6, LayerScores, generate, images_longer, images_summary, images_table, plot_images
+from .verdicts import grid_summary, longer_sample, self_gain_numbers, with_longer
+from .mse import (PRESETS_T1, PRESETS_T2, SIMILARITY_EPOCHS, SIMILARITY_LOW_MAX, mse_longer, mse_stats, mse_summary,
+                  similarity_longer, similarity_recipe, similarity_stitches, similarity_summary, similarity_table)
+from .images import (PRESETS_F6, LayerScores, generate, images_longer, images_self_stitches, images_summary,
+                     images_table, plot_images)
 from .spot import (FAR_BELOW, diverge_section, diverge_table, f2_spot_numbers, fell_section, load_spot, load_spot_json,
                    load_t1_spot, self_stitches, spot_caption, spot_claims, spot_diagnosis, spot_figure, spot_section,
                    t1_spot_claims)
@@ -36,11 +38,13 @@ __all__ = [
     "accuracy_table", "all_pairs", "display_name", "pair_grid", "paper_work", "plot_grids", "title", "triangle",
     "triangle_table",
     # verdicts
-    "grid_summary", "longer_sample", "with_longer",
+    "grid_summary", "longer_sample", "self_gain_numbers", "with_longer",
     # mse
-    "PRESETS_T1", "PRESETS_T2", "mse_longer", "mse_stats", "mse_summary", "similarity_summary", "similarity_table",
+    "PRESETS_T1", "PRESETS_T2", "SIMILARITY_EPOCHS", "SIMILARITY_LOW_MAX", "mse_longer", "mse_stats", "mse_summary",
+    "similarity_longer", "similarity_recipe", "similarity_stitches", "similarity_summary", "similarity_table",
     # images
-    "PRESETS_F6", "LayerScores", "generate", "images_longer", "images_summary", "images_table", "plot_images",
+    "PRESETS_F6", "LayerScores", "generate", "images_longer", "images_self_stitches", "images_summary",
+    "images_table", "plot_images",
     # spot
     "FAR_BELOW", "diverge_section", "diverge_table", "f2_spot_numbers", "fell_section", "load_spot", "load_spot_json",
     "load_t1_spot", "self_stitches", "spot_caption", "spot_claims", "spot_diagnosis", "spot_figure", "spot_section",

@@ -4,10 +4,13 @@ similarity-trained stitch S, with their training-length control :func:`mse_longe
 the similarity-trained stitch's accuracy on the task.
 
 The similarity-trained stitch minimises the squared error between its output and the
-receiver's expected representation. For these linear stitches that objective is convex and its
-minimiser is the least-squares fit, which direct matching computes in closed form (float64
-normal equations on the grid's DM images): every grid row already carries its accuracy
-(``dm_accuracy``). The paper reaches it approximately, by 30 epochs of SGD.
+receiver's expected representation. For H-T1/H-T2 it is that objective's minimiser, the
+least-squares fit, which direct matching computes in closed form (float64 normal equations on
+the grid's DM images): the tables' argument (EV = ES + SV on the fitting images) needs the exact
+optimum. H-F5 judges the paper's stitch as the paper trains it (issue 46): SGD on the MSE from a
+random start for :data:`SIMILARITY_EPOCHS` epochs (the paper: 30), evaluated on the task and
+compared with the vanilla stitch of the same cell; the least-squares fit's accuracy
+(``dm_accuracy``) is shown beside it.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import torch
 from ... import controls, noise
 from ...claims import ClaimSpec, replace_in
 from ...datasets import DataSpec
-from ...grid import LONGER, Net, stitch_grid
+from ...grid import LONGER, Net, StitchRecipe, StitchSpec, stitch_grid
 from ...noise import Estimate
 from ...results import Control, Criterion, at_least, at_most
 from ...scales import REQUIRED_SCALES, figure_config, param
 from .grid import PRESETS_F2, GridConfig, display_name
-from .verdicts import DM_ACC, NO_IMAGES, _convergence_control, _estimate, _pair_stat
+from .verdicts import DM_ACC, NO_IMAGES, _convergence_control, _estimate, _pair_stat, self_gain_numbers
 
 # --------------------------------------------------------------------------------------------
 # H-T1 / H-T2: the MSE sanity tables
@@ -100,6 +103,24 @@ def mse_stats(table: pd.DataFrame, cfg: GridConfig, scale: str, *, diagonal: boo
 
 
 _TINY = 1e-300  # a floor for a divisor (an exact self-stitch's ES is ~1e-32, and those are left out)
+STITCHES_AND_IMAGES = "bootstrap over the stitches and the test images"
+
+
+def _stitch_image_bootstrap(arr: dict[str, np.ndarray], f, name: str) -> Estimate:
+    """The 95% interval of ``f(ev, es, sv)`` (per-stitch means) over what varies: each replicate
+    resamples the test images (one resample shared by every stitch) *and* the stitches, with
+    replacement. Both claims are statistics over the grid's stitches (a share, a median), and the
+    test images alone barely move them: each stitch's ordering of EV, ES and SV is far beyond its
+    image noise, so an interval over the images only collapsed to a point (H-T1 at `demo`:
+    "closer" 50 [50, 50], from 6 stitches; issue 46). Which stitches the grid holds is what the
+    claim generalises over ("typically"), and a share of a few stitches is that uncertain."""
+    k, n = arr["EV"].shape
+    rng = np.random.default_rng(noise._seed_of(f"{name}:{k}:{n}"))
+    out = [float(f(*(arr[c].mean(1) for c in MSE_KEYS)))]
+    for _ in range(noise.RESAMPLES):
+        idx, sidx = rng.integers(0, n, size=n), rng.integers(0, k, size=k)
+        out.append(float(f(*(arr[c][sidx][:, idx].mean(1) for c in MSE_KEYS))))
+    return noise.from_replicates(np.array(out), n_test=n, method=STITCHES_AND_IMAGES)
 
 
 def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, what: str) -> tuple[dict, list[ClaimSpec]]:
@@ -126,6 +147,7 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
         for stat, v in stats[col].items():
             numbers[f"{col}_{stat.replace(' ', '_')}"] = v
     converge = _convergence_control(table)
+    numbers.update(self_gain_numbers(table))
     closer_text = ("The similarity-trained stitch is typically the closest to the expected representation: ES "
                    "below both EV and SV (the paper's prediction, green in ES and red in EV and SV)")
     closer_what = (f"% of the {len(rest)} stitches ({what}; a network into itself at i = j left out) whose "
@@ -138,22 +160,24 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
         none = Control("stitches to judge: pairs of different networks or of different layers", "at least one",
                        "none", False)
         return numbers, [ClaimSpec(key="closer", text=closer_text, criterion=Criterion(closer_what, None),
-                                   paper=paper_closer, ours="no stitch to judge", controls=[converge, none]),
+                                   paper=paper_closer, ours="no stitch to judge", controls=[converge, none],
+                                   kind="stitch_other"),
                          ClaimSpec(key="not_orders", text=orders_text, criterion=Criterion(orders_what, None),
-                                   paper=paper_orders, ours="no stitch to judge", controls=[converge, none])]
+                                   paper=paper_orders, ours="no stitch to judge", controls=[converge, none],
+                                   kind="stitch_other")]
     images = per.attrs.get("per_image")
     if images is not None:
         arr = {k: np.asarray(images[k], dtype=np.float64)[keep] for k in MSE_KEYS}  # (stitches, n_images)
-        n = arr["EV"].shape[1]
 
         def est(f) -> Estimate:
-            return noise.bootstrap(lambda idx: f(*(arr[k][:, idx].mean(1) for k in MSE_KEYS)), n,
-                                   name=f"MSE test images ({what})")
+            return _stitch_image_bootstrap(arr, f, f"MSE test images and stitches ({what})")
     else:
         def est(f) -> Estimate:
             return noise.exact(f(*(rest[k].to_numpy(float) for k in MSE_KEYS)), why=NO_IMAGES)
 
     closest = est(lambda ev, es, sv: 100 * float(np.mean((es < ev) & (es < sv))))  # % of the stitches
+    if images is not None and closest.low == closest.high:
+        closest = _share_interval(closest, len(rest))
     ratio = est(lambda ev, es, sv: float(np.median(ev / np.maximum(es, _TINY))))
     moved = est(lambda ev, es, sv: float(np.median(sv / np.maximum(ev, _TINY))))
     below_ev = 100 * float(np.mean(rest.ES.to_numpy() < rest.EV.to_numpy()))
@@ -168,11 +192,26 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
         ClaimSpec(key="closer", text=closer_text, criterion=at_least(closest, 100 * CLOSER_MIN, closer_what, unit="%"),
                   paper=paper_closer,
                   ours=f"{closest.text(0, '%')} of the stitches (ES < EV in {below_ev:.0f} %, ES < SV in {below_sv:.0f} %)",
-                  controls=[converge, apart]),
+                  controls=[converge, apart], kind="stitch_other"),
         ClaimSpec(key="not_orders", text=orders_text, criterion=at_most(ratio, RATIO_MAX, orders_what, unit=""),
-                  paper=paper_orders, ours=f"median EV / ES = {ratio.text(3)}", controls=[converge, apart]),
+                  paper=paper_orders, ours=f"median EV / ES = {ratio.text(3)}", controls=[converge, apart],
+                  kind="stitch_other"),
     ]
     return numbers, claims
+
+
+def _share_interval(e: Estimate, k: int) -> Estimate:
+    """A share of ``k`` stitches (in %) whose bootstrap collapsed (every resample gave the same
+    share, as at 0% or 100%, where the bootstrap of a proportion degenerates): the exact
+    (Clopper-Pearson) 95% interval of the share over the ``k`` stitches instead."""
+    from scipy.stats import beta
+
+    x = round(e.value * k / 100)
+    lo = 0.0 if x == 0 else float(beta.ppf(0.025, x, k - x + 1))
+    hi = 1.0 if x == k else float(beta.ppf(0.975, x + 1, k - x))
+    return Estimate(e.value, 100 * lo, 100 * hi, e.n_test, e.n_seeds,
+                    f"Clopper-Pearson interval over the {k} stitches (the {STITCHES_AND_IMAGES} gave one share on "
+                    "every resample)")
 
 
 MSE_SAMPLE = 8  # H-T1/H-T2's length control retrains this many task-trained stitches per decided claim
@@ -184,24 +223,24 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
                progress: bool = True) -> pd.DataFrame:
     """H-T1/H-T2's training-length control. The task-trained stitch V is the one that training
     length moves (E is the receiver's own representation, S the least-squares fit): for each
-    decided claim, the :data:`MSE_SAMPLE` stitches nearest its decision are retrained with
+    claim, decided or not (issue 46), the :data:`MSE_SAMPLE` stitches nearest its decision are retrained with
     :data:`LONGER` times the epochs (for ``closer``, those whose ES is nearest to the smaller of
     EV and SV; for ``not_orders``, those whose EV / ES is nearest to the median), their EV and SV
     measured again on the same test images, and the claim re-judged with them swapped in
     (:func:`mse_summary`); :func:`stitchkit.controls.training_length` is attached to it (its copy
-    takes its place in ``claims``). One row per retrained stitch (an empty table when no claim is
-    decided)."""
+    takes its place in ``claims``). One row per retrained stitch (an empty table when no stitch is
+    judged: then the claims keep the failed control that says so)."""
     from ...grid import stitch_mse
 
-    todo = [c for c in claims if c.decided]
-    if not todo:
-        return pd.DataFrame(columns=MSE_LENGTH_COLUMNS)
+    todo = [c for c in claims if c.key in ("closer", "not_orders")]  # every verdict, decided or not
     rows = table[table.kind == "trained"]
     if diagonal:
         rows = rows[rows.i == rows.j]
     if len(rows) != len(per):
         raise ValueError(f"{len(per)} MSE rows for {len(rows)} trained grid rows: run mse_stats on this table")
     keep = np.flatnonzero(~((per.sender == per.receiver) & (per.i == per.j)).to_numpy())
+    if not todo or not len(keep):
+        return pd.DataFrame(columns=MSE_LENGTH_COLUMNS)
     ev, es, sv = (per[k].to_numpy(float) for k in MSE_KEYS)
     picks: list[int] = []
     for c in todo:
@@ -242,45 +281,280 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
 
 
 # --------------------------------------------------------------------------------------------
-# H-F5: the similarity-trained stitch on the task (H-F2's grid, its least-squares stitches)
+# H-F5: the similarity-trained stitch on the task, against the vanilla stitch (H-F2's grid)
 
 figure_config("H-F5")(GridConfig)
-SIMILARITY_LOW_MAX = 0.5  # "low task accuracy": mean relative accuracy of the similarity-trained stitch (j < i)
+# "low task accuracy, unlike the vanilla stitch": per trained pair, the similarity-trained stitch's
+# mean accuracy below the diagonal (j < i) at most this share of the vanilla stitch's there, for
+# every pair (the maximum over pairs). Fixed on 2026-11-27 (issue 46), after the runs had been
+# seen; it replaced a bound of half the receiver's accuracy on the exact least-squares stitch.
+SIMILARITY_LOW_MAX = 0.5
+# Epochs of SGD on the MSE to the receiver's activation per similarity-trained stitch (the paper:
+# 30). `demo` trains 10 on H-F2's 5,000 stitch-training images in batches of 64 (790 steps, five
+# times the vanilla stitch's 156): what 2 CPU cores afford for about 40 stitches and the
+# training-length control's 4x longer ones.
+SIMILARITY_EPOCHS = {"smoke": 1.0, "demo": 10.0, "gpu": 30.0, "paper": 30.0}
+SIM_ACC = {"sim_correct": "sim_accuracy", "correct": "accuracy", "receiver_correct": "receiver_accuracy"}
+SIM_COLUMNS = ["sender", "receiver", "i", "j", "cut_i", "cut_j", "sim_accuracy", "sim_correct", "sim_loss"]
 
 
-def similarity_summary(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
-    """H-F5: the similarity-trained (least-squares) stitch's task accuracy against the vanilla
-    stitch's, below the diagonal (j < i), per trained pair. The judged maximum over pairs carries
-    its 95% paired-bootstrap interval over the test images (the least-squares stitch's per-image
-    results against the receiver's)."""
-    t = table[table.kind == "trained"].assign(dm_relative=lambda d: d.dm_accuracy / d.receiver_accuracy)
-    below = t[t.j < t.i]
-    if below.empty:
+@dataclass(frozen=True)
+class SimilaritySpec:
+    """What keys one similarity-trained stitch in the store: the cell and its recipe (a random
+    start, SGD for the similarity epochs) and the objective, so that it never shares a key with a
+    task-trained stitch of the same cell and recipe."""
+
+    stitch: StitchSpec
+    objective: str = "mse to the receiver's activation at cut_j"
+
+
+def similarity_recipe(cfg: GridConfig, scale: str, factor: float = 1) -> StitchRecipe:
+    """The similarity-trained stitch's recipe: the grid's stitch (architecture, optimiser, learning
+    rate, batch, schedule, training images) from a random start, as the paper's, trained for
+    ``factor`` x :data:`SIMILARITY_EPOCHS` epochs on the MSE instead of the task."""
+    if scale not in SIMILARITY_EPOCHS:
+        raise ValueError(f"no similarity epochs for scale {scale!r}; valid: {', '.join(SIMILARITY_EPOCHS)}")
+    r = cfg.recipe()
+    return replace(r, init="default", train=replace(r.train, epochs=factor * SIMILARITY_EPOCHS[scale]))
+
+
+def _similarity_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The cells H-F5 judges: every trained cell below the diagonal (j < i) and every network
+    stitched into itself on the diagonal (the positive control of the similarity recipe)."""
+    t = table[table.kind == "trained"]
+    return t[(t.j < t.i) | ((t.sender == t.receiver) & (t.i == t.j))]
+
+
+def similarity_stitches(table: pd.DataFrame, cfg: GridConfig, scale: str, *, cells: pd.DataFrame | None = None,
+                        factor: float = 1, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """The similarity-trained stitch of each of ``cells`` (default :func:`_similarity_cells`):
+    SGD on the mean squared error between the stitch's output and the receiver's activation at
+    cut_j, on the grid's stitch-training images, the sender and the receiver frozen, for ``factor``
+    x :data:`SIMILARITY_EPOCHS` epochs (:func:`similarity_recipe`), then the stitched network
+    evaluated on the task (the test images of the grid). Stored like the grid's stitches. One row
+    per cell: sender, receiver, i, j, cuts, sim_accuracy, sim_correct (per image), sim_loss (the
+    last epoch's training MSE)."""
+    from ...store import Store
+
+    cells = _similarity_cells(table) if cells is None else cells
+    nets = trained_nets(cfg, scale)
+    recipe = similarity_recipe(cfg, scale, factor)
+    store = store or Store()
+    parts = []
+    for (s, r), g in cells.groupby(["sender", "receiver"], sort=False):
+        got = _similarity_pair(nets[s], nets[r], list(zip(g.cut_i, g.cut_j)), recipe, device=device, store=store,
+                               progress=progress)
+        parts.append(g[["sender", "receiver", "i", "j", "cut_i", "cut_j"]].assign(
+            sim_accuracy=[got[c]["accuracy"] for c in zip(g.cut_i, g.cut_j)],
+            sim_correct=[got[c]["correct"] for c in zip(g.cut_i, g.cut_j)],
+            sim_loss=[got[c]["train_loss"] for c in zip(g.cut_i, g.cut_j)]))
+    return pd.concat(parts, ignore_index=True)[SIM_COLUMNS] if parts else pd.DataFrame(columns=SIM_COLUMNS)
+
+
+def _similarity_pair(sender: Net, receiver: Net, cells: list[tuple[str, str]], recipe: StitchRecipe, *, device,
+                     store, progress: bool) -> dict[tuple[str, str], dict]:
+    """Train (or read) the similarity-trained stitches of ``cells`` of one ordered pair: receiver
+    cut outer (one target tensor held at a time), sender cuts inner, each continued from the
+    previous one."""
+    import time
+
+    from ... import stitching
+    from ...grid_exec import _build, _Context, _evaluate, _pack, _salt, _SenderCut, _unpack, can_cache_activations
+    from ...grid_spec import StitchSpec as _Spec
+    from ...hardware import as_device
+    from ...progress import progress_bar
+    from ...train import mse, train
+
+    ctx = _Context(recipe, DataSpec("cifar10"), as_device(device), store, None, progress)
+    rx = receiver.load(ctx.device, ctx.store, ctx.root, progress)
+    salt = _salt(ctx, sender, receiver)
+    shape = tuple(ctx.test.images.shape[1:])
+    order = list(dict.fromkeys(c for _, c in cells))
+    out = {}
+    bar = progress_bar(total=len(cells), desc=f"similarity stitches {sender.name} → {receiver.name}",
+                       disable=not progress, unit="stitch")
+    for cut_j in order:
+        target = None
+        sc = None
+        for cut_i in dict.fromkeys(a for a, b in cells if b == cut_j):
+            sc = _SenderCut(ctx, sender, cut_i, previous=sc)
+            spec = SimilaritySpec(_Spec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j,
+                                        recipe=recipe, data=ctx.data))
+
+            def compute(sc=sc, cut_i=cut_i):
+                nonlocal target
+                t0 = time.perf_counter()
+                stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, shape)  # the random start
+                if target is None:
+                    target = stitching.activations(rx, cut_j, ctx.train, normalisation=receiver.spec.normalisation,
+                                                   device=ctx.device, precision="fp32")
+                x, _ = sc.get("train", out_shape)
+                batches = stitching.TensorBatches(x, target, recipe.train.batch_size, shuffle=True,
+                                                  seed=recipe.train.seed)
+                history = train(stitched.stitch, batches, recipe.train, device=ctx.device, objective=mse,
+                                desc="similarity stitch", progress=False)
+                stitched.stitch.eval()
+                result = _evaluate(ctx, stitched, sc, norm, can_cache_activations(recipe), out_shape)
+                return ({"accuracy": result["accuracy"], "n": result["n"], "correct": _pack(result["correct"]),
+                         "train_loss": history[-1]["loss"] if history else None, "history": history,
+                         "seconds": time.perf_counter() - t0, "precision": ctx.precision},
+                        stitched.stitch.state_dict())
+
+            m = ctx.store.get_or_compute(spec, compute, salt=salt).metrics
+            out[(cut_i, cut_j)] = {"accuracy": m["accuracy"], "correct": _unpack(m["correct"], m["n"]),
+                                   "train_loss": m["train_loss"]}
+            bar.update(1)
+        del sc, target
+    bar.close()
+    return out
+
+
+def _with_similarity(table: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
+    """The grid's rows of ``sim``'s cells with the similarity-trained stitch's accuracy and
+    per-image results beside the vanilla stitch's and the receiver's."""
+    keys = ["sender", "receiver", "i", "j"]
+    t = table[table.kind == "trained"].reset_index(drop=True)
+    merged = t.merge(sim[keys + ["sim_accuracy", "sim_correct", "sim_loss"]], on=keys, how="inner")
+    if len(merged) != len(sim):
+        raise ValueError(f"{len(sim)} similarity-trained stitches but {len(merged)} of their cells in the grid")
+    return merged
+
+
+def _ratio_stat(t: pd.DataFrame):
+    """``stat(t)``: the maximum over trained pairs of (mean similarity-trained accuracy / mean
+    vanilla accuracy) over the pair's cells below the diagonal, in percent; per pair too."""
+    below = (t.j < t.i).to_numpy()
+    keys = pd.factorize(pd.Series(list(zip(t.sender, t.receiver)), dtype=object))[0]
+    codes = np.unique(keys[below])
+
+    def per_pair(t: pd.DataFrame) -> np.ndarray:
+        sim, van = t.sim_accuracy.to_numpy(float), t.accuracy.to_numpy(float)
+        return np.array([100 * sim[below & (keys == c)].mean() / max(van[below & (keys == c)].mean(), 1e-12)
+                         for c in codes])
+    return (lambda t: float(per_pair(t).max())), per_pair, codes, keys
+
+
+def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
+                       longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
+    """H-F5's numbers and claim. The similarity-trained stitch (:func:`similarity_stitches`)
+    against the vanilla stitch, below the diagonal (j < i) of every trained pair: the claim holds
+    when, for every pair, the similarity-trained stitch's mean accuracy there is at most
+    :data:`SIMILARITY_LOW_MAX` of the vanilla stitch's (the maximum over pairs, with its 95%
+    paired-bootstrap interval over the test images: both stitches and the receiver scored on one
+    resample). Kind ``fails`` (a stitch fails at the task): the positive control for both recipes
+    (each network stitched into itself on the diagonal, by the vanilla and by the
+    similarity-trained recipe, an exact stitch existing for both) and, with ``longer``
+    (:func:`similarity_longer`), the training-length control."""
+    t = _with_similarity(table, sim)
+    if not (t.j < t.i).any():
         raise ValueError("H-F5 needs stitches below the diagonal (j < i) of a trained pair; the grid has none")
-    per = below.groupby(["sender", "receiver"], sort=False)[["dm_relative", "relative"]].mean()
-    sim = _estimate(table, _pair_stat(table, "trained", "below", np.max, value="dm_accuracy"), columns=DM_ACC)
-    # relative accuracies in percent of the receiver's accuracy, as the claim judges them
-    numbers = {"similarity_below_max": sim.value, "similarity_below_max_low": sim.low,
-               "similarity_below_max_high": sim.high, "similarity_below_mean": 100 * per.dm_relative.mean(),
-               "vanilla_below_mean": 100 * per.relative.mean(), "vanilla_below_min": 100 * per.relative.min()}
+    stat, per_pair, codes, keys = _ratio_stat(t)
+    e = noise.bootstrap_table(t, stat, columns=SIM_ACC)
+    below = t[t.j < t.i]
+    pairs = below.groupby(["sender", "receiver"], sort=False)[["sim_accuracy", "accuracy", "receiver_accuracy"]].mean()
+    what = (f"max over the {len(codes)} trained pairs of the similarity-trained stitch's mean accuracy at j < i, "
+            "in % of the vanilla stitch's there")
+    crit = at_most(e, 100 * SIMILARITY_LOW_MAX, what, unit="%")
+    worst = pairs.index[int(np.argmax(per_pair(t)))]
+    numbers = {"similarity_below_max": e.value, "similarity_below_max_low": e.low,
+               "similarity_below_max_high": e.high,
+               "similarity_accuracy_below_mean": 100 * below.sim_accuracy.mean(),
+               "vanilla_accuracy_below_mean": 100 * below.accuracy.mean(),
+               "similarity_below_mean": 100 * (below.sim_accuracy / below.receiver_accuracy).mean(),
+               "vanilla_below_mean": 100 * below.relative.mean(), "vanilla_below_min": 100 * pairs.eval(
+                   "accuracy / receiver_accuracy").min(),
+               "least_squares_below_mean": 100 * (below.dm_accuracy / below.receiver_accuracy).mean(),
+               "similarity_train_mse_mean": float(below.sim_loss.mean()), "similarity_stitches": len(t),
+               **self_gain_numbers(table)}
+    # the positive control of the similarity-trained recipe: each network into itself on the diagonal
+    own = ((t.sender == t.receiver) & (t.i == t.j)).to_numpy()
+    if own.any():
+        def sim_self(x: pd.DataFrame) -> float:
+            return controls.largest(100 * (x.receiver_accuracy.to_numpy(float) - x.sim_accuracy.to_numpy(float))[own])
+        sim_pos = controls.reaches_receiver(noise.bootstrap_table(t, sim_self, columns=SIM_ACC, interval="basic"),
+                                            what="each network stitched into itself on the diagonal by the "
+                                                 "similarity-trained recipe")
+        numbers.update(controls.gain_numbers("similarity_self_stitch", 100 * (t.receiver_accuracy - t.sim_accuracy)
+                                             .to_numpy(float)[own]))
+    else:
+        sim_pos = Control("each network stitched into itself on the diagonal by the similarity-trained recipe: none "
+                          "was stitched, so nothing vouches for that recipe",
+                          f"largest self-penalty ≤ {controls.POSITIVE_BOUND:g} points", "not run", False, None,
+                          controls.POSITIVE)
+    length = []
+    if longer is not None:
+        swapped = _swap_longer(t, longer)
+        again = at_most(noise.bootstrap_table(swapped, stat, columns=SIM_ACC), 100 * SIMILARITY_LOW_MAX, what,
+                        unit="%")
+        numbers["similarity_below_max_longer"] = again.value
+        numbers["longer_cells"] = len(longer)
+        length = [controls.training_length(
+            crit, again, LONGER,
+            what=f"the verdict survives {LONGER}x longer stitch training: the {len(longer)} cells below the diagonal "
+                 f"of {longer.attrs.get('pair', 'the deciding pair')}, both the similarity-trained and the vanilla "
+                 f"stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim re-judged")]
     claims = [ClaimSpec(
         key="similarity_low", text="Stitches trained to match the expected representation (MSE) reach low task "
-                                   "accuracy where task-trained stitches are accurate (j < i)",
-        criterion=at_most(sim, 100 * SIMILARITY_LOW_MAX, f"max over the {len(per)} trained pairs of the "
-                          "similarity-trained stitch's mean relative accuracy (% of the receiver's) at j < i",
-                          unit="%"),
+                                   "accuracy where the task-trained (vanilla) stitches are accurate (j < i)",
+        criterion=crit,
         paper="low task accuracy, unlike the vanilla stitch (~90% in the triangle) (Fig. 5)",
-        ours=f"similarity-trained: mean {numbers['similarity_below_mean']:.1f} %, max {sim.text(1, '%')}; "
-             f"task-trained: mean {numbers['vanilla_below_mean']:.1f} % (of the receiver's accuracy)",
-        controls=[_convergence_control(table)])]
+        ours=f"max {e.text(1, '%')} of the vanilla stitch's accuracy ({worst[0]} → {worst[1]}); mean accuracy at "
+             f"j < i: similarity-trained {numbers['similarity_accuracy_below_mean']:.1f} %, vanilla "
+             f"{numbers['vanilla_accuracy_below_mean']:.1f} %",
+        controls=[_convergence_control(table), sim_pos, *length], kind="fails")]
     return numbers, claims
 
 
-def similarity_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Per trained pair: mean relative accuracy below the diagonal of both stitches (% of the
-    receiver's accuracy), for display."""
-    t = table[(table.kind == "trained") & (table.j < table.i)]
-    t = t.assign(similarity=100 * t.dm_accuracy / t.receiver_accuracy, vanilla=100 * t.relative)
-    return t.groupby(["sender", "receiver"], sort=False)[["similarity", "vanilla"]].mean().round(1).rename(
+def similarity_longer(table: pd.DataFrame, sim: pd.DataFrame, cfg: GridConfig, scale: str, *, device=None,
+                      store=None, progress: bool = True) -> pd.DataFrame:
+    """H-F5's training-length control: the cells that decide the claim, every cell below the
+    diagonal of the pair with the highest ratio (similarity-trained over vanilla accuracy), both
+    stitches retrained at :data:`LONGER` x their epochs (the similarity-trained one at
+    LONGER x :data:`SIMILARITY_EPOCHS`, the vanilla one at LONGER x the grid's), their accuracies
+    and per-image results to swap in (:func:`similarity_summary`). One row per cell; the pair in
+    ``attrs["pair"]``."""
+    from .verdicts import retrained_longer
+
+    t = _with_similarity(table, sim)
+    stat, per_pair, codes, keys = _ratio_stat(t)
+    top = codes[int(np.argmax(per_pair(t)))]
+    cells = t[(keys == top) & (t.j < t.i).to_numpy()]
+    s, r = cells.sender.iloc[0], cells.receiver.iloc[0]
+    nets = trained_nets(cfg, scale)
+    long_sim = similarity_stitches(table, cfg, scale, cells=cells, factor=LONGER, device=device, store=store,
+                                   progress=progress)
+    grid = table[(table.kind == "trained") & (table.sender == s) & (table.receiver == r)]
+    long_van = retrained_longer(nets[s], nets[r], list(zip(cells.cut_i, cells.cut_j)), cfg, grid, device=device,
+                                store=store, progress=progress)
+    van = {(a, b): (acc / 100, c) for a, b, acc, c in zip(long_van.cut_i, long_van.cut_j,
+                                                           long_van[f"{LONGER}x epochs (%)"], long_van.correct)}
+    out = long_sim.assign(accuracy=[van[c][0] for c in zip(long_sim.cut_i, long_sim.cut_j)],
+                          correct=[van[c][1] for c in zip(long_sim.cut_i, long_sim.cut_j)])
+    out.attrs["pair"] = f"{s} → {r}"
+    return out
+
+
+def _swap_longer(t: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
+    """``t`` with ``longer``'s cells (both stitches retrained) in place of their 1x values."""
+    from ...grid import replace_cells
+
+    return replace_cells(t, longer, ["sender", "receiver", "i", "j"],
+                         {"sim_accuracy": "sim_accuracy", "sim_correct": "sim_correct", "accuracy": "accuracy",
+                          "correct": "correct"})
+
+
+def similarity_table(table: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
+    """Per trained pair: mean accuracy below the diagonal of the similarity-trained and the vanilla
+    stitch (% of the receiver's accuracy) and their ratio, with the least-squares stitch's for
+    reference, for display."""
+    t = _with_similarity(table, sim)
+    t = t[t.j < t.i]
+    t = t.assign(similarity=100 * t.sim_accuracy / t.receiver_accuracy, vanilla=100 * t.relative,
+                 least_squares=100 * t.dm_accuracy / t.receiver_accuracy)
+    out = t.groupby(["sender", "receiver"], sort=False)[["similarity", "vanilla", "least_squares"]].mean()
+    out["ratio"] = 100 * out.similarity / out.vanilla
+    return out.round(1).rename(
         columns={"similarity": "similarity-trained (j < i, % of receiver)",
-                 "vanilla": "task-trained (j < i, % of receiver)"})
+                 "vanilla": "vanilla (j < i, % of receiver)",
+                 "least_squares": "least-squares map (j < i, % of receiver)",
+                 "ratio": "similarity-trained / vanilla (%)"})
