@@ -280,8 +280,9 @@ def vgg_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None,
             ctrl.append(pos)
             numbers[f"vgg_self_penalty_{'_'.join(m.lower().replace('-', '_') for m in models)}"] = pos_e.value
         for ctrl, model in ((ctrl_d, "Digit"), (ctrl_c, "Correlated")):
-            neg, neg_e = negative_control(checks, [model], what=f"an untrained VGG19 stitched into the {model} model at "
-                                                                f"{', '.join(VGG_CUT_LABELS[c] for c in VGG_LATE)}")
+            late = ", ".join(VGG_CUT_LABELS[c] for c in VGG_LATE)
+            neg, neg_e = negative_control(checks, [model], what=f"an untrained VGG19 stitched into the {model} model "
+                                                                f"before {late}")
             ctrl.append(neg)
             if neg_e is not None:
                 numbers[f"vgg_untrained_beyond_self_{model.lower()}"] = neg_e.value
