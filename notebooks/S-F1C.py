@@ -100,14 +100,18 @@ run.figure("rank", plotting.spread_per_layer(
 # ## Claims
 #
 # The rank claim is judged without an interval: its criterion is already in units of the spread
-# over initialisations, which for a rank over the whole test set dwarfs the noise from the images.
-# The control ({doc}`S-F1B`'s, two-sided since the review of the verdicts) is judged on its 95%
-# paired-bootstrap interval (`stitchkit.noise`, see {term}`interval`).
+# over the initialisations, which for a rank over the whole test set dwarfs the noise from the
+# images.
+#
+# **Controls.** None. A rank is not a stitching verdict (kind *no_stitch*, `stitchkit.controls`):
+# whether the stitch reaches its receiver, or an untrained sender could do the task, does not
+# bear on whether the receiver's layer has a different rank. Until issue 46 the claim carried
+# {doc}`S-F1B`'s self-stitch control, which could make it inconclusive for a reason that is not
+# about ranks; it was removed after earlier runs had been seen (see "Changes after a run").
 #
 # "Clearly differs" is fixed before the run as: at both layers 2 and 3 and for both the Colour
 # and the Correlated sender, the gap between mean ranks exceeds the sum of the two standard
-# deviations over initialisations. The control is {doc}`S-F1B`'s: the Digit model stitched
-# into itself reaches its own accuracy, else the verdict is *inconclusive at this scale*.
+# deviations over initialisations.
 
 # %%
 run.save()

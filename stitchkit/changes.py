@@ -236,6 +236,24 @@ CHANGES: tuple[Change, ...] = (
            "within the bound and the first cut outside it, retrained at 4x; the pieces chosen again and, if they "
            "differ, the network freeze-trained on them, the claim re-judged)",
            "the page had none (the review of the verdicts)", "9a8758f (issue 33)", "2026-11-25"),
+    Change(("S-F1B", "S-F1C", "S-FC5", "S-4.2", "S-TC1", "S-FC6"),
+           "controls matched to each claim's kind (issue 46): the two-sided self-stitch control (|self-penalty| "
+           "≤ 0.5 points) becomes a one-sided positive control (the receiver stitched into itself loses at most 1 "
+           "point at its worst cut, upper end of the basic interval; a self-stitch gain is reported, not gated); "
+           "the compatibility and improvement claims (S-F1B compatible, S-FC5 noise_compatible, S-4.2, S-TC1 "
+           "contradiction, S-FC6 digit_improves and correlated_holds) gain a negative control (an untrained "
+           "network stitched into the claim's receiver at the last two cuts with the page's recipe stays at least "
+           "20 points below the self-stitch there; S-4.2, S-TC1 and S-FC6 also gain positive controls of their "
+           "own receivers); the rank claims (S-F1C rank_differs, S-FC5 noise_rank_differs) lose the self-stitch "
+           "control (a rank is not a stitching verdict); S-TC1's self_stitch_gain stays a claim (the paper's "
+           "finding) with the positive and training-length controls, gated nowhere; the training-length control "
+           "runs for every verdict and passes only when the longer run gives the same result (decided or not), "
+           "and a control a claim's kind needs that was not run fails; intervals over the 3 initialisations are "
+           "t intervals (2 degrees of freedom); S-FC6 judges its noise stitches on 10,000 test examples at demo "
+           "(were 2,000)",
+           "the two-sided self-stitch gate could not be passed at the pages' test sizes (a perfect recipe passed "
+           "it 0-22% of the time) and double-counted the gain the penalties subtract; redesigned after the runs "
+           "were seen (issue 46)", "81491de", "2026-11-27"),
     Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
            "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
            "not move with the resample", "f78f85f", "2026-11-24"),

@@ -237,10 +237,10 @@ def hernandez_resnet(scale: str, arch: str, seed: int = 0, *, width: int | None 
 # momentum 0.9, wd 1e-4, batch 128, 4 epochs, no augmentation, constant learning rate (the
 # paper names no schedule); VGG19 (no BN) on the same sets resized to 32x32, SGD lr 1e-2, batch
 # 64, 50 epochs. Colour sets are normalised with mean = std = 0.5, greyscale MNIST with MNIST's.
-SMITH_RESNET18 = {
-    "smoke": {"width": 8, "train_size": 4000, "epochs": 2},
-    "demo": {"width": 16, "train_size": 15_000, "epochs": 4},
-    "paper": {"width": 64, "train_size": None, "epochs": 4},
+SMITH_RESNET18 = {  # calibrate_bn: the untrained networks' BN statistics (the negative control's senders)
+    "smoke": {"width": 8, "train_size": 4000, "epochs": 2, "calibrate_bn": 512},
+    "demo": {"width": 16, "train_size": 15_000, "epochs": 4, "calibrate_bn": 2000},
+    "paper": {"width": 64, "train_size": None, "epochs": 4, "calibrate_bn": 2000},
 }
 SMITH_VGG19 = {  # thin nets need fan-in initialisation to leave chance in a few epochs, and then
     # gradient clipping: at demo, lr 1e-2 without it diverged to NaN (seed 0 in bf16 by step 550,
@@ -259,23 +259,28 @@ def _smith_data(dataset: str, train_size: int | None, size: int | None = None) -
 
 
 def smith_resnet18(scale: str, dataset: str, seed: int = 0, *, width: int | None = None,
-                   epochs: float | None = None, train_size: int | None = None) -> ModelSpec:
+                   epochs: float | None = None, train_size: int | None = None, trained: bool = True) -> ModelSpec:
     """Smith & Marcu's ResNet-18 trained on ``dataset`` (one of :data:`SMITH_DATASETS`) at
-    ``scale``; ``width``/``epochs``/``train_size`` override the scale's values."""
+    ``scale``; ``width``/``epochs``/``train_size`` override the scale's values; ``trained=False``
+    is the untrained network with its BN statistics recalibrated on ``dataset``."""
     cfg = _at(SMITH_RESNET18, scale, "Smith & Marcu's ResNet-18")
     data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"])
-    train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=128, optimizer="sgd",
+    n = epochs if epochs is not None else cfg["epochs"]
+    train = TrainConfig(epochs=n if trained else 0.0, batch_size=128, optimizer="sgd",
                         lr=0.1, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
     return ModelSpec(model="resnet18_imagenet", width=width or cfg["width"], data=data,
-                     normalisation=default_normalisation(dataset), seed=seed, train=train)
+                     normalisation=default_normalisation(dataset), seed=seed, train=train,
+                     calibrate_bn=0 if trained else cfg["calibrate_bn"])
 
 
 def smith_vgg19(scale: str, dataset: str, seed: int = 0, *, width: int | None = None,
-                epochs: float | None = None, train_size: int | None = None) -> ModelSpec:
-    """Smith & Marcu's VGG19 (no BN) on ``dataset`` resized to 32x32, at ``scale``."""
+                epochs: float | None = None, train_size: int | None = None, trained: bool = True) -> ModelSpec:
+    """Smith & Marcu's VGG19 (no BN) on ``dataset`` resized to 32x32, at ``scale``;
+    ``trained=False`` is the untrained network (no BN to recalibrate)."""
     cfg = _at(SMITH_VGG19, scale, "Smith & Marcu's VGG19")
     data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"], size=32)
-    train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=64, optimizer="sgd",
+    n = epochs if epochs is not None else cfg["epochs"]
+    train = TrainConfig(epochs=n if trained else 0.0, batch_size=64, optimizer="sgd",
                         lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False,
                         clip_norm=cfg["clip_norm"], seed=seed)
     return ModelSpec(model="vgg19", width=width or cfg["width"], data=data, normalisation=default_normalisation(dataset),

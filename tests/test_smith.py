@@ -129,50 +129,130 @@ def _verdict(claim, scale="demo"):
                  claim.criterion.holds, scale, tuple(claim.controls)).verdict
 
 
-def test_compatibility_verdicts_follow_the_interval_and_the_two_sided_control():
-    _, ok = smith.compatibility_summary(_into_digit_table(0.98), smith.FIG1_SENDERS, "c", "t", "p")
+def _untrained_table(untrained_acc, *, self_acc=0.95, receiver=smith.RECEIVER, baseline=0.95, inits=3, n=4000,
+                     cuts=smith.LATE):
+    """The negative control's rows: an untrained sender and the receiver itself stitched into the
+    receiver at the last two cuts (the long form of smith.stitch_controls)."""
+    import pandas as pd
+    rows = []
+    for k in range(inits):
+        base = _correct(baseline, n, seed=k)
+        for c in cuts:
+            for s, a, seed in ((smith.UNTRAINED, untrained_acc, 300 + k), (receiver, self_acc, 100 + k)):
+                own = base.copy() if a == baseline and s == receiver else _correct(a, n, seed=seed)
+                rows.append({"init": k, "sender": s, "receiver": receiver, "cut": c, "accuracy": a,
+                             "baseline": baseline, "correct": own, "baseline_correct": base})
+    return pd.DataFrame(rows)
+
+
+def _compat(acc, *, self_acc=0.95, untrained=0.30, longer_acc=None, negative=True, longer=True):
+    table = _into_digit_table(acc, self_acc=self_acc)
+    kw = {}
+    if negative:
+        kw["negative"] = _untrained_table(untrained, self_acc=self_acc)
+    if longer:
+        kw["longer"] = _into_digit_table(acc if longer_acc is None else longer_acc, self_acc=self_acc)
+    return smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", **kw)[1]
+
+
+def test_compatibility_verdicts_follow_the_interval_and_the_claims_controls():
+    ok = _compat(0.98)
+    assert ok.kind == "compatible" and [k.kind for k in ok.controls] == ["positive", "negative", "training length"]
     assert _verdict(ok) == "reproduced" and ok.criterion.low > 0
-    _, below = smith.compatibility_summary(_into_digit_table(0.92), smith.FIG1_SENDERS, "c", "t", "p")
+    below = _compat(0.92)
     assert _verdict(below) == "not reproduced" and below.criterion.high < 0
     # 0.1 points above the baseline on 4000 images: the interval straddles 0, neither side is shown
-    _, close = smith.compatibility_summary(_into_digit_table(0.951), smith.FIG1_SENDERS, "c", "t", "p")
+    close = _compat(0.951)
     assert _verdict(close) == "inconclusive at this scale" and close.criterion.holds is None
     # the receiver stitched into itself falls short of its own accuracy: the recipe is too weak to judge
-    _, weak = smith.compatibility_summary(_into_digit_table(0.92, self_acc=0.90), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(weak) == "inconclusive at this scale"
-    # ... or beats it: the stitch adds accuracy by itself, the control is two-sided
-    _, strong = smith.compatibility_summary(_into_digit_table(0.98, self_acc=0.98), smith.FIG1_SENDERS, "c", "t", "p")
-    assert _verdict(strong) == "inconclusive at this scale"
+    weak = _compat(0.92, self_acc=0.90, untrained=0.20)
+    assert _verdict(weak) == "inconclusive at this scale" and not weak.controls[0].passed
+    # ... a self-stitch that gains accuracy is reported, not gated (issue 46): the positive control passes
+    strong = _compat(0.98, self_acc=0.97)
+    assert strong.controls[0].passed and _verdict(strong) == "reproduced"
+    # an untrained sender that comes within 20 points of the self-stitch: the stitch does the task alone
+    alone = _compat(0.98, untrained=0.90)
+    assert not alone.controls[1].passed and _verdict(alone) == "inconclusive at this scale"
+    # a control the claim's kind needs and the run did not make fails
+    for missing in (_compat(0.98, negative=False), _compat(0.98, longer=False)):
+        assert _verdict(missing) == "inconclusive at this scale"
+        assert any(k.value == "not run" and not k.passed for k in missing.controls)
     assert _verdict(ok, "smoke") == "not assessed at smoke scale"
 
 
-def test_the_training_length_control_fails_when_longer_stitches_flip_the_verdict():
-    table = _into_digit_table(0.92)
-    _, same = smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", longer=_into_digit_table(0.93))
-    assert _verdict(same) == "not reproduced" and same.controls[-1].passed
-    _, flips = smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", longer=_into_digit_table(0.98))
+def test_the_negative_control_reads_the_untrained_sender_beyond_the_self_stitch():
+    t = _untrained_table(0.30, self_acc=0.97)
+    control, e = smith.negative_control(t, [smith.RECEIVER])
+    assert e.value == pytest.approx(67.0, abs=0.01) and control.passed and control.kind == "negative"
+    # three initialisations: a t interval with 2 degrees of freedom over them (issue 46)
+    assert e.n_seeds == 3 and e.method.startswith("t interval over 3 seeds")
+
+
+def test_the_training_length_control_runs_for_every_verdict_and_asks_for_the_same_result():
+    _, same_t = smith.compatibility_summary(_into_digit_table(0.92), smith.FIG1_SENDERS, "c", "t", "p",
+                                            longer=_into_digit_table(0.93), negative=_untrained_table(0.3))
+    assert _verdict(same_t) == "not reproduced" and same_t.controls[-1].passed
+    flips = _compat(0.92, longer_acc=0.98)
     assert _verdict(flips) == "inconclusive at this scale" and not flips.controls[-1].passed
+    # an undecided verdict gets the control too, and fails it when the longer run decides it
+    decides = _compat(0.951, longer_acc=0.98)
+    assert decides.criterion.holds is None and not decides.controls[-1].passed
+    stays = _compat(0.951)
+    assert stays.controls[-1].passed
 
 
 def test_rank_separation_uses_the_spread_over_initialisations():
     numbers, claim = smith.rank_summary(_into_digit_table(0.96))
     assert numbers["rank_gap_colour_layer2"] == 20  # Colour 30-32 vs Digit 10-12
-    assert _verdict(claim) == "reproduced"  # gap 20 >> sd 1 + sd 1 (and the self-stitch control passes)
+    # a rank is not a stitching verdict (kind no_stitch): no stitching control, not even the self-stitch
+    assert claim.kind == "no_stitch" and claim.controls == ()
+    assert _verdict(claim) == "reproduced"  # gap 20 >> sd 1 + sd 1
+    _, weak = smith.rank_summary(_into_digit_table(0.96, self_acc=0.80))  # a weak self-stitch does not gate it
+    assert _verdict(weak) == "reproduced"
+
+
+def _tc1_checks(inits=3, self_acc=None, untrained=0.3):
+    """S-TC1's controls' rows: every model into itself at layer 1, and the late rows of Digit and
+    Colour-only (the long form of smith.stitch_controls)."""
+    import pandas as pd
+    base = {"Correlated": 1.0, "Digit": 0.95, "Colour": 1.0, "Colour-only": 0.7}
+    rows = []
+    for k in range(inits):
+        for m, b in base.items():
+            bc = _correct(b, seed=k)
+            a = b if self_acc is None else self_acc
+            rows.append({"init": k, "sender": m, "receiver": m, "cut": "stem", "accuracy": a, "baseline": b,
+                         "correct": bc.copy() if a == b else _correct(a, seed=50 + k), "baseline_correct": bc})
+    parts = [pd.DataFrame(rows)]
+    for m in smith.TC1_DECIDING:
+        parts.append(_untrained_table(untrained, self_acc=0.95, receiver=m, inits=inits))
+    return pd.concat(parts, ignore_index=True)
 
 
 def test_contradiction_table_and_paper_scale_claim():
     import pandas as pd
     rows = []
-    for k in range(2):
+    for k in range(3):  # the pages' 3 initialisations: a t interval with 2 degrees of freedom over them
         for m, (b, r, s) in {"Correlated": (1.0, 0.99, 0.98), "Digit": (0.95, 0.98, 0.98),
                              "Colour": (1.0, 0.99, 0.99), "Colour-only": (0.7, 0.99, 0.98)}.items():
             rows.append({"init": k, "model": m, "base": b, "digit_receiver": r, "digit_sender": s,
                          "base_correct": _correct(b, seed=k), "digit_receiver_correct": _correct(r, seed=10 + k),
                          "digit_sender_correct": _correct(s, seed=20 + k)})
     table = pd.DataFrame(rows)
-    numbers, claims, side = smith.contradiction_summary(table, "demo")
+    numbers, claims, side = smith.contradiction_summary(table, "demo", table, _tc1_checks())
     assert [c.key for c in claims] == ["contradiction", "self_stitch_gain"]
+    assert [c.kind for c in claims] == ["improves", "stitch_other"]
+    assert [[k.kind for k in c.controls] for c in claims] == [["positive", "negative", "training length"],
+                                                              ["positive", "training length"]]
     assert all(_verdict(c) == "reproduced" for c in claims)
+    # the self-stitch gain is the paper's own finding: a claim, gated nowhere (no control reads it)
+    assert numbers["self_gain"] == pytest.approx(3.0, abs=0.01)
+    # a receiver that its own stitch cannot reach leaves both claims inconclusive
+    _, weak, _ = smith.contradiction_summary(table, "demo", table, _tc1_checks(self_acc=0.6))
+    assert {_verdict(c) for c in weak} == {"inconclusive at this scale"}
+    # ... and an untrained sender that does the task as well leaves the contradiction inconclusive
+    _, alone, _ = smith.contradiction_summary(table, "demo", table, _tc1_checks(untrained=0.94))
+    assert [_verdict(c) for c in alone] == ["inconclusive at this scale", "reproduced"]
     # percent, as every accuracy of the book (the paper's table gives fractions)
     assert side.loc["Colour-only", ("base accuracy", "paper (%)")] == 68.6
     assert side.loc["Digit", ("base accuracy", "ours (%)")] == "95.0 ± 0.0"
@@ -187,8 +267,30 @@ def test_contradiction_table_and_paper_scale_claim():
     heights = [[round(p.get_height(), 6) for p in ax.patches] for ax in fig.axes]
     plt.close(fig)
     assert heights == [[4.0, 3.0, 4.0, 4.0], [-2.0, 3.0, -1.0, 28.0]]
-    _, paper_claims, _ = smith.contradiction_summary(table, "paper")
+    _, paper_claims, _ = smith.contradiction_summary(table, "paper", table, _tc1_checks())
     assert paper_claims[-1].key == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
+    assert paper_claims[-1].kind == "stitch_other"
+    assert smith.tc1_longer_models("paper") == smith.TC1_MODELS
+    assert smith.tc1_longer_models("demo") == smith.TC1_DECIDING
+
+
+def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95):
+    """S-FC6's controls' rows (smith.vgg_controls): every VGG19 into itself at every cut on its own
+    test set, and an untrained VGG19 into Digit and Correlated at the last two cuts."""
+    import pandas as pd
+    rows = []
+    for k in range(inits):
+        for m in smith.VGG_MODELS:
+            base = _correct(whole, seed=7)
+            for c in smith.VGG_CUTS:
+                own = base.copy() if self_acc == whole else _correct(self_acc, seed=60 + k)
+                rows.append({"init": k, "sender": m, "receiver": m, "cut": c, "accuracy": self_acc, "baseline": whole,
+                             "correct": own, "baseline_correct": base})
+                if m in ("Digit", "Correlated") and c in smith.VGG_CUTS[-2:]:
+                    rows.append({"init": k, "sender": smith.UNTRAINED, "receiver": m, "cut": c, "accuracy": untrained,
+                                 "baseline": whole, "correct": _correct(untrained, seed=70 + k),
+                                 "baseline_correct": base})
+    return pd.DataFrame(rows)
 
 
 def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
@@ -197,8 +299,9 @@ def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
              "whole": 0.95 if m != "Colour" else 0.6, "rank": 1, "baseline_rank": 1,
              "correct": _correct(0.99 if k else 0.5, 1000, seed=k), "whole_correct": _correct(0.95 if m != "Colour"
                                                                                              else 0.6, seed=7)}
-            for k in range(2) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
-    _, claims = smith.vgg_summary(pd.DataFrame(rows))
+            for k in range(3) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
+    table = pd.DataFrame(rows)
+    _, claims = smith.vgg_summary(table, table, _vgg_checks())
     assert {_verdict(c) for c in claims} == {"inconclusive at this scale"}
 
 
@@ -209,24 +312,31 @@ def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
     acc = {"Digit": 0.99, "Correlated": 0.99, "Colour": 0.99, "Colour-only": 0.99}
     rows = [{"init": k, "model": m, "cut": c, "layer": smith.VGG_CUT_LABELS[c],
              "accuracy": (0.5 if (m == "Colour" and c == "features_9" and k == 0) else acc[m])
-             - (0.02 if (m == "Digit" and c == "features_22") else 0.0),
+             - (0.01 if (m == "Digit" and c == "features_22") else 0.0),
              "whole": 0.95, "rank": 1, "baseline_rank": 1,
              "correct": None, "whole_correct": _correct(0.95, seed=7)}
-            for k in range(2) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
+            for k in range(3) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
     for r in rows:
         r["correct"] = _correct(r["accuracy"], 1000, seed=hash((r["init"], r["model"], r["cut"])) % 1000)
     table = pd.DataFrame(rows)
     cells = smith.vgg_deciding_cells(table)
     assert ("Digit", "features_22") in cells and ("Colour", "features_9") in cells and len(cells) == 3
-    _, alone = smith.vgg_summary(table)
-    _, same = smith.vgg_summary(table, table)  # longer stitches that change nothing: the verdicts stand
-    assert [_verdict(c) for c in same] == [_verdict(c) for c in alone]
-    assert [len(c.controls) for c in same] == [len(c.controls) + 1 for c in alone]
+    checks = _vgg_checks()
+    _, alone = smith.vgg_summary(table, checks=checks)  # without the longer run: its control fails, not run
+    assert {_verdict(c) for c in alone} == {"inconclusive at this scale"}
+    _, same = smith.vgg_summary(table, table, checks)  # longer stitches that change nothing: the verdicts stand
+    assert [c.kind for c in same] == ["improves", "compatible", "stitch_other"]
+    assert [[k.kind for k in c.controls] for c in same] == [["", "positive", "negative", "training length"]] * 2 + [
+        ["", "positive", "training length"]]
+    assert [_verdict(c) for c in same] == ["reproduced"] * 3
     worse = table.copy()
     sel = (worse.model == "Digit") & (worse.cut == "features_22")
     worse.loc[sel, "accuracy"] = 0.5
     worse.loc[sel, "correct"] = pd.Series([_correct(0.5, 1000, seed=3)] * int(sel.sum()), index=worse.index[sel])
-    _, claims = smith.vgg_summary(table, worse)
+    _, claims = smith.vgg_summary(table, worse, checks)
     digit = next(c for c in claims if c.key == "digit_improves")
-    assert _verdict(digit) == "inconclusive at this scale"
+    assert _verdict(digit) == "inconclusive at this scale" and not digit.controls[-1].passed
     assert _verdict(next(c for c in claims if c.key == "correlated_holds")) == "reproduced"
+    # an untrained VGG19 that reaches the task through the stitch: Digit's and Correlated's claims undecided
+    _, easy = smith.vgg_summary(table, table, _vgg_checks(untrained=0.9))
+    assert [_verdict(c) for c in easy] == ["inconclusive at this scale"] * 2 + ["reproduced"]

@@ -18,6 +18,7 @@ SETS = {"Correlated": "cmnist_correlated", "Digit": "cmnist_digit", "Colour": "c
         "Colour-only": "cmnist_colour_only", "MNIST": "mnist_grey3"}
 NOISE = "Noise"
 RECEIVER = "Digit"
+UNTRAINED = "Untrained"  # the negative control's sender: the same ResNet-18, untrained (BN recalibrated)
 FIG1_SENDERS = ("Correlated", "Digit", "Colour")  # Figure 1b/c
 FC5_SENDERS = ("Correlated", "Digit", "Colour", "Colour-only", NOISE)  # Figure C5
 TC1_MODELS = ("Correlated", "Digit", "Colour", "Colour-only")  # Table C1 rows
@@ -64,6 +65,12 @@ class StitchConfig:
     def model(self, scale: str, name: str, seed: int) -> zoo.ModelSpec:
         return zoo.smith_resnet18(scale, SETS[name], seed, width=self.width, epochs=self.model_epochs,
                                   train_size=self.model_train_size)
+
+    def untrained(self, scale: str, seed: int, data: str = "Correlated") -> zoo.ModelSpec:
+        """The negative control's sender: the ResNet-18 of seed ``seed`` left untrained, its BN
+        statistics recalibrated on ``data`` (the data its stitches are trained on)."""
+        return zoo.smith_resnet18(scale, SETS[data], seed, width=self.width, epochs=self.model_epochs,
+                                  train_size=self.model_train_size, trained=False)
 
     def recipe(self, seed: int) -> StitchRecipe:
         train = TrainConfig(epochs=self.stitch_epochs, batch_size=128, optimizer="sgd", lr=self.stitch_lr,

@@ -1,7 +1,13 @@
 """Every sender stitched into the Digit receiver, trained and tested on the Correlated set:
 S-F1B (every sender beats the Digit baseline at every layer), S-F1C (the rank after the stitch)
 and S-FC5 (with the Colour-only and Clustered-Noise senders), with the training-length control's
-retrained cells."""
+retrained cells and the negative control's untrained sender (:func:`untrained_into_digit`).
+
+Claim kinds (:data:`stitchkit.controls.KINDS`): the compatibility claims (``compatible``,
+``noise_compatible``) are *compatible*: the positive control (Digit into itself), the negative
+control (an untrained ResNet-18 into Digit at the last two cuts) and the training-length
+control; the rank claims (``rank_differs``, ``noise_rank_differs``) are *no_stitch*: a rank is
+not a stitching verdict, and they carry no stitching control."""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from ...store import Store
 from .config import (CUT_LABELS, CUTS, FC5_SENDERS, LONGER, LONGER_CELLS, NOISE, RANK_NOISE,
                      RANK_SEPARATION, RECEIVER, SETS, StitchConfig)
 from .measures import ACC, _net, _swap_in, baseline_rank, noise_sender, per_layer, stitched_rank
+from .stitch_controls import late_rows, negative_control, not_run
 
 
 def into_digit(cfg: StitchConfig, scale: str, senders=FC5_SENDERS, *, with_rank: bool = True,
@@ -58,6 +65,15 @@ def into_digit(cfg: StitchConfig, scale: str, senders=FC5_SENDERS, *, with_rank:
             + ["correct", "baseline_correct"])  # per-image results on the Correlated test set (the bootstrap's)
     return (table.sort_values(["sender", "init"], key=lambda s: s.map(order) if s.name == "sender" else s,
                               kind="stable")[cols].reset_index(drop=True))
+
+
+def untrained_into_digit(cfg: StitchConfig, scale: str, *, store: Store | None = None,
+                         device=None) -> pd.DataFrame:
+    """The negative control's stitches for the Digit receiver: an untrained ResNet-18 and Digit
+    itself stitched into Digit at the last two cuts, trained and tested on Correlated with the
+    page's recipe, every initialisation (:func:`.stitch_controls.late_rows`; the self-stitches
+    are the ones :func:`into_digit` makes, read from the cache)."""
+    return late_rows(cfg, scale, RECEIVER, "Correlated", store=store, device=device)
 
 
 def deciding_cells(table: pd.DataFrame, senders, k: int = LONGER_CELLS) -> list[tuple[str, str]]:
@@ -147,12 +163,15 @@ def _like_for_like(senders) -> callable:
 
 
 def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, paper: str,
-                          longer: pd.DataFrame | None = None) -> tuple[dict, ClaimSpec]:
+                          longer: pd.DataFrame | None = None,
+                          negative: pd.DataFrame | None = None) -> tuple[dict, ClaimSpec]:
     """Numbers and the claim 'every sender in ``senders`` beats the Digit baseline at every
-    layer' (mean over initialisations), judged on the interval of the worst margin; with
-    ``longer`` (:func:`into_digit_longer`), the training-length control re-judges it there."""
-    # the receiver's own stitches are the control (two-sided: within 0.5 points of its accuracy),
-    # so the claim is judged on the other senders
+    layer' (mean over initialisations), judged on the interval of the worst margin (test images
+    and initialisations: a t interval over few). Kind *compatible*: the positive control (Digit
+    into itself), the negative control on ``negative`` (:func:`untrained_into_digit`) and the
+    training-length control re-judging it on ``longer`` (:func:`into_digit_longer`); a control
+    that was not run fails."""
+    # the receiver's own stitches are the positive control, so the claim is judged on the other senders
     senders = [s for s in senders if s != RECEIVER]
     stats = per_layer(table[table.sender.isin(senders)])
     baseline = float(table.groupby(["init"]).baseline.first().mean())
@@ -161,20 +180,33 @@ def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, pap
     like = _boot(table, _like_for_like(senders))
     what = f"lowest mean stitched accuracy minus the Digit baseline, over {len(senders)} senders x {len(CUTS)} layers"
     criterion = at_least(margin, 0.0, what, digits=2)
+    own = table[table.sender == RECEIVER].groupby("cut", sort=False)
+    self_pens = 100 * (own.baseline.mean() - own.accuracy.mean())
     numbers = {"digit_baseline": baseline, f"{key}_worst_accuracy": float(worst["mean"]),
                f"{key}_worst_margin": margin.value, f"{key}_worst_margin_low": margin.low,
                f"{key}_worst_margin_high": margin.high, "longer_factor": LONGER,
                f"{key}_vs_self": like.value, f"{key}_vs_self_low": like.low, f"{key}_vs_self_high": like.high,
-               "self_penalty": _self_penalty(table)}
+               "self_penalty": _self_penalty(table), **controls.gain_numbers("self_stitch", self_pens.to_numpy()),
+               "n_seeds": int(table.init.nunique())}
     ctrl = [_self_control(table)]
+    if negative is not None:
+        neg, neg_e = negative_control(negative, [RECEIVER])
+        ctrl.append(neg)
+        if neg_e is not None:
+            numbers.update(untrained_beyond_self=neg_e.value, untrained_beyond_self_low=neg_e.low,
+                           untrained_beyond_self_high=neg_e.high)
+    else:
+        ctrl.append(not_run(controls.NEGATIVE, "an untrained sender stitched into Digit at the last two cuts"))
     if longer is not None:
         long_margin = _boot(longer, _worst_margin(senders))
         numbers[f"{key}_worst_margin_longer"] = long_margin.value
         ctrl.append(controls.training_length(criterion, at_least(long_margin, 0.0, what, digits=2), LONGER))
+    else:
+        ctrl.append(not_run(controls.LENGTH, f"the verdict re-judged at {LONGER}x the stitch epochs"))
     claim = ClaimSpec(key=key, text=text, criterion=criterion, paper=paper,
                       ours=f"baseline {100 * baseline:.2f}%; lowest {100 * worst['mean']:.2f}% "
                            f"({worst['sender']}, {worst['layer']}); margin {margin.text(2, 'points')}",
-                      controls=ctrl, n=int(table.init.nunique()))
+                      controls=ctrl, n=int(table.init.nunique()), kind="compatible")
     return numbers, claim
 
 
@@ -202,17 +234,19 @@ def rank_summary(table: pd.DataFrame) -> tuple[dict, ClaimSpec]:
                 paper="a clear gap at layers 2 and 3 (Fig. 1c)",
                 ours=f"smallest separation {min(ratio, 1e6):.2f} ({worst[0]}, {CUT_LABELS[worst[1]]}: "
                      f"gap {gaps[worst][0]:+.1f})",
-                controls=[_self_control(table)], n=int(table.init.nunique()))
+                n=int(table.init.nunique()), kind="no_stitch")  # a rank: no stitching control (issue 46)
     return numbers, claim
 
 
-def noise_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
-    """S-FC5: the Colour-only and the Noise senders reach the Digit baseline at every layer, and
-    the Noise sender's rank lies outside the learned senders' range at most layers."""
+def noise_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None,
+                  negative: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
+    """S-FC5: the Colour-only and the Noise senders reach the Digit baseline at every layer
+    (*compatible*: the controls of :func:`compatibility_summary`), and the Noise sender's rank
+    lies outside the learned senders' range at most layers (*no_stitch*: no stitching control)."""
     numbers_c, claim_c = compatibility_summary(table, ("Colour-only", NOISE), "noise_compatible",
                                                "Colour-only and clustered-noise senders are stitching-compatible "
                                                "with the Digit receiver at every layer",
-                                               "full compatibility (Fig. C5a)", longer=longer)
+                                               "full compatibility (Fig. C5a)", longer=longer, negative=negative)
     stats = per_layer(table, "rank").set_index(["sender", "cut"])
     learned = [s for s in table.sender.unique() if s != NOISE]
     outside = 0
@@ -226,8 +260,8 @@ def noise_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None) -> tu
                                            f"layers (of {len(CUTS)}) where the noise rank (mean ± sd) lies "
                                            "outside every learned sender's mean ± sd", unit="", digits=0),
                         paper="rank differs from the learned ones (Fig. C5b)",
-                        ours=f"{outside} of {len(CUTS)} layers", controls=[_self_control(table)],
-                        n=int(table.init.nunique()))
+                        ours=f"{outside} of {len(CUTS)} layers", n=int(table.init.nunique()),
+                        kind="no_stitch")  # a rank: no stitching control (issue 46)
     self_gain = table[(table.sender == RECEIVER) & (table.cut == "stem")]
     numbers = {**numbers_c, "noise_rank_outside_layers": outside,
                "self_stitch_layer1": float(self_gain.accuracy.mean())}

@@ -86,11 +86,12 @@ def _layer_output(run, layer: nn.Module, inputs) -> torch.Tensor:
 
 
 def stitched_rank(sender, receiver: Net, cut: str, recipe: StitchRecipe, data: DataSpec, *, store: Store,
-                  device=None) -> int:
+                  device=None, images: int | None = None) -> int:
     """Numerical rank at the receiver's first layer after the stitch, on the test data (the
-    noise test set for a noise sender); cached in the store."""
+    noise test set for a noise sender; ``images``: its first ``images // 10`` examples of each
+    class); cached in the store."""
     spec = {"kind": "smith_rank", "sender": sender.spec, "receiver": receiver.spec, "cut": cut, "recipe": recipe,
-            "data": data}
+            "data": data, **({"images": images} if images is not None else {})}
 
     def compute():
         device_ = as_device(device)
@@ -99,7 +100,10 @@ def stitched_rank(sender, receiver: Net, cut: str, recipe: StitchRecipe, data: D
         if isinstance(sender, NoiseSender):
             shape = stitched.receiver.cut_shapes(tuple(test_split(data, recipe.test_size, recipe.subset_seed)
                                                        .images.shape[1:]))[cut]
-            x, _ = sender.tensors(cut, shape, "test")
+            x, y = sender.tensors(cut, shape, "test")
+            if images is not None and images < len(x):  # the first images // 10 of each class
+                keep = torch.cat([torch.nonzero(y == c).flatten()[:max(1, images // 10)] for c in y.unique()])
+                x = x[keep.sort().values]
             feats = _layer_output(stitched.top, layer, (b.to(device_) for b in x.split(500)))
         else:
             test = test_split(data, recipe.test_size, recipe.subset_seed)
