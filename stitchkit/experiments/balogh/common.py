@@ -138,7 +138,9 @@ def length_not_run(what: str) -> Control:
 
 
 def tlm_controls(result: dict) -> list[Control]:
-    """J-T1's TLM controls (also J-F1's and J-F2's): the positive control (every layer stitched
+    """J-T1's TLM controls (also J-F1's and J-F2's), for the claims that are statistics of trained
+    TLM stitches (kind ``stitch_other``) only; the claims on PWCCA, OPD, CKA and direct matching
+    (an exact least-squares map) have no trained stitch and get none. The positive control (every layer stitched
     into itself by TLM, which starts from the exact map, loses at most
     :data:`stitchkit.controls.POSITIVE_BOUND` points at its worst layer, the interval's upper end of
     the largest self-penalty; Balogh & Jelasity report TLM moving identical layers off the
