@@ -30,7 +30,9 @@
 #
 # **Control.** On every tested layer the probe's accuracy must span at least 10 points over the
 # representations (its 95% interval, bootstrapped over the test images), or there is no
-# functional difference to rank and the claims are inconclusive.
+# functional difference to rank and the claims are inconclusive. No claim here has a trained
+# stitch in it (linear CKA, PWCCA, OPD and direct matching, an exact least-squares map), so none
+# carries a stitching control.
 #
 # **Noise.** Each $\tau$ carries a 95% interval from a bootstrap over the representations $B$
 # (drawn with replacement within each layer, all measures on the same draw), so "LCKA below DM"

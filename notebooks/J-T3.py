@@ -25,7 +25,9 @@
 #
 # **Control.** The probe must tell the representations apart: its accuracies must span at least
 # 10 points (its 95% interval, bootstrapped over the test images), or there is no functional
-# difference to rank and the claims are inconclusive.
+# difference to rank and the claims are inconclusive. No claim here has a trained stitch in it
+# (linear CKA, PWCCA, OPD and direct matching, an exact least-squares map), so none carries a
+# stitching control.
 #
 # **Noise.** Each $\tau$ carries a 95% interval from a bootstrap over the representations $B$
 # (all measures on the same draw), so "PWCCA below LCKA" needs the interval of the difference

@@ -60,15 +60,19 @@
 # (Kendall's $\tau$ between its values on a resample and on all images at least 0.8, over the
 # 95% interval of the resamples): a notion whose ranking is mostly noise can agree with nothing.
 # *Enough pairs*: at least 10 layer pairs behind each judged number. A failed control makes the
-# claims of the notions it concerns inconclusive.
+# claims of the notions it concerns inconclusive. No notion here has a trained stitch in it (direct
+# matching is an exact least-squares map), so no claim carries a stitching control (the positive,
+# negative and training-length controls of the stitching pages).
 #
 # **Noise.** Each $\tau$ carries a 95% interval from a paired bootstrap over the test images:
 # every notion is recomputed on the same resamples (exactly, from per-image quantities:
 # `stitchkit.notions`), so a difference of two $\tau$s is bootstrapped as a difference. A
 # resample repeats some images and drops others, so its notions are noisier than on all images,
 # and PWCCA, fitted on fewer distinct images, is biased more: a resample's $\tau$ leans towards 0,
-# the intervals lean low, and the value on all images can lie above its interval. The two
-# networks of a zoo are fixed: the intervals say nothing about other seeds.
+# the intervals lean low, and the value on all images could lie above its interval: there the
+# interval is the basic one (twice the value minus the percentiles), cut to $\tau$'s range. The
+# stability control reads the resamples' $\tau$s themselves (their 95% range). The two networks of
+# a zoo are fixed: network-to-network variance is not in the intervals.
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
 # minutes (training its eight small networks included); `demo` about 11 minutes once the four

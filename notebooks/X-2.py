@@ -52,13 +52,19 @@
 # **Controls.** *Enough layers*: at least 5 per network. *Identity*, for the claims between
 # networks: within a network, each notion must rank every layer most similar to itself, both
 # ways, on all test images ({doc}`X-1`'s control): a notion computed wrongly, or a stitch that
-# adds accuracy by itself, fails it, and its result between networks then says nothing.
+# adds accuracy by itself, fails it, and its result between networks then says nothing. No
+# notion here has a trained stitch in it (direct matching is an exact least-squares map), so no
+# claim carries a stitching control. *Ties*: within a network, {doc}`J-T1`'s rule for bounded
+# maxima: a rival beats a layer's own pair only when the 95% interval of their paired difference
+# lies above 0; a rival within noise is a tie, and a tie is identified.
 #
-# **Noise.** Each percentage carries a 95% interval from a paired bootstrap over the test
-# images (every notion on the same resamples, as on {doc}`X-1`); a percentage over $L$ layers
-# moves in steps of $100/L$. The two networks of a zoo are fixed: where J-T1 averages over the
-# ordered pairs of ten networks, each zoo here has one pair, so the intervals say nothing about
-# other seeds.
+# **Noise.** Each percentage carries a 95% interval from a bootstrap over what varies here: the
+# test images (every notion on the same resamples, as on {doc}`X-1`) and the target layers, the
+# cases a percentage counts (drawn with replacement, one draw for every notion, so a difference of
+# two is paired); a percentage over $L$ layers moves in steps of $100/L$. The two networks of a
+# zoo are fixed: where J-T1 averages over several networks, each zoo here has one pair, so
+# network-to-network variance is not in the intervals. A percentage that no resample moves
+# (every layer identified, or none, on every resample) is exact, and its record says why.
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
 # minutes; `demo` a few minutes once {doc}`X-1` has run at `demo` (its notions are read from

@@ -275,3 +275,18 @@ def test_an_svd_that_does_not_converge_is_done_again_by_the_robust_driver(monkey
     monkeypatch.setattr(torch.linalg, "svd", failing)
     u2, s2 = notions._svd(m)
     assert torch.allclose(s, s2) and torch.allclose(u.abs(), u2.abs())  # singular vectors up to sign
+
+
+def test_claims_have_no_stitch_kind_and_taus_stay_in_their_range():
+    """Issue 46: every X-1 claim has no trained stitch in it (no stitching control); a basic
+    interval (where the percentile one excludes the estimate) is cut to tau's range; the stability
+    control reads the resamples' taus, not a basic interval around the value 1 on all images."""
+    numbers, claims = across.agreement_claims({"toy": synthetic(noise_sd=0.5)})
+    assert {c.kind for c in claims} == {"no_stitch"}
+    for c in claims:
+        assert not any(k.kind in ("positive", "negative", "training length") for k in c.controls)
+        if c.key != "triangle_toy":
+            lim = 2.0 if c.key.startswith("structural_cohere") else 1.0
+            assert -lim <= c.criterion.low <= c.criterion.high <= lim
+    stab = [k for k in claims[0].controls if k.text.startswith("noise:")]
+    assert stab and not any(k.passed for k in stab)

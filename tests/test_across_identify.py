@@ -137,3 +137,39 @@ def test_x1_and_x2_share_the_notions_through_the_store(tmp_path, monkeypatch):
         assert first[s]["pairs"] == again[s]["pairs"]
         for m in cfg.measures:
             assert np.array_equal(first[s]["reps"][m], again[s]["reps"][m], equal_nan=True)
+
+
+def test_a_percentage_the_images_never_move_gets_the_layers_interval_not_a_zero_width_one():
+    # issue 46: struct_inter_bansal read 66.7 [66.7, 66.7] (one pair of networks, no resample moved a layer).
+    # A layer-bootstrap interval; at 100% on every resample it is exact, with its reason
+    r = _zoo()
+    # CKA misses a third of the corresponding layers between networks, on every resample
+    L = len(r["cuts"][0])
+    r["identified"]["between"]["cka"] = np.tile(np.arange(L) % 3 != 0, (noise.RESAMPLES + 1, 1))
+    e = identify.percent(r, "between", "cka")
+    assert e.value == pytest.approx(100 * np.mean(np.arange(L) % 3 != 0)) and e.low < e.value < e.high
+    assert "target layers" in e.method and "network-to-network variance is not in it" in e.method
+    v = _verdicts(r)
+    assert v["struct_inter_toy"].low < v["struct_inter_toy"].high
+    assert all(k.kind != "noise" for k in v["struct_inter_toy"].controls)
+    assert {c.kind for c in v.values()} == {"no_stitch"}
+    # every layer identified on every resample: exact, and the reason says what is not in it
+    full = v["intra_toy"]
+    assert full.low == full.high == 100 and full.verdict == "reproduced"
+    assert "network-to-network variance is not in it" in full.interval
+
+
+def test_within_a_network_a_rival_ahead_by_noise_is_a_tie():
+    layers = ["a", "b", "c"]
+    pairs = [(x, y) for x in layers for y in layers]
+    rng = np.random.default_rng(0)
+    base = np.array([[1.0 if x == y else 0.5 for x, y in pairs]])
+    reps = np.repeat(base, noise.RESAMPLES + 1, axis=0) + 0.01 * rng.standard_normal((noise.RESAMPLES + 1, 9))
+    ahead = 0.001 + 0.01 * rng.standard_normal(noise.RESAMPLES + 1)
+    ahead[0] = 0.001
+    reps[:, pairs.index(("b", "a"))] = reps[:, pairs.index(("a", "a"))] + ahead  # ahead of a's own, by noise
+    strict = identify.identified_reps(pairs, reps, 1.0)[0]
+    tied = identify.identified_reps(pairs, reps, 1.0, ties=True)[0]
+    assert not strict[0] and tied[0] and tied.all()
+    reps[:, pairs.index(("b", "a"))] += 0.2  # ahead by far more than noise: beaten
+    assert not identify.identified_reps(pairs, reps, 1.0, ties=True)[0][0]

@@ -174,12 +174,23 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
     # between: 75% on the grid, but the rival's lead is within noise: the interval reaches 100%
     assert numbers["rn_tlm_inter"] == 75.0 and numbers["rn_tlm_inter_low"] == 75.0
     assert numbers["rn_tlm_inter_high"] == 100.0
-    # two-sided self-stitch control: the TLM self-stitches (0.8 each, the receiver's 0.8) pass
+    # the one-sided positive control: the TLM self-stitches (0.8 each, the receiver's 0.8) pass
     ctrl = c["tlm_intra_rn"].controls
-    assert ctrl[0].passed and "both ways" in ctrl[0].text and ctrl[1].passed  # TLM moved 10+ points over DM
-    # a self-stitch that *adds* 3 points fails the control
-    res["tlm"].loc[(res["tlm"].sender == "R #0") & (res["tlm"].receiver == "R #0") & (res["tlm"].cut_i == "block2")
-                   & (res["tlm"].cut_j == "block2"), "correct"] = pd.Series([_correct(0.83)], dtype=object).values
+    assert ctrl[0].passed and ctrl[0].kind == "positive" and "loses at most" in ctrl[0].text
+    assert ctrl[1].passed  # TLM moved 10+ points over DM
+    # without the longer stitches the training-length control is there, and fails (not run)
+    assert ctrl[-1].kind == "training length" and not ctrl[-1].passed and "not run" in ctrl[-1].text
+    assert {c[k].kind for k in ("tlm_intra_rn", "tlm_inter_rn", "dm_func_inter_rn")} == {"stitch_other"}
+    assert {c[k].kind for k in ("others_intra_rn", "cca_inter_rn")} == {"no_stitch"}
+    assert not c["others_intra_rn"].controls and not c["cca_inter_rn"].controls
+    # a self-stitch that *adds* 3 points passes (the gain is reported, not gated); one that loses 3 fails
+    cell = ((res["tlm"].sender == "R #0") & (res["tlm"].receiver == "R #0") & (res["tlm"].cut_i == "block2")
+            & (res["tlm"].cut_j == "block2"))
+    res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.83)], dtype=object).values
+    res["tlm"].loc[cell, "accuracy"] = _correct(0.83).mean()
+    assert common.tlm_controls(res)[0].passed
+    assert common.tlm_gain_numbers(res, "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
+    res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.77)], dtype=object).values
     assert not common.tlm_controls(res)[0].passed
 
 
@@ -188,9 +199,14 @@ def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
     dm = np.eye(n) * 0.8 + (1 - np.eye(n)) * 0.5
     dm[1, 0] = 0.8025  # one rival above the self-map by one image in 400: within noise
     res = _ident_result(np.eye(n), np.eye(n), dm_intra=dm)
-    _, claims = balogh.identification_claims(res)
+    numbers, claims = balogh.identification_claims(res)
     crit = _by_key(claims)["others_intra_rn"].criterion
-    assert crit.holds is None and crit.value < 100 <= crit.high  # inconclusive: within noise
+    # the tie rule: a rival ahead by less than noise is a tie, and a tie is identified (before: inconclusive)
+    assert crit.holds is True and crit.value == 100 and numbers["rn_dm_func_intra"] == 75.0  # the strict rule
+    assert numbers["rn_dm_func_intra_ties"] == 100.0 and numbers["rn_dm_func_intra_rivals_point"] == 2
+    assert numbers["rn_dm_func_intra_rivals_beat"] == 0
+    # every network at 100% and no resample moving a case: exact, with its reason
+    assert crit.low == crit.high == 100 and "no sampling noise left" in crit.interval
     dm[1, 0] = 0.9  # beyond noise: layer 1 is shown beaten
     res = _ident_result(np.eye(n), np.eye(n), dm_intra=dm)
     crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion
@@ -227,7 +243,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     length = c["dm_func_inter_rn"].controls[-1]
     # "DM (func.) beats TLM between networks" fails on the grid (100% each) and holds at 4x: the control fails
     assert c["dm_func_inter_rn"].criterion.holds is False and not length.passed
-    assert length.record["rule"] == "agrees" and length.record["base_holds"] is False
+    assert length.record["rule"] == "same" and length.record["base_holds"] is False
     assert c["tlm_inter_rn"].controls[-1].passed  # LCKA 0% between: fails at 1x and at 4x
     # within: still 100% at 4x, the same verdict
     assert c["tlm_intra_rn"].controls[-1].passed
@@ -393,9 +409,10 @@ def test_identification_percentages_resample_the_networks_too():
     res = _nets_result(tlm, dm, nets)
     _, claims = balogh.identification_claims(res)
     crit = _by_key(claims)["tlm_intra_rn"].criterion
-    # no image noise at all: the interval is the networks' (before: [66.67, 66.67], one seed)
-    assert crit.value == pytest.approx(200 / 3) and crit.low < 60 and crit.high == 100 and crit.holds is None
-    assert crit.n_seeds == 3 and "3 networks" in crit.interval
+    # no image noise at all: the interval is the networks' (before: [66.67, 66.67], one seed), a t interval
+    # over 3 networks (a percentile one over 3 is far too narrow), cut to [0, 100]
+    assert crit.value == pytest.approx(200 / 3) and crit.low == 0 and crit.high == 100 and crit.holds is None
+    assert crit.n_seeds == 3 and "t interval over the 3 networks" in crit.interval
     # a percentage over the same pairs is drawn the same way: a difference is paired over networks too
     w1, k = identification_verdicts._network_weights([("R #0", "R #1"), ("R #1", "R #0")], within=False)
     w2, _ = identification_verdicts._network_weights([("R #1", "R #0"), ("R #0", "R #1")], within=False)
@@ -431,7 +448,7 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
     assert "image noise not included" in crit.interval and "linear CKA's measure images" in crit.interval
 
 
-def test_others_intra_uses_the_percentile_bootstrap_like_tlm():
+def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm():
     # 8 layers; every DM rival beats its self-map by one test image, a different image per layer
     layers = [f"block{k}" for k in range(1, 9)]
     n = len(layers)
@@ -446,14 +463,22 @@ def test_others_intra_uses_the_percentile_bootstrap_like_tlm():
     res = _nets_result({("R #0", "R #0"): sure, ("R #1", "R #1"): sure, ("R #0", "R #1"): sure},
                        {(a, c): dm for a in nets for c in nets}, nets, layers)
     others, counts = identification_verdicts._others_intra(res)
-    # each layer is identified only on resamples that miss its one image: all eight at once almost never.
-    # Before: [layers shown identified, layers not shown beaten] = [0, 100], within noise
-    assert others.value == 0 and others.high < 100 and counts["rivals_point"] == 2 * n
+    # the tie rule: one image ahead is within noise (its paired interval contains 0), a tie, identified.
+    # Before it: 0% (each layer identified only on resamples that miss its one image), "not reproduced"
+    assert others.value == 100 and counts["rivals_point"] == 2 * n and counts["rivals_beat"] == 0
     crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion
-    assert crit.holds is False
-    # one rule: the percentile interval of the % over one bootstrap of images and networks, as TLM's
+    assert crit.holds is True
+    # one rule, TLM's % and the others': both by the tie rule, over the same networks
     tlm = identification_verdicts._tlm_criteria(res, res["tlm"])["est"]["intra"]
-    assert others.method.startswith(tlm.method) and others.n_seeds == tlm.n_seeds == 2
+    assert tlm.value == 100 and "tie rule" in others.method and "tie rule" in tlm.method
+    assert others.n_seeds == tlm.n_seeds == 2
+    # a rival ahead by 10 points at one layer is beyond noise: that layer is not identified
+    dm[1, 0] = dm[0, 0] + 0.1
+    res = _nets_result({("R #0", "R #0"): sure, ("R #1", "R #1"): sure, ("R #0", "R #1"): sure},
+                       {(a, c): dm for a in nets for c in nets}, nets, layers)
+    others, counts = identification_verdicts._others_intra(res)
+    assert others.value == pytest.approx(100 * 7 / 8) and counts["rivals_beat"] == 2
+    assert _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion.holds is False
 
 
 def test_a_median_claim_without_stitches_records_no_value():
@@ -493,3 +518,71 @@ def test_with_longer_names_a_missing_cell():
                            "accuracy": [0.5], "correct": [_correct(0.5)]})
     with pytest.raises(ValueError, match=r"'R #9'.*not a cell of the TLM grid.*\('R #0', 'R #0', 'block1', 'block1'\)"):
         common.with_longer(res["tlm"], longer)
+
+
+# --- issue 46: claim kinds, the controls each kind needs, the length control for every verdict
+
+
+def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkeypatch):
+    n = 4
+    res = _far_result(np.full((n, n), 0.95))
+    t = res["table"]
+    res["table"] = pd.concat([t, t.assign(method="DM")], ignore_index=True)
+    g = np.random.default_rng(0)
+    res["auroc_reps"] = 0.5 + 0.01 * g.standard_normal((noise.RESAMPLES + 1, len(res["table"])))
+    res["table"]["auroc"] = res["auroc_reps"][0]
+    numbers, claims = balogh.ood_claims(res)
+    c = _by_key(claims)
+    assert (c["tlm_ood_rn"].kind, c["dm_less_ood_rn"].kind, c["dm_id_rn"].kind) == ("stitch_other", "stitch_other",
+                                                                                    "no_stitch")
+    # DM's claim has no trained stitch: no TLM (stitching) control, but the detector's sensitivity stays
+    assert not any(k.kind for k in c["dm_id_rn"].controls)
+    assert any("near outliers" in k.text for k in c["dm_id_rn"].controls)
+    assert any(k.kind == "positive" for k in c["tlm_ood_rn"].controls)
+    assert "rn_tlm_self_stitch_gain" in numbers and "rn_tlm_self_stitch_worst" in numbers
+    assert c["dm_less_ood_rn"].criterion.holds is None  # undecided: it gets the length control all the same
+
+    def retrained(cfg, scale, result, rows, **kw):  # 4x: the retrained stitches far out of distribution
+        new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
+        new_reps[:, rows] = 0.99
+        new_t.loc[new_t.index[rows], "auroc"] = 0.99
+        return new_t, new_reps
+
+    monkeypatch.setattr(balogh_ood, "_retrained_aurocs", retrained)
+    table = balogh.ood_longer(balogh.PRESETS_OOD["smoke"], "smoke", res, claims)
+    assert len(table) == balogh_ood.OOD_SAMPLE
+    c = _by_key(claims)
+    for key in ("tlm_ood_rn", "dm_less_ood_rn"):
+        assert c[key].controls[-1].kind == "training length"
+    assert not c["dm_less_ood_rn"].controls[-1].passed  # undecided at 1x, decided at 4x: not the same result
+    assert not any(k.kind == "training length" for k in c["dm_id_rn"].controls)
+
+
+def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
+    n = 5
+    rel = np.array([[1.0 if i == j else 0.9 for j in range(n)] for i in range(n)])
+    res = _far_result(rel)
+    numbers, claims = balogh.intra_claims(res)
+    c = _by_key(claims)
+    assert c["far_as_similar"].kind == c["most_ood"].kind == "stitch_other"
+    # without the longer stitches the length control is there and fails (not run)
+    assert c["far_as_similar"].controls[-1].kind == "training length" and not c["far_as_similar"].controls[-1].passed
+    assert "tlm_self_stitch_gain" in numbers
+
+    def retrained(cfg, scale, result, rows, **kw):
+        new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
+        new_reps[:, rows] = 0.99
+        new_t.loc[new_t.index[rows], "auroc"] = 0.99
+        return new_t, new_reps
+
+    monkeypatch.setattr(balogh_ood, "_retrained_aurocs", retrained)
+    table = balogh.most_ood_longer(balogh.PRESETS_OOD["smoke"], "smoke", res, claims)
+    assert len(table) == balogh_ood.OOD_SAMPLE and (table.i != table.j).all()
+    most = _by_key(claims)["most_ood"]
+    # 0% OOD at 1x, 8 of 20 at 4x: both below half, the same result: the control passes
+    assert most.controls[-1].kind == "training length" and most.controls[-1].passed
+
+
+def test_demo_judges_every_accuracy_on_all_test_images():
+    for presets in (balogh.PRESETS_T1, balogh.PRESETS_OOD, balogh.PRESETS_T3, balogh.PRESETS_T2):
+        assert presets["demo"].test_size is None

@@ -23,6 +23,7 @@ is :func:`stitchkit.compare`'s number. The two networks are fixed: seeds are not
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -210,13 +211,34 @@ def identity_failures_of(raw: dict) -> dict[str, int]:
 # Claims (this book's hypotheses, each drawn from a paper), tables and the heat map
 
 
-def _estimate(reps: np.ndarray, n_test: int) -> noise.Estimate | None:
+def _estimate(reps: np.ndarray, n_test: int, bounds: tuple[float, float] | None = (-1.0, 1.0)) -> noise.Estimate | None:
     """An Estimate of a tau-like statistic from its (R+1,) replicates; None where it is undefined
-    on all images or on most resamples (a notion constant over the layer pairs)."""
+    on all images or on most resamples (a notion constant over the layer pairs). Its interval is
+    the percentile one, or the basic one where that excludes the estimate
+    (:func:`stitchkit.noise.from_replicates`), cut to the statistic's range ``bounds`` (a tau lies
+    in [-1, 1], a difference of two in [-2, 2]; None: unbounded) where the basic interval leaves it."""
     try:
-        return noise.from_defined_replicates(np.asarray(reps, dtype=float), n_test=n_test, method=METHOD)
+        e = noise.from_defined_replicates(np.asarray(reps, dtype=float), n_test=n_test, method=METHOD)
     except ValueError:  # undefined on all images, or on most resamples
         return None
+    if bounds is not None and (e.low < bounds[0] or e.high > bounds[1]):
+        e = dataclasses.replace(e, low=max(e.low, bounds[0]), high=min(e.high, bounds[1]),
+                                method=e.method + f" (cut to the range [{bounds[0]:g}, {bounds[1]:g}])")
+    return e
+
+
+def _spread(taus: np.ndarray, n_test: int) -> noise.Estimate | None:
+    """The stability control's number: the taus of each resample's ranking with all images' (R,)
+    as their median and the interval that holds 95% of them (percentile: the value on all images
+    is 1 by construction, not an estimate the resamples scatter around, so no basic interval)."""
+    taus = np.asarray(taus, dtype=float)
+    ok = np.isfinite(taus)
+    if not ok.any() or ok.mean() < 0.5:
+        return None
+    a = (1 - noise.LEVEL) / 2
+    low, high = np.quantile(taus[ok], [a, 1 - a])
+    return noise.Estimate(float(np.median(taus[ok])), float(low), float(high), n_test, 1,
+                          "percentile of the resamples' Kendall τ with the ranking on all test images")
 
 
 def _tau(r: dict, s: str, m1: str, m2: str) -> np.ndarray:
@@ -253,7 +275,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
                     for m, k in r["identity_failures"].items()}
 
         def stable(s: str, m: str) -> Control:
-            e = _estimate(np.r_[1.0, r[s]["stable"][m]], n)
+            e = _spread(r[s]["stable"][m], n)
             text = f"noise: {NAMES[m]} ranks the layer pairs ({s}) alike on every resample of the test images"
             what = f"Kendall τ of {NAMES[m]} on a resample with all images"
             if e is None:  # a notion constant over the layer pairs ranks nothing
@@ -276,7 +298,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
                 criterion=at_least(e, TAU_ALIKE, f"Kendall τ of {NAMES[m1]} with {NAMES[m2]} over the layer pairs "
                                    "between the networks", unit="", digits=2),
                 ours=f"τ {e.text(2)} between networks ({_n_pairs(r, 'between', (m1, m2))} layer pairs)"
-                     + (f"; {within.text(2)} within one" if within else "")))
+                     + (f"; {within.text(2)} within one" if within else ""), kind="no_stitch"))
 
         if {"cka", "dm_accuracy"} <= set(ms):
             tau_claim("cka_dm_func", "linear CKA and functional DM rank layer pairs alike", "cka", "dm_accuracy",
@@ -289,7 +311,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
         if set(STRUCTURAL) | {"dm_accuracy"} <= set(ms):
             inner = np.mean([_tau(r, "between", a, b) for a, b in combinations(STRUCTURAL, 2)], axis=0)
             cross = np.mean([_tau(r, "between", a, "dm_accuracy") for a in STRUCTURAL], axis=0)
-            e = _estimate(inner - cross, n)
+            e = _estimate(inner - cross, n, bounds=(-2.0, 2.0))
             if e is not None:
                 numbers[f"{z}_structural_minus_func"] = e.value
                 claims.append(ClaimSpec(
@@ -300,14 +322,15 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
                     paper="this book's hypothesis, from Balogh & Jelasity 2025 (LCKA, PWCCA and OPD rank alike in "
                           "Ding et al.'s tests, Tables 2-3) and Bansal et al. 2021 (stitching sees what CKA does "
                           "not, Fig. 7)",
-                    ours=f"difference {e.text(3)}", controls=ctl("between", *STRUCTURAL, "dm_accuracy")))
+                    ours=f"difference {e.text(3)}", controls=ctl("between", *STRUCTURAL, "dm_accuracy"),
+                    kind="no_stitch"))
         if "dm_accuracy" in ms:
             order = {c: i for i, c in enumerate(r["cuts"][0])}
             col = {p: i for i, p in enumerate(r["within"]["pairs"])}
             later = [(col[(a, b)], col[(b, a)]) for a, b in r["within"]["pairs"] if order[a] > order[b]]
             v = r["within"]["reps"]["dm_accuracy"]
             gap = 100 * np.nanmean([v[:, i] - v[:, j] for i, j in later], axis=0) if later else np.array([np.nan])
-            e = _estimate(gap, n)
+            e = _estimate(gap, n, bounds=None)
             if e is not None:
                 numbers[f"{z}_triangle_gap"] = e.value
                 claims.append(ClaimSpec(
@@ -318,7 +341,7 @@ def agreement_claims(results: dict[str, dict]) -> tuple[dict, list[ClaimSpec]]:
                     criterion=more_than(e, 0.0, "mean over layer pairs of DM (func.) of the later layer into the "
                                         "earlier − the reverse, within a network", unit="points", digits=2),
                     ours=f"{e.text(2, 'points')} over {len(later)} layer pairs",
-                    controls=ctl("within", "dm_accuracy", pairs=len(later))))
+                    controls=ctl("within", "dm_accuracy", pairs=len(later)), kind="no_stitch"))
     return numbers, claims
 
 

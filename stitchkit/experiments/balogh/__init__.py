@@ -33,9 +33,9 @@ in :mod:`stitchkit.probes`. The names below are what the notebooks, the CLI's pr
 from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig
 from .identification import (identification_longer, identification_table, identified, layer_identification,
                              paper_work, structural)
-from .identification_verdicts import identification_claims
-from .ood import (FAR_SAMPLE, PRESETS_OOD, OODConfig, far_longer, intra_claims, ood_analysis, ood_claims,
-                  ood_longer)
+from .identification_verdicts import identification_claims, intra_with_ties
+from .ood import (FAR_SAMPLE, PRESETS_OOD, OODConfig, far_longer, intra_claims, most_ood_longer, ood_analysis,
+                  ood_claims, ood_longer)
 from .ding import (DING_MEASURES, PRESETS_T2, PRESETS_T3, SensitivityConfig, SpecificityConfig, sensitivity,
                    sensitivity_claims, specificity, specificity_claims)
 from .display import (accuracy_table, detector_table, plot_energies, plot_matrices_all, plot_ood_grid,
@@ -49,10 +49,10 @@ __all__ = [
     "identification_longer", "identification_table", "identified", "layer_identification", "paper_work",
     "structural",
     # identification_verdicts (J-T1)
-    "identification_claims",
+    "identification_claims", "intra_with_ties",
     # ood (J-F1, J-F2)
-    "FAR_SAMPLE", "PRESETS_OOD", "OODConfig", "far_longer", "intra_claims", "ood_analysis", "ood_claims",
-    "ood_longer",
+    "FAR_SAMPLE", "PRESETS_OOD", "OODConfig", "far_longer", "intra_claims", "most_ood_longer", "ood_analysis",
+    "ood_claims", "ood_longer",
     # ding (J-T3, J-T2)
     "DING_MEASURES", "PRESETS_T2", "PRESETS_T3", "SensitivityConfig", "SpecificityConfig", "sensitivity",
     "sensitivity_claims", "specificity", "specificity_claims",

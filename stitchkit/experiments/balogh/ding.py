@@ -183,12 +183,13 @@ def _dm_func_claims(tau: dict, paper: dict, tag: str, name: str, test: str, mean
                                             f"difference in the {test} test",
             criterion=at_least(dm, TAU_HIGH_MIN, f"{mean}Kendall's tau of DM (func.)", unit="", digits=2),
             paper=f"tau {paper['dm_func'][0]:.4f}, rho {paper['dm_func'][1]:.4f}",
-            ours=f"tau {dm.text(4)}, rho {ours['rho_dm']:.4f} ({ours['cases']})", controls=control),
+            ours=f"tau {dm.text(4)}, rho {ours['rho_dm']:.4f} ({ours['cases']})", controls=control, kind="no_stitch"),
         ClaimSpec(
             key=f"dm_func_near_best_{tag}", text=f"{name}: functional DM is at or close to the best measure",
             criterion=at_least(gap, -TAU_NEAR_BEST, f"{mean}tau of DM (func.) − the best", unit="", digits=2),
             paper=f"best {NAMES[max(paper, key=lambda k: paper[k][0])]} tau {max(v[0] for v in paper.values()):.4f}",
-            ours=f"best {NAMES[best]} tau {tau[best][0]:.4f}; DM (func.) − best {gap.text(4)}", controls=control),
+            ours=f"best {NAMES[best]} tau {tau[best][0]:.4f}; DM (func.) − best {gap.text(4)}", controls=control,
+            kind="no_stitch"),
     ]
 
 
@@ -220,7 +221,7 @@ def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
             criterion=more_than(diff, 0.0, "tau of LCKA − tau of PWCCA (bootstrapped jointly)", unit="", digits=3),
             paper=f"PWCCA {p['pwcca'][0]:.4f} vs LCKA {p['lcka'][0]:.4f}",
             ours=f"PWCCA {tau['pwcca'][0]:.4f} vs LCKA {tau['lcka'][0]:.4f}; difference {diff.text(4)}",
-            controls=control),
+            controls=control, kind="no_stitch"),
     ]
     return numbers, claims
 
@@ -404,6 +405,6 @@ def sensitivity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
                                 unit="", digits=3),
             paper=f"LCKA {p['lcka'][0]:.4f} vs DM (func.) {p['dm_func'][0]:.4f}",
             ours=f"LCKA {tau['lcka'][0]:.4f} vs DM (func.) {tau['dm_func'][0]:.4f}; difference {diff.text(4)}",
-            controls=control),
+            controls=control, kind="no_stitch"),
     ]
     return numbers, claims

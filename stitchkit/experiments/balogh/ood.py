@@ -24,8 +24,8 @@ from ...progress import progress_bar
 from ...results import Control, Criterion, at_least, at_most, more_than
 from ...scales import check_scale, figure_config, param
 from ...store import Store
-from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, n_test_images, tlm_controls, tlm_retrained,
-                     with_longer)
+from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
+                     tlm_gain_numbers, tlm_retrained, with_longer)
 
 # For every layer j of the receiver (network #0) an energy-based detector (Liu et al. 2020) is
 # trained on the layer's activations, with MNIST digits as the auxiliary outliers. Each stitch
@@ -114,7 +114,9 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
              for method, rec in recipes.items() for kind, src in (("intra", rx), ("inter", other))}
     model = rx.load(device, store, None, progress)
     recipe = detector_recipe(cfg, arch)
-    test = test_split(data, cfg.measure_images, 0)
+    # every AUROC on the accuracies' test images (all 10,000 unless test_size says otherwise; issue 46:
+    # was the 1,000 measure images); the far outliers and the detectors' own images stay at measure_images
+    test = test_split(data, cfg.test_size, 0)
     near = ood.near_outliers(test, NEAR_KINDS, NEAR_SEVERITY, seed=0)  # image k paired with test image k
     aux_test = test_split(DataSpec("mnist_grey3", size=32), cfg.measure_images, 0)
     own_train = train_split(DataSpec("cifar10", train_size=recipe.train_size))  # the detectors' training images
@@ -261,9 +263,10 @@ def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict
                "ood_percent_low": frac.low, "ood_percent_high": frac.high,
                "median_auroc_off": float(t[off].auroc.median()), "stitches": int(sel.sum())}
     tlm_ctrl = tlm_controls({"tlm": result["tlm"]})
+    numbers.update(tlm_gain_numbers({"tlm": result["tlm"]}, "tlm_self_stitch"))
     what_gap = f"max over pairs ≥ {FAR} blocks apart of relative accuracy − the target's self-stitch (points)"
     crit_gap = at_least(gap, FAR_GAP_MIN, what_gap, unit="points")
-    length = []
+    length = [length_not_run(f"{LONGER}× longer TLM for far_as_similar")]
     if longer is not None and len(longer):
         cells = longer.cells.iloc[0]
         again = noise.from_replicates(_far_gap_reps(with_longer(grid, cells), result["layers"])[0], n_test=n_acc)
@@ -276,14 +279,14 @@ def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict
         ClaimSpec(
             key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
             criterion=crit_gap, paper="far layers as similar as the same layer (Fig. 1a)",
-            ours=gap.text(2, "points"), controls=tlm_ctrl + length),
+            ours=gap.text(2, "points"), controls=tlm_ctrl + length, kind="stitch_other"),
         ClaimSpec(key="most_ood", text="Most TLM stitches hand the receiver out-of-distribution representations "
                                        "(AUROC near 1)",
                   criterion=at_least(frac, 100 * MOST_MIN, f"% of the off-diagonal TLM stitches with AUROC ≥ "
                                      f"{AUROC_OOD_MIN}", unit="%", digits=1),
                   paper="most TLM stitches OOD (Fig. 1b)",
                   ours=f"{frac.text(1, '%')} of {int(off.sum())} (median AUROC {numbers['median_auroc_off']:.3f})",
-                  controls=_detector_controls(result) + tlm_ctrl),
+                  controls=_detector_controls(result) + tlm_ctrl, kind="stitch_other"),
     ]
     return numbers, claims
 
@@ -313,11 +316,11 @@ def ood_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
     diff = noise.from_replicates(reps[:, tlm].mean(1) - reps[:, dm].mean(1), n_test=result["n_test"])
     det_ctrl = _detector_controls(result)
     tlm_ctrl = tlm_controls({"tlm": result["tlm"]})
-    numbers = {f"{tag}_tlm_high": int(tlm_high.sum()), f"{tag}_dm_high": int(dm_high.sum()),
+    numbers = {**tlm_gain_numbers({"tlm": result["tlm"]}, f"{tag}_tlm_self_stitch"), f"{tag}_tlm_high": int(tlm_high.sum()), f"{tag}_dm_high": int(dm_high.sum()),
                f"{tag}_tlm_mean_auroc": float(t.auroc[tlm].mean()), f"{tag}_dm_mean_auroc": float(t.auroc[dm].mean()),
                f"{tag}_auroc_diff": diff.value, f"{tag}_auroc_diff_low": diff.low, f"{tag}_auroc_diff_high": diff.high}
 
-    def median_claim(rows, method, threshold, rule, key, text, paper, ctrl):
+    def median_claim(rows, method, threshold, rule, key, text, paper, ctrl, kind):
         high = f"relative accuracy ≥ {100 * HIGH_REL:g}% of the receiver's"
         what = f"median AUROC of the {method} stitches with {high}"
         some = controls.premise(noise.exact(int(rows.sum())), 1, f"some {method} stitch reaches {high} (the claim is "
@@ -329,60 +332,44 @@ def ood_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
                                    f"{high})", None)
             return ClaimSpec(key=key, text=text, criterion=unmeasured, paper=paper,
                              ours=f"no {method} stitch with {high}: nothing to judge",
-                             controls=[some] + ctrl)
+                             controls=[some] + ctrl, kind=kind)
         med = _median_auroc(result, rows)
         numbers[f"{tag}_{method.lower()}_high_auroc"] = med.value
         return ClaimSpec(key=key, text=text, criterion=rule(med, threshold, what, unit="", digits=3), paper=paper,
-                         ours=f"median {med.text(3)} over {int(rows.sum())} stitches", controls=[some] + ctrl)
+                         ours=f"median {med.text(3)} over {int(rows.sum())} stitches", controls=[some] + ctrl, kind=kind)
 
     claims = [
         median_claim(tlm_high, "TLM", TLM_OOD_MEDIAN_MIN, at_least, f"tlm_ood_{tag}",
                      f"{name}: TLM reaches high accuracy with out-of-distribution representations",
-                     "high TLM similarity with OOD representations (Fig. 2)", det_ctrl + tlm_ctrl),
+                     "high TLM similarity with OOD representations (Fig. 2)", det_ctrl + tlm_ctrl, "stitch_other"),
         median_claim(dm_high, "DM", DM_ID_MEDIAN_MAX, at_most, f"dm_id_{tag}",
                      f"{name}: DM shows high similarity only with in-distribution representations",
-                     "DM: high similarity only with ID representations (Fig. 2)", det_ctrl),
+                     "DM: high similarity only with ID representations (Fig. 2)", det_ctrl, "no_stitch"),
         ClaimSpec(
             key=f"dm_less_ood_{tag}", text=f"{name}: DM's representations are less out of distribution than TLM's",
             criterion=more_than(diff, 0.0, "mean AUROC of TLM − mean AUROC of DM, same stitches (one resample of the "
                                 "test images for both)", unit="", digits=3),
             paper="DM prefers ID representations",
             ours=f"DM {numbers[f'{tag}_dm_mean_auroc']:.3f} vs TLM {numbers[f'{tag}_tlm_mean_auroc']:.3f}; "
-                 f"difference {diff.text(3)}", controls=det_ctrl + tlm_ctrl),
+                 f"difference {diff.text(3)}", controls=det_ctrl + tlm_ctrl, kind="stitch_other"),
     ]
     return numbers, claims
 
 
-OOD_SAMPLE = 8  # J-F2's length control retrains this many high-accuracy TLM stitches per architecture
+OOD_SAMPLE = 8  # J-F1's and J-F2's length controls retrain this many TLM stitches per architecture
 OOD_LENGTH_COLUMNS = ["arch", "kind", "i", "j", "relative", f"relative {LONGER}x", "AUROC", f"AUROC {LONGER}x"]
 
 
-def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
-               progress: bool = True) -> pd.DataFrame:
-    """J-F2's training-length control for the TLM claims of one architecture (``tlm_ood_*``, a
-    median AUROC over the high-accuracy TLM stitches, and ``dm_less_ood_*``, TLM's mean AUROC
-    minus DM's): the :data:`OOD_SAMPLE` high-accuracy TLM stitches whose AUROC is closest to that
-    median (those that set it) are retrained with :data:`LONGER` times the epochs, their relative
-    accuracy and AUROC measured again (the same detectors, test images and resamples), and both
-    claims re-judged with those cells swapped in (a stitch whose longer relative accuracy falls
-    below 0.9 leaves the high-accuracy set); :func:`stitchkit.controls.training_length` is
-    attached to each decided one (interval on one side, every control passed): its copy with the
-    control takes its place in ``claims``, the list the page records. The DM stitches are
-    closed-form and not retrained. One row per retrained stitch (an empty table when neither
-    claim is decided)."""
+def _retrained_aurocs(cfg: OODConfig, scale: str, result: dict, rows: np.ndarray, *, device=None, store=None,
+                      progress: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
+    """The TLM stitches at ``rows`` of ``result["table"]`` retrained with :data:`LONGER` times the
+    epochs (the same DM start), their relative accuracy and AUROC measured again (the same
+    detectors, test images and resamples). Returns the table and the AUROC replicates with those
+    rows replaced."""
     from ... import ood
     from ...grid import load_stitches
 
-    tag = "rn" if result["arch"] == "resnet18" else "vit"
-    keys = (f"tlm_ood_{tag}", f"dm_less_ood_{tag}")
-    todo = [c for c in claims if c.key in keys and c.decided]  # an inconclusive claim has nothing to confirm
     t = result["table"]
-    judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()
-    high = np.flatnonzero(judged & (t.method == "TLM").to_numpy() & (t.relative.to_numpy() >= HIGH_REL))
-    if not todo or not len(high):
-        return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
-    med = float(np.median(t.auroc.to_numpy()[high]))
-    rows = high[np.argsort(np.abs(t.auroc.to_numpy()[high] - med), kind="stable")[:OOD_SAMPLE]]
     device, store = as_device(device), store or Store()
     nets = cfg.nets(scale, result["arch"])
     rx, other = nets[0], nets[1]
@@ -391,7 +378,7 @@ def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec]
     out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
     rel = {(r.sender, r.cut_i, r.cut_j): r.relative for r in out.itertuples()}
     data, layers, norm = DataSpec("cifar10"), result["layers"], rx.spec.normalisation
-    test = test_split(data, cfg.measure_images, 0)
+    test = test_split(data, cfg.test_size, 0)
     counts = noise.resampler(len(test), "test").counts  # ood_analysis's resample of the test images
     model = rx.load(device, store, None, progress)
     recipe = detector_recipe(cfg, result["arch"])
@@ -414,13 +401,73 @@ def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec]
             new_reps[:, k] = ood.auroc_replicates(ood.scores(det, own[j].to(device)), ood.scores(det, h), counts)
             new_t.loc[new_t.index[k], "auroc"] = float(new_reps[0, k])
             new_t.loc[new_t.index[k], "relative"] = float(rel[(src.name, i, j)])
+    return new_t, new_reps
+
+
+def _length_table(result: dict, rows: np.ndarray, new_t: pd.DataFrame) -> pd.DataFrame:
+    t = result["table"]
+    return pd.DataFrame({"arch": ARCH_NAMES[result["arch"]], "kind": t.kind.to_numpy()[rows], "i": t.i.to_numpy()[rows],
+                         "j": t.j.to_numpy()[rows], "relative": t.relative.to_numpy()[rows],
+                         f"relative {LONGER}x": new_t.relative.to_numpy()[rows], "AUROC": t.auroc.to_numpy()[rows],
+                         f"AUROC {LONGER}x": new_t.auroc.to_numpy()[rows]}, columns=OOD_LENGTH_COLUMNS)
+
+
+def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
+               progress: bool = True) -> pd.DataFrame:
+    """J-F2's training-length control for the TLM claims of one architecture (``tlm_ood_*``, a
+    median AUROC over the high-accuracy TLM stitches, and ``dm_less_ood_*``, TLM's mean AUROC
+    minus DM's), decided or not (issue 46): the :data:`OOD_SAMPLE` high-accuracy TLM stitches
+    whose AUROC is closest to that median (those that set it) are retrained with :data:`LONGER`
+    times the epochs, their relative accuracy and AUROC measured again (the same detectors, test
+    images and resamples), and both claims re-judged with those cells swapped in (a stitch whose
+    longer relative accuracy falls below 0.9 leaves the high-accuracy set);
+    :func:`stitchkit.controls.training_length` (the same result, decided or not) is attached to
+    each: its copy with the control takes its place in ``claims``, the list the page records. With
+    no high-accuracy TLM stitch there is nothing to retrain, and the control fails (not run). The
+    DM stitches are closed-form and not retrained. One row per retrained stitch."""
+    tag = "rn" if result["arch"] == "resnet18" else "vit"
+    keys = (f"tlm_ood_{tag}", f"dm_less_ood_{tag}")
+    todo = [c for c in claims if c.key in keys]  # every TLM verdict, decided or not (issue 46)
+    t = result["table"]
+    judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()
+    high = np.flatnonzero(judged & (t.method == "TLM").to_numpy() & (t.relative.to_numpy() >= HIGH_REL))
+    if not len(high):
+        for c in todo:
+            replace_in(claims, c.key, length_not_run(f"{LONGER}× longer TLM (no high-accuracy TLM stitch to retrain)"))
+        return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
+    med = float(np.median(t.auroc.to_numpy()[high]))
+    rows = high[np.argsort(np.abs(t.auroc.to_numpy()[high] - med), kind="stable")[:OOD_SAMPLE]]
+    new_t, new_reps = _retrained_aurocs(cfg, scale, result, rows, device=device, store=store, progress=progress)
     again = {c.key: c.criterion for c in ood_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
     for c in todo:  # in place in the page's list: it records that list
         replace_in(claims, c.key, controls.training_length(
             c.criterion, again[c.key], LONGER,
             what=f"the verdict survives {LONGER}× longer TLM: the {len(rows)} high-accuracy TLM stitches whose AUROC "
                  f"is closest to the median retrained, their accuracy and AUROC measured again, the claim re-judged"))
-    return pd.DataFrame({"arch": ARCH_NAMES[result["arch"]], "kind": t.kind.to_numpy()[rows], "i": t.i.to_numpy()[rows],
-                         "j": t.j.to_numpy()[rows], "relative": t.relative.to_numpy()[rows],
-                         f"relative {LONGER}x": new_t.relative.to_numpy()[rows], "AUROC": t.auroc.to_numpy()[rows],
-                         f"AUROC {LONGER}x": new_t.auroc.to_numpy()[rows]}, columns=OOD_LENGTH_COLUMNS)
+    return _length_table(result, rows, new_t)
+
+
+def most_ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
+                    progress: bool = True) -> pd.DataFrame:
+    """J-F1's training-length control for ``most_ood`` (the share of off-diagonal TLM stitches
+    within network #0 with AUROC ≥ :data:`AUROC_OOD_MIN`), decided or not (issue 46): the
+    :data:`OOD_SAMPLE` such stitches whose AUROC is closest to that bound (those whose side of it
+    decides the share) are retrained with :data:`LONGER` times the epochs, their AUROC measured
+    again, and the claim re-judged with them swapped in; the control takes the claim's place in
+    ``claims``. One row per retrained stitch."""
+    t = result["table"]
+    off = np.flatnonzero(((t.method == "TLM") & (t.kind == "intra") & (t.i != t.j)).to_numpy())
+    todo = [c for c in claims if c.key == "most_ood"]
+    if not len(off):
+        for c in todo:
+            replace_in(claims, c.key, length_not_run(f"{LONGER}× longer TLM (no off-diagonal TLM stitch)"))
+        return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
+    rows = off[np.argsort(np.abs(t.auroc.to_numpy()[off] - AUROC_OOD_MIN), kind="stable")[:OOD_SAMPLE]]
+    new_t, new_reps = _retrained_aurocs(cfg, scale, result, rows, device=device, store=store, progress=progress)
+    again = {c.key: c.criterion for c in intra_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
+    for c in todo:
+        replace_in(claims, c.key, controls.training_length(
+            c.criterion, again[c.key], LONGER,
+            what=f"the verdict survives {LONGER}× longer TLM: the {len(rows)} off-diagonal TLM stitches whose AUROC is "
+                 f"closest to {AUROC_OOD_MIN} retrained, their AUROC measured again, the claim re-judged"))
+    return _length_table(result, rows, new_t)
