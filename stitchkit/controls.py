@@ -54,7 +54,7 @@ double-counted the gain the penalties already subtract; it gated claims it canno
 from __future__ import annotations
 
 from .noise import Estimate, as_estimate
-from .results import Control, Criterion, at_least, at_most, control_passes, criterion
+from .results import Control, Criterion, at_least, at_most, control_passes
 
 
 # The bounds, stated before any run (issue 46), in points of accuracy.

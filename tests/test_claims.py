@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from stitchkit.claims import ClaimSpec, replace_in
+from stitchkit.noise import Estimate
 from stitchkit.results import Control, Run, at_least, at_most
 
 
@@ -16,7 +17,8 @@ def _control(passed: bool = True) -> Control:
 
 
 def _claim(**kw) -> ClaimSpec:
-    return ClaimSpec(**{"key": "c", "text": "a claim", "criterion": at_most(1.0, 3.0, "x"), "paper": "p",
+    # a measured value with its interval (a bare number would get the zero-width control, issue 46)
+    return ClaimSpec(**{"key": "c", "text": "a claim", "criterion": at_most(Estimate(1.0, 0.5, 1.5), 3.0, "x"), "paper": "p",
                         "ours": "o", **kw})
 
 

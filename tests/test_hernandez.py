@@ -6,7 +6,8 @@ import pytest
 
 from stitchkit import zoo
 from stitchkit.experiments import hernandez
-from stitchkit.experiments.hernandez import mse as hernandez_mse, verdicts as hernandez_verdicts
+from stitchkit.experiments.hernandez import mse as hernandez_mse, similarity as hernandez_similarity
+from stitchkit.experiments.hernandez import verdicts as hernandez_verdicts
 
 
 N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
@@ -322,7 +323,7 @@ def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
 def _sim(table, rel_of_receiver):
     """Similarity-trained stitches (as :func:`hernandez.similarity_stitches` returns them) at the
     cells H-F5 judges, each at ``rel_of_receiver`` of the receiver (exact on a self diagonal)."""
-    cells = hernandez_mse._similarity_cells(table)
+    cells = hernandez_similarity._similarity_cells(table)
     rows = []
     for n, r in enumerate(cells.itertuples()):
         if r.sender == r.receiver and r.i == r.j:

@@ -23,8 +23,9 @@ from .grid import (CONTROL_FLOOR, LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, PRESET
                    accuracy_table, all_pairs, display_name, pair_grid, paper_work, plot_grids, title, triangle,
                    triangle_table)
 from .verdicts import grid_summary, longer_sample, self_gain_numbers, with_longer
-from .mse import (PRESETS_T1, PRESETS_T2, SIMILARITY_EPOCHS, SIMILARITY_LOW_MAX, mse_longer, mse_stats, mse_summary,
-                  similarity_longer, similarity_recipe, similarity_stitches, similarity_summary, similarity_table)
+from .mse import PRESETS_T1, PRESETS_T2, mse_longer, mse_stats, mse_summary
+from .similarity import (SIMILARITY_EPOCHS, SIMILARITY_LOW_MAX, similarity_longer, similarity_recipe,
+                         similarity_stitches, similarity_summary, similarity_table)
 from .images import (PRESETS_F6, LayerScores, generate, images_longer, images_self_stitches, images_summary,
                      images_table, plot_images)
 from .spot import (FAR_BELOW, diverge_section, diverge_table, f2_spot_numbers, fell_section, load_spot, load_spot_json,

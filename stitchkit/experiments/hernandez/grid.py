@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ... import controls, zoo
+from ... import zoo
 from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...scales import ParameterValueError, check_names, figure_config, figure_presets, param

@@ -25,7 +25,7 @@ from ...datasets import DataSpec
 from ...grid import LONGER, Net, stitch_grid
 from ...noise import Estimate
 from ...results import Control, Criterion, at_least, at_most
-from .grid import CONTROL_FLOOR, CORNER, LOWER_MIN, RANDOM_MAX, UPPER_MAX, GridConfig, display_name, triangle
+from .grid import CORNER, LOWER_MIN, RANDOM_MAX, UPPER_MAX, GridConfig, display_name, triangle
 
 # Intervals. Every judged number of a grid is a function of the stitches' and receivers'
 # per-image results on one shared test subset, so it is bootstrapped as a whole
