@@ -315,6 +315,25 @@ CHANGES: tuple[Change, ...] = (
            "estimate (-0.14 vs [-0.236, -0.171]); the two-sided self-stitch gate could not be passed at the pages' "
            "test sizes and double-counted the gain the penalties subtract; redesigned after the runs were seen "
            "(issue 46)", "81491de", "2026-11-27"),
+    Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F7", "B-F8", "B-F9"),
+           "controls matched to each claim's kind (stitchkit.controls): the one-sided positive control (the "
+           "largest self-penalty over cuts, its basic-interval upper end ≤ 1 point; a self-stitch gain reported, not "
+           "gated) on every stitching claim; a negative control on the claims that a stitch works or improves (an "
+           "untrained network stitched into the claim's own receiver at the last two cuts, ≥ 20 points beyond the "
+           "self-stitch: B-F2A's random bottom, new untrained networks for B-F2A's other architectures and for each "
+           "top of B-F2C, B-F3A, B-F3B, B-F3C and B-F6); the training-length control on every stitching verdict, "
+           "decided or not (B-F2C mid_degrades, B-F3B early_first, B-F5 same_trend and B-F8 finetune_blind had "
+           "none); no stitching control on B-F5's, B-F6's and B-F7's CKA claims; B-F8 finetune_blind judged as the "
+           "paper states it, comparatively (stitching's separation of random from trained bottoms minus "
+           "fine-tuning's ≥ 5 points; was |fine-tuning's separation| ≤ 5 points alone); B-F7 width_range with the "
+           "premise that both widths are trained (the wider network's accuracy minus the thinner one's ≤ 10 points: "
+           "the demo's x0.25 network, 2 channels wide, reached 50% against the x2's 70% in the runs already seen); "
+           "B-F9 keeps the positive control (stitching chooses the frozen pieces)",
+           "the two-sided self-stitch gate (|self-penalty| ≤ 0.5 points both ways on its whole interval) could not "
+           "be passed at the pages' test sizes (a perfect recipe passed it 0-22% of the time at 10,000 images) and "
+           "double-counted the gain the penalties already subtract (every Bansal penalty is judged beyond the "
+           "self-stitch): 28 of 31 Bansal claims were inconclusive, most through it alone; redesigned after the runs "
+           "were seen (issue 46)", "81491de", "2026-11-27"),
 )
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import changes, paths
+from . import amendments, changes, paths
 from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, smoke_times, visible
 from .fileio import atomic_write_text
 from .results import badge_label, claims_html, why_failed
@@ -232,6 +232,12 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
                 f"  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
         if why:
             item += f"\n\n  *why:* {_cell(why)}"
+        prior = amendments.changed(results.get("id", ""), c, c.get("scale") or results["scale"])
+        if prior is not None:  # a verdict an amendment changed: the earlier one beside it
+            p_label = badge_label(prior["verdict"], c.get("scale") or results["scale"]).replace("`", "")
+            item += (f"\n\n  *before the amendment of {prior['date']}:* "
+                     f"{{bdg-{VERDICT_BADGES.get(prior['verdict'], 'secondary')}}}`{p_label}` "
+                     f"{_cell(amendments.describe(prior))} (see *Changes after a run*)")
         for other in beside:
             o = next((x for x in other.get("claims", []) if x.get("key") == c.get("key")), None)
             if o is not None:

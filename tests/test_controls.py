@@ -112,3 +112,13 @@ def test_a_zero_width_interval_needs_a_reason():
     assert said.verdict == "reproduced"
     for c in run.to_dict()["claims"]:
         check_verdict(c, "demo")
+
+
+def test_the_glossary_shows_the_kind_table_of_the_code():
+    from stitchkit import paths
+
+    text = (paths.BOOK_DIR / "glossary.md").read_text()
+    for kind, needs in controls.KINDS.items():
+        row = next(line for line in text.splitlines() if line.strip().startswith(f"| {kind} |"))
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        assert cells[2:] == ["yes" if k in needs else "no" for k in controls.STITCH_CONTROLS], kind
