@@ -84,8 +84,13 @@ run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale), pape
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.bansal_sweeps` before any run. The paper gives "as low as 0" for
 # samples (we take at most 0.2), the range 0.7-0.9 for width, and "similar" for training time
-# (we take at least 0.5 at every layer, B-F5's bound for high CKA). CKA has no training to
-# converge, so these claims have no control.
+# (we take at least 0.5 at every layer, B-F5's bound for high CKA). No claim here has a trained
+# stitch in it, so none carries a stitching control. "Width" has a premise instead (amended on
+# 2026-11-27, after the runs had been seen: see "Changes after a run"): the paper compares two
+# trained networks of different widths, so the wider network's test accuracy minus the thinner
+# one's, on the same test images, is at most 10 points on its 95% interval (measured:
+# {glue:text}`width_accuracy_gap:.2f` points); otherwise the claim is *inconclusive at this
+# scale*.
 
 # %%
 run.save()
