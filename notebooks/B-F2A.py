@@ -73,7 +73,7 @@ other_archs = None  # architectures beside the base ResNet-18, one panel each: r
 arch_cuts = None  # cuts per other architecture, spread from first to last; None: every cut
 
 # %%
-from stitchkit.experiments import bansal
+from stitchkit.experiments import bansal, bansal_seeds
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
 
@@ -189,11 +189,36 @@ run.figure("architectures", bansal.plot_architectures(table, models, arch_table,
 
 # %%
 longer = bansal.training_length_control(cfg, scale, (table, claims), (arch_table, arch_claims))
-run.record({}, claims + arch_claims)
+seed_numbers, claims = bansal_seeds.with_seeds("B-F2A", cfg, scale, claims)
+run.record(seed_numbers, claims + arch_claims)
 bansal.length_table(longer, claims + arch_claims)
 
 # %% [markdown]
+# ## Network-to-network variance of the recipe
+#
+# One network plays each role, so the recipe's spread between networks trained alike is measured
+# once: the trained sender (seed 1) and two more seeds of the same recipe (3 and 4) stitched into
+# the receiver at every cut, each penalty beyond the receiver's self-stitch there. The standard
+# deviation between them, pooled over the cuts, is {glue:text}`seed_sd:.2f` points; it widens the
+# intervals of the claims about the recipe on this page (the 3-point connectivity of the
+# ResNet-18) and on B-F2C, B-F3A, B-F3B, B-F3C and B-F6. The other architectures' claims and the
+# untrained bottom's keep intervals over the test images only (the component is the ResNet-18's,
+# measured on trained networks). Per cut and sender, in points:
+
+# %%
+bansal_seeds.component_table(bansal_seeds.seed_component(cfg, scale))
+
+# %% [markdown]
 # ## Claims
+#
+# **Network-to-network variance.** Each role here is played by one network, so the bootstrap over the
+# test images says how sure a number is for these networks, not for the recipe. The claims about
+# the recipe are judged on intervals widened by its seed-variance component: the spread between
+# three senders trained alike (seeds 1, 3 and 4 stitched into seed 0, beyond the self-stitch),
+# {glue:text}`seed_sd:.2f` points (standard deviation pooled over the cuts), times t with
+# {glue:text}`seed_k:.0f` − 1 degrees of freedom (and times √2 where a claim is a difference of two
+# networks). It is measured once for the recipe (the table above shows it cut by cut) and shared
+# through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.bansal`
 # before any run; the thresholds are the paper's own wording turned into numbers. A claim whose

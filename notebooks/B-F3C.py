@@ -64,6 +64,7 @@ width_factors = None  # widths relative to the base width (paper x0.25, x1, x2)
 
 # %%
 from stitchkit import plotting
+from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -134,11 +135,22 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 
 # %%
 longer = sweeps.training_length_control(cfg, scale, table, claims)
-run.record({}, claims)
+# the recipe's network-to-network variance (measured once, shared with the other pages through the cache)
+seed_numbers, claims = bansal_seeds.with_seeds("B-F3C", cfg, scale, claims)
+run.record(seed_numbers, claims)
 longer.round(2)
 
 # %% [markdown]
 # ## Claims
+#
+# **Network-to-network variance.** Each role here is played by one network, so the bootstrap over the
+# test images says how sure a number is for these networks, not for the recipe. The claims about
+# the recipe are judged on intervals widened by its seed-variance component: the spread between
+# three senders trained alike (seeds 1, 3 and 4 stitched into seed 0, beyond the self-stitch),
+# {glue:text}`seed_sd:.2f` points (standard deviation pooled over the cuts), times t with
+# {glue:text}`seed_k:.0f` − 1 degrees of freedom (and times √2 where a claim is a difference of two
+# networks). It is measured once for the recipe ({doc}`B-F2A` shows it cut by cut) and shared
+# through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.bansal_sweeps` before any run. "Compatible" and "as good as" use

@@ -366,7 +366,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
     assert fz.deciding_cells(table, CUTS, 0.664, cfg.threshold) == {fz.A: ["stem", "block1", "block3"],
                                                                      fz.B: ["block3", "block5", "pool"]}
     _, claims = fz.freeze_summary(table, frozen, metrics, cfg)
-    assert fz.decided(claims[0]) and claims[0].criterion.holds
+    assert claims[0].decided and claims[0].criterion.holds
     calls = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
@@ -484,3 +484,21 @@ def test_b_f5_copy_of_the_random_bottom_claim_keeps_its_length_control():
     checks = bansal._length_checks(table, [copy], "resnet18")
     assert [(c["claim"], c["base_key"], c["sender"], c["cuts"]) for c in checks] == [
         ("random_early_stitch", "random_early", bansal.RANDOM, ["stem"])]
+
+
+def test_the_seed_component_is_the_pooled_spread_between_replicate_senders_and_widens_intervals():
+    from stitchkit.experiments import bansal_seeds
+
+    # three senders trained alike: beyond the self-stitch 1, 2, 3 points at one cut and 0, 0, 0 at another
+    rows = _rows(bansal.SELF, [0, 0]) + _rows("seed 1", [1, 0]) + _rows("seed 3", [2, 0]) + _rows("seed 4", [3, 0])
+    c = bansal_seeds.component_of(pd.DataFrame(rows))
+    assert c.k == 3 and c.sd == pytest.approx(np.sqrt((1.0 + 0.0) / 2))  # the variances 1 and 0, pooled
+    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 2.5, 1, 0])
+                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = bansal.connectivity_summary(table, MODELS)
+    assert claims[0].criterion.holds is True  # 2.5 points on the test images alone: connected
+    wide = bansal_seeds.widen(claims, c, {"connected": 1})
+    e = wide[0].criterion
+    # t(2) x 0.71 = 3.0 points more on each side: now within noise of the 3-point bound
+    assert e.holds is None and e.high - e.value > 3.0 and "seed-variance component" in e.interval
+    assert wide[1] is claims[1] and wide[0].controls == claims[0].controls  # the others untouched
