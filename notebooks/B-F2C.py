@@ -66,8 +66,8 @@ bottom_samples = None  # training images of each bottom (paper 5k, 10k, 25k; the
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
+from stitchkit.experiments import bansal_seeds
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
 

@@ -64,8 +64,8 @@ variants = None  # label distributions of the bottoms: objects vs animals, 10% r
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
+from stitchkit.experiments import bansal_seeds
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
 

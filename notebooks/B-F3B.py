@@ -66,8 +66,8 @@ top_snapshot = None  # the top: fraction of the run (paper: epoch 80 of 160)
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
+from stitchkit.experiments import bansal_seeds
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
 

@@ -64,8 +64,8 @@ width_factors = None  # widths relative to the base width (paper x0.25, x1, x2)
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
+from stitchkit.experiments import bansal_seeds
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
 

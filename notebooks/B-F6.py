@@ -63,8 +63,8 @@ simclr_epochs = None  # SimCLR pre-training epochs; None: the zoo's recipe at th
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
+from stitchkit.experiments import bansal_seeds
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
 

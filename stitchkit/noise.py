@@ -347,6 +347,24 @@ def seed_t_interval(image_reps: np.ndarray, leave_one_out: np.ndarray, *, n_test
                     f"t interval over {k} seeds (jackknife) and the test images (paired bootstrap)")
 
 
+def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, what: str = "") -> Estimate:
+    """``e`` (an interval over the test images of one set of networks) widened by the
+    network-to-network variance of the recipe: ``sd`` the standard deviation of the statistic
+    between networks trained alike (points, measured from ``k`` replicate networks), ``networks``
+    the number of independently trained networks whose difference the statistic is (1: one
+    network against fixed references; 2: a difference of two such networks, variance 2 sd²).
+    Each side's half-width becomes sqrt(half² + (t(k-1) · sd · sqrt(networks))²)."""
+    from scipy import stats
+
+    if k < 2 or not np.isfinite(sd) or sd < 0:
+        raise ValueError(f"a seed-variance component needs k >= 2 replicates and a finite sd >= 0, got k={k}, sd={sd}")
+    extra = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1)) * sd * float(np.sqrt(networks))
+    lo = e.value - float(np.hypot(e.value - e.low, extra))
+    hi = e.value + float(np.hypot(e.high - e.value, extra))
+    why = what or f"sd {sd:.2f} between networks from {k} replicates"
+    return Estimate(e.value, lo, hi, e.n_test, e.n_seeds, f"{e.method}, widened by the seed-variance component ({why})")
+
+
 def bootstrap(stat: Callable[[np.ndarray], float], n: int, *, name: str = "sample") -> Estimate:
     """The interval of a statistic that is not a mean of per-image values (an AUROC, a CKA):
     ``stat(idx)`` evaluated on the indices ``arange(n)`` and on each resample's indices."""

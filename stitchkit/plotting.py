@@ -47,7 +47,7 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     fig, axes = plt.subplots(1, 2, figsize=(ax_width * 2, 4.0))
     groups = list(table.groupby("sender", sort=False))
     for (label, g), colour in zip(groups, PALETTE):
-        g = g.set_index("cut").loc[cuts]
+        g = g.set_index("cut").reindex(cuts)  # a sender stitched at some cuts only (the untrained one): gaps
         axes[0].plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colour, label=f"{label}")
         if "dm_penalty" in g and g.dm_penalty.notna().all():
             axes[0].plot(x, 100 * g.dm_penalty.to_numpy(float), ":", color=colour, alpha=0.8)
@@ -80,7 +80,7 @@ def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", nco
         cuts = list(dict.fromkeys(table["cut"]))
         x = np.arange(len(cuts))
         for (label, g), colour in zip(table.groupby("sender", sort=False), PALETTE):
-            g = g.set_index("cut").loc[cuts]
+            g = g.set_index("cut").reindex(cuts)  # a sender stitched at some cuts only (the untrained one): gaps
             ax.plot(x, 100 - 100 * g.accuracy.to_numpy(float), "o-", color=colour, label=label)
         own = 100 - 100 * table.receiver_accuracy.iloc[0]
         ax.axhline(own, color="black", ls="--", lw=1, label="receiver alone")
@@ -230,7 +230,7 @@ def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: st
             g = table[(table["receiver"] == rx) & (table["sender"] == s)]
             if g.empty:
                 continue
-            g = g.set_index("cut").loc[cuts]
+            g = g.set_index("cut").reindex(cuts)  # a sender stitched at some cuts only (the untrained one): gaps
             ax.plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colours[s], label=s, ms=4,
                     lw=1.0 if s == control else 1.6)
             if "dm_penalty" in g and g.dm_penalty.notna().all():
@@ -251,6 +251,8 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
     range for one pair of networks (``frozenset({a, b})``: CKA is symmetric), drawn in the colour
     of that pair's line on each panel where it appears."""
     t = table[table["sender"] != control] if control else table
+    # a sender without a CKA (the negative control's untrained network, stitched for its penalty) is left out
+    t = t[t.groupby("sender")["cka"].transform(lambda c: c.notna().any())]
     receivers = list(dict.fromkeys(t["receiver"]))
     cuts = list(dict.fromkeys(t["cut"]))
     x = np.arange(len(cuts))
@@ -259,7 +261,7 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
     axes = axes[0]
     for ax, rx in zip(axes, receivers):
         for (s, g), colour in zip(t[t["receiver"] == rx].groupby("sender", sort=False), PALETTE * 2):
-            g = g.set_index("cut").loc[cuts]
+            g = g.set_index("cut").reindex(cuts)  # a sender stitched at some cuts only (the untrained one): gaps
             ax.plot(x, g.cka.to_numpy(float), "o-", color=colour, label=s, ms=4)
             if paper_pairs and frozenset((s, rx)) in paper_pairs:
                 paper_reference(ax, *paper_pairs[frozenset((s, rx))], colour=colour)

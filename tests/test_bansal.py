@@ -419,12 +419,12 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
     monkeypatch.setattr(fz, "freeze_train", never)
     out = fz.training_length_control(cfg, "demo", table, frozen, metrics, claims)
     assert claims[0].controls[-1].passed and len(out) == 6
-    # a claim not decided gets no check
+    # a claim not decided gets its check too (issue 46)
     _, undecided = fz.freeze_summary(table, frozen, {**metrics, "freeze-trained": metrics["few-sample network"]
                                                      | {"correct": np.arange(N) < int(0.632 * N)}}, cfg)
     n = len(undecided[0].controls)
-    assert fz.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
-    assert len(undecided[0].controls) == n
+    assert not fz.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
+    assert len(undecided[0].controls) == n + 1 and undecided[0].controls[-1].kind == "training length"
 
 
 def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_keys():

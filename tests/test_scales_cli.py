@@ -110,9 +110,16 @@ def test_parse_values_and_grid():
     assert execution.grid({"a": [1, 2], "b": ["x"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
 
 
+def E(v: float):
+    """A measured value with a narrow interval (a bare number would get the zero-width control, issue 46)."""
+    from stitchkit.noise import Estimate
+
+    return Estimate(v, v - 0.01, v + 0.01)
+
+
 def test_run_records_numbers_claims_and_provenance(tmp_path):
     run = Run("B-F2A", "demo", {"width": 16}, seed=0)
-    run.record({"acc": 0.5}, [ClaimSpec(key="c", text="a claim", criterion=at_least(0.5, 0.4, "acc"), paper="0.9",
+    run.record({"acc": 0.5}, [ClaimSpec(key="c", text="a claim", criterion=at_least(E(0.5), 0.4, "acc"), paper="0.9",
                                         ours="0.5")])
     out = run.save(tmp_path / "r.json")
     import json
@@ -133,11 +140,11 @@ def test_verdicts_are_three_valued_and_a_failed_control_makes_a_claim_inconclusi
     run = Run("B-F2A", "demo", {})
     ok = Control.of("self stitch", at_most(0.1, 0.5, "max self penalty"), "0.10")
     bad = Control.of("self stitch", at_most(0.9, 0.5, "max self penalty"), "0.90")
-    assert run.claim("a", "t", criterion=at_most(1, 3, "x"), paper="", ours="", controls=[ok]).verdict == "reproduced"
-    assert run.claim("b", "t", criterion=at_most(4, 3, "x"), paper="", ours="",
+    assert run.claim("a", "t", criterion=at_most(E(1), 3, "x"), paper="", ours="", controls=[ok]).verdict == "reproduced"
+    assert run.claim("b", "t", criterion=at_most(E(4), 3, "x"), paper="", ours="",
                      controls=[ok]).verdict == "not reproduced"
     for holds_value in (1, 4):  # a failed control decides, whichever way the criterion goes
-        c = run.claim(f"c{holds_value}", "t", criterion=at_most(holds_value, 3, "x"), paper="", ours="",
+        c = run.claim(f"c{holds_value}", "t", criterion=at_most(E(holds_value), 3, "x"), paper="", ours="",
                       controls=[ok, bad])
         assert c.verdict == "inconclusive at this scale" and c.failed_controls == [bad]
     w = within(0.97, 0.99, 0.02, "accuracy", unit="")

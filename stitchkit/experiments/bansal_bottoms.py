@@ -174,7 +174,10 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
     own = {SELF: table.receiver_correct.iloc[0]}
     own.update({net.name: own_correct(net.model, net.spec, recipe, device) if same_task(net.spec, receiver) else None
                 for net in nets[1:]})
-    own[RANDOM] = None  # the untrained network's own accuracy is chance: no premise reads it
+    if negative:  # the untrained network's own results (near chance), so every row carries them
+        untrained = untrained_like(cfg, scale, receiver)
+        model, _ = zoo.load_or_train(untrained, device=device, store=store, progress=progress)
+        own[RANDOM] = own_correct(model, untrained, recipe, device)
     table["sender_correct"] = [own[s] for s in table.sender]
     images = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0).images
     top = _grams(receiver, cuts, images, device, store, progress)
