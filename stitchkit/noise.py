@@ -104,10 +104,19 @@ class Estimate:
         return f"{LEVEL:.0%} {self.method} interval ({RESAMPLES} resamples of {what})"
 
 
+# the reasons pages have stated for a number that carries no sampling noise (noise.exact(why=...)):
+# a zero-width interval with one of them is explained; any other (a bare number, a resampled
+# interval that collapsed) gets a failed control (stitchkit.results.unexplained_zero_width)
+STATED_REASONS: set[str] = set()
+
+
 def exact(value: float, *, n_test: int | None = None, n_seeds: int = 1, why: str = "exact") -> Estimate:
     """A value judged without an interval: a count, a property of the recipe, or a statistic
-    that is already in units of its own noise (``why`` says which, for the page)."""
+    that is already in units of its own noise (``why`` says which, for the page; without one the
+    claim judged on it gets the zero-width control)."""
     v = float(value)
+    if why != "exact":
+        STATED_REASONS.add(why)
     return Estimate(v, v, v, n_test, n_seeds, why)
 
 
@@ -316,6 +325,9 @@ def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], 
         else:
             out[r] = float(stat(t))
     if seed_t:
+        if interval != "percentile":
+            raise ValueError(f"interval={interval!r} does not apply over {n_seeds} seeds: the interval is a t "
+                             "interval (seed_t_interval); judge a maximum over cuts without groups=")
         for acc, vals in reps.items():
             t[acc] = vals[0]
         _derive(t, reps)

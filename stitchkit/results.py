@@ -177,11 +177,12 @@ def unexplained_zero_width(fields: Mapping[str, Any]) -> bool:
     no sampling noise: a bare number (``exact (no sampling noise)``), or a resampled interval that
     collapsed (the noise it should carry, e.g. of the networks, was never resampled). A reason is
     given with :func:`stitchkit.noise.exact` (``why=...``)."""
+    from .noise import STATED_REASONS
+
     low, high = fields.get("low"), fields.get("high")
     if low is None or high is None or low != high:
         return False
-    what = str(fields.get("interval") or "")
-    return what in ("", "exact", "exact (no sampling noise)") or "bootstrap" in what or "interval" in what
+    return str(fields.get("interval") or "") not in STATED_REASONS
 
 
 def ZERO_WIDTH_CONTROL(fields: Mapping[str, Any]) -> Control:

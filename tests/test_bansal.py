@@ -502,3 +502,26 @@ def test_the_seed_component_is_the_pooled_spread_between_replicate_senders_and_w
     # t(2) x 0.71 = 3.0 points more on each side: now within noise of the 3-point bound
     assert e.holds is None and e.high - e.value > 3.0 and "seed-variance component" in e.interval
     assert wide[1] is claims[1] and wide[0].controls == claims[0].controls  # the others untouched
+
+
+def test_widening_rejudges_the_length_control_like_for_like():
+    from stitchkit import controls
+    from stitchkit.experiments import bansal_seeds
+    from stitchkit.results import at_most
+
+    c = bansal_seeds.SeedComponent(0.7, 3, pd.DataFrame({"cut": ["a"]}))
+    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 2.5, 1, 0])
+                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = bansal.connectivity_summary(table, MODELS)
+    base = claims[0].criterion
+    # at 4x on the test images alone: 1.0 [0.6, 1.4] points, connected as at 1x: the control passes
+    longer = at_most(noise.Estimate(1.0, 0.6, 1.4, 10_000), 3.0, base.text)
+    claims[0] = claims[0].with_controls(controls.training_length(base, longer, 4, what="length"))
+    assert claims[0].controls[-1].passed
+    wide = bansal_seeds.widen(claims, c, {"connected": 1})[0]
+    # widened (t(2) x 0.7 = 3.0 points more each side), both are within noise of the 3-point bound: the
+    # control compares the two widened results, like for like
+    length = wide.controls[-1]
+    assert length.kind == "training length" and length.record["base_holds"] == wide.criterion.holds
+    assert "seed-variance component" in length.record["interval"]
+    assert "with the network-to-network variance" in wide.ours

@@ -110,6 +110,18 @@ def test_a_zero_width_interval_needs_a_reason():
                                                      "layers"), paper="p", ours="o")
     assert bare.verdict == "inconclusive at this scale" and "zero-width" in bare.reason
     assert said.verdict == "reproduced"
+    # a stated reason may say "interval" or "bootstrap" (the pages' own reasons do)
+    from stitchkit.experiments.hernandez.verdicts import NO_IMAGES
+    from stitchkit.experiments.smith.config import RANK_NOISE
+
+    for why in (NO_IMAGES, RANK_NOISE):
+        c = run.claim(f"r{len(run.claims)}", "t", criterion=at_least(noise.exact(5, why=why), 1, "x"), paper="p",
+                      ours="o")
+        assert c.verdict == "reproduced", why
+    # a resampled interval that collapsed is not a reason
+    collapsed = noise.from_replicates(np.full(21, 66.7), n_test=100)
+    assert run.claim("collapsed", "t", criterion=at_least(collapsed, 50, "share"), paper="p",
+                     ours="o").verdict == "inconclusive at this scale"
     for c in run.to_dict()["claims"]:
         check_verdict(c, "demo")
 

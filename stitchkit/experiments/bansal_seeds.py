@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import noise
+from .. import controls, noise
 from ..claims import ClaimSpec
 from ..datasets import DataSpec
-from ..grid import Net, stitch_grid
-from ..results import criterion
+from ..grid import LONGER, Net, stitch_grid
+from ..results import Criterion, criterion
 from .bansal_core import SELF, ConnectivityConfig
 
 REPLICATES = (1, 3, 4)  # sender seeds trained by the recipe (seed 1 is every page's trained sender)
@@ -85,19 +85,34 @@ def component_table(c: SeedComponent) -> pd.DataFrame:
 def widen(claims: list[ClaimSpec], c: SeedComponent, networks: dict[str, int]) -> list[ClaimSpec]:
     """``claims`` with the criterion of each key of ``networks`` judged on its interval widened by
     the seed-variance component (``networks[key]``: how many independently trained networks the
-    claim's number is a difference of). The criterion's text, threshold and direction stay."""
+    claim's number is a difference of). The criterion's text, threshold and direction stay; the
+    claim's training-length control is judged again like for like, its longer run's interval
+    widened the same way; ``ours`` gains the widened interval."""
     out = []
     for claim in claims:
         n = networks.get(claim.key)
-        crit = claim.criterion
-        if n is None or crit.value is None or crit.low is None:
+        if n is None or claim.criterion.value is None or claim.criterion.low is None:
             out.append(claim)
             continue
-        base = noise.Estimate(crit.value, crit.low, crit.high, crit.n_test, crit.n_seeds, _method(crit.interval))
-        e = noise.with_seed_component(base, c.sd, c.k, networks=n, what=c.text())
-        wide = criterion(e, crit.threshold, crit.direction, crit.text, crit.unit, crit.tolerance)
-        out.append(replace(claim, criterion=wide))
+        wide = _widened(claim.criterion.fields(), claim.criterion.text, c, n)
+        kept = []
+        for k in claim.controls:
+            if k.kind == controls.LENGTH and k.record and k.record.get("value") is not None:
+                longer = _widened(k.record, claim.criterion.text, c, n)
+                k = controls.training_length(wide, longer, LONGER, what=k.text)
+            kept.append(k)
+        ours = f"{claim.ours}; with the network-to-network variance {wide.describe_value(2)}"
+        out.append(replace(claim, criterion=wide, controls=tuple(kept), ours=ours))
     return out
+
+
+def _widened(fields, text: str, c: SeedComponent, n: int) -> Criterion:
+    """The criterion of ``fields`` (a claim's or a length control's record) on its interval widened
+    by ``c`` for ``n`` networks."""
+    base = noise.Estimate(fields["value"], fields["low"], fields["high"], fields.get("n_test"),
+                          fields.get("n_seeds") or 1, _method(fields.get("interval") or ""))
+    e = noise.with_seed_component(base, c.sd, c.k, networks=n, what=c.text())
+    return criterion(e, fields["threshold"], fields["direction"], text, fields.get("unit") or "", fields.get("tolerance"))
 
 
 def _method(interval: str) -> str:
