@@ -284,7 +284,8 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
     assert len(longer) == balogh.FAR_SAMPLE
     far = [c for c in asked if c[2] != c[3]]
     own = [c for c in asked if c[2] == c[3]]
-    assert len(far) == balogh.FAR_SAMPLE and {c[3] for c in own} == {c[3] for c in far}  # and their references
+    # the deciding pairs, every other far pair into their targets (like for like), and their references
+    assert len(far) >= balogh.FAR_SAMPLE and {c[3] for c in own} == {c[3] for c in far}
     numbers, claims = balogh.intra_claims(res, longer)
     claim = _by_key(claims)["far_as_similar"]
     assert claim.criterion.holds is False and not claim.controls[-1].passed

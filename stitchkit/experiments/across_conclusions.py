@@ -383,7 +383,8 @@ def plot_conclusions(connect: pd.DataFrame, triangle: pd.DataFrame):
     3-point bound. Right: H-F2's relative accuracy grid on the ResNet-18s (sender cut i rows,
     receiver cut j columns)."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-    for name, g in connect.groupby("sender", sort=False):
+    # the negative control's untrained sender (20+ points, at two cuts) would squash the 3-point band
+    for name, g in connect[connect.sender != RANDOM].groupby("sender", sort=False):
         a.plot(list(g.cut), 100 * g.penalty.to_numpy(), marker="o", label=name)
     a.axhspan(-CONNECTED_MAX, CONNECTED_MAX, color="0.85", zorder=0, label="Bansal et al.: within 3 points")
     a.axhline(0, color="0.4", linewidth=0.8)

@@ -229,15 +229,18 @@ def _far_gap_reps(grid: pd.DataFrame, layers: list[str]) -> tuple[np.ndarray, pd
 def far_longer(cfg: OODConfig, scale: str, result: dict, *, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
     """J-F1's training-length control, like for like: the :data:`FAR_SAMPLE` far pairs closest to
-    their target's self-stitch (the pairs that decide ``far_as_similar``) *and those targets'
-    self-stitches* (the reference, trained by TLM too) retrained with :data:`LONGER` times the
-    epochs. One row per pair: i, j, cut_i, cut_j, the grid's gap and the longer one (fractions),
+    their target's self-stitch (the pairs that decide ``far_as_similar``), every other far pair
+    into those targets, *and those targets' self-stitches* (the reference, trained by TLM too)
+    retrained with :data:`LONGER` times the epochs. One row per pair: i, j, cut_i, cut_j, the grid's gap and the longer one (fractions),
     and the longer stitches' rows for the re-judged claim (``cells``: :func:`tlm_retrained` rows)."""
     grid = _intra_tlm(result)
     _, pairs = _far_gap_reps(grid, result["layers"])
     top = pairs.nlargest(FAR_SAMPLE, "gap")
     rx = result["names"][0]
-    cells = [(rx, rx, r.cut_i, r.cut_j) for r in top.itertuples()]
+    # like for like: every far pair into a retrained target is retrained with it (a 1x pair judged
+    # against the 4x self-stitch of its target would mix lengths)
+    every = pairs[pairs.cut_j.isin(set(top.cut_j))]
+    cells = [(rx, rx, r.cut_i, r.cut_j) for r in every.itertuples()]
     cells += list(dict.fromkeys((rx, rx, r.cut_j, r.cut_j) for r in top.itertuples()))
     out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
     rel = out.set_index(["cut_i", "cut_j"]).relative

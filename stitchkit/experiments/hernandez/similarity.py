@@ -224,7 +224,8 @@ def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
                           "was stitched, so nothing vouches for that recipe",
                           f"largest self-penalty ≤ {controls.POSITIVE_BOUND:g} points", "not run", False, None,
                           controls.POSITIVE)
-    length = []
+    length = [Control(f"the verdict survives {LONGER}x longer stitch training: not run", "the same result at "
+                      f"{LONGER}x", "not run", False, None, controls.LENGTH)]
     if longer is not None:
         swapped = _swap_longer(t, longer)
         again = at_most(noise.bootstrap_table(swapped, stat, columns=SIM_ACC), 100 * SIMILARITY_LOW_MAX, what,
