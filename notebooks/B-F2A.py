@@ -197,7 +197,7 @@ bansal.length_table(longer, claims + arch_claims)
 # ## Network-to-network variance of the recipe
 #
 # One network plays each role, so the recipe's spread between networks trained alike is measured
-# once: the trained sender (seed 1) and two more seeds of the same recipe (3 and 4) stitched into
+# once: the trained sender (seed 1) and four more seeds of the same recipe (3 to 6) stitched into
 # the receiver at every cut, each penalty beyond the receiver's self-stitch there. The standard
 # deviation between them, pooled over the cuts, is {glue:text}`seed_sd:.2f` points; it widens the
 # intervals of the claims about the recipe on this page (the 3-point connectivity of the
@@ -214,7 +214,7 @@ bansal_seeds.component_table(bansal_seeds.seed_component(cfg, scale))
 # **Network-to-network variance.** Each role here is played by one network, so the bootstrap over the
 # test images says how sure a number is for these networks, not for the recipe. The claims about
 # the recipe are judged on intervals widened by its seed-variance component: the spread between
-# three senders trained alike (seeds 1, 3 and 4 stitched into seed 0, beyond the self-stitch),
+# five senders trained alike (seeds 1, 3, 4, 5 and 6 stitched into seed 0, beyond the self-stitch),
 # {glue:text}`seed_sd:.2f` points (standard deviation pooled over the cuts), times t with
 # {glue:text}`seed_k:.0f` − 1 degrees of freedom (and times √2 where a claim is a difference of two
 # networks). It is measured once for the recipe (the table above shows it cut by cut) and shared

@@ -146,7 +146,7 @@ longer.round(2)
 # **Network-to-network variance.** Each role here is played by one network, so the bootstrap over the
 # test images says how sure a number is for these networks, not for the recipe. The claims about
 # the recipe are judged on intervals widened by its seed-variance component: the spread between
-# three senders trained alike (seeds 1, 3 and 4 stitched into seed 0, beyond the self-stitch),
+# five senders trained alike (seeds 1, 3, 4, 5 and 6 stitched into seed 0, beyond the self-stitch),
 # {glue:text}`seed_sd:.2f` points (standard deviation pooled over the cuts), times t with
 # {glue:text}`seed_k:.0f` − 1 degrees of freedom (and times √2 where a claim is a difference of two
 # networks). It is measured once for the recipe ({doc}`B-F2A` shows it cut by cut) and shared
