@@ -92,12 +92,14 @@ def changed(figure_id: str, claim: Mapping[str, Any], scale: str, book_dir: Path
 
 
 def describe(rec: Mapping[str, Any]) -> str:
-    """``not reproduced, 0.64 [0.63, 0.66]`` (the earlier verdict and its judged value)."""
+    """The earlier judged value with its interval, ``0.16 [0.04, 0.46] points`` (the verdict is
+    shown beside it as a badge, or in its own column)."""
     v = rec.get("value")
     if v is None or rec.get("low") is None:
-        return str(rec.get("verdict"))
-    unit = f" {rec['unit']}" if rec.get("unit") else ""
-    return f"{rec.get('verdict')}, {v:.3g} [{rec['low']:.3g}, {rec['high']:.3g}]{unit}"
+        return "no judged value"
+    unit = rec.get("unit") or ""
+    fmt = "{:.2f}" if unit in ("points", "%") else "{:.3g}"
+    return f"{fmt.format(v)} [{fmt.format(rec['low'])}, {fmt.format(rec['high'])}]{' ' + unit if unit else ''}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -334,6 +334,15 @@ CHANGES: tuple[Change, ...] = (
            "double-counted the gain the penalties already subtract (every Bansal penalty is judged beyond the "
            "self-stitch): 28 of 31 Bansal claims were inconclusive, most through it alone; redesigned after the runs "
            "were seen (issue 46)", "81491de", "2026-11-27"),
+    Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F6"),
+           "the claims about the recipe (one network per role on these pages) judged on intervals widened by the "
+           "recipe's seed-variance component: the spread between five senders trained alike (seeds 1, 3, 4, 5, 6 "
+           "stitched into seed 0 at every cut, beyond the self-stitch, pooled over the cuts), times t with 4 degrees "
+           "of freedom (x sqrt 2 for a difference of two networks); the training-length control judged on the same "
+           "widened intervals. First set at three senders (t with 2 degrees of freedom, 4.30); raised to five after "
+           "B-F2C's first run under it (sd 0.68 points, every interval ±2.9 points wider)",
+           "issue 46: with one network per role the intervals covered the test images only, so a claim about a "
+           "recipe (more data, width, epochs, labels) was a certainty about two networks", "645810f, f87a8d6", "2026-11-27"),
 )
 
 

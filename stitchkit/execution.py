@@ -24,6 +24,7 @@ import datetime as _dt
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -233,8 +234,15 @@ def ipc_kernel_manager() -> type:
     class IPCKernelManager(KernelManager):
         def __init__(self, **kw):
             kw.setdefault("transport", "ipc")
-            kw.setdefault("ip", str(Path(tempfile.mkdtemp(prefix="stitchkit-kernel-")) / "kernel"))
+            self._ipc_dir = Path(tempfile.mkdtemp(prefix="stitchkit-kernel-"))
+            kw.setdefault("ip", str(self._ipc_dir / "kernel"))
             super().__init__(**kw)
+
+        def cleanup_resources(self, restart: bool = False) -> None:
+            # the sockets' folder goes with the kernel (a run used to leave an empty one behind)
+            super().cleanup_resources(restart=restart)
+            if not restart:
+                shutil.rmtree(self._ipc_dir, ignore_errors=True)
 
     return IPCKernelManager
 

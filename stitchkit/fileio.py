@@ -23,6 +23,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     except OSError as exc:
         raise _naming(exc, path) from exc
     try:
+        # mkstemp creates the file readable by its owner alone (0600): give it the mode an ordinary
+        # file gets (0666 less the umask), so that other users of a shared cache can read it
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -35,6 +38,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             raise _naming(exc, path) from exc
         raise
     return path
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _naming(exc: OSError, path: Path) -> OSError:

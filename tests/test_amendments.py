@@ -26,14 +26,14 @@ def test_a_changed_verdict_shows_the_one_before_the_amendment(tmp_path, monkeypa
     _snapshot(tmp_path)
     prior = amendments.changed("B-F2A", _claim(), "demo", tmp_path)
     assert prior["verdict"] == "inconclusive at this scale" and prior["date"] == "2026-11-27"
-    assert amendments.describe(prior) == "inconclusive at this scale, 2.5 [1.9, 3.2] points"
+    assert amendments.describe(prior) == "2.50 [1.90, 3.20] points"
     assert amendments.changed("B-F2A", _claim("inconclusive at this scale"), "demo", tmp_path) is None  # unchanged
     assert amendments.changed("B-F2A", _claim(), "gpu", tmp_path) is None  # another scale: no record
     monkeypatch.setattr(paths, "BOOK_DIR", tmp_path)
     monkeypatch.setattr(amendments, "snapshot_path", lambda date, book_dir=tmp_path: tmp_path / "_static" /
                         f"amendment-{date}.json")
     box = result_box({"id": "B-F2A", "scale": "demo", "claims": [_claim()]})
-    assert "*before the amendment of 2026-11-27:*" in box and "2.5 [1.9, 3.2]" in box
+    assert "*before the amendment of 2026-11-27:*" in box and "2.50 [1.90, 3.20]" in box
 
 
 def test_the_committed_snapshot_is_read_from_the_results_files_of_its_commit():

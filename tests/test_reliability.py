@@ -623,3 +623,14 @@ def test_one_version_string():
 
     text = (Path(stitchkit.__file__).parents[1] / "pyproject.toml").read_text()
     assert re.search(r'^version = "([^"]+)"', text, flags=re.M)[1] == stitchkit.__version__
+
+
+def test_the_kernel_socket_folder_goes_with_the_kernel():
+    # issue 50, finding 6: every run left an empty /tmp/stitchkit-kernel-* folder behind
+    from stitchkit.execution import ipc_kernel_manager
+
+    km = ipc_kernel_manager()()
+    folder = km._ipc_dir
+    assert folder.is_dir() and folder.name.startswith("stitchkit-kernel-")
+    km.cleanup_resources()
+    assert not folder.exists()

@@ -131,3 +131,18 @@ def test_ledger_counts_computed_and_cached_entries_once(tmp_path, monkeypatch):
     store_mod._LEDGER.clear()
     store.get(d)  # ... found in the cache: its cost is unknown, and the summary says so
     assert store_mod.ledger_summary()["unrecorded"] == 1
+
+
+def test_atomic_writes_get_an_ordinary_files_mode_not_0600(tmp_path):
+    # issue 50: a shared cache (the cluster set-up) needs its entries readable by the other users
+    import os
+    import stat
+
+    from stitchkit.fileio import atomic_write_bytes
+
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_bytes(tmp_path / "x.bin", b"data")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
