@@ -350,8 +350,10 @@ def for_page(figure_id: str) -> list[Change]:
     return [c for c in CHANGES if figure_id in c.pages]
 
 
-def markdown(figure_id: str) -> str:
-    """The page's "Changes after a run" section (always present: an empty list says so)."""
+def markdown(figure_id: str, run_date: str = "") -> str:
+    """The page's "Changes after a run" section (always present: an empty list says so).
+    ``run_date`` (YYYY-MM-DD, the shown run's): a change dated after it is marked as not yet in
+    the results the page shows (its notebook changed since; ``make book`` re-runs it)."""
     items = for_page(figure_id)
     lines = [HEADING, ""]
     if not items:
@@ -361,16 +363,18 @@ def markdown(figure_id: str) -> str:
                      "made it and what prompted it (criteria not listed here were fixed before any run):")
         lines.append("")
         for c in sorted(items, key=lambda c: c.date):
-            lines.append(f"- **{c.date}** ({c.commit}): {c.what}. *Why:* {c.why}.")
+            later = (f" **Not yet in the results shown:** this page was last run on {run_date}, before this change; "
+                     "`make book` re-runs it." if run_date and c.date > run_date else "")
+            lines.append(f"- **{c.date}** ({c.commit}): {c.what}. *Why:* {c.why}.{later}")
     return "\n".join(lines)
 
 
-def insert_into(nb, figure_id: str) -> bool:
+def insert_into(nb, figure_id: str, run_date: str = "") -> bool:
     """Put (or refresh) the page's "Changes after a run" cell in an executed notebook ``nb``,
     before its "Deviations from the paper" section (else at the end); True if it changed."""
     import nbformat
 
-    text = markdown(figure_id)
+    text = markdown(figure_id, run_date)
     for cell in nb.cells:
         if CELL_TAG in cell.get("metadata", {}).get("tags", []):
             if cell.source == text:

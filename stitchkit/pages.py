@@ -484,12 +484,13 @@ def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
         link_glossary(nb)
         tagged = tag_claims_table(nb) | hide_code(nb)  # before refresh_claims: it finds the tagged cell
         results_path = path.with_suffix(".results.json")
+        results = {}
         if results_path.exists():
             results = json.loads(results_path.read_text())
             beside = [json.loads(f.read_text()) for f in sorted(path.parent.glob(f"{path.stem}.*.results.json"))]
             refresh_boxes(nb, results, beside)
             refresh_claims(nb, results)
-        changes.insert_into(nb, path.stem)
+        changes.insert_into(nb, path.stem, str(results.get("provenance", {}).get("date") or "")[:10])
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)

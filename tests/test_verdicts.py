@@ -203,3 +203,12 @@ def test_columns_derived_from_a_resampled_accuracy_follow_it():
     noise.bootstrap_table(t, stat, columns={"correct": "accuracy"})
     assert all(p == pytest.approx(q) and r == pytest.approx(s) for p, q, r, s in seen)
     assert len({p for p, *_ in seen}) > 1  # the penalty moved with the resample
+
+
+def test_a_change_made_after_the_shown_run_is_marked_as_not_yet_applied():
+    text = changes.markdown("B-F2A", "2026-11-25")
+    line = next(ln for ln in text.splitlines() if ln.startswith("- **2026-11-27**"))
+    assert "Not yet in the results shown" in line and "last run on 2026-11-25" in line
+    earlier = next(ln for ln in text.splitlines() if ln.startswith("- **2026-11-22**"))
+    assert "Not yet" not in earlier
+    assert "Not yet" not in changes.markdown("B-F2A", "2026-11-27")  # run after the change
