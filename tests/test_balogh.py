@@ -543,13 +543,7 @@ def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkey
     assert "rn_tlm_self_stitch_gain" in numbers and "rn_tlm_self_stitch_worst" in numbers
     assert c["dm_less_ood_rn"].criterion.holds is None  # undecided: it gets the length control all the same
 
-    def retrained(cfg, scale, result, rows, **kw):  # 4x: the retrained stitches far out of distribution
-        new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
-        new_reps[:, rows] = 0.99
-        new_t.loc[new_t.index[rows], "auroc"] = 0.99
-        return new_t, new_reps
-
-    monkeypatch.setattr(balogh_ood, "_retrained_aurocs", retrained)
+    monkeypatch.setattr(balogh_ood, "_retrained_aurocs", _far_out_of_distribution)
     table = balogh.ood_longer(balogh.PRESETS_OOD["smoke"], "smoke", res, claims)
     assert len(table) == balogh_ood.OOD_SAMPLE
     c = _by_key(claims)
@@ -570,13 +564,7 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
     assert c["far_as_similar"].controls[-1].kind == "training length" and not c["far_as_similar"].controls[-1].passed
     assert "tlm_self_stitch_gain" in numbers
 
-    def retrained(cfg, scale, result, rows, **kw):
-        new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
-        new_reps[:, rows] = 0.99
-        new_t.loc[new_t.index[rows], "auroc"] = 0.99
-        return new_t, new_reps
-
-    monkeypatch.setattr(balogh_ood, "_retrained_aurocs", retrained)
+    monkeypatch.setattr(balogh_ood, "_retrained_aurocs", _far_out_of_distribution)
     table = balogh.most_ood_longer(balogh.PRESETS_OOD["smoke"], "smoke", res, claims)
     assert len(table) == balogh_ood.OOD_SAMPLE and (table.i != table.j).all()
     most = _by_key(claims)["most_ood"]
@@ -587,3 +575,11 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
 def test_demo_judges_every_accuracy_on_all_test_images():
     for presets in (balogh.PRESETS_T1, balogh.PRESETS_OOD, balogh.PRESETS_T3, balogh.PRESETS_T2):
         assert presets["demo"].test_size is None
+
+
+def _far_out_of_distribution(cfg, scale, result, rows, **kw):
+    """A stand-in for the 4x retraining: the retrained stitches' AUROCs far out of distribution."""
+    new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
+    new_reps[:, rows] = 0.99
+    new_t.loc[new_t.index[rows], "auroc"] = 0.99
+    return new_t, new_reps
