@@ -39,6 +39,10 @@ CANDIDATES = {
         epochs=20, batch_size=512, lr=0.2, weight_decay=5e-4, schedule="warmup_cosine", warmup=0.1)),
     "r18w64-wc-b512-lr0.2-wd1e-4-e20": ("preact_resnet18", 64, TrainConfig(
         epochs=20, batch_size=512, lr=0.2, weight_decay=1e-4, schedule="warmup_cosine", warmup=0.1)),
+    "r18w64-wc-b512-lr0.2-wd5e-4-e40": ("preact_resnet18", 64, TrainConfig(
+        epochs=40, batch_size=512, lr=0.2, weight_decay=5e-4, schedule="warmup_cosine", warmup=0.1)),
+    "r18w64-wc-b256-lr0.1-wd5e-4-e30": ("preact_resnet18", 64, TrainConfig(
+        epochs=30, batch_size=256, lr=0.1, weight_decay=5e-4, schedule="warmup_cosine", warmup=0.1)),
     "r18w64-paper-sgd-b128-e30": ("preact_resnet18", 64, TrainConfig(
         epochs=30, batch_size=128, lr=0.05, weight_decay=1e-4, schedule="multistep")),
 }
