@@ -15,7 +15,7 @@ SCALE ?=
 # Test processes (pytest-xdist): the suite is mostly notebooks of one thread's worth of work each.
 TEST_WORKERS ?= 2
 
-.PHONY: install book check test bench clean
+.PHONY: install book check test bench clean wheels gpu-batch
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,3 +45,31 @@ bench: install
 
 clean:
 	rm -rf _build runs
+
+# A lent GPU machine (stitchkit.batch): `make wheels` here first: the packages that execute a
+# notebook, which the device's image lacks, as Python 3.12 wheels in .whl/ (debugpy and jedi, which
+# ipykernel runs without, left out; so are those the image has: a second version breaks the
+# install), and the data archives in .shared-data/. Then the device's one call is `make gpu-batch`
+# with carry [.whl, .shared-data]: it installs the wheels and runs the batch within GPU_BUDGET
+# seconds, packing the pages into $$OUT/pages.tar.gz for `stitchkit import-pages`.
+GPU_BUDGET ?= 540
+NOTEBOOK_WHEELS = papermill==2.7.0 nbclient==0.11.0 nbformat==5.11.1 jupytext==1.19.6 ipykernel==7.4.0
+DEVICE_HAS = attrs certifi charset_normalizer click idna markdown_it_py mdurl packaging psutil pygments \
+	python_dateutil pyyaml PyYAML requests tqdm typing_extensions urllib3 debugpy jedi parso
+DEVICE_PLATFORMS = manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64 \
+	manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64 manylinux_2_5_x86_64 manylinux1_x86_64
+DATASETS ?= cifar10 mnist
+
+wheels:
+	rm -rf .whl && mkdir -p .whl .shared-data
+	$(PYTHON) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+		$(addprefix --platform ,$(DEVICE_PLATFORMS)) -d .whl $(NOTEBOOK_WHEELS)
+	cd .whl && for p in $(DEVICE_HAS); do rm -f $$p-*.whl; done
+	for d in $(DATASETS); do cp -u $(STITCHKIT_DATA_ROOT)/$$d-images.tar.gz .shared-data/ || exit 1; done
+	du -sh .whl .shared-data
+
+gpu-batch:
+	@test -n "$(STITCHKIT_COMMIT)" || { echo "make gpu-batch needs STITCHKIT_COMMIT=<the commit this copy was made at> (the device's copy has no usable .git)"; exit 2; }
+	python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+	PYTHONPATH=/tmp/site:$(CURDIR) STITCHKIT_DATA_ROOT=$(CURDIR)/.shared-data STITCHKIT_PROGRESS=0 STITCHKIT_COMMIT=$(STITCHKIT_COMMIT) \
+		python3 -m stitchkit pages --scale gpu --budget $(GPU_BUDGET) --require-gpu --pack $${OUT:-.}/pages.tar.gz

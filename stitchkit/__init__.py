@@ -26,8 +26,9 @@ Layers, each importing only from layers below it (a test checks there is no impo
 6. the book: ``catalogue`` (papers, figures, results files read back), ``pages`` (what goes on
    each executed page), ``cost`` (the Cost page), ``findings`` (the part beyond the papers at a
    glance), ``bookpages`` (scorecard, part pages, table of contents), ``runs`` (output folders,
-   run errors), ``execution`` (papermill, sweeps, the book build), ``transfer`` (pages run on a
-   GPU machine, imported), ``cli``.
+   run errors), ``execution`` (papermill, sweeps, the book build), ``batch`` (the pages a lent
+   GPU runs: priority, budget, checks before any training), ``transfer`` (pages run on a GPU
+   machine, packed, imported), ``cli``.
 """
 
 __version__ = "0.2.0"

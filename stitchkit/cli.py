@@ -6,8 +6,9 @@
     stitchkit sweep ID --scale S -p KEY V1 V2 ...   grid of runs, results collected in one table
                     [--dask ADDRESS [--dask-timeout SECONDS]]
     stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
-    stitchkit pages ID [ID ...] --scale S --pack F  execute pages and pack them into one archive
-                                                    (on a lent GPU machine: ``--scale gpu``)
+    stitchkit pages [ID ...] --scale S --pack F     execute pages and pack them into one archive
+          [--budget SECONDS] [--require-gpu]        (on a lent GPU machine: ``make gpu-batch``; no IDs:
+          [--dry-run]                               the batch's priority order, stitchkit.batch)
     stitchkit import-pages F                        check an archive and place its pages into book/
 
 Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or parameter, a value
@@ -94,12 +95,49 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")
     bk.add_argument("--no-build", action="store_true", help="execute only; skip Jupyter Book")
     pg = sub.add_parser("pages", help="execute pages at a scale and pack them into one archive for import-pages")
-    pg.add_argument("ids", nargs="+", metavar="ID")
+    pg.add_argument("ids", nargs="*", metavar="ID",
+                    help="pages to run (default: the batch's priority order, pages not current at the scale)")
     pg.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
-    pg.add_argument("--pack", required=True, metavar="FILE", help="the archive to write (.tar.gz, at most 16 MiB)")
+    pg.add_argument("--pack", metavar="FILE", help="the archive to write (.tar.gz, at most 16 MiB)")
+    pg.add_argument("--budget", metavar="SECONDS", type=float,
+                    help="start a page only while its estimate fits the seconds left (pages without one are skipped)")
+    pg.add_argument("--require-gpu", action="store_true", help="stop before any training unless torch sees a CUDA GPU")
+    pg.add_argument("--dry-run", action="store_true", help="print the plan and the checks; run nothing")
     im = sub.add_parser("import-pages", help="check an archive of pages and place them into book/")
     im.add_argument("archive")
     return ap
+
+
+def run_pages(args) -> None:
+    """``stitchkit pages``: plan (priority, budget), check (GPU, packages, data), run and pack."""
+    import dataclasses
+    from pathlib import Path
+
+    from .batch import plan, preflight
+    from .transfer import pack_pages
+
+    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
+        raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
+    if not args.dry_run and not args.pack:
+        raise ValueError("pages needs --pack FILE (the archive to write), or --dry-run")
+    decisions = plan(args.scale, args.budget, args.ids or None)
+    for d in decisions:
+        print(f"{d.id:7} {'run ' if d.run else 'skip'}  {d.why}")
+    run = [d.id for d in decisions if d.run]
+    for line in preflight(run, require_gpu=args.require_gpu):
+        print(line)
+    if args.dry_run:
+        return
+    if not run:
+        print("nothing to run")
+        return
+    manifest = pack_pages(run, args.scale, Path(args.pack), budget=args.budget,
+                          plan=[dataclasses.asdict(d) for d in decisions])
+    for page in manifest["pages"]:
+        print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s")
+    for page in manifest["skipped"]:
+        print(f"{page['id']}: skipped ({page['why']})")
+    print(f"packed: {args.pack}" if manifest["pages"] else "no page finished: nothing packed")
 
 
 def _title(figure_id: str) -> str:
@@ -185,12 +223,7 @@ def _main(args) -> int:
             print(execution.sweep_summary(table, list(values)))
             print(f"results (every number of every point): {table.attrs['csv']}")
         elif args.command == "pages":
-            from .transfer import pack_pages
-
-            manifest = pack_pages(args.ids, args.scale, Path(args.pack))
-            for page in manifest["pages"]:
-                print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s")
-            print(f"packed: {args.pack}")
+            run_pages(args)
         elif args.command == "import-pages":
             from .transfer import import_pages
 

@@ -44,11 +44,18 @@ class ArchiveError(ValueError):
     """An archive that cannot be imported (the message says why, naming the page or member)."""
 
 
-def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool = True) -> dict[str, Any]:
+def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool = True,
+               budget: float | None = None, plan: list[dict] | None = None) -> dict[str, Any]:
     """Execute each page of ``ids`` at ``scale`` and pack them into ``archive``; returns the
     manifest. Every ID and the scale are checked before the first page runs. A page that fails
     stops the packing (its partial notebook is kept beside the archive as ``<ID>.failed.ipynb``);
-    pages finished before it are packed first, so a later import still gets them."""
+    pages finished before it are packed first, so a later import still gets them. With
+    ``budget`` (seconds), a page is started only while its estimate (:func:`stitchkit.batch.estimate`)
+    fits the time left; the ones it skips are listed in the manifest (``skipped``), as is
+    ``plan`` (the batch's decisions, :func:`stitchkit.batch.plan`)."""
+    import time
+
+    from .batch import estimate
     from .hardware import device_name
 
     ids = list(dict.fromkeys(ids))
@@ -65,11 +72,20 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     archive.parent.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {"format": FORMAT, "scale": scale, **git_state(), "device": device_name(),
                                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                                "pages": []}
+                                "pages": [], "skipped": [], **({"budget_seconds": budget} if budget is not None else {}),
+                                **({"plan": plan} if plan is not None else {})}
+    start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="stitchkit-pages-") as tmp:
         staging = Path(tmp)
         try:
             for info in infos:
+                est = estimate(info.id, scale)
+                if budget is not None:
+                    left = budget - (time.monotonic() - start)
+                    if est is None or est > left:
+                        why = "no estimate" if est is None else f"estimate {est:.0f} s > {left:.0f} s left"
+                        manifest["skipped"].append({"id": info.id, "why": why})
+                        continue
                 out = staging / info.part / f"{info.id}.ipynb"
                 try:
                     results = execution.execute(info, out, scale, progress=progress)
@@ -81,6 +97,8 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                 manifest["pages"].append({"id": info.id, "part": info.part, "source": results.get("source"),
                                           "source_sha256": results["source_sha256"],
                                           "wall_seconds": results["provenance"].get("wall_seconds"),
+                                          "estimate_seconds": est, "device": results["provenance"].get("device"),
+                                          "torch": (results["provenance"].get("packages") or {}).get("torch"),
                                           "claims": len(results.get("claims", []))})
         finally:
             if manifest["pages"]:

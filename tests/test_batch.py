@@ -1,0 +1,115 @@
+"""The prepared GPU batch: its plan (priority, budget, estimates), its checks before any training,
+and a dry run at smoke on the CPU: planned, run, packed and imported."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import tarfile
+
+import pytest
+
+from stitchkit import batch, cli, execution, transfer
+
+
+def test_everything_starts_with_the_priority_order_and_names_each_page_once():
+    order = batch.everything()
+    assert order[: len(batch.PRIORITY)] == list(batch.PRIORITY)
+    assert sorted(order) == sorted(execution.discover())
+
+
+def test_plan_skips_pages_without_a_preset_and_pages_whose_estimate_does_not_fit(tmp_path):
+    decisions = {d.id: d for d in batch.plan("gpu", 540, book_dir=tmp_path)}
+    # B-F2A has no gpu preset (yet): skipped, the reason names the scales it has
+    assert not decisions["B-F2A"].run and "no 'gpu' preset" in decisions["B-F2A"].why
+    # H-F2's gpu preset is estimated at more than a loan's call: never started within 540 s
+    assert not decisions["H-F2"].run and "> 540 s left" in decisions["H-F2"].why
+    assert decisions["H-F2"].estimate == batch.ESTIMATES["gpu"]["H-F2"]
+    # with room for it, it runs
+    assert {d.id: d for d in batch.plan("gpu", 2000, ["H-F2"], book_dir=tmp_path)}["H-F2"].run
+
+
+def test_plan_spends_the_budget_in_priority_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(batch, "_smoke_times", lambda: {"B-T1": 30.0, "S-F1A": 30.0, "B-F2B": 30.0})
+    decisions = batch.plan("smoke", 70, ["B-T1", "S-F1A", "B-F2B", "H-T1"], book_dir=tmp_path)
+    assert [(d.id, d.run) for d in decisions] == [("B-T1", True), ("S-F1A", True), ("B-F2B", False), ("H-T1", False)]
+    assert "30 s > 10 s left" in decisions[2].why and "no estimate" in decisions[3].why
+
+
+def test_plan_skips_pages_current_at_the_scale_unless_named(tmp_path):
+    info = execution.get_notebook("B-T1")
+    folder = tmp_path / info.part
+    folder.mkdir(parents=True)
+    (folder / "B-T1.results.json").write_text(json.dumps(
+        {"id": "B-T1", "scale": "smoke", "source_sha256": execution.source_hash(info.source),
+         "provenance": {"wall_seconds": 3.0}}))
+    assert batch.current_at("B-T1", "smoke", tmp_path) and not batch.current_at("B-T1", "demo", tmp_path)
+    assert batch.estimate("B-T1", "demo", tmp_path) is None  # its only run is at smoke
+    default = {d.id: d for d in batch.plan("smoke", book_dir=tmp_path)}
+    assert not default["B-T1"].run and default["B-T1"].why == "current at smoke"
+    assert batch.plan("smoke", ids=["B-T1"], book_dir=tmp_path)[0].run
+
+
+def test_plan_rejects_an_unknown_page_or_scale_before_anything_runs():
+    with pytest.raises(KeyError, match="H-F99"):
+        batch.plan("gpu", 540, ["H-F99"])
+    with pytest.raises(ValueError, match="huge"):
+        batch.plan("huge", 540)
+
+
+def test_preflight_names_every_missing_piece(tmp_path, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name, *a))
+    with pytest.raises(batch.BatchError) as err:
+        batch.preflight(["S-4.2", "H-F2"], require_gpu=True, root=tmp_path)
+    text = str(err.value)
+    assert "papermill" in text and "make wheels" in text
+    assert "'mnist' not found" in text and "'cifar10' not found" in text
+    import torch
+
+    assert ("no CUDA GPU" in text) == (not torch.cuda.is_available())
+
+
+def test_preflight_passes_with_the_data_and_packages_here(tmp_path):
+    (tmp_path / "cifar10-images.tar.gz").write_bytes(b"")
+    lines = batch.preflight(["H-F2"], root=tmp_path)
+    assert any(line.startswith("data: cifar10") for line in lines)
+
+
+def test_cli_pages_dry_run_prints_the_plan_and_needs_no_archive(capsys):
+    assert cli.main(["pages", "--scale", "gpu", "--budget", "540", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "H-F2    skip  estimate 1400 s > 540 s left" in out
+    assert cli.main(["pages", "--scale", "gpu", "--budget", "0"]) == 2
+    assert "--budget must be > 0" in capsys.readouterr().err
+
+
+def test_pack_with_a_budget_skips_what_does_not_fit(tmp_path, monkeypatch):
+    calls = []
+
+    def fake(info, out, scale, params=None, *, progress=True):
+        calls.append(info.id)
+        raise AssertionError("nothing should run")
+
+    monkeypatch.setattr(execution, "execute", fake)
+    monkeypatch.setattr(batch, "estimate", lambda fid, scale, book_dir=None: 1e6)
+    manifest = transfer.pack_pages(["B-T1"], "smoke", tmp_path / "p.tar.gz", progress=False, budget=60)
+    assert calls == [] and manifest["pages"] == [] and manifest["skipped"][0]["id"] == "B-T1"
+    assert not (tmp_path / "p.tar.gz").exists()
+
+
+@pytest.mark.slow
+def test_batch_dry_run_at_smoke_runs_packs_and_imports(tmp_path, capsys):
+    """The batch as a loan runs it, at smoke on the CPU: plan within a budget, the checks, two real
+    pages executed and packed with their log, then imported into a book."""
+    archive = tmp_path / "out" / "pages.tar.gz"
+    assert cli.main(["pages", "B-T1", "S-F1A", "--scale", "smoke", "--budget", "300", "--pack", str(archive)]) == 0
+    out = capsys.readouterr().out
+    assert "packages: papermill" in out and "packed:" in out
+    with tarfile.open(archive, "r:gz") as tar:
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+    assert [p["id"] for p in manifest["pages"]] == ["B-T1", "S-F1A"] and manifest["budget_seconds"] == 300
+    assert all(p["wall_seconds"] > 0 and p["torch"] and p["device"] for p in manifest["pages"])
+    assert [d["id"] for d in manifest["plan"]] == ["B-T1", "S-F1A"]
+    lines = transfer.import_pages(archive, tmp_path / "book")
+    assert len(lines) == 2 and (tmp_path / "book" / "bansal" / "B-T1.ipynb").exists()
