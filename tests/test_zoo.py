@@ -117,3 +117,24 @@ def test_snapshots_of_one_run_equal_runs_stopped_there(tmp_path):
     assert all(torch.equal(alone.state_dict()[k].cpu(), v) for k, v in stored.tensors.items())
     with pytest.raises(ValueError, match="stop"):
         TrainConfig(stop=0)
+
+
+def test_bansal_gpu_recipe_is_the_best_measured_candidate():
+    """The gpu ResNet-18 recipe is the candidate that measured best on a GPU (the committed
+    benchmarks/spot/gpu-recipes.json), field for field, not a recipe typed in beside it."""
+    import json
+    from dataclasses import asdict
+
+    from stitchkit import paths
+
+    rows = json.loads((paths.REPO_ROOT / "benchmarks" / "spot" / "gpu-recipes.json").read_text())["rows"]
+    best = max(rows, key=lambda r: r["test_accuracy"])
+    spec = zoo.bansal_resnet18("gpu", seed=3)
+    assert spec.width == best["width"] == 64 and spec.data.train_size is None
+    got = {k: v for k, v in asdict(spec.train).items() if k != "seed"}
+    want = {k: (tuple(v) if isinstance(v, list) else v) for k, v in best["recipe"].items() if k != "seed"}
+    want["stop"] = 1.0
+    assert got == want
+    # fewer images: the scale's epochs of the full set become steps at the recipe's batch
+    small = zoo.bansal_resnet18("gpu", train_size=5000)
+    assert small.train.steps == 40 * (50_000 // 512) and small.train.batch_size == 512
