@@ -32,7 +32,7 @@ from .findings import findings_markdown
 from .pages import escape, link, link_pages, minutes, table
 from .results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
 from .results import badge_label as results_badge_label
-from .results import why_failed
+from .results import gating_failures, why_failed
 from .scales import SCALE_MEANING
 
 MISSING = "no page yet"
@@ -83,7 +83,7 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                 out.append({**dict.fromkeys(CSV_FIELDS, ""), **base_page, "scale": r.get("scale", ""),
                             "verdict": ""})
             for c in claims:
-                failed = [k for k in c.get("controls") or [] if not k.get("passed", True)]
+                failed = gating_failures(c)
                 prior = amendments.changed(figure_id, c, c.get("scale") or r.get("scale", ""))
                 amended = ({"verdict_before_amendment": prior["verdict"], "before_amendment": amendments.describe(prior),
                             "amendment_date": prior["date"]} if prior else {})

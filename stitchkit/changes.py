@@ -343,6 +343,18 @@ CHANGES: tuple[Change, ...] = (
            "B-F2C's first run under it (sd 0.68 points, every interval ±2.9 points wider)",
            "issue 46: with one network per role the intervals covered the test images only, so a claim about a "
            "recipe (more data, width, epochs, labels) was a certainty about two networks", "645810f, f87a8d6", "2026-11-27"),
+    Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F5", "B-F6", "B-F8", "H-F2", "H-F4", "H-F5", "S-F1B",
+            "S-FC5", "S-FC6", "X-3"),
+           "a failed positive or negative control gates only the outcome it could have produced: a recipe that "
+           "cannot reach the receiver (positive) makes stitches look worse, so it no longer makes a 'stitch fails' "
+           "claim found not to hold, or a 'stitch works' claim found to hold, inconclusive; an untrained sender "
+           "that does the task (negative) the reverse. The control is still shown, marked as not gating. The "
+           "committed verdicts were re-judged by the rule from their recorded fields",
+           "after the issue-46 runs: H-F5's similarity-trained recipe failed its positive control (its self-stitch "
+           "lost 8.38 points) while its stitches already kept 68.8% of the vanilla stitch's accuracy, more than "
+           "the claim's 50%; a weaker recipe can only lower that number, so the control could not bias the "
+           "outcome it made inconclusive (H-F5 similarity_low: inconclusive → not reproduced)", "this commit",
+           "2026-11-27"),
 )
 
 

@@ -45,6 +45,15 @@ Which claim gets which control (the claim's ``kind``, :data:`KINDS`; :func:`requ
   representations mean anything; a detector that only separates MNIST cannot fail.
 - :func:`trained`: a model reaches its task (accuracy at least a floor).
 
+A failed stitching control gates only the outcome it could have produced
+(:data:`stitchkit.results.CAN_BIAS`): a recipe that cannot reach the receiver makes stitches look
+worse, so it gates a ``compatible`` claim found not to hold and a ``fails`` claim found to hold,
+not the reverse; a stitch that does the task alone makes them look better, so the negative control
+gates a ``compatible`` claim found to hold and a ``fails`` claim found not to hold. Such a control
+is still shown, marked as not gating. (Added 2026-11-27, after the issue-46 runs: H-F5's
+similarity-trained recipe failed its positive control while its stitches were already better than
+the claim allows, an outcome a weaker recipe cannot have produced.)
+
 Amended on 2026-11-27 (issue 46), after the runs had been seen: the self-stitch control was
 two-sided (|self-penalty| ≤ 0.5 points, both ways, on its whole interval), which a perfect
 recipe fails at the pages' test sizes (0% of the time at 2,000 images, 0-22% at 10,000) and which

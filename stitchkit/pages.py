@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from . import amendments, changes, paths
 from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, smoke_times, visible
 from .fileio import atomic_write_text
-from .results import badge_label, claims_html, why_failed
+from .results import badge_label, claims_html, gating_failures, why_failed
 from .scales import ParameterValueError, available_scales, registered_config, validate
 
 
@@ -225,7 +225,7 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
     items = []
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")
-        failed = [k for k in c.get("controls", []) if not k.get("passed", True)]
+        failed = gating_failures(c)
         why = "; ".join(why_failed(k) for k in failed) if failed else (c.get("reason") or "")
         label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
         item = (f"- {{bdg-{badge}}}`{label}` {_cell(c['text'])}\n\n"

@@ -169,6 +169,39 @@ def control_passes(record: Mapping[str, Any]) -> bool:
     return decided is True
 
 
+# Which outcome a failed stitching control could have produced, by the claim's kind (amended
+# 2026-11-27, after the runs of issue 46 had been seen): control kind -> claim kind -> the values of
+# ``holds`` it can bias. A recipe that cannot reach the receiver (positive control failed) makes
+# stitches look worse: it can make a "stitch works" claim fail and a "stitch fails" claim hold, not
+# the reverse. A stitch that does the task by itself (negative control failed) makes stitches look
+# better: it can make a "works" claim hold and a "fails" claim fail. A failed control that cannot
+# bias the outcome observed is reported on the page but does not make the claim inconclusive (a
+# control that gates a claim it cannot bias is a defect). Every other pairing (``improves`` and
+# ``stitch_other`` claims, the training-length control, premises) gates either outcome.
+CAN_BIAS: dict[str, dict[str, tuple[bool, ...]]] = {
+    "positive": {"compatible": (False,), "fails": (True,)},
+    "negative": {"compatible": (True,), "fails": (False,)},
+}
+
+
+NOT_GATING = "it cannot have produced this outcome: shown, not gating"
+
+
+def gates(control_kind: str, claim_kind: str, holds: bool | None) -> bool:
+    """Whether a failed control of ``control_kind`` makes a claim of ``claim_kind`` whose
+    criterion gave ``holds`` inconclusive (:data:`CAN_BIAS`)."""
+    table = CAN_BIAS.get(control_kind or "", {})
+    if holds is None or (claim_kind or "") not in table:
+        return True
+    return holds in table[claim_kind]
+
+
+def gating_failures(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The failed controls of a recorded claim that make it inconclusive (:func:`gates`)."""
+    return [c for c in claim.get("controls") or [] if not c.get("passed", False)
+            and gates(c.get("kind", ""), claim.get("kind", ""), claim.get("holds"))]
+
+
 WITHIN_NOISE = "within noise"
 
 
@@ -275,7 +308,9 @@ class Claim:
 
     @property
     def failed_controls(self) -> list[Control]:
-        return [c for c in self.controls if not c.passed]
+        """The failed controls that make this claim inconclusive (a failed control that cannot bias
+        the outcome observed, :func:`gates`, is shown with the others but does not count)."""
+        return [c for c in self.controls if not c.passed and gates(c.kind, self.kind, self.holds)]
 
     @property
     def verdict(self) -> str:
@@ -313,7 +348,7 @@ def check_verdict(claim: Mapping[str, Any], scale: str, where: str = "") -> None
     numeric record (``direction`` None: written before the noise model) is only checked for its
     controls and criterion result."""
     name = f"{where}: claim {claim.get('key')!r}"
-    controls_passed = all(c.get("passed", False) for c in claim.get("controls") or [])
+    controls_passed = not gating_failures(claim)
     holds = claim.get("holds")
     if claim.get("direction") is not None:
         for k in ("value", "low", "high", "threshold"):
@@ -446,8 +481,10 @@ def claims_html(claims: list[Mapping[str, Any]]) -> str:
         for k in c.get("controls") or []:
             mark = "✓" if k.get("passed") else "✗"
             said = (f"{k.get('text')}: {k.get('value')}" if k.get("passed") else why_failed(k))
+            if not k.get("passed") and not gates(k.get("kind", ""), c.get("kind", ""), c.get("holds")):
+                said += f" ({NOT_GATING})"
             items.append(f"<li><b>control {mark}</b> {h(said)}</li>")
-        if c.get("reason") and not any(not k.get("passed") for k in c.get("controls") or []):
+        if c.get("reason") and not gating_failures(c):
             items.append(f"<li><b>why inconclusive</b> {h(c['reason'])}</li>")
         blocks.append(f'<div class="sk-claim"><p><b>{h(c.get("text", ""))}</b> {badge}</p><ul>{"".join(items)}</ul>'
                       "</div>")

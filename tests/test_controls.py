@@ -134,3 +134,44 @@ def test_the_glossary_shows_the_kind_table_of_the_code():
         row = next(line for line in text.splitlines() if line.strip().startswith(f"| {kind} |"))
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
         assert cells[2:] == ["yes" if k in needs else "no" for k in controls.STITCH_CONTROLS], kind
+
+
+def _claim(kind, holds, control_kind, passed=False):
+    from stitchkit.results import Claim, Control
+
+    ctl = Control("a control", "c", "v", passed, None, control_kind)
+    return Claim("k", "t", "crit", "p", "o", holds, "demo", (ctl,), kind=kind)
+
+
+@pytest.mark.parametrize("kind, holds, control, verdict", [
+    # a recipe that cannot reach the receiver makes stitches worse: it can make 'fails' hold, 'works' fail
+    ("fails", False, "positive", "not reproduced"),
+    ("fails", True, "positive", "inconclusive at this scale"),
+    ("compatible", True, "positive", "reproduced"),
+    ("compatible", False, "positive", "inconclusive at this scale"),
+    # a stitch that does the task alone makes them better: the reverse
+    ("compatible", True, "negative", "inconclusive at this scale"),
+    ("compatible", False, "negative", "not reproduced"),
+    ("fails", False, "negative", "inconclusive at this scale"),
+    ("fails", True, "negative", "reproduced"),
+    # both directions where the kind or the control could bias either way
+    ("improves", True, "positive", "inconclusive at this scale"),
+    ("improves", False, "negative", "inconclusive at this scale"),
+    ("stitch_other", False, "positive", "inconclusive at this scale"),
+    ("compatible", True, "training length", "inconclusive at this scale"),
+    ("fails", False, "", "inconclusive at this scale"),
+    ("", False, "positive", "inconclusive at this scale"),
+    ("fails", None, "positive", "inconclusive at this scale"),
+])
+def test_a_failed_control_gates_only_the_outcome_it_could_have_produced(kind, holds, control, verdict):
+    from dataclasses import asdict
+
+    from stitchkit.results import NOT_GATING, check_verdict, claims_html
+
+    claim = _claim(kind, holds, control)
+    assert claim.verdict == verdict
+    record = {**asdict(claim), "verdict": claim.verdict, "reason": claim.reason}
+    check_verdict(record, "demo")  # the recorded form agrees with the rule
+    shown = claims_html([record])
+    assert "control ✗" in shown  # a failed control is always shown
+    assert (NOT_GATING in shown) == (verdict in ("reproduced", "not reproduced"))
