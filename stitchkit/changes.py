@@ -353,7 +353,7 @@ CHANGES: tuple[Change, ...] = (
            "after the issue-46 runs: H-F5's similarity-trained recipe failed its positive control (its self-stitch "
            "lost 8.38 points) while its stitches already kept 68.8% of the vanilla stitch's accuracy, more than "
            "the claim's 50%; a weaker recipe can only lower that number, so the control could not bias the "
-           "outcome it made inconclusive (H-F5 similarity_low: inconclusive → not reproduced)", "this commit",
+           "outcome it made inconclusive (H-F5 similarity_low: inconclusive → not reproduced)", "713485b",
            "2026-11-27"),
 )
 
