@@ -21,7 +21,9 @@ every scale side by side, and the book shows the page of the highest scale (``pa
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import io
+import math
 import json
 import os
 import tarfile
@@ -35,7 +37,7 @@ from .fileio import atomic_write_bytes, atomic_write_json
 from .results import git_state
 from .scales import check_figure_scale, check_scale
 
-FORMAT = 1
+FORMAT = 2  # 2: the manifest binds every member by its SHA-256
 MAX_ARCHIVE_BYTES = 16 * 2**20  # what one file back from a lent machine may weigh
 RANK = execution.SCALE_RANK  # the book shows the page of the highest scale
 
@@ -69,7 +71,13 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     for info in infos:
         check_figure_scale(info.id, scale)
     archive = Path(archive)
-    archive.parent.mkdir(parents=True, exist_ok=True)
+    if archive.is_dir():
+        raise ValueError(f"--pack {archive} is a folder: name the archive file to write (e.g. {archive}/pages.tar.gz)")
+    try:  # the destination must take the archive before any page runs
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=archive.parent).close()
+    except OSError as exc:
+        raise ValueError(f"--pack {archive}: cannot write there ({exc.strerror or exc})") from None
     manifest: dict[str, Any] = {"format": FORMAT, "scale": scale, **git_state(), "device": device_name(),
                                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                                 "pages": [], "skipped": [], **({"budget_seconds": budget} if budget is not None else {}),
@@ -107,6 +115,9 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
 
 
 def _write_archive(archive: Path, staging: Path, manifest: dict[str, Any]) -> None:
+    manifest["members"] = {f"{page['part']}/{page['id']}{suffix}":
+                           hashlib.sha256((staging / page["part"] / f"{page['id']}{suffix}").read_bytes()).hexdigest()
+                           for page in manifest["pages"] for suffix in (".ipynb", ".results.json")}
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         blob = json.dumps(manifest, indent=1).encode()
@@ -137,6 +148,8 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
             for m in tar.getmembers():
                 if not m.isfile():
                     raise ArchiveError(f"{archive}: member {m.name!r} is not a plain file")
+                if m.name in members:
+                    raise ArchiveError(f"{archive}: member {m.name!r} appears twice")
                 members[m.name] = tar.extractfile(m).read()
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise ArchiveError(f"{archive}: not a readable .tar.gz ({exc})") from None
@@ -157,6 +170,10 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     if stray or missing:
         raise ArchiveError(f"{archive}: members {stray} are not the manifest's pages" if stray
                            else f"{archive}: the manifest's {missing} are missing")
+    bound = manifest.get("members") or {}
+    for name, data in members.items():
+        if bound.get(name) != hashlib.sha256(data).hexdigest():
+            raise ArchiveError(f"{archive}: member {name!r} does not match the SHA-256 its manifest binds it to")
     return manifest, members
 
 
@@ -190,11 +207,98 @@ def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
             check_results(results, f"{archive}: {fid}.results.json")
         except ValueError as exc:
             raise ArchiveError(str(exc)) from None
+        _check_page(archive, fid, part, scale, results, members[f"{part}/{fid}.ipynb"])
         plans.append((info, results))
     done = []
     for info, results in plans:
         done.append(_place(info, results, members, scale, Path(book_dir)))
     return done
+
+
+def _non_finite(obj: Any, path: str = "") -> str | None:
+    """The path of the first non-finite number in a parsed JSON value, or None."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return path or "(top)"
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found = _non_finite(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(obj, list):
+        for i, v in enumerate(obj):
+            found = _non_finite(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _glued(notebook: bytes) -> dict[str, str]:
+    """The values an executed notebook glued (name -> text/plain), as myst-nb reads them."""
+    try:
+        nb = json.loads(notebook)
+    except json.JSONDecodeError:
+        return {}
+    out = {}
+    for cell in nb.get("cells", []):
+        for o in cell.get("outputs", []):
+            name = ((o.get("metadata") or {}).get("scrapbook") or {}).get("name")
+            text = (o.get("data") or {}).get("application/papermill.record/text/plain")
+            if name and text is not None:
+                out[name] = text
+    return out
+
+
+def _known_commit(commit: str) -> bool | None:
+    """Whether ``commit`` is this checkout's HEAD or an ancestor of it (None: no git to ask)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=paths.REPO_ROOT,
+                              capture_output=True, timeout=10)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.REPO_ROOT, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return done.returncode == 0
+
+
+def _check_page(archive: Path, fid: str, part: str, scale: str, results: dict, notebook: bytes) -> None:
+    """What binds a page's results to a run of this checkout at its scale: finite numbers, a
+    commit of this checkout's history, the recorded parameters the scale's preset, a device that
+    fits the scale, and the numbers the executed notebook glued equal to the results file's."""
+    from dataclasses import asdict, is_dataclass
+
+    from . import experiments
+    from .scales import registered_presets
+
+    where = f"{archive}: {part}/{fid}.results.json"
+    bad = _non_finite(results)
+    if bad:
+        raise ArchiveError(f"{where}: {bad} is not a finite number")
+    commit = str((results.get("provenance") or {}).get("commit") or "")
+    if _known_commit(commit) is False:
+        raise ArchiveError(f"{where}: run at commit {commit[:12] or '(none)'}, which is not in this checkout's "
+                           "history: re-run it from this checkout")
+    experiments.load_all()
+    presets = registered_presets(fid)
+    if presets is not None and scale in presets:
+        cfg = presets[scale]
+        want = json.loads(json.dumps(asdict(cfg) if is_dataclass(cfg) else dict(cfg)))
+        if want != results.get("params"):
+            differ = sorted(k for k in set(want) | set(results.get("params") or {})
+                            if want.get(k) != (results.get("params") or {}).get(k))
+            raise ArchiveError(f"{where}: its parameters are not the {scale!r} preset's (differ in "
+                               f"{', '.join(differ[:5])})")
+    device = str((results.get("provenance") or {}).get("device") or "")
+    if scale in ("gpu", "paper") and (not device or device.lower().startswith("cpu")):
+        raise ArchiveError(f"{where}: a {scale!r} page run on {device or 'no recorded device'}")
+    numbers = results.get("numbers") or {}
+    for name, text in _glued(notebook).items():
+        value = numbers.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and text != repr(value):
+            raise ArchiveError(f"{archive}: {part}/{fid}.ipynb glued {name} = {text}, its results file says "
+                               f"{value!r} (an edited page)")
 
 
 def _place(info, results: dict, members: dict[str, bytes], scale: str, book_dir: Path) -> str:

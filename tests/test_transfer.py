@@ -10,18 +10,33 @@ from pathlib import Path
 import pytest
 
 from stitchkit import bookpages, catalogue, cli, execution, transfer
+from stitchkit.results import GLUE_PREFIX as GLUE
+from stitchkit.results import git_state
+
+
+def _preset_params(figure_id: str, scale: str) -> dict:
+    from dataclasses import asdict
+
+    from stitchkit import experiments, scales
+
+    experiments.load_all()
+    return json.loads(json.dumps(asdict(scales.registered_presets(figure_id)[scale])))
 
 
 def _fake_execute(info, out, scale, params=None, *, progress=True):
-    """What execution.execute leaves behind, without a kernel: the page and its results."""
+    """What execution.execute leaves behind, without a kernel: the page (gluing its number, as a
+    page does) and its results, run at this checkout's commit with the scale's preset."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     results = {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source),
-               "source": f"notebooks/{info.id}.py", "numbers": {"x": 1.0},
-               "provenance": {"wall_seconds": 12.5, "commit": "abc", "device": "a GPU"},
+               "source": f"notebooks/{info.id}.py", "numbers": {"x": 1.5}, "params": _preset_params(info.id, scale),
+               "provenance": {"wall_seconds": 12.5, "commit": git_state()["commit"], "device": "a GPU"},
                "claims": [{"key": "k", "text": "a claim", "verdict": "reproduced", "paper": "p", "ours": "o"}]}
     out.with_suffix(".results.json").write_text(json.dumps(results))
-    out.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    glued = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "x", "mime_prefix": GLUE}},
+             "data": {GLUE + "text/plain": "1.5"}}
+    out.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "", "metadata": {}, "execution_count": 1,
+                                          "outputs": [glued]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     return results
 
 
@@ -43,18 +58,29 @@ def _book(tmp_path: Path, scale: str = "demo") -> Path:
     return book
 
 
-def _rewrite(path: Path, edit) -> None:
-    """Rewrite ``path``'s members through ``edit(name, bytes) -> bytes | None`` (None drops one)."""
+def _rewrite(path: Path, edit, *, rebind: bool = True) -> None:
+    """Rewrite ``path``'s members through ``edit(name, bytes) -> bytes | None`` (None drops one).
+    ``rebind``: also rewrite the manifest's SHA-256 of each member (a forger who knows the format);
+    without it, an edit the manifest no longer matches."""
+    import hashlib
+
     with tarfile.open(path, "r:gz") as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    edited = {}
+    for name, data in members.items():
+        data = edit(name, data)
+        if data is not None:
+            edited[name] = data
+    if rebind and "manifest.json" in edited:
+        manifest = json.loads(edited["manifest.json"])
+        manifest["members"] = {n: hashlib.sha256(d).hexdigest() for n, d in edited.items() if n != "manifest.json"}
+        edited["manifest.json"] = json.dumps(manifest).encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members.items():
-            data = edit(name, data)
-            if data is not None:
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
+        for name, data in edited.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
     path.write_bytes(buf.getvalue())
 
 
@@ -91,6 +117,17 @@ def test_a_lower_scale_never_replaces_a_higher_one(archive, tmp_path):
      "unknown scale 'huge'"),
     (lambda n, d: None if n.endswith(".ipynb") else d, "are missing"),
     (lambda n, d: None if n == "manifest.json" else d, "no manifest.json"),
+    # issue 50: tampering that a consistent manifest does not hide
+    (lambda n, d: d.replace(b'"x": 1.5', b'"x": 2.5') if n.endswith(".results.json") else d,
+     "glued x = 1.5, its results file says 2.5"),
+    (lambda n, d: d.replace(b'"x": 1.5', b'"x": NaN') if n.endswith(".results.json") else d,
+     "numbers.x is not a finite number"),
+    (lambda n, d: d.replace(b'"commit": "', b'"commit": "0000000') if n.endswith(".results.json") else d,
+     "not in this checkout's history"),
+    (lambda n, d: d.replace(b'"stitch_epochs": 4', b'"stitch_epochs": 1') if n.endswith(".results.json") else d,
+     "parameters are not the 'gpu' preset's .differ in stitch_epochs"),
+    (lambda n, d: d.replace(b'"device": "a GPU"', b'"device": "cpu (2 cores)"') if n.endswith(".results.json") else d,
+     "a 'gpu' page run on cpu"),
 ])
 def test_a_bad_archive_is_refused_before_anything_is_written(archive, tmp_path, edit, message):
     _rewrite(archive, edit)
@@ -99,6 +136,35 @@ def test_a_bad_archive_is_refused_before_anything_is_written(archive, tmp_path, 
     with pytest.raises(transfer.ArchiveError, match=message):
         transfer.import_pages(archive, book)
     assert sorted(p.name for p in (book / "hernandez").iterdir()) == before
+
+
+def test_a_member_edited_after_packing_or_given_twice_is_refused(archive, tmp_path):
+    _rewrite(archive, lambda n, d: d.replace(b'"ours": "o"', b'"ours": "O"') if n.endswith(".results.json") else d,
+             rebind=False)
+    with pytest.raises(transfer.ArchiveError, match="hernandez/H-F2.results.json' does not match the SHA-256"):
+        transfer.import_pages(archive, _book(tmp_path))
+    with tarfile.open(archive, "r:gz") as tar:
+        members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in [*members, members[-1]]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive.write_bytes(buf.getvalue())
+    with pytest.raises(transfer.ArchiveError, match="appears twice"):
+        transfer.import_pages(archive, _book(tmp_path / "again"))
+
+
+def test_pack_refuses_a_destination_it_cannot_write_before_any_page_runs(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(execution, "execute", lambda *a, **k: ran.append(a))
+    with pytest.raises(ValueError, match="is a folder"):
+        transfer.pack_pages(["H-F2"], "gpu", tmp_path, progress=False)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="cannot write there"):
+        transfer.pack_pages(["H-F2"], "gpu", tmp_path / "file" / "p.tar.gz", progress=False)
+    assert not ran
 
 
 def test_a_stray_member_or_an_unreadable_file_is_refused(archive, tmp_path):
