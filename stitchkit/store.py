@@ -194,6 +194,11 @@ class Store:
         if hashlib.sha256(payload).hexdigest().encode() != parts[2]:
             raise CorruptEntryError(f"{self.path(key)}: checksum mismatch (truncated or corrupt)")
         obj = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=False)
+        # bound to its name: a valid entry copied over another's file is not that entry
+        if config_key(obj["config"], obj.get("salt")) != key:
+            raise CorruptEntryError(f"{self.path(key)}: its stored configuration hashes to "
+                                    f"{config_key(obj['config'], obj.get('salt'))[:12]}, not to its name {key[:12]} "
+                                    "(an entry stored under another key)")
         _record(key, obj["metrics"], new=False)
         return Entry(key, obj["config"], obj["metrics"], obj["tensors"], obj.get("salt"))
 

@@ -88,6 +88,18 @@ def test_corrupt_entry_is_detected_and_recomputed(tmp_path, damage):
     assert calls == [1] and entry.metrics == {"v": 2}
 
 
+def test_a_valid_entry_under_another_key_is_corrupt_and_recomputed(tmp_path):
+    """Issue 50, finding 5: copying one entry's file over another's must not pass as the other."""
+    store = Store(tmp_path)
+    store.put({"x": 1}, {"v": 1}, {"w": torch.ones(3)})
+    store.put({"x": 2}, {"v": 2}, {"w": torch.zeros(3)})
+    store.path(config_key({"x": 2})).write_bytes(store.path(config_key({"x": 1})).read_bytes())
+    with pytest.warns(UserWarning, match="hashes to .* not to its name"):
+        assert store.get({"x": 2}) is None
+    entry = store.get_or_compute({"x": 2}, lambda: ({"v": 22}, {"w": torch.zeros(3)}))
+    assert entry.metrics == {"v": 22} and store.get({"x": 1}).metrics == {"v": 1}
+
+
 def test_failed_write_leaves_old_entry_intact(tmp_path, monkeypatch):
     store = Store(tmp_path)
     store.put({"x": 1}, {"v": 1}, {})
