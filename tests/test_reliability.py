@@ -444,6 +444,50 @@ def test_sigterm_during_a_run_keeps_the_partial_notebook_and_exits_143(tmp_path,
     assert not (out / ".B-F2A.ipynb.running.ipynb").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_a_running_cell_within_seconds(tmp_path, sig):
+    """Issue 50, finding 1: the kernel runs in a session of its own, so neither Ctrl-C nor SIGTERM
+    reached it and the run waited for the cell to end (130 s). Now the signal kills the kernel:
+    the run ends within 5 seconds, and the partial notebook marks the cell it stopped."""
+    nb = tmp_path / "X-9.py"
+    nb.write_text('# %% tags=["parameters"]\nscale = "smoke"  # smoke | demo\n\n# %%\nimport time\n\n'
+                  '# %%\ntime.sleep(120)\n\n# %%\nprint("never")\n')
+    out = tmp_path / "out" / "X-9.ipynb"
+    script = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from stitchkit import execution
+        info = execution.NotebookInfo("X-9", Path({str(nb)!r}), execution.parse_parameters(Path({str(nb)!r})))
+        try:
+            execution.execute(info, Path({str(out)!r}), "smoke", progress=False)
+        except KeyboardInterrupt as exc:
+            print("stopped:", type(exc).__name__, exc, flush=True)
+            sys.exit(143 if isinstance(exc, execution.Terminated) else 130)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    running = out.with_name(".X-9.ipynb.running.ipynb")
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:  # wait until the kernel is in the sleeping cell
+        if running.exists() and '"status": "running"' in running.read_text() and "time.sleep" in running.read_text():
+            break
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("the notebook never reached its long cell: " + proc.communicate()[0][-2000:])
+    time.sleep(1)
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    output = proc.communicate(timeout=60)[0]
+    took = time.monotonic() - t0
+    assert took < 5, f"the run took {took:.1f} s to stop after {sig.name}"
+    assert proc.returncode == (143 if sig == signal.SIGTERM else 130), output
+    kept = nbformat.read(out.with_name("X-9.failed.ipynb"), as_version=4)
+    code = [c for c in kept.cells if c.cell_type == "code"]
+    assert [c.metadata.papermill["status"] for c in code][-2:] == ["interrupted", "pending"]
+    assert f"stitchkit stopped the run here ({sig.name})" in code[-2].outputs[-1]["evalue"]
+
+
 def test_an_interrupted_sweep_lists_the_interrupted_and_pending_points(tmp_path, monkeypatch, capsys):
     """Issue 35, finding 12: Ctrl-C during a sweep: one line, exit 130, and results.csv keeps the
     finished run, the interrupted one and those never started."""
