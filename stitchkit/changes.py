@@ -355,6 +355,11 @@ CHANGES: tuple[Change, ...] = (
            "the claim's 50%; a weaker recipe can only lower that number, so the control could not bias the "
            "outcome it made inconclusive (H-F5 similarity_low: inconclusive → not reproduced)", "713485b",
            "2026-11-27"),
+    Change(("H-F6",), "a Spearman ρ that no resample of the scored test images moves is reported as exact with its "
+           "reason (a rank over one network's layers; the variance between networks is not in it) instead of a "
+           "collapsed bootstrap interval, which the zero-width noise control failed",
+           "the issue-46 run: ρ = −1.00 on every one of the 1000 resamples made the granularity claim inconclusive "
+           "through the noise control alone", "this commit", "2026-11-27"),
 )
 
 

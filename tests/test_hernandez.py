@@ -552,3 +552,25 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     assert [k.kind for k in claims[0].controls][-1] == "training length" and len(claims[1].controls) == 3
     assert not claims[0].controls[-1].passed  # ES is now nowhere the smallest: 'closer' turns
     assert np.allclose(out["EV 4x"], 1e-4) and np.allclose(sorted(out.EV), sorted(per.EV.iloc[:8]))
+
+
+def test_h_f6_rho_that_no_resample_moves_is_exact_with_its_reason():
+    """A rank over well-separated layers gives the same ρ on every resample: stated as exact, with
+    what is not in it (between-network variance), not a collapsed interval the noise control fails."""
+    import numpy as np
+
+    from stitchkit.experiments.hernandez import images
+    from stitchkit.results import unexplained_zero_width
+
+    class Corr(dict):
+        pass
+
+    corr = Corr({k: 0.9 - 0.1 * k for k in range(5)})
+    rng = np.random.default_rng(0)
+    corr.per_image = {k: 0.9 - 0.1 * k + 0.001 * rng.standard_normal(200) for k in range(5)}
+    e = images._rho_estimate(corr)
+    assert e.value == e.low == e.high == pytest.approx(-1.0) and e.method == images.RANK_STABLE
+    assert not unexplained_zero_width({"low": e.low, "high": e.high, "interval": e.describe()})
+    corr.per_image = {k: 0.9 - 0.01 * k + 0.2 * rng.standard_normal(200) for k in range(5)}  # noisy: an interval
+    e = images._rho_estimate(corr)
+    assert e.low < e.high

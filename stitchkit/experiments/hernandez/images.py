@@ -176,8 +176,16 @@ def _rho_estimate(corr: dict[int, float]) -> Estimate:
     if not per:
         return noise.exact(spearmanr(layers, [corr[k] for k in layers]).statistic, why=NO_IMAGES)
     x = np.stack([per[k] for k in layers], axis=1)  # (n_scored, layers)
-    return noise.bootstrap(lambda idx: spearmanr(layers, x[idx].mean(0)).statistic, len(x),
-                           name="H-F6 scored test images")
+    e = noise.bootstrap(lambda idx: spearmanr(layers, x[idx].mean(0)).statistic, len(x),
+                        name="H-F6 scored test images")
+    if e.low == e.high == e.value:  # no resample of the images moves the ranking: say so, and what is not in it
+        return noise.exact(e.value, n_test=e.n_test, why=RANK_STABLE)
+    return e
+
+
+# H-F6's stated reason for a zero-width ρ (issue 46's noise control asks for one)
+RANK_STABLE = ("rank correlation over one network's layers: every bootstrap resample of the scored test images gives "
+               "this value (one network: the variance between networks is not in it)")
 
 
 def images_summary(table: pd.DataFrame, corr: dict[int, float], longer: pd.DataFrame | None = None, *,
