@@ -359,7 +359,7 @@ CHANGES: tuple[Change, ...] = (
            "reason (a rank over one network's layers; the variance between networks is not in it) instead of a "
            "collapsed bootstrap interval, which the zero-width noise control failed",
            "the issue-46 run: ρ = −1.00 on every one of the 1000 resamples made the granularity claim inconclusive "
-           "through the noise control alone", "this commit", "2026-11-27"),
+           "through the noise control alone", "315e30c", "2026-11-27"),
 )
 
 
