@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,19 +238,28 @@ def smoke_times(path: Path = SMOKE_TIMES) -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
+def load_pages(book_dir: Path = paths.BOOK_DIR, problems: dict[str, str] | None = None) -> list[Page]:
     """Every ``<ID>.results.json`` under ``book_dir`` (hidden and ``_`` folders skipped), in
-    catalogue order; unreadable files raise naming the file."""
+    catalogue order; unreadable files raise naming the file, or with ``problems`` (a dict) are
+    left out and recorded there (figure ID, or the file's name where it names none -> the reason),
+    so that one bad file cannot stop the book."""
     book_dir = Path(book_dir)
     pages = []
     for res in sorted(book_dir.glob("**/*.results.json")):
         if not visible(res, book_dir):
             continue
         try:
-            results = json.loads(res.read_text())
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{res}: not valid JSON ({e})") from e
-        check_results(results, res)
+            try:
+                results = json.loads(res.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ValueError(f"{res}: not valid JSON ({e})") from e
+            check_results(results, res)
+        except (ValueError, OSError) as e:
+            if problems is None:
+                raise
+            stem = res.name[: -len(".results.json")].split(".")[0]
+            problems[stem] = str(e)
+            continue
         stem = res.name[: -len(".results.json")]
         figure_id = results["id"]  # check_results: every results file names its figure
         beside = stem != figure_id and stem.startswith(figure_id + ".")  # <ID>.<scale>.results.json
@@ -262,6 +272,25 @@ def load_pages(book_dir: Path = paths.BOOK_DIR) -> list[Page]:
     # within a figure, the page shown first, then the verdicts kept beside it, highest scale first
     rank = {s: i for i, s in enumerate(SCALES)}
     return sorted(pages, key=lambda p: (sort_key(p.id), not p.shown, -rank.get(p.results.get("scale"), -1)))
+
+
+def _non_finite(obj: Any, path: str = "") -> str | None:
+    """The path (``numbers.x``, ``claims[0].low``) of the first non-finite number in a parsed JSON
+    value, or None."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return path or "(top)"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{path}[{k}]" if isinstance(k, int) else (f"{path}.{k}" if path else str(k)))
+        if found:
+            return found
+    return None
+
+
+def _at(obj: Any, path: str) -> Any:
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        obj = obj[int(part[1:-1])] if part.startswith("[") else obj[part]
+    return obj
 
 
 def check_results(results: Any, where: Path | str) -> None:
@@ -278,6 +307,9 @@ def check_results(results: Any, where: Path | str) -> None:
         raise ValueError(f"{where}: unknown scale {results['scale']!r}; valid: {', '.join(SCALES)}")
     if not isinstance(results["claims"], list):
         raise ValueError(f"{where}: 'claims' must be a list")
+    bad = _non_finite(results)
+    if bad:
+        raise ValueError(f"{where}: {bad} is not a finite number ({_at(results, bad)!r}); re-run the page")
     for n, c in enumerate(results["claims"]):
         name = c.get("key", n) if isinstance(c, dict) else n
         if not isinstance(c, dict) or not c.get("text"):

@@ -150,7 +150,8 @@ def list_lines(infos: dict) -> list[str]:
     time at ``smoke`` from an empty cache (``benchmarks/smoke_times.py``)."""
     from .pages import minutes  # results, and so pandas: not for `stitchkit --help`
 
-    shown = {p.id: p for p in load_pages() if p.shown}
+    problems: dict[str, str] = {}
+    shown = {p.id: p for p in load_pages(problems=problems) if p.shown}  # a bad results file: marked, not fatal
     smoke = smoke_times()
     def short(title: str, n: int = 50) -> str:
         return title if len(title) <= n else title[:n - 1].rstrip() + "…"
@@ -159,7 +160,9 @@ def list_lines(infos: dict) -> list[str]:
     lines = [f"{'ID':7} {'title':{width}}  {'smoke':7}  the book's run: scale, wall time; from an empty cache"]
     for fid in infos:
         page = shown.get(fid)
-        if page is None:
+        if fid in problems:
+            run = "results file not readable (see below)"
+        elif page is None:
             run = "no page yet"
         else:
             cold, missing = empty_cache_seconds([page])
@@ -169,6 +172,7 @@ def list_lines(infos: dict) -> list[str]:
         lines.append(f"{fid:7} {short(_title(fid)):{width}}  {minutes(timed) if timed else '-':7}  {run}")
     lines.append("smoke: measured from an empty cache by benchmarks/smoke_times.py ('-': not timed). "
                  "`stitchkit list ID` shows a figure's parameters; `stitchkit run ID --scale S` runs it.")
+    lines += [f"not readable: {why}" for why in problems.values()]
     return lines
 
 
@@ -230,9 +234,14 @@ def _main(args) -> int:
             for line in import_pages(Path(args.archive)):
                 print(line)
         elif args.command == "book":
-            html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build)
+            problems: dict[str, str] = {}
+            html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build,
+                                        problems=problems)
             if html is not None:
                 print(f"book: {html / 'index.html'}")
+            if problems:  # the book is built without them; each is named
+                print(f"stitchkit: {len(problems)} page(s) not available or not re-run: "
+                      + "; ".join(f"{k}: {v}" for k, v in problems.items()), file=sys.stderr)
     except execution.SweepInterrupted as exc:
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         return 143 if exc.signal_name == "SIGTERM" else 130

@@ -537,18 +537,25 @@ def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR, *, scale: 
 
 
 def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bool = True,
-               output: Path | None = None, book_dir: Path = paths.BOOK_DIR, progress: bool = True) -> Path | None:
+               output: Path | None = None, book_dir: Path = paths.BOOK_DIR, progress: bool = True,
+               problems: dict[str, str] | None = None) -> Path | None:
     """Execute stale notebooks (all of them at ``scale`` if given) into ``book/``, then build.
 
-    Returns the HTML folder, or None with ``build=False``.
+    Returns the HTML folder, or None with ``build=False``. One bad notebook never stops the book
+    (issue 50): a notebook whose parameters cell cannot be read, or a stale page whose re-run
+    fails, is named in a line on stderr and in ``problems`` (figure ID -> reason), its committed
+    page (if any) stays as it was, and every other page is executed and built; a stop from
+    outside (Ctrl-C, SIGTERM) still stops it.
     """
     if scale is not None:
         check_scale(scale)
     check_scale(stale_scale)
+    problems = {} if problems is None else problems
     broken: dict[str, str] = {}
     infos = discover(broken=broken)
-    if broken:  # the book would lose those pages silently: stop before executing anything
-        raise ValueError("; ".join(broken.values()))
+    for fid, why in broken.items():
+        problems[fid] = why
+        print(f"[stitchkit] {fid}: not executed: {why}", file=sys.stderr, flush=True)
     for info in infos.values():
         reason = f"--scale {scale}" if scale else stale_reason(info, book_dir, scale=stale_scale)
         if not reason:
@@ -556,24 +563,33 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
             continue
         run_scale = scale or stale_scale
         shown = (_results_of(info.book_notebook(book_dir).with_suffix(".results.json")) or {}).get("scale")
-        if shown in SCALE_RANK and SCALE_RANK[shown] > SCALE_RANK[run_scale]:
-            # never replace a page of a higher scale (a GPU run) by a lower one: the run's verdicts go beside it
-            beside = beside_path(info, run_scale, book_dir)
-            print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason}); its {shown} page stays shown, "
-                  f"these verdicts go beside it ({beside.name})", flush=True)
-            with tempfile.TemporaryDirectory() as tmp:
-                atomic_write_json(beside, execute(info, Path(tmp) / f"{info.id}.ipynb", run_scale, progress=progress))
-        else:
-            print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason})", flush=True)
-            execute(info, info.book_notebook(book_dir), run_scale, progress=progress)
+        try:
+            if shown in SCALE_RANK and SCALE_RANK[shown] > SCALE_RANK[run_scale]:
+                # never replace a page of a higher scale (a GPU run) by a lower one: the run's verdicts go beside it
+                beside = beside_path(info, run_scale, book_dir)
+                print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason}); its {shown} page stays "
+                      f"shown, these verdicts go beside it ({beside.name})", flush=True)
+                with tempfile.TemporaryDirectory() as tmp:
+                    atomic_write_json(beside, execute(info, Path(tmp) / f"{info.id}.ipynb", run_scale,
+                                                      progress=progress))
+            else:
+                print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason})", flush=True)
+                execute(info, info.book_notebook(book_dir), run_scale, progress=progress)
+        except Exception as exc:  # this page failed: the book goes on without its re-run
+            kept = getattr(exc, "failed_notebook", None)
+            problems[info.id] = (f"its run at {run_scale} failed ({describe_failure(exc)})"
+                                 + (f"; partial notebook: {kept}" if kept else ""))
+            print(f"[stitchkit] {info.id}: {problems[info.id]}; its committed page is kept", file=sys.stderr,
+                  flush=True)
     if not build:
         return None
-    return compile_book(output)
+    return compile_book(output, problems=problems)
 
 
-def compile_book(output: Path | None = None) -> Path:
+def compile_book(output: Path | None = None, problems: dict[str, str] | None = None) -> Path:
     """Jupyter Book 1.x build of the repository root with warnings as errors (execution off)."""
-    bookpages.write_pages()  # scorecard, part pages, results.csv/json and _toc.yml from the results files
+    # scorecard, part pages, results.csv/json and _toc.yml from the results files (bad ones left out, named)
+    bookpages.write_pages(problems=problems)
     exe = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(paths.REPO_ROOT), "--builder", "html",
            "-W", "-n", "--keep-going"]

@@ -14,7 +14,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import amendments, changes, paths
 from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, smoke_times, visible
@@ -465,15 +465,17 @@ def refresh_claims(nb, results: Mapping[str, Any]) -> None:
             return
 
 
-def link_pages(book_dir: Path = paths.BOOK_DIR) -> list[Path]:
+def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> list[Path]:
     """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
     (:func:`stitchkit.changes.insert_into`), :func:`tag_claims_table` and :func:`hide_code` on
-    every executed page under ``book_dir``; returns those they changed."""
+    every executed page under ``book_dir`` but those of ``skip`` (IDs whose files cannot be read);
+    returns those they changed."""
     import nbformat
 
     changed = []
+    skip = set(skip)
     for path in sorted(Path(book_dir).glob("*/*.ipynb")):
-        if not visible(path, Path(book_dir)):
+        if not visible(path, Path(book_dir)) or path.stem in skip:
             continue
         doc = json.loads(path.read_text())
         if "cells" not in doc:  # not an executed page

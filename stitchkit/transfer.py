@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
-import math
 import json
 import os
 import tarfile
@@ -215,23 +214,6 @@ def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
     return done
 
 
-def _non_finite(obj: Any, path: str = "") -> str | None:
-    """The path of the first non-finite number in a parsed JSON value, or None."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return path or "(top)"
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            found = _non_finite(v, f"{path}.{k}" if path else str(k))
-            if found:
-                return found
-    if isinstance(obj, list):
-        for i, v in enumerate(obj):
-            found = _non_finite(v, f"{path}[{i}]")
-            if found:
-                return found
-    return None
-
-
 def _glued(notebook: bytes) -> dict[str, str]:
     """The values an executed notebook glued (name -> text/plain), as myst-nb reads them."""
     try:
@@ -264,18 +246,15 @@ def _known_commit(commit: str) -> bool | None:
 
 
 def _check_page(archive: Path, fid: str, part: str, scale: str, results: dict, notebook: bytes) -> None:
-    """What binds a page's results to a run of this checkout at its scale: finite numbers, a
-    commit of this checkout's history, the recorded parameters the scale's preset, a device that
+    """What binds a page's results to a run of this checkout at its scale: a commit of this
+    checkout's history, the recorded parameters the scale's preset, a device that
     fits the scale, and the numbers the executed notebook glued equal to the results file's."""
     from dataclasses import asdict, is_dataclass
 
     from . import experiments
     from .scales import registered_presets
 
-    where = f"{archive}: {part}/{fid}.results.json"
-    bad = _non_finite(results)
-    if bad:
-        raise ArchiveError(f"{where}: {bad} is not a finite number")
+    where = f"{archive}: {part}/{fid}.results.json"  # finite numbers: check_results, before this
     commit = str((results.get("provenance") or {}).get("commit") or "")
     if _known_commit(commit) is False:
         raise ArchiveError(f"{where}: run at commit {commit[:12] or '(none)'}, which is not in this checkout's "
