@@ -185,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args) -> int:
     from pathlib import Path
 
+    from .hardware import check_environment
+
+    try:
+        check_environment()  # before anything is imported or computed: a bad variable is a bad input
+    except ValueError as exc:
+        print(f"stitchkit: error: {exc}", file=sys.stderr)
+        return 2
     from . import execution
 
     try:

@@ -31,7 +31,6 @@ a claim judged on a zero-width interval without one gets a failed control
 
 from __future__ import annotations
 
-import os
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -39,11 +38,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from .hardware import RESAMPLES_ENV, resamples_from_env  # noqa: F401  (RESAMPLES_ENV: part of this module's API)
+
 LEVEL = 0.95  # two-sided interval
-RESAMPLES_ENV = "STITCHKIT_RESAMPLES"
 # bootstrap resamples (the 2.5th and 97.5th percentiles move by ~0.05 SE between runs); at
 # `smoke`, whose verdicts are not assessed, a run uses SMOKE_RESAMPLES (see use_resamples)
-RESAMPLES = int(os.environ.get(RESAMPLES_ENV, "1000"))
+RESAMPLES = resamples_from_env(1000)  # STITCHKIT_RESAMPLES (the CLI checks it at start-up)
 SMOKE_RESAMPLES = 100
 # below this many seeds an interval over them is a t interval (seed_t_interval), not a percentile
 # interval: with 2-3 seeds a percentile interval is about 2.7x too narrow

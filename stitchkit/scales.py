@@ -119,17 +119,23 @@ def check_figure_scale(figure_id: str, scale: str) -> str:
     return scale
 
 
+# Bounds that follow from the data, one place for every config (issue 50: checked before compute).
+MIN_TEST_IMAGES = 100  # fewer test images cannot resolve a point of accuracy (and the bootstrap needs them)
+MAX_TRAIN_IMAGES = 50_000  # the CIFAR-10 training split (MNIST has 60,000): no fit or batch can take more
+
+
 def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
           gt: float | None = None, le: float | None = None, existing_folder: bool = False,
-          items: Mapping[str, Any] | None = None, unique: bool = False) -> Any:
+          items: Mapping[str, Any] | None = None, unique: bool = False, nonempty: bool = False) -> Any:
     """A config field with its help text (the comment in the notebook's parameters cell) and
     its allowed values (``choices``, bounds ``ge``/``gt``/``le``, or for a path, a folder that
     must exist when the value is given). For a tuple, ``items`` holds the rules of each item
-    (keys ``choices``, ``ge``, ``gt``, ``le``, ``odd``) and ``unique`` forbids repeats."""
+    (keys ``choices``, ``ge``, ``gt``, ``le``, ``odd``), ``unique`` forbids repeats and
+    ``nonempty`` an empty one."""
     if items and set(items) - {"choices", "ge", "gt", "le", "odd"}:
         raise TypeError(f"unknown item rule(s) {sorted(set(items) - {'choices', 'ge', 'gt', 'le', 'odd'})}")
     meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le, "existing_folder": existing_folder,
-            "items": dict(items or {}), "unique": unique}
+            "items": dict(items or {}), "unique": unique, "nonempty": nonempty}
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for a sequence default")
     return dataclasses.field(default=default, metadata=meta)
@@ -169,6 +175,7 @@ def _describe_items(meta: Mapping[str, Any]) -> str:
         what = " and ".join((["odd"] if rules.get("odd") else []) + _bounds(rules))
         what = f"each {what}" if what else ""
     what += (", " if what else "") + "no repeats" if meta.get("unique") else ""
+    what = ("at least one" + (", " if what else "") + what) if meta.get("nonempty") else what
     return f" ({what})" if what else ""
 
 
@@ -247,6 +254,8 @@ def validate(cls: type, name: str, value: Any) -> Any:
             raise bad()
         value = tuple(_check_item(v, _item_type(tp), meta.get("items") or {}, bad) for v in value)
         if meta.get("unique") and len(set(value)) != len(value):
+            raise bad()
+        if meta.get("nonempty") and not value:
             raise bad()
     if meta.get("choices") and value not in meta["choices"]:
         raise bad()

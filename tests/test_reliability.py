@@ -736,3 +736,28 @@ def test_the_kernel_socket_folder_goes_with_the_kernel():
     assert folder.is_dir() and folder.name.startswith("stitchkit-kernel-")
     asyncio.run(km.cleanup_resources())  # the manager is asynchronous, as nbclient's own
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "B-F4", "--scale", "smoke", "-p", "test_size", "1"], "parameter 'test_size' = 1 is invalid"),
+    (["run", "B-F4", "--scale", "smoke", "-p", "kernel_sizes", "[]"], "parameter 'kernel_sizes' = [] is invalid"),
+    (["run", "B-F2A", "--scale", "smoke", "-p", "stitch_batch", "99999999999999999999"],
+     "parameter 'stitch_batch' = 99999999999999999999 is invalid"),
+    (["run", "B-F2A", "--scale", "smoke", "-p", "dm_images", "1000000000"], "parameter 'dm_images' = 1000000000 is invalid"),
+])
+def test_values_out_of_range_are_refused_before_compute(argv, message, tmp_path, monkeypatch, capsys):
+    """Issue 50, finding 4: each of these started computing (or failed inside a cell after 56 s)."""
+    ran = []
+    monkeypatch.setattr(execution, "execute", lambda *a, **k: ran.append(a))
+    assert cli.main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err and not ran
+
+
+@pytest.mark.parametrize("var, value, valid", [("STITCHKIT_PRECISION", "fp8", "valid: bf16, fp32"),
+                                               ("STITCHKIT_RESAMPLES", "ten", "a whole number >= 20"),
+                                               ("STITCHKIT_RESAMPLES", "5", "a whole number >= 20")])
+def test_a_bad_environment_variable_is_refused_at_start_up(var, value, valid, monkeypatch, capsys):
+    monkeypatch.setenv(var, value)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert f"{var}={value!r} is invalid" in err and valid in err and "Traceback" not in err

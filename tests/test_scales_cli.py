@@ -235,7 +235,7 @@ def test_every_notebook_resolves_the_presets_registered_for_it():
     (["run", "B-F2A", "-p", "other_archs", "myrtle"], "expected a list (each one of"),
     # finding 2: every point of a sweep, before the first runs
     (["sweep", "B-F4", "-p", "kernel_sizes", "[1]", "[2]"], "parameter 'kernel_sizes' = [2] is invalid: expected a "
-                                                            "list (each odd and ≥ 1 and ≤ 15, no repeats)"),
+                                                            "list (at least one, each odd and ≥ 1 and ≤ 15, no repeats)"),
     # finding 3: rules that need the scale's model
     (["run", "B-F3B", "--scale", "demo", "-p", "cuts", "['stem', 'block3']"],
      "parameter 'cuts' = ['stem', 'block3'] is invalid: 2 cut(s); needs at least 3; valid: stem, block1"),

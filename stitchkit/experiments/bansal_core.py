@@ -36,7 +36,7 @@ from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import Net, StitchRecipe, stitch_grid
 from ..results import Control, at_least, at_most
-from ..scales import param
+from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
 from ..similarity import CKA_METHOD
 from ..train import TrainConfig
 
@@ -57,11 +57,11 @@ class ConnectivityConfig:
     stitch_train_size: int | None = param(10_000, "training images per stitch; None: all 50k", ge=1, le=50_000)
     stitch_augment: bool = param(False, "crop + flip while training stitches (no activation caching then)")
     stitch_lr: float = param(1e-3, "Adam learning rate of the stitch (paper 1e-3)", gt=0)
-    stitch_batch: int = param(32, "images per stitch step (paper 128)", ge=1)
-    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
+    stitch_batch: int = param(32, "images per stitch step (paper 128)", ge=1, le=MAX_TRAIN_IMAGES)
+    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1, le=MAX_TRAIN_IMAGES)
     frozen_bn: str = param("eval", "frozen halves' BatchNorm: eval, or train (the authors' code quirk)",
                            choices=("eval", "train"))
-    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
+    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
 
     seeds = (0, 1)  # receiver, trained sender
     random_seed = 2  # the untrained bottom

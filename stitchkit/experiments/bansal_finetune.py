@@ -25,7 +25,7 @@ from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..grid import replace_cells as replace_grid_cells
 from ..results import at_least
-from ..scales import check_names, check_scale, figure_config, param
+from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, check_scale, figure_config, param
 from ..train import TrainConfig
 from .bansal_bottoms import own_correct
 from .bansal_core import DEMO_STITCH_LR
@@ -56,9 +56,9 @@ class FinetuneConfig:
     stitch_augment: bool = param(False, "crop + flip while training stitches (no activation caching then)")
     stitch_train_size: int | None = param(10_000, "training images per stitch; None: all 50k", ge=1, le=50_000)
     stitch_lr: float = param(1e-3, "Adam learning rate of the stitch (paper 1e-3)", gt=0)
-    stitch_batch: int = param(32, "images per stitch step (paper 128)", ge=1)
-    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
-    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
+    stitch_batch: int = param(32, "images per stitch step (paper 128)", ge=1, le=MAX_TRAIN_IMAGES)
+    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1, le=MAX_TRAIN_IMAGES)
+    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
 
     def recipe(self) -> StitchRecipe:
         train = TrainConfig(epochs=self.stitch_epochs, steps=self.stitch_steps, batch_size=self.stitch_batch,

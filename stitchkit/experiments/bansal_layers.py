@@ -45,7 +45,7 @@ class KernelSizeConfig(ConnectivityConfig):
     """B-F4: the trained pair of B-F2A stitched with BN -> kxk conv -> BN for each kernel size."""
 
     kernel_sizes: tuple[int, ...] = param((1, 3, 5, 7, 9), "stitch conv kernel sizes (paper 1, 3, 5, 7, 9)",
-                                          items={"ge": 1, "le": 15, "odd": True}, unique=True)
+                                          items={"ge": 1, "le": 15, "odd": True}, unique=True, nonempty=True)
     cuts: tuple[str, ...] | None = param(None, "cuts to stitch at (maps only, not 'pool'); None: every map cut")
     kernel_lr: str = param("same", "the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) or over_k2 "
                            "(stitch_lr / k^2)", choices=tuple(KERNEL_LR_RULES))

@@ -16,7 +16,7 @@ from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...grid import replace_cells as replace_grid_cells
 from ...results import Control
-from ...scales import figure_config, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, figure_config, param
 from ...train import TrainConfig
 
 MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
@@ -40,11 +40,11 @@ class IdentConfig:
     model_epochs: float | None = param(None, "passes over the training set per network (paper 100); None: the "
                                        "zoo's at this scale", ge=0)
     measure_images: int = param(1000, "test images of the structural measures (paper 1,000)", ge=10, le=10_000)
-    test_size: int | None = param(None, "test images of every accuracy; None: all 10k", ge=1, le=10_000)
-    dm_images: int = param(100, "training images of the direct-matching fit (K in the paper: 100)", ge=1)
+    test_size: int | None = param(None, "test images of every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
+    dm_images: int = param(100, "training images of the direct-matching fit (K in the paper: 100)", ge=1, le=MAX_TRAIN_IMAGES)
     tlm_epochs: float = param(30.0, "passes of task-loss matching over its training images (paper 30)", gt=0)
     tlm_train_size: int | None = param(None, "training images of each TLM stitch; None: all 50k", ge=1, le=50_000)
-    tlm_batch: int = param(256, "images per TLM step (paper 256)", ge=1)
+    tlm_batch: int = param(256, "images per TLM step (paper 256)", ge=1, le=MAX_TRAIN_IMAGES)
     tlm_inter_pairs: int | None = param(None, "ordered pairs of different networks stitched by TLM, the first k of "
                                         "(0,1), (1,0), (0,2), (2,0), ...; None: all", ge=0)
 

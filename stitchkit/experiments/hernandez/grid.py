@@ -51,7 +51,7 @@ import pandas as pd
 from ... import zoo
 from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
-from ...scales import ParameterValueError, check_names, figure_config, figure_presets, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, ParameterValueError, check_names, figure_config, figure_presets, param
 from ...train import TrainConfig
 
 PAPER_STITCH_LR = 1e-3  # the paper's 0.01 fails the self-stitch control at width 64 (see above)
@@ -86,10 +86,10 @@ class GridConfig:
     stitch_epochs: float = param(4.0, "passes over the stitch training set (paper 4)", gt=0)
     stitch_train_size: int | None = param(None, "training images per stitch; None: all 50k", ge=1, le=50_000)
     stitch_lr: float = param(0.01, "SGD learning rate of the stitch (paper 0.01)", gt=0)
-    stitch_batch: int = param(256, "images per stitch step (paper 256)", ge=1)
+    stitch_batch: int = param(256, "images per stitch step (paper 256)", ge=1, le=MAX_TRAIN_IMAGES)
     warmup: float = param(0.05, "fraction of the stitch's steps spent in linear warmup", ge=0, le=100)
-    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1)
-    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=1, le=10_000)
+    dm_images: int = param(1000, "training images of the direct-matching fit", ge=1, le=MAX_TRAIN_IMAGES)
+    test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
     self_pairs: tuple[str, ...] | None = param(None, "architectures also stitched into themselves (the convergence "
                                                "control is their diagonal); None: every one of archs",
                                                items={"choices": zoo.HERNANDEZ_ARCHS}, unique=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ... import zoo
 from ...grid import StitchRecipe
-from ...scales import figure_config, param
+from ...scales import MIN_TEST_IMAGES, figure_config, param
 from ...train import TrainConfig
 
 CUTS = ("stem", "layer1", "layer2", "layer3", "pool")
@@ -59,7 +59,7 @@ class StitchConfig:
     noise_per_class: int = param(1500, "clustered-noise training examples per class (paper 6000)", ge=1)
     frozen_bn: str = param("eval", "frozen halves' BatchNorm: eval, or train (the authors' code quirk)",
                            choices=("eval", "train"))
-    test_size: int | None = param(None, "test images for every accuracy and rank; None: all 10000", ge=1,
+    test_size: int | None = param(None, "test images for every accuracy and rank; None: all 10000", ge=MIN_TEST_IMAGES,
                                   le=10_000)
 
     def model(self, scale: str, name: str, seed: int) -> zoo.ModelSpec:

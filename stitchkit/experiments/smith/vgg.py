@@ -21,7 +21,7 @@ from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...hardware import as_device
 from ...results import at_least
-from ...scales import figure_config, param
+from ...scales import MIN_TEST_IMAGES, figure_config, param
 from ...store import Store
 from ...train import TrainConfig
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
@@ -52,7 +52,7 @@ class VGGNoiseConfig:
     stitch_epochs: float = param(4.0, "passes over the noise training set per stitch (paper 50)", gt=0)
     stitch_lr: float = param(1e-2, "SGD learning rate of the stitch (paper 1e-2)", gt=0)
     noise_per_class: int = param(500, "clustered-noise training examples per class (paper 6000)", ge=1)
-    test_size: int | None = param(None, "test images for the whole models' accuracy; None: all 10000", ge=1,
+    test_size: int | None = param(None, "test images for the whole models' accuracy; None: all 10000", ge=MIN_TEST_IMAGES,
                                   le=10_000)  # also the noise test examples (a tenth per class)
     rank_images: int = param(2000, "test examples behind each rank (the paper's: its 10000)", ge=2, le=10_000)
 
