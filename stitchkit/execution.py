@@ -184,10 +184,15 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     out_notebook = Path(out_notebook).resolve()
     out_notebook.parent.mkdir(parents=True, exist_ok=True)
     results_path = out_notebook.with_suffix(".results.json")
+    # the kernel writes its results beside, and they replace the page's only when the run succeeds:
+    # a run that fails or is stopped leaves neither a stray results file beside its partial notebook
+    # nor a page whose results are newer than its notebook
+    running_results = out_notebook.with_name(f".{out_notebook.stem}.results.running.json")
     tmp_nb = out_notebook.with_name(f".{out_notebook.name}.running.ipynb")
     nb = jupytext.read(info.source)
     env_before = os.environ.get(RESULTS_ENV)
-    os.environ[RESULTS_ENV] = str(results_path)
+    os.environ[RESULTS_ENV] = str(running_results)
+    running_results.unlink(missing_ok=True)
     t0 = time.perf_counter()
     # A failed (or interrupted) run keeps what it executed as <ID>.failed.ipynb beside the
     # intended output; the exception carries its path (``failed_notebook``) and says it.
@@ -207,10 +212,11 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
                 raise
             if stopped:
                 raise _interruption(stopped["signal"])
-        if not results_path.exists():
-            raise RuntimeError(f"{info.id} finished without writing {results_path} (the notebook must call "
+        if not running_results.exists():
+            raise RuntimeError(f"{info.id} finished without writing its results (the notebook must call "
                                "run.save())")
     except BaseException as exc:
+        running_results.unlink(missing_ok=True)
         if tmp_nb.exists():
             if stopped:
                 _mark_interrupted(tmp_nb, stopped["signal"])
@@ -224,16 +230,17 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
         else:
             os.environ[RESULTS_ENV] = env_before
     wall = time.perf_counter() - t0
-    results = json.loads(results_path.read_text())
+    results = json.loads(running_results.read_text())
     results["provenance"]["wall_seconds"] = round(wall, 1)
     source = info.source.resolve()
     results["source"] = str(source.relative_to(paths.REPO_ROOT) if source.is_relative_to(paths.REPO_ROOT) else source)
     results["source_sha256"] = source_hash(info.source)
-    atomic_write_json(results_path, results)
     executed = nbformat.read(tmp_nb, as_version=4)
     tidy_page(executed)
     put_under_title(executed, page_boxes(results))
     atomic_write_text(out_notebook, nbformat.writes(executed))
+    atomic_write_json(results_path, results)  # the page and its results, one after the other
+    running_results.unlink(missing_ok=True)
     tmp_nb.unlink(missing_ok=True)
     return results
 

@@ -761,3 +761,27 @@ def test_a_bad_environment_variable_is_refused_at_start_up(var, value, valid, mo
     assert cli.main(["list"]) == 2
     err = capsys.readouterr().err
     assert f"{var}={value!r} is invalid" in err and valid in err and "Traceback" not in err
+
+
+def test_a_failed_run_leaves_no_results_beside_its_partial_notebook(tmp_path, monkeypatch):
+    """Issue 50, finding 6: an interrupted point left a results.json beside its failed notebook;
+    and a page's results must never be newer than its notebook. The kernel's results replace the
+    page's only when the run succeeds."""
+    import papermill
+
+    from stitchkit.results import RESULTS_ENV
+
+    def saved_then_failed(nb, out_path, **kwargs):
+        Path(os.environ[RESULTS_ENV]).write_text('{"id": "B-F2A", "claims": []}')  # run.save() ran...
+        nbformat.write(nb, out_path)
+        raise RuntimeError("...then a later cell raised")
+
+    monkeypatch.setattr(papermill, "execute_notebook", saved_then_failed)
+    out = tmp_path / "B-F2A.ipynb"
+    old = out.with_suffix(".results.json")
+    old.write_text('{"the": "committed results"}')
+    with pytest.raises(RuntimeError, match="a later cell raised"):
+        execution.execute(execution.get_notebook("B-F2A"), out, "smoke", progress=False)
+    assert old.read_text() == '{"the": "committed results"}'
+    assert (tmp_path / "B-F2A.failed.ipynb").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["B-F2A.failed.ipynb", "B-F2A.results.json"]
