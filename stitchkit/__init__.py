@@ -16,7 +16,7 @@ Layers, each importing only from layers below it (a test checks there is no impo
    ``ood`` (OOD detectors), ``zoo`` (each paper's model recipes);
 4. ``cluster`` (a Dask cluster by its address), ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid,
    local or on Dask), ``noise``
-   (paired-bootstrap intervals), ``results`` (numbers, claims, verdicts), ``claims`` (a claim
+   (paired-bootstrap intervals), ``gating`` (which failed control can bias which outcome), ``results`` (numbers, claims, verdicts), ``claims`` (a claim
    as an experiment states it, frozen), ``controls``,
    ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
    shows in one call);
@@ -26,7 +26,8 @@ Layers, each importing only from layers below it (a test checks there is no impo
 6. the book: ``catalogue`` (papers, figures, results files read back), ``pages`` (what goes on
    each executed page), ``cost`` (the Cost page), ``findings`` (the part beyond the papers at a
    glance), ``bookpages`` (scorecard, part pages, table of contents), ``runs`` (output folders,
-   run errors), ``execution`` (papermill, sweeps, the book build), ``batch`` (the pages a lent
+   run errors, a sweep's table), ``kernels`` (a page's kernel: IPC sockets, stopped at once by a
+   signal), ``execution`` (papermill, sweeps, the book build), ``batch`` (the pages a lent
    GPU runs: priority, budget, checks before any training), ``transfer`` (pages run on a GPU
    machine, packed, imported), ``cli``.
 """

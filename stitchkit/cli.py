@@ -73,7 +73,10 @@ def _notebook_command(sub, name: str, help_: str, metavar: tuple[str, str], para
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     ap = argparse.ArgumentParser(prog="stitchkit", description="Model-stitching reproduction companion.")
+    ap.add_argument("--version", action="version", version=f"stitchkit {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="the figures, one line each (ID, title, the book's run and its time), or one "
                                      "figure's parameters")

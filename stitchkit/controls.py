@@ -46,7 +46,7 @@ Which claim gets which control (the claim's ``kind``, :data:`KINDS`; :func:`requ
 - :func:`trained`: a model reaches its task (accuracy at least a floor).
 
 A failed stitching control gates only the outcome it could have produced
-(:data:`stitchkit.results.CAN_BIAS`): a recipe that cannot reach the receiver makes stitches look
+(:data:`stitchkit.gating.CAN_BIAS`): a recipe that cannot reach the receiver makes stitches look
 worse, so it gates a ``compatible`` claim found not to hold and a ``fails`` claim found to hold,
 not the reverse; a stitch that does the task alone makes them look better, so the negative control
 gates a ``compatible`` claim found to hold and a ``fails`` claim found not to hold. Such a control

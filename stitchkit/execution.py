@@ -20,19 +20,13 @@ of runs and sweeps are :mod:`stitchkit.runs`.
 from __future__ import annotations
 
 import ast
-import contextlib
 import datetime as _dt
-import itertools
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -40,6 +34,8 @@ from typing import Any, Iterable, Mapping
 from . import bookpages, paths
 from .catalogue import PARTS, source_hash
 from .fileio import atomic_write_json, atomic_write_text
+from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
+from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
 from .pages import page_boxes, put_under_title, tidy_page
 from .results import RESULTS_ENV
 from .cluster import DaskSchedulerError, connect
@@ -201,17 +197,17 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     tmp_nb.unlink(missing_ok=True)  # a run killed with -9 leaves its running copy: this run starts clean
     stopped: dict[str, str] = {}
     try:
-        with _stop_kernels_on_signals(stopped):
+        with stop_kernels_on_signals(stopped):
             try:
                 papermill.execute_notebook(nb, str(tmp_nb), parameters={"scale": scale, **_for_papermill(params)},
                                            kernel_name="python3", language="python", cwd=str(paths.REPO_ROOT),
                                            progress_bar=progress, kernel_manager_class=ipc_kernel_manager())
             except Exception:
                 if stopped:  # the kernel died because this process was told to stop: say that, not the death
-                    raise _interruption(stopped["signal"]) from None
+                    raise interruption(stopped["signal"]) from None
                 raise
             if stopped:
-                raise _interruption(stopped["signal"])
+                raise interruption(stopped["signal"])
         if not running_results.exists():
             raise RuntimeError(f"{info.id} finished without writing its results (the notebook must call "
                                "run.save())")
@@ -219,7 +215,7 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
         running_results.unlink(missing_ok=True)
         if tmp_nb.exists():
             if stopped:
-                _mark_interrupted(tmp_nb, stopped["signal"])
+                mark_interrupted(tmp_nb, stopped["signal"])
             os.replace(tmp_nb, failed_nb)
             exc.failed_notebook = str(failed_nb)
             exc.add_note(f"partial notebook: {failed_nb}")
@@ -245,110 +241,6 @@ def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[
     return results
 
 
-# The kernels this process has started and not yet shut down (a signal stops them: see execute).
-_LIVE_KERNELS: "weakref.WeakSet" = weakref.WeakSet()
-STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-
-def _interruption(name: str) -> KeyboardInterrupt:
-    return Terminated(f"terminated ({name})") if name != "SIGINT" else KeyboardInterrupt("interrupted (SIGINT)")
-
-
-def kill_kernels() -> int:
-    """Kill every kernel this process started that is still running, with its process group (the
-    kernel runs in a session of its own, so a terminal's Ctrl-C never reaches it); returns how many."""
-    killed = 0
-    for km in list(_LIVE_KERNELS):
-        pid = getattr(getattr(km, "provisioner", None), "pid", None)
-        if not pid:
-            continue
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
-        except OSError:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                continue
-        killed += 1
-    return killed
-
-
-@contextlib.contextmanager
-def _stop_kernels_on_signals(stopped: dict):
-    """Within the block (main thread only), SIGINT, SIGTERM and SIGHUP kill the running kernel at
-    once and raise (``KeyboardInterrupt`` or :class:`Terminated`), so the cell it computes stops
-    within seconds instead of running to its end (the signal's name goes into ``stopped``)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        stopped["signal"] = signal.Signals(signum).name
-        kill_kernels()  # the kernel first: the client's clean-up then has no busy kernel to wait for
-        raise _interruption(stopped["signal"])
-
-    before = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, h in before.items():
-            signal.signal(sig, h)
-
-
-def _mark_interrupted(notebook: Path, name: str) -> None:
-    """Record in a partial notebook where the run was stopped: an error output in the cell that was
-    running (the last one started), its papermill status ``interrupted``, the later ones ``pending``."""
-    import nbformat
-
-    try:
-        nb = nbformat.read(notebook, as_version=4)
-    except Exception:  # a notebook papermill never finished writing: keep it as it is
-        return
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    started = [c for c in code if c.metadata.get("papermill", {}).get("start_time")]
-    if not started:
-        return
-    stopped_at = started[-1]  # the last cell started (papermill may have marked it completed on its way out)
-    stopped_at.metadata.setdefault("papermill", {})["status"] = "interrupted"
-    stopped_at.setdefault("outputs", []).append(nbformat.v4.new_output(
-        "error", ename="Interrupted", evalue=f"stitchkit stopped the run here ({name})", traceback=[]))
-    for c in code[code.index(stopped_at) + 1:]:
-        c.metadata.setdefault("papermill", {})["status"] = "pending"
-    atomic_write_text(notebook, nbformat.writes(nb))
-
-
-def ipc_kernel_manager() -> type:
-    """A Jupyter kernel manager that talks to its kernel over local IPC sockets rather than TCP:
-    nothing listens on a network port, and ipykernel does not print its "running over TCP
-    without encryption" warning into every run's terminal. The sockets live in a temporary
-    folder of their own (by default they are files ``kernel-ipc-N`` in the working directory,
-    the repository root, where a killed run left them behind)."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    # asynchronous, as nbclient's own default: a blocking client would wait for a dead kernel's reply
-    # inside the event loop, where nbclient's check that the kernel is alive never gets to run
-    class IPCKernelManager(AsyncKernelManager):
-        def __init__(self, **kw):
-            kw.setdefault("transport", "ipc")
-            self._ipc_dir = Path(tempfile.mkdtemp(prefix="stitchkit-kernel-"))
-            kw.setdefault("ip", str(self._ipc_dir / "kernel"))
-            super().__init__(**kw)
-            _LIVE_KERNELS.add(self)
-
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            # the sockets' folder goes with the kernel (a run used to leave an empty one behind)
-            await super()._async_cleanup_resources(restart=restart)
-            if not restart:
-                shutil.rmtree(self._ipc_dir, ignore_errors=True)
-                _LIVE_KERNELS.discard(self)
-
-        cleanup_resources = _async_cleanup_resources
-
-    return IPCKernelManager
-
-
 # --------------------------------------------------------------------------------------------
 # One-off runs and sweeps
 
@@ -369,29 +261,6 @@ def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = 
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / figure_id, f"{_stamp()}-{scale}"))
     out = out_dir / f"{figure_id}.ipynb"
     return out, execute(info, out, scale, params, progress=progress)
-
-
-def grid(values: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
-    """Cartesian product of parameter values, in the order given."""
-    keys = list(values)
-    return [dict(zip(keys, combo)) for combo in itertools.product(*(list(values[k]) for k in keys))]
-
-
-def _flatten(prefix: str, obj: Any, out: dict) -> None:
-    if isinstance(obj, Mapping):
-        for k, v in obj.items():
-            _flatten(f"{prefix}{k}.", v, out)
-    elif isinstance(obj, (int, float, str, bool)) or obj is None:
-        out[prefix[:-1]] = obj
-
-
-def results_row(params: Mapping[str, Any], results: Mapping[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {**params}
-    _flatten("", results.get("numbers", {}), row)
-    for c in results.get("claims", []):
-        row[f"claim.{c['key']}"] = c["verdict"]
-    row["wall_seconds"] = results.get("provenance", {}).get("wall_seconds")
-    return row
 
 
 _STATUS_COLUMNS = ("status", "error", "notebook")
@@ -481,23 +350,6 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     if "status" in table and (table["status"] != "ok").any():
         raise SweepFailed(table, csv, list(values))
     return table
-
-
-def sweep_summary(table: "pd.DataFrame", names: list[str]) -> str:
-    """A sweep's table as a terminal reads it: one line per point, with the swept parameters
-    (``names``), each claim's verdict in a word or two, the wall time and the status (the full
-    table, every number included, is the sweep's ``results.csv``)."""
-    import pandas as pd
-
-    short = {"reproduced": "yes", "not reproduced": "no", "inconclusive at this scale": "inconclusive",
-             "not assessed at smoke scale": "n/a (smoke)"}
-    claims = [c for c in table.columns if c.startswith("claim.")]
-    out = table[[c for c in (*names, *claims, "wall_seconds", "status") if c in table.columns]].copy()
-    for c in claims:
-        out[c] = out[c].map(lambda v: short.get(v, "" if pd.isna(v) else v))
-    if "wall_seconds" in out:
-        out["wall_seconds"] = out["wall_seconds"].map(lambda v: "" if pd.isna(v) else f"{v:.0f} s")
-    return out.rename(columns={c: c[len("claim."):] for c in claims} | {"wall_seconds": "wall"}).to_string(index=False)
 
 
 # --------------------------------------------------------------------------------------------

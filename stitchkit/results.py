@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping
 
 from . import paths
 from .fileio import atomic_write_json
+from .gating import CAN_BIAS, NOT_GATING, gates, gating_failures  # noqa: F401  (re-exported)
 from .ledger import networks_used
 from .noise import Estimate, as_estimate
 from .provenance import COMMIT_ENV, SPOT_DIR, git_state, load_spot_json, package_versions, provenance  # noqa: F401
@@ -167,39 +168,6 @@ def control_passes(record: Mapping[str, Any]) -> bool:
     if record.get("rule") == "agrees":  # before it: a base run within noise passed unchecked
         return record.get("base_holds") is None or decided == record["base_holds"]
     return decided is True
-
-
-# Which outcome a failed stitching control could have produced, by the claim's kind (amended
-# 2026-11-27, after the runs of issue 46 had been seen): control kind -> claim kind -> the values of
-# ``holds`` it can bias. A recipe that cannot reach the receiver (positive control failed) makes
-# stitches look worse: it can make a "stitch works" claim fail and a "stitch fails" claim hold, not
-# the reverse. A stitch that does the task by itself (negative control failed) makes stitches look
-# better: it can make a "works" claim hold and a "fails" claim fail. A failed control that cannot
-# bias the outcome observed is reported on the page but does not make the claim inconclusive (a
-# control that gates a claim it cannot bias is a defect). Every other pairing (``improves`` and
-# ``stitch_other`` claims, the training-length control, premises) gates either outcome.
-CAN_BIAS: dict[str, dict[str, tuple[bool, ...]]] = {
-    "positive": {"compatible": (False,), "fails": (True,)},
-    "negative": {"compatible": (True,), "fails": (False,)},
-}
-
-
-NOT_GATING = "it cannot have produced this outcome: shown, not gating"
-
-
-def gates(control_kind: str, claim_kind: str, holds: bool | None) -> bool:
-    """Whether a failed control of ``control_kind`` makes a claim of ``claim_kind`` whose
-    criterion gave ``holds`` inconclusive (:data:`CAN_BIAS`)."""
-    table = CAN_BIAS.get(control_kind or "", {})
-    if holds is None or (claim_kind or "") not in table:
-        return True
-    return holds in table[claim_kind]
-
-
-def gating_failures(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The failed controls of a recorded claim that make it inconclusive (:func:`gates`)."""
-    return [c for c in claim.get("controls") or [] if not c.get("passed", False)
-            and gates(c.get("kind", ""), claim.get("kind", ""), claim.get("holds"))]
 
 
 WITHIN_NOISE = "within noise"

@@ -8,11 +8,12 @@ the one line that says why a run failed (:func:`describe_failure`).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import threading
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 
 class OutputFolderError(OSError):
@@ -124,5 +125,45 @@ def describe_failure(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
+def grid(values: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
+    """Cartesian product of parameter values, in the order given."""
+    keys = list(values)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(list(values[k]) for k in keys))]
+
+
+def _flatten(prefix: str, obj: Any, out: dict) -> None:
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            _flatten(f"{prefix}{k}.", v, out)
+    elif isinstance(obj, (int, float, str, bool)) or obj is None:
+        out[prefix[:-1]] = obj
+
+
+def results_row(params: Mapping[str, Any], results: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {**params}
+    _flatten("", results.get("numbers", {}), row)
+    for c in results.get("claims", []):
+        row[f"claim.{c['key']}"] = c["verdict"]
+    row["wall_seconds"] = results.get("provenance", {}).get("wall_seconds")
+    return row
+
+
+def sweep_summary(table: "pd.DataFrame", names: list[str]) -> str:
+    """A sweep's table as a terminal reads it: one line per point, with the swept parameters
+    (``names``), each claim's verdict in a word or two, the wall time and the status (the full
+    table, every number included, is the sweep's ``results.csv``)."""
+    import pandas as pd
+
+    short = {"reproduced": "yes", "not reproduced": "no", "inconclusive at this scale": "inconclusive",
+             "not assessed at smoke scale": "n/a (smoke)"}
+    claims = [c for c in table.columns if c.startswith("claim.")]
+    out = table[[c for c in (*names, *claims, "wall_seconds", "status") if c in table.columns]].copy()
+    for c in claims:
+        out[c] = out[c].map(lambda v: short.get(v, "" if pd.isna(v) else v))
+    if "wall_seconds" in out:
+        out["wall_seconds"] = out["wall_seconds"].map(lambda v: "" if pd.isna(v) else f"{v:.0f} s")
+    return out.rename(columns={c: c[len("claim."):] for c in claims} | {"wall_seconds": "wall"}).to_string(index=False)
+
+
 __all__ = ["OutputFolderError", "SweepFailed", "SweepInterrupted", "Terminated",
-           "describe_failure", "fresh_folder", "on_sigterm", "output_folder"]
+           "describe_failure", "fresh_folder", "grid", "on_sigterm", "output_folder", "results_row", "sweep_summary"]

@@ -94,3 +94,39 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_no_library_module_is_over_about_500_lines():
     long = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
     assert {n: k for n, k in long.items() if k > MAX_LINES} == {}
+
+
+def test_environment_yml_and_pyproject_name_the_same_packages():
+    """Issue 49: the conda file agrees with pyproject.toml (its dependencies and its book, dev and
+    dask extras), so that neither install misses what the other has."""
+    import re
+    import tomllib
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *(d for extra in ("book", "dev", "dask")
+                                          for d in project["optional-dependencies"][extra])]
+    name = lambda spec: re.split(r"[<>=!~\[ ;]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")  # noqa: E731
+    py = {name(d) for d in wanted}
+    env = yaml.safe_load((root / "environment.yml").read_text())["dependencies"]
+    conda = {name(d) for d in env if isinstance(d, str)} - {"python", "pip"}
+    pip = {name(d) for item in env if isinstance(item, dict) for d in item["pip"] if not d.startswith("-e")}
+    have = (conda | pip) - {"pytorch"} | ({"torch"} if "pytorch" in conda else set())
+    have = {"dask" if n == "distributed" else n for n in have}
+    assert have == py, f"only in environment.yml: {sorted(have - py)}; only in pyproject.toml: {sorted(py - have)}"
+
+
+def test_license_citation_and_version_are_in_place(capsys):
+    import pytest
+
+    import stitchkit
+    from stitchkit import cli
+
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "LICENSE").read_text().startswith("MIT License")
+    assert f'version: "{stitchkit.__version__}"' in (root / "CITATION.cff").read_text()
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"stitchkit {stitchkit.__version__}"
