@@ -85,28 +85,28 @@ def load(name: str, split: str = "train", root: str | os.PathLike | None = None,
     return data
 
 
-def locate(name: str, root: str | os.PathLike | None = None) -> Path:
-    """Where ``name``'s source is (a folder or an archive), without reading it: what a batch checks
-    before any training. Raises :class:`DataNotFoundError` listing every place searched."""
+def _source(name: str, root: str | os.PathLike | None) -> tuple[str, Path]:
+    """(kind, path) of ``name``'s source under the data root; raises :class:`DataNotFoundError`
+    listing every place searched."""
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
     base = paths.data_root(root)
     source, looked = _find_source(name, base)
     if source is None:
         raise _not_found(name, base, looked)
-    return source[1]
+    return source
+
+
+def locate(name: str, root: str | os.PathLike | None = None) -> Path:
+    """Where ``name``'s source is (a folder or an archive), without reading it: what a batch checks
+    before any training. Raises :class:`DataNotFoundError` listing every place searched."""
+    return _source(name, root)[1]
 
 
 def fingerprint(name: str, root: str | os.PathLike | None = None) -> str:
     """The fingerprint (64 hex digits) of the source that ``load(name, ..., root)`` reads; the
     same for both splits. See the module docstring; raises :class:`DataNotFoundError`."""
-    if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
-    base = paths.data_root(root)
-    source, looked = _find_source(name, base)
-    if source is None:
-        raise _not_found(name, base, looked)
-    return source_fingerprint(*source)
+    return source_fingerprint(*_source(name, root))
 
 
 def _not_found(name: str, base: Path, looked: list[Path]) -> DataNotFoundError:
