@@ -149,6 +149,20 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     return out
 
 
+def datasets_of(ids: Iterable[str]) -> list[str]:
+    """The data sets the pages ``ids`` read (by their part: :data:`DATASETS_OF_PART`)."""
+    return sorted({d for i in ids for d in DATASETS_OF_PART.get(execution.get_notebook(i).part, ("cifar10",))})
+
+
+def check_data(ids: Iterable[str], root=None) -> None:
+    """Raise :class:`stitchkit.integrity.DataNotFoundError` (exit 2 on the command line), listing
+    every place searched, unless each data set the pages ``ids`` read is found: before any compute."""
+    from .archives import locate
+
+    for name in datasets_of(ids):
+        locate(name, root)
+
+
 def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None) -> list[str]:
     """Check, before any training, what the pages ``ids`` need: a CUDA GPU (``require_gpu``), the
     packages that execute a notebook, the data archives of their parts. Returns one line per check
@@ -169,8 +183,7 @@ def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None) -> li
         lines.append(f"packages: {', '.join(NOTEBOOK_PACKAGES)}")
     from .archives import DataNotFoundError, locate
 
-    needed = sorted({d for i in ids for d in DATASETS_OF_PART.get(execution.get_notebook(i).part, ("cifar10",))})
-    for name in needed:
+    for name in datasets_of(ids):
         try:
             lines.append(f"data: {name} at {locate(name, root)}")
         except DataNotFoundError as exc:

@@ -196,6 +196,7 @@ def _main(args) -> int:
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         return 2
     from . import execution
+    from .batch import check_data
 
     try:
         if getattr(args, "out", None) == "":
@@ -218,6 +219,7 @@ def _main(args) -> int:
         elif args.command == "run":
             if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
+            check_data([args.id])  # missing data: exit 2 before any compute (not a failed cell)
             if args.dask:  # refused now if it does not answer; the kernel's grids connect to it themselves
                 connect(args.dask, args.dask_timeout).close()
                 os.environ[DASK_ENV], os.environ[DASK_TIMEOUT_ENV] = args.dask, f"{args.dask_timeout:g}"
@@ -230,6 +232,7 @@ def _main(args) -> int:
             values = _pairs(args.param, multi=True)
             if not values:
                 raise ValueError("sweep needs at least one -p KEY V1 [V2 ...]")
+            check_data([args.id])
             if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
             table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,

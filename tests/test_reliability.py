@@ -785,3 +785,14 @@ def test_a_failed_run_leaves_no_results_beside_its_partial_notebook(tmp_path, mo
     assert old.read_text() == '{"the": "committed results"}'
     assert (tmp_path / "B-F2A.failed.ipynb").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["B-F2A.failed.ipynb", "B-F2A.results.json"]
+
+
+def test_missing_data_is_a_bad_input_before_compute(tmp_path, monkeypatch, capsys):
+    """Issue 50, finding 4: a data fault exited 1 from inside the notebook; the command line
+    documents 2, and nothing should run first."""
+    ran = []
+    monkeypatch.setattr(execution, "execute", lambda *a, **k: ran.append(a))
+    monkeypatch.setenv("STITCHKIT_DATA_ROOT", str(tmp_path / "empty"))
+    assert cli.main(["run", "S-F1A", "--scale", "smoke", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "dataset 'mnist' not found" in err and "Traceback" not in err and not ran

@@ -174,9 +174,9 @@ def test_every_notebook_parameters_cell_matches_its_config():
 def test_missing_data_root_fails_with_a_clear_message(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("STITCHKIT_DATA_ROOT", str(tmp_path / "nowhere"))
     code = cli.main(["run", "B-F2A", "--scale", "smoke", "--out", str(tmp_path / "out")])
-    assert code == 1
+    assert code == 2  # a bad input, as the command line documents (issue 50: it was 1, from inside the notebook)
     err = capsys.readouterr().err
-    assert "DataNotFoundError" in err and "not found under" in err
+    assert "dataset 'cifar10' not found under" in err and "STITCHKIT_DATA_ROOT" in err
 
 
 def test_claims_table_escapes_html_and_keeps_full_text():
