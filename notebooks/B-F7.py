@@ -43,6 +43,7 @@ cka_images = None  # test images for the per-layer CKA
 
 # %%
 from stitchkit import plotting
+from stitchkit.experiments import bansal_seeds
 from stitchkit.experiments import bansal_sweeps as sweeps
 from stitchkit.results import Run
 from stitchkit.scales import as_table, resolve
@@ -58,7 +59,9 @@ run = Run("B-F7", scale, cfg)
 # %%
 table = sweeps.more_cka(cfg, scale)
 numbers, claims = sweeps.more_cka_summary(table, cfg)
-run.record(numbers, claims)
+seeds = bansal_seeds.cka_seed_component(cfg, scale, cfg.cka_images)
+claims = bansal_seeds.widen(claims, seeds, bansal_seeds.CKA_SEED_CLAIMS)
+run.record({**numbers, "cka_seed_sd": seeds.sd, "cka_seed_k": seeds.k}, claims)
 table.assign(cka=table.cka.round(3)).pivot(index="cut", columns="pair", values="cka").loc[list(dict.fromkeys(table.cut))]
 
 # %%
@@ -91,6 +94,18 @@ run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale), pape
 # one's, on the same test images, is at most 10 points on its 95% interval (measured:
 # {glue:text}`width_accuracy_gap:.2f` points); otherwise the claim is *inconclusive at this
 # scale*.
+#
+# **Network-to-network variance.** Each CKA is between two networks trained differently, one
+# network per role, so a bootstrap over the images says how sure it is for *these* networks, not
+# for the recipes. Each claim's interval is therefore widened by the recipe's spread of a CKA
+# between networks trained alike: the CKA of seed 0 with seeds 1, 3, 4, 5 and 6 at every cut, its
+# standard deviation pooled over the cuts ({glue:text}`cka_seed_sd:.3f`, from
+# {glue:text}`cka_seed_k` networks; table below), times t with k − 1 degrees of freedom and √2
+# (both networks of a pair vary). Added on 2026-11-27, after the runs had been seen (issue 46's
+# noise model; see "Changes after a run").
+
+# %%
+bansal_seeds.component_table(seeds)
 
 # %%
 run.save()

@@ -360,6 +360,11 @@ CHANGES: tuple[Change, ...] = (
            "collapsed bootstrap interval, which the zero-width noise control failed",
            "the issue-46 run: ρ = −1.00 on every one of the 1000 resamples made the granularity claim inconclusive "
            "through the noise control alone", "315e30c", "2026-11-27"),
+    Change(("B-F7",), "each CKA claim judged on its interval widened by the recipe's CKA seed-variance component "
+           "(the CKA of seed 0 with seeds 1, 3, 4, 5 and 6 at every cut, its sd pooled over the cuts, times t(4) and "
+           "sqrt 2: both networks of a pair vary)",
+           "issue 46's noise model: B-F7 compares networks trained differently with one network per role, and "
+           "was the last Bansal page whose intervals covered the test images only", "this commit", "2026-11-27"),
 )
 
 

@@ -41,10 +41,12 @@ class SeedComponent:
     sd: float
     k: int
     table: pd.DataFrame
+    unit: str = " points"
+    how: str = "stitched into seed 0"
 
     def text(self) -> str:
-        return (f"sd {self.sd:.2f} points between {self.k} networks trained alike (seeds "
-                f"{', '.join(map(str, REPLICATES[:self.k]))} stitched into seed 0, pooled over "
+        return (f"sd {self.sd:.{2 if self.unit else 3}f}{self.unit} between {self.k} networks trained alike (seeds "
+                f"{', '.join(map(str, REPLICATES[:self.k]))} {self.how}, pooled over "
                 f"{self.table.cut.nunique()} cuts)")
 
 
@@ -76,12 +78,38 @@ def component_of(t: pd.DataFrame) -> SeedComponent:
     return SeedComponent(float(np.sqrt(var.mean())), k, per)
 
 
+CKA_COLUMN = "CKA with seed 0"
+
+
+def cka_seed_component(cfg, scale: str, n_images: int, cuts=None, *, device=None, store=None,
+                       progress: bool = True) -> SeedComponent:
+    """The recipe's network-to-network spread of a CKA: the linear CKA between the receiver (seed 0)
+    and each of :data:`REPLICATES` at ``cuts`` (default: every cut) on ``n_images`` test images,
+    its standard deviation between the replicates pooled over the cuts (CKA units). ``cfg``: any
+    config with ``variant(scale, seed)`` (B-F7's). The same networks as :func:`seed_component`'s."""
+    from .. import zoo
+    from .bansal_bottoms import cka_per_cut
+
+    receiver = cfg.variant(scale, 0)
+    model, _ = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
+    cuts = list(cuts or model.cuts)
+    rows = [{"sender": f"seed {s}", "cut": cut, CKA_COLUMN: v}
+            for s in REPLICATES
+            for cut, v in cka_per_cut(receiver, cfg.variant(scale, s), cuts, n_images, device=device, store=store,
+                                      progress=progress).items()]
+    per = pd.DataFrame(rows)
+    var = per.groupby("cut", sort=False)[CKA_COLUMN].var(ddof=1)
+    return SeedComponent(float(np.sqrt(var.mean())), int(per.sender.nunique()), per, unit="",
+                         how="against seed 0 by linear CKA")
+
+
 def component_table(c: SeedComponent) -> pd.DataFrame:
-    """Per cut (rows) and replicate sender (columns): the penalty beyond the self-stitch, and the
-    standard deviation between them (points)."""
-    wide = c.table.pivot_table(index="cut", columns="sender", values="beyond (points)", sort=False)
+    """Per cut (rows) and replicate sender (columns): the penalty beyond the self-stitch (points),
+    or the CKA with seed 0 (:func:`cka_seed_component`), and the standard deviation between them."""
+    column = CKA_COLUMN if CKA_COLUMN in c.table else "beyond (points)"
+    wide = c.table.pivot_table(index="cut", columns="sender", values=column, sort=False)
     wide["sd between networks"] = wide.std(axis=1, ddof=1)
-    return wide.round(2)
+    return wide.round(3 if column == CKA_COLUMN else 2)
 
 
 def widen(claims: list[ClaimSpec], c: SeedComponent, networks: dict[str, int]) -> list[ClaimSpec]:
@@ -137,6 +165,9 @@ SEED_CLAIMS: dict[str, dict[str, int]] = {
     "B-F3C": {"wider_improves": 1, "not_vice_versa": 1},
     "B-F6": {"connected": 1},
 }
+# B-F7's CKAs (cka_seed_component): each is between two networks trained differently, both of whose
+# seeds vary, so each is widened as a difference of two networks
+CKA_SEED_CLAIMS: dict[str, int] = {"samples_far": 2, "width_range": 2, "length_similar": 2}
 
 
 def with_seeds(figure_id: str, cfg: ConnectivityConfig, scale: str, claims: list[ClaimSpec], **kw
