@@ -364,7 +364,7 @@ CHANGES: tuple[Change, ...] = (
            "(the CKA of seed 0 with seeds 1, 3, 4, 5 and 6 at every cut, its sd pooled over the cuts, times t(4) and "
            "sqrt 2: both networks of a pair vary)",
            "issue 46's noise model: B-F7 compares networks trained differently with one network per role, and "
-           "was the last Bansal page whose intervals covered the test images only", "this commit", "2026-11-27"),
+           "was the last Bansal page whose intervals covered the test images only", "0098e7d", "2026-11-27"),
 )
 
 
