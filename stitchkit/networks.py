@@ -158,7 +158,9 @@ def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, ke
     test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
                                     device=device, channels_last=cl)
     metrics = {"test": evaluate(model, test_batches, device=device),  # measured in fp32
-               "history": history, "train_seconds": seconds,
+               "history": list(history), "train_seconds": seconds,
+               # the part an interrupted run had spent before this one resumed (the ledger counts it as cached)
+               "resumed_seconds": getattr(history, "resumed_seconds", 0.0),
                "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
                "device": str(device), "precision": precision,
                "compiled": compiled, **extra}

@@ -61,17 +61,21 @@ def _entry_seconds(metrics: Any) -> float | None:
 def _record(key: str, metrics: Any, new: bool) -> None:
     if key not in _LEDGER or new:
         seconds = _entry_seconds(metrics)
-        _LEDGER[key] = {"seconds": None if seconds is None else round(seconds, 2), "new": new}
+        # an entry computed by resuming an interrupted run: the part done before counts as cached
+        resumed = metrics.get("resumed_seconds", 0.0) if new and isinstance(metrics, dict) else 0.0
+        _LEDGER[key] = {"seconds": None if seconds is None else round(seconds, 2), "new": new,
+                        "resumed": round(float(resumed or 0.0), 2)}
 
 
 def ledger_summary() -> dict[str, Any]:
     """The compute recorded by the entries this process used: seconds of the entries it computed
-    (``new_seconds``), of those it found in the cache (``cached_seconds``), and per entry (key
+    (``new_seconds``), of those it found in the cache (``cached_seconds``, with the part of a
+    resumed entry that an interrupted run had computed before), and per entry (key
     prefix -> seconds, entries with recorded seconds only) so that pages sharing entries can be
     summed without counting one twice. ``unrecorded``: entries found in the cache that record no
     compute time (made before the record existed), so that an estimate built on this says "at least"."""
-    new = sum(v["seconds"] or 0.0 for v in _LEDGER.values() if v["new"])
-    cached = sum(v["seconds"] or 0.0 for v in _LEDGER.values() if not v["new"])
+    new = sum((v["seconds"] or 0.0) - v.get("resumed", 0.0) for v in _LEDGER.values() if v["new"])
+    cached = sum((v["seconds"] or 0.0) if not v["new"] else v.get("resumed", 0.0) for v in _LEDGER.values())
     return {"new_seconds": round(new, 1), "cached_seconds": round(cached, 1),
             "entries": {k[:16]: v["seconds"] for k, v in sorted(_LEDGER.items()) if (v["seconds"] or 0.0) > 0},
             "unrecorded": sum(1 for v in _LEDGER.values() if v["seconds"] is None and not v["new"])}

@@ -105,6 +105,15 @@ class BatchSource(Protocol):
 Objective = Callable[[nn.Module, torch.Tensor, torch.Tensor], "tuple[torch.Tensor, torch.Tensor | None]"]
 
 
+class History(list):
+    """A run's per-epoch records (a list, as before), and the training seconds an earlier,
+    interrupted run had already spent before this one resumed from its checkpoint."""
+
+    def __init__(self, records=(), *, resumed_seconds: float = 0.0) -> None:
+        super().__init__(records)
+        self.resumed_seconds = float(resumed_seconds)
+
+
 def cross_entropy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Classification: mean cross-entropy of ``model(x)`` (B, K) against labels ``y`` (B,)."""
     logits = model(x)
@@ -247,7 +256,7 @@ def train(model: nn.Module, batches: BatchSource, cfg: TrainConfig, *, device: t
                                           **({"objective": objective.get_state()}
                                              if hasattr(objective, "get_state") else {})})
     bar.close()
-    return history
+    return History(history, resumed_seconds=seconds_before)
 
 
 _CHECKPOINT_MAGIC = b"STITCHKIT-CHECKPOINT"

@@ -56,8 +56,19 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_split, tmp_path):
     finally:
         torch.optim.SGD.step = orig_step
     assert ckpt.exists()
-    resumed, _ = _train(tiny_split, cfg, checkpoint=ckpt)
+    resumed, history = _train(tiny_split, cfg, checkpoint=ckpt)
     assert all(torch.equal(p, q) for p, q in zip(full.state_dict().values(), resumed.state_dict().values()))
+    # issue 50, finding 6: the seconds the interrupted run had spent travel with the history, so
+    # the ledger counts them as cached, not as this run's compute
+    assert 0 < history.resumed_seconds <= history[-1]["seconds"]
+    from stitchkit import store
+
+    store._LEDGER.clear()
+    store._record("k", {"train_seconds": 10.0, "resumed_seconds": 4.0}, new=True)
+    store._record("c", {"train_seconds": 3.0}, new=False)
+    summary = store.ledger_summary()
+    assert summary["new_seconds"] == 6.0 and summary["cached_seconds"] == 7.0
+    store._LEDGER.clear()
 
 
 def test_nan_loss_is_reported_with_advice(tiny_split):
