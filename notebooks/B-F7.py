@@ -60,7 +60,7 @@ run = Run("B-F7", scale, cfg)
 table = sweeps.more_cka(cfg, scale)
 numbers, claims = sweeps.more_cka_summary(table, cfg)
 seeds = bansal_seeds.cka_seed_component(cfg, scale, cfg.cka_images)
-claims = bansal_seeds.widen(claims, seeds, bansal_seeds.CKA_SEED_CLAIMS)
+claims = bansal_seeds.widen(claims, seeds, bansal_seeds.CKA_SEED_CLAIMS, bounds=(0.0, 1.0))
 run.record({**numbers, "cka_seed_sd": seeds.sd, "cka_seed_k": seeds.k}, claims)
 table.assign(cka=table.cka.round(3)).pivot(index="cut", columns="pair", values="cka").loc[list(dict.fromkeys(table.cut))]
 

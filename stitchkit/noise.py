@@ -359,13 +359,15 @@ def seed_t_interval(image_reps: np.ndarray, leave_one_out: np.ndarray, *, n_test
                     f"t interval over {k} seeds (jackknife) and the test images (paired bootstrap)")
 
 
-def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, what: str = "") -> Estimate:
+def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, what: str = "",
+                        bounds: tuple[float, float] | None = None) -> Estimate:
     """``e`` (an interval over the test images of one set of networks) widened by the
     network-to-network variance of the recipe: ``sd`` the standard deviation of the statistic
     between networks trained alike (points, measured from ``k`` replicate networks), ``networks``
     the number of independently trained networks whose difference the statistic is (1: one
     network against fixed references; 2: a difference of two such networks, variance 2 sd²).
-    Each side's half-width becomes sqrt(half² + (t(k-1) · sd · sqrt(networks))²)."""
+    Each side's half-width becomes sqrt(half² + (t(k-1) · sd · sqrt(networks))²); ``bounds``: the
+    range the statistic cannot leave (a CKA's [0, 1]), where the widened interval is cut."""
     from scipy import stats
 
     if k < 2 or not np.isfinite(sd) or sd < 0:
@@ -373,6 +375,8 @@ def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, wh
     extra = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1)) * sd * float(np.sqrt(networks))
     lo = e.value - float(np.hypot(e.value - e.low, extra))
     hi = e.value + float(np.hypot(e.high - e.value, extra))
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     why = what or f"sd {sd:.2f} between networks from {k} replicates"
     return Estimate(e.value, lo, hi, e.n_test, e.n_seeds, f"{e.method}, widened by the seed-variance component ({why})")
 

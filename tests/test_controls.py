@@ -175,3 +175,10 @@ def test_a_failed_control_gates_only_the_outcome_it_could_have_produced(kind, ho
     shown = claims_html([record])
     assert "control ✗" in shown  # a failed control is always shown
     assert (NOT_GATING in shown) == (verdict in ("reproduced", "not reproduced"))
+
+
+def test_a_widened_interval_stays_in_the_statistics_range():
+    e = noise.Estimate(0.92, 0.916, 0.924, 2000)
+    wide = noise.with_seed_component(e, 0.03, 5, networks=2, bounds=(0.0, 1.0))
+    assert wide.high == 1.0 and wide.low < 0.9 and wide.value == 0.92
+    assert noise.with_seed_component(e, 0.03, 5, networks=2).high > 1.0  # unbounded, as for points

@@ -112,23 +112,25 @@ def component_table(c: SeedComponent) -> pd.DataFrame:
     return wide.round(3 if column == CKA_COLUMN else 2)
 
 
-def widen(claims: list[ClaimSpec], c: SeedComponent, networks: dict[str, int]) -> list[ClaimSpec]:
+def widen(claims: list[ClaimSpec], c: SeedComponent, networks: dict[str, int],
+          bounds: tuple[float, float] | None = None) -> list[ClaimSpec]:
     """``claims`` with the criterion of each key of ``networks`` judged on its interval widened by
     the seed-variance component (``networks[key]``: how many independently trained networks the
     claim's number is a difference of). The criterion's text, threshold and direction stay; the
     claim's training-length control is judged again like for like, its longer run's interval
-    widened the same way; ``ours`` gains the widened interval."""
+    widened the same way; ``ours`` gains the widened interval. ``bounds``: the range the number
+    cannot leave (a CKA's (0, 1)), where a widened interval is cut."""
     out = []
     for claim in claims:
         n = networks.get(claim.key)
         if n is None or claim.criterion.value is None or claim.criterion.low is None:
             out.append(claim)
             continue
-        wide = _widened(claim.criterion.fields(), claim.criterion.text, c, n)
+        wide = _widened(claim.criterion.fields(), claim.criterion.text, c, n, bounds)
         kept = []
         for k in claim.controls:
             if k.kind == controls.LENGTH and k.record and k.record.get("value") is not None:
-                longer = _widened(k.record, claim.criterion.text, c, n)
+                longer = _widened(k.record, claim.criterion.text, c, n, bounds)
                 k = controls.training_length(wide, longer, LONGER, what=k.text)
             kept.append(k)
         ours = f"{claim.ours}; with the network-to-network variance {wide.describe_value(2)}"
@@ -136,12 +138,12 @@ def widen(claims: list[ClaimSpec], c: SeedComponent, networks: dict[str, int]) -
     return out
 
 
-def _widened(fields, text: str, c: SeedComponent, n: int) -> Criterion:
+def _widened(fields, text: str, c: SeedComponent, n: int, bounds: tuple[float, float] | None = None) -> Criterion:
     """The criterion of ``fields`` (a claim's or a length control's record) on its interval widened
     by ``c`` for ``n`` networks."""
     base = noise.Estimate(fields["value"], fields["low"], fields["high"], fields.get("n_test"),
                           fields.get("n_seeds") or 1, _method(fields.get("interval") or ""))
-    e = noise.with_seed_component(base, c.sd, c.k, networks=n, what=c.text())
+    e = noise.with_seed_component(base, c.sd, c.k, networks=n, what=c.text(), bounds=bounds)
     return criterion(e, fields["threshold"], fields["direction"], text, fields.get("unit") or "", fields.get("tolerance"))
 
 
