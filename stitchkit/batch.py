@@ -67,39 +67,39 @@ def _smoke_times() -> dict[str, float]:
     return {k: float(v["seconds"]) for k, v in smoke_times().items() if isinstance(v, dict) and v.get("seconds")}
 
 
-def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR) -> float | None:
-    """Seconds a run of ``figure_id`` at ``scale`` is expected to take, or None when unknown."""
-    if scale == "smoke":
-        return _smoke_times().get(figure_id)
+def _runs_at(figure_id: str, scale: str, book_dir: Path) -> tuple[str, list[dict]]:
+    """The notebook's current source hash, and the book's results of ``figure_id`` at ``scale``
+    (the page itself, or the verdicts kept beside a page of a higher scale)."""
     info = execution.get_notebook(figure_id)
-    want, older = execution.source_hash(info.source), None
+    runs = []
     for res in (info.book_notebook(book_dir).with_suffix(".results.json"), execution.beside_path(info, scale, book_dir)):
         try:
             results = json.loads(res.read_text())
         except (OSError, ValueError):
             continue
-        wall = (results.get("provenance") or {}).get("wall_seconds")
-        if results.get("scale") == scale and wall:
-            if results.get("source_sha256") == want:
-                return float(wall)
-            older = float(wall)
+        if results.get("scale") == scale:
+            runs.append(results)
+    return execution.source_hash(info.source), runs
+
+
+def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR) -> float | None:
+    """Seconds a run of ``figure_id`` at ``scale`` is expected to take, or None when unknown."""
+    if scale == "smoke":
+        return _smoke_times().get(figure_id)
+    want, runs = _runs_at(figure_id, scale, book_dir)
+    walls = {r.get("source_sha256") == want: float(w) for r in runs
+             if (w := (r.get("provenance") or {}).get("wall_seconds"))}
+    if True in walls:
+        return walls[True]
     # a run of an older notebook may have had another preset: the table's estimate comes first
-    return ESTIMATES.get(scale, {}).get(figure_id, older)
+    return ESTIMATES.get(scale, {}).get(figure_id, walls.get(False))
 
 
 def current_at(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR) -> bool:
     """Whether the book holds a run of ``figure_id`` at ``scale`` of its current notebook (the
     page itself, or the verdicts kept beside a page of a higher scale)."""
-    info = execution.get_notebook(figure_id)
-    want = execution.source_hash(info.source)
-    for res in (info.book_notebook(book_dir).with_suffix(".results.json"), execution.beside_path(info, scale, book_dir)):
-        try:
-            results = json.loads(res.read_text())
-        except (OSError, ValueError):
-            continue
-        if results.get("scale") == scale and results.get("source_sha256") == want:
-            return True
-    return False
+    want, runs = _runs_at(figure_id, scale, book_dir)
+    return any(r.get("source_sha256") == want for r in runs)
 
 
 @dataclass(frozen=True)
