@@ -221,7 +221,8 @@ def test_every_notebook_resolves_the_presets_registered_for_it():
     for info in execution.discover().values():
         src = info.source.read_text()
         alias, name = re.search(r"resolve\((\w+)\.(\w+), scale", src).groups()
-        module = re.search(rf"from stitchkit\.experiments import (\w+)(?: as {alias})?\n", src)
+        module = (re.search(rf"from stitchkit\.experiments import (\w+) as {alias}\n", src)
+                  or re.search(rf"from stitchkit\.experiments import ({alias})\n", src))
         assert experiments.PRESETS_OF[info.id][:2] == (module.group(1) if module else alias, name), info.id
         presets = getattr(getattr(experiments, experiments.PRESETS_OF[info.id][0]), name)
         assert all(registered_presets(info.id)[s] is presets[s] for s in registered_presets(info.id)), info.id
