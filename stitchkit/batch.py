@@ -43,8 +43,18 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # their source. H-F2 at gpu: 165 stitches at 2.0-4.6 s (4 epochs) + ~70 training-length stitches at
 # 6.4-16.5 s (16 epochs) + 133 s for its two networks, measured on an H100 on 2026-11-27
 # (benchmarks/spot/hernandez-f2-gpu-length.json).
+#
+# Smith & Marcu's ResNet pages at gpu, until measured: from counts, not from a run. A width-64
+# ResNet-18 on 28x28 MNIST (7x7 maps after the ImageNet stem) is launch-bound on an H100: H-F2's stitches
+# there took 2.6-5.9 ms a step (benchmarks/spot/hernandez-f2-gpu-length.json, larger maps), so ~4 ms:
+# a network (4 epochs of 60k at batch 128, 1,876 steps) ~8 s, a stitch (2 epochs, 938 steps, its
+# test) ~4 s. S-F1B: 9 networks (3 data sets x 3 initialisations) + 45 stitches + its negative
+# control's 6 + its training-length control's 6 at 2x ~ 330 s. The other ResNet pages share its networks and
+# stitches through the cache, so theirs assume S-F1B ran before them in the same batch: S-F1C reads
+# ranks of its stitches (~30 s), S-TC1 adds the layer-1 cells of Digit as sender (~100 s), S-FC5 the
+# Colour-only and Noise senders (~160 s), S-4.2 greyscale-MNIST networks and their stitches (~240 s).
 ESTIMATES: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 1400.0},
+    "gpu": {"H-F2": 1400.0, "S-F1B": 330.0, "S-F1C": 30.0, "S-TC1": 100.0, "S-FC5": 160.0, "S-4.2": 240.0},
 }
 
 NOTEBOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupytext")
@@ -163,10 +173,11 @@ def check_data(ids: Iterable[str], root=None) -> None:
         locate(name, root)
 
 
-def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None) -> list[str]:
+def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None, kernel: bool = False) -> list[str]:
     """Check, before any training, what the pages ``ids`` need: a CUDA GPU (``require_gpu``), the
-    packages that execute a notebook, the data archives of their parts. Returns one line per check
-    passed; raises :class:`BatchError` naming every missing piece."""
+    packages that execute a notebook, the data archives of their parts, and with ``kernel`` a
+    notebook kernel that runs (:func:`kernel_check`). Returns one line per check passed; raises
+    :class:`BatchError` naming every missing piece."""
     problems, lines = [], []
     if require_gpu:
         import torch
@@ -188,6 +199,36 @@ def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None) -> li
             lines.append(f"data: {name} at {locate(name, root)}")
         except DataNotFoundError as exc:
             problems.append(str(exc).splitlines()[0] + " (set STITCHKIT_DATA_ROOT to the folder of the archives)")
+    if not problems and kernel:
+        try:
+            lines.append(kernel_check(require_gpu))
+        except Exception as exc:  # noqa: BLE001 - whatever stops a kernel stops every page: name it
+            problems.append(f"a notebook kernel cannot run this library: {type(exc).__name__}: {str(exc)[:500]}")
     if problems:
         raise BatchError("the batch cannot start:\n  - " + "\n  - ".join(problems))
     return lines
+
+
+def kernel_check(require_gpu: bool = False) -> str:
+    """Execute a one-cell notebook the way every page is executed (papermill, this library's kernel
+    manager): the kernel starts, imports the library and torch, and sees the GPU where one is
+    required. Seconds; it catches a broken install before any training."""
+    import tempfile
+
+    import nbformat
+    import papermill
+
+    from .kernels import ipc_kernel_manager
+
+    code = ("import torch, stitchkit\n"
+            + ("assert torch.cuda.is_available(), 'the kernel sees no CUDA GPU'\n" if require_gpu else "")
+            + "print('kernel ok: torch', torch.__version__)")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    with tempfile.TemporaryDirectory(prefix="stitchkit-kernel-check-") as tmp:
+        src, out = Path(tmp) / "check.ipynb", Path(tmp) / "out.ipynb"
+        nbformat.write(nb, src)
+        papermill.execute_notebook(str(src), str(out), kernel_name="python3", cwd=str(paths.REPO_ROOT),
+                                   progress_bar=False, kernel_manager_class=ipc_kernel_manager(),
+                                   execution_timeout=120)
+    return "kernel: starts, imports stitchkit and torch" + (", sees the GPU" if require_gpu else "")

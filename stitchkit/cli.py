@@ -127,7 +127,7 @@ def run_pages(args) -> None:
     for d in decisions:
         print(f"{d.id:7} {'run ' if d.run else 'skip'}  {d.why}")
     run = [d.id for d in decisions if d.run]
-    for line in preflight(run, require_gpu=args.require_gpu):
+    for line in preflight(run, require_gpu=args.require_gpu, kernel=bool(run) and not args.dry_run):
         print(line)
     if args.dry_run:
         return

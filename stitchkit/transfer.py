@@ -107,6 +107,8 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           "estimate_seconds": est, "device": results["provenance"].get("device"),
                                           "torch": (results["provenance"].get("packages") or {}).get("torch"),
                                           "claims": len(results.get("claims", []))})
+                # the archive after every page: a batch cut by its call's limit still returns the pages it finished
+                _write_archive(archive, staging, manifest)
         finally:
             if manifest["pages"]:
                 _write_archive(archive, staging, manifest)

@@ -92,6 +92,11 @@ PRESETS = {
     # Fixed after a first demo run: at 4 epochs on 15k images the Layer-1 stitches were still
     # improving (Colour sender 0.77 in one initialisation; 0.97 with 2 epochs on 60k).
     "demo": StitchConfig(),
-    # GPU: the paper's settings (width 64, 4 epochs on 60k; stitch 10 epochs on 60k at lr 1e-4).
+    # One GPU: the paper's networks (width 64, 4 epochs on all 60k images), demo's stitch recipe and 3
+    # initialisations (the paper's 10 epochs at lr 1e-4 and 5 initialisations are ~20 s a stitch on an
+    # H100, several times a lent GPU's minutes over these pages' ~60 stitches); the training-length
+    # control retrains every deciding cell at LONGER x the epochs.
+    "gpu": StitchConfig(),
+    # GPU cluster: the paper's settings (width 64, 4 epochs on 60k; stitch 10 epochs on 60k at lr 1e-4).
     "paper": StitchConfig(inits=5, stitch_epochs=10, stitch_lr=1e-4, noise_per_class=6000),
 }

@@ -1,0 +1,39 @@
+"""Every `gpu` preset at a tiny size on the CPU: it validates at its scale, and each network it
+names builds and classifies a two-image batch (the batch on a lent GPU must not meet a bad preset)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from stitchkit import execution, zoo
+from stitchkit.scales import available_scales, registered_presets
+
+
+def _gpu_figures() -> list[str]:
+    from stitchkit import experiments
+
+    experiments.load_all()
+    return sorted(i for i in execution.discover() if "gpu" in available_scales(i))
+
+
+def test_the_gpu_presets_are_the_ones_the_batch_has_estimates_for():
+    from stitchkit import batch
+
+    figures = _gpu_figures()
+    assert {"H-F2", "S-F1B", "S-F1C", "S-FC5", "S-TC1", "S-4.2"} <= set(figures)
+    # a page with a gpu preset and no estimate would never be started by a batch with a budget
+    assert set(figures) <= set(batch.ESTIMATES["gpu"])
+
+
+@pytest.mark.parametrize("name", ["Correlated", "Digit", "Colour", "Colour-only", "MNIST"])
+def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
+    from stitchkit.experiments import smith
+
+    cfg = registered_presets("S-F1B")["gpu"]
+    spec = cfg.model("gpu", name, 0)
+    assert (spec.width, spec.data.train_size, spec.train.epochs) == (64, None, 4)  # the paper's networks
+    model = zoo.build(spec, num_classes=10, in_channels=3).eval()
+    with torch.no_grad():
+        assert model(torch.rand(2, 3, 28, 28)).shape == (2, 10)
+    assert cfg.recipe(0).train.epochs == smith.PRESETS["demo"].recipe(0).train.epochs  # demo's stitch recipe
