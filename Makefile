@@ -52,7 +52,7 @@ clean:
 # install), and the data archives in .shared-data/. Then the device's one call is `make gpu-batch`
 # with carry [.whl, .shared-data]: it installs the wheels and runs the batch within GPU_BUDGET
 # seconds, packing the pages into $$OUT/pages.tar.gz for `stitchkit import-pages`.
-GPU_BUDGET ?= 540
+GPU_BUDGET ?= 550
 GPU_PAGES ?=  # the pages to run, in this order (default: the batch's priority order, stitchkit.batch)
 NOTEBOOK_WHEELS = papermill==2.7.0 nbclient==0.11.0 nbformat==5.11.1 jupytext==1.19.6 ipykernel==7.4.0
 DEVICE_HAS = attrs certifi charset_normalizer click idna markdown_it_py mdurl packaging psutil pygments \
@@ -71,6 +71,4 @@ wheels:
 
 gpu-batch:
 	@test -n "$(STITCHKIT_COMMIT)" || { echo "make gpu-batch needs STITCHKIT_COMMIT=<the commit this copy was made at> (the device's copy has no usable .git)"; exit 2; }
-	python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-	PYTHONPATH=/tmp/site:$(CURDIR) STITCHKIT_DATA_ROOT=$(CURDIR)/.shared-data STITCHKIT_PROGRESS=0 STITCHKIT_COMMIT=$(STITCHKIT_COMMIT) \
-		python3 -m stitchkit pages $(GPU_PAGES) --scale gpu --budget $(GPU_BUDGET) --require-gpu --pack $${OUT:-.}/pages.tar.gz
+	STITCHKIT_COMMIT=$(STITCHKIT_COMMIT) BUDGET=$(GPU_BUDGET) bash benchmarks/gpu_batch.sh $(GPU_PAGES)

@@ -44,18 +44,25 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # 6.4-16.5 s (16 epochs) + 133 s for its two networks, measured on an H100 on 2026-11-27
 # (benchmarks/spot/hernandez-f2-gpu-length.json).
 #
-# Smith & Marcu's ResNet pages at gpu, until measured: from counts, not from a run. A width-64
-# ResNet-18 on 28x28 MNIST (7x7 maps after the ImageNet stem) is launch-bound on an H100: H-F2's stitches
-# there took 2.6-5.9 ms a step (benchmarks/spot/hernandez-f2-gpu-length.json, larger maps), so ~4 ms:
-# a network (4 epochs of 60k at batch 128, 1,876 steps) ~8 s, a stitch (2 epochs, 938 steps, its
-# test) ~4 s. S-F1B: 9 networks (3 data sets x 3 initialisations) + 45 stitches + its negative
-# control's 6 + its training-length control's 6 at 2x ~ 330 s. The other ResNet pages share its networks and
-# stitches through the cache, so theirs assume S-F1B ran before them in the same batch: S-F1C reads
-# ranks of its stitches (~30 s), S-TC1 adds the layer-1 cells of Digit as sender (~100 s), S-FC5 the
-# Colour-only and Noise senders (~160 s), S-4.2 greyscale-MNIST networks and their stitches (~240 s).
+# Smith & Marcu's ResNet pages at gpu, until a page has run there: from the pieces measured on an H100
+# on 2026-11-27 (benchmarks/spot/smith-gpu-costs.json: a coloured set 9 s once; a width-64 ResNet-18
+# on 28x28 ~20 s for its 4 epochs, the process's first ~6 s more; a stitch of 2 epochs 4-8 s, ~6; at
+# 2x, ~12) times what each page computes from an empty cache in one process, three initialisations:
+# - S-F1B: 9 networks, 45 stitches, its negative control's 6, its training-length control's 6 at 2x: ~580 s;
+# - S-F1C: the same networks and stitches and a rank per stitch (~1 s): ~520 s;
+# - S-FC5: 12 networks, 75 stitches (with the Noise senders'), their ranks, 6 negative, 6 at 2x: ~890 s;
+# - S-TC1: 12 networks, 24 layer-1 stitches, 12 of them at 2x: ~550 s;
+# - S-4.2: 6 networks (Colour-only and MNIST), ~30 stitches, ~6 at 2x: ~390 s.
+# (The first batch, estimated from guesses of 4 ms a step, gave S-F1B 330 s; it ran 9 minutes unfinished.)
+# NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
+# lanes trains ahead in parallel (:func:`run_lanes`), at NETWORK_SECONDS each.
 ESTIMATES: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 1400.0, "S-F1B": 330.0, "S-F1C": 30.0, "S-TC1": 100.0, "S-FC5": 160.0, "S-4.2": 240.0},
+    "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0},
 }
+NETWORK_SHARE: dict[str, dict[str, float]] = {
+    "gpu": {"S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0},
+}
+NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0}}
 
 NOTEBOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupytext")
 DATASETS_OF_PART = {"smith": ("mnist",), "across": ("cifar10", "mnist")}  # other parts: CIFAR-10
@@ -92,8 +99,11 @@ def _runs_at(figure_id: str, scale: str, book_dir: Path) -> tuple[str, list[dict
     return execution.source_hash(info.source), runs
 
 
-def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR) -> float | None:
-    """Seconds a run of ``figure_id`` at ``scale`` is expected to take, or None when unknown."""
+def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR, *, prefetched: bool = False) -> float | None:
+    """Seconds a run of ``figure_id`` at ``scale`` is expected to take, or None when unknown;
+    ``prefetched``: its networks are already trained (a batch's lanes trained them ahead), so a
+    table estimate loses its :data:`NETWORK_SHARE`. (A measured run's wall time is taken as it
+    is, whether or not its networks were cached then.)"""
     if scale == "smoke":
         return _smoke_times().get(figure_id)
     want, runs = _runs_at(figure_id, scale, book_dir)
@@ -102,7 +112,37 @@ def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR) -> flo
     if True in walls:
         return walls[True]
     # a run of an older notebook may have had another preset: the table's estimate comes first
-    return ESTIMATES.get(scale, {}).get(figure_id, walls.get(False))
+    table = ESTIMATES.get(scale, {}).get(figure_id)
+    if table is not None:
+        return table - (NETWORK_SHARE.get(scale, {}).get(figure_id, 0.0) if prefetched else 0.0)
+    return walls.get(False)
+
+
+LANES_FILE = paths.REPO_ROOT / "benchmarks" / "spot" / "gpu-lanes.json"
+
+
+def lane_slowdown(lanes: int, scale: str = "gpu", measured: Path | None = None) -> float:
+    """How much longer each of ``lanes`` concurrent processes takes than one alone, as measured by
+    ``benchmarks/gpu_lanes.py`` (the row of that many processes, or the next larger one measured);
+    without a measurement, ``lanes``: sharing is planned as gaining nothing until it is shown to."""
+    if lanes <= 1:
+        return 1.0
+    path = measured or LANES_FILE
+    try:
+        rows = json.loads(Path(path).read_text())["rows"]
+        fits = sorted((r["k"], float(r["slowdown"])) for r in rows if r["k"] >= lanes and r.get("slowdown"))
+    except (OSError, ValueError, KeyError, TypeError):
+        fits = []
+    return fits[0][1] if fits and scale != "smoke" else float(lanes)
+
+
+def prefetch_seconds(ids: Iterable[str], scale: str, lanes: int) -> float:
+    """Estimated seconds for ``lanes`` processes to train the networks of the pages ``ids``
+    (:func:`networks_of`) ahead: the busiest lane's share at :data:`NETWORK_SECONDS` each (a
+    network of a family with no figure there counts as 60 s)."""
+    per = NETWORK_SECONDS.get(scale, {})
+    secs = sorted((per.get(spec.model, 60.0) for spec in networks_of(ids, scale)), reverse=True)
+    return max((sum(secs[k::lanes]) for k in range(lanes)), default=0.0)
 
 
 def current_at(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR) -> bool:
@@ -118,15 +158,20 @@ class Decision:
     run: bool
     why: str
     estimate: float | None = None
+    lane: int = 0  # which of the batch's lanes (concurrent processes) runs it
 
 
 def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = None, *,
-         book_dir: Path = paths.BOOK_DIR) -> list[Decision]:
+         book_dir: Path = paths.BOOK_DIR, lanes: int = 1) -> list[Decision]:
     """What a batch at ``scale`` within ``budget`` seconds would do with each page of ``ids``
     (default: :func:`everything`, in priority order): run it, or skip it and why. Named pages are
     run even when current (a re-run asked for), and one without a preset at ``scale`` is an error
-    naming the scales it has; the default list skips both."""
+    naming the scales it has; the default list skips both. With ``lanes`` > 1 the pages run in
+    that many concurrent processes (:func:`run_lanes`): each page goes, in priority order, to the
+    lane with the least estimated work, if its estimate fits the budget left there."""
     check_scale(scale)
+    if not (isinstance(lanes, int) and lanes >= 1):
+        raise ValueError(f"lanes must be a whole number >= 1, got {lanes!r}")
     named = ids is not None
     ids = list(dict.fromkeys(ids if named else everything()))
     for figure_id in ids:
@@ -134,7 +179,12 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     from . import experiments
 
     experiments.load_all()
-    left = float("inf") if budget is None else float(budget)
+    # with lanes, the networks of every page that could run are trained ahead, in parallel (run_lanes)
+    candidates = [i for i in ids if _has_preset(i, scale) and (named or not current_at(i, scale, book_dir))]
+    slow = lane_slowdown(lanes, scale)
+    ahead = prefetch_seconds(candidates, scale, lanes) * slow if lanes > 1 else 0.0
+    prefetched = lanes > 1 and bool(ahead)
+    load = [ahead] * lanes
     out = []
     for figure_id in ids:
         try:
@@ -147,16 +197,136 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
         if not named and current_at(figure_id, scale, book_dir):
             out.append(Decision(figure_id, False, f"current at {scale}"))
             continue
-        est = estimate(figure_id, scale, book_dir)
+        est = estimate(figure_id, scale, book_dir, prefetched=prefetched)
+        if est is not None:
+            est *= slow  # each lane shares the device (lane_slowdown)
         if budget is not None and est is None:
             out.append(Decision(figure_id, False, f"no estimate at {scale}: a batch with a budget cannot know it finishes"))
             continue
+        lane = min(range(lanes), key=lambda k: load[k])
+        left = float("inf") if budget is None else float(budget) - load[lane]
         if est is not None and est > left:
             out.append(Decision(figure_id, False, f"estimate {est:.0f} s > {left:.0f} s left", est))
             continue
-        left -= est or 0.0
-        out.append(Decision(figure_id, True, "runs" if est is None else f"estimate {est:.0f} s", est))
+        load[lane] += est or 0.0
+        where = f" (lane {lane + 1} of {lanes})" if lanes > 1 else ""
+        out.append(Decision(figure_id, True, ("runs" if est is None else f"estimate {est:.0f} s") + where, est, lane))
     return out
+
+
+def networks_of(ids: Iterable[str], scale: str) -> list:
+    """The trained networks the pages ``ids`` need at ``scale``, once each, in order: from each
+    page's preset whose config says (a ``networks(scale)`` method); pages whose config does not
+    train theirs inside the page as before."""
+    from . import experiments
+    from .scales import registered_presets
+
+    experiments.load_all()
+    out, seen = [], set()
+    for figure_id in ids:
+        cfg = (registered_presets(figure_id) or {}).get(scale)
+        for spec in (cfg.networks(scale) if hasattr(cfg, "networks") else []):
+            if spec not in seen:
+                seen.add(spec)
+                out.append(spec)
+    return out
+
+
+def train_networks(ids: Iterable[str], scale: str, lane: int = 0, lanes: int = 1, *, progress: bool = False) -> int:
+    """Train (or find in the cache) every ``lanes``-th network of :func:`networks_of` from the
+    ``lane``-th: one lane of :func:`run_lanes`'s prefetch. Returns how many it holds."""
+    from . import zoo
+
+    mine = networks_of(ids, scale)[lane::lanes]
+    for spec in mine:
+        zoo.load_or_train(spec, progress=progress)
+    return len(mine)
+
+
+def _wait_all(procs) -> list[int]:
+    """Wait for every process; a signal to this one is passed on to each (each stops its kernel)."""
+    import signal
+
+    def forward(signum, frame):
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+
+    old = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return [p.wait() for p in procs]
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run_lanes(decisions: list[Decision], scale: str, archive: Path, *, budget: float | None, lanes: int,
+              require_gpu: bool = False) -> dict:
+    """Run the pages ``decisions`` picked in ``lanes`` concurrent processes (each one
+    ``stitchkit pages <its pages> --pack <archive>.laneK.tar.gz``, which packs after every page),
+    then merge the lanes' archives into ``archive`` (:func:`stitchkit.transfer.merge_archives`).
+
+    Why: on a GPU the papers' small networks are launch-bound (a width-64 ResNet-18 on MNIST
+    trains at ~12,000 images/s on an H100, a few per cent of its peak), so pages in concurrent
+    processes share the device. Networks and stitches two lanes need are trained once: the cache
+    locks each entry, and the second lane reads it. A signal to this process is passed on to every
+    lane (each stops its kernel); the lanes' archives hold the pages they finished."""
+    import dataclasses
+    import subprocess
+    import sys
+    import time
+
+    from .transfer import merge_archives
+
+    archive = Path(archive)
+    start = time.monotonic()
+    run = [d.id for d in decisions if d.run]
+    # first the networks the pages will need, spread over the lanes (the pages then find them cached)
+    n = len(networks_of(run, scale))
+    if n:
+        print(f"prefetch: {n} networks in {min(lanes, n)} lanes", flush=True)
+        codes = _wait_all([subprocess.Popen([sys.executable, "-m", "stitchkit", "networks", *run, "--scale", scale,
+                                             "--lane", str(k), "--lanes", str(min(lanes, n))])
+                           for k in range(min(lanes, n))])
+        if any(codes):
+            raise BatchError(f"training the pages' networks failed (lanes exited {codes}); no page was started")
+        print(f"prefetch done in {time.monotonic() - start:.0f} s", flush=True)
+    procs, parts = [], []
+    for k in range(lanes):
+        ids = [d.id for d in decisions if d.run and d.lane == k]
+        if not ids:
+            continue
+        part = archive.with_name(f"{archive.name.split('.')[0]}.lane{k + 1}.tar.gz")
+        part.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "stitchkit", "pages", *ids, "--scale", scale, "--pack", str(part)]
+        if n:
+            cmd.append("--prefetched")
+        if budget is not None:
+            cmd += ["--budget", f"{budget - (time.monotonic() - start):.0f}"]
+        if require_gpu:
+            cmd.append("--require-gpu")
+        print(f"lane {k + 1}: {' '.join(ids)}", flush=True)
+        procs.append(subprocess.Popen(cmd))
+        parts.append(part)
+
+    codes = _wait_all(procs)
+    done = [p for p in parts if p.is_file()]
+    fields = {"plan": [dataclasses.asdict(d) for d in decisions], "lane_count": lanes,
+              **({"budget_seconds": budget} if budget is not None else {})}
+    manifest = merge_archives(done, archive, **fields) if done else {"pages": [], "skipped": []}
+    if any(codes):
+        failed = [f"lane {k + 1} exited {c}" for k, c in enumerate(codes) if c]
+        raise BatchError(f"{'; '.join(failed)} (the pages the lanes finished are in {archive}"
+                         + ("" if done else ": none") + ")")
+    return manifest
+
+
+def _has_preset(figure_id: str, scale: str) -> bool:
+    try:
+        check_figure_scale(figure_id, scale)
+        return True
+    except UnknownScaleError:
+        return False
 
 
 def datasets_of(ids: Iterable[str]) -> list[str]:

@@ -106,6 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="start a page only while its estimate fits the seconds left (pages without one are skipped)")
     pg.add_argument("--require-gpu", action="store_true", help="stop before any training unless torch sees a CUDA GPU")
     pg.add_argument("--dry-run", action="store_true", help="print the plan and the checks; run nothing")
+    pg.add_argument("--lanes", type=int, default=1, metavar="N",
+                    help="run the pages in N concurrent processes sharing the device, their networks trained "
+                         "ahead in N processes too (default 1)")
+    pg.add_argument("--prefetched", action="store_true", help=argparse.SUPPRESS)  # a lane: networks trained ahead
+    nw = sub.add_parser("networks", help="train (or find cached) the networks pages need at a scale: a batch's prefetch")
+    nw.add_argument("ids", nargs="+", metavar="ID")
+    nw.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
+    nw.add_argument("--lane", type=int, default=0, help="train every LANES-th network from this one (default 0)")
+    nw.add_argument("--lanes", type=int, default=1, help="how many processes share the networks (default 1)")
     im = sub.add_parser("import-pages", help="check an archive of pages and place them into book/")
     im.add_argument("archive")
     return ap
@@ -123,7 +132,7 @@ def run_pages(args) -> None:
         raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
     if not args.dry_run and not args.pack:
         raise ValueError("pages needs --pack FILE (the archive to write), or --dry-run")
-    decisions = plan(args.scale, args.budget, args.ids or None)
+    decisions = plan(args.scale, args.budget, args.ids or None, lanes=args.lanes)
     for d in decisions:
         print(f"{d.id:7} {'run ' if d.run else 'skip'}  {d.why}")
     run = [d.id for d in decisions if d.run]
@@ -134,8 +143,14 @@ def run_pages(args) -> None:
     if not run:
         print("nothing to run")
         return
-    manifest = pack_pages(run, args.scale, Path(args.pack), budget=args.budget,
-                          plan=[dataclasses.asdict(d) for d in decisions])
+    if args.lanes > 1:
+        from .batch import run_lanes
+
+        manifest = run_lanes(decisions, args.scale, Path(args.pack), budget=args.budget, lanes=args.lanes,
+                             require_gpu=args.require_gpu)
+    else:
+        manifest = pack_pages(run, args.scale, Path(args.pack), budget=args.budget,
+                              plan=[dataclasses.asdict(d) for d in decisions], prefetched=args.prefetched)
     for page in manifest["pages"]:
         print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s")
     for page in manifest["skipped"]:
@@ -241,6 +256,18 @@ def _main(args) -> int:
             print(f"results (every number of every point): {table.attrs['csv']}")
         elif args.command == "pages":
             run_pages(args)
+        elif args.command == "networks":
+            from .batch import train_networks
+
+            if not 0 <= args.lane < args.lanes:
+                raise ValueError(f"--lane must be in [0, {args.lanes}), got {args.lane}")
+            from . import experiments
+            from .scales import check_figure_scale
+
+            experiments.load_all()
+            for figure_id in args.ids:
+                check_figure_scale(execution.get_notebook(figure_id).id, args.scale)
+            print(f"lane {args.lane}: {train_networks(args.ids, args.scale, args.lane, args.lanes)} networks ready")
         elif args.command == "import-pages":
             from .transfer import import_pages
 

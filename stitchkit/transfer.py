@@ -46,14 +46,16 @@ class ArchiveError(ValueError):
 
 
 def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool = True,
-               budget: float | None = None, plan: list[dict] | None = None) -> dict[str, Any]:
+               budget: float | None = None, plan: list[dict] | None = None,
+               prefetched: bool = False) -> dict[str, Any]:
     """Execute each page of ``ids`` at ``scale`` and pack them into ``archive``; returns the
     manifest. Every ID and the scale are checked before the first page runs. A page that fails
     stops the packing (its partial notebook is kept beside the archive as ``<ID>.failed.ipynb``);
     pages finished before it are packed first, so a later import still gets them. With
     ``budget`` (seconds), a page is started only while its estimate (:func:`stitchkit.batch.estimate`)
     fits the time left; the ones it skips are listed in the manifest (``skipped``), as is
-    ``plan`` (the batch's decisions, :func:`stitchkit.batch.plan`)."""
+    ``plan`` (the batch's decisions, :func:`stitchkit.batch.plan`). ``prefetched``: the pages'
+    networks were trained ahead (:func:`stitchkit.batch.run_lanes`), so their estimates are smaller."""
     import time
 
     from .batch import estimate
@@ -86,7 +88,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
         staging = Path(tmp)
         try:
             for info in infos:
-                est = estimate(info.id, scale)
+                est = estimate(info.id, scale, prefetched=prefetched)
                 if budget is not None:
                     left = budget - (time.monotonic() - start)
                     if est is None or est > left:
@@ -134,6 +136,36 @@ def _write_archive(archive: Path, staging: Path, manifest: dict[str, Any]) -> No
         raise ArchiveError(f"{archive}: the packed pages weigh {len(data) / 2**20:.1f} MiB, over the "
                            f"{MAX_ARCHIVE_BYTES / 2**20:.0f} MiB a file back from a lent machine may; pack fewer pages")
     atomic_write_bytes(archive, data)
+
+
+def merge_archives(parts: Iterable[Path], archive: Path, **fields: Any) -> dict[str, Any]:
+    """One archive from the archives ``parts`` of one batch (its lanes: the same scale and commit),
+    their pages and skipped pages together, and ``fields`` (the batch's own plan and budget) in
+    its manifest; returns the merged manifest."""
+    merged: dict[str, Any] | None = None
+    files: dict[str, bytes] = {}
+    for part in parts:
+        manifest, members = read_archive(part)
+        if merged is None:
+            merged = {**manifest, "pages": [], "skipped": [], "lanes": []}
+        for key in ("scale", "commit"):
+            if manifest.get(key) != merged.get(key):
+                raise ArchiveError(f"{part}: {key} {manifest.get(key)!r} differs from the other lanes' "
+                                   f"{merged.get(key)!r}")
+        merged["lanes"].append({"archive": Path(part).name, "pages": [p["id"] for p in manifest["pages"]]})
+        merged["pages"] += manifest["pages"]
+        merged["skipped"] += manifest.get("skipped", [])
+        files.update(members)
+    if merged is None:
+        raise ValueError("merge_archives needs at least one archive")
+    merged.update(fields)
+    with tempfile.TemporaryDirectory(prefix="stitchkit-merge-") as tmp:
+        staging = Path(tmp)
+        for name, data in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / name).write_bytes(data)
+        _write_archive(Path(archive), staging, merged)
+    return merged
 
 
 def read_archive(archive: Path) -> tuple[dict[str, Any], dict[str, bytes]]:

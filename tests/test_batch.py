@@ -29,6 +29,33 @@ def test_plan_skips_pages_without_a_preset_and_pages_whose_estimate_does_not_fit
     assert {d.id: d for d in batch.plan("gpu", 2000, ["H-F2"], book_dir=tmp_path)}["H-F2"].run
 
 
+def test_lanes_share_the_budget_by_estimated_work(tmp_path, monkeypatch):
+    monkeypatch.setattr(batch, "_smoke_times", lambda: {"B-T1": 50.0, "S-F1A": 30.0, "B-F2B": 30.0, "H-T1": 40.0})
+    monkeypatch.setattr(batch, "lane_slowdown", lambda lanes, scale="gpu", measured=None: 1.0)  # sharing is free
+    decisions = batch.plan("smoke", 70, ["B-T1", "S-F1A", "B-F2B", "H-T1"], book_dir=tmp_path, lanes=2)
+    # B-T1 to lane 1 (50 s), S-F1A to the emptier lane 2 (30), B-F2B to lane 2 (60), H-T1 fits neither
+    assert [(d.id, d.run, d.lane) for d in decisions] == [("B-T1", True, 0), ("S-F1A", True, 1), ("B-F2B", True, 1),
+                                                          ("H-T1", False, 0)]
+    assert "40 s > 20 s left" in decisions[3].why
+    with pytest.raises(ValueError, match="lanes must be"):
+        batch.plan("smoke", 70, ["B-T1"], book_dir=tmp_path, lanes=0)
+
+
+def test_lanes_are_planned_as_gaining_nothing_until_measured(tmp_path):
+    assert batch.lane_slowdown(1) == 1.0
+    assert batch.lane_slowdown(4, measured=tmp_path / "none.json") == 4.0  # no measurement: k lanes, k x slower
+    f = tmp_path / "gpu-lanes.json"
+    f.write_text(json.dumps({"rows": [{"k": 1, "slowdown": 1.0}, {"k": 2, "slowdown": 1.1}, {"k": 4, "slowdown": 1.6}]}))
+    assert batch.lane_slowdown(2, measured=f) == 1.1
+    assert batch.lane_slowdown(3, measured=f) == 1.6  # the next larger count measured
+    assert batch.lane_slowdown(6, measured=f) == 6.0  # beyond the measurement: nothing assumed
+    # Smith's gpu pages name their networks: a batch with lanes trains them ahead, their share off the estimates
+    nets = batch.networks_of(["S-F1B", "S-4.2"], "gpu")
+    assert len(nets) == 15 and len(set(nets)) == 15 and {n.width for n in nets} == {64}
+    assert batch.estimate("S-F1B", "gpu", tmp_path, prefetched=True) == (batch.ESTIMATES["gpu"]["S-F1B"]
+                                                                         - batch.NETWORK_SHARE["gpu"]["S-F1B"])
+
+
 def test_plan_spends_the_budget_in_priority_order(tmp_path, monkeypatch):
     monkeypatch.setattr(batch, "_smoke_times", lambda: {"B-T1": 30.0, "S-F1A": 30.0, "B-F2B": 30.0})
     decisions = batch.plan("smoke", 70, ["B-T1", "S-F1A", "B-F2B", "H-T1"], book_dir=tmp_path)
@@ -92,7 +119,7 @@ def test_pack_with_a_budget_skips_what_does_not_fit(tmp_path, monkeypatch):
         raise AssertionError("nothing should run")
 
     monkeypatch.setattr(execution, "execute", fake)
-    monkeypatch.setattr(batch, "estimate", lambda fid, scale, book_dir=None: 1e6)
+    monkeypatch.setattr(batch, "estimate", lambda fid, scale, book_dir=None, prefetched=False: 1e6)
     manifest = transfer.pack_pages(["B-T1"], "smoke", tmp_path / "p.tar.gz", progress=False, budget=60)
     assert calls == [] and manifest["pages"] == [] and manifest["skipped"][0]["id"] == "B-T1"
     assert not (tmp_path / "p.tar.gz").exists()
@@ -103,12 +130,17 @@ def test_batch_dry_run_at_smoke_runs_packs_and_imports(tmp_path, capsys):
     """The batch as a loan runs it, at smoke on the CPU: plan within a budget, the checks, two real
     pages executed and packed with their log, then imported into a book."""
     archive = tmp_path / "out" / "pages.tar.gz"
-    assert cli.main(["pages", "B-T1", "S-F1A", "--scale", "smoke", "--budget", "300", "--pack", str(archive)]) == 0
+    # two lanes: each page in its own process with its own archive, merged into one
+    assert cli.main(["pages", "B-T1", "S-F1A", "--scale", "smoke", "--budget", "300", "--lanes", "2",
+                     "--pack", str(archive)]) == 0
     out = capsys.readouterr().out
-    assert "packages: papermill" in out and "packed:" in out
+    assert "packages: papermill" in out and "kernel: starts" in out and "packed:" in out
+    assert "(lane 1 of 2)" in out and "(lane 2 of 2)" in out
+    assert sorted(p.name for p in archive.parent.glob("*.lane*.tar.gz")) == ["pages.lane1.tar.gz", "pages.lane2.tar.gz"]
     with tarfile.open(archive, "r:gz") as tar:
         manifest = json.loads(tar.extractfile("manifest.json").read())
     assert [p["id"] for p in manifest["pages"]] == ["B-T1", "S-F1A"] and manifest["budget_seconds"] == 300
+    assert manifest["lane_count"] == 2 and [lane["pages"] for lane in manifest["lanes"]] == [["B-T1"], ["S-F1A"]]
     assert all(p["wall_seconds"] > 0 and p["torch"] and p["device"] for p in manifest["pages"])
     assert [d["id"] for d in manifest["plan"]] == ["B-T1", "S-F1A"]
     lines = transfer.import_pages(archive, tmp_path / "book")

@@ -72,6 +72,11 @@ class StitchConfig:
         return zoo.smith_resnet18(scale, SETS[data], seed, width=self.width, epochs=self.model_epochs,
                                   train_size=self.model_train_size, trained=False)
 
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """Every trained network the ResNet pages use at ``scale`` (each data set's model of each
+        initialisation): what a batch may train ahead, in parallel (:func:`stitchkit.batch.prefetch`)."""
+        return [self.model(scale, name, k) for k in range(self.inits) for name in SETS]
+
     def recipe(self, seed: int) -> StitchRecipe:
         train = TrainConfig(epochs=self.stitch_epochs, batch_size=128, optimizer="sgd", lr=self.stitch_lr,
                             momentum=0.9, weight_decay=1e-2, schedule="constant", augment=False, seed=seed)
