@@ -11,7 +11,7 @@
 # left of BUDGET seconds (default 550), packing into $OUT/pages.tar.gz after every page. Back here:
 #   stitchkit import-pages <files_at>/pages.tar.gz   (and each <files_at>/pages.laneK.tar.gz if the merge was cut)
 set -u
-: "${STITCHKIT_COMMIT:?the commit this copy was made at (the device's copy has no usable .git)}"
+: "${STITCHKIT_COMMIT:?set STITCHKIT_COMMIT to the commit this copy was made at: the copy on the device has no usable .git}"
 start=$(date +%s)
 out=${OUT:-/tmp/gpu-batch-out}; mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
