@@ -54,15 +54,19 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # - S-TC1: 12 networks, 24 layer-1 stitches, 12 of them at 2x: ~550 s;
 # - S-4.2: 6 networks (Colour-only and MNIST), ~30 stitches, ~6 at 2x: ~390 s.
 # (The first batch, estimated from guesses of 4 ms a step, gave S-F1B 330 s; it ran 9 minutes unfinished.)
+# B-F5 at gpu: its two width-64 ResNet-18s at 53 s each (benchmarks/spot/gpu-recipes.json), 30 stitches
+# (3 senders x 10 cuts; 625 steps of batch 32 at the ~6.4 ms a step the Smith stitches took, with a
+# 10k-image test: ~5 s), ~6 deciding cells at 4x (~20 s) and CKA: ~400 s.
 # NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
 # lanes trains ahead in parallel (:func:`run_lanes`), at NETWORK_SECONDS each.
 ESTIMATES: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0},
+    "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
+            "B-F5": 400.0},
 }
 NETWORK_SHARE: dict[str, dict[str, float]] = {
-    "gpu": {"S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0},
+    "gpu": {"S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0, "B-F5": 110.0},
 }
-NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0}}
+NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0}}
 
 NOTEBOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupytext")
 DATASETS_OF_PART = {"smith": ("mnist",), "across": ("cifar10", "mnist")}  # other parts: CIFAR-10

@@ -21,7 +21,7 @@ def test_the_gpu_presets_are_the_ones_the_batch_has_estimates_for():
     from stitchkit import batch
 
     figures = _gpu_figures()
-    assert {"H-F2", "S-F1B", "S-F1C", "S-FC5", "S-TC1", "S-4.2"} <= set(figures)
+    assert {"H-F2", "S-F1B", "S-F1C", "S-FC5", "S-TC1", "S-4.2", "B-F5"} <= set(figures)
     # a page with a gpu preset and no estimate would never be started by a batch with a budget
     assert set(figures) <= set(batch.ESTIMATES["gpu"])
 
@@ -37,3 +37,13 @@ def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
     with torch.no_grad():
         assert model(torch.rand(2, 3, 28, 28)).shape == (2, 10)
     assert cfg.recipe(0).train.epochs == smith.PRESETS["demo"].recipe(0).train.epochs  # demo's stitch recipe
+
+
+def test_bansal_b_f5_gpu_preset_uses_the_zoos_gpu_network_and_demos_stitch_recipe():
+    cfg = registered_presets("B-F5")["gpu"]
+    nets = cfg.networks("gpu")
+    assert [n.seed for n in nets] == [0, 1] and {(n.width, n.train.epochs) for n in nets} == {(64, 40)}
+    assert cfg.recipe() == registered_presets("B-F5")["demo"].recipe() and cfg.test_size is None
+    model = zoo.build(nets[0], num_classes=10, in_channels=3).eval()
+    with torch.no_grad():
+        assert model(torch.rand(2, 3, 32, 32)).shape == (2, 10)

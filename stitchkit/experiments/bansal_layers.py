@@ -195,8 +195,16 @@ class RandomVsTrainedConfig(ConnectivityConfig):
 
     cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
 
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """The trained networks (receiver and second seed): what a batch may train ahead."""
+        return [self.model(scale, seed) for seed in self.seeds]
+
 
 PRESETS_F5 = _extend_presets(RandomVsTrainedConfig, {"cka_images": 500})
+# One GPU: the zoo's gpu ResNet-18 (width 64, 40 epochs at batch 512, 90.3% on an H100) with demo's
+# stitch recipe (DM start, 2 epochs on 10k images at batch 32, Adam 3e-3) at every cut, on all 10k
+# test images; the training-length control retrains the deciding cells at 4x. Chosen before any run.
+PRESETS_F5["gpu"] = replace(PRESETS_F5["demo"])
 
 CKA_EARLY_MIN = 0.5  # "CKA also predicts that the early layers ... are 'similar' to a random network"
 AGREEMENT_MAX_RHO = -0.5  # stitching and CKA agree: high CKA where the penalty is low, over cuts
