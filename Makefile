@@ -47,16 +47,18 @@ clean:
 	rm -rf _build runs
 
 # A lent GPU machine (stitchkit.batch): `make wheels` here first: the packages that execute a
-# notebook, which the device's image lacks, as Python 3.12 wheels in .whl/ (debugpy and jedi, which
+# notebook and run a local Dask cluster, which the device's image lacks, as Python 3.12 wheels in .whl/ (debugpy and jedi, which
 # ipykernel runs without, left out; so are those the image has: a second version breaks the
 # install), and the data archives in .shared-data/. Then the device's one call is `make gpu-batch`
 # with carry [.whl, .shared-data]: it installs the wheels and runs the batch within GPU_BUDGET
 # seconds, packing the pages into $$OUT/pages.tar.gz for `stitchkit import-pages`.
 GPU_BUDGET ?= 550
 GPU_PAGES ?=  # the pages to run, in this order (default: the batch's priority order, stitchkit.batch)
-NOTEBOOK_WHEELS = papermill==2.7.0 nbclient==0.11.0 nbformat==5.11.1 jupytext==1.19.6 ipykernel==7.4.0
+NOTEBOOK_WHEELS = papermill==2.7.0 nbclient==0.11.0 nbformat==5.11.1 jupytext==1.19.6 ipykernel==7.4.0 \
+	dask==2026.8.0 distributed==2026.8.0
 DEVICE_HAS = attrs certifi charset_normalizer click idna markdown_it_py mdurl packaging psutil pygments \
-	python_dateutil pyyaml PyYAML requests tqdm typing_extensions urllib3 debugpy jedi parso
+	python_dateutil pyyaml PyYAML requests tqdm typing_extensions urllib3 debugpy jedi parso \
+	cloudpickle fsspec toolz msgpack sortedcontainers jinja2 Jinja2 markupsafe MarkupSafe
 DEVICE_PLATFORMS = manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64 \
 	manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64 manylinux_2_5_x86_64 manylinux1_x86_64
 DATASETS ?= cifar10 mnist

@@ -103,11 +103,15 @@ def _runs_at(figure_id: str, scale: str, book_dir: Path) -> tuple[str, list[dict
     return execution.source_hash(info.source), runs
 
 
-def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR, *, prefetched: bool = False) -> float | None:
+def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR, *, prefetched: bool = False,
+             workers: int = 1) -> float | None:
     """Seconds a run of ``figure_id`` at ``scale`` is expected to take, or None when unknown;
     ``prefetched``: its networks are already trained (a batch's lanes trained them ahead), so a
-    table estimate loses its :data:`NETWORK_SHARE`. (A measured run's wall time is taken as it
-    is, whether or not its networks were cached then.)"""
+    table estimate loses its :data:`NETWORK_SHARE`; ``workers``: its stitch grids run on a local
+    Dask cluster of that many processes sharing the device (``STITCHKIT_DASK``), so the rest of
+    a table estimate is divided by the measured gain of that many processes (:func:`lane_slowdown`;
+    none until measured). (A measured run's wall time is taken as it is, whether or not its
+    networks were cached or its grids spread then.)"""
     if scale == "smoke":
         return _smoke_times().get(figure_id)
     want, runs = _runs_at(figure_id, scale, book_dir)
@@ -118,7 +122,9 @@ def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR, *, pre
     # a run of an older notebook may have had another preset: the table's estimate comes first
     table = ESTIMATES.get(scale, {}).get(figure_id)
     if table is not None:
-        return table - (NETWORK_SHARE.get(scale, {}).get(figure_id, 0.0) if prefetched else 0.0)
+        share = NETWORK_SHARE.get(scale, {}).get(figure_id, 0.0)
+        rest = (table - share) * (lane_slowdown(workers, scale) / workers if workers > 1 else 1.0)
+        return rest + (0.0 if prefetched else share)
     return walls.get(False)
 
 
@@ -166,7 +172,7 @@ class Decision:
 
 
 def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = None, *,
-         book_dir: Path = paths.BOOK_DIR, lanes: int = 1) -> list[Decision]:
+         book_dir: Path = paths.BOOK_DIR, lanes: int = 1, workers: int = 1) -> list[Decision]:
     """What a batch at ``scale`` within ``budget`` seconds would do with each page of ``ids``
     (default: :func:`everything`, in priority order): run it, or skip it and why. Named pages are
     run even when current (a re-run asked for), and one without a preset at ``scale`` is an error
@@ -174,8 +180,12 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     that many concurrent processes (:func:`run_lanes`): each page goes, in priority order, to the
     lane with the least estimated work, if its estimate fits the budget left there."""
     check_scale(scale)
-    if not (isinstance(lanes, int) and lanes >= 1):
-        raise ValueError(f"lanes must be a whole number >= 1, got {lanes!r}")
+    for name, n in (("lanes", lanes), ("workers", workers)):
+        if not (isinstance(n, int) and n >= 1):
+            raise ValueError(f"{name} must be a whole number >= 1, got {n!r}")
+    if lanes > 1 and workers > 1:
+        raise ValueError("choose lanes (pages in concurrent processes) or workers (each page's stitch grids on a "
+                         f"local Dask cluster), not both: got lanes={lanes}, workers={workers}")
     named = ids is not None
     ids = list(dict.fromkeys(ids if named else everything()))
     for figure_id in ids:
@@ -183,11 +193,13 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     from . import experiments
 
     experiments.load_all()
-    # with lanes, the networks of every page that could run are trained ahead, in parallel (run_lanes)
+    # with lanes or workers, the networks of every page that could run are trained ahead, in as many
+    # processes (prefetch); each lane shares the device, and so does each worker
+    parallel = max(lanes, workers)
     candidates = [i for i in ids if _has_preset(i, scale) and (named or not current_at(i, scale, book_dir))]
+    ahead = prefetch_seconds(candidates, scale, parallel) * lane_slowdown(parallel, scale) if parallel > 1 else 0.0
+    prefetched = bool(ahead)
     slow = lane_slowdown(lanes, scale)
-    ahead = prefetch_seconds(candidates, scale, lanes) * slow if lanes > 1 else 0.0
-    prefetched = lanes > 1 and bool(ahead)
     load = [ahead] * lanes
     out = []
     for figure_id in ids:
@@ -201,7 +213,7 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
         if not named and current_at(figure_id, scale, book_dir):
             out.append(Decision(figure_id, False, f"current at {scale}"))
             continue
-        est = estimate(figure_id, scale, book_dir, prefetched=prefetched)
+        est = estimate(figure_id, scale, book_dir, prefetched=prefetched, workers=workers)
         if est is not None:
             est *= slow  # each lane shares the device (lane_slowdown)
         if budget is not None and est is None:
@@ -247,6 +259,28 @@ def train_networks(ids: Iterable[str], scale: str, lane: int = 0, lanes: int = 1
     return len(mine)
 
 
+def prefetch(ids: Iterable[str], scale: str, processes: int) -> int:
+    """Train the networks the pages ``ids`` need (:func:`networks_of`) in ``processes`` concurrent
+    processes (``stitchkit networks``), before the pages run; returns how many. A failure stops
+    the batch before any page starts."""
+    import subprocess
+    import sys
+    import time
+
+    ids = list(ids)
+    n = len(networks_of(ids, scale))
+    k = min(processes, n)
+    if k:
+        t0 = time.monotonic()
+        print(f"prefetch: {n} networks in {k} processes", flush=True)
+        codes = _wait_all([subprocess.Popen([sys.executable, "-m", "stitchkit", "networks", *ids, "--scale", scale,
+                                             "--lane", str(j), "--lanes", str(k)]) for j in range(k)])
+        if any(codes):
+            raise BatchError(f"training the pages' networks failed (processes exited {codes}); no page was started")
+        print(f"prefetch done in {time.monotonic() - t0:.0f} s", flush=True)
+    return n
+
+
 def _wait_all(procs) -> list[int]:
     """Wait for every process; a signal to this one is passed on to each (each stops its kernel)."""
     import signal
@@ -284,17 +318,8 @@ def run_lanes(decisions: list[Decision], scale: str, archive: Path, *, budget: f
 
     archive = Path(archive)
     start = time.monotonic()
-    run = [d.id for d in decisions if d.run]
     # first the networks the pages will need, spread over the lanes (the pages then find them cached)
-    n = len(networks_of(run, scale))
-    if n:
-        print(f"prefetch: {n} networks in {min(lanes, n)} lanes", flush=True)
-        codes = _wait_all([subprocess.Popen([sys.executable, "-m", "stitchkit", "networks", *run, "--scale", scale,
-                                             "--lane", str(k), "--lanes", str(min(lanes, n))])
-                           for k in range(min(lanes, n))])
-        if any(codes):
-            raise BatchError(f"training the pages' networks failed (lanes exited {codes}); no page was started")
-        print(f"prefetch done in {time.monotonic() - start:.0f} s", flush=True)
+    n = prefetch([d.id for d in decisions if d.run], scale, lanes)
     procs, parts = [], []
     for k in range(lanes):
         ids = [d.id for d in decisions if d.run and d.lane == k]

@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     pg.add_argument("--lanes", type=int, default=1, metavar="N",
                     help="run the pages in N concurrent processes sharing the device, their networks trained "
                          "ahead in N processes too (default 1)")
+    pg.add_argument("--workers", type=int, default=1, metavar="N",
+                    help="the pages' stitch grids run on the local Dask cluster STITCHKIT_DASK names, of N worker "
+                         "processes: the estimates count on it (default 1)")
     pg.add_argument("--prefetched", action="store_true", help=argparse.SUPPRESS)  # a lane: networks trained ahead
     nw = sub.add_parser("networks", help="train (or find cached) the networks pages need at a scale: a batch's prefetch")
     nw.add_argument("ids", nargs="+", metavar="ID")
@@ -132,7 +135,10 @@ def run_pages(args) -> None:
         raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
     if not args.dry_run and not args.pack:
         raise ValueError("pages needs --pack FILE (the archive to write), or --dry-run")
-    decisions = plan(args.scale, args.budget, args.ids or None, lanes=args.lanes)
+    if args.workers > 1 and not os.environ.get(DASK_ENV, "").strip():
+        raise ValueError(f"--workers {args.workers} needs a Dask cluster: set {DASK_ENV} to its scheduler's address "
+                         "(benchmarks/dask_local.py starts one here)")
+    decisions = plan(args.scale, args.budget, args.ids or None, lanes=args.lanes, workers=args.workers)
     for d in decisions:
         print(f"{d.id:7} {'run ' if d.run else 'skip'}  {d.why}")
     run = [d.id for d in decisions if d.run]
@@ -149,8 +155,14 @@ def run_pages(args) -> None:
         manifest = run_lanes(decisions, args.scale, Path(args.pack), budget=args.budget, lanes=args.lanes,
                              require_gpu=args.require_gpu)
     else:
+        prefetched = args.prefetched
+        if args.workers > 1:  # the networks first, in as many processes as the cluster has workers
+            from .batch import prefetch
+
+            prefetched = bool(prefetch(run, args.scale, args.workers)) or prefetched
         manifest = pack_pages(run, args.scale, Path(args.pack), budget=args.budget,
-                              plan=[dataclasses.asdict(d) for d in decisions], prefetched=args.prefetched)
+                              plan=[dataclasses.asdict(d) for d in decisions], prefetched=prefetched,
+                              workers=args.workers)
     for page in manifest["pages"]:
         print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s")
     for page in manifest["skipped"]:

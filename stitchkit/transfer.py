@@ -47,7 +47,7 @@ class ArchiveError(ValueError):
 
 def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool = True,
                budget: float | None = None, plan: list[dict] | None = None,
-               prefetched: bool = False) -> dict[str, Any]:
+               prefetched: bool = False, workers: int = 1) -> dict[str, Any]:
     """Execute each page of ``ids`` at ``scale`` and pack them into ``archive``; returns the
     manifest. Every ID and the scale are checked before the first page runs. A page that fails
     stops the packing (its partial notebook is kept beside the archive as ``<ID>.failed.ipynb``);
@@ -55,7 +55,8 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     ``budget`` (seconds), a page is started only while its estimate (:func:`stitchkit.batch.estimate`)
     fits the time left; the ones it skips are listed in the manifest (``skipped``), as is
     ``plan`` (the batch's decisions, :func:`stitchkit.batch.plan`). ``prefetched``: the pages'
-    networks were trained ahead (:func:`stitchkit.batch.run_lanes`), so their estimates are smaller."""
+    networks were trained ahead (:func:`stitchkit.batch.run_lanes`), so their estimates are smaller;
+    ``workers``: their stitch grids run on a local Dask cluster of that many processes."""
     import time
 
     from .batch import estimate
@@ -80,6 +81,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     except OSError as exc:
         raise ValueError(f"--pack {archive}: cannot write there ({exc.strerror or exc})") from None
     manifest: dict[str, Any] = {"format": FORMAT, "scale": scale, **git_state(), "device": device_name(),
+                                **({"dask_workers": workers} if workers > 1 else {}),
                                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                                 "pages": [], "skipped": [], **({"budget_seconds": budget} if budget is not None else {}),
                                 **({"plan": plan} if plan is not None else {})}
@@ -88,7 +90,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
         staging = Path(tmp)
         try:
             for info in infos:
-                est = estimate(info.id, scale, prefetched=prefetched)
+                est = estimate(info.id, scale, prefetched=prefetched, workers=workers)
                 if budget is not None:
                     left = budget - (time.monotonic() - start)
                     if est is None or est > left:

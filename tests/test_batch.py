@@ -119,7 +119,7 @@ def test_pack_with_a_budget_skips_what_does_not_fit(tmp_path, monkeypatch):
         raise AssertionError("nothing should run")
 
     monkeypatch.setattr(execution, "execute", fake)
-    monkeypatch.setattr(batch, "estimate", lambda fid, scale, book_dir=None, prefetched=False: 1e6)
+    monkeypatch.setattr(batch, "estimate", lambda fid, scale, book_dir=None, **kw: 1e6)
     manifest = transfer.pack_pages(["B-T1"], "smoke", tmp_path / "p.tar.gz", progress=False, budget=60)
     assert calls == [] and manifest["pages"] == [] and manifest["skipped"][0]["id"] == "B-T1"
     assert not (tmp_path / "p.tar.gz").exists()
@@ -145,3 +145,22 @@ def test_batch_dry_run_at_smoke_runs_packs_and_imports(tmp_path, capsys):
     assert [d["id"] for d in manifest["plan"]] == ["B-T1", "S-F1A"]
     lines = transfer.import_pages(archive, tmp_path / "book")
     assert len(lines) == 2 and (tmp_path / "book" / "bansal" / "B-T1.ipynb").exists()
+
+
+@pytest.mark.slow
+def test_batch_with_dask_workers_spreads_a_pages_stitch_grids(tmp_path, monkeypatch, capsys):
+    """`--workers N` with a local Dask cluster (as benchmarks/gpu_batch.sh starts on a lent GPU):
+    the page's stitch grids run on the workers, the page packs as any other."""
+    distributed = pytest.importorskip("distributed")
+    from stitchkit.cluster import DASK_ENV
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        monkeypatch.setenv(DASK_ENV, cluster.scheduler_address)
+        archive = tmp_path / "pages.tar.gz"
+        assert cli.main(["pages", "S-4.2", "--scale", "smoke", "--workers", "2", "--pack", str(archive)]) == 0
+        with distributed.Client(cluster) as client:
+            done = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.transition_counter)
+    with tarfile.open(archive, "r:gz") as tar:
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+    assert [p["id"] for p in manifest["pages"]] == ["S-4.2"] and manifest["dask_workers"] == 2
+    assert done > 0  # the scheduler ran the page's grid tasks
