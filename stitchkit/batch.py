@@ -64,9 +64,13 @@ ESTIMATES: dict[str, dict[str, float]] = {
             "B-F5": 400.0},
 }
 NETWORK_SHARE: dict[str, dict[str, float]] = {
-    "gpu": {"S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0, "B-F5": 110.0},
+    "gpu": {"H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
+            "B-F5": 110.0},
 }
-NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0}}
+# (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
+# split here by their depth)
+NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0,
+                                                        "r1111": 60.0, "r2222": 73.0}}
 
 NOTEBOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupytext")
 DATASETS_OF_PART = {"smith": ("mnist",), "across": ("cifar10", "mnist")}  # other parts: CIFAR-10

@@ -144,6 +144,10 @@ class GridConfig:
         return zoo.hernandez_resnet(scale, arch, self.seed, width=self.width, epochs=self.model_epochs,
                                     trained=trained)
 
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """The trained networks of the grid (one per architecture): what a batch may train ahead."""
+        return [self.model(scale, arch) for arch in self.archs]
+
     def check(self, scale: str | None = None) -> None:
         """The rules between fields (:func:`stitchkit.scales.preset` calls this before any compute)."""
         check_names("archs", self.archs, zoo.HERNANDEZ_ARCHS, what="architecture")
