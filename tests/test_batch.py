@@ -32,6 +32,7 @@ def test_plan_skips_pages_without_a_preset_and_pages_whose_estimate_does_not_fit
 def test_lanes_share_the_budget_by_estimated_work(tmp_path, monkeypatch):
     monkeypatch.setattr(batch, "_smoke_times", lambda: {"B-T1": 50.0, "S-F1A": 30.0, "B-F2B": 30.0, "H-T1": 40.0})
     monkeypatch.setattr(batch, "lane_slowdown", lambda lanes, scale="gpu", measured=None: 1.0)  # sharing is free
+    monkeypatch.setattr(batch, "prefetch_seconds", lambda ids, scale, lanes: 0.0)  # no networks to train ahead
     decisions = batch.plan("smoke", 70, ["B-T1", "S-F1A", "B-F2B", "H-T1"], book_dir=tmp_path, lanes=2)
     # B-T1 to lane 1 (50 s), S-F1A to the emptier lane 2 (30), B-F2B to lane 2 (60), H-T1 fits neither
     assert [(d.id, d.run, d.lane) for d in decisions] == [("B-T1", True, 0), ("S-F1A", True, 1), ("B-F2B", True, 1),
