@@ -164,7 +164,9 @@ def run_pages(args) -> None:
                               plan=[dataclasses.asdict(d) for d in decisions], prefetched=prefetched,
                               workers=args.workers)
     for page in manifest["pages"]:
-        print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s")
+        new = page.get("new_seconds")
+        print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s"
+              + (f" ({new:.0f} s of it computing what the cache lacked)" if new is not None else ""))
     for page in manifest["skipped"]:
         print(f"{page['id']}: skipped ({page['why']})")
     print(f"packed: {args.pack}" if manifest["pages"] else "no page finished: nothing packed")

@@ -110,6 +110,11 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           "wall_seconds": results["provenance"].get("wall_seconds"),
                                           "estimate_seconds": est, "device": results["provenance"].get("device"),
                                           "torch": (results["provenance"].get("packages") or {}).get("torch"),
+                                          # seconds spent computing new cache entries, and those the cache
+                                          # would have taken (networks another lane or page trained first)
+                                          "new_seconds": (results["provenance"].get("cache") or {}).get("new_seconds"),
+                                          "cached_seconds": (results["provenance"].get("cache") or {}).get(
+                                              "cached_seconds"),
                                           "claims": len(results.get("claims", []))})
                 # the archive after every page: a batch cut by its call's limit still returns the pages it finished
                 _write_archive(archive, staging, manifest)
