@@ -58,7 +58,7 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # (3 senders x 10 cuts; 625 steps of batch 32 at the ~6.4 ms a step the Smith stitches took, with a
 # 10k-image test: ~5 s), ~6 deciding cells at 4x (~20 s) and CKA: ~400 s.
 # NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
-# lanes trains ahead in parallel (:func:`run_lanes`), at NETWORK_SECONDS each.
+# lanes trains ahead in parallel (:func:`stitchkit.transfer.run_lanes`), at NETWORK_SECONDS each.
 ESTIMATES: dict[str, dict[str, float]] = {
     "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
             "B-F5": 400.0},
@@ -181,7 +181,7 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     (default: :func:`everything`, in priority order): run it, or skip it and why. Named pages are
     run even when current (a re-run asked for), and one without a preset at ``scale`` is an error
     naming the scales it has; the default list skips both. With ``lanes`` > 1 the pages run in
-    that many concurrent processes (:func:`run_lanes`): each page goes, in priority order, to the
+    that many concurrent processes (:func:`stitchkit.transfer.run_lanes`): each page goes, in priority order, to the
     lane with the least estimated work, if its estimate fits the budget left there."""
     check_scale(scale)
     for name, n in (("lanes", lanes), ("workers", workers)):
@@ -254,7 +254,7 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
 
 def train_networks(ids: Iterable[str], scale: str, lane: int = 0, lanes: int = 1, *, progress: bool = False) -> int:
     """Train (or find in the cache) every ``lanes``-th network of :func:`networks_of` from the
-    ``lane``-th: one lane of :func:`run_lanes`'s prefetch. Returns how many it holds."""
+    ``lane``-th: one process of :func:`prefetch`. Returns how many it holds."""
     from . import zoo
 
     mine = networks_of(ids, scale)[lane::lanes]
@@ -301,57 +301,6 @@ def _wait_all(procs) -> list[int]:
         for s, h in old.items():
             signal.signal(s, h)
 
-
-def run_lanes(decisions: list[Decision], scale: str, archive: Path, *, budget: float | None, lanes: int,
-              require_gpu: bool = False) -> dict:
-    """Run the pages ``decisions`` picked in ``lanes`` concurrent processes (each one
-    ``stitchkit pages <its pages> --pack <archive>.laneK.tar.gz``, which packs after every page),
-    then merge the lanes' archives into ``archive`` (:func:`stitchkit.transfer.merge_archives`).
-
-    Why: on a GPU the papers' small networks are launch-bound (a width-64 ResNet-18 on MNIST
-    trains at ~12,000 images/s on an H100, a few per cent of its peak), so pages in concurrent
-    processes share the device. Networks and stitches two lanes need are trained once: the cache
-    locks each entry, and the second lane reads it. A signal to this process is passed on to every
-    lane (each stops its kernel); the lanes' archives hold the pages they finished."""
-    import dataclasses
-    import subprocess
-    import sys
-    import time
-
-    from .transfer import merge_archives
-
-    archive = Path(archive)
-    start = time.monotonic()
-    # first the networks the pages will need, spread over the lanes (the pages then find them cached)
-    n = prefetch([d.id for d in decisions if d.run], scale, lanes)
-    procs, parts = [], []
-    for k in range(lanes):
-        ids = [d.id for d in decisions if d.run and d.lane == k]
-        if not ids:
-            continue
-        part = archive.with_name(f"{archive.name.split('.')[0]}.lane{k + 1}.tar.gz")
-        part.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "stitchkit", "pages", *ids, "--scale", scale, "--pack", str(part)]
-        if n:
-            cmd.append("--prefetched")
-        if budget is not None:
-            cmd += ["--budget", f"{budget - (time.monotonic() - start):.0f}"]
-        if require_gpu:
-            cmd.append("--require-gpu")
-        print(f"lane {k + 1}: {' '.join(ids)}", flush=True)
-        procs.append(subprocess.Popen(cmd))
-        parts.append(part)
-
-    codes = _wait_all(procs)
-    done = [p for p in parts if p.is_file()]
-    fields = {"plan": [dataclasses.asdict(d) for d in decisions], "lane_count": lanes,
-              **({"budget_seconds": budget} if budget is not None else {})}
-    manifest = merge_archives(done, archive, **fields) if done else {"pages": [], "skipped": []}
-    if any(codes):
-        failed = [f"lane {k + 1} exited {c}" for k, c in enumerate(codes) if c]
-        raise BatchError(f"{'; '.join(failed)} (the pages the lanes finished are in {archive}"
-                         + ("" if done else ": none") + ")")
-    return manifest
 
 
 def _has_preset(figure_id: str, scale: str) -> bool:

@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the pages' stitch grids run on the local Dask cluster STITCHKIT_DASK names, of N worker "
                          "processes: the estimates count on it (default 1)")
     pg.add_argument("--prefetched", action="store_true", help=argparse.SUPPRESS)  # a lane: networks trained ahead
-    nw = sub.add_parser("networks", help="train (or find cached) the networks pages need at a scale: a batch's prefetch")
+    nw = sub.add_parser("networks",
+                        help="train (or find cached) the networks pages need at a scale: a batch's prefetch")
     nw.add_argument("ids", nargs="+", metavar="ID")
     nw.add_argument("--scale", required=True, help=f"one of {', '.join(SCALES)}")
     nw.add_argument("--lane", type=int, default=0, help="train every LANES-th network from this one (default 0)")
@@ -150,7 +151,7 @@ def run_pages(args) -> None:
         print("nothing to run")
         return
     if args.lanes > 1:
-        from .batch import run_lanes
+        from .transfer import run_lanes
 
         manifest = run_lanes(decisions, args.scale, Path(args.pack), budget=args.budget, lanes=args.lanes,
                              require_gpu=args.require_gpu)
