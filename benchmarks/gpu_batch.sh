@@ -24,7 +24,8 @@ export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH} STITCHKIT_DATA_ROOT=
   STITCHKIT_CACHE=${STITCHKIT_CACHE:-/root/skcache} STITCHKIT_PROGRESS=0 PYTHONUNBUFFERED=1 STITCHKIT_COMMIT
 [ -z "$gpu_flag" ] || nvidia-smi -L || { echo "no GPU: stopping before any training"; exit 2; }
 if [ ! -f benchmarks/spot/gpu-lanes.json ]; then
-  timeout 120 python3 benchmarks/gpu_lanes.py --out "$out" && cp "$out/gpu-lanes.json" benchmarks/spot/gpu-lanes.json
+  timeout 120 python3 benchmarks/gpu_lanes.py --out "$out"  # written after each k: a cut run keeps what it measured
+  [ -f "$out/gpu-lanes.json" ] && cp "$out/gpu-lanes.json" benchmarks/spot/gpu-lanes.json
 fi
 # the number of processes that gets the most work done per second (k / slowdown), at most 4; 1 without a measurement
 k=$(python3 -c "
