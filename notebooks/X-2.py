@@ -54,7 +54,7 @@
 # ways, on all test images ({doc}`X-1`'s control): a notion computed wrongly, or a stitch that
 # adds accuracy by itself, fails it, and its result between networks then says nothing. No
 # notion here has a trained stitch in it (direct matching is an exact least-squares map), so no
-# claim carries a stitching control. *Ties*: within a network, {doc}`J-T1`'s rule for bounded
+# claim carries a stitching control. *Ties*: within a network, {doc}`../balogh/J-T1`'s rule for bounded
 # maxima: a rival beats a layer's own pair only when the 95% interval of their paired difference
 # lies above 0; a rival within noise is a tie, and a tie is identified.
 #
