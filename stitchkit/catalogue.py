@@ -323,10 +323,11 @@ def check_results(results: Any, where: Path | str) -> None:
 
 
 def figure_docs(book_dir: Path, part: str) -> list[str]:
-    """The figure pages of a part (``<ID>.ipynb`` or ``<ID>.md`` but not ``index``), catalogue order."""
+    """The figure pages of a part (``<ID>.ipynb`` or ``<ID>.md`` but not ``index``, nor the partial
+    notebook a failed or stopped run leaves, ``<ID>.failed.ipynb``), catalogue order."""
     folder = Path(book_dir) / part
     stems = {f.stem for f in folder.glob("*") if f.suffix in (".ipynb", ".md") and f.stem != "index"
-             and not f.name.startswith((".", "_"))}
+             and not f.name.startswith((".", "_")) and not f.name.endswith(".failed.ipynb")}
     return sorted(stems, key=sort_key)
 
 

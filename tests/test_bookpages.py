@@ -186,6 +186,10 @@ def test_part_pages_toc_and_idempotence(book):
     across = (book / "across" / "index.md").read_text()
     assert "**What this part asks.**" in across and "beyond the four papers" in across and "| X-1 |" in across
     assert toc["chapters"][1]["sections"] == [{"file": "book/bansal/B-F2A"}]
+    # a stopped run's partial notebook is no page: the toc leaves it out (the build excludes it)
+    (book / "bansal" / "B-F3A.failed.ipynb").write_text("{}")
+    assert catalogue.figure_docs(book, "bansal") == ["B-F2A"]
+    (book / "bansal" / "B-F3A.failed.ipynb").unlink()
     assert "sections" not in toc["chapters"][2]  # H-F2 has results but no page
     assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten
 
