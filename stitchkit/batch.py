@@ -200,7 +200,8 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     # with lanes or workers, the networks of every page that could run are trained ahead, in as many
     # processes (prefetch); each lane shares the device, and so does each worker
     parallel = max(lanes, workers)
-    candidates = [i for i in ids if _has_preset(i, scale) and (named or not current_at(i, scale, book_dir))]
+    current = {i: not named and _has_preset(i, scale) and current_at(i, scale, book_dir) for i in ids}
+    candidates = [i for i in ids if _has_preset(i, scale) and not current[i]]
     ahead = prefetch_seconds(candidates, scale, parallel) * lane_slowdown(parallel, scale) if parallel > 1 else 0.0
     prefetched = bool(ahead)
     slow = lane_slowdown(lanes, scale)
@@ -214,7 +215,7 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
                 raise
             out.append(Decision(figure_id, False, str(exc)))
             continue
-        if not named and current_at(figure_id, scale, book_dir):
+        if current[figure_id]:
             out.append(Decision(figure_id, False, f"current at {scale}"))
             continue
         est = estimate(figure_id, scale, book_dir, prefetched=prefetched, workers=workers)
@@ -300,7 +301,6 @@ def _wait_all(procs) -> list[int]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-
 
 
 def _has_preset(figure_id: str, scale: str) -> bool:

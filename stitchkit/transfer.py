@@ -350,10 +350,11 @@ def _scale_of(res: Path) -> str | None:
         return None
 
 
-def run_lanes(decisions: list[Decision], scale: str, archive: Path, *, budget: float | None, lanes: int,
+def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | None, lanes: int,
               require_gpu: bool = False) -> dict:
-    """Run the pages ``decisions`` picked in ``lanes`` concurrent processes (each one
-    ``stitchkit pages <its pages> --pack <archive>.laneK.tar.gz``, which packs after every page),
+    """Run the pages ``decisions`` (:class:`stitchkit.batch.Decision`) picked in ``lanes``
+    concurrent processes (each one ``stitchkit pages <its pages> --pack <archive>.laneK.tar.gz``,
+    which packs after every page),
     then merge the lanes' archives into ``archive`` (:func:`stitchkit.transfer.merge_archives`).
 
     Why: on a GPU the papers' small networks are launch-bound (a width-64 ResNet-18 on MNIST
