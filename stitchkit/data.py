@@ -130,6 +130,8 @@ class Batches:
             if self.augment:
                 x = random_crop_flip(x, self.generator)
             x = normalise(x, self.normalisation)
-            if self.channels_last:
-                x = x.contiguous(memory_format=torch.channels_last)
+            # the memory format asked for, whatever the split's images were laid out in: oneDNN picks
+            # another convolution (other roundings) for NHWC input, and a split left NHWC by an earlier
+            # step made a cold run differ from a warm one at 1e-6 (issue 50)
+            x = x.contiguous(memory_format=torch.channels_last if self.channels_last else torch.contiguous_format)
             yield x, self.split.labels[idx]
