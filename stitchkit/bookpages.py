@@ -329,8 +329,9 @@ def _behind_text(pages: list[Page]) -> str:
     if not pages:
         return ""
     ids = ", ".join(p.id for p in sorted(pages, key=lambda p: sort_key(p.id)))
-    return (f"\n*Behind its notebook* ({ids}): the notebook (its recipe or its text) changed after this run, "
-            "so the committed page shows the earlier version's results; `make book` re-runs it.\n")
+    return (f"\n*Behind the code* ({ids}): the notebook (its recipe or its text) or a library module the run "
+            "imported changed after this run (each page's provenance box names them), so the committed page "
+            "shows the earlier version's results; `make book` re-runs it.\n")
 
 
 def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]],
@@ -364,7 +365,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
             "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")
-        date = _date(page.results) + (" (behind its notebook)" if page in behind else "")
+        date = _date(page.results) + (" (behind the code)" if page in behind else "")
         scale = f"`{page.results.get('scale', '?')}`" + "".join(
             f" (`{s}` verdicts on the scorecard)" for s in beside.get(fid, []))
         body.append([link(page.doc, fid, paper.part), title, cell, scale, date, minutes(page.wall_seconds)])

@@ -177,11 +177,12 @@ class Page:
     def wall_seconds(self) -> float | None:
         return self.results.get("provenance", {}).get("wall_seconds")
 
-    def behind(self, notebooks_dir: Path | None = None) -> bool:
-        """Whether the page's notebook has changed since this run (``make book`` re-runs it)."""
-        src = Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py"
-        recorded = self.results.get("source_sha256")
-        return bool(recorded) and src.exists() and source_hash(src) != recorded
+    def behind(self, notebooks_dir: Path | None = None) -> str | None:
+        """Why this run is behind the code (its notebook or a library module it imported changed
+        since: :func:`stitchkit.staleness.behind_reason`; ``make book`` re-runs it), or None."""
+        from .staleness import behind_reason
+
+        return behind_reason(self.results, Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py")
 
 
 def empty_cache_seconds(pages: list[Page]) -> tuple[float, int]:

@@ -201,6 +201,8 @@ def list_lines(infos: dict) -> list[str]:
             cold, missing = empty_cache_seconds([page])
             run = (f"{page.results.get('scale')}, {minutes(page.wall_seconds)}; "
                    + (f"at least {minutes(cold)}" if missing else f"{minutes(cold)}"))
+            behind = page.behind()
+            run += f"; behind: {behind}" if behind else ""
         timed = smoke.get(fid, {}).get("seconds")
         lines.append(f"{fid:7} {short(_title(fid)):{width}}  {minutes(timed) if timed else '-':7}  {run}")
     lines.append("smoke: measured from an empty cache by benchmarks/smoke_times.py ('-': not timed). "

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Mapping
 from . import bookpages, paths
 from .catalogue import PARTS, source_hash
 from .fileio import atomic_write_json, atomic_write_text
+from .staleness import behind_reason, same_results
 from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
 from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
 from .pages import page_boxes, put_under_title, tidy_page
@@ -373,7 +374,8 @@ def beside_path(info: NotebookInfo, scale: str, book_dir: Path = paths.BOOK_DIR)
 
 
 def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR, *, scale: str | None = None) -> str | None:
-    """Why the committed page of ``info`` must be re-executed, or None if it is current. With
+    """Why the committed page of ``info`` must be re-executed (its notebook changed, or a library
+    module its run imported: :mod:`stitchkit.staleness`), or None if it is current. With
     ``scale`` (the scale a re-run would use): a page of a higher scale whose notebook has changed
     is current when its verdicts at ``scale``, kept beside it, are of the current notebook (the
     page itself waits for a machine of its own scale)."""
@@ -385,14 +387,15 @@ def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR, *, scale: 
     if results is None:
         return "unreadable results file"
     current = source_hash(info.source)
-    if results.get("source_sha256") != current:
+    behind = ("source changed since the committed run" if results.get("source_sha256") != current
+              else behind_reason(results))
+    if behind:
         shown = results.get("scale")
         if scale is not None and shown in SCALE_RANK and SCALE_RANK[shown] > SCALE_RANK[scale]:
             beside = _results_of(beside_path(info, scale, book_dir))
-            if beside is not None and beside.get("source_sha256") == current:
+            if beside is not None and beside.get("source_sha256") == current and not behind_reason(beside):
                 return None
-        return "source changed since the committed run"
-    return None
+    return behind
 
 
 def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bool = True,
@@ -428,12 +431,16 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
                 beside = beside_path(info, run_scale, book_dir)
                 print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason}); its {shown} page stays "
                       f"shown, these verdicts go beside it ({beside.name})", flush=True)
+                before = _results_of(beside)
                 with tempfile.TemporaryDirectory() as tmp:
                     atomic_write_json(beside, execute(info, Path(tmp) / f"{info.id}.ipynb", run_scale,
                                                       progress=progress))
             else:
                 print(f"[stitchkit] executing {info.id} at scale {run_scale} ({reason})", flush=True)
+                beside = info.book_notebook(book_dir).with_suffix(".results.json")
+                before = _results_of(beside)
                 execute(info, info.book_notebook(book_dir), run_scale, progress=progress)
+            _compare_rerun(info.id, before, beside)
         except Exception as exc:  # this page failed: the book goes on without its re-run
             kept = getattr(exc, "failed_notebook", None)
             problems[info.id] = (f"its run at {run_scale} failed ({describe_failure(exc)})"
@@ -443,6 +450,27 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
     if not build:
         return None
     return compile_book(output, problems=problems)
+
+
+def _compare_rerun(figure_id: str, before: dict | None, path: Path) -> None:
+    """After a re-run written to ``path``: if the run it replaced (``before``, of the same scale)
+    had the same numbers, verdicts and texts bit for bit, say so and keep in the provenance when
+    the page was first computed (``first_run``: commit, date, wall time, device); else name what
+    changed."""
+    after = _results_of(path)
+    if not before or not after or before.get("scale") != after.get("scale"):
+        return
+    changed = same_results(before, after)
+    if changed:
+        print(f"[stitchkit] {figure_id}: the re-run changed {len(changed)} value(s) of the run it replaces: "
+              f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}", flush=True)
+        return
+    prov = before.get("provenance", {})
+    after["provenance"]["first_run"] = prov.get("first_run") or {
+        k: prov.get(k) for k in ("commit", "date", "wall_seconds", "device")}
+    atomic_write_json(path, after)
+    print(f"[stitchkit] {figure_id}: the re-run reproduced the run it replaces bit for bit (numbers, verdicts, "
+          "texts)", flush=True)
 
 
 def compile_book(output: Path | None = None, problems: dict[str, str] | None = None) -> Path:

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 from . import amendments, changes, paths
 from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, smoke_times, visible
 from .fileio import atomic_write_text
+from .staleness import behind_reason
 from .results import badge_label, claims_html, gating_failures, why_failed
 from .scales import ParameterValueError, available_scales, registered_config, validate
 
@@ -274,11 +275,18 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
     commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
     wall = p.get("wall_seconds")
     wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
+    first = p.get("first_run") or {}
+    if first.get("wall_seconds") is not None:  # a re-run from the cache that reproduced the page bit for bit
+        wall_s += (f" (from the cache; first computed in {minutes(first['wall_seconds'])} at commit "
+                   f"`{str(first.get('commit') or 'unknown')[:10]}` on {str(first.get('date') or '?')[:10]}, "
+                   "and reproduced bit for bit)")
+    behind = behind_reason(results, paths.NOTEBOOKS_DIR / f"{results['id']}.py")
     return ("```{admonition} Run provenance\n:class: note\n"
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
             f"**precision** {_precision(p)} · "
             f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
-            f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
+            + (f"**Behind the code**: {behind}; `make book` re-runs it.\n\n" if behind else "")
+            + f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
             "Every number on this page was computed by that run.\n```")
 
 

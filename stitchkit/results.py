@@ -410,11 +410,15 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         from . import store  # torch, only when a run saves
 
+        from .staleness import library_hashes
+
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
                                "cache": store.ledger_summary(), "networks": networks_used()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
-                "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims]}
+                "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims],
+                # the library modules this run imported, by hash: the page is behind when one changes
+                "library_sha256": library_hashes()}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
         default = paths.RUNS_DIR / "interactive" / f"{self.figure_id}.results.json"

@@ -332,20 +332,29 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
     assert "measurement, not an estimate" in text and "2.5 min as run" in text and "0.1× the budget" in text
 
 
-def test_a_page_behind_its_notebook_is_marked(book, tmp_path, monkeypatch):
+def test_a_page_behind_its_notebook_or_the_library_is_marked(book, tmp_path, monkeypatch):
+    """Issue 48: a page is behind when its notebook changed, or a library module its run imported."""
+    from stitchkit import pages, staleness
+
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
     src = notebooks / "B-F2A.py"
     src.write_text("# %%\nx = 1\n")
     res = book / "bansal" / "B-F2A.results.json"
     monkeypatch.setattr(bookpages.paths, "NOTEBOOKS_DIR", notebooks)
-    for recorded, behind in ((catalogue.source_hash(src), False), ("0" * 64, True)):
-        res.write_text(json.dumps({**json.loads(res.read_text()), "source_sha256": recorded}))
+    module = "stitchkit/noise.py"
+    here = staleness.file_hash(bookpages.paths.REPO_ROOT / module)
+    for notebook, library, behind in ((catalogue.source_hash(src), here, None),
+                                      ("0" * 64, here, "notebook changed since the run"),
+                                      (catalogue.source_hash(src), "0" * 64, "library changed since the run: noise.py")):
+        res.write_text(json.dumps({**json.loads(res.read_text()), "source_sha256": notebook,
+                                   "library_sha256": {module: library}}))
         page = next(p for p in catalogue.load_pages(book) if p.id == "B-F2A")
-        assert page.behind() is behind
+        assert page.behind() == behind
+        assert (f"**Behind the code**: {behind}" in pages.provenance_banner(page.results)) is bool(behind)
         bookpages.write_pages(book, toc=book.parent / "_toc.yml")
         text = (book / "bansal" / "index.md").read_text()
-        assert ("(behind its notebook)" in text) is behind and ("*Behind its notebook* (B-F2A)" in text) is behind
+        assert ("(behind the code)" in text) is bool(behind) and ("*Behind the code* (B-F2A)" in text) is bool(behind)
 
 
 def glossary_terms() -> set[str]:

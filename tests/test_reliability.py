@@ -832,3 +832,39 @@ def test_a_warm_run_measures_what_the_cold_run_measured(tmp_path):
         runs.append(dict(np.load(tmp_path / f"{name}.npz")))
     assert runs[0].keys() == runs[1].keys() == {"EV", "ES", "SV"}
     assert all(np.array_equal(runs[0][k], runs[1][k]) for k in runs[0])
+
+
+@pytest.mark.slow
+def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it(tmp_path, monkeypatch, capsys):
+    """Issue 48: a run records the library modules it imported; a page whose module changed is
+    behind, ``make book`` re-runs it (from the cache), and a re-run that reproduces its numbers,
+    verdicts and texts bit for bit makes it current again, keeping when it was first computed.
+    Three pages: example images (no network), and two that train networks and stitches."""
+    from stitchkit import staleness
+
+    monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / "cache"))
+    nbs, book = tmp_path / "notebooks", tmp_path / "book"
+    nbs.mkdir()
+    ids = ("S-F1A", "S-4.2", "H-T1")
+    for fid in ids:
+        shutil.copy(execution.paths.NOTEBOOKS_DIR / f"{fid}.py", nbs / f"{fid}.py")
+    monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
+    execution.build_book(build=False, book_dir=book, stale_scale="smoke", progress=False)
+    infos = [execution.get_notebook(fid) for fid in ids]
+    first = {}
+    for info in infos:
+        path = info.book_notebook(book).with_suffix(".results.json")
+        results = json.loads(path.read_text())
+        assert "stitchkit/results.py" in results["library_sha256"] and execution.stale_reason(info, book) is None
+        results["library_sha256"]["stitchkit/results.py"] = "0" * 64  # as if the module had changed since
+        path.write_text(json.dumps(results))
+        first[info.id] = results
+        assert execution.stale_reason(info, book) == "library changed since the run: results.py"
+    capsys.readouterr()
+    execution.build_book(build=False, book_dir=book, stale_scale="smoke", progress=False)
+    out = capsys.readouterr().out
+    for info in infos:
+        assert f"{info.id}: the re-run reproduced the run it replaces bit for bit" in out
+        again = json.loads(info.book_notebook(book).with_suffix(".results.json").read_text())
+        assert execution.stale_reason(info, book) is None and staleness.same_results(first[info.id], again) == []
+        assert again["provenance"]["first_run"]["wall_seconds"] == first[info.id]["provenance"]["wall_seconds"]

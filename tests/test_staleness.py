@@ -1,0 +1,35 @@
+"""A page's record of the library it was computed with (issue 48): hashes, changes, comparisons."""
+
+from stitchkit import paths, staleness
+
+
+def test_a_run_records_the_library_modules_it_imported_by_hash():
+    hashes = staleness.library_hashes()
+    assert "stitchkit/staleness.py" in hashes and "stitchkit/paths.py" in hashes
+    assert hashes["stitchkit/staleness.py"] == staleness.file_hash(paths.REPO_ROOT / "stitchkit" / "staleness.py")
+    assert all(k.startswith("stitchkit/") and k.endswith(".py") for k in hashes)
+
+
+def test_changed_and_gone_modules_are_named(tmp_path):
+    (tmp_path / "stitchkit").mkdir()
+    kept, edited = tmp_path / "stitchkit" / "kept.py", tmp_path / "stitchkit" / "edited.py"
+    kept.write_text("a = 1\n")
+    edited.write_text("b = 1\n")
+    results = {"library_sha256": {"stitchkit/kept.py": staleness.file_hash(kept),
+                                  "stitchkit/edited.py": staleness.file_hash(edited),
+                                  "stitchkit/gone.py": "0" * 64}}
+    assert staleness.library_changes(results, tmp_path) == ["stitchkit/gone.py"]
+    edited.write_text("b = 2\n")
+    assert staleness.library_changes(results, tmp_path) == ["stitchkit/edited.py", "stitchkit/gone.py"]
+    assert staleness.behind_reason(results, root=tmp_path) == "library changed since the run: edited.py, gone.py"
+    assert staleness.behind_reason({}, root=tmp_path) is None  # a run from before the record: its notebook alone
+    assert staleness.named([f"stitchkit/m{i}.py" for i in range(6)]) == "m0.py, m1.py, m2.py, m3.py and 2 more"
+
+
+def test_runs_are_compared_on_what_they_found_not_on_how_they_ran():
+    a = {"id": "X", "numbers": {"acc": 0.5, "n": [1, 2]}, "claims": [{"verdict": "reproduced"}],
+         "provenance": {"wall_seconds": 10.0}, "library_sha256": {"m": "1"}}
+    b = {**a, "provenance": {"wall_seconds": 3.0}, "library_sha256": {"m": "2"}, "numbers": {"acc": 0.5, "n": (1, 2)}}
+    assert staleness.same_results(a, b) == []
+    c = {**a, "numbers": {"acc": 0.5000001, "n": [1, 2], "new": 1}, "claims": [{"verdict": "not reproduced"}]}
+    assert staleness.same_results(a, c) == ["/claims[0]/verdict", "/numbers/acc", "/numbers/new added"]
