@@ -2,9 +2,12 @@
 
 Layers, each importing only from layers below it (a test checks there is no import cycle):
 
-1. ``fileio`` (atomic writes), ``paths``, ``hardware`` (device, precision by capability),
+1. ``fileio`` (atomic writes), ``paths``, ``environment`` (the environment variables a run reads,
+   checked at start-up), ``hardware`` (device, precision by capability),
    ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``ledger`` (the
-   networks a run used), ``figures`` (the figure registry), ``scales`` (presets, figure configs, parameter validation);
+   networks a run used), ``figures`` (the figure registry: ID, title, experiment module, presets,
+   scales; plain data), ``scales`` (presets, figure configs, parameter validation), ``staleness``
+   (the library a run imported, by hash: is a page behind the code?);
 2. data: ``splits`` (a split in memory, subsets, label transforms), ``integrity`` (data errors),
    ``archives`` (reading, decoding and caching the data root), ``data`` (normalisation, device
    batches with batch-level augmentation), ``colour_mnist`` (Smith & Marcu's generated sets),
@@ -23,7 +26,9 @@ Layers, each importing only from layers below it (a test checks there is no impo
 5. ``experiments`` (by paper and figure family), ``comparison`` (``stitchkit.compare``: every
    measure between two of a user's own networks), ``notions`` (every notion on every layer pair,
    on all images and on shared bootstrap resamples of them; Kendall's tau between notions);
-6. the book: ``catalogue`` (papers, figures, results files read back), ``pages`` (what goes on
+6. the book: ``catalogue`` (papers, figures, results files read back), ``notebooks`` (the
+   notebook sources and their parameters cells, read without torch), ``sync`` (parameters cells
+   written from the configs), ``pages`` (what goes on
    each executed page), ``cost`` (the Cost page), ``findings`` (the part beyond the papers at a
    glance), ``bookpages`` (scorecard, part pages, table of contents), ``runs`` (output folders,
    run errors, a sweep's table), ``kernels`` (a page's kernel: IPC sockets, stopped at once by a

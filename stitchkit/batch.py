@@ -194,9 +194,6 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     ids = list(dict.fromkeys(ids if named else everything()))
     for figure_id in ids:
         execution.get_notebook(figure_id)  # an unknown ID is an error naming the valid ones, before anything runs
-    from . import experiments
-
-    experiments.load_all()
     # with lanes or workers, the networks of every page that could run are trained ahead, in as many
     # processes (prefetch); each lane shares the device, and so does each worker
     parallel = max(lanes, workers)
@@ -239,13 +236,11 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
     """The trained networks the pages ``ids`` need at ``scale``, once each, in order: from each
     page's preset whose config says (a ``networks(scale)`` method); pages whose config does not
     train theirs inside the page as before."""
-    from . import experiments
-    from .scales import registered_presets
+    from .figures import presets
 
-    experiments.load_all()
     out, seen = [], set()
     for figure_id in ids:
-        cfg = (registered_presets(figure_id) or {}).get(scale)
+        cfg = (presets(figure_id) or {}).get(scale)
         for spec in (cfg.networks(scale) if hasattr(cfg, "networks") else []):
             if spec not in seen:
                 seen.add(spec)

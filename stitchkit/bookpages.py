@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import amendments, paths
-from .catalogue import (CATALOGUE, PAPER_BY_PART, PAPERS, SCALES, TITLES, VERDICTS, Page, Paper, figure_docs,
+from .catalogue import (CATALOGUE, PAPER_BY_PART, PAPERS, SCALES, TITLES, VERDICTS, Page, Paper, figure_docs, minutes,
                         load_pages, paper_of, sort_key)
 from .cost import budget_text, cost_markdown, paper_scale_line
 from .fileio import atomic_write_text
 from .findings import findings_markdown
-from .pages import escape, link, link_pages, minutes, table
+from .pages import escape, link, link_pages, table
 from .results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
 from .results import badge_label as results_badge_label
 from .results import gating_failures, why_failed

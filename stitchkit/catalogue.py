@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import paths
-from .figures import FIGURES
+from .figures import FIGURES, SCALES
 
-# The same tuples as stitchkit.scales.SCALES and stitchkit.results.VERDICTS (a test checks it);
-# written out so that this module imports neither.
-SCALES = ("smoke", "demo", "gpu", "paper")
+# The same tuple as stitchkit.results.VERDICTS (a test checks it); written out so that this module
+# does not import it (pandas, torch).
 VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
 
 
@@ -147,6 +146,13 @@ def sort_key(figure_id: str) -> tuple[int, str]:
 
 def visible(path: Path, root: Path) -> bool:
     return not any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
+
+
+def minutes(seconds: float | None) -> str:
+    """A duration as the book writes it: ``42 s``, ``3.5 min`` (``unknown`` for None)."""
+    if seconds is None or seconds == "":
+        return "unknown"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 def source_hash(path: Path) -> str:

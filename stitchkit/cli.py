@@ -10,6 +10,7 @@
           [--budget SECONDS] [--require-gpu]        (on a lent GPU machine: ``make gpu-batch``; no IDs:
           [--dry-run]                               the batch's priority order, stitchkit.batch)
     stitchkit import-pages F                        check an archive and place its pages into book/
+    stitchkit sync [ID ...] [--check]               write notebooks' parameters cells from their configs
 
 Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or parameter, a value
 out of range, missing or corrupt data, an output folder that cannot be written, a Dask scheduler
@@ -121,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     nw.add_argument("--lanes", type=int, default=1, help="how many processes share the networks (default 1)")
     im = sub.add_parser("import-pages", help="check an archive of pages and place them into book/")
     im.add_argument("archive")
+    sy = sub.add_parser("sync", help="write each notebook's parameters cell from its figure's config")
+    sy.add_argument("ids", nargs="*", metavar="ID", help="these notebooks (default: every one)")
+    sy.add_argument("--check", action="store_true", help="write nothing; exit 1 if a cell differs")
     return ap
 
 
@@ -181,7 +185,7 @@ def list_lines(infos: dict) -> list[str]:
     """``stitchkit list``: one line per figure: ID, title, the book's run of it (scale, wall
     time, and the time from an empty cache where the run's ledger allows the estimate) and its
     time at ``smoke`` from an empty cache (``benchmarks/smoke_times.py``)."""
-    from .pages import minutes  # results, and so pandas: not for `stitchkit --help`
+    from .catalogue import minutes
 
     problems: dict[str, str] = {}
     shown = {p.id: p for p in load_pages(problems=problems) if p.shown}  # a bad results file: marked, not fatal
@@ -220,24 +224,28 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args) -> int:
     from pathlib import Path
 
-    from .hardware import check_environment
+    from .environment import check_environment
 
     try:
         check_environment()  # before anything is imported or computed: a bad variable is a bad input
     except ValueError as exc:
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         return 2
-    from . import execution
-    from .batch import check_data
+    from .cluster import DaskSchedulerError
+    from .notebooks import discover, get_notebook
+    from .runs import OutputFolderError, SweepFailed, SweepInterrupted, Terminated
 
+    if args.command not in ("list", "sync"):  # listing imports neither torch nor an experiment module
+        from . import execution
+        from .batch import check_data
     try:
         if getattr(args, "out", None) == "":
             raise ValueError("--out is empty: name an output folder, or leave --out out for the default")
         if args.command == "list":
             broken: dict[str, str] = {}
-            infos = execution.discover(broken=broken)
+            infos = discover(broken=broken)
             if args.id is not None:
-                info = execution.get_notebook(args.id)  # an unknown ID: the error names the valid ones
+                info = get_notebook(args.id)  # an unknown ID: the error names the valid ones
                 print(f"{info.id}: {_title(info.id)} ({info.source.relative_to(info.source.parents[1])})")
                 for p in info.parameters:
                     print(f"    {p.name} = {p.default!r}" + (f"  # {p.comment}" if p.comment else ""))
@@ -278,13 +286,19 @@ def _main(args) -> int:
 
             if not 0 <= args.lane < args.lanes:
                 raise ValueError(f"--lane must be in [0, {args.lanes}), got {args.lane}")
-            from . import experiments
             from .scales import check_figure_scale
 
-            experiments.load_all()
             for figure_id in args.ids:
-                check_figure_scale(execution.get_notebook(figure_id).id, args.scale)
+                check_figure_scale(get_notebook(figure_id).id, args.scale)
             print(f"lane {args.lane}: {train_networks(args.ids, args.scale, args.lane, args.lanes)} networks ready")
+        elif args.command == "sync":
+            from .sync import sync
+
+            differed = sync(args.ids or None, check=args.check)
+            verb = "differ from their configs" if args.check else "rewritten from their configs"
+            print(f"{len(differed)} parameters cell(s) {verb}" + (f": {', '.join(differed)}" if differed else ""))
+            if args.check and differed:
+                return 1
         elif args.command == "import-pages":
             from .transfer import import_pages
 
@@ -299,16 +313,16 @@ def _main(args) -> int:
             if problems:  # the book is built without them; each is named
                 print(f"stitchkit: {len(problems)} page(s) not available or not re-run: "
                       + "; ".join(f"{k}: {v}" for k, v in problems.items()), file=sys.stderr)
-    except execution.SweepInterrupted as exc:
+    except SweepInterrupted as exc:
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         return 143 if exc.signal_name == "SIGTERM" else 130
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM during a run: one line, the partial notebook kept
-        what = "SIGTERM" if isinstance(exc, execution.Terminated) else "SIGINT"
+        what = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
         print(f"stitchkit: error: interrupted ({what})", file=sys.stderr)
         if getattr(exc, "failed_notebook", None):
             print(f"  partial notebook: {exc.failed_notebook}", file=sys.stderr)
         return 143 if what == "SIGTERM" else 130
-    except execution.SweepFailed as exc:
+    except SweepFailed as exc:
         print(exc.table.to_string(index=False))
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         for line in exc.failed_points():
@@ -325,7 +339,7 @@ def _main(args) -> int:
             return _run_failed(exc)
         import errno
 
-        if isinstance(exc, (execution.OutputFolderError, execution.DaskSchedulerError)) or not exc.filename:
+        if isinstance(exc, (OutputFolderError, DaskSchedulerError)) or not exc.filename:
             msg = " ".join(str(exc).split())
         elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR,
                            errno.EISDIR, errno.EEXIST):

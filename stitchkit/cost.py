@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .catalogue import Page, Paper, empty_cache_seconds, paper_of, ran_from_empty_cache
-from .pages import escape, link, minutes, table
+from .catalogue import minutes
+from .pages import escape, link, table
 
 
 BOOK_DEMO_BUDGET_MINUTES = 120  # issue 12: the whole demo book from an empty cache on 2 CPU cores

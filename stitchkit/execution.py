@@ -19,7 +19,6 @@ of runs and sweeps are :mod:`stitchkit.runs`.
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import json
 import os
@@ -27,12 +26,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import bookpages, paths
-from .catalogue import PARTS, source_hash
+from .catalogue import source_hash
+from .notebooks import NotebookInfo, Parameter, discover, get_notebook, parse_parameters  # noqa: F401
 from .fileio import atomic_write_json, atomic_write_text
 from .staleness import behind_reason, same_results
 from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
@@ -42,98 +41,19 @@ from .results import RESULTS_ENV
 from .cluster import DaskSchedulerError, connect
 from .runs import (OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
                    fresh_folder, output_folder)
-from .scales import (SCALES, UnknownParameterError, check_figure_scale, check_overrides, check_scale, preset,
-                     registered_config, registered_presets)
+from . import figures
+from .scales import SCALES, UnknownParameterError, check_figure_scale, check_scale, preset
 
 
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    default: Any
-    comment: str
-
-
-@dataclass(frozen=True)
-class NotebookInfo:
-    id: str
-    source: Path
-    parameters: tuple[Parameter, ...]
-
-    @property
-    def part(self) -> str:
-        prefix = self.id.split("-", 1)[0]
-        if prefix not in PARTS:
-            raise ValueError(f"notebook {self.id}: ID prefix {prefix!r} is none of {', '.join(PARTS)}")
-        return PARTS[prefix]
-
-    def book_notebook(self, book_dir: Path = paths.BOOK_DIR) -> Path:
-        return book_dir / self.part / f"{self.id}.ipynb"
-
-    def parameter_names(self) -> list[str]:
-        return [p.name for p in self.parameters]
-
-
-def parse_parameters(source: Path) -> tuple[Parameter, ...]:
-    """Parameters from the ``parameters``-tagged cell: ``name = literal  # comment`` lines."""
-    import jupytext
-
-    nb = jupytext.read(source)
-    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
-    if len(cells) != 1:
-        raise ValueError(f"{source}: expected exactly one cell tagged 'parameters', found {len(cells)}")
-    text = cells[0].source
-    lines = text.splitlines()
-    params = []
-    try:
-        body = ast.parse(text).body
-    except SyntaxError as exc:
-        raise ValueError(f"{source}: the parameters cell does not parse ({exc.msg}, line {exc.lineno} of the "
-                         "cell)") from None
-    for node in body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-            line = lines[node.lineno - 1]
-            comment = line.split("#", 1)[1].strip() if "#" in line else ""
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                raise ValueError(f"{source}: parameter {target.id!r} must be a literal (a number, string, "
-                                 "None, ...)") from None
-            params.append(Parameter(target.id, value, comment))
-    if not params or params[0].name != "scale":
-        raise ValueError(f"{source}: the first parameter must be 'scale'")
-    return tuple(params)
-
-
-def discover(notebooks_dir: Path | None = None, *, broken: dict[str, str] | None = None
-             ) -> dict[str, NotebookInfo]:
-    """Every notebook source, by ID, in catalogue order of the file names. A notebook whose
-    parameters cell cannot be read affects only itself: it is left out, and its message (naming
-    its file) goes into ``broken`` when given."""
-    found = {}
-    for p in sorted(Path(notebooks_dir or paths.NOTEBOOKS_DIR).glob("*.py")):
-        try:
-            found[p.stem] = NotebookInfo(p.stem, p, parse_parameters(p))
-        except ValueError as exc:
-            if broken is not None:
-                broken[p.stem] = str(exc)
-    return found
-
-
-def get_notebook(figure_id: str, notebooks_dir: Path | None = None) -> NotebookInfo:
-    notebooks_dir = Path(notebooks_dir or paths.NOTEBOOKS_DIR)
-    source = notebooks_dir / f"{figure_id}.py"
-    if "/" not in figure_id and "\\" not in figure_id and source.is_file():
-        return NotebookInfo(figure_id, source, parse_parameters(source))  # its own error, naming its file
-    found = discover(notebooks_dir)
-    raise KeyError(f"unknown notebook {figure_id!r}; valid: {', '.join(found) or '(none)'}")
-
-
-def check_parameters(info: NotebookInfo, params: Mapping[str, Any], scale: str | None = None) -> dict[str, Any]:
-    """Raise before any compute when a parameter is not in the notebook's parameters cell, or
-    its value is not allowed by the figure's config; with ``scale``, also the scale's preset
-    with these values, by the config's rules between fields (its ``check``). Returns the values
-    as the config reads them."""
+def check_run(info: NotebookInfo, scale: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every check a run makes before compute, each once (issue 48), in the order a user's
+    mistakes are best reported: the scale's name, the parameters' names, the figure's scales, then
+    each value (:func:`stitchkit.scales.validate`) and the scale's preset with them (the config's
+    rules between fields, its ``check``). Returns the values as the config reads them (None: the
+    preset's). Nothing downstream checks them again; the kernel checks once more, in the notebook's
+    first cell, what it is handed."""
+    check_scale(scale)
+    params = dict(params or {})
     if "scale" in params:
         raise UnknownParameterError(f"give the scale once, with --scale, not as a parameter (got scale={params['scale']!r})")
     valid = [n for n in info.parameter_names() if n != "scale"]  # the scale is given with --scale
@@ -141,27 +61,12 @@ def check_parameters(info: NotebookInfo, params: Mapping[str, Any], scale: str |
     if unknown:
         raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for {info.id}; "
                                     f"valid: {', '.join(valid)}")
-    from . import experiments
-
-    experiments.load_all()
-    cls = registered_config(info.id)
-    checked = {**params, **check_overrides(cls, params)} if cls is not None else dict(params)
-    presets = registered_presets(info.id)
-    if scale is not None and presets is not None and scale in presets:
-        preset(presets, scale, **{k: v for k, v in checked.items() if k in presets[scale].__dataclass_fields__})
-    return checked
-
-
-def check_run(info: NotebookInfo, scale: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every check a run makes before compute, in the order a user's mistakes are best reported:
-    the scale's name, the parameters' names and values, the figure's scales, then the scale's
-    preset with these values (the config's rules between fields). Returns the values as the
-    config reads them."""
-    check_scale(scale)
-    checked = check_parameters(info, dict(params or {}))  # loads the experiments: their presets are known
     check_figure_scale(info.id, scale)
-    check_parameters(info, checked, scale)
-    return checked
+    presets = figures.presets(info.id)
+    if presets is None:  # a notebook outside the registry (a test's own): its values go in as given
+        return params
+    cfg = preset(presets, scale, **params)
+    return {k: None if v is None else getattr(cfg, k) for k, v in params.items()}
 
 
 def _for_papermill(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -172,12 +77,18 @@ def _for_papermill(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[str, Any] | None = None, *,
             progress: bool = True) -> dict:
-    """Execute ``info`` at ``scale`` into ``out_notebook``; returns the completed results dict."""
+    """Execute ``info`` at ``scale`` into ``out_notebook`` (checked first: :func:`check_run`);
+    returns the completed results dict."""
+    return _execute(info, out_notebook, scale, check_run(info, scale, params), progress=progress)
+
+
+def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping[str, Any], *,
+             progress: bool = True) -> dict:
+    """:func:`execute` with ``params`` already checked by :func:`check_run`."""
     import jupytext
     import nbformat
     import papermill
 
-    params = check_run(info, scale, params)
     out_notebook = Path(out_notebook).resolve()
     out_notebook.parent.mkdir(parents=True, exist_ok=True)
     results_path = out_notebook.with_suffix(".results.json")
@@ -257,11 +168,17 @@ def run_notebook(figure_id: str, scale: str, params: Mapping[str, Any] | None = 
     Raises :class:`OutputFolderError` before any compute if the folder is not writable; a run
     that fails keeps its partial notebook as ``<ID>.failed.ipynb`` there (see :func:`execute`).
     """
+    checked = check_run(get_notebook(figure_id), scale, params)  # before the output folder is made
+    return _run_checked(figure_id, scale, checked, out_dir=out_dir, progress=progress)
+
+
+def _run_checked(figure_id: str, scale: str, params: Mapping[str, Any], out_dir: Path | None = None,
+                 progress: bool = True) -> tuple[Path, dict]:
+    """:func:`run_notebook` with ``params`` already checked by :func:`check_run`."""
     info = get_notebook(figure_id)
-    check_run(info, scale, params)  # before the output folder is made (execute checks again, cheaply)
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / figure_id, f"{_stamp()}-{scale}"))
     out = out_dir / f"{figure_id}.ipynb"
-    return out, execute(info, out, scale, params, progress=progress)
+    return out, _execute(info, out, scale, params, progress=progress)
 
 
 _STATUS_COLUMNS = ("status", "error", "notebook")
@@ -273,10 +190,11 @@ def _failed_row(params: Mapping[str, Any], exc: BaseException) -> dict:
 
 
 def _sweep_one(figure_id: str, scale: str, params: dict, out_dir: str) -> dict:
-    """One run of a sweep: its results row with ``status`` 'ok', or, if it failed, its parameters
-    with ``status`` 'failed', the ``error`` and the partial ``notebook`` (never raises an Exception)."""
+    """One run of a sweep, its ``params`` checked by the sweep: its results row with ``status``
+    'ok', or, if it failed, its parameters with ``status`` 'failed', the ``error`` and the partial
+    ``notebook`` (never raises an Exception)."""
     try:
-        out, results = run_notebook(figure_id, scale, params, out_dir=Path(out_dir), progress=False)
+        out, results = _run_checked(figure_id, scale, params, out_dir=Path(out_dir), progress=False)
     except Exception as exc:
         return _failed_row(params, exc)
     return {**results_row(params, results), "status": "ok", "error": "", "notebook": str(out)}
@@ -299,10 +217,7 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     info = get_notebook(figure_id)
     check_scale(scale)
     combos = grid(values)
-    for c in combos:  # every point, names and values first, then with the rules between fields
-        check_parameters(info, c)
-    for c in combos:
-        check_run(info, scale, c)
+    checked = [check_run(info, scale, c) for c in combos]  # every point, once, before any runs
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / "sweeps", f"{figure_id}-{_stamp()}-{scale}"))
     csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]
@@ -321,7 +236,7 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
         from distributed import as_completed
 
         with connect(dask_address, dask_timeout) as client:
-            futures = client.map(_sweep_one, [figure_id] * len(combos), [scale] * len(combos), combos, dirs,
+            futures = client.map(_sweep_one, [figure_id] * len(combos), [scale] * len(combos), checked, dirs,
                                  pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
             for future in as_completed(futures):
@@ -336,7 +251,7 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
 
         i = 0
         try:
-            for i, (c, d) in enumerate(tqdm(list(zip(combos, dirs)), desc="sweep")):
+            for i, (c, d) in enumerate(tqdm(list(zip(checked, dirs)), desc="sweep")):
                 finished(i, _sweep_one(figure_id, scale, c, d))
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM under on_sigterm(): say where it stopped
             rows[i] = {**combos[i], "status": "interrupted", "error": describe_failure(exc),
@@ -503,6 +418,6 @@ def _static_changed(html: Path) -> bool:
                for f in src.rglob("*"))
 
 
-__all__ = ["SCALES", "SCALE_RANK", "NotebookInfo", "beside_path", "Parameter", "build_book", "check_parameters", "check_run", "compile_book", "discover",
+__all__ = ["SCALES", "SCALE_RANK", "NotebookInfo", "beside_path", "Parameter", "build_book", "check_run", "compile_book", "discover",
            "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep",
            "sweep_summary"]

@@ -36,38 +36,11 @@ import warnings
 import torch
 from torch import nn
 
+from .environment import PRECISION_ENV  # noqa: F401  (what "auto" means: part of this module's API)
+
 PRECISIONS = ("auto", "bf16", "fp32")
-PRECISION_ENV = "STITCHKIT_PRECISION"  # fp32 | bf16: what "auto" means on every device
 # The precision of every measurement a page judges (accuracies, activations); see the docstring.
 MEASURE_PRECISION = "fp32"
-
-
-RESAMPLES_ENV = "STITCHKIT_RESAMPLES"  # bootstrap resamples (stitchkit.noise reads it)
-
-
-def resamples_from_env(default: int = 1000) -> int:
-    """``STITCHKIT_RESAMPLES`` as a whole number >= 20 (``default`` when unset); an error naming
-    the value and what is valid otherwise."""
-    raw = os.environ.get(RESAMPLES_ENV, "").strip()
-    if not raw:
-        return default
-    try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 20:
-        raise ValueError(f"{RESAMPLES_ENV}={raw!r} is invalid: expected a whole number >= 20 (default {default})")
-    return n
-
-
-def check_environment() -> None:
-    """Check the environment variables a run reads, at start-up (issue 50: before any compute):
-    ``STITCHKIT_PRECISION`` and ``STITCHKIT_RESAMPLES``; an error names the value and the valid ones."""
-    forced = os.environ.get(PRECISION_ENV, "").strip().lower()
-    if forced and forced not in ("bf16", "fp32"):
-        raise ValueError(f"{PRECISION_ENV}={forced!r} is invalid; valid: bf16, fp32 (or unset: bf16 where the "
-                         "hardware computes it natively)")
-    resamples_from_env()
 
 
 def default_device() -> torch.device:

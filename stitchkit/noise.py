@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .hardware import RESAMPLES_ENV, resamples_from_env  # noqa: F401  (RESAMPLES_ENV: part of this module's API)
+from .environment import RESAMPLES_ENV, resamples_from_env  # noqa: F401  (RESAMPLES_ENV: part of this module's API)
 
 LEVEL = 0.95  # two-sided interval
 # bootstrap resamples (the 2.5th and 97.5th percentiles move by ~0.05 SE between runs); at

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import amendments, changes, paths
-from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, smoke_times, visible
+from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, minutes, smoke_times, visible
 from .fileio import atomic_write_text
 from .staleness import behind_reason
 from .results import badge_label, claims_html, gating_failures, why_failed
-from .scales import ParameterValueError, available_scales, registered_config, validate
+from .figures import config_class, scales_of
+from .scales import ParameterValueError, validate
 
 
 # --------------------------------------------------------------------------------------------
@@ -47,12 +48,6 @@ def table(header: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines)
-
-
-def minutes(seconds: float | None) -> str:
-    if seconds is None or seconds == "":
-        return "unknown"
-    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,9 +294,9 @@ def _sweep_example(figure_id: str, params: Mapping[str, Any]) -> tuple[str, list
     and another. Integers come first (the value and its double), then floats, then booleans and
     fields with a fixed set of choices. A config may name its own example instead, as a class
     attribute ``SWEEP_EXAMPLE = (parameter, (values...))`` (X-1: the zoos). Values are checked
-    against the figure's registered config when it is loaded (it is when the executor calls
-    this), else only by type."""
-    cls = registered_config(figure_id)
+    against the figure's config (:func:`stitchkit.figures.config_class`), for an ID not
+    registered only by type."""
+    cls = config_class(figure_id)
 
     def ok(name: str, values: list[Any]) -> bool:
         if cls is None:
@@ -349,9 +344,6 @@ def rerun_box(results: Mapping[str, Any]) -> str:
     """A collapsed MyST admonition with the commands that rerun the page at each scale and sweep
     one of its parameters (``.venv/bin/stitchkit run ID --scale S``,
     ``.venv/bin/stitchkit sweep ID --scale demo -p PARAM V1 V2``), ready to copy."""
-    from . import experiments
-
-    experiments.load_all()  # the figures register their presets (and so their scales) on import
     fid, scale = results["id"], results.get("scale")
     where = {"smoke": "tiny networks; assesses no claim", "demo": "2 CPU cores",
              "gpu": "one GPU (`stitchkit pages ID --scale gpu --pack F` packs it for `stitchkit import-pages F`)",
@@ -366,7 +358,7 @@ def rerun_box(results: Mapping[str, Any]) -> str:
         timed["smoke"] = (f"measured {minutes(smoke.get('seconds'))} from an empty cache on "
                           f"{smoke.get('device') or 'unknown'} ({smoke.get('date', '')})")
     run_lines = []
-    for s in available_scales(fid):
+    for s in scales_of(fid):
         run_lines += [f"# {s}: {where[s]}; " + timed.get(s, "not timed for this page yet"),
                       f".venv/bin/stitchkit run {fid} --scale {s}"]
     example = _sweep_example(fid, results.get("params") or {})
@@ -508,6 +500,6 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
 
 
 __all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "ZOOS", "escape", "hide_code", "link", "link_glossary",
-           "link_pages", "link_terms", "minutes", "page_boxes", "provenance_banner", "put_under_title",
+           "link_pages", "link_terms", "page_boxes", "provenance_banner", "put_under_title",
            "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
            "zoo_grid", "zoo_of"]

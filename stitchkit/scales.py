@@ -3,12 +3,13 @@ minutes per page with the papers' widths and data, ``paper`` the papers' setting
 the figure configs they preset.
 
 Every figure has ``smoke``, ``demo`` and ``paper`` presets. ``gpu`` presets come figure by figure
-(:func:`figure_presets` registers a figure's presets; :func:`available_scales` says which it
-has): asking a figure for a scale it has no preset for is an error naming the ones it has.
+(the figure registry, :mod:`stitchkit.figures`, says which scales each offers): asking a figure
+for a scale it has no preset for is an error naming the ones it has.
 
 Each figure defines its settings once as a frozen dataclass whose fields are made with
-:func:`param` (default, help text, allowed values) and registers it under its ID with
-:func:`figure_config`. That dataclass is the one source of truth for the figure's parameters:
+:func:`param` (default, help text, allowed values); its presets (scale -> an instance) are named in
+the figure registry, and the dataclass is the presets' type. It is the one source of truth for the
+figure's parameters:
 
 - the notebook's ``parameters`` cell lists exactly its fields, each ``name = None  # help``
   (a test checks this for every notebook), and resolves them with
@@ -36,10 +37,9 @@ import typing
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
+from .figures import REQUIRED_SCALES, SCALES, scales_of
 from .ledger import networks_used
 
-SCALES = ("smoke", "demo", "gpu", "paper")
-REQUIRED_SCALES = ("smoke", "demo", "paper")  # every figure has these; "gpu" comes figure by figure
 # What each scale means, in one line (the CLI's help, the book's scale notes).
 SCALE_MEANING = {
     "smoke": "CI: seconds to minutes per page (each page's time from an empty cache, measured: stitchkit list), "
@@ -84,36 +84,10 @@ def check_scale(scale: str) -> str:
     return scale
 
 
-_PRESETS: dict[str, Mapping[str, Any]] = {}
-
-
-def figure_presets(figure_id: str, presets: Mapping[str, T]) -> Mapping[str, T]:
-    """Register ``presets`` (scale -> config) as figure ``figure_id``'s, so that the command line
-    knows its scales before any compute; returns them."""
-    missing = [s for s in REQUIRED_SCALES if s not in presets]
-    unknown = [s for s in presets if s not in SCALES]
-    if missing or unknown:
-        raise ValueError(f"{figure_id}: presets lack scales {missing} or name unknown ones {unknown}")
-    _PRESETS[figure_id] = presets
-    return presets
-
-
-def registered_presets(figure_id: str) -> Mapping[str, Any] | None:
-    """The presets registered for ``figure_id`` (:func:`figure_presets`), or None."""
-    return _PRESETS.get(figure_id)
-
-
-def available_scales(figure_id: str) -> tuple[str, ...]:
-    """The scales figure ``figure_id`` has presets for, in :data:`SCALES` order (a figure whose
-    presets are not registered has the required ones)."""
-    have = _PRESETS.get(figure_id)
-    return tuple(s for s in SCALES if s in have) if have is not None else REQUIRED_SCALES
-
-
 def check_figure_scale(figure_id: str, scale: str) -> str:
     """``scale`` if figure ``figure_id`` has a preset for it; else an error naming the ones it has."""
     check_scale(scale)
-    have = available_scales(figure_id)
+    have = scales_of(figure_id)
     if scale not in have:
         raise UnknownScaleError(f"{figure_id} has no {scale!r} preset yet; its scales: {', '.join(have)}")
     return scale
@@ -139,23 +113,6 @@ def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | 
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for a sequence default")
     return dataclasses.field(default=default, metadata=meta)
-
-
-_CONFIGS: dict[str, type] = {}
-
-
-def figure_config(figure_id: str):
-    """Register a config dataclass as the parameters of notebook ``figure_id``."""
-    def deco(cls: type) -> type:
-        _CONFIGS[figure_id] = cls
-        return cls
-    return deco
-
-
-def registered_config(figure_id: str) -> type | None:
-    """The config class registered for ``figure_id`` (None if none is); experiment modules
-    register theirs when imported (``stitchkit.experiments.load_all()``)."""
-    return _CONFIGS.get(figure_id)
 
 
 def fields(cls: type) -> list[dataclasses.Field]:

@@ -67,9 +67,6 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
         raise ValueError("name at least one page to pack (e.g. H-F2)")
     check_scale(scale)
     infos = [execution.get_notebook(i) for i in ids]
-    from . import experiments
-
-    experiments.load_all()
     for info in infos:
         check_figure_scale(info.id, scale)
     archive = Path(archive)
@@ -292,16 +289,14 @@ def _check_page(archive: Path, fid: str, part: str, scale: str, results: dict, n
     fits the scale, and the numbers the executed notebook glued equal to the results file's."""
     from dataclasses import asdict, is_dataclass
 
-    from . import experiments
-    from .scales import registered_presets
+    from .figures import presets as presets_of
 
     where = f"{archive}: {part}/{fid}.results.json"  # finite numbers: check_results, before this
     commit = str((results.get("provenance") or {}).get("commit") or "")
     if _known_commit(commit) is False:
         raise ArchiveError(f"{where}: run at commit {commit[:12] or '(none)'}, which is not in this checkout's "
                            "history: re-run it from this checkout")
-    experiments.load_all()
-    presets = registered_presets(fid)
+    presets = presets_of(fid)
     if presets is not None and scale in presets:
         cfg = presets[scale]
         want = json.loads(json.dumps(asdict(cfg) if is_dataclass(cfg) else dict(cfg)))

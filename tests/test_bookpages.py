@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import bookpages, catalogue, cost, pages, results, scales
+from stitchkit import bookpages, catalogue, cost, figures, pages, results, scales
 from stitchkit.figures import FIGURES
 
 ACROSS = [f.id for f in FIGURES if f.prefix == "X"]  # the pages beyond the papers
@@ -199,7 +199,7 @@ def test_rerun_box_commands(book, monkeypatch):
     res = json.loads((book / "bansal" / "B-F2A.results.json").read_text())
     box = pages.rerun_box(res)
     assert box.startswith("````{admonition} Rerun this page") and box.endswith("````")
-    for s in scales.available_scales("B-F2A"):
+    for s in figures.scales_of("B-F2A"):
         assert f"\n.venv/bin/stitchkit run B-F2A --scale {s}\n" in box
     assert "--scale gpu" not in box  # B-F2A has no gpu preset yet
     assert "--scale gpu\n" in pages.rerun_box({**res, "id": "H-F2"})

@@ -2,7 +2,9 @@
 
 import pytest
 
-from stitchkit import catalogue, datasets, execution, experiments, figures
+import importlib
+
+from stitchkit import catalogue, datasets, execution, figures
 
 
 def test_every_notebook_has_one_registry_entry_and_every_entry_a_notebook():
@@ -11,9 +13,22 @@ def test_every_notebook_has_one_registry_entry_and_every_entry_a_notebook():
 
 def test_the_catalogue_the_cli_presets_and_the_parts_come_from_the_registry():
     assert [fid for fid, _ in catalogue.CATALOGUE] == [f.id for f in figures.FIGURES]
-    assert set(experiments.PRESETS_OF) == set(figures.BY_ID)
-    assert experiments.PRESETS_OF["H-F5"] == ("hernandez", "PRESETS_F2", ("smoke", "demo", "paper"))
     assert {f.prefix for f in figures.FIGURES} == set(catalogue.PARTS) == set(figures.PART_DATASETS)
+
+
+def test_the_registry_states_the_scales_each_figure_has_presets_for():
+    """Issue 48: the scales are plain data in the registry (the command line reads them without
+    importing an experiment module); they are the scales of the figure's presets, except where a
+    figure shares an earlier one's presets at fewer scales (H-F5: H-F2's, without its gpu)."""
+    first = {}
+    for f in figures.FIGURES:
+        found = getattr(importlib.import_module(f"stitchkit.experiments.{f.module}"), f.presets)
+        shared = (f.module, f.presets) in first
+        assert set(f.scales) <= set(found) if shared else tuple(s for s in figures.SCALES if s in found) == f.scales, f.id
+        first.setdefault((f.module, f.presets), f.id)
+        assert list(figures.presets(f.id)) == list(f.scales) and figures.config_class(f.id) is type(found["demo"])
+    assert figures.scales_of("H-F5") == figures.REQUIRED_SCALES and "gpu" in figures.scales_of("H-F2")
+    assert figures.presets("Q-9") is None and figures.scales_of("Q-9") == figures.REQUIRED_SCALES
 
 
 def test_every_figure_reads_registered_data_sets():

@@ -7,14 +7,11 @@ import pytest
 import torch
 
 from stitchkit import execution, zoo
-from stitchkit.scales import available_scales, registered_presets
+from stitchkit.figures import presets, scales_of
 
 
 def _gpu_figures() -> list[str]:
-    from stitchkit import experiments
-
-    experiments.load_all()
-    return sorted(i for i in execution.discover() if "gpu" in available_scales(i))
+    return sorted(i for i in execution.discover() if "gpu" in scales_of(i))
 
 
 def test_the_gpu_presets_are_the_ones_the_batch_has_estimates_for():
@@ -30,7 +27,7 @@ def test_the_gpu_presets_are_the_ones_the_batch_has_estimates_for():
 def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
     from stitchkit.experiments import smith
 
-    cfg = registered_presets("S-F1B")["gpu"]
+    cfg = presets("S-F1B")["gpu"]
     spec = cfg.model("gpu", name, 0)
     assert (spec.width, spec.data.train_size, spec.train.epochs) == (64, None, 4)  # the paper's networks
     model = zoo.build(spec, num_classes=10, in_channels=3).eval()
@@ -40,10 +37,10 @@ def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
 
 
 def test_bansal_b_f5_gpu_preset_uses_the_zoos_gpu_network_and_demos_stitch_recipe():
-    cfg = registered_presets("B-F5")["gpu"]
+    cfg = presets("B-F5")["gpu"]
     nets = cfg.networks("gpu")
     assert [n.seed for n in nets] == [0, 1] and {(n.width, n.train.epochs) for n in nets} == {(64, 40)}
-    assert cfg.recipe() == registered_presets("B-F5")["demo"].recipe() and cfg.test_size is None
+    assert cfg.recipe() == presets("B-F5")["demo"].recipe() and cfg.test_size is None
     model = zoo.build(nets[0], num_classes=10, in_channels=3).eval()
     with torch.no_grad():
         assert model(torch.rand(2, 3, 32, 32)).shape == (2, 10)

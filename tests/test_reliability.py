@@ -264,7 +264,7 @@ def _fake_run(figure_id, scale, params, out_dir=None, progress=True):
 
 
 def test_sweep_with_a_failing_point_keeps_the_finished_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(execution, "run_notebook", _fake_run)
+    monkeypatch.setattr(execution, "_run_checked", _fake_run)
     with pytest.raises(execution.SweepFailed) as err:
         execution.sweep("B-F2A", "smoke", {"width": [4, 8, 16]}, out_dir=tmp_path)
     table = pd.read_csv(tmp_path / "results.csv")
@@ -276,7 +276,7 @@ def test_sweep_with_a_failing_point_keeps_the_finished_runs(tmp_path, monkeypatc
 
 
 def test_sweep_failure_through_the_cli_exits_1_naming_the_point(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(execution, "run_notebook", _fake_run)
+    monkeypatch.setattr(execution, "_run_checked", _fake_run)
     assert cli.main(["sweep", "B-F2A", "-p", "width", "4", "8", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "failed: width=8: FloatingPointError" in err and "B-F2A.failed.ipynb" in err
@@ -315,7 +315,7 @@ def test_unwritable_output_folder_fails_before_compute(tmp_path, monkeypatch, ca
 
 def test_unreachable_dask_scheduler_fails_within_the_timeout(tmp_path, monkeypatch, capsys):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(execution, "run_notebook", lambda *a, **k: pytest.fail("must not run"))
+    monkeypatch.setattr(execution, "_run_checked", lambda *a, **k: pytest.fail("must not run"))
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
@@ -553,7 +553,7 @@ def test_an_interrupted_sweep_lists_the_interrupted_and_pending_points(tmp_path,
             raise KeyboardInterrupt
         return _fake_run(figure_id, scale, params, out_dir, progress)
 
-    monkeypatch.setattr(execution, "run_notebook", interrupted_at_8)
+    monkeypatch.setattr(execution, "_run_checked", interrupted_at_8)
     assert cli.main(["sweep", "B-F2A", "-p", "width", "4", "8", "16", "32", "--out", str(tmp_path)]) == 130
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip() and "sweep:" not in line]  # tqdm's bar aside
@@ -678,7 +678,7 @@ def test_a_run_needing_an_entry_another_run_computes_waits_for_it(tmp_path, caps
 def test_a_dask_scheduler_without_workers_fails_within_the_timeout(tmp_path, monkeypatch, capsys):
     """Issue 35, finding 11: a live scheduler with no workers is named, not waited on forever."""
     distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(execution, "run_notebook", lambda *a, **k: pytest.fail("must not run"))
+    monkeypatch.setattr(execution, "_run_checked", lambda *a, **k: pytest.fail("must not run"))
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
         t0 = time.monotonic()
         code = cli.main(["sweep", "B-F2A", "-p", "width", "4", "--out", str(tmp_path), "--dask",

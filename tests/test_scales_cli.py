@@ -156,18 +156,17 @@ def test_every_notebook_parameters_cell_matches_its_config():
     """The config dataclass is the one source of truth: same names, same order, same comments."""
     import jupytext
 
-    from stitchkit import experiments
-    from stitchkit.scales import available_scales, parameters_cell, registered_config
+    from stitchkit import figures
+    from stitchkit.scales import parameters_cell
 
-    experiments.load_all()
     broken: dict[str, str] = {}
     found = execution.discover(broken=broken)
     assert not broken and len(found) == len(list(execution.paths.NOTEBOOKS_DIR.glob("*.py")))
     for info in found.values():
-        cls = registered_config(info.id)
-        assert cls is not None, f"{info.id} registers no config (stitchkit.scales.figure_config)"
+        cls = figures.config_class(info.id)
+        assert cls is not None, f"{info.id} is not in the figure registry (stitchkit.figures)"
         cell = [c for c in jupytext.read(info.source).cells if "parameters" in c.metadata.get("tags", [])][0]
-        expected = parameters_cell(cls, available_scales(info.id))
+        expected = parameters_cell(cls, figures.scales_of(info.id))
         assert cell.source.strip() == expected, f"{info.id}: parameters cell differs from {cls.__name__}"
 
 
@@ -214,18 +213,15 @@ def test_every_notebook_resolves_the_presets_registered_for_it():
     """The presets the CLI checks a run against are the ones the notebook reads."""
     import re
 
-    from stitchkit import experiments
-    from stitchkit.scales import registered_presets
+    from stitchkit import figures
 
-    experiments.load_all()
     for info in execution.discover().values():
         src = info.source.read_text()
         alias, name = re.search(r"resolve\((\w+)\.(\w+), scale", src).groups()
         module = (re.search(rf"from stitchkit\.experiments import (\w+) as {alias}\n", src)
                   or re.search(rf"from stitchkit\.experiments import ({alias})\n", src))
-        assert experiments.PRESETS_OF[info.id][:2] == (module.group(1) if module else alias, name), info.id
-        presets = getattr(getattr(experiments, experiments.PRESETS_OF[info.id][0]), name)
-        assert all(registered_presets(info.id)[s] is presets[s] for s in registered_presets(info.id)), info.id
+        fig = figures.BY_ID[info.id]
+        assert (fig.module, fig.presets) == (module.group(1) if module else alias, name), info.id
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -280,3 +276,20 @@ def test_the_configuration_table_shows_the_values_that_ran(monkeypatch):
     assert table.loc["model_epochs", "value"] == "3, 1170 steps (None: the zoo's)"
     ledger._NETWORKS.clear()
     assert scales.as_table(cfg).data.loc["width", "value"] == "the zoo's width at this scale (None)"
+
+
+def test_sync_writes_a_parameters_cell_from_its_config_and_nothing_else(tmp_path, capsys):
+    """Issue 48: ``stitchkit sync`` writes each notebook's parameters cell from its config; every
+    notebook here agrees (``--check``), and a cell edited by hand is put back, the rest untouched."""
+    import shutil
+
+    from stitchkit.sync import sync
+
+    assert cli.main(["sync", "--check"]) == 0 and "0 parameters cell(s) differ" in capsys.readouterr().out
+    shutil.copy(execution.paths.NOTEBOOKS_DIR / "B-F4.py", tmp_path / "B-F4.py")
+    original = (tmp_path / "B-F4.py").read_text()
+    (tmp_path / "B-F4.py").write_text(original.replace("kernel_sizes = None  #", "kernel_sizes = (1, 3)  #"))
+    assert sync(["B-F4"], check=True, notebooks_dir=tmp_path) == ["B-F4"]
+    assert sync(["B-F4"], notebooks_dir=tmp_path) == ["B-F4"] and (tmp_path / "B-F4.py").read_text() == original
+    with pytest.raises(KeyError, match="unknown figure 'B-F99'"):
+        sync(["B-F99"], check=True, notebooks_dir=tmp_path)

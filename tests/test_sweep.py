@@ -14,7 +14,7 @@ def fake_run(figure_id, scale, params, out_dir=None, progress=True):
 
 
 def test_local_sweep_collects_one_row_per_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(execution, "run_notebook", fake_run)
+    monkeypatch.setattr(execution, "_run_checked", fake_run)
     table = execution.sweep("B-F2A", "smoke", {"width": [4, 8], "frozen_bn": ["eval", "train"]}, out_dir=tmp_path)
     assert len(table) == 4 and list(table.score) == [40, 41, 80, 81]
     assert set(table["claim.c"]) == {"reproduced"}
@@ -26,15 +26,41 @@ def test_local_sweep_collects_one_row_per_run(tmp_path, monkeypatch):
 
 
 def test_sweep_refuses_unknown_parameters_before_running(tmp_path, monkeypatch):
-    monkeypatch.setattr(execution, "run_notebook", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr(execution, "_run_checked", lambda *a, **k: pytest.fail("ran"))
     with pytest.raises(ValueError, match="depth for B-F2A; valid: width, model_epochs"):
         execution.sweep("B-F2A", "smoke", {"depth": [1, 2]}, out_dir=tmp_path)
 
 
 def test_dask_sweep_on_an_in_process_cluster(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(execution, "run_notebook", fake_run)
+    monkeypatch.setattr(execution, "_run_checked", fake_run)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         table = execution.sweep("B-F2A", "smoke", {"width": [4, 8], "frozen_bn": ["eval"]}, out_dir=tmp_path,
                                 dask_address=cluster.scheduler_address)
     assert list(table.score) == [40, 80]
+
+
+def test_each_value_is_validated_once_per_run_and_once_per_sweep_point(tmp_path, monkeypatch):
+    """Issue 48: the command line checks a run's values once, before compute, and nothing
+    downstream checks again (the kernel checks once more what it is handed, in its own process)."""
+    from stitchkit import cli, scales
+
+    calls = []
+    validate = scales.validate
+
+    def counting(cls, name, value):
+        calls.append(name)
+        return validate(cls, name, value)
+
+    def run(figure_id, scale, params, out_dir=None, progress=True):
+        out, results = fake_run(figure_id, scale, params, out_dir, progress)
+        return out, {**results, "claims": [{"key": "c", "verdict": "reproduced", "text": "t", "paper": "p", "ours": "o"}]}
+
+    monkeypatch.setattr(scales, "validate", counting)
+    monkeypatch.setattr(execution, "_run_checked", run)
+    assert cli.main(["run", "B-F2A", "--scale", "smoke", "-p", "width", "4", "-p", "frozen_bn", "eval",
+                     "--out", str(tmp_path / "one")]) == 0
+    assert sorted(calls) == ["frozen_bn", "width"]
+    calls.clear()
+    execution.sweep("B-F2A", "smoke", {"width": [4, 8, 16], "frozen_bn": ["eval"]}, out_dir=tmp_path / "sweep")
+    assert sorted(calls) == ["frozen_bn"] * 3 + ["width"] * 3

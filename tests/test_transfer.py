@@ -17,10 +17,9 @@ from stitchkit.results import git_state
 def _preset_params(figure_id: str, scale: str) -> dict:
     from dataclasses import asdict
 
-    from stitchkit import experiments, scales
+    from stitchkit import figures
 
-    experiments.load_all()
-    return json.loads(json.dumps(asdict(scales.registered_presets(figure_id)[scale])))
+    return json.loads(json.dumps(asdict(figures.presets(figure_id)[scale])))
 
 
 def _fake_execute(info, out, scale, params=None, *, progress=True):

@@ -39,7 +39,7 @@ from ..datasets import DataSpec, test_split, train_split
 from ..hardware import as_device
 from ..notions import NOTIONS, identity_failures, kendall_tau, notion_replicates
 from ..results import Control, at_least, more_than
-from ..scales import ParameterValueError, figure_config, param
+from ..scales import ParameterValueError, param
 from ..catalogue import ZOOS  # one zoo per paper, named by its part
 from ..store import Store
 
@@ -86,7 +86,6 @@ def zoo_pair(name: str, scale: str) -> ZooPair:
     raise ValueError(f"unknown zoo {name!r}; valid: {', '.join(ZOOS)}")
 
 
-@figure_config("X-1")
 @dataclass(frozen=True)
 class AgreementConfig:
     """X-1: every notion on every layer pair of a zoo's two networks; Kendall's tau between notions."""

@@ -35,7 +35,7 @@ from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import Net, stitch_grid
 from ..results import at_least, at_most, more_than
-from ..scales import figure_config, param
+from ..scales import param
 from . import across, across_identify, bansal_core
 from .across import NAMES, SIGN, ZooPair
 from .hernandez import grid as hgrid
@@ -53,7 +53,6 @@ STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem
 SHORTCUT_NOTIONS = ("cka", "dm")
 
 
-@figure_config("X-3")
 @dataclass(frozen=True)
 class ConclusionsConfig:
     """X-3: Bansal's connectivity on Hernandez's R2222s, Hernandez's triangle on Bansal's

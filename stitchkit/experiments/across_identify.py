@@ -41,7 +41,7 @@ from .. import controls, noise, zoo
 from ..claims import ClaimSpec
 from ..notions import NOTIONS
 from ..results import Control, at_least
-from ..scales import figure_config, param
+from ..scales import param
 from . import across
 from .across import NAMES, SIGN, ZOOS, ZooPair
 
@@ -66,7 +66,6 @@ def zoo_pair(name: str, scale: str) -> ZooPair:
     return across.zoo_pair(name, scale)
 
 
-@figure_config("X-2")
 @dataclass(frozen=True)
 class IdentificationConfig:
     """X-2: J-T1's layer-identification test, by every notion, on a pair of networks of each zoo."""

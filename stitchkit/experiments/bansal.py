@@ -31,7 +31,7 @@ from ..claims import ClaimSpec
 from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import Control, Criterion, at_most
-from ..scales import figure_config, param
+from ..scales import param
 from ..similarity import CKA_METHOD, CKA_SAMPLE, CKABootstrap
 from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, DEMO_STITCH_LR, PRESETS, RANDOM,
                           RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF, TRAINED, ConnectivityConfig,
@@ -71,7 +71,6 @@ ARCHS = {"resnet18_x0.5": "ResNet-18 x0.5", "resnet18_x2": "ResNet-18 x2", "resn
          "myrtle": "Myrtle CNN", "vit": "ViT"}
 
 
-@figure_config("B-F2A")
 @dataclass(frozen=True)
 class ArchitecturesConfig(ConnectivityConfig):
     """B-F2A: the base ResNet-18 panel (with the random bottom) and one panel per other architecture."""

@@ -25,7 +25,7 @@ from ..datasets import DataSpec
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..grid import replace_cells as replace_grid_cells
 from ..results import at_least
-from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, check_scale, figure_config, param
+from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, check_scale, param
 from ..train import TrainConfig
 from .bansal_bottoms import own_correct
 from .bansal_core import DEMO_STITCH_LR
@@ -40,7 +40,6 @@ TELLS_MIN = 10.0  # points: "stitching can": random-bottom penalty beyond the tr
 FT_REACH = 5.0  # control: fine-tuning over the trained bottom gets within this of the trained network (points)
 
 
-@figure_config("B-F8")
 @dataclass(frozen=True)
 class FinetuneConfig:
     """B-F8: random vs trained ResNet-164 bottoms, fine-tuned over and stitched into a trained top."""

@@ -53,7 +53,7 @@ from ..datasets import fingerprint as data_fingerprint
 from ..grid import LONGER, Net, stitch_grid
 from ..hardware import as_device, channels_last_ok, compile_wins, to_memory_format
 from ..results import Control, at_least, at_most
-from ..scales import figure_config, param
+from ..scales import param
 from ..store import Store, config_key
 from ..train import evaluate, train
 from .bansal_bottoms import own_correct
@@ -66,7 +66,6 @@ CLOSE_MAX = 100 * CONNECTED_MAX_PENALTY  # points: a cut's penalty "close to 0" 
 WITHIN_MAX = 3.0  # points: the freeze-trained network is within this of the full network
 
 
-@figure_config("B-F9")
 @dataclass(frozen=True)
 class FreezeConfig(ConnectivityConfig):
     """B-F9: choose layers by stitching, freeze them, train the rest on all the data."""

@@ -22,7 +22,7 @@ from ..claims import ClaimSpec, replace_in
 from ..datasets import DataSpec, test_split
 from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import at_least, at_most
-from ..scales import check_names, figure_config, param
+from ..scales import check_names, param
 from ..similarity import CKABootstrap
 from .bansal_core import (RANDOM, SELF, TRAINED, ConnectivityConfig, _extend_presets, _trained_pair,
                           _connectivity_claims, boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary,
@@ -39,7 +39,6 @@ from .bansal_length import replace_cells
 KERNEL_LR_RULES = {"same": lambda k: 1, "over_k": lambda k: k, "over_k2": lambda k: k * k}
 
 
-@figure_config("B-F4")
 @dataclass(frozen=True)
 class KernelSizeConfig(ConnectivityConfig):
     """B-F4: the trained pair of B-F2A stitched with BN -> kxk conv -> BN for each kernel size."""
@@ -188,7 +187,6 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[Cl
 # B-F5: random vs trained, stitching and CKA (the same models and stitches as B-F2A)
 
 
-@figure_config("B-F5")
 @dataclass(frozen=True)
 class RandomVsTrainedConfig(ConnectivityConfig):
     """B-F5: B-F2A's grid (read from the cache when B-F2A ran) plus per-layer CKA with the receiver."""

@@ -21,7 +21,7 @@ from .. import controls, zoo
 from ..claims import ClaimSpec
 from ..display import Section, plain
 from ..results import at_least, at_most, load_spot_json
-from ..scales import figure_config, param
+from ..scales import param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
 from .bansal_bottoms import (IMPROVE_MIN, BottomsConfig, _accuracy_gap, _Beyond, _beyond, _boot, _control,
                              _gain_estimate, _negative, _numbers, _pen, _presets, _rejudge, _stronger, bottoms_into_top)
@@ -31,7 +31,6 @@ from .bansal_bottoms import (IMPROVE_MIN, BottomsConfig, _accuracy_gap, _Beyond,
 # B-F3C: width
 
 
-@figure_config("B-F3C")
 @dataclass(frozen=True)
 class WidthConfig(BottomsConfig):
     """B-F3C: networks of several widths (seed 0) stitched into each other, every ordered pair."""
@@ -130,7 +129,6 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
 # B-F6: SimCLR vs end-to-end (supervised), both directions, with CKA
 
 
-@figure_config("B-F6")
 @dataclass(frozen=True)
 class SimCLRConfig(BottomsConfig):
     """B-F6: a SimCLR-trained ResNet-18 (linear probe on top) and supervised ones, stitched both ways."""

@@ -29,7 +29,7 @@ import pandas as pd
 from .. import controls, noise, zoo
 from ..claims import ClaimSpec
 from ..results import at_least, at_most, within
-from ..scales import figure_config, param
+from ..scales import param
 from .bansal_core import SELF, cka_estimate, cka_reps_of
 from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, PREMISE_MARGIN, SIMILAR_MAX, BottomsConfig,
                              accuracy_table, bottoms_into_top, cka_per_cut, own_correct, per_cut, same_task, title,
@@ -67,7 +67,6 @@ __all__ = [
 # B-F7: CKA for "more is better" (the models of B-F2C, B-F3B and B-F3C; no stitching)
 
 
-@figure_config("B-F7")
 @dataclass(frozen=True)
 class MoreCKAConfig:
     """B-F7: per-layer linear CKA between the weaker and stronger networks of B-F2C/F3B/F3C."""

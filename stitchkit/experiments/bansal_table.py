@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from ..scales import figure_config, param
+from ..scales import param
 
 COLUMNS = ("Different initialisation", "Self-supervision", "More data / time / width")
 PAPER = {
@@ -27,7 +27,6 @@ PAPER = {
 SOURCES = ("B-F2A", "B-F5", "B-F6", "B-F2C", "B-F3B", "B-F3C", "B-F7")
 
 
-@figure_config("B-T1")
 @dataclass(frozen=True)
 class TableConfig:
     """B-T1 computes nothing: it reads the other Bansal pages' results files."""
@@ -152,7 +151,6 @@ def numbers(results: dict[str, dict | None]) -> dict[str, float]:
 # B-F2B: ImageNet self-supervised vs supervised, out of reach offline; B-F6 stands in
 
 
-@figure_config("B-F2B")
 @dataclass(frozen=True)
 class StandInConfig:
     """B-F2B computes nothing: it reports the verdicts of its CIFAR-10 stand-in, B-F6."""

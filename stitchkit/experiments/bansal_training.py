@@ -20,7 +20,7 @@ import pandas as pd
 from .. import zoo
 from ..claims import ClaimSpec
 from ..results import at_least, at_most
-from ..scales import figure_config, param
+from ..scales import param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
 from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, _Beyond, _beyond,
                              _boot, _control, _gain, _gain_estimate, _negative, _numbers, _pen, _presets, _rejudge,
@@ -31,7 +31,6 @@ from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX
 # B-F2C: number of samples
 
 
-@figure_config("B-F2C")
 @dataclass(frozen=True)
 class SamplesConfig(BottomsConfig):
     """B-F2C: bottoms trained on more or fewer images stitched into a top trained on 10k."""
@@ -155,7 +154,6 @@ VARIANT_KEYS = {"objects vs animals": "objects", "10% random labels": "noise10",
 NORMAL = "normal labels (seed 1)"
 
 
-@figure_config("B-F3A")
 @dataclass(frozen=True)
 class LabelsConfig(BottomsConfig):
     """B-F3A: bottoms trained with less informative labels stitched into a normal top."""
@@ -239,7 +237,6 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
 # B-F3B: training time
 
 
-@figure_config("B-F3B")
 @dataclass(frozen=True)
 class EpochsConfig(BottomsConfig):
     """B-F3B: snapshots of one seed-0 run; the midpoint is the top, earlier and later ones the bottoms."""

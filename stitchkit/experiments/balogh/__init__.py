@@ -27,7 +27,7 @@ grid helpers the figures share), :mod:`.identification` and :mod:`.identificatio
 figures). The general pieces live below the experiments: PWCCA with its weights from the
 narrower side and the low-rank approximations in :mod:`stitchkit.similarity`, the linear probes
 in :mod:`stitchkit.probes`. The names below are what the notebooks, the CLI's preset table
-(``stitchkit.experiments.PRESETS_OF``), the book's cost page and the tests use.
+(``stitchkit.figures``), the book's cost page and the tests use.
 """
 
 from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig

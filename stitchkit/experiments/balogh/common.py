@@ -16,7 +16,7 @@ from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...grid import replace_cells as replace_grid_cells
 from ...results import Control
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, figure_config, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
 from ...train import TrainConfig
 
 MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
@@ -29,7 +29,6 @@ ARCH_NAMES = {"resnet18": "ResNet-18", "vit": "ViT-Ti"}
 TLM_MOVED_MIN = 1.0  # control: TLM trained enough to matter: mean gain over its DM start off the diagonal (points)
 
 
-@figure_config("J-T1")
 @dataclass(frozen=True)
 class IdentConfig:
     """J-T1: layer identification within and between networks by six similarity measures."""

@@ -23,7 +23,7 @@ from ...noise import Estimate
 from ...probes import probe_accuracy, probe_features
 from ...progress import progress_bar
 from ...results import Control, at_least, more_than
-from ...scales import check_scale, figure_config, param
+from ...scales import check_scale, param
 from ...similarity import LowRank, pwcca, rank_list
 from ...store import Store
 from .common import ARCH_NAMES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy
@@ -47,7 +47,6 @@ F_RANGE_MIN = 10.0  # J-T3 control: the probe accuracies differ by at least this
 # J-T3: Ding et al.'s specificity test
 
 
-@figure_config("J-T3")
 @dataclass(frozen=True)
 class SpecificityConfig(IdentConfig):
     """J-T3: J-T1's networks and direct-matching grid, plus a linear probe per representation."""
@@ -248,7 +247,6 @@ PAPER_T2 = {
 }
 
 
-@figure_config("J-T2")
 @dataclass(frozen=True)
 class SensitivityConfig(SpecificityConfig):
     """J-T2: low-rank approximations of the last blocks of two of J-T1's networks."""

@@ -22,7 +22,7 @@ from ...hardware import as_device
 from ...noise import Estimate
 from ...progress import progress_bar
 from ...results import Control, Criterion, at_least, at_most, more_than
-from ...scales import check_scale, figure_config, param
+from ...scales import check_scale, param
 from ...store import Store
 from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
                      tlm_gain_numbers, tlm_retrained, with_longer)
@@ -55,7 +55,6 @@ NEAR_SEVERITY = 4
 EXPOSURE = "cifar_generated"
 
 
-@figure_config("J-F2")
 @dataclass(frozen=True)
 class OODConfig(IdentConfig):
     """J-F1/J-F2: J-T1's stitches into network #0, judged by a detector per receiver layer."""
@@ -67,7 +66,6 @@ class OODConfig(IdentConfig):
     detector_finetune: float = param(10.0, "epochs of energy fine-tuning with the outliers (Liu et al.: 10)", gt=0)
 
 
-figure_config("J-F1")(OODConfig)
 _OOD_SCALE = {"smoke": {"detector_width": 4, "detector_blocks": 1, "detector_images": 1000, "detector_pretrain": 0.5,
                         "detector_finetune": 0.5},
               # 3 epochs of fine-tuning (Liu et al.: 10): after 1 every detector failed the outlier control

@@ -51,7 +51,7 @@ import pandas as pd
 from ... import zoo
 from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, ParameterValueError, check_names, figure_config, figure_presets, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, ParameterValueError, check_names, param
 from ...train import TrainConfig
 
 PAPER_STITCH_LR = 1e-3  # the paper's 0.01 fails the self-stitch control at width 64 (see above)
@@ -68,7 +68,6 @@ RANDOM_MAX = 0.5  # controls: a random sender's mean relative accuracy outside t
 CORNER = 1  # the corner the paper excepts: sender and receiver layer (block number) at most this
 
 
-@figure_config("H-F2")
 @dataclass(frozen=True)
 class GridConfig:
     """H-F2: every ordered pair of the chosen small ResNets, every sender cut into every receiver cut."""
@@ -188,11 +187,9 @@ PRESETS_F2 = {
     # GPU cluster: all 16 networks, the paper's stitch recipe.
     "paper": GridConfig(archs=ARCHS, controls=ARCHS, warmup=2.5, stitch_lr=PAPER_STITCH_LR),
 }
-figure_presets("H-F2", PRESETS_F2)
 
 # H-F4: ResNet-18 (R2222) and ResNet-34 stitched into each other, both directions; R2222 into
 # itself (the convergence control) and its untrained copy (the power control) are H-F2's.
-figure_config("H-F4")(GridConfig)
 _F4 = dict(archs=("r2222", "resnet34"), controls=("r2222",), self_pairs=("r2222",))
 PRESETS_F4 = {
     "smoke": GridConfig(**_F4, cut_every=4, stitch_epochs=1, stitch_train_size=500, dm_images=200, test_size=500),
@@ -204,7 +201,6 @@ PRESETS_F4 = {
 # No gpu preset yet: one with width 64, all 50k images, H-F2's gpu stitch recipe and every second
 # block (165 stitches) ran past 570 s on an H100 (2026-11-24, unfinished, in its training-length
 # control's longer stitches), over the 8 minutes a gpu page may take.
-figure_presets("H-F4", PRESETS_F4)
 
 
 def display_name(arch: str) -> str:

@@ -17,12 +17,11 @@ from ...datasets import DataSpec
 from ...grid import LONGER, Net, StitchRecipe, stitch_grid
 from ...noise import Estimate
 from ...results import Control, at_most
-from ...scales import REQUIRED_SCALES, figure_config, param
+from ...scales import REQUIRED_SCALES, param
 from .grid import PRESETS_F2, GridConfig, _layer, display_name
 from .verdicts import NO_IMAGES, _convergence_control, retrained_longer, self_gain_numbers
 
 
-@figure_config("H-F6")
 @dataclass(frozen=True)
 class ImagesConfig(GridConfig):
     """H-F6: a network's layers 0..k stitched into the input of a network (the stitch makes an image)."""

@@ -27,7 +27,7 @@ from ...datasets import DataSpec
 from ...grid import LONGER, Net, stitch_grid
 from ...noise import Estimate
 from ...results import Control, Criterion, at_least, at_most
-from ...scales import REQUIRED_SCALES, figure_config, param
+from ...scales import REQUIRED_SCALES, param
 from .grid import PRESETS_F2, GridConfig, display_name
 from .verdicts import NO_IMAGES, _convergence_control, self_gain_numbers
 
@@ -35,7 +35,6 @@ from .verdicts import NO_IMAGES, _convergence_control, self_gain_numbers
 # H-T1 / H-T2: the MSE sanity tables
 
 
-@figure_config("H-T1")
 @dataclass(frozen=True)
 class MSEConfig(GridConfig):
     """H-T1/H-T2: H-F2's grid (from the cache) and the MSE between E, V and S per test image."""
@@ -43,7 +42,6 @@ class MSEConfig(GridConfig):
     mse_images: int = param(1000, "test images per stitch for the MSE statistics", ge=1, le=10_000)
 
 
-figure_config("H-T2")(MSEConfig)
 # H-T2 measures H-F2's stitches (a direct-matching start, then the task), read from its cache.
 PRESETS_T2 = {scale: MSEConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
                                **({"mse_images": 200} if scale == "smoke" else {}))

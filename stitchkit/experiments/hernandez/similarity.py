@@ -18,7 +18,6 @@ from ...claims import ClaimSpec
 from ...datasets import DataSpec
 from ...grid import LONGER, Net, StitchRecipe, StitchSpec
 from ...results import Control, at_most
-from ...scales import figure_config
 from .grid import GridConfig
 from .mse import trained_nets
 from .verdicts import _convergence_control, self_gain_numbers
@@ -26,7 +25,6 @@ from .verdicts import _convergence_control, self_gain_numbers
 # --------------------------------------------------------------------------------------------
 # H-F5: the similarity-trained stitch on the task, against the vanilla stitch (H-F2's grid)
 
-figure_config("H-F5")(GridConfig)
 # "low task accuracy, unlike the vanilla stitch": per trained pair, the similarity-trained stitch's
 # mean accuracy below the diagonal (j < i) at most this share of the vanilla stitch's there, for
 # every pair (the maximum over pairs). Fixed on 2026-11-27 (issue 46), after the runs had been

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ... import zoo
 from ...grid import StitchRecipe
-from ...scales import MIN_TEST_IMAGES, figure_config, param
+from ...scales import MIN_TEST_IMAGES, param
 from ...train import TrainConfig
 
 CUTS = ("stem", "layer1", "layer2", "layer3", "pool")
@@ -32,11 +32,6 @@ RANK_NOISE = ("judged without an interval: the criterion is already in units of 
               "(a rank on the whole test set varies with the seed far more than with the images)")
 
 
-@figure_config("S-F1B")
-@figure_config("S-F1C")
-@figure_config("S-FC5")
-@figure_config("S-TC1")
-@figure_config("S-4.2")
 @dataclass(frozen=True)
 class StitchConfig:
     """Smith & Marcu's ResNet-18 stitching experiments (shared by every ResNet page, so their

@@ -8,11 +8,10 @@ import numpy as np
 import torch
 
 from ...datasets import DataSpec, test_split
-from ...scales import figure_config, param
+from ...scales import param
 from .config import SETS
 
 
-@figure_config("S-F1A")
 @dataclass(frozen=True)
 class ExamplesConfig:
     """S-F1A: example images of every data set."""

@@ -21,7 +21,7 @@ from ...datasets import DataSpec
 from ...grid import Net, StitchRecipe, stitch_grid
 from ...hardware import as_device
 from ...results import at_least
-from ...scales import MIN_TEST_IMAGES, figure_config, param
+from ...scales import MIN_TEST_IMAGES, param
 from ...store import Store
 from ...train import TrainConfig
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
@@ -38,7 +38,6 @@ TRAINED_VGG = 0.90  # control: every whole VGG19 reaches this accuracy on its ow
 HOLDS_TOL = 0.02  # "holds": within 2 points of the whole model at every cut
 
 
-@figure_config("S-FC6")
 @dataclass(frozen=True)
 class VGGNoiseConfig:
     """S-FC6: clustered noise stitched into VGG19 models trained on each colour-MNIST set."""
