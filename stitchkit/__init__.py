@@ -23,8 +23,9 @@ Layers, each importing only from layers below it (a test checks there is no impo
    as an experiment states it, frozen), ``controls``,
    ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
    shows in one call);
-5. ``experiments`` (by paper and figure family), ``comparison`` (``stitchkit.compare``: every
-   measure between two of a user's own networks), ``notions`` (every notion on every layer pair,
+5. ``experiments`` (by paper and figure family), ``adapter`` (any PyTorch classifier as a network
+   to stitch, by module path; the task-loss stitch between two), ``comparison``
+   (``stitchkit.compare``: every measure between two of a user's own networks), ``notions`` (every notion on every layer pair,
    on all images and on shared bootstrap resamples of them; Kendall's tau between notions);
 6. the book: ``catalogue`` (papers, figures, results files read back), ``notebooks`` (the
    notebook sources and their parameters cells, read without torch), ``sync`` (parameters cells

@@ -17,6 +17,16 @@ The measures:
 - ``dm_accuracy``: direct matching's functional similarity: B's accuracy when its layer's output
   is replaced by the least-squares map of A's, relative to B's own accuracy on the same images,
   with a paired bootstrap interval. It needs ``labels``.
+- ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.adapter.train_stitch`: Bansal
+  et al.'s BN-1x1-BN, started from direct matching as Balogh & Jelasity do, trained on the task
+  loss through the frozen B on the fit images), B's accuracy with it relative to B's own, with a
+  paired bootstrap interval. It needs ``labels`` and ``fit_labels`` and brings the book's two
+  stitching controls, stated before the run (:mod:`stitchkit.controls`), as rows of their own:
+  ``tlm_self_penalty`` (positive control, once per layer of B: B stitched into itself at that
+  layer by the same recipe loses at most 1 point, the upper end of its interval; a gain is
+  reported, not gated) and ``tlm_untrained_sender`` (negative control, per pair: an untrained copy
+  of A, stitched the same way, stays at least 20 points below B's self-stitch on its whole
+  interval: the stitch cannot do the task alone). Each control's row says whether it passed.
 
 What a model must provide. The representational measures need only the activations, taken with
 forward hooks on the named modules (a module returning a tuple gives its first tensor). A stitch
@@ -42,35 +52,21 @@ from torch import nn
 
 from . import noise
 from . import similarity as sim
+from .adapter import (CutNotFoundError, HookedModel, StitchError, StitchRecipe, correct, logits_of, module_tensor,
+                      train_stitch, untrained_copy)
+from .controls import NEGATIVE_MARGIN, POSITIVE_BOUND
 from .linalg import least_squares
 
-MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy")
+MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy")
+CONTROL_ROWS = ("tlm_self_penalty", "tlm_untrained_sender")  # rows tlm_accuracy brings with it
 COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note"]
 
 
-class CutNotFoundError(ValueError):
-    pass
-
-
-class StitchError(ValueError):
-    pass
-
-
 def _module(model: nn.Module, name: str, which: str) -> nn.Module:
-    modules = dict(model.named_modules())
-    if name not in modules or name == "":
-        names = [n for n in modules if n]
-        shown = ", ".join(names[:40]) + (f", ... ({len(names) - 40} more)" if len(names) > 40 else "")
-        raise CutNotFoundError(f"no module {name!r} in model {which}; valid: {shown}")
-    return modules[name]
+    return HookedModel(model, which).module(name)
 
 
-def _tensor(out, name: str) -> torch.Tensor:
-    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
-        out = out[0]
-    if not isinstance(out, torch.Tensor):
-        raise StitchError(f"module {name!r} returns a {type(out).__name__}, not a tensor: it cannot be a cut")
-    return out
+_tensor = module_tensor
 
 
 @torch.no_grad()
@@ -159,7 +155,7 @@ def stitched_correct(model_b: nn.Module, cut_b: str, stitch: Callable, acts_a: t
     try:
         for s in range(0, len(images), batch_size):
             current["h"] = stitch(acts_a[s:s + batch_size].to(device))
-            logits = model_b(images[s:s + batch_size].to(device))
+            logits = logits_of(model_b(images[s:s + batch_size].to(device)))
             correct.append((logits.argmax(1).cpu() == labels[s:s + batch_size].cpu()).numpy())
     finally:
         hook.remove()
@@ -173,7 +169,7 @@ def _own_correct(model: nn.Module, images, labels, batch_size, device) -> np.nda
     was_training = model.training
     model.eval()
     try:
-        return np.concatenate([(model(images[s:s + batch_size].to(device)).argmax(1).cpu()
+        return np.concatenate([(logits_of(model(images[s:s + batch_size].to(device))).argmax(1).cpu()
                                 == labels[s:s + batch_size].cpu()).numpy() for s in range(0, len(images), batch_size)])
     finally:
         model.train(was_training)  # as activations() and stitched_correct() leave it
@@ -181,19 +177,22 @@ def _own_correct(model: nn.Module, images, labels, batch_size, device) -> np.nda
 
 def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_b: Sequence[str],
             images: torch.Tensor, labels: torch.Tensor | None = None, *, measures: Sequence[str] = ("cka", "pwcca",
-            "procrustes", "dm", "dm_accuracy"), fit_images: torch.Tensor | None = None, batch_size: int = 250,
+            "procrustes", "dm", "dm_accuracy"), fit_images: torch.Tensor | None = None,
+            fit_labels: torch.Tensor | None = None, recipe: StitchRecipe | None = None, batch_size: int = 250,
             device: torch.device | str | None = None) -> pd.DataFrame:
     """Every pair (layer of A in ``cuts_a``, layer of B in ``cuts_b``) compared by each of
     ``measures`` on ``images`` (N, C, H, W, preprocessed as both models expect; ``labels`` (N,)
     for ``dm_accuracy``). The direct-matching maps (``dm``, ``dm_accuracy``) are fitted on
-    ``fit_images`` (default: the first half of ``images``, the rest then measured). Returns one
+    ``fit_images`` (default: the first half of ``images``, the rest then measured), and so is the
+    task-loss stitch (``tlm_accuracy``, with ``fit_labels``; its ``recipe``). Returns one
     row per pair and measure (:data:`COLUMNS`); ``low``/``high`` are a 95% paired bootstrap
     interval over the measured images where the measure is resampled, NaN where it is not."""
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
-    if "dm_accuracy" in measures and labels is None:
-        raise ValueError("dm_accuracy needs labels (the images' classes)")
+    for m in ("dm_accuracy", "tlm_accuracy"):
+        if m in measures and labels is None:
+            raise ValueError(f"{m} needs labels (the images' classes)")
     if labels is not None and len(labels) != len(images):
         raise ValueError(f"{len(labels)} labels for {len(images)} images")
     for c in cuts_a:
@@ -203,7 +202,10 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     if fit_images is None:
         half = len(images) // 2
         fit_images, images = images[:half], images[half:]
+        fit_labels = labels[:half] if labels is not None else None
         labels = labels[half:] if labels is not None else None
+    if "tlm_accuracy" in measures and (fit_labels is None or len(fit_labels) != len(fit_images)):
+        raise ValueError("tlm_accuracy trains its stitches on the fit images: give fit_labels, one per fit image")
     if len(images) < 4:
         raise ValueError(f"{len(images)} images to measure on: too few for any measure")
     kw = {"batch_size": batch_size, "device": device}
@@ -216,8 +218,9 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     boot = sim.CKABootstrap(n, name="compare images") if "cka" in measures else None
     grams_a = {c: sim.centered_gram(sim.flat(v)) for c, v in acts_a.items()} if boot else {}
     grams_b = {c: sim.centered_gram(sim.flat(v)) for c, v in acts_b.items()} if boot else {}
-    counts = noise.resampler(n, "compare images").counts if "dm_accuracy" in measures else None
-    own = _own_correct(model_b, images, labels, batch_size, device) if "dm_accuracy" in measures else None
+    judged = "dm_accuracy" in measures or "tlm_accuracy" in measures
+    counts = noise.resampler(n, "compare images").counts if judged else None
+    own = _own_correct(model_b, images, labels, batch_size, device) if judged else None
     rows = []
 
     def row(a, b, m, value, low=np.nan, high=np.nan, note=""):
@@ -257,8 +260,46 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
                     e = noise.from_replicates(rel, n_test=n)
                     row(a, b, "dm_accuracy", e.value, e.low, e.high,
                         "B's accuracy with the DM stitch, relative to its own; paired bootstrap over the images")
+    if "tlm_accuracy" in measures:
+        _tlm_rows(row, model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts,
+                  recipe or StitchRecipe(), batch_size)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-__all__ = ["COLUMNS", "MEASURES", "CutNotFoundError", "StitchError", "activations", "compare", "dm_map",
-           "stitched_correct"]
+def _tlm_rows(row, model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
+              batch_size) -> None:
+    """The task-loss stitch's rows: per pair its relative accuracy and the negative control, per
+    layer of B the positive control (see the module's docstring)."""
+    n = len(images)
+    a, b = HookedModel(model_a, "A"), HookedModel(model_b, "B")
+    blank = HookedModel(untrained_copy(model_a, recipe.seed), "A (untrained)")
+
+    def accuracy(sender, cut_a, cut_b) -> np.ndarray:
+        stitched = train_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe)
+        return correct(stitched, images, labels, batch_size=batch_size)
+
+    def estimate(point: float, reps: np.ndarray):
+        return noise.from_replicates(np.r_[point, reps], n_test=n)
+
+    for cut_b in cuts_b:
+        selfed = accuracy(b, cut_b, cut_b)
+        e = estimate(100 * (own.mean() - selfed.mean()), 100 * (counts @ own - counts @ selfed) / n)
+        ok = e.high <= POSITIVE_BOUND
+        row("(B itself)", cut_b, "tlm_self_penalty", e.value, e.low, e.high,
+            f"positive control {'passed' if ok else 'FAILED'}: B stitched into itself loses at most "
+            f"{POSITIVE_BOUND:g} point (upper end); points, B's own minus the self-stitch's accuracy")
+        for cut_a in cuts_a:
+            ok_a, ok_blank = accuracy(a, cut_a, cut_b), accuracy(blank, cut_a, cut_b)
+            rel = np.r_[ok_a.mean(), counts @ ok_a / n] / np.maximum(np.r_[own.mean(), counts @ own / n], 1e-12)
+            e = noise.from_replicates(rel, n_test=n)
+            row(cut_a, cut_b, "tlm_accuracy", e.value, e.low, e.high,
+                "B's accuracy with the task-loss stitch, relative to its own; paired bootstrap over the images")
+            e = estimate(100 * (selfed.mean() - ok_blank.mean()), 100 * (counts @ selfed - counts @ ok_blank) / n)
+            ok = e.low >= NEGATIVE_MARGIN
+            row(cut_a, cut_b, "tlm_untrained_sender", e.value, e.low, e.high,
+                f"negative control {'passed' if ok else 'FAILED'}: an untrained A stitched the same way stays at "
+                f"least {NEGATIVE_MARGIN:g} points below B's self-stitch (lower end); points")
+
+
+__all__ = ["COLUMNS", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "StitchError", "activations", "compare",
+           "dm_map", "stitched_correct"]

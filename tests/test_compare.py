@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 import stitchkit
+from stitchkit.adapter import StitchRecipe
 from stitchkit.comparison import CutNotFoundError, StitchError
 
 
@@ -96,3 +97,129 @@ def test_a_cut_that_cannot_be_stitched_is_named(data):
 
     with pytest.raises(StitchError, match="'block' ran 2 times"):
         stitchkit.compare(Twice(), Twice(), ["block"], ["block"], images, labels, measures=("cka",))
+
+
+class _Block(nn.Module):
+    """torchvision's BasicBlock, by its module names."""
+
+    def __init__(self, c_in: int, c_out: int, stride: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c_out)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c_out)
+        self.downsample = (nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
+                           if stride != 1 or c_in != c_out else None)
+
+    def forward(self, x):
+        out = self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
+        return self.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class TorchvisionStyleResNet18(nn.Module):
+    """ResNet-18 with torchvision's module names (conv1, bn1, layer1.0.conv1, ..., fc) and random
+    weights, built here: torchvision itself cannot be imported next to the CPU torch build."""
+
+    def __init__(self, width: int = 8, seed: int = 0):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        widths = [width, 2 * width, 4 * width, 8 * width]
+        c = width
+        for i, w in enumerate(widths, 1):
+            setattr(self, f"layer{i}", nn.Sequential(_Block(c, w, 1 if i == 1 else 2), _Block(w, w, 1)))
+            c = w
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(self.avgpool(x).flatten(1))
+
+
+class ImageClassifierOutput(dict):
+    """A Hugging Face-style output object: a mapping whose fields are also attributes."""
+
+    __getattr__ = dict.__getitem__
+
+
+class HFStyleModel(nn.Module):
+    """A small image model whose forward returns an output object, as Hugging Face's do."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.embeddings = nn.Conv2d(3, 8, 3, padding=1)
+        self.encoder = nn.Sequential(nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU())
+        self.classifier = nn.Linear(8, 10)
+
+    def forward(self, pixel_values):
+        h = self.encoder(self.embeddings(pixel_values)).mean(dim=(2, 3))
+        return ImageClassifierOutput(logits=self.classifier(h), hidden_states=(h,))
+
+
+SHORT = StitchRecipe(epochs=0.5, batch_size=32, dm_images=64)
+
+
+def _tlm_rows_agree_with_their_verdicts(t: pd.DataFrame) -> None:
+    selfed, blank = t[t.measure == "tlm_self_penalty"], t[t.measure == "tlm_untrained_sender"]
+    assert (selfed.note.str.contains("positive control passed") == (selfed.high <= 1.0)).all()
+    assert (blank.note.str.contains("negative control passed") == (blank.low >= 20.0)).all()
+    judged = t[t.measure.isin(["tlm_accuracy", "tlm_self_penalty", "tlm_untrained_sender"])]
+    assert np.isfinite(judged[["value", "low", "high"]].to_numpy()).all()
+    assert ((judged.low <= judged.value + 1e-12) & (judged.value <= judged.high + 1e-12)).all()
+
+
+def test_the_task_loss_stitch_and_its_controls_on_torchvision_style_resnets(data):
+    """Issue 49: two ResNet-18s named as torchvision names them, stitched by the papers' task-loss
+    stitch at chosen layer pairs, with the book's positive and negative controls as rows."""
+    images, labels = data
+    images = torch.nn.functional.interpolate(images, size=32)
+    a, b = TorchvisionStyleResNet18(seed=1), TorchvisionStyleResNet18(seed=2)
+    t = stitchkit.compare(a, b, ["layer1", "layer2.1"], ["layer2.1"], images, labels, measures=("cka", "tlm_accuracy"),
+                          recipe=SHORT)
+    rows = t.groupby("measure").size().to_dict()
+    assert rows == {"cka": 2, "tlm_accuracy": 2, "tlm_self_penalty": 1, "tlm_untrained_sender": 2}
+    assert set(t[t.measure == "tlm_self_penalty"].layer_a) == {"(B itself)"}
+    _tlm_rows_agree_with_their_verdicts(t)
+
+
+def test_a_model_returning_an_output_object_is_compared_and_stitched(data):
+    """Issue 49: a Hugging Face-style forward (an output object with .logits) broke dm_accuracy."""
+    images, labels = data
+    a, b = HFStyleModel(1), HFStyleModel(2)
+    t = stitchkit.compare(a, b, ["encoder.1"], ["encoder.1"], images, labels,
+                          measures=("cka", "dm_accuracy", "tlm_accuracy"), recipe=SHORT)
+    assert set(t.measure) == {"cka", "dm_accuracy", "tlm_accuracy", "tlm_self_penalty", "tlm_untrained_sender"}
+    assert np.isfinite(t[t.measure == "dm_accuracy"].value).all()
+    _tlm_rows_agree_with_their_verdicts(t)
+
+
+def test_a_self_stitch_that_does_not_move_from_direct_matching_is_exact(data):
+    """The self-stitch starts at direct matching, which is the identity on a layer mapped to itself:
+    with a learning rate too small to move it, B stitched into itself is B, image for image, and
+    the positive control passes with a zero-width interval."""
+    images, labels = data
+    m = small_cnn(8, 3)
+    t = stitchkit.compare(m, m, ["1"], ["1"], images, labels, measures=("tlm_accuracy",),
+                          recipe=StitchRecipe(epochs=0.5, lr=1e-12, batch_size=32, dm_images=120))
+    selfed = t[t.measure == "tlm_self_penalty"].iloc[0]
+    assert selfed.value == selfed.low == selfed.high == 0.0 and "positive control passed" in selfed.note
+    assert t[t.measure == "tlm_accuracy"].value.iloc[0] == pytest.approx(1.0)
+
+
+def test_task_loss_stitches_need_labels_for_the_fit_images(data):
+    images, labels = data
+    m = small_cnn(8, 0)
+    with pytest.raises(ValueError, match="tlm_accuracy needs labels"):
+        stitchkit.compare(m, m, ["1"], ["1"], images, measures=("tlm_accuracy",))
+    with pytest.raises(ValueError, match="give fit_labels, one per fit image"):
+        stitchkit.compare(m, m, ["1"], ["1"], images[:100], labels[:100], measures=("tlm_accuracy",),
+                          fit_images=images[100:])
+    with pytest.raises(ValueError, match="stitch recipe: lr = 0"):
+        StitchRecipe(lr=0)
