@@ -33,7 +33,9 @@ from . import comparison, noise
 from . import similarity as sim
 from .progress import progress_bar
 
-NOTIONS = comparison.MEASURES  # cka, pwcca, procrustes, dm, dm_accuracy
+# the notions set against each other: stitchkit.compare's measures that need no
+# training (its task-loss stitch, tlm_accuracy, trains per pair and is not one of them)
+NOTIONS = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy")
 SAMPLE = "compared images"  # the resampler's default name: one draw for every notion
 IDENTITY_TOL = 1e-6  # identity_failures: the same layer may fall short of another by rounding only
 

@@ -290,3 +290,12 @@ def test_claims_have_no_stitch_kind_and_taus_stay_in_their_range():
             assert -lim <= c.criterion.low <= c.criterion.high <= lim
     stab = [k for k in claims[0].controls if k.text.startswith("noise:")]
     assert stab and not any(k.passed for k in stab)
+
+
+def test_the_notions_set_against_each_other_are_the_five_that_need_no_training():
+    """compare's task-loss stitch (tlm_accuracy) trains per pair; the X pages' notions stay the five
+    their runs used, so the pages' parameters do not change with compare's measures."""
+    from stitchkit import comparison
+
+    assert across.NOTIONS == ("cka", "pwcca", "procrustes", "dm", "dm_accuracy")
+    assert set(across.NOTIONS) < set(comparison.MEASURES)
