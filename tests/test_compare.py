@@ -95,7 +95,7 @@ def test_a_cut_that_cannot_be_stitched_is_named(data):
         def forward(self, x):
             return self.head(self.block(self.block(x)).mean(dim=(2, 3)))
 
-    with pytest.raises(StitchError, match="'block' ran 2 times"):
+    with pytest.raises(StitchError, match="'block' of model A ran 2 times"):
         stitchkit.compare(Twice(), Twice(), ["block"], ["block"], images, labels, measures=("cka",))
 
 
