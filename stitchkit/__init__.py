@@ -25,7 +25,9 @@ Layers, each importing only from layers below it (a test checks there is no impo
    shows in one call);
 5. ``experiments`` (by paper and figure family), ``adapter`` (any PyTorch classifier as a network
    to stitch, by module path; the task-loss stitch between two), ``comparison``
-   (``stitchkit.compare``: every measure between two of a user's own networks), ``notions`` (every notion on every layer pair,
+   (``stitchkit.compare``: every measure between two of a user's own networks, in bounded memory),
+   ``minibatch`` (minibatch CKA from unbiased HSIC), ``compare_report`` (``stitchkit compare``: models
+   and images loaded by name, an HTML report and a JSON), ``notions`` (every notion on every layer pair,
    on all images and on shared bootstrap resamples of them; Kendall's tau between notions);
 6. the book: ``catalogue`` (papers, figures, results files read back), ``notebooks`` (the
    notebook sources and their parameters cells, read without torch), ``sync`` (parameters cells

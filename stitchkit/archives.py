@@ -407,6 +407,12 @@ def _decode_folder(path: Path, split: str) -> Split:
     return _assemble(items, folder)
 
 
+def image_folder(path: Path, split: str) -> Split:
+    """The images of an image folder ``<path>/<split>/<class>/<image>`` (train and test with the same
+    classes; labels follow the sorted class names), decoded to uint8 (N, C, H, W)."""
+    return _decode_folder(Path(path), split)
+
+
 def _decode_tar(path: Path, split: str) -> Split:
     items = []
     classes: dict[str, set[str]] = {s: set() for s in SPLITS}

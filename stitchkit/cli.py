@@ -11,6 +11,7 @@
           [--dry-run]                               the batch's priority order, stitchkit.batch)
     stitchkit import-pages F                        check an archive and place its pages into book/
     stitchkit sync [ID ...] [--check]               write notebooks' parameters cells from their configs
+    stitchkit compare A B --layers-a L.. --layers-b L.. --data D   two of your own networks: report + JSON
 
 Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or parameter, a value
 out of range, missing or corrupt data, an output folder that cannot be written, a Dask scheduler
@@ -122,6 +123,25 @@ def build_parser() -> argparse.ArgumentParser:
     nw.add_argument("--lanes", type=int, default=1, help="how many processes share the networks (default 1)")
     im = sub.add_parser("import-pages", help="check an archive of pages and place them into book/")
     im.add_argument("archive")
+    cp = sub.add_parser("compare", help="compare two of your own networks at named layers: an HTML report and a JSON")
+    cp.add_argument("model_a", metavar="A", help="module:callable building the model (e.g. stitchkit.models:resnet18), "
+                                                 "or a file holding a whole pickled model")
+    cp.add_argument("model_b", metavar="B", help="the same, for B")
+    cp.add_argument("--weights-a", metavar="FILE", help="a state dict to load into A")
+    cp.add_argument("--weights-b", metavar="FILE", help="a state dict to load into B")
+    cp.add_argument("--layers-a", nargs="+", required=True, metavar="L", help="A's modules, by path (named_modules)")
+    cp.add_argument("--layers-b", nargs="+", required=True, metavar="L", help="B's modules, by path")
+    cp.add_argument("--data", required=True, help="a data set's name (cifar10, mnist) or an image folder "
+                                                  "<root>/<split>/<class>/<image>")
+    cp.add_argument("--normalisation", help="how the models expect the images normalised (default: the data set's)")
+    cp.add_argument("--images", type=int, default=2000, help="test images measured (default 2000)")
+    cp.add_argument("--fit-images", type=int, default=2000, help="training images the stitches are fitted on "
+                                                                 "(default 2000)")
+    cp.add_argument("--measures", nargs="+", metavar="M", help="default: every one (cka pwcca procrustes dm "
+                                                               "dm_accuracy tlm_accuracy)")
+    cp.add_argument("--batch", type=int, default=250, help="images per batch (memory grows with it, not with "
+                                                           "--images)")
+    cp.add_argument("--out", default="compare", help="output folder (default ./compare)")
     sy = sub.add_parser("sync", help="write each notebook's parameters cell from its figure's config")
     sy.add_argument("ids", nargs="*", metavar="ID", help="these notebooks (default: every one)")
     sy.add_argument("--check", action="store_true", help="write nothing; exit 1 if a cell differs")
@@ -235,7 +255,7 @@ def _main(args) -> int:
     from .notebooks import discover, get_notebook
     from .runs import OutputFolderError, SweepFailed, SweepInterrupted, Terminated
 
-    if args.command not in ("list", "sync"):  # listing imports neither torch nor an experiment module
+    if args.command not in ("list", "sync", "compare"):  # listing imports neither torch nor an experiment module
         from . import execution
         from .batch import check_data
     try:
@@ -291,6 +311,17 @@ def _main(args) -> int:
             for figure_id in args.ids:
                 check_figure_scale(get_notebook(figure_id).id, args.scale)
             print(f"lane {args.lane}: {train_networks(args.ids, args.scale, args.lane, args.lanes)} networks ready")
+        elif args.command == "compare":
+            from .compare_report import compare_files
+
+            for flag in ("images", "fit_images", "batch"):
+                if getattr(args, flag) < 4:
+                    raise ValueError(f"--{flag.replace('_', '-')} must be at least 4, got {getattr(args, flag)}")
+            compare_files(args.model_a, args.model_b, args.layers_a, args.layers_b, args.data, out=Path(args.out),
+                          weights_a=args.weights_a, weights_b=args.weights_b, normalisation=args.normalisation,
+                          images=args.images, fit_images=args.fit_images, measures=args.measures,
+                          batch_size=args.batch)
+            print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
         elif args.command == "sync":
             from .sync import sync
 

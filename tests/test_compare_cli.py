@@ -1,0 +1,61 @@
+"""``stitchkit compare``: two networks from files or factories, an image folder, a report (issue 49)."""
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from stitchkit import cli
+from conftest import write_image_tree
+
+
+def tiny() -> nn.Module:
+    """A factory the command line loads as test_compare_cli:tiny (fixed seed)."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 6, 3, stride=2, padding=1), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 3))
+
+
+def test_compare_two_models_on_an_image_folder_writes_a_report_and_every_number(tmp_path, capsys):
+    write_image_tree(tmp_path, "imgs", per_class=8)
+    other = tiny()
+    torch.manual_seed(5)
+    for p in other.parameters():
+        nn.init.normal_(p, std=0.3)
+    torch.save(other.state_dict(), tmp_path / "b.pt")  # B: the factory's architecture with these weights
+    torch.save(tiny(), tmp_path / "a_whole.pt")  # A: a whole pickled model
+    argv = ["compare", str(tmp_path / "a_whole.pt"), "test_compare_cli:tiny", "--weights-b", str(tmp_path / "b.pt"),
+            "--layers-a", "1", "3", "--layers-b", "3", "--data", str(tmp_path / "imgs"), "--normalisation", "half",
+            "--images", "24", "--fit-images", "24", "--batch", "8", "--measures", "cka", "dm", "dm_accuracy",
+            "--out", str(tmp_path / "out")]
+    assert cli.main(argv) == 0
+    assert "report:" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["settings"]["images"] == 24 and doc["settings"]["normalisation"] == "half"
+    assert {(r["layer_a"], r["measure"]) for r in doc["rows"]} == {(a, m) for a in ("1", "3")
+                                                                    for m in ("cka", "dm", "dm_accuracy")}
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "data:image/png;base64," in page and "No trained stitch asked for" in page and "dm_accuracy" in page
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nowhere.pt", "test_compare_cli:tiny"], "'nowhere.pt' is neither a file nor module:callable"),
+    (["test_compare_cli:nothing", "test_compare_cli:tiny"], "cannot load 'test_compare_cli:nothing'"),
+    (["test_compare_cli:tiny", "test_compare_cli:tiny", "--measures", "cca"], "unknown measure(s) 'cca'"),
+    (["test_compare_cli:tiny", "test_compare_cli:tiny", "--batch", "2"], "--batch must be at least 4"),
+])
+def test_bad_inputs_are_refused_naming_them(argv, message, tmp_path, capsys):
+    write_image_tree(tmp_path, "imgs")
+    full = ["compare", *argv[:2], "--layers-a", "1", "--layers-b", "1", "--data", str(tmp_path / "imgs"),
+            "--normalisation", "half", "--out", str(tmp_path / "out"), *argv[2:]]
+    assert cli.main(full) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_state_dict_given_as_a_model_says_how_to_load_it(tmp_path, capsys):
+    write_image_tree(tmp_path, "imgs")
+    torch.save(tiny().state_dict(), tmp_path / "sd.pt")
+    assert cli.main(["compare", str(tmp_path / "sd.pt"), "test_compare_cli:tiny", "--layers-a", "1", "--layers-b", "1",
+                     "--data", str(tmp_path / "imgs"), "--normalisation", "half"]) == 2
+    assert "holds a state dict, not a model" in capsys.readouterr().err
