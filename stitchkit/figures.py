@@ -98,6 +98,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("X-1", "Agreement of the similarity notions over layer pairs, zoo by zoo", "across", "PRESETS_X1"),
     Figure("X-2", "Layer identification by every notion, zoo by zoo", "across_identify", "PRESETS_X2"),
     Figure("X-3", "Each paper's conclusion on another paper's networks", "across_conclusions", "PRESETS_X3"),
+    Figure("X-4", "Your own networks: stitching two models loaded as a user loads them", "across_own", "PRESETS_X4",
+           claims=False, datasets=("cifar10",)),
 )
 BY_ID = {f.id: f for f in FIGURES}
 if len(BY_ID) != len(FIGURES):
