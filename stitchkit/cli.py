@@ -31,6 +31,7 @@ import os
 import sys
 from typing import Any
 
+from . import paths
 from .catalogue import TITLES, empty_cache_seconds, load_pages, smoke_times
 from .cluster import DASK_ENV, DASK_TIMEOUT_ENV, connect
 from .runs import describe_failure, on_sigterm
@@ -255,6 +256,11 @@ def _main(args) -> int:
     from .notebooks import discover, get_notebook
     from .runs import OutputFolderError, SweepFailed, SweepInterrupted, Terminated
 
+    if args.command != "compare" and not paths.NOTEBOOKS_DIR.is_dir():
+        print(f"stitchkit: error: stitchkit {args.command} needs the book's checkout (no notebooks folder at "
+              f"{paths.NOTEBOOKS_DIR}): clone the repository and install it there (make install); stitchkit compare "
+              "works from any install", file=sys.stderr)
+        return 2
     if args.command not in ("list", "sync", "compare"):  # listing imports neither torch nor an experiment module
         from . import execution
         from .batch import check_data

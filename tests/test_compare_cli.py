@@ -59,3 +59,31 @@ def test_a_state_dict_given_as_a_model_says_how_to_load_it(tmp_path, capsys):
     assert cli.main(["compare", str(tmp_path / "sd.pt"), "test_compare_cli:tiny", "--layers-a", "1", "--layers-b", "1",
                      "--data", str(tmp_path / "imgs"), "--normalisation", "half"]) == 2
     assert "holds a state dict, not a model" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_plain_install_compares_and_the_book_commands_say_they_need_the_checkout(tmp_path):
+    """Issue 49: ``pip install .`` (not editable) gives a working library and ``stitchkit compare``
+    away from the checkout; the book's commands there say what they need."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--quiet",
+                    "--target", str(site), str(repo)], check=True, capture_output=True)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "HOME": str(tmp_path)}
+    code = ("import torch, stitchkit; from torch import nn; torch.manual_seed(0)\n"
+            "m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),"
+            " nn.Linear(4, 10))\n"
+            "x, y = torch.randn(64, 3, 8, 8), torch.randint(0, 10, (64,))\n"
+            "t = stitchkit.compare(m, m, ['1'], ['1'], x, y, measures=('cka', 'dm', 'tlm_accuracy'))\n"
+            "assert str(Path(stitchkit.__file__)).startswith(r'%s'), stitchkit.__file__\n"
+            "print(len(t))\n") % site
+    out = subprocess.run([sys.executable, "-c", "from pathlib import Path\n" + code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.split()[-1] == "5", out.stderr[-2000:]
+    listed = subprocess.run([sys.executable, "-m", "stitchkit", "list"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True)
+    assert listed.returncode == 2 and "needs the book's checkout" in listed.stderr

@@ -1,0 +1,342 @@
+"""The catalogue of the four papers and the book's results files, read back.
+
+The papers (:data:`PAPERS`: each one's part folder, ID prefix, claims and recipe; last, the part
+*Across the papers*, marked ``beyond``: this book's own questions across them), every figure and
+table they hold (:data:`CATALOGUE`, :data:`TITLES`, in the catalogue's order) and the part of each
+ID prefix (:data:`PARTS`). A page's run is a :class:`Page` (its results file and document);
+:func:`load_pages` reads every results file of the book, checked by :func:`check_results`, and
+:func:`empty_cache_seconds` estimates what the pages would take from an empty cache.
+
+The catalogue (IDs, titles, papers) is written out here because the catalogue document lives
+outside the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import paths
+from .figures import FIGURES, SCALES
+
+# The same tuple as stitchkit.results.VERDICTS (a test checks it); written out so that this module
+# does not import it (pandas, torch).
+VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
+
+
+@dataclass(frozen=True)
+class Paper:
+    part: str  # folder under book/
+    prefix: str  # catalogue ID prefix
+    name: str  # authors and year, as in the sidebar
+    title: str
+    venue: str
+    claims: str  # what the paper claims, one paragraph
+    recipe: str  # its training recipe, one paragraph
+    demo_budget_minutes: float | None = None  # the issue's bound on the whole part at `demo` (2 CPU cores)
+    beyond: bool = False  # this book's own questions across the papers: no paper's claims, the book's hypotheses
+
+    @property
+    def short(self) -> str:
+        """First author and year ("Bansal 2021"), for narrow table columns; a part beyond the
+        papers: its name's first word ("Across")."""
+        if self.beyond:
+            return self.name.split()[0]
+        return f"{re.match(r'[^,& ]+', self.name)[0]} {self.name[-4:]}"
+
+
+PAPERS: tuple[Paper, ...] = (
+    Paper("bansal", "B", "Bansal, Nakkiran & Barak 2021",
+          "Revisiting model stitching to compare neural representations", "NeurIPS 2021",
+          "The paper stitches the bottom of one network into the top of another through a 1x1 "
+          "convolution between BatchNorms, trained on the task with both halves frozen, and reads the "
+          "*stitching penalty* (stitched error minus the top model's error) as an operational measure "
+          "of how compatible two representations are. Networks trained from different seeds are "
+          "*stitching connected*: the penalty stays close to zero at every layer, while an untrained "
+          "bottom stitches well only early. Very different training procedures (self-supervised, "
+          "different label distributions) still give compatible representations, and \"more is better\": "
+          "a bottom trained with more data, more width or more epochs improves a weaker top, something "
+          "CKA does not show.",
+          "Pre-activation ResNet-18 of width k on CIFAR-10 (mean/std normalised); SGD with momentum "
+          "0.9, lr 0.05 decayed x0.2 at 32k and 48k of 64k steps, weight decay 1e-4, batch 128, random "
+          "crop and flip; stitches after the stem, after each of the 8 blocks and on the pooled vector, "
+          "trained with Adam (lr 1e-3, cosine decay).", demo_budget_minutes=90),
+    Paper("hernandez", "H", "Hernandez et al. 2022",
+          "Model stitching: looking for functional similarity between representations", "SVRHM workshop 2022",
+          "The paper stitches every block of a sender into every block of a receiver across 16 small "
+          "ResNets R_abcd (one or two blocks per stage), with an untrained copy of each as a control. "
+          "Stitched accuracy forms a \"triangle\": it is high wherever the sender's layer is at or after "
+          "the receiver's layer and low above, and the random controls stitch poorly except in one "
+          "corner; ResNet-18 and ResNet-34 show the same triangle. A stitch trained to reproduce the "
+          "receiver's own representation (mean squared error) reaches low task accuracy, unlike a "
+          "stitch trained on the task, which raises the question whether task-trained stitches "
+          "\"hack\" the receiver.",
+          "BasicBlock ResNets with a CIFAR stem (3x3 conv, BN, ReLU, no max-pool), trained for 40 "
+          "epochs to over 90% on CIFAR-10; stitches without BatchNorm (a strided k x k conv when the "
+          "receiver's map is smaller, nearest upsampling and a 1x1 conv when larger), trained with SGD "
+          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs.", demo_budget_minutes=45),
+    Paper("smith", "S", "Smith & Marcu 2024", "Apples and oranges? Stitching and the problem of shortcuts",
+          "NeurIPS SciDL workshop 2024",
+          "The paper builds colour-MNIST data sets in which the background colour can stand in for the "
+          "digit (Correlated), is random (Digit), or is the target (Colour, Colour-only), and stitches "
+          "networks trained on them into one another. Every sender, including one that never saw a "
+          "digit, stitches into the Digit receiver at least as well as the Digit model itself, even "
+          "where the numerical rank after the stitch shows clearly different representations; "
+          "clustered noise reaches full compatibility too, and two models can each look \"better\" "
+          "than the other depending on which is the receiver. Stitching success, it concludes, does "
+          "not show that two networks use the same features.",
+          "torchvision-style ResNet-18 (7x7 stem and max-pool) on 28x28 colour images and VGG19 without "
+          "BatchNorm on 32x32; models trained with SGD (lr 0.1, momentum 0.9, weight decay 1e-4, batch "
+          "128) for 4 epochs without augmentation; BatchNorm, 1x1 conv, BatchNorm stitches before each "
+          "stage and before the classifier, trained with SGD (lr 1e-4) for 10 epochs.", demo_budget_minutes=30),
+    Paper("balogh", "J", "Balogh & Jelasity 2025",
+          "How not to stitch representations to measure similarity: task loss matching versus direct "
+          "matching", "AAAI 2025",
+          "The paper compares task-loss matching (TLM: the stitch trained on the task) with direct "
+          "matching (DM: least squares from the sender's activations to the receiver's). TLM stitches "
+          "reach high accuracy even where the representation they hand to the receiver is "
+          "out of distribution for it (per-layer energy-based detectors give AUROC near 1), so TLM "
+          "accuracy finds far-apart layers as similar as a layer and itself and fails to identify "
+          "corresponding layers; DM reports high similarity only for in-distribution representations. "
+          "In the layer identification test and the sensitivity and specificity tests of Ding et al., "
+          "DM ranks with the best similarity measures.",
+          "BasicBlock ResNet-18 with a CIFAR stem and ViT-Ti (patch 4, dimension 192, depth 12) on "
+          "CIFAR-10 with inputs in [0, 1]; models trained with Adam (lr 1e-3, weight decay 1e-5) for 100 "
+          "epochs with crop and flip; 1x1-conv stitches (one linear map per token for ViT) initialised "
+          "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60),
+    Paper("across", "X", "Across the papers", "Every similarity notion against every model zoo",
+          "this book's own part, beyond the four papers",
+          "No paper claims what this part judges. The four papers disagree about what stitching measures "
+          "(connectivity almost everywhere, a triangle, blindness to shortcuts, out-of-distribution stitches "
+          "that mis-identify layers), and each tests its conclusion on its own networks only. This part sets "
+          "every similarity notion of the book against every zoo of the book. Its hypotheses are the book's, "
+          "each derived from one of the papers and named with it; a verdict says whether the hypothesis holds.",
+          "The networks the four parts' pages trained, read from the cache (no training of its own but X-2's "
+          "second R2222, by H-F2's recipe); X-3's stitches with each paper's own recipe; every "
+          "notion as stitchkit.compare computes it (linear CKA, PWCCA, orthogonal Procrustes, direct matching's "
+          "residual and stitched accuracy), recomputed on one paired bootstrap of the test images shared by "
+          "every notion.", demo_budget_minutes=45, beyond=True),
+)
+# The model zoos of the part beyond the papers: one per paper, named by the paper's part.
+ZOOS: tuple[str, ...] = tuple(p.part for p in PAPERS if not p.beyond)
+PAPER_BY_PREFIX = {p.prefix: p for p in PAPERS}
+PAPER_BY_PART = {p.part: p for p in PAPERS}
+
+# Every figure and table of the four papers, in the catalogue's order: (ID, what it shows); then the
+# pages of the part beyond them (X-...). Derived from the figure registry (stitchkit.figures).
+CATALOGUE: tuple[tuple[str, str], ...] = tuple((f.id, f.title) for f in FIGURES)
+TITLES = dict(CATALOGUE)
+_ORDER = {fid: i for i, (fid, _) in enumerate(CATALOGUE)}
+PARTS = {p.prefix: p.part for p in PAPERS}  # ID prefix -> the part's folder under book/
+
+
+def paper_of(figure_id: str) -> Paper | None:
+    """The paper an ID belongs to, by its prefix (``B-F2A`` -> Bansal), or None."""
+    return PAPER_BY_PREFIX.get(figure_id.split("-", 1)[0])
+
+
+def sort_key(figure_id: str) -> tuple[int, str]:
+    return (_ORDER.get(figure_id, len(_ORDER)), figure_id)
+
+
+def visible(path: Path, root: Path) -> bool:
+    return not any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
+
+
+def minutes(seconds: float | None) -> str:
+    """A duration as the book writes it: ``42 s``, ``3.5 min`` (``unknown`` for None)."""
+    if seconds is None or seconds == "":
+        return "unknown"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def source_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the book folder
+
+
+@dataclass(frozen=True)
+class Page:
+    """One figure's executed run: its results and, when the page file exists, its document."""
+
+    id: str
+    part: str  # folder under the book dir
+    results: Mapping[str, Any]
+    doc: str | None  # document path relative to the book dir without suffix ("bansal/B-F2A"), or None
+    # False for another scale's verdicts kept beside the page shown (``<ID>.<scale>.results.json``,
+    # see stitchkit.transfer): on the scorecard, linked to that page, but not a page of its own
+    shown: bool = True
+
+    @property
+    def paper(self) -> Paper | None:
+        return PAPER_BY_PART.get(self.part) or paper_of(self.id)
+
+    @property
+    def wall_seconds(self) -> float | None:
+        return self.results.get("provenance", {}).get("wall_seconds")
+
+    def behind(self, notebooks_dir: Path | None = None) -> str | None:
+        """Why this run is behind the code (its notebook or a library module it imported changed
+        since: :func:`stitchkit.staleness.behind_reason`; ``make book`` re-runs it), or None."""
+        from .staleness import behind_reason
+
+        return behind_reason(self.results, Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py")
+
+
+def empty_cache_seconds(pages: list[Page]) -> tuple[float, int]:
+    """An estimate of what ``pages`` would take run one after another from an empty cache, and
+    how many of them lack the record it needs. A page's results file keeps the compute seconds of
+    every cache entry (model, stitch) the run used (``provenance.cache``): the estimate is each
+    page's run time less the entries it computed itself, plus every entry used by any of the pages,
+    counted once. A page without the record, or that used cache entries recording no compute time
+    (``unrecorded``), counts toward ``missing``: the estimate is then a lower bound."""
+    total, missing, entries = 0.0, 0, {}
+    for page in pages:
+        prov = page.results.get("provenance", {})
+        wall = prov.get("wall_seconds") or 0.0
+        cache = prov.get("cache")
+        if not isinstance(cache, dict):
+            total, missing = total + wall, missing + 1
+            continue
+        missing += bool(cache.get("unrecorded"))
+        total += max(wall - cache.get("new_seconds", 0.0), 0.0)
+        for key, seconds in cache.get("entries", {}).items():
+            entries[key] = max(entries.get(key, 0.0), seconds)
+    return total + sum(entries.values()), missing
+
+
+def ran_from_empty_cache(pages: list[Page]) -> bool:
+    """Whether ``pages`` were run from an empty cache, one after another: each model and stitch any
+    of them used was computed by one of these runs (the pages' computed seconds add up to the
+    seconds of every entry they used, counted once), so their wall times are a measurement of the
+    empty-cache cost, not an estimate. False when a page lacks the record or nothing was computed."""
+    caches = [p.results.get("provenance", {}).get("cache") for p in pages]
+    if not pages or not all(isinstance(c, dict) and not c.get("unrecorded") for c in caches):
+        return False
+    entries: dict[str, float] = {}
+    for cache in caches:
+        for key, seconds in cache.get("entries", {}).items():
+            entries[key] = max(entries.get(key, 0.0), seconds)
+    computed = sum(c.get("new_seconds", 0.0) for c in caches)
+    used = sum(entries.values())
+    return used > 0 and computed >= used - max(1.0, 0.001 * used)  # the ledger rounds each entry
+
+
+# Each page's wall time at smoke from an empty cache, measured by benchmarks/smoke_times.py:
+# {ID: {"seconds", "threads", "device", "commit", "source_sha256", "date"}}.
+SMOKE_TIMES = paths.REPO_ROOT / "benchmarks" / "smoke_times.json"
+
+
+def smoke_times(path: Path = SMOKE_TIMES) -> dict[str, dict[str, Any]]:
+    """The measured smoke times (:data:`SMOKE_TIMES`); empty where none were measured or the file
+    is unreadable (a rerun box then says the page was not timed)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_pages(book_dir: Path = paths.BOOK_DIR, problems: dict[str, str] | None = None) -> list[Page]:
+    """Every ``<ID>.results.json`` under ``book_dir`` (hidden and ``_`` folders skipped), in
+    catalogue order; unreadable files raise naming the file, or with ``problems`` (a dict) are
+    left out and recorded there (figure ID, or the file's name where it names none -> the reason),
+    so that one bad file cannot stop the book."""
+    book_dir = Path(book_dir)
+    pages = []
+    for res in sorted(book_dir.glob("**/*.results.json")):
+        if not visible(res, book_dir):
+            continue
+        try:
+            try:
+                results = json.loads(res.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ValueError(f"{res}: not valid JSON ({e})") from e
+            check_results(results, res)
+        except (ValueError, OSError) as e:
+            if problems is None:
+                raise
+            stem = res.name[: -len(".results.json")].split(".")[0]
+            problems[stem] = str(e)
+            continue
+        stem = res.name[: -len(".results.json")]
+        figure_id = results["id"]  # check_results: every results file names its figure
+        beside = stem != figure_id and stem.startswith(figure_id + ".")  # <ID>.<scale>.results.json
+        base = figure_id if beside else stem
+        page_file = next((res.with_name(base + ext) for ext in (".ipynb", ".md") if res.with_name(base + ext).exists()),
+                         None)
+        doc = page_file.relative_to(book_dir).with_suffix("").as_posix() if page_file else None
+        part = res.parent.relative_to(book_dir).parts[0] if res.parent != book_dir else ""
+        pages.append(Page(figure_id, part, results, doc, shown=not beside))
+    # within a figure, the page shown first, then the verdicts kept beside it, highest scale first
+    rank = {s: i for i, s in enumerate(SCALES)}
+    return sorted(pages, key=lambda p: (sort_key(p.id), not p.shown, -rank.get(p.results.get("scale"), -1)))
+
+
+def _non_finite(obj: Any, path: str = "") -> str | None:
+    """The path (``numbers.x``, ``claims[0].low``) of the first non-finite number in a parsed JSON
+    value, or None."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return path or "(top)"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{path}[{k}]" if isinstance(k, int) else (f"{path}.{k}" if path else str(k)))
+        if found:
+            return found
+    return None
+
+
+def _at(obj: Any, path: str) -> Any:
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        obj = obj[int(part[1:-1])] if part.startswith("[") else obj[part]
+    return obj
+
+
+def check_results(results: Any, where: Path | str) -> None:
+    """Raise ValueError naming ``where`` unless ``results`` has the shape a page's results file
+    must have (an object with ``id``, ``scale`` and a list of ``claims``, each claim with a
+    ``text`` and a known ``verdict``), so that a damaged file is an error, never a silent change of
+    the scorecard's counts."""
+    if not isinstance(results, dict):
+        raise ValueError(f"{where}: a results file must hold a JSON object, not {type(results).__name__}")
+    missing = [k for k in ("id", "scale", "claims") if k not in results]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}; re-run the page (stitchkit book) to rewrite it")
+    if results["scale"] not in SCALES:
+        raise ValueError(f"{where}: unknown scale {results['scale']!r}; valid: {', '.join(SCALES)}")
+    if not isinstance(results["claims"], list):
+        raise ValueError(f"{where}: 'claims' must be a list")
+    bad = _non_finite(results)
+    if bad:
+        raise ValueError(f"{where}: {bad} is not a finite number ({_at(results, bad)!r}); re-run the page")
+    for n, c in enumerate(results["claims"]):
+        name = c.get("key", n) if isinstance(c, dict) else n
+        if not isinstance(c, dict) or not c.get("text"):
+            raise ValueError(f"{where}: claim {name!r} is not an object with a text")
+        if c.get("verdict") not in VERDICTS:
+            raise ValueError(f"{where}: claim {name!r} has verdict {c.get('verdict')!r}; valid: {', '.join(VERDICTS)}")
+        if "holds" in c:  # a claim that records its criterion's result: the verdict must follow from it
+            from .results import check_verdict
+
+            check_verdict(c, results["scale"], str(where))
+
+
+def figure_docs(book_dir: Path, part: str) -> list[str]:
+    """The figure pages of a part (``<ID>.ipynb`` or ``<ID>.md`` but not ``index``, nor the partial
+    notebook a failed or stopped run leaves, ``<ID>.failed.ipynb``), catalogue order."""
+    folder = Path(book_dir) / part
+    stems = {f.stem for f in folder.glob("*") if f.suffix in (".ipynb", ".md") and f.stem != "index"
+             and not f.name.startswith((".", "_")) and not f.name.endswith(".failed.ipynb")}
+    return sorted(stems, key=sort_key)
+
+
+__all__ = ["CATALOGUE", "PAPERS", "PARTS", "Page", "Paper", "SCALES", "TITLES", "VERDICTS", "check_results",
+           "empty_cache_seconds", "figure_docs", "load_pages", "paper_of", "ran_from_empty_cache", "source_hash"]

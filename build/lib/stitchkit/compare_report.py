@@ -1,0 +1,194 @@
+"""``stitchkit compare``: two of a user's networks compared from the command line, written as one
+HTML report and one JSON of every number.
+
+The models are named as the command line can load them (:func:`load_model`): a ``module:callable``
+that builds one (``torchvision.models:resnet18``, ``stitchkit.models:resnet18``, a function of the
+user's), optionally with ``--weights`` (a state dict file), or a file holding a whole pickled
+``nn.Module``. The images (:func:`load_images`) are one of the package's data sets by name
+(``cifar10``, ``mnist``; the data root's copy) or an image folder ``<root>/<split>/<class>/<image>``,
+normalised as the models expect (``--normalisation``). Nothing is downloaded.
+
+The report (:func:`write_report`) opens with what was compared and the controls' outcome, then a
+heat map per measure (layer of A by layer of B) and the table of every row with its interval;
+``results.json`` holds the same rows and the settings. :func:`compare_files` is the Python entry the
+command calls and returns the table it wrote.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import importlib
+import io
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from .fileio import atomic_write_text
+
+NORMALISATIONS = ("cifar", "half", "mnist", "mnist3", "imagenet", "none")
+
+
+class ModelSpecError(ValueError):
+    pass
+
+
+def load_model(spec: str, weights: str | None = None):
+    """An ``nn.Module`` from ``spec`` (``module:callable``, or a file holding a pickled module),
+    with ``weights`` (a state-dict file) loaded into it when given; in eval mode."""
+    import torch
+    from torch import nn
+
+    path = Path(spec)
+    if path.is_file():
+        obj = torch.load(path, map_location="cpu", weights_only=False)
+        if isinstance(obj, dict) and not isinstance(obj, nn.Module):
+            raise ModelSpecError(f"{spec} holds a state dict, not a model: name the architecture as module:callable "
+                                 f"and give this file as its weights (--weights-a/--weights-b {spec})")
+        model = obj
+    elif ":" in spec:
+        module, _, name = spec.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ModelSpecError(f"cannot load {spec!r}: {exc}") from None
+        model = factory()
+    else:
+        raise ModelSpecError(f"{spec!r} is neither a file nor module:callable (e.g. stitchkit.models:resnet18, "
+                             "torchvision.models:resnet18, or a .pt file holding a whole model)")
+    if not isinstance(model, nn.Module):
+        raise ModelSpecError(f"{spec!r} gave a {type(model).__name__}, not a torch nn.Module")
+    if weights is not None:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+        try:
+            model.load_state_dict(state)
+        except RuntimeError as exc:
+            raise ModelSpecError(f"{weights} does not fit {spec}: {str(exc).splitlines()[0]}") from None
+    return model.eval()
+
+
+def _normaliser(name: str):
+    from .data import NORMALISATION, normalise
+
+    if name == "imagenet":
+        import torch
+
+        mean = torch.tensor((0.485, 0.456, 0.406)).view(1, 3, 1, 1)
+        std = torch.tensor((0.229, 0.224, 0.225)).view(1, 3, 1, 1)
+        return lambda x: (x.float() / 255 - mean) / std
+    if name not in NORMALISATION:
+        raise ValueError(f"unknown normalisation {name!r}; valid: {', '.join(NORMALISATIONS)}")
+    return lambda x: normalise(x, name)
+
+
+def load_images(data: str, split: str, n: int | None, normalisation: str | None):
+    """(images, labels, normalisation used) of ``data`` (a data set's name or an image folder) at
+    ``split``: the first ``n`` images (all when None), normalised (the data set's own by default;
+    an image folder needs ``normalisation``)."""
+    from . import datasets
+    from .archives import image_folder
+
+    if Path(data).is_dir():
+        split_data = image_folder(Path(data), split)
+        if normalisation is None:
+            raise ValueError(f"{data} is an image folder: say how the models expect its images normalised "
+                             f"(--normalisation {' | '.join(NORMALISATIONS)})")
+    else:
+        datasets.check_dataset(data)
+        spec = datasets.DataSpec(data)
+        split_data = datasets.test_split(spec) if split == "test" else datasets.train_split(spec)
+        normalisation = normalisation or datasets.default_normalisation(data)
+    count = len(split_data.labels) if n is None else min(n, len(split_data.labels))
+    return _normaliser(normalisation)(split_data.images[:count]), split_data.labels[:count], normalisation
+
+
+def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str, *,
+                  out: Path, weights_a: str | None = None, weights_b: str | None = None,
+                  normalisation: str | None = None, images: int | None = 2000, fit_images: int | None = 2000,
+                  measures: Sequence[str] | None = None, batch_size: int = 250):
+    """Load, compare (:func:`stitchkit.comparison.compare`) and write ``out/report.html`` and
+    ``out/results.json``; returns the table."""
+    from .comparison import MEASURES, compare
+
+    measures = tuple(measures or MEASURES)
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
+    a, b = load_model(model_a, weights_a), load_model(model_b, weights_b)
+    x, y, used = load_images(data, "test", images, normalisation)
+    fit_x, fit_y, _ = load_images(data, "train", fit_images, used)
+    table = compare(a, b, list(layers_a), list(layers_b), x, y, measures=measures, fit_images=fit_x,
+                    fit_labels=fit_y, batch_size=batch_size)
+    settings = {"model_a": model_a, "weights_a": weights_a, "model_b": model_b, "weights_b": weights_b,
+                "layers_a": list(layers_a), "layers_b": list(layers_b), "data": data, "normalisation": used,
+                "images": len(y), "fit_images": len(fit_y), "measures": list(measures), "batch_size": batch_size,
+                "date": dt.datetime.now().isoformat(timespec="seconds")}
+    write_report(table, settings, Path(out))
+    return table
+
+
+def _heatmap(table, measure: str) -> str:
+    """A measure's values, layer of A by layer of B, as an inline PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = table[table.measure == measure].pivot(index="layer_a", columns="layer_b", values="value")
+    fig, ax = plt.subplots(figsize=(2.4 + 0.6 * grid.shape[1], 1.6 + 0.45 * grid.shape[0]), layout="constrained")
+    im = ax.imshow(grid.to_numpy(dtype=float), cmap="viridis", aspect="auto")
+    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(grid.shape[0]), grid.index, fontsize=8)
+    ax.set_xlabel("layer of B")
+    ax.set_ylabel("layer of A")
+    fig.colorbar(im, ax=ax, label=measure)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def write_report(table, settings: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    """``out/report.html`` (what was compared, the controls' outcome, a heat map per measure, every
+    row with its interval) and ``out/results.json`` (the settings and every row)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = json.loads(table.to_json(orient="records"))
+    json_path, html_path = out / "results.json", out / "report.html"
+    atomic_write_text(json_path, json.dumps({"settings": settings, "rows": rows}, indent=1) + "\n")
+    h = lambda v: html.escape(str(v), quote=True)  # noqa: E731
+    controls = table[table.measure.isin(["tlm_self_penalty", "tlm_untrained_sender"])]
+    failed = controls[controls.note.str.contains("FAILED")]
+    glance = (f"<p>{len(controls)} control row(s), {len(failed)} failed" + (
+        ": " + "; ".join(f"{h(r.measure)} at {h(r.layer_a)} → {h(r.layer_b)}" for r in failed.itertuples())
+        if len(failed) else "") + ".</p>") if len(controls) else "<p>No trained stitch asked for: no controls.</p>"
+    figures = "".join(
+        f'<figure><img alt="{h(m)} for every layer pair (layer of A by layer of B)" '
+        f'src="data:image/png;base64,{_heatmap(table, m)}"><figcaption>{h(m)}: '
+        f"{h(table[table.measure == m].note.iloc[0])}</figcaption></figure>"
+        for m in dict.fromkeys(table.measure) if table[table.measure == m].value.notna().any()
+        and m in ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy"))
+    body = "".join(f"<tr><td>{h(r.layer_a)}</td><td>{h(r.layer_b)}</td><td>{h(r.measure)}</td>"
+                   f"<td>{r.value:.4g}</td><td>{'' if r.low != r.low else f'[{r.low:.4g}, {r.high:.4g}]'}</td>"
+                   f"<td>{r.n_images}</td><td>{h(r.note)}</td></tr>" for r in table.itertuples())
+    setting_rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in settings.items())
+    atomic_write_text(html_path, f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>stitchkit compare</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:1rem auto;padding:0 1rem}}
+table{{border-collapse:collapse;font-size:.85rem}}td,th{{border:1px solid #ccc;padding:.2rem .4rem;text-align:left}}
+.glance{{background:#eef6ee;border-left:4px solid #2a7;padding:.5rem 1rem}}figure{{display:inline-block;margin:.5rem}}
+img{{max-width:100%}}.scroll{{overflow-x:auto}}</style></head><body>
+<h1>{h(settings.get('model_a'))} vs {h(settings.get('model_b'))}</h1>
+<div class="glance"><p>{len(table)} rows: {h(', '.join(dict.fromkeys(table.measure)))} on {settings.get('images')} images
+of {h(settings.get('data'))}; intervals are 95% bootstrap intervals where a row has one.</p>{glance}</div>
+<h2>Settings</h2><div class="scroll"><table>{setting_rows}</table></div>
+<h2>Every layer pair</h2>{figures}
+<h2>Every number</h2><div class="scroll"><table><tr><th>layer of A</th><th>layer of B</th><th>measure</th>
+<th>value</th><th>95% interval</th><th>images</th><th>note</th></tr>{body}</table></div>
+<p>Written by <code>stitchkit compare</code>; <code>results.json</code> beside this file holds every number.</p>
+</body></html>
+""")
+    return html_path, json_path
+
+
+__all__ = ["ModelSpecError", "NORMALISATIONS", "compare_files", "load_images", "load_model", "write_report"]

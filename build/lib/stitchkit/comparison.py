@@ -1,0 +1,508 @@
+"""Compare two of your own networks with every similarity notion of this book.
+
+:func:`compare` takes any two PyTorch image classifiers (``nn.Module``, registered here or not),
+the layers to compare on each (module names, as ``model.named_modules()`` lists them) and a set
+of images, and returns one tidy table: a row per (layer of A, layer of B, measure) with the
+value and, where it is resampled, a 95% bootstrap interval over the images.
+
+The measures:
+
+- ``cka``: linear CKA on the flattened activations, the minibatch estimator from unbiased HSIC
+  (Nguyen, Raghu & Kornblith 2021; :mod:`stitchkit.minibatch`), float64, with a bootstrap
+  interval over the minibatches. (The book's pages use the full-sample Gram form,
+  :class:`stitchkit.similarity.CKABootstrap`, whose memory grows with the square of the images;
+  the minibatch estimator has no such bias toward 1 at high dimension, so the two differ most
+  where features outnumber images.)
+- ``pwcca`` and ``procrustes``: PWCCA and orthogonal Procrustes *distances*, on positions as
+  examples where the two layers' spatial shapes agree, else on pooled vectors (Balogh &
+  Jelasity's preprocessing); computed on the first ``sample_images`` measured images as they
+  are (no interval);
+- ``dm``: direct matching's structural distance, the relative residual of the least-squares map
+  from A's activations to B's, fitted on the fit images and measured on the others (no interval);
+- ``dm_accuracy``: direct matching's functional similarity: B's accuracy when its layer's output
+  is replaced by the least-squares map of A's, relative to B's own accuracy on the same images,
+  with a paired bootstrap interval. It needs ``labels``.
+- ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.adapter.train_stitch`: Bansal
+  et al.'s BN-1x1-BN, started from direct matching as Balogh & Jelasity do, trained on the task
+  loss through the frozen B on the fit images), B's accuracy with it relative to B's own, with a
+  paired bootstrap interval. It needs ``labels`` and ``fit_labels`` and brings the book's two
+  stitching controls, stated before the run (:mod:`stitchkit.controls`), as rows of their own:
+  ``tlm_self_penalty`` (positive control, once per layer of B: B stitched into itself at that
+  layer by the same recipe loses at most 1 point, the upper end of its interval; a gain is
+  reported, not gated) and ``tlm_untrained_sender`` (negative control, per pair: an untrained copy
+  of A, stitched the same way, stays at least 20 points below B's self-stitch on its whole
+  interval: the stitch cannot do the task alone). Each control's row says whether it passed.
+
+What a model must provide. The representational measures need only the activations, taken with
+forward hooks on the named modules (a module returning a tuple gives its first tensor). A stitch
+(``dm_accuracy``) also needs to run the rest of B from the cut: here a forward hook on B's module
+*replaces* that module's output with the stitched tensor, so the rest of B's forward pass runs
+unchanged on it. That works for any module whose output is a single tensor that the rest of the
+network reads, of the same shape as the stitched one (a module called twice in one forward pass,
+or whose output is read before the module returns, cannot be stitched; :class:`StitchError` names
+the cut). The maps: a 1x1 convolution between two conv maps (A's resized to B's spatial size,
+bilinear, when they differ), a linear map between token or flat layers, and A's map pooled to a
+vector when B's layer is flat.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import noise
+from . import similarity as sim
+from .adapter import (CutNotFoundError, HookedModel, StitchError, StitchRecipe, logits_of, module_tensor,
+                      train_stitch, untrained_copy)
+from .controls import NEGATIVE_MARGIN, POSITIVE_BOUND
+from .linalg import NormalEquations, least_squares
+from .minibatch import MIN_BATCH, MinibatchCKA, gram
+
+MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy")
+CONTROL_ROWS = ("tlm_self_penalty", "tlm_untrained_sender")  # rows tlm_accuracy brings with it
+COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note"]
+
+
+def _module(model: nn.Module, name: str, which: str) -> nn.Module:
+    return HookedModel(model, which).module(name)
+
+
+_tensor = module_tensor
+
+
+@torch.no_grad()
+def activations(model: nn.Module, images: torch.Tensor, cuts: Sequence[str], *, which: str = "A",
+                batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+    """The outputs (float32, on the CPU) of the modules ``cuts`` of ``model`` on ``images``
+    (already preprocessed as the model expects), one forward pass per batch, in eval mode."""
+    mods = {c: _module(model, c, which) for c in cuts}
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    out: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
+    hooks = [m.register_forward_hook(lambda _m, _i, o, c=c: out[c].append(_tensor(o, c).detach().float().cpu()))
+             for c, m in mods.items()]
+    was_training = model.training
+    model.eval()
+    try:
+        for s in range(0, len(images), batch_size):
+            model(images[s:s + batch_size].to(device))
+    finally:
+        for h in hooks:
+            h.remove()
+        model.train(was_training)
+    for c, parts in out.items():
+        if len(parts) != -(-len(images) // batch_size):
+            raise StitchError(f"module {c!r} ran {len(parts)} times for {-(-len(images) // batch_size)} batches: a "
+                              "cut must run once per forward pass")
+    return {c: torch.cat(v) for c, v in out.items()}
+
+
+def _rows(h: torch.Tensor) -> torch.Tensor:
+    """(N, C, H, W) -> (N*H*W, C); (N, T, D) -> (N*T, D); (N, D) unchanged."""
+    return sim.positions_as_examples(h)
+
+
+def _match(ha: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A's activations brought to the layout of B's: conv maps resized to B's spatial size;
+    pooled to vectors when B's layer is flat."""
+    if like.ndim == 2 and ha.ndim > 2:
+        return sim.pooled(ha)
+    if like.ndim == 4 and ha.ndim == 4 and ha.shape[2:] != like.shape[2:]:
+        return F.interpolate(ha, size=like.shape[2:], mode="bilinear", align_corners=False)
+    if like.ndim == 3 and ha.ndim == 3 and ha.shape[1] != like.shape[1]:
+        raise StitchError(f"token layers of {ha.shape[1]} and {like.shape[1]} tokens: no map between them here")
+    if like.ndim != ha.ndim:
+        raise StitchError(f"no map from a layer of shape {tuple(ha.shape[1:])} to one of {tuple(like.shape[1:])}")
+    return ha
+
+
+def dm_map(ha: torch.Tensor, hb: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The direct-matching stitch from A's layer to B's, fitted by float64 least squares on the
+    activations ``ha`` -> ``hb`` of the same images: a function of A's activations (a batch)
+    returning B's estimated ones, in B's layout and float32."""
+    x = _match(ha, hb)
+    w, b = least_squares(_rows(x), _rows(hb), bias=True)
+    w32, b32 = w.float(), b.float()
+
+    def stitch(h: torch.Tensor) -> torch.Tensor:
+        h = _match(h.float(), hb[:1].to(h.device))
+        if h.ndim == 4:  # a 1x1 convolution
+            return torch.einsum("nchw,cd->ndhw", h, w32.to(h.device)) + b32.to(h.device)[None, :, None, None]
+        return h @ w32.to(h.device) + b32.to(h.device)
+
+    return stitch
+
+
+@torch.no_grad()
+def stitched_correct(model_b: nn.Module, cut_b: str, stitch: Callable, acts_a: torch.Tensor, images: torch.Tensor,
+                     labels: torch.Tensor, *, batch_size: int = 250,
+                     device: torch.device | str | None = None) -> np.ndarray:
+    """Per image, whether ``model_b`` classifies it right when the output of its module ``cut_b``
+    is replaced by ``stitch`` of A's activations ``acts_a`` (same images, same order)."""
+    module = _module(model_b, cut_b, "B")
+    device = torch.device(device) if device is not None else next(model_b.parameters()).device
+    current: dict[str, torch.Tensor] = {}
+
+    def replace(_m, _i, out):
+        new = current["h"]
+        old = _tensor(out, cut_b)
+        if new.shape != old.shape:
+            raise StitchError(f"the stitch gives {tuple(new.shape)} at {cut_b!r}, whose output is {tuple(old.shape)}")
+        return new.to(old.dtype) if not isinstance(out, (tuple, list)) else (new.to(old.dtype), *out[1:])
+
+    hook = module.register_forward_hook(replace)
+    was_training = model_b.training
+    model_b.eval()
+    correct = []
+    try:
+        for s in range(0, len(images), batch_size):
+            current["h"] = stitch(acts_a[s:s + batch_size].to(device))
+            logits = logits_of(model_b(images[s:s + batch_size].to(device)))
+            correct.append((logits.argmax(1).cpu() == labels[s:s + batch_size].cpu()).numpy())
+    finally:
+        hook.remove()
+        model_b.train(was_training)
+    return np.concatenate(correct)
+
+
+@torch.no_grad()
+def _own_correct(model: nn.Module, images, labels, batch_size, device) -> np.ndarray:
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        return np.concatenate([(logits_of(model(images[s:s + batch_size].to(device))).argmax(1).cpu()
+                                == labels[s:s + batch_size].cpu()).numpy() for s in range(0, len(images), batch_size)])
+    finally:
+        model.train(was_training)  # as activations() and stitched_correct() leave it
+
+
+Images = "torch.Tensor | Iterable"
+
+
+def _stream(images, labels, batch_size: int):
+    """(x, y or None) batches from a tensor of images (and labels), or from an iterable of batches
+    (a DataLoader yielding images, or (images, labels) pairs)."""
+    if isinstance(images, torch.Tensor):
+        for s in range(0, len(images), batch_size):
+            yield images[s:s + batch_size], (labels[s:s + batch_size] if labels is not None else None)
+        return
+    for batch in images:
+        x, y = (batch[0], batch[1]) if isinstance(batch, (tuple, list)) else (batch, None)
+        yield x, y
+
+
+def _materialise(images, labels, batch_size: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    xs, ys = zip(*_stream(images, labels, batch_size))
+    return torch.cat(xs), (torch.cat(ys) if all(y is not None for y in ys) else None)
+
+
+def _forward_taking(model: nn.Module, x: torch.Tensor, cuts: Sequence[str], which: str, device) -> tuple[dict, torch.Tensor]:
+    """One forward pass of ``model`` on ``x``: the outputs of the modules ``cuts`` (float32) and the logits."""
+    mods = {c: _module(model, c, which) for c in cuts}
+    got: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
+    hooks = [m.register_forward_hook(lambda _m, _i, o, c=c: got[c].append(_tensor(o, c).detach().float()))
+             for c, m in mods.items()]
+    try:
+        logits = logits_of(model(x.to(device)))
+    finally:
+        for h in hooks:
+            h.remove()
+    for c, parts in got.items():
+        if len(parts) != 1:
+            raise StitchError(f"module {c!r} of model {which} ran {len(parts)} times in one forward pass: a cut must "
+                              "run once")
+    return {c: v[0] for c, v in got.items()}, logits
+
+
+@torch.no_grad()
+def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_b: Sequence[str],
+            images: Images, labels: torch.Tensor | None = None, *, measures: Sequence[str] = ("cka", "pwcca",
+            "procrustes", "dm", "dm_accuracy"), fit_images: Images | None = None,
+            fit_labels: torch.Tensor | None = None, recipe: StitchRecipe | None = None, batch_size: int = 250,
+            sample_images: int = 2000, device: torch.device | str | None = None) -> pd.DataFrame:
+    """Every pair (layer of A in ``cuts_a``, layer of B in ``cuts_b``) compared by each of
+    ``measures`` on ``images`` (preprocessed as both models expect: a tensor (N, C, H, W) with
+    ``labels`` (N,), or an iterable of batches such as a DataLoader, yielding images or (images,
+    labels)). The direct-matching maps (``dm``, ``dm_accuracy``) and the task-loss stitch
+    (``tlm_accuracy``, with ``fit_labels``; its ``recipe``) are fitted on ``fit_images`` (default,
+    for a tensor: its first half, the rest then measured). Returns one row per pair and measure
+    (:data:`COLUMNS`); ``low``/``high`` are a 95% bootstrap interval where the measure is
+    resampled, NaN where it is not.
+
+    Memory is bounded by one batch, not by the number of images: CKA is the minibatch estimator
+    (:mod:`stitchkit.minibatch`, its interval over the batches), direct matching accumulates its
+    normal equations batch by batch (float64), the stitched accuracies are per image; PWCCA and
+    Procrustes, which need every activation at once, use the first ``sample_images`` measured
+    images (their rows say so). The task-loss stitch holds its fit images in memory (it trains on
+    them in shuffled batches)."""
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
+    for c in cuts_a:
+        _module(model_a, c, "A")
+    for c in cuts_b:
+        _module(model_b, c, "B")
+    if batch_size < MIN_BATCH:
+        raise ValueError(f"batch_size {batch_size}: CKA's unbiased minibatch estimator needs at least {MIN_BATCH}")
+    tensor = isinstance(images, torch.Tensor)
+    for m in ("dm_accuracy", "tlm_accuracy"):
+        if m in measures and tensor and labels is None:
+            raise ValueError(f"{m} needs labels (the images' classes)")
+    if tensor and labels is not None and len(labels) != len(images):
+        raise ValueError(f"{len(labels)} labels for {len(images)} images")
+    dm = [m for m in measures if m.startswith("dm")]
+    if fit_images is None and tensor:
+        half = len(images) // 2
+        fit_images, images = images[:half], images[half:]
+        fit_labels = labels[:half] if labels is not None else None
+        labels = labels[half:] if labels is not None else None
+    elif fit_images is None and (dm or "tlm_accuracy" in measures):
+        raise ValueError("with images given as batches, give fit_images (and fit_labels) for dm, dm_accuracy and "
+                         "tlm_accuracy")
+    if tensor and len(images) < 4:
+        raise ValueError(f"{len(images)} images to measure on: too few for any measure")
+    dev_a = torch.device(device) if device is not None else next(model_a.parameters()).device
+    dev_b = torch.device(device) if device is not None else next(model_b.parameters()).device
+    was = (model_a.training, model_b.training)
+    model_a.eval()
+    model_b.eval()
+    try:
+        maps = _fit_dm(model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) if dm else {}
+        rows = _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size, sample_images,
+                        dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe())
+    finally:
+        model_a.train(was[0])
+        model_b.train(was[1])
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _fit_dm(model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) -> dict:
+    """The direct-matching maps of every pair, their normal equations accumulated batch by batch."""
+    eqs: dict[tuple[str, str], NormalEquations | StitchError] = {}
+    like: dict[str, torch.Tensor] = {}
+    for x, _ in _stream(fit_images, fit_labels, batch_size):
+        acts_a, _ = _forward_taking(model_a, x, cuts_a, "A", dev_a)
+        acts_b, _ = _forward_taking(model_b, x, cuts_b, "B", dev_b)
+        for b, hb in acts_b.items():
+            like.setdefault(b, hb[:1].cpu())
+            for a, ha in acts_a.items():
+                ne = eqs.setdefault((a, b), NormalEquations(bias=True))
+                if isinstance(ne, StitchError):
+                    continue
+                try:
+                    if _upsampled(ha, hb):
+                        _update_upsampled(ne, ha.to(hb.device), hb)
+                        continue
+                    for part in _parts(ha, hb):  # a few images at a time: A's map resized to B's can be large
+                        ne.update(_rows(_match(ha[part].to(hb.device), hb[part])), _rows(hb[part]))
+                except StitchError as exc:  # no linear map between these layers: its rows say so
+                    eqs[(a, b)] = exc
+    return {pair: ne if isinstance(ne, StitchError) else _map_of(ne, like[pair[1]]) for pair, ne in eqs.items()}
+
+
+ROW_BUDGET = 1 << 22  # elements of A's rows (matched to B's layout) handled at once: 32 MB in float64
+
+
+def _parts(ha: torch.Tensor, hb: torch.Tensor) -> list[slice]:
+    """Slices of a batch's images whose rows, A's activations brought to B's layout, hold at most
+    :data:`ROW_BUDGET` elements (at least one image each)."""
+    per_image = (hb[0].numel() // hb.shape[1] if hb.ndim > 2 else 1) * (ha.shape[1] + hb.shape[1] + 1)
+    step = max(1, ROW_BUDGET // max(per_image, 1))
+    return [slice(s, s + step) for s in range(0, ha.shape[0], step)]
+
+
+def _upsampled(ha: torch.Tensor, hb: torch.Tensor) -> bool:
+    """Whether A's conv map is smaller than B's, so direct matching resizes it up."""
+    return ha.ndim == 4 and hb.ndim == 4 and ha.shape[2] * ha.shape[3] < hb.shape[2] * hb.shape[3]
+
+
+def _resize_matrix(size_a: tuple[int, int], size_b: tuple[int, int], device) -> torch.Tensor:
+    """M (Hb*Wb, Ha*Wa), float64: bilinear resizing (align_corners=False, as :func:`_match`) as a
+    matrix on a channel's flattened positions."""
+    ha, wa = size_a
+    basis = torch.eye(ha * wa, dtype=torch.float64, device=device).reshape(ha * wa, 1, ha, wa)
+    return F.interpolate(basis, size=size_b, mode="bilinear", align_corners=False).reshape(ha * wa, -1).T
+
+
+def _update_upsampled(ne: NormalEquations, ha: torch.Tensor, hb: torch.Tensor) -> None:
+    """Add to ``ne`` the rows of A's map resized up to B's size, without making them: with M the
+    resize (:func:`_resize_matrix`) and H_n an image's (Ha*Wa, C) positions, the rows are M H_n, so
+    XᵀX = Σ H_nᵀ (MᵀM) H_n, XᵀY = Σ H_nᵀ (Mᵀ Y_n), and the bias column's sums are (Mᵀ1)ᵀ H_n and 1ᵀY_n.
+    The cost is that of A's positions, not of B's (64x less for a 4x4 map matched to 32x32)."""
+    m = _resize_matrix(tuple(ha.shape[2:]), tuple(hb.shape[2:]), ha.device)
+    h = ha.double().flatten(2).transpose(1, 2)  # (n, Ha*Wa, C)
+    y = hb.double().flatten(2).transpose(1, 2)  # (n, Hb*Wb, Q)
+    g, ones = m.T @ m, m.sum(0)  # (Ha*Wa, Ha*Wa), Mᵀ1 (Ha*Wa,)
+    # contracted in this order, so that nothing of B's size times A's channels is ever made
+    xtx = torch.einsum("nqc,nqd->cd", torch.einsum("npc,pq->nqc", h, g), h)
+    x1 = torch.einsum("npc,p->c", h, ones)
+    xty = torch.einsum("npc,npq->cq", h, torch.einsum("bp,nbq->npq", m, y))
+    y1 = y.sum((0, 1))
+    rows = h.shape[0] * m.shape[0]
+    full_xtx = torch.cat([torch.cat([xtx, x1[:, None]], 1), torch.cat([x1, x1.new_tensor([rows])])[None]], 0)
+    full_xty = torch.cat([xty, y1[None]], 0)
+    ne.xtx = full_xtx if ne.xtx is None else ne.xtx + full_xtx
+    ne.xty = full_xty if ne.xty is None else ne.xty + full_xty
+    ne.n += rows
+
+
+def _map_of(ne: NormalEquations, like: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+    w, b = ne.solve()
+    w32, b32 = w.float(), b.float()
+
+    def stitch(h: torch.Tensor) -> torch.Tensor:
+        if _upsampled(h, like):  # the 1x1 map first, then the resize: both linear, and the resize keeps constants
+            mapped = torch.einsum("nchw,cd->ndhw", h.float(), w32.to(h.device))
+            return F.interpolate(mapped, size=like.shape[2:], mode="bilinear", align_corners=False) + \
+                b32.to(h.device)[None, :, None, None]
+        h = _match(h.float(), like.to(h.device))
+        if h.ndim == 4:  # a 1x1 convolution
+            return torch.einsum("nchw,cd->ndhw", h, w32.to(h.device)) + b32.to(h.device)[None, :, None, None]
+        return h @ w32.to(h.device) + b32.to(h.device)
+
+    return stitch
+
+
+def _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size, sample_images, dev_a,
+             dev_b, fit, recipe) -> list[dict]:
+    """One pass over the measured images: every measure's sums, per-image results and sample."""
+    cka = MinibatchCKA() if "cka" in measures else None
+    resid = {pair: [0.0, 0.0] for pair in maps} if "dm" in measures else {}
+    own, stitched, ys = [], {pair: [] for pair in maps} if "dm_accuracy" in measures else {}, []
+    sample_a: dict[str, list[torch.Tensor]] = {c: [] for c in cuts_a}
+    sample_b: dict[str, list[torch.Tensor]] = {c: [] for c in cuts_b}
+    sampled, n, small = 0, 0, 0
+    for x, y in _stream(images, labels, batch_size):
+        acts_a, _ = _forward_taking(model_a, x, cuts_a, "A", dev_a)
+        acts_b, logits = _forward_taking(model_b, x, cuts_b, "B", dev_b)
+        n += len(x)
+        if cka is not None:
+            if len(x) >= MIN_BATCH:
+                cka.update({a: gram(h) for a, h in acts_a.items()}, {b: gram(h) for b, h in acts_b.items()})
+            else:
+                small += len(x)
+        if y is not None:
+            ys.append(y.cpu())
+            own.append((logits.argmax(1).cpu() == y.cpu()).numpy())
+        for (a, b), stitch in maps.items():
+            if isinstance(stitch, StitchError):
+                continue
+            ha, hb = acts_a[a].to(acts_b[b].device), acts_b[b]
+            est = torch.cat([stitch(ha[part]) for part in _parts(ha, hb)])
+            if resid:
+                resid[(a, b)][0] += float(((est - hb) ** 2).sum(dtype=torch.float64))  # float64 sums, no copy
+                resid[(a, b)][1] += float((hb ** 2).sum(dtype=torch.float64))
+            if stitched and y is not None:
+                try:
+                    logits_s = HookedModel(model_b, "B").forward_replacing(x.to(dev_b), b, est)
+                    stitched[(a, b)].append((logits_s.argmax(1).cpu() == y.cpu()).numpy())
+                except StitchError as exc:
+                    stitched[(a, b)] = exc
+        if sampled < sample_images and ({"pwcca", "procrustes"} & set(measures)):
+            take = min(len(x), sample_images - sampled)
+            for c, h in acts_a.items():
+                sample_a[c].append(h[:take].cpu())
+            for c, h in acts_b.items():
+                sample_b[c].append(h[:take].cpu())
+            sampled += take
+    if any(m in measures for m in ("dm_accuracy", "tlm_accuracy")) and len(ys) == 0:
+        raise ValueError("dm_accuracy and tlm_accuracy need labels (the images' classes)")
+    rows: list[dict] = []
+
+    def row(a, b, m, value, low=np.nan, high=np.nan, note="", count=n):
+        rows.append({"layer_a": a, "layer_b": b, "measure": m, "value": float(value), "low": float(low),
+                     "high": float(high), "n_images": count, "note": note})
+
+    own_ok = np.concatenate(own) if own else None
+    judged = own_ok is not None and ("dm_accuracy" in measures or "tlm_accuracy" in measures)
+    counts = noise.resampler(n, "compare images").counts if judged else None  # (R, n): the paired bootstrap
+    for a in cuts_a:
+        for b in cuts_b:
+            if cka is not None:
+                e = noise.from_replicates(cka.replicates(a, b), n_test=n - small)
+                row(a, b, "cka", e.value, e.low, e.high, "linear CKA, minibatch unbiased HSIC (Nguyen et al. 2021); "
+                    "bootstrap over the minibatches", count=n - small)
+            for m in ("pwcca", "procrustes"):
+                if m in measures:
+                    x_, y_ = sim.preprocess(torch.cat(sample_a[a]), torch.cat(sample_b[b]), m)
+                    fn = sim.pwcca_distance if m == "pwcca" else sim.procrustes_distance
+                    try:
+                        value = fn(*((y_, x_) if m == "pwcca" and x_.shape[1] > y_.shape[1] else (x_, y_)))
+                    except sim.SimilarityInputError as exc:
+                        row(a, b, m, np.nan, note=f"undefined here: {exc}", count=sampled)
+                        continue
+                    row(a, b, m, value, note=f"distance; on the first {sampled} measured images (not resampled)",
+                        count=sampled)
+            if isinstance(maps.get((a, b)), StitchError):
+                for m in ("dm", "dm_accuracy"):
+                    if m in measures:
+                        row(a, b, m, np.nan, note=f"cannot map here: {maps[(a, b)]}")
+                continue
+            if (a, b) in resid:
+                num, den = resid[(a, b)]
+                row(a, b, "dm", num / max(den, 1e-300),
+                    note="relative residual ||XW + b - Y||² / ||Y||²; fitted on the fit images")
+            if (a, b) in stitched:
+                got = stitched[(a, b)]
+                if isinstance(got, StitchError):
+                    row(a, b, "dm_accuracy", np.nan, note=f"cannot stitch here: {got}")
+                    continue
+                ok = np.concatenate(got)
+                rel = np.r_[ok.mean(), counts @ ok / n] / np.maximum(np.r_[own_ok.mean(), counts @ own_ok / n], 1e-12)
+                e = noise.from_replicates(rel, n_test=n)
+                row(a, b, "dm_accuracy", e.value, e.low, e.high,
+                    "B's accuracy with the DM stitch, relative to its own; paired bootstrap over the images")
+    if "tlm_accuracy" in measures:
+        fit_x, fit_y = fit if isinstance(fit[0], torch.Tensor) else _materialise(fit[0], fit[1], batch_size)
+        if fit_y is None or len(fit_y) != len(fit_x):
+            raise ValueError("tlm_accuracy trains its stitches on the fit images: give fit_labels, one per fit image")
+        _tlm_rows(row, model_a, model_b, cuts_a, cuts_b, fit_x, fit_y, images, labels, own_ok, counts, recipe,
+                  batch_size)
+    return rows
+
+
+def _tlm_rows(row, model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
+              batch_size) -> None:
+    """The task-loss stitch's rows: per pair its relative accuracy and the negative control, per
+    layer of B the positive control (see the module's docstring)."""
+    n = len(own)
+    a, b = HookedModel(model_a, "A"), HookedModel(model_b, "B")
+    blank = HookedModel(untrained_copy(model_a, recipe.seed), "A (untrained)")
+
+    def accuracy(sender, cut_a, cut_b) -> np.ndarray:
+        with torch.enable_grad():  # compare runs under no_grad; the stitch trains
+            stitched = train_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe)
+        dev = b.device
+        return np.concatenate([(logits_of(stitched(x.to(dev))).argmax(1).cpu() == y.cpu()).numpy()
+                               for x, y in _stream(images, labels, batch_size)])
+
+    def estimate(point: float, reps: np.ndarray):
+        return noise.from_replicates(np.r_[point, reps], n_test=n)
+
+    for cut_b in cuts_b:
+        selfed = accuracy(b, cut_b, cut_b)
+        e = estimate(100 * (own.mean() - selfed.mean()), 100 * (counts @ own - counts @ selfed) / n)
+        ok = e.high <= POSITIVE_BOUND
+        row("(B itself)", cut_b, "tlm_self_penalty", e.value, e.low, e.high,
+            f"positive control {'passed' if ok else 'FAILED'}: B stitched into itself loses at most "
+            f"{POSITIVE_BOUND:g} point (upper end); points, B's own minus the self-stitch's accuracy")
+        for cut_a in cuts_a:
+            ok_a, ok_blank = accuracy(a, cut_a, cut_b), accuracy(blank, cut_a, cut_b)
+            rel = np.r_[ok_a.mean(), counts @ ok_a / n] / np.maximum(np.r_[own.mean(), counts @ own / n], 1e-12)
+            e = noise.from_replicates(rel, n_test=n)
+            row(cut_a, cut_b, "tlm_accuracy", e.value, e.low, e.high,
+                "B's accuracy with the task-loss stitch, relative to its own; paired bootstrap over the images")
+            e = estimate(100 * (selfed.mean() - ok_blank.mean()), 100 * (counts @ selfed - counts @ ok_blank) / n)
+            ok = e.low >= NEGATIVE_MARGIN
+            row(cut_a, cut_b, "tlm_untrained_sender", e.value, e.low, e.high,
+                f"negative control {'passed' if ok else 'FAILED'}: an untrained A stitched the same way stays at "
+                f"least {NEGATIVE_MARGIN:g} points below B's self-stitch (lower end); points")
+
+
+__all__ = ["COLUMNS", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "StitchError", "activations", "compare",
+           "dm_map", "stitched_correct"]

@@ -1,0 +1,407 @@
+"""Across the papers (beyond the four papers), X-3: each paper's conclusion on another paper's
+networks.
+
+Each paper tests its conclusion on its own zoo only. This page takes three of them to another
+zoo of the book, with the paper's own recipe and criterion, fixed before any run:
+
+- **Bansal et al.'s connectivity on Hernandez et al.'s networks** (B-F2A's claim): two R2222
+  networks trained from different seeds (X-2's pair) are stitching connected, the penalty beyond
+  the receiver stitched into itself at most 3 points at every cut, with B-F2A's stitch recipe.
+- **Hernandez et al.'s triangle on Bansal et al.'s networks** (H-F2's claims): between B-F2A's
+  ResNet-18 seeds, stitched at the stem and each stage's last block with H-F2's stitch recipe,
+  the stitch is accurate wherever the receiver's layer is at or before the sender's (mean
+  relative accuracy at least 90% of the receiver's) and inaccurate above (at most 50%).
+- **Smith & Marcu's shortcut, probed by the representational notions** (this book's hypothesis
+  from S-F1B, where a model that reads only colour stitches into a digit model about as well as a
+  second digit model does): linear CKA and DM (struct.) tell the two apart, the Colour model's
+  layers less similar to the Digit receiver's than the second Digit model's, on average over
+  the cuts.
+
+Every number carries a 95% paired-bootstrap interval over the test images; each zoo's networks
+are fixed (one pair each). The claims' keys end in the zoo they are judged on, so the part's
+findings table (:mod:`stitchkit.findings`) sets them beside X-1's and X-2's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .. import controls, noise, zoo
+from ..claims import ClaimSpec
+from ..datasets import DataSpec
+from ..grid import Net, stitch_grid
+from ..results import at_least, at_most, more_than
+from ..scales import param
+from . import across, across_identify, bansal_core
+from .across import NAMES, SIGN, ZooPair
+from .hernandez import grid as hgrid
+
+# Criteria, fixed before any run: the papers' own, as their pages judge them.
+CONNECTED_MAX = 100 * bansal_core.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
+LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
+UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
+MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
+SELF = "receiver into itself (control)"
+RANDOM = "untrained sender (negative control)"
+RANDOM_SEED = hgrid.GridConfig.seed  # the untrained R2222: H-F2's control network (seed 0, untrained)
+LENGTH_SAMPLE = 5  # the triangle claims' training-length control: the cells nearest the decision retrained
+STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
+SHORTCUT_NOTIONS = ("cka", "dm")
+
+
+@dataclass(frozen=True)
+class ConclusionsConfig:
+    """X-3: Bansal's connectivity on Hernandez's R2222s, Hernandez's triangle on Bansal's
+    ResNet-18s, Smith & Marcu's shortcut seen by CKA and DM."""
+
+    test_images: int = param(1000, "test images the notions of the shortcut probe are measured on (X-1's)",
+                             ge=20, le=10_000)
+    dm_images: int = param(100, "training images each direct-matching map of the probe is fitted on (X-1's)",
+                           ge=1, le=50_000)
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
+        return across.NOTIONS
+
+
+PRESETS_X3 = {
+    # CI: seconds. The zoos' smoke networks and each paper's smoke stitch recipe.
+    "smoke": ConclusionsConfig(test_images=200, dm_images=50),
+    # 2 CPU cores: the networks of B-F2A, H-F2 / X-2 and S-F1B / X-1 from the cache, each paper's demo stitch recipe.
+    "demo": ConclusionsConfig(),
+    "paper": ConclusionsConfig(),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The three experiments
+
+
+def _hernandez_nets(scale: str) -> tuple[Net, Net, Net]:
+    """X-2's R2222 pair (receiver seed 0, sender seed 1) and an untrained R2222 (the negative control)."""
+    pair = across_identify.zoo_pair("hernandez", scale)
+    receiver, sender = (Net(n, s) for n, s in zip(pair.names, pair.specs))
+    return receiver, sender, Net(RANDOM, zoo.hernandez_resnet(scale, "r2222", RANDOM_SEED, trained=False))
+
+
+def _bansal_nets(scale: str) -> tuple[Net, Net, Net]:
+    """B-F2A's ResNet-18 seeds 0 (receiver) and 1 (sender) and its untrained bottom (the negative control)."""
+    cfg = bansal_core.PRESETS[scale]
+    return (Net("ResNet-18 #0", cfg.model(scale, 0)), Net("ResNet-18 #1", cfg.model(scale, 1)),
+            Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
+
+
+def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: bool = True,
+                              longer: bool = False, cuts=None) -> pd.DataFrame:
+    """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
+    receiver into itself, at every cut of the receiver, and an untrained R2222 into the receiver
+    at the last two cuts (the negative control); one row per sender and cut. ``longer``: the
+    recipe at :data:`LONGER` x the epochs, at ``cuts`` (the trained sender and the self-stitch
+    only: the training-length control's stitches)."""
+    receiver, sender, untrained = _hernandez_nets(scale)
+    recipe = bansal_core.PRESETS[scale].recipe()
+    if longer:
+        recipe = recipe.longer()
+    if cuts is None:
+        cuts = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
+    table = stitch_grid([sender, Net(SELF, receiver.spec)], [receiver], [(c, c) for c in cuts], recipe,
+                        DataSpec("cifar10"), device=device, store=store, progress=progress)
+    if not longer:
+        late = stitch_grid([untrained], [receiver], [(c, c) for c in cuts[-controls.NEGATIVE_CUTS:]], recipe,
+                           DataSpec("cifar10"), device=device, store=store, progress=progress)
+        table = pd.concat([table, late], ignore_index=True)
+    return table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
+
+
+def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = True, longer: bool = False,
+                       pairs=None) -> pd.DataFrame:
+    """H-F2's stitch recipe from B-F2A's ResNet-18 seed 1 into seed 0 at every pair of
+    :data:`STAGES` (sender cut i, receiver cut j), seed 0 into itself on the diagonal, and B-F2A's
+    untrained bottom into seed 0 on the diagonal of the last two stages (the negative control).
+    ``longer``: the recipe at :data:`LONGER` x the epochs, for the trained sender at ``pairs``
+    only (the training-length control's stitches; the receiver's own accuracy, every relative
+    accuracy's reference, does not depend on the stitches)."""
+    receiver, sender, untrained = _bansal_nets(scale)
+    recipe = hgrid.PRESETS_F2[scale].recipe()
+    data = DataSpec("cifar10")
+    pos = {c: k for k, c in enumerate(STAGES)}
+    if longer:
+        t = stitch_grid([sender], [receiver], list(pairs), recipe.longer(), data, device=device, store=store,
+                        progress=progress)
+        return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
+    pairs = [(i, j) for i in STAGES for j in STAGES]
+    trained = stitch_grid([sender], [receiver], pairs, recipe, data, device=device, store=store, progress=progress)
+    self_ = stitch_grid([Net(SELF, receiver.spec)], [receiver], [(c, c) for c in STAGES], recipe, data,
+                        device=device, store=store, progress=progress)
+    late = stitch_grid([untrained], [receiver], [(c, c) for c in STAGES[-controls.NEGATIVE_CUTS:]], recipe, data,
+                       device=device, store=store, progress=progress)
+    table = pd.concat([trained, self_, late], ignore_index=True)
+    return table.assign(i=table.cut_i.map(pos), j=table.cut_j.map(pos))
+
+
+def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=None, progress: bool = True) -> dict:
+    """Every notion between S-F1B's Digit receiver (seed 0) and, as the second network, a second
+    Digit model (X-1's Smith pair, from the store) or the Colour model (seed 0), on the Digit
+    set's test images: {"digit": ..., "colour": ...}, each :func:`across.notions_of`'s result."""
+    digit = across.zoo_pair("smith", scale)
+    colour = ZooPair("smith", "Smith & Marcu: Digit and Colour ResNet-18", "S-F1B", ("Digit #0", "Colour #0"),
+                     (digit.specs[0], zoo.smith_resnet18(scale, "cmnist_colour", 0)), digit.dataset)
+    return {name: across.notions_of(pair, cfg, device=device, store=store, progress=progress)
+            for name, pair in (("digit", digit), ("colour", colour))}
+
+
+# --------------------------------------------------------------------------------------------
+# Claims
+
+
+def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
+    """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way (its
+    helpers: :func:`bansal_core.positions`, :func:`bansal_core.self_stitch_control`)."""
+    t = table.reset_index(drop=True)
+    sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
+    cuts = list(dict.fromkeys(t[t.sender == sender].cut))
+    p_tr, p_self = (bansal_core.positions(t, s, cuts) for s in (sender, SELF))
+
+    def beyond(x: pd.DataFrame) -> np.ndarray:
+        return bansal_core.points(x, p_tr) - bansal_core.points(x, p_self)
+
+    worst = bansal_core.boot(t, lambda x: float(beyond(x).max()))
+    control, _ = bansal_core.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
+    negative = _negative(t, "an untrained R2222 stitched into R2222 #0")
+    full = beyond(t)
+    numbers = {**bansal_core.estimate_numbers("hernandez_connected_max", worst),
+               "hernandez_receiver_accuracy": 100 * float(t.receiver_accuracy.iloc[p_tr[0]]),
+               "hernandez_raw_max_penalty": float(bansal_core.points(t, p_tr).max()),
+               "hernandez_self_max": float(np.abs(bansal_core.points(t, p_self)).max()),
+               **controls.gain_numbers("hernandez_self_stitch", bansal_core.points(t, p_self))}
+    claim = ClaimSpec(
+        key="connected_hernandez",
+        text="Hernandez et al.: R2222 seeds 1 into 0: two independently seeded networks are stitching connected, "
+             "penalty close to 0 at every layer (Bansal et al.'s conclusion)",
+        criterion=at_most(worst, CONNECTED_MAX, f"max penalty over all {len(cuts)} cuts{bansal_core.BEYOND}",
+                          digits=0),
+        paper="Bansal et al. (B-F2A): up to 3% error at every layer of their ResNets (Table 1, Fig. 2A)",
+        ours=f"max {worst.text(2, 'points')} (at {cuts[int(np.argmax(full))]}), mean {full.mean():.2f}",
+        controls=[control, negative], kind="compatible")
+    return numbers, [claim]
+
+
+def _negative(t: pd.DataFrame, what: str, cut: str = "cut") -> "controls.Control":
+    """The negative control (:func:`stitchkit.controls.untrained_sender_fails`): the untrained
+    sender's penalty beyond the self-stitch, mean over the cuts it was stitched at (the last two),
+    paired with the self-stitch there in one bootstrap; a failed control where none was stitched."""
+    from ..results import Control
+
+    late = list(dict.fromkeys(t[t.sender == RANDOM][cut]))
+    if not late:
+        return Control(f"{what} at the last two cuts: not run", f"penalty beyond the self-stitch ≥ "
+                       f"{controls.NEGATIVE_MARGIN:g} points", "not run", False, None, controls.NEGATIVE)
+    u = t.assign(cut=t[cut])
+    p_rd, p_late = bansal_core.positions(u, RANDOM, late), bansal_core.positions(u, SELF, late)
+    e = bansal_core.boot(u, lambda x: float((bansal_core.points(x, p_rd) - bansal_core.points(x, p_late)).mean()))
+    return controls.untrained_sender_fails(e, what=f"{what} at {', '.join(late)}")
+
+
+def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
+    """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
+    relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i."""
+    t = table.reset_index(drop=True)
+    cross = ~t.sender.isin([SELF, RANDOM]).to_numpy()
+    low = cross & (t.j <= t.i).to_numpy()
+    up = cross & (t.j > t.i).to_numpy()
+
+    def rel(x: pd.DataFrame) -> np.ndarray:
+        return 100 * x.accuracy.to_numpy(dtype=float) / x.receiver_accuracy.to_numpy(dtype=float)
+
+    lower = bansal_core.boot(t, lambda x: float(rel(x)[low].mean()))
+    upper = bansal_core.boot(t, lambda x: float(rel(x)[up].mean()))
+    control, _ = bansal_core.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
+                                                 "ResNet-18 #0 stitched into itself on the diagonal")
+    negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
+    self_pen = bansal_core.points(t, np.flatnonzero((t.sender == SELF).to_numpy()))
+    cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
+                            unit="cuts", digits=0)
+    numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
+               "bansal_upper_mean": upper.value, "bansal_upper_low": upper.low, "bansal_upper_high": upper.high,
+               **controls.gain_numbers("bansal_self_stitch", self_pen)}
+    title = "Bansal et al.: ResNet-18 seeds 1 into 0"
+
+    def claim(key: str, said: str, rule, e, bound: float, where: str, cells: np.ndarray, paper: str,
+              kind: str, checks: list) -> ClaimSpec:
+        return ClaimSpec(key=key, text=f"{title}: stitching is {said} (Hernandez et al.'s triangle)",
+                         criterion=rule(e, 100 * bound, f"mean relative accuracy (% of the receiver's) at {where} "
+                                        f"({int(cells.sum())} stitches)", unit="%", digits=1),
+                         paper=paper, ours=f"{e.text(1, '%')} of the receiver's accuracy", controls=checks, kind=kind)
+
+    claims = [  # H-F2's kinds: the lower triangle says stitches work, the upper that they fail
+        claim("triangle_lower_bansal", "accurate wherever the receiver's layer is at or before the sender's", at_least,
+              lower, LOWER_MIN, "j ≤ i", low,
+              "Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle", "compatible",
+              [control, negative, cuts]),
+        claim("triangle_upper_bansal", "inaccurate where the receiver's layer is after the sender's", at_most,
+              upper, UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal", "fails",
+              [control, cuts]),
+    ]
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# The training-length control of the stitching claims (issue 46: every verdict, decided or not)
+
+
+def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
+                        progress: bool = True) -> pd.DataFrame:
+    """Bansal et al.'s connectivity claim re-judged like for like, B-F2A's way: at the cuts that
+    decide it (every cut whose penalty beyond the self-stitch is over the bound, or the worst
+    one), the sender's stitch *and* the self-stitch (the reference subtracted) retrained at
+    :data:`LONGER` x the epochs and put in place of their 1x values; the control
+    (:func:`stitchkit.controls.training_length`) is attached to the claim in ``claims``. Returns
+    the retrained cells (1x and longer accuracy, %)."""
+    from ..claims import replace_in
+    from ..grid import LONGER, replace_cells
+
+    t = table.reset_index(drop=True)
+    sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
+    by = {n: g.set_index("cut") for n, g in t.groupby("sender", sort=False)}
+    beyond = 100 * (by[SELF].accuracy - by[sender].accuracy)
+    cuts = [c for c in beyond.index if beyond[c] > CONNECTED_MAX] or [beyond.idxmax()]
+    new = connectivity_on_hernandez(scale, device=device, store=store, progress=progress, longer=True, cuts=cuts)
+    swapped = replace_cells(t, new, ["sender", "cut"], ["accuracy", "correct"])
+    swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
+    again = connectivity_claims(swapped)[1][0].criterion
+    base = next(c for c in claims if c.key == "connected_hernandez")
+    replace_in(claims, base.key, controls.training_length(
+        base.criterion, again, LONGER,
+        what=f"the verdict survives {LONGER}x longer stitch training: at {', '.join(cuts)} the sender's stitch and the "
+             f"self-stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim re-judged"))
+    return _longer_cells(t, new, ["sender", "cut"])
+
+
+def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
+                    progress: bool = True) -> pd.DataFrame:
+    """Hernandez et al.'s triangle claims re-judged like for like: the :data:`LENGTH_SAMPLE`
+    cells at j ≤ i with the lowest relative accuracy (where a stitch that stopped short pulls the
+    mean down most) and the :data:`LENGTH_SAMPLE` at j > i with the highest (the nearest to
+    turning the claim that stitches fail there) retrained at :data:`LONGER` x the epochs and put
+    in place of their 1x values (a sample: the control's text says so); the receiver's own
+    accuracy, every relative accuracy's reference, does not depend on the stitches. The control
+    is attached to both claims in ``claims``; returns the retrained cells."""
+    from ..claims import replace_in
+    from ..grid import LONGER, replace_cells
+
+    t = table.reset_index(drop=True)
+    cross = t[~t.sender.isin([SELF, RANDOM])].assign(rel=lambda d: d.accuracy / d.receiver_accuracy)
+    low = cross[cross.j <= cross.i].nsmallest(LENGTH_SAMPLE, "rel")
+    up = cross[cross.j > cross.i].nlargest(LENGTH_SAMPLE, "rel")
+    cells = pd.concat([low, up])
+    new = triangle_on_bansal(scale, device=device, store=store, progress=progress, longer=True,
+                             pairs=list(zip(cells.cut_i, cells.cut_j)))
+    swapped = replace_cells(t, new, ["sender", "cut_i", "cut_j"], ["accuracy", "correct"])
+    swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
+    again = {c.key: c.criterion for c in triangle_claims(swapped)[1]}
+    for c in [c for c in claims if c.key in again]:
+        replace_in(claims, c.key, controls.training_length(
+            c.criterion, again[c.key], LONGER,
+            what=f"the verdict survives {LONGER}x longer stitch training: a sample of {len(cells)} cells (the "
+                 f"{len(low)} lowest at j ≤ i, the {len(up)} highest at j > i) retrained at {LONGER}x the epochs in "
+                 "place of their 1x values, the claims re-judged"))
+    return _longer_cells(t, new, ["sender", "cut_i", "cut_j"])
+
+
+def _longer_cells(t: pd.DataFrame, new: pd.DataFrame, on: list[str]) -> pd.DataFrame:
+    from ..grid import LONGER
+
+    before = t.set_index(on).accuracy
+    out = new[on].copy()
+    out["1x (%)"] = [100 * before.loc[tuple(k) if len(on) > 1 else k[0]] for k in new[on].itertuples(index=False)]
+    out[f"{LONGER}x epochs (%)"] = 100 * new.accuracy.to_numpy()
+    return out.assign(gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["1x (%)"]).reset_index(drop=True)
+
+
+def _diagonal(result: dict, m: str) -> np.ndarray:
+    """(R+1, cuts): notion ``m`` (a similarity: distances negated) between each layer of the
+    first network and the same layer of the second, on all images and each resample."""
+    pairs = result["between"]["pairs"]
+    cols = [k for k, (a, b) in enumerate(pairs) if a == b]
+    return SIGN[m] * result["between"]["reps"][m][:, cols]
+
+
+def shortcut_claims(probe: dict) -> tuple[dict, list[ClaimSpec]]:
+    """Do CKA and DM (struct.) tell the Colour model from a second Digit model? The mean over
+    cuts of (similarity of the second Digit model − similarity of the Colour model) to the Digit
+    receiver, layer for layer; both on the same resamples of the same test images (paired)."""
+    digit, colour = probe["digit"], probe["colour"]
+    n = digit["n_test"]
+    cuts = [a for a, b in digit["between"]["pairs"] if a == b]
+    enough = controls.premise(noise.exact(len(cuts)), MIN_CUTS, "enough cuts to judge on", what="cuts",
+                              unit="cuts", digits=0)
+    failures = across.identity_failures_of(digit)
+    numbers, claims = {}, []
+    for m in SHORTCUT_NOTIONS:
+        gap = noise.from_replicates((_diagonal(digit, m) - _diagonal(colour, m)).mean(axis=1), n_test=n,
+                                    method=across.METHOD)
+        numbers.update({f"smith_{m}_gap": gap.value, f"smith_{m}_gap_low": gap.low, f"smith_{m}_gap_high": gap.high})
+        identity = controls.premise(noise.exact(failures[m]), 0, f"identity: {NAMES[m]} ranks each layer of the Digit "
+                                    "receiver most similar to itself, against every other layer both ways (all test "
+                                    "images)", direction="<=", what=f"layers {NAMES[m]} ranks below another layer",
+                                    unit="layers", digits=0)
+        sign = "" if SIGN[m] > 0 else " (the residual negated: higher is more similar)"
+        claims.append(ClaimSpec(
+            key=f"{m}_sees_shortcut_smith",
+            text=f"Smith & Marcu: Digit receiver: {NAMES[m]} tells the shortcut (Colour) model from a second Digit "
+                 "model: the Colour model's layers are less similar to the receiver's",
+            criterion=more_than(gap, 0.0, f"mean over {len(cuts)} cuts of {NAMES[m]} similarity{sign} of Digit #1 − "
+                                "of Colour #0, each with Digit #0 at the same layer", unit="", digits=2),
+            paper="this book's hypothesis, from Smith & Marcu 2024: stitching is blind to the shortcut (S-F1B: the "
+                  "Colour model stitches into the Digit model as well as another Digit model does)",
+            ours=f"gap {gap.text(3)}", controls=[identity, enough], kind="no_stitch"))
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# Tables and the figure
+
+
+def probe_table(probe: dict) -> pd.DataFrame:
+    """Per cut: every notion between the Digit receiver and each second network (all images)."""
+    rows = []
+    for name, r in probe.items():
+        for k, (a, b) in enumerate(r["between"]["pairs"]):
+            if a == b:
+                rows.append({"cut": a, "second network": r["names"][1],
+                             **{NAMES[m]: round(float(v[0, k]), 3) for m, v in r["between"]["reps"].items()}})
+    return pd.DataFrame(rows).set_index(["cut", "second network"])
+
+
+def plot_conclusions(connect: pd.DataFrame, triangle: pd.DataFrame):
+    """Left: B-F2A's penalty per cut on the R2222s (and the self-stitch), with Bansal et al.'s
+    3-point bound. Right: H-F2's relative accuracy grid on the ResNet-18s (sender cut i rows,
+    receiver cut j columns)."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    # the negative control's untrained sender (20+ points, at two cuts) would squash the 3-point band
+    for name, g in connect[connect.sender != RANDOM].groupby("sender", sort=False):
+        a.plot(list(g.cut), 100 * g.penalty.to_numpy(), marker="o", label=name)
+    a.axhspan(-CONNECTED_MAX, CONNECTED_MAX, color="0.85", zorder=0, label="Bansal et al.: within 3 points")
+    a.axhline(0, color="0.4", linewidth=0.8)
+    a.set_xlabel("cut (R2222)")
+    a.set_ylabel("stitching penalty (points)")
+    a.tick_params(axis="x", rotation=45)
+    a.legend(fontsize=7)
+    a.set_title("Bansal et al.'s connectivity on Hernandez et al.'s R2222s", fontsize=9)
+    cross = triangle[~triangle.sender.isin([SELF, RANDOM])]
+    mat = np.full((len(STAGES), len(STAGES)), np.nan)
+    mat[cross.i.to_numpy(), cross.j.to_numpy()] = 100 * (cross.accuracy / cross.receiver_accuracy).to_numpy()
+    im = b.imshow(mat, vmin=0, vmax=105, cmap="viridis")
+    for (i, j), v in np.ndenumerate(mat):
+        b.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=8, color="white" if v < 60 else "black")
+    b.set_xticks(range(len(STAGES)), STAGES, rotation=45)
+    b.set_yticks(range(len(STAGES)), STAGES)
+    b.set_xlabel("receiver cut j (ResNet-18 #0)")
+    b.set_ylabel("sender cut i (ResNet-18 #1)")
+    b.set_title("Hernandez et al.'s triangle on Bansal et al.'s ResNet-18s", fontsize=9)
+    fig.colorbar(im, ax=b, label="stitched accuracy (% of the receiver's)")
+    return fig

@@ -1,0 +1,99 @@
+"""X-4: ``stitchkit.compare`` on two of the book's networks loaded as a user loads their own.
+
+B-F2A's two ResNet-18s (seeds 0 and 1) are saved as plain state dicts, rebuilt from the
+architecture's factory and loaded back, then compared through the generic adapter
+(:mod:`stitchkit.adapter`: module paths, forward hooks) by every measure, the task-loss stitch and
+its two controls included. The same comparison on the networks as the zoo returns them must give
+the same numbers (the adapter adds nothing), and direct matching must agree with the book's own
+computation of it (:func:`stitchkit.notions.notion_replicates`, on the whole sample); both
+agreements are recorded as numbers and checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import zoo
+from ..adapter import StitchRecipe
+from ..comparison import MEASURES, compare
+from ..data import normalise, stratified_subset
+from ..datasets import DataSpec, test_split, train_split
+from ..models import build_model
+from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
+
+CUTS = ("stem", "block1", "block2", "block3", "block4", "block5", "block6", "block7", "block8")
+AGREEMENT_TOL = 1e-6  # the adapter's numbers against the zoo path's, and DM against the book's own
+
+
+@dataclass(frozen=True)
+class OwnConfig:
+    """X-4: stitchkit.compare on B-F2A's two ResNet-18s, loaded from state dicts."""
+
+    test_images: int = param(2000, "test images compared on (a class-balanced subset of the test split)",
+                             ge=MIN_TEST_IMAGES, le=10_000)
+    fit_images: int = param(2000, "training images the DM maps and the task-loss stitches are fitted on",
+                            ge=100, le=MAX_TRAIN_IMAGES)
+    cuts: tuple[str, ...] = param(("block3", "block7"), "B-F2A's cuts compared, each of A's against each of B's",
+                                  items={"choices": CUTS}, unique=True, nonempty=True)
+    stitch_epochs: float = param(1.0, "epochs of each task-loss stitch (SGD 1e-2 from a DM start)", gt=0, le=20)
+
+
+PRESETS_X4 = {
+    # CI: seconds. One cut, a few hundred images, half an epoch per stitch.
+    "smoke": OwnConfig(test_images=200, fit_images=200, cuts=("block3",), stitch_epochs=0.5),
+    # 2 CPU cores: two cuts, 2,000 images each way, one epoch per stitch.
+    "demo": OwnConfig(),
+    "paper": OwnConfig(test_images=10_000, fit_images=10_000, cuts=CUTS, stitch_epochs=2.0),
+}
+
+
+def _data(cfg: OwnConfig, normalisation: str):
+    test = test_split(DataSpec("cifar10"), cfg.test_images, 0)
+    train = train_split(DataSpec("cifar10"))
+    fit = train.subset(stratified_subset(train.labels, min(cfg.fit_images, len(train)), 0))
+    return normalise(test.images, normalisation), test.labels, normalise(fit.images, normalisation), fit.labels
+
+
+def worked_example(cfg: OwnConfig, scale: str, folder: Path, *, progress: bool = True) -> dict:
+    """Save, reload and compare (see the module docstring). Returns the comparison (``table``), the
+    networks' test accuracies, and the two agreements (largest absolute difference)."""
+    from ..notions import notion_replicates
+
+    specs = [zoo.bansal_resnet18(scale, seed) for seed in (0, 1)]
+    zoo_models = [zoo.load_or_train(s, progress=progress)[0] for s in specs]
+    folder.mkdir(parents=True, exist_ok=True)
+    users = []
+    for spec, net in zip(specs, zoo_models):  # as a user would: a checkpoint, then the architecture and its weights
+        path = folder / f"resnet18-seed{spec.seed}.pt"
+        torch.save(net.state_dict(), path)
+        model = build_model(spec.model, width=spec.width, num_classes=10, in_channels=3, **dict(spec.options))
+        model.load_state_dict(torch.load(path, weights_only=True))
+        users.append(model.eval())
+    x, y, xf, yf = _data(cfg, specs[0].normalisation)
+    cuts = [f"pieces.{c}" for c in cfg.cuts]
+    recipe = StitchRecipe(epochs=cfg.stitch_epochs)
+    kw = dict(measures=MEASURES, fit_images=xf, fit_labels=yf, recipe=recipe)
+    table = compare(users[0], users[1], cuts, cuts, x, y, **kw)
+    via_zoo = compare(zoo_models[0], zoo_models[1], cuts, cuts, x, y, **kw)
+    cols = ["value", "low", "high"]
+    zoo_gap = float(np.nanmax(np.abs(table[cols].to_numpy() - via_zoo[cols].to_numpy()), initial=0.0))
+    same_nan = bool((table[cols].isna().to_numpy() == via_zoo[cols].isna().to_numpy()).all())
+    pairs, reps, _ = notion_replicates(zoo_models[0], zoo_models[1], cuts, cuts, x, y, xf, ("dm", "dm_accuracy"))
+    book = pd.DataFrame([{"layer_a": a, "layer_b": b, "measure": m, "book": reps[m][0, i]}
+                         for m in ("dm", "dm_accuracy") for i, (a, b) in enumerate(pairs)])
+    both = table.merge(book, on=["layer_a", "layer_b", "measure"])
+    book_gap = float(np.nanmax(np.abs(both.value - both.book), initial=0.0))
+    table = table.assign(layer_a=table.layer_a.str.removeprefix("pieces."),
+                         layer_b=table.layer_b.str.removeprefix("pieces."))
+    with torch.no_grad():
+        acc = [float((m(x[:500]).argmax(1) == y[:500]).double().mean()) for m in users]
+    return {"table": table, "zoo_gap": zoo_gap if same_nan else float("inf"), "book_gap": book_gap,
+            "book_rows": len(both), "accuracy_500": acc, "files": [p.name for p in sorted(folder.glob("*.pt"))]}
+
+
+__all__ = ["AGREEMENT_TOL", "CUTS", "OwnConfig", "PRESETS_X4", "worked_example"]

@@ -1,0 +1,348 @@
+"""Bansal, Nakkiran & Barak 2021, "Revisiting model stitching to compare neural representations":
+B-F2A (stitching connectivity) and the names the B-F2A, B-F4 and B-F5 pages use.
+
+The Bansal part of the library, by figure family (catalogue order):
+
+- :mod:`.bansal_core`: B-F2A's models, stitch recipe and grid (shared by every Bansal page), the
+  paired-bootstrap helpers the claims are judged with, and B-F2A's claims;
+- :mod:`.bansal_length`: the training-length control (:func:`retrain_longer`) and :func:`decided`;
+- this module: B-F2A's other architectures (one panel each), B-F2A's tables and figures, and its
+  training-length control;
+- :mod:`.bansal_layers`: B-F4 (stitch kernel size) and B-F5 (random vs trained, with CKA);
+- :mod:`.bansal_sweeps` (with :mod:`.bansal_bottoms`, :mod:`.bansal_training`,
+  :mod:`.bansal_pairs`): B-F2C, B-F3A, B-F3B, B-F3C, B-F6 and B-F7;
+- :mod:`.bansal_table` (B-F2B, B-T1), :mod:`.bansal_finetune` (B-F8), :mod:`.bansal_freeze` (B-F9).
+
+Pages import this module (``from stitchkit.experiments import bansal``): the names they, the
+tests and the sibling modules use from it are re-exported below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import controls, plotting, zoo
+from ..claims import ClaimSpec
+from ..datasets import DataSpec
+from ..grid import LONGER, Net, StitchRecipe, stitch_grid
+from ..results import Control, Criterion, at_most
+from ..scales import param
+from ..similarity import CKA_METHOD, CKA_SAMPLE, CKABootstrap
+from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, DEMO_STITCH_LR, PRESETS, RANDOM,
+                          RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF, TRAINED, ConnectivityConfig,
+                          _beyond_self, _connectivity_claims, _extend_presets, boot, connectivity,
+                          connectivity_summary, estimate_numbers, points, positions, receiver_snapshots,
+                          self_stitch_control)
+from .bansal_length import decided, length_table, replace_cells, retrain_longer
+from .bansal_layers import (AGREEMENT_MAX_RHO, CKA_EARLY_MIN, KERNEL_MAX_SPREAD, PRESETS_F4, PRESETS_F5,
+                            KernelSizeConfig, RandomVsTrainedConfig, kernel_length_control, kernel_sizes,
+                            kernel_sizes_summary, random_vs_trained, random_vs_trained_summary)
+
+__all__ = [
+    # defined here: B-F2A's other architectures and training-length control
+    "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "architectures", "architectures_summary", "deciding_cuts",
+    "spread", "training_length_control",
+    # defined here: B-F2A's tables and figures
+    "architectures_table", "penalty_table", "plot_architectures", "plot_penalty",
+    # re-exported: B-F2A's core (bansal_core)
+    "CONNECTED_MAX_PENALTY", "DEMO_STITCH_LR", "PRESETS", "RANDOM", "RANDOM_EARLY_MAX_PENALTY",
+    "RANDOM_LATE_MIN_PENALTY", "SELF", "TRAINED", "ConnectivityConfig", "connectivity", "connectivity_summary",
+    "receiver_snapshots",
+    # the training-length control (bansal_length; LONGER from stitchkit.grid)
+    "LONGER", "decided", "length_table", "replace_cells", "retrain_longer",
+    # B-F4 and B-F5 (bansal_layers)
+    "AGREEMENT_MAX_RHO", "CKA_EARLY_MIN", "KERNEL_MAX_SPREAD", "PRESETS_F4", "PRESETS_F5", "KernelSizeConfig",
+    "RandomVsTrainedConfig", "kernel_length_control", "kernel_sizes", "kernel_sizes_summary", "random_vs_trained",
+    "random_vs_trained_summary",
+    # CKA's bootstrap (stitchkit.similarity), as the pages imported it
+    "CKA_METHOD", "CKA_SAMPLE", "CKABootstrap",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# B-F2A's other architectures (one panel each beside the base ResNet-18)
+
+ARCHS = {"resnet18_x0.5": "ResNet-18 x0.5", "resnet18_x2": "ResNet-18 x2", "resnet164": "ResNet-164",
+         "myrtle": "Myrtle CNN", "vit": "ViT"}
+
+
+@dataclass(frozen=True)
+class ArchitecturesConfig(ConnectivityConfig):
+    """B-F2A: the base ResNet-18 panel (with the random bottom) and one panel per other architecture."""
+
+    other_archs: tuple[str, ...] = param(tuple(ARCHS), "architectures beside the base ResNet-18, one panel each: "
+                                         + ", ".join(ARCHS), items={"choices": tuple(ARCHS)}, unique=True)
+    arch_cuts: int | None = param(None, "cuts per other architecture, spread from first to last; None: every cut",
+                                  ge=2)
+
+    def arch_model(self, scale: str, arch: str, seed: int, *, trained: bool = True) -> zoo.ModelSpec:
+        if arch in ("resnet18_x0.5", "resnet18_x2"):
+            return zoo.bansal_resnet18(scale, seed, width=self.width, width_factor=0.5 if arch.endswith("0.5") else 2.0,
+                                       epochs=self.model_epochs, final_bn=self.final_bn, trained=trained)
+        if arch == "resnet164":
+            return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs, trained=trained)
+        if arch == "myrtle":
+            return zoo.bansal_myrtle(scale, seed, trained=trained)
+        if arch == "vit":
+            return zoo.bansal_vit(scale, seed, trained=trained)
+        raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHS)}")
+
+    def arch_recipe(self, arch: str) -> StitchRecipe:
+        """The stitch of Bansal et al. App. A.4: BN -> 1x1 conv -> BN between conv blocks; one
+        Linear on every token between transformer blocks."""
+        return replace(self.recipe(), kind="conv") if arch == "vit" else self.recipe()
+
+
+# smoke: two small panels at three cuts (the Myrtle CNN and the ViT: the code paths that differ from
+# the ResNet-18's; the widths are the same model); demo: four cuts per other architecture (first,
+# last and two between); paper: every cut.
+PRESETS_F2A = _extend_presets(ArchitecturesConfig, {"other_archs": ("myrtle", "vit"), "arch_cuts": 3})
+PRESETS_F2A["demo"] = replace(PRESETS_F2A["demo"], arch_cuts=4)
+
+
+def spread(cuts: list[str], k: int | None) -> list[str]:
+    """``k`` of ``cuts`` evenly spread from the first to the last (all of them when k is None)."""
+    if k is None or k >= len(cuts):
+        return list(cuts)
+    return [cuts[round(i * (len(cuts) - 1) / (k - 1))] for i in range(k)]
+
+
+def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device | str | None = None, store=None,
+                  progress: bool = True) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """For each of ``cfg.other_archs``: seed 1 and the receiver itself stitched into seed 0 at
+    ``cfg.arch_cuts`` cuts. Returns the tables stacked with an ``arch`` column, and per
+    architecture the receiver's and sender's test accuracy and the cuts used."""
+    tables, models = [], {}
+    for arch in cfg.other_archs:
+        receiver = Net("receiver", cfg.arch_model(scale, arch, cfg.seeds[0]))
+        sender = Net(TRAINED, cfg.arch_model(scale, arch, cfg.seeds[1]))
+        receiver.model, mr = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)
+        sender.model, ms = zoo.load_or_train(sender.spec, device=device, store=store, progress=progress)
+        cuts = spread(receiver.model.cuts, cfg.arch_cuts)
+        t = stitch_grid([Net(SELF, receiver.spec, receiver.model), sender], [receiver], [(c, c) for c in cuts],
+                        cfg.arch_recipe(arch), DataSpec("cifar10"), device=device, store=store, progress=progress)
+        # the negative control: an untrained network of the architecture at the last two cuts
+        late = cuts[-controls.NEGATIVE_CUTS:]
+        r = stitch_grid([Net(RANDOM, cfg.arch_model(scale, arch, cfg.random_seed, trained=False))], [receiver],
+                        [(c, c) for c in late], cfg.arch_recipe(arch), DataSpec("cifar10"), device=device,
+                        store=store, progress=progress)
+        t = pd.concat([t, r], ignore_index=True)
+        tables.append(t.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"]).assign(arch=arch))
+        models[arch] = {"receiver_accuracy_full_test": mr["test"]["accuracy"],
+                        "sender_accuracy_full_test": ms["test"]["accuracy"], "cuts": cuts,
+                        "width": receiver.spec.width, "model": receiver.spec.model}
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=["arch"])
+    return table, models
+
+
+def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], ClaimSpec]:
+    """One architecture's connectivity claim (B-F2A's 3-point bound beyond its own self-stitch,
+    on the interval of the maximum over its cuts) with its own two-sided self-stitch control."""
+    tag = arch.replace(".", "_")
+    t = g.reset_index(drop=True)
+    cuts = list(dict.fromkeys(t[t.sender == TRAINED].cut))
+    p_tr, p_self = positions(t, TRAINED, cuts), positions(t, SELF, cuts)
+    beyond = points(t, p_tr) - points(t, p_self)
+    connected = boot(t, lambda x: float((points(x, p_tr) - points(x, p_self)).max()))
+    control, self_e = self_stitch_control(t, SELF, cuts, f"{ARCHS[arch]} receiver stitched into itself at every cut")
+    self_pen = points(t, p_self)
+    numbers = {**estimate_numbers(f"{tag}_max_penalty_beyond", connected),
+               **estimate_numbers(f"{tag}_control_largest_penalty", self_e),
+               **controls.gain_numbers(f"{tag}_self_stitch", self_pen)}
+    late = [c for c in cuts if c in set(t[t.sender == RANDOM].cut)]
+    if late:
+        p_rd, p_late = positions(t, RANDOM, late), positions(t, SELF, late)
+        neg_e = boot(t, lambda x: float((points(x, p_rd) - points(x, p_late)).mean()))
+        numbers.update(estimate_numbers(f"{tag}_random_late_penalty_beyond", neg_e))
+        negative = controls.untrained_sender_fails(neg_e, what=f"an untrained {ARCHS[arch]} stitched into the receiver "
+                                                              f"at {', '.join(late)}")
+    else:
+        negative = Control(f"an untrained {ARCHS[arch]} stitched into the receiver at the last two cuts: not run",
+                           f"penalty beyond the self-stitch ≥ {controls.NEGATIVE_MARGIN:g} points", "not run", False,
+                           None, controls.NEGATIVE)
+    claim = ClaimSpec(
+        key=f"connected_{tag}",
+        text=f"{ARCHS[arch]}: two independently seeded networks are stitching connected (penalty close to 0 "
+             "at every layer)",
+        criterion=at_most(connected, 100 * CONNECTED_MAX_PENALTY, f"max penalty over {len(cuts)} cuts{BEYOND}",
+                          digits=0),
+        paper="up to 3% error at every layer for every architecture (Table 1, Fig. 2A)",
+        ours=f"max {connected.text(2, 'points')} (at {cuts[int(np.argmax(beyond))]}), mean {beyond.mean():.2f}; "
+             f"raw penalty max {points(t, p_tr).max():.2f}, self-stitch {self_pen.min():.2f} to {self_pen.max():.2f}",
+        controls=[control, negative], kind="compatible")
+    return numbers, claim
+
+
+def architectures_summary(table: pd.DataFrame, models: dict[str, dict]) -> tuple[dict[str, float], list[ClaimSpec]]:
+    """Per architecture: the max penalty over its cuts beyond its self-stitch (the connectivity
+    claim, judged with B-F2A's 3-point bound on its interval) and its own two-sided control."""
+    numbers: dict[str, float] = {}
+    claims = []
+    for arch, g in table.groupby("arch", sort=False):
+        tag = arch.replace(".", "_")
+        by = {name: x.set_index("cut") for name, x in g.groupby("sender", sort=False)}
+        trained, self_ = by[TRAINED], by[SELF]
+        numbers.update({f"{tag}_receiver_accuracy": 100 * trained.receiver_accuracy.iloc[0],
+                        f"{tag}_sender_accuracy_full_test": 100 * models[arch]["sender_accuracy_full_test"],
+                        f"{tag}_max_penalty": 100 * trained.penalty.max(),
+                        f"{tag}_mean_penalty": 100 * trained.penalty.mean(),
+                        f"{tag}_max_dm_penalty": 100 * trained.dm_penalty.max(),
+                        f"{tag}_control_max_penalty": 100 * self_.penalty.max(),
+                        f"{tag}_control_min_penalty": 100 * self_.penalty.min()})
+        for cut in trained.index:
+            numbers[f"{tag}_penalty_{cut}"] = 100 * trained.penalty[cut]
+        judged, claim = _arch_claim(g, arch)
+        numbers.update(judged)
+        claims.append(claim)
+    return numbers, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B-F2A's tables and figures
+
+
+def penalty_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The base ResNet-18 per cut (rows) and sender (columns): the stitching penalty in points
+    after direct matching only and after fine-tuning."""
+    return (table.pivot_table(index="cut", columns="sender", values=["dm_penalty", "penalty"], sort=False)
+            .mul(100).round(2).rename(columns={"dm_penalty": "after DM only", "penalty": "after fine-tuning"}))
+
+
+def plot_penalty(table: pd.DataFrame, models: dict, scale: str):
+    """The base ResNet-18's penalty (left) and stitched accuracy (right) per cut, with the
+    paper's 3-point band (:func:`stitchkit.plotting.penalty_per_layer`)."""
+    return plotting.penalty_per_layer(
+        table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'",
+        paper=(0, 100 * CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)"))
+
+
+def architectures_table(models: dict[str, dict], numbers: dict[str, float]) -> pd.DataFrame:
+    """Per other architecture (rows, by name): its registered model and base width, the
+    receiver's and sender's test accuracy (%), the largest penalty over its cuts, raw and beyond
+    its self-stitch, the self-stitch's largest penalty (points) and the cuts stitched at
+    (``models`` and ``numbers`` from :func:`architectures` and :func:`architectures_summary`)."""
+    rows = {}
+    for a, m in models.items():
+        tag = a.replace(".", "_")
+        rows[ARCHS[a]] = {"model": m["model"], "base width": m["width"],
+                          "receiver accuracy (%)": round(100 * m["receiver_accuracy_full_test"], 2),
+                          "sender accuracy (%)": round(100 * m["sender_accuracy_full_test"], 2),
+                          "max penalty (points)": round(numbers[f"{tag}_max_penalty"], 2),
+                          "max beyond the self-stitch (points)": round(numbers[f"{tag}_max_penalty_beyond"], 2),
+                          "control max penalty (points)": round(numbers[f"{tag}_control_max_penalty"], 2),
+                          "cuts": ", ".join(m["cuts"])}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("architecture")
+
+
+def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFrame, arch_models: dict[str, dict],
+                       scale: str):
+    """Figure 2A's layout: the stitched model's test error per cut, one panel for the base
+    ResNet-18 (``table``, ``models`` from :func:`connectivity`) and one per other architecture
+    (``arch_table``, ``arch_models`` from :func:`architectures`)."""
+    panels = {f"ResNet-18 (width {models['width']})": table}
+    panels.update({f"{ARCHS[a]} (width {m['width']})": arch_table[arch_table.arch == a]
+                   for a, m in arch_models.items()})
+    return plotting.connectivity_panels(panels, title=f"Stitching connectivity, scale '{scale}'",
+                                        paper=(100 * CONNECTED_MAX_PENALTY,
+                                               "paper: within 3 points of the receiver's error"))
+
+
+# --------------------------------------------------------------------------------------------
+# The training-length control, like for like: a stitch that stopped short costs more than a
+# trained one, so every verdict (decided or not: issue 46) is checked at the cuts that decide it (all those past the
+# bound, or the closest one). The deciding stitches *and the receiver's self-stitches at those
+# cuts* (the reference the claims subtract, which may move either way) are retrained with LONGER x
+# the epochs, the 1x cells are replaced by them, and the claim is re-judged on that table
+# (stitchkit.controls.training_length: it passes when the re-judged claim gives the same
+# result; an undecided claim that the longer run decides fails it).
+
+# claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")
+_LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
+                  "random_early": (RANDOM, "first", RANDOM_EARLY_MAX_PENALTY, False),
+                  "same_trend": (RANDOM, "all", None, False),  # B-F5: the random bottom's penalty at every cut
+                  "random_late": (RANDOM, "last two", RANDOM_LATE_MIN_PENALTY, True)}
+
+_SAME_CLAIM = {"random_early_stitch": "random_early"}  # another page's key -> B-F2A's, for the same claim
+
+
+def deciding_cuts(beyond: pd.Series, bound_points: float) -> list[str]:
+    """The cuts that decide a 'penalty beyond the self-stitch at most ``bound_points`` at every cut'
+    claim: every cut above the bound (all of them must come down for the verdict to turn), or,
+    when none is, the cut closest to it."""
+    return [c for c in beyond.index if beyond[c] > bound_points] or [beyond.idxmax()]
+
+
+def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> list[dict]:
+    """The stitches to retrain longer for ``claims`` of one panel (``table`` its rows, with
+    ``cut`` and ``sender``): every decided claim, whichever way it went (the self-stitch, the
+    reference subtracted, is retrained too and may move either way), at the cuts that decide it
+    (:func:`deciding_cuts`; the first cut, or the last two, for the random-bottom claims)."""
+    by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
+    out = []
+    for c in claims:
+        # B-F5 carries B-F2A's random-bottom claim under its own key
+        key = "connected" if c.key.startswith("connected") else _SAME_CLAIM.get(c.key, c.key)
+        if key not in _LENGTH_CHECKS:
+            continue
+        sender, where, bound, high = _LENGTH_CHECKS[key]
+        if sender not in by:  # every verdict gets the control, decided or not (issue 46)
+            continue
+        g = by[sender]
+        beyond = _beyond_self(g, by[SELF])
+        cuts = {"worst": deciding_cuts(beyond, 100 * (bound or 0)) if where == "worst" else None,
+                "first": [g.index[0]], "last two": list(g.index[-2:]), "all": list(g.index)}[where]
+        out.append(dict(claim=c.key, base_key=key, panel=panel, sender=sender, cuts=cuts,
+                        bound=None if bound is None else 100 * bound,
+                        high=high,
+                        grid=float(beyond[cuts].mean())))
+    return out
+
+
+def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd.DataFrame, list[ClaimSpec]],
+                            archs: tuple[pd.DataFrame, list[ClaimSpec]] | None = None, *, device=None, store=None,
+                            progress: bool = True) -> pd.DataFrame:
+    """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each decided claim
+    (see :func:`_length_checks`) and the receiver's self-stitches at the same cuts, and attach to
+    that claim the control that its verdict survives (see :func:`retrain_longer`). ``base``:
+    B-F2A's table and claims (or B-F5's: its copy of B-F2A's random-bottom claim); ``archs``: the
+    other architectures' table (with ``arch``) and claims. Returns one row per check and sender."""
+    table, _ = base
+    checks = [dict(chk, table=table, rejudge=_rejudge_connectivity(chk["base_key"]))
+              for chk in _length_checks(*base, panel="resnet18")]
+    if archs is not None:
+        arch_table, arch_claims = archs
+        for arch, g in arch_table.groupby("arch", sort=False):
+            tag = arch.replace(".", "_")
+            checks += [dict(chk, table=g, rejudge=_rejudge_arch(arch))
+                       for chk in _length_checks(g, [c for c in arch_claims if c.key == f"connected_{tag}"],
+                                                 panel=arch)]
+    for chk in checks:
+        arch = chk["panel"]
+        if arch == "resnet18":
+            chk["receiver"] = cfg.model(scale, cfg.seeds[0])
+            chk["sender_spec"] = (cfg.model(scale, cfg.seeds[1]) if chk["sender"] == TRAINED
+                                  else cfg.model(scale, cfg.random_seed, trained=False))
+            chk["recipe"] = cfg.recipe()
+        else:
+            chk["receiver"] = cfg.arch_model(scale, arch, cfg.seeds[0])
+            chk["sender_spec"], chk["recipe"] = cfg.arch_model(scale, arch, cfg.seeds[1]), cfg.arch_recipe(arch)
+        chk["panel"] = ARCHS.get(arch, "ResNet-18")
+    return retrain_longer(checks, base[1], *([archs[1]] if archs else []), device=device, store=store,
+                          progress=progress)
+
+
+def _rejudge_connectivity(key: str) -> Callable[[pd.DataFrame], Criterion]:
+    if key == "same_trend":  # B-F5's: the trend of the random bottom's penalty against its CKA
+        from .bansal_layers import rejudge_trend
+
+        return rejudge_trend
+    return lambda t: next(c for c in _connectivity_claims(t)[1] if c.key == key).criterion
+
+
+def _rejudge_arch(arch: str) -> Callable[[pd.DataFrame], Criterion]:
+    return lambda t: _arch_claim(t, arch)[1].criterion

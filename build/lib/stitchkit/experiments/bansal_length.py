@@ -1,0 +1,132 @@
+"""Bansal et al. 2021: the training-length control every Bansal page's verdicts get (B-F2A to
+B-F8), and :func:`decided`, which says whether a verdict can be checked at all.
+
+A stitch that stopped short costs more than a trained one, so every decided verdict is checked
+at the cells that decide it: those stitches *and the receiver's self-stitches at the same cuts*
+(the reference the claims subtract, which may move either way) are retrained with ``LONGER`` x
+the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
+on that table (:func:`retrain_longer`; :func:`stitchkit.controls.training_length` passes when the
+re-judged claim gives the same decided result). Which cells decide a claim is each page's own
+rule (B-F2A's in :mod:`.bansal`, the sweeps' in :mod:`.bansal_bottoms` and the pages' modules).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import controls
+from ..claims import ClaimSpec, replace_in
+from ..datasets import DataSpec
+from ..display import plain
+from ..grid import LONGER, Net, stitch_grid
+from ..grid import replace_cells as replace_grid_cells
+from .bansal_core import SELF
+
+
+# per-stitch columns of a grid row that a retrained stitch replaces (the receiver's stay)
+CELL_COLUMNS = ("accuracy", "penalty", "dm_accuracy", "dm_penalty", "dm_residual", "train_loss", "seconds",
+                "key", "correct", "dm_correct")
+
+
+def decided(claim: ClaimSpec) -> bool:
+    """Whether a claim's verdict is decided: its interval on one side and every control passed
+    (:attr:`ClaimSpec.decided`)."""
+    return claim.decided
+
+
+def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
+    of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
+    :data:`CELL_COLUMNS`; :func:`stitchkit.grid.replace_cells`)."""
+    new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
+    on = ["sender", "cut"] + (["receiver"] if "receiver" in table and "receiver" in new
+                              and table.receiver.nunique() > 1 else [])
+    return replace_grid_cells(table, new, on, [c for c in CELL_COLUMNS if c in new.columns and c in table.columns])
+
+
+LENGTH_COLUMNS = ["claim", "panel", "sender", "cuts", "grid (points)", f"{LONGER}x epochs (points)",
+                  "self-stitch 1x (points)", f"self-stitch {LONGER}x (points)", "bound (points)", "change",
+                  "verdict 1x", f"verdict {LONGER}x"]
+
+
+def _holds_word(h: bool | None) -> str:
+    return {True: "holds", False: "fails", None: "within noise"}[h]
+
+
+def retrain_longer(checks: list[dict], *claims: list[ClaimSpec], device=None, store=None,
+                   progress: bool = True) -> pd.DataFrame:
+    """Retrain each check's stitches with :data:`LONGER` times the epochs (or steps), like for
+    like: the deciding senders' stitches *and* the receiver's self-stitches at the same cuts (the
+    reference of every penalty beyond the self-stitch). The 1x cells of the check's ``table`` are
+    replaced by the longer ones (:func:`replace_cells`), the claim is re-judged on that table with
+    ``rejudge`` (table -> the claim's Criterion, the same code as the page's), and
+    :func:`stitchkit.controls.training_length` is attached to the claim: its copy with the control
+    takes its place in whichever of the lists ``claims`` (one, or several: B-F2A's base and other
+    architectures) holds its key (:func:`stitchkit.claims.replace_in`: the lists change in place,
+    the claims never do). The control passes when the re-judged claim gives the same decided
+    result.
+
+    A check is a dict with ``claim`` (key), ``panel`` (for display), ``sender`` (name) and
+    ``sender_spec`` with ``cuts``, or ``cells`` (a list of (sender, cuts)) with ``sender_specs``
+    (name -> spec) when several senders decide the claim; ``receiver`` (spec) and optionally
+    ``receiver_name`` (the table's receiver column) and ``self_name`` (the self-stitch's sender
+    name, default :data:`SELF`), ``recipe``, ``bound`` (points), ``table`` and ``rejudge``. A
+    claim decided in a table with several receivers (B-F6: both directions) gives ``parts``
+    instead: a list of dicts, each with its ``receiver``, ``receiver_name``, ``cells`` and
+    ``sender_specs`` (and optionally ``panel``); all of them are retrained, swapped in together
+    and the claim re-judged once. Returns one row per part and sender."""
+    holder = {c.key: group for group in claims for c in group}  # the list that holds each claim
+    rows = []
+    for chk in checks:
+        self_name = chk.get("self_name", SELF)
+        parts = chk.get("parts") or [{
+            "receiver": chk["receiver"], "receiver_name": chk.get("receiver_name", "receiver"),
+            "cells": chk.get("cells") or [(chk["sender"], list(chk["cuts"]))],
+            "sender_specs": chk.get("sender_specs") or {chk["sender"]: chk["sender_spec"]}}]
+        outs = []
+        for part in parts:
+            rx = Net(part["receiver_name"], part["receiver"])
+            all_cuts = list(dict.fromkeys(c for _, cuts in part["cells"] for c in cuts))
+            grids = [stitch_grid([Net(self_name, part["receiver"])], [rx], [(c, c) for c in all_cuts],
+                                 chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+                                 progress=progress)]
+            for sender, cuts in part["cells"]:
+                grids.append(stitch_grid([Net(sender, part["sender_specs"][sender])], [rx], [(c, c) for c in cuts],
+                                         chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+                                         progress=progress))
+            outs.append(pd.concat(grids, ignore_index=True))
+        merged = replace_cells(chk["table"], pd.concat(outs, ignore_index=True))
+        base = next(c for c in holder[chk["claim"]] if c.key == chk["claim"]).criterion
+        longer = chk["rejudge"](merged)
+        for part, out in zip(parts, outs):
+            new = out.rename(columns={"cut_i": "cut"})
+            o_pen = new[new.sender == self_name].set_index("cut").penalty
+            t0 = chk["table"]
+            if "receiver" in t0 and t0.receiver.nunique() > 1:  # several tops (B-F3C, B-F6): this part's
+                t0 = t0[t0.receiver == part["receiver_name"]]
+            o_1x = t0[t0.sender == self_name].set_index("cut").penalty
+            for sender, cuts in part["cells"]:
+                s_pen = new[new.sender == sender].set_index("cut").penalty
+                after = float((100 * (s_pen - o_pen)).loc[cuts].mean())
+                grid = float((100 * (t0[t0.sender == sender].set_index("cut").penalty - o_1x)).loc[cuts].mean())
+                rows.append({"claim": chk["claim"], "panel": part.get("panel", chk.get("panel")), "sender": sender,
+                             "cuts": ", ".join(cuts), "grid (points)": grid, f"{LONGER}x epochs (points)": after,
+                             "self-stitch 1x (points)": float(100 * o_1x.loc[cuts].mean()),
+                             f"self-stitch {LONGER}x (points)": float(100 * o_pen.loc[cuts].mean()),
+                             "bound (points)": chk.get("bound"), "change": after - grid,
+                             "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
+        where = "; ".join(f"{sender} at {', '.join(cuts)}" + (f" into {part['receiver_name']}" if len(parts) > 1 else "")
+                          for part in parts for sender, cuts in part["cells"])
+        control = controls.training_length(
+            base, longer, LONGER,
+            what=f"the verdict survives {LONGER}x longer stitch training: the stitches of {where} and the "
+                 "receiver's self-stitches there retrained, the claim re-judged on them")
+        replace_in(holder[chk["claim"]], chk["claim"], control)
+    return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
+
+
+def length_table(longer: pd.DataFrame, claims: list[ClaimSpec]):
+    """:func:`retrain_longer`'s rows as a page shows them: each claim by its text (not its key),
+    without row numbers, in points at 2 decimals."""
+    text = {c.key: c.text for c in claims}
+    return plain(longer.assign(claim=[text.get(k, k) for k in longer.claim]))

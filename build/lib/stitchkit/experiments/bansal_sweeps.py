@@ -1,0 +1,190 @@
+"""Bansal et al. 2021, Sections 5-6: weaker or stronger bottoms stitched into one top, and B-F7,
+the CKA between their networks; the names the B-F2C, B-F3A, B-F3B, B-F3C, B-F6, B-F7 and B-F9
+pages use.
+
+Each stitching figure varies one thing about the bottom (sender) network and stitches it into a
+fixed top (receiver) at several cuts, with the receiver stitched into itself as the convergence
+control and the linear CKA between bottom and top at each cut beside the penalty. By module:
+
+- :mod:`.bansal_bottoms`: their shared config, grid, claim helpers, display tables and
+  training-length control;
+- :mod:`.bansal_training`: B-F2C (number of samples), B-F3A (label distribution), B-F3B
+  (training time), each into one top;
+- :mod:`.bansal_pairs`: B-F3C (width, every ordered pair) and B-F6 (SimCLR vs supervised, both
+  directions);
+- this module: B-F7, CKA for "more is better" between the networks of B-F2C, B-F3B and B-F3C (no
+  stitching).
+
+Pages import this module (``from stitchkit.experiments import bansal_sweeps as sweeps``): the names
+they, the tests, the sibling modules and the benchmarks use from it are re-exported below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import controls, noise, zoo
+from ..claims import ClaimSpec
+from ..results import at_least, at_most, within
+from ..scales import param
+from .bansal_core import SELF, cka_estimate, cka_reps_of
+from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, PREMISE_MARGIN, SIMILAR_MAX, BottomsConfig,
+                             accuracy_table, bottoms_into_top, cka_per_cut, own_correct, per_cut, same_task, title,
+                             training_length_control)
+from .bansal_training import (LABEL_VARIANTS, NORMAL, PRESETS_F2C, PRESETS_F3A, PRESETS_F3B, EpochsConfig,
+                              LabelsConfig, SamplesConfig, _k, epochs, epochs_summary, labels, labels_summary,
+                              samples, samples_summary)
+from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PAPER_SIMCLR_CKA, PRESETS_F3C, PRESETS_F6,
+                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, _width_name, simclr_length_section,
+                           simclr_length_table, simclr_summary, simclr_vs_e2e, widths, widths_summary)
+from .bansal_length import length_table
+
+__all__ = [
+    # defined here: B-F7
+    "CKA_SAMPLES_NEAR_ZERO", "CKA_SIMILAR_MIN", "CKA_WIDTH_RANGE", "PAPER_WIDTH_CKA", "PRESETS_F7", "MoreCKAConfig", "more_cka",
+    "more_cka_summary",
+    # re-exported: the sweeps' machinery (bansal_bottoms; SELF from bansal_core)
+    "CONVERGE_MIN", "DEGRADE_MIN", "IMPROVE_MIN", "PREMISE_MARGIN", "SELF", "SIMILAR_MAX", "BottomsConfig",
+    "accuracy_table", "bottoms_into_top", "cka_per_cut", "own_correct", "per_cut", "same_task", "title",
+    "training_length_control",
+    # B-F2C, B-F3A, B-F3B (bansal_training)
+    "LABEL_VARIANTS", "NORMAL", "PRESETS_F2C", "PRESETS_F3A", "PRESETS_F3B", "EpochsConfig", "LabelsConfig",
+    "SamplesConfig", "epochs", "epochs_summary", "labels", "labels_summary", "samples", "samples_summary",
+    # B-F3C, B-F6 (bansal_pairs)
+    "CKA_MARGIN", "E2E_BOTTOM", "E2E_SEED", "E2E_TOP", "PAPER_SIMCLR_CKA", "PRESETS_F3C", "PRESETS_F6",
+    "PROBE_MAX_GAP", "SIMCLR",
+    "SimCLRConfig", "WidthConfig", "simclr_length_section", "simclr_length_table", "simclr_summary",
+    "simclr_vs_e2e", "widths", "widths_summary",
+    # the training-length control's table as a page shows it (bansal_length)
+    "length_table",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# B-F7: CKA for "more is better" (the models of B-F2C, B-F3B and B-F3C; no stitching)
+
+
+@dataclass(frozen=True)
+class MoreCKAConfig:
+    """B-F7: per-layer linear CKA between the weaker and stronger networks of B-F2C/F3B/F3C."""
+
+    width: int | None = param(None, "base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale",
+                              ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
+    final_bn: bool = param(True, "BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)")
+    samples_pair: tuple[int, ...] = param((5_000, 25_000), "training images of the two networks compared "
+                                          "(paper 5k vs 25k; seed 1, as B-F2C's bottoms)")
+    width_pair: tuple[float, ...] = param((0.25, 2.0), "widths compared (paper x0.25 vs x2; seed 0, as B-F3C)")
+    length_pair: tuple[float, ...] = param((0.5, 1.0), "snapshots compared, as fractions of one run (paper "
+                                           "epoch 80 vs 160; seed 0, as B-F3B)")
+    cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
+
+    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
+        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
+                                   **changes)
+
+    def pairs(self, scale: str) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
+        for name, pair in (("samples_pair", self.samples_pair), ("width_pair", self.width_pair),
+                           ("length_pair", self.length_pair)):
+            if len(pair) != 2:
+                raise ValueError(f"{name} must name two values, got {pair}")
+        (n1, n2), (w1, w2), (l1, l2) = self.samples_pair, self.width_pair, self.length_pair
+        return {f"{_k(n1)} vs {_k(n2)} samples": (self.variant(scale, 1, train_size=n1),
+                                                  self.variant(scale, 1, train_size=n2)),
+                f"x{w1:g} vs x{w2:g} width": (self.variant(scale, 0, width_factor=w1),
+                                              self.variant(scale, 0, width_factor=w2)),
+                f"epoch {160 * l1:g} vs {160 * l2:g} of 160": (self.variant(scale, 0, stop=l1),
+                                                              self.variant(scale, 0, stop=l2))}
+
+
+PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 1.0), cka_images=500),
+              "demo": MoreCKAConfig(), "paper": MoreCKAConfig()}
+
+CKA_SAMPLES_NEAR_ZERO = 0.2  # "CKA can go as low as 0" for 5k vs 25k samples
+CKA_WIDTH_RANGE = (0.7, 0.9)  # "CKA between x0.25 and x2 is in the range 0.7-0.9"
+# ... drawn on B-F3C's CKA panels, on the line of that pair of widths (absent at smoke's widths)
+PAPER_WIDTH_CKA = {frozenset((_width_name(0.25), _width_name(2.0))): (*CKA_WIDTH_RANGE,
+                                                                      "paper: x0.25 vs x2, 0.7-0.9 (App. B.2)")}
+CKA_SIMILAR_MIN = 0.5  # "CKA finds the representations similar" (epochs); B-F5's bound for high CKA
+# the premise of "width_range" (issue 46): the paper compares trained networks of two widths (its x0.25 and
+# x2 ResNet-18s differ by a few points), so the thinner one's test accuracy is within this of the wider one's
+WIDTH_TRAINED_GAP = 10.0
+
+
+def more_cka(cfg: MoreCKAConfig, scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """Linear CKA per cut (every cut) for each pair of :meth:`MoreCKAConfig.pairs`; columns
+    pair, cut, cka, and cka_reps / cka_n (its bootstrap replicates over the CKA images, the same
+    resamples for every pair and cut)."""
+    rows = []
+    recipe = PRESETS_F2C.get(scale, PRESETS_F2C["demo"]).recipe()  # the grids' test images (all 10,000 at demo)
+    for name, (a, b) in cfg.pairs(scale).items():
+        model = zoo.build(a, num_classes=10, in_channels=3)
+        # each network's own per-image results on the test set: the width premise compares them
+        own = [own_correct(zoo.load_or_train(s, device=device, store=store, progress=progress)[0], s, recipe, device)
+               for s in (a, b)]
+        for cut, reps in cka_per_cut(a, b, list(model.cuts), cfg.cka_images, device=device, store=store,
+                                     progress=progress, replicates=True).items():
+            rows.append({"pair": name, "cut": cut, "cka": float(reps[0]), "cka_reps": reps,
+                         "cka_n": cfg.cka_images, "a_correct": own[0], "b_correct": own[1]})
+    return pd.DataFrame(rows)
+
+
+def _width_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.Estimate | None]:
+    """The premise of "width_range": both networks are trained, the thinner one's test accuracy
+    within :data:`WIDTH_TRAINED_GAP` points of the wider one's (the two compared image by image)."""
+    text = (f"both networks are trained: the thinner one's test accuracy is within {WIDTH_TRAINED_GAP:g} points "
+            "of the wider one's (the paper compares trained networks of two widths)")
+    row = t[t.pair == pair].iloc[0]
+    if "a_correct" not in t or row.a_correct is None:
+        return controls.Control(text, f"accuracy gap ≤ {WIDTH_TRAINED_GAP:g} points", "not measured", False), None
+    two = pd.DataFrame({"net": ["thinner", "wider"], "correct": [row.a_correct, row.b_correct]})
+    gap = noise.bootstrap_table(two, lambda x: 100 * float(x.accuracy.iloc[1] - x.accuracy.iloc[0]),
+                                columns={"correct": "accuracy"})
+    return controls.premise(gap, WIDTH_TRAINED_GAP, text, direction="<=",
+                            what="wider network's test accuracy minus the thinner one's"), gap
+
+
+def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, list[ClaimSpec]]:
+    """B-F7's claims, each on the minimum CKA over the cuts bootstrapped as a minimum (over the
+    CKA images)."""
+    t = table.reset_index(drop=True)
+    by = {name: g.set_index("cut").cka for name, g in t.groupby("pair", sort=False)}
+    samples_, width_, length_ = list(by)
+    n = int(t.cka_n.iloc[0]) if "cka_n" in t else cfg.cka_images
+    mins = {name: cka_estimate(cka_reps_of(t, np.flatnonzero((t.pair == name).to_numpy())).min(axis=1), n)
+            for name in by}
+    numbers = {"cka_images_used": n}
+    for key, name in (("samples", samples_), ("width", width_), ("length", length_)):
+        numbers.update({f"{key}_cka_min": by[name].min(), f"{key}_cka_max": by[name].max(),
+                        f"{key}_cka_mean": by[name].mean(), f"{key}_cka_min_low": mins[name].low,
+                        f"{key}_cka_min_high": mins[name].high})
+        numbers.update({f"{key}_cka_{cut}": v for cut, v in by[name].items()})
+    lo, hi = CKA_WIDTH_RANGE
+    w = by[width_]
+    trained, gap = _width_premise(t, width_)
+    if gap is not None:
+        numbers.update({"width_accuracy_gap": gap.value, "width_accuracy_gap_low": gap.low,
+                        "width_accuracy_gap_high": gap.high})
+    claims = [
+        ClaimSpec(key="samples_far", text=f"CKA between networks trained on different numbers of samples ({samples_}) "
+                                          "can be close to 0",
+                  criterion=at_most(mins[samples_], CKA_SAMPLES_NEAR_ZERO, "min CKA over the cuts", unit=""),
+                  paper="can go as low as 0 (App. B.2, Table 1)",
+                  ours=f"min {mins[samples_].text(3)} (at {by[samples_].idxmin()}), mean {by[samples_].mean():.3f}",
+                  kind="no_stitch"),
+        ClaimSpec(key="width_range", text=f"CKA between the {width_} networks is in the range 0.7-0.9 at its lowest",
+                  criterion=within(mins[width_], (lo + hi) / 2, (hi - lo) / 2, "min CKA over the cuts", unit=""),
+                  paper="0.7-0.9; as low as 0.7 for early layers (Sec. 6, App. B.2)",
+                  ours=f"min {mins[width_].text(3)} (at {w.idxmin()}), max {w.max():.3f}"
+                       + (f"; the wider network's accuracy minus the thinner one's {gap.text(2, 'points')}" if gap else ""),
+                  controls=[trained], kind="no_stitch"),
+        ClaimSpec(key="length_similar", text=f"CKA finds the {length_} networks similar",
+                  criterion=at_least(mins[length_], CKA_SIMILAR_MIN, "min CKA over the cuts", unit=""),
+                  paper="CKA finds the representations similar (App. B.2)",
+                  ours=f"min {mins[length_].text(3)} (at {by[length_].idxmin()}), mean {by[length_].mean():.3f}",
+                  kind="no_stitch"),
+    ]
+    return numbers, claims

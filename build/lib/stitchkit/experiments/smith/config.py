@@ -1,0 +1,102 @@
+"""The recipe every ResNet-18 page shares (S-F1B, S-F1C, S-4.2, S-FC5, S-TC1): the cut points,
+the colour-MNIST data sets and which models each figure uses, the verdict criteria, and the
+stitching config :class:`StitchConfig` with its presets (one set, so the models and stitches are
+computed once for all those pages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ... import zoo
+from ...grid import StitchRecipe
+from ...scales import MIN_TEST_IMAGES, param
+from ...train import TrainConfig
+
+CUTS = ("stem", "layer1", "layer2", "layer3", "pool")
+CUT_LABELS = {"stem": "Layer 1", "layer1": "Layer 2", "layer2": "Layer 3", "layer3": "Layer 4", "pool": "Linear"}
+SETS = {"Correlated": "cmnist_correlated", "Digit": "cmnist_digit", "Colour": "cmnist_colour",
+        "Colour-only": "cmnist_colour_only", "MNIST": "mnist_grey3"}
+NOISE = "Noise"
+RECEIVER = "Digit"
+UNTRAINED = "Untrained"  # the negative control's sender: the same ResNet-18, untrained (BN recalibrated)
+FIG1_SENDERS = ("Correlated", "Digit", "Colour")  # Figure 1b/c
+FC5_SENDERS = ("Correlated", "Digit", "Colour", "Colour-only", NOISE)  # Figure C5
+TC1_MODELS = ("Correlated", "Digit", "Colour", "Colour-only")  # Table C1 rows
+
+# Verdict criteria, fixed before any run (accuracies as fractions).
+LONGER = 2  # the training-length control retrains the deciding cells and the self-stitch at this many x the epochs
+LONGER_CELLS = 1  # ... the (sender, layer) cell that decides the claim (with all its initialisations)
+PAPER_TOL = 0.02  # paper scale: a table number within 2 points of the paper's is reproduced
+RANK_SEPARATION = 1.0  # "clearly differs": |mean gap| > this x (sd_a + sd_b) over initialisations
+RANK_NOISE = ("judged without an interval: the criterion is already in units of the spread over initialisations "
+              "(a rank on the whole test set varies with the seed far more than with the images)")
+
+
+@dataclass(frozen=True)
+class StitchConfig:
+    """Smith & Marcu's ResNet-18 stitching experiments (shared by every ResNet page, so their
+    models and stitches are computed once)."""
+
+    inits: int = param(3, "independent initialisations (models of seed k, stitch seed k); paper 5", ge=1)
+    width: int | None = param(None, "base width of the ResNet-18 (paper 64); None: the zoo's width at this scale",
+                              ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model (paper 4); None: the zoo's",
+                                       ge=0)
+    model_train_size: int | None = param(None, "training images per model (paper 60000); None: the zoo's", ge=1,
+                                         le=60_000)
+    stitch_init: str = param("default", "stitch initialisation: default (random, as the paper) or dm",
+                             choices=("default", "dm"))
+    stitch_epochs: float = param(2.0, "passes over the stitch training set (paper 10)", gt=0)
+    stitch_lr: float = param(1e-2, "SGD learning rate of the stitch (paper 1e-4)", gt=0)
+    stitch_train_size: int | None = param(None, "training images per stitch (paper: all 60000); None: all",
+                                          ge=1, le=60_000)
+    noise_epochs: float = param(4.0, "passes over the noise training set (paper 4)", gt=0)
+    noise_per_class: int = param(1500, "clustered-noise training examples per class (paper 6000)", ge=1)
+    frozen_bn: str = param("eval", "frozen halves' BatchNorm: eval, or train (the authors' code quirk)",
+                           choices=("eval", "train"))
+    test_size: int | None = param(None, "test images for every accuracy and rank; None: all 10000", ge=MIN_TEST_IMAGES,
+                                  le=10_000)
+
+    def model(self, scale: str, name: str, seed: int) -> zoo.ModelSpec:
+        return zoo.smith_resnet18(scale, SETS[name], seed, width=self.width, epochs=self.model_epochs,
+                                  train_size=self.model_train_size)
+
+    def untrained(self, scale: str, seed: int, data: str = "Correlated") -> zoo.ModelSpec:
+        """The negative control's sender: the ResNet-18 of seed ``seed`` left untrained, its BN
+        statistics recalibrated on ``data`` (the data its stitches are trained on)."""
+        return zoo.smith_resnet18(scale, SETS[data], seed, width=self.width, epochs=self.model_epochs,
+                                  train_size=self.model_train_size, trained=False)
+
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """Every trained network the ResNet pages use at ``scale`` (each data set's model of each
+        initialisation): what a batch may train ahead, in parallel (:func:`stitchkit.batch.prefetch`)."""
+        return [self.model(scale, name, k) for k in range(self.inits) for name in SETS]
+
+    def recipe(self, seed: int) -> StitchRecipe:
+        train = TrainConfig(epochs=self.stitch_epochs, batch_size=128, optimizer="sgd", lr=self.stitch_lr,
+                            momentum=0.9, weight_decay=1e-2, schedule="constant", augment=False, seed=seed)
+        return StitchRecipe(kind="bn_conv_bn", init=self.stitch_init, frozen_bn=self.frozen_bn, train=train,
+                            train_size=self.stitch_train_size, test_size=self.test_size, init_seed=seed)
+
+    def noise_recipe(self, seed: int) -> StitchRecipe:
+        r = self.recipe(seed)
+        return replace(r, init="default", train=replace(r.train, epochs=self.noise_epochs, batch_size=64))
+
+
+PRESETS = {
+    # CI: seconds. Width-8 nets on 2k images, one initialisation, stitches on 2k images.
+    "smoke": StitchConfig(inits=1, stitch_epochs=1, stitch_train_size=2000, noise_epochs=1, noise_per_class=200,
+                          test_size=1000),
+    # 2 CPU cores: width-16 nets (4 epochs on 15k images), 3 initialisations; stitches 2 epochs on
+    # all 60k images at SGD lr 1e-2 (paper: 10 epochs at 1e-4, 5x the steps at 1/100 the rate).
+    # Fixed after a first demo run: at 4 epochs on 15k images the Layer-1 stitches were still
+    # improving (Colour sender 0.77 in one initialisation; 0.97 with 2 epochs on 60k).
+    "demo": StitchConfig(),
+    # One GPU: the paper's networks (width 64, 4 epochs on all 60k images), demo's stitch recipe and 3
+    # initialisations (the paper's 10 epochs at lr 1e-4 and 5 initialisations are ~20 s a stitch on an
+    # H100, several times a lent GPU's minutes over these pages' ~60 stitches); the training-length
+    # control retrains every deciding cell at LONGER x the epochs.
+    "gpu": StitchConfig(),
+    # GPU cluster: the paper's settings (width 64, 4 epochs on 60k; stitch 10 epochs on 60k at lr 1e-4).
+    "paper": StitchConfig(inits=5, stitch_epochs=10, stitch_lr=1e-4, noise_per_class=6000),
+}

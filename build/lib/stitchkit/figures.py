@@ -1,0 +1,134 @@
+"""The figure registry: every page of the book in one place, in the catalogue's order.
+
+A :class:`Figure` names a page (its catalogue ID and title), the experiment module and the presets
+dictionary (scale -> config) its notebook resolves its parameters from, the scales it offers, what
+it shows (a figure or a table), whether it judges claims, and the data sets it reads. This is the
+one registry (issue 48): the catalogue (:mod:`stitchkit.catalogue`), the command line's checks,
+the book's contents and the tests are derived from :data:`FIGURES`, and a figure's config class is
+its presets' type. A new figure is one line here, its module's presets, its notebook and its test.
+
+Plain data: listing the figures, their titles and their scales imports nothing heavy; only
+:func:`presets` and :func:`config_class` import the figure's experiment module (and torch).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+SCALES = ("smoke", "demo", "gpu", "paper")
+REQUIRED_SCALES = ("smoke", "demo", "paper")  # every figure has these; "gpu" comes figure by figure
+# the data sets a part's pages read, unless a figure says otherwise (Balogh & Jelasity's OOD pages
+# use MNIST as the outlier set; the part across the papers reads every zoo's data, and Smith &
+# Marcu's sets come from MNIST)
+PART_DATASETS = {"B": ("cifar10",), "H": ("cifar10",), "S": ("mnist",), "J": ("cifar10", "mnist"),
+                 "X": ("cifar10", "mnist")}
+KINDS = ("figure", "table")
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str  # catalogue ID: the part's prefix, then the paper's figure or table ("B-F2A")
+    title: str  # what it shows, one line
+    module: str  # experiments module holding its presets (under stitchkit.experiments)
+    presets: str  # name of the presets dict there (scale -> config; a figure may offer fewer scales)
+    scales: tuple[str, ...] = REQUIRED_SCALES  # the scales it offers, in SCALES order
+    kind: str = "figure"  # figure | table (its result is a table, without a figure)
+    claims: bool = True  # False: a page that shows data or summarises other pages, and judges nothing
+    datasets: tuple[str, ...] | None = None  # None: its part's (PART_DATASETS)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"figure {self.id}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if tuple(s for s in SCALES if s in self.scales) != self.scales or not set(REQUIRED_SCALES) <= set(self.scales):
+            raise ValueError(f"figure {self.id}: scales {self.scales} must hold {', '.join(REQUIRED_SCALES)} "
+                             f"and follow the order {', '.join(SCALES)}")
+        if self.prefix not in PART_DATASETS:
+            raise ValueError(f"figure {self.id}: unknown part prefix {self.prefix!r}; valid: "
+                             f"{', '.join(PART_DATASETS)}")
+
+    @property
+    def prefix(self) -> str:
+        return self.id.split("-", 1)[0]
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """The data sets its notebook reads."""
+        return self.datasets if self.datasets is not None else PART_DATASETS[self.prefix]
+
+
+GPU = SCALES  # a figure with a gpu preset offers every scale
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("B-F2A", "Stitching connectivity across seeds, with a random bottom as reference", "bansal", "PRESETS_F2A"),
+    Figure("B-F2B",
+           "Supervised vs self-supervised bottoms on ImageNet (out of reach offline; B-F6 is its CIFAR stand-in)",
+           "bansal_table", "PRESETS_F2B", kind="table", claims=False),
+    Figure("B-F2C", "More samples: bottoms trained on 5K to 50K images", "bansal_sweeps", "PRESETS_F2C"),
+    Figure("B-F3A", "Label distribution: objects-vs-animals and random labels", "bansal_sweeps", "PRESETS_F3A"),
+    Figure("B-F3B", "Training time: bottoms at epochs 40, 80 and 160", "bansal_sweeps", "PRESETS_F3B"),
+    Figure("B-F3C", "Width: x0.25, x1 and x2 stitched into each other", "bansal_sweeps", "PRESETS_F3C"),
+    Figure("B-F4", "Stitch kernel size ablation", "bansal", "PRESETS_F4"),
+    Figure("B-F5", "Random vs trained bottoms: stitching and CKA", "bansal", "PRESETS_F5", scales=GPU),
+    Figure("B-F6", "SimCLR vs end-to-end training on CIFAR-10", "bansal_sweeps", "PRESETS_F6"),
+    Figure("B-F7", "CKA for \"more is better\"", "bansal_sweeps", "PRESETS_F7"),
+    Figure("B-F8", "Fine-tuning vs stitching", "bansal_finetune", "PRESETS_F8"),
+    Figure("B-F9", "Freeze training", "bansal_freeze", "PRESETS_F9"),
+    Figure("B-T1", "CKA vs stitching: the qualitative table", "bansal_table", "PRESETS_T1", kind="table", claims=False),
+    Figure("H-F2", "All-layer stitching of 16 small ResNets: the triangle", "hernandez", "PRESETS_F2", scales=GPU),
+    Figure("H-F4", "ResNet-18 vs ResNet-34", "hernandez", "PRESETS_F4"),
+    Figure("H-T1", "MSE sanity table, corresponding layers", "hernandez", "PRESETS_T1", kind="table"),
+    Figure("H-T2", "MSE sanity table, all layer pairs", "hernandez", "PRESETS_T2", kind="table"),
+    Figure("H-F5", "Accuracy of similarity-trained stitches",
+           "hernandez", "PRESETS_F2"),  # H-F2's presets; no gpu page of its own yet
+    Figure("H-F6", "Images generated by stitching into the first layer", "hernandez", "PRESETS_F6"),
+    Figure("S-F1A", "Example images of the colour-MNIST data sets", "smith", "PRESETS_F1A", claims=False),
+    Figure("S-F1B", "Senders stitched into the Digit receiver", "smith", "PRESETS", scales=GPU),
+    Figure("S-F1C", "Numerical rank after the stitch", "smith", "PRESETS", scales=GPU),
+    Figure("S-4.2", "Colour-only stitched into greyscale MNIST", "smith", "PRESETS", scales=GPU),
+    Figure("S-FC5", "Colour-only and clustered-noise senders", "smith", "PRESETS", scales=GPU),
+    Figure("S-TC1", "Base accuracy, Digit as receiver and as sender", "smith", "PRESETS", scales=GPU),
+    Figure("S-FC6", "VGG19 with clustered noise", "smith", "PRESETS_FC6"),
+    Figure("J-T1", "Layer identification by similarity measures", "balogh", "PRESETS_T1"),
+    Figure("J-F1", "Intra-network TLM similarity, OOD AUROC and energy histograms", "balogh", "PRESETS_OOD"),
+    Figure("J-F2", "TLM and DM, intra- and inter-network: similarity and OOD matrices", "balogh", "PRESETS_OOD"),
+    Figure("J-T2", "Sensitivity test", "balogh", "PRESETS_T2"),
+    Figure("J-T3", "Specificity test", "balogh", "PRESETS_T3"),
+    Figure("X-1", "Agreement of the similarity notions over layer pairs, zoo by zoo", "across", "PRESETS_X1"),
+    Figure("X-2", "Layer identification by every notion, zoo by zoo", "across_identify", "PRESETS_X2"),
+    Figure("X-3", "Each paper's conclusion on another paper's networks", "across_conclusions", "PRESETS_X3"),
+    Figure("X-4", "Your own networks: stitching two models loaded as a user loads them", "across_own", "PRESETS_X4",
+           claims=False, datasets=("cifar10",)),
+)
+BY_ID = {f.id: f for f in FIGURES}
+if len(BY_ID) != len(FIGURES):
+    raise ValueError("a figure ID is registered twice")
+
+
+
+def scales_of(figure_id: str) -> tuple[str, ...]:
+    """The scales figure ``figure_id`` offers (plain data; an ID not registered, e.g. a test's
+    notebook, has the required ones)."""
+    fig = BY_ID.get(figure_id)
+    return fig.scales if fig is not None else REQUIRED_SCALES
+
+
+def presets(figure_id: str) -> Mapping[str, Any] | None:
+    """Figure ``figure_id``'s presets (scale -> config) at the scales it offers, from its experiment
+    module (imported here, with torch); None for an ID not registered."""
+    fig = BY_ID.get(figure_id)
+    if fig is None:
+        return None
+    found = getattr(importlib.import_module(f"stitchkit.experiments.{fig.module}"), fig.presets)
+    return {s: found[s] for s in fig.scales}
+
+
+def config_class(figure_id: str) -> type | None:
+    """The config dataclass of figure ``figure_id`` (its presets' type), or None if not registered."""
+    found = presets(figure_id)
+    return type(found["demo"]) if found is not None else None
+
+
+__all__ = ["BY_ID", "FIGURES", "Figure", "GPU", "KINDS", "PART_DATASETS", "REQUIRED_SCALES", "SCALES", "config_class",
+           "presets", "scales_of"]

@@ -1,0 +1,44 @@
+"""Which outcome a failed control can have produced, and so whether it makes a claim
+inconclusive (issue 46, amended 2026-11-27): the rule :class:`stitchkit.results.Claim` and the
+check of recorded verdicts (:func:`stitchkit.results.check_verdict`) share.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# Which outcome a failed stitching control could have produced, by the claim's kind (amended
+# 2026-11-27, after the runs of issue 46 had been seen): control kind -> claim kind -> the values of
+# ``holds`` it can bias. A recipe that cannot reach the receiver (positive control failed) makes
+# stitches look worse: it can make a "stitch works" claim fail and a "stitch fails" claim hold, not
+# the reverse. A stitch that does the task by itself (negative control failed) makes stitches look
+# better: it can make a "works" claim hold and a "fails" claim fail. A failed control that cannot
+# bias the outcome observed is reported on the page but does not make the claim inconclusive (a
+# control that gates a claim it cannot bias is a defect). Every other pairing (``improves`` and
+# ``stitch_other`` claims, the training-length control, premises) gates either outcome.
+CAN_BIAS: dict[str, dict[str, tuple[bool, ...]]] = {
+    "positive": {"compatible": (False,), "fails": (True,)},
+    "negative": {"compatible": (True,), "fails": (False,)},
+}
+
+
+NOT_GATING = "it cannot have produced this outcome: shown, not gating"
+
+
+def gates(control_kind: str, claim_kind: str, holds: bool | None) -> bool:
+    """Whether a failed control of ``control_kind`` makes a claim of ``claim_kind`` whose
+    criterion gave ``holds`` inconclusive (:data:`CAN_BIAS`)."""
+    table = CAN_BIAS.get(control_kind or "", {})
+    if holds is None or (claim_kind or "") not in table:
+        return True
+    return holds in table[claim_kind]
+
+
+def gating_failures(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The failed controls of a recorded claim that make it inconclusive (:func:`gates`)."""
+    return [c for c in claim.get("controls") or [] if not c.get("passed", False)
+            and gates(c.get("kind", ""), claim.get("kind", ""), claim.get("holds"))]
+
+
+__all__ = ["CAN_BIAS", "NOT_GATING", "gates", "gating_failures"]
+

@@ -1,0 +1,221 @@
+"""Trained networks: what determines one (:class:`ModelSpec`, its cache key), building it, and
+training it once and reading it back from the store (:func:`load_or_train`), supervised or by
+SimCLR with a linear probe. :mod:`stitchkit.zoo` names each paper's recipes on top of it.
+
+An untrained network (``epochs=0``) keeps its random weights, but its BatchNorm statistics are
+recalibrated on a few thousand training images without gradient (``calibrate_bn``): in eval mode
+a fresh BN is the identity, which makes a random deep network degenerate.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import data as data_mod
+from .datasets import DataSpec, test_split, train_split
+from .datasets import fingerprint as data_fingerprint
+from .hardware import as_device, channels_last_ok, compile_wins, resolve_precision, to_memory_format
+from .models import CutModel, build_model
+from .progress import say
+from .ledger import note_network
+from .store import Store, config_key
+from .train import TrainConfig, evaluate, train
+
+
+METHODS = ("supervised", "simclr")
+SIMCLR_TEMPERATURE = 0.5  # NT-Xent temperature (SimCLR's CIFAR-10 setting)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that determines a trained model (its cache key)."""
+
+    model: str = "preact_resnet18"  # registry name
+    width: int = 64  # base width (stage widths width * 2**i)
+    data: DataSpec = field(default_factory=DataSpec)  # training data
+    normalisation: str = "cifar"  # key of stitchkit.data.NORMALISATION
+    seed: int = 0  # weight initialisation
+    train: TrainConfig = field(default_factory=TrainConfig)  # epochs=0 and steps=None: untrained
+    options: tuple[tuple[str, Any], ...] = ()  # extra builder keywords, e.g. (("final_bn", False),)
+    calibrate_bn: int = 0  # recompute BN statistics on this many training images, no gradient
+    method: str = "supervised"  # supervised | simclr (self-supervised pre-training, then a linear probe)
+    probe: TrainConfig | None = None  # simclr: the linear probe's epochs, lr, batch size and seed
+
+    def __post_init__(self) -> None:
+        if self.normalisation not in data_mod.NORMALISATION:
+            raise ValueError(f"unknown normalisation {self.normalisation!r}; "
+                             f"valid: {', '.join(data_mod.NORMALISATION)}")
+        if self.width < 1:
+            raise ValueError(f"width must be >= 1, got {self.width}")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown training method {self.method!r}; valid: {', '.join(METHODS)}")
+
+    @property
+    def trained(self) -> bool:
+        return bool(self.train.steps) or self.train.epochs > 0
+
+
+def build(spec: ModelSpec, num_classes: int, in_channels: int) -> CutModel:
+    return build_model(spec.model, seed=spec.seed, width=spec.width, num_classes=num_classes,
+                       in_channels=in_channels, **dict(spec.options))
+
+
+@torch.no_grad()
+def recalibrate_batchnorm(model: nn.Module, batches) -> None:
+    """Reset every BatchNorm's running statistics and re-estimate them (cumulative average) on
+    ``batches`` in train mode without gradient; weights are untouched."""
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    saved = [m.momentum for m in bns]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    was = model.training
+    model.train()
+    for x, _ in batches:
+        model(x)
+    model.train(was)
+    for m, mom in zip(bns, saved):
+        m.momentum = mom
+
+
+def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, store: Store | None = None,
+                  root: str | os.PathLike | None = None, progress: bool = True,
+                  snapshots: tuple[float, ...] = ()) -> tuple[CutModel, dict]:
+    """The trained model for ``spec`` (from the store, else trained and stored) and its metrics.
+
+    The cache key is the spec's and the training data's fingerprint (so another data root gives
+    another model). Metrics: test accuracy/loss on the full test split, per-epoch history, training seconds
+    (summed over resumed segments), images/s, device and precision. Training checkpoints after
+    each epoch, so an interrupted call resumes where it stopped.
+
+    ``snapshots``: fractions of the schedule (below ``spec.train.stop``) at which the network, as
+    it is then, is also stored, under the spec with that ``train.stop``: one run gives the
+    checkpoints that Bansal et al.'s training-time experiment compares.
+    """
+    device = as_device(device)
+    store = store or Store()
+    train_data = train_split(spec.data, root)
+    model = build(spec, train_data.num_classes, int(train_data.images.shape[1]))
+    salt = data_fingerprint(spec.data, root)  # the data's identity: other data, another model
+    entry = store.get(spec, salt=salt)
+    trained_here = False
+    if entry is None:
+        key = config_key(spec, salt)
+        with store.lock(key, what=f"{spec.model} width {spec.width} seed {spec.seed}"):
+            entry = store.get(spec, salt=salt)  # another run may have trained it while this one waited
+            if entry is None:
+                entry = _train_and_store(spec, model, train_data, salt, key, store, root, device, snapshots,
+                                         progress)
+                trained_here = True
+    if not trained_here:
+        model.load_state_dict(entry.tensors)
+    to_memory_format(model.to(device))
+    _note(spec, config_key(spec, salt), entry.metrics)
+    return model.eval(), entry.metrics
+
+
+def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
+    """Record the network in the run's list of networks used (:func:`stitchkit.ledger.note_network`)."""
+    accuracy = (metrics.get("test") or {}).get("accuracy") if isinstance(metrics, dict) else None
+    note_network(key, {"model": spec.model, "width": spec.width, "seed": spec.seed, "data": spec.data.dataset,
+                       "train_size": spec.data.train_size, "epochs": spec.train.epochs, "steps": spec.train.steps,
+                       "trained": bool(spec.train.epochs or spec.train.steps),
+                       "accuracy": None if accuracy is None else round(float(accuracy), 4)})
+
+
+def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, key: str, store: Store, root, device,
+                     snapshots: tuple[float, ...], progress: bool):
+    """Train ``model`` by ``spec`` (resuming from its checkpoint), measure it and store it; the entry."""
+    precision = resolve_precision(spec.train.precision, device)
+    to_memory_format(model.to(device))
+    cl = channels_last_ok(model)
+    batches = data_mod.Batches(train_data, spec.train.batch_size, normalisation=spec.normalisation,
+                               shuffle=True, augment=spec.train.augment, drop_last=True, seed=spec.train.seed,
+                               device=device, channels_last=cl)
+    steps = spec.train.stop_step(len(batches)) if spec.trained else 0
+    history, extra = [], {}
+    on_step = _snapshotter(spec, snapshots, model, len(batches), salt, store, root, device, precision, cl)
+    compiled = bool(steps) and spec.method != "simclr" and compile_wins(device, model, steps)
+    if steps and spec.method == "simclr":
+        say(f"[stitchkit] SimCLR pre-training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps)")
+        history, extra = _train_simclr(model, spec, train_data, batches, device, store.partial(key), progress)
+    elif steps:
+        say(f"[stitchkit] training {spec.model} width {spec.width} seed {spec.seed} ({steps} steps, {precision}"
+            f"{', compiled' if compiled else ''})")
+        history = train(model, batches, spec.train, device=device, checkpoint=store.partial(key),
+                        desc=f"{spec.model} w{spec.width} seed {spec.seed}", progress=progress, on_step=on_step,
+                        compile=compiled)
+    if spec.calibrate_bn:
+        sub = train_data.subset(data_mod.stratified_subset(train_data.labels, spec.calibrate_bn, spec.seed))
+        recalibrate_batchnorm(model, data_mod.Batches(sub, 250, normalisation=spec.normalisation,
+                                                      device=device, channels_last=cl))
+    seconds = history[-1]["seconds"] if history else 0.0
+    test_batches = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
+                                    device=device, channels_last=cl)
+    metrics = {"test": evaluate(model, test_batches, device=device),  # measured in fp32
+               "history": list(history), "train_seconds": seconds,
+               # the part an interrupted run had spent before this one resumed (the ledger counts it as cached)
+               "resumed_seconds": getattr(history, "resumed_seconds", 0.0),
+               "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
+               "device": str(device), "precision": precision,
+               "compiled": compiled, **extra}
+    entry = store.put(spec, metrics, model.state_dict(), salt=salt)
+    store.partial(key).unlink(missing_ok=True)
+    return entry
+
+
+def _snapshotter(spec: ModelSpec, fractions: tuple[float, ...], model: CutModel, steps_per_epoch: int, salt: str,
+                 store: Store, root, device, precision: str, channels_last: bool):
+    """An ``on_step`` callback storing ``model`` under ``spec`` with ``train.stop = f`` when the
+    run passes that fraction of its schedule (None when there is nothing to store)."""
+    from dataclasses import replace
+
+    if not fractions:
+        return None
+    if any(not 0 < f < spec.train.stop for f in fractions):
+        raise ValueError(f"snapshots must lie strictly between 0 and stop={spec.train.stop}, got {fractions}")
+    at = {}
+    for f in fractions:
+        snap = replace(spec, train=replace(spec.train, stop=f))
+        at.setdefault(snap.train.stop_step(steps_per_epoch), []).append(snap)
+
+    def on_step(step: int) -> None:
+        for snap in at.get(step, []):
+            if store.get(snap, salt=salt) is not None:
+                continue
+            was = model.training
+            test = data_mod.Batches(test_split(spec.data, root=root), 500, normalisation=spec.normalisation,
+                                    device=device, channels_last=channels_last)
+            metrics = {"test": evaluate(model, test, device=device), "history": [],
+                       "snapshot_of": config_key(spec, salt), "step": step, "device": str(device),
+                       "precision": precision}
+            store.put(snap, metrics, model.state_dict(), salt=salt)
+            model.train(was)
+
+    return on_step
+
+
+def _train_simclr(model: CutModel, spec: ModelSpec, train_data, batches, device, checkpoint, progress):
+    """SimCLR pre-training of ``model`` (with a projection head), then its classifier fitted as
+    a linear probe on the frozen pooled features of the training images (no augmentation)."""
+    from . import simclr
+
+    feature_dim = model.shape_at(model.cuts[-1], tuple(train_data.images.shape[1:]))[0]
+    net = simclr.SimCLRNet(model, feature_dim, seed=spec.seed).to(device)
+    history = train(net, batches, spec.train, device=device, checkpoint=checkpoint, progress=progress,
+                    objective=simclr.objective(spec.normalisation, SIMCLR_TEMPERATURE, spec.train.seed),
+                    desc=f"SimCLR {spec.model} w{spec.width} seed {spec.seed}")
+    model.eval()
+    plain = data_mod.Batches(train_data, 500, normalisation=spec.normalisation, device=device,
+                             channels_last=channels_last_ok(model))
+    with torch.no_grad():
+        feats = torch.cat([model.forward_to(x, model.cuts[-1]).float() for x, _ in plain])
+    probe = spec.probe or TrainConfig(epochs=30, optimizer="adam", lr=1e-3, batch_size=256)
+    losses = simclr.linear_probe(model, feats, plain.split.labels.to(feats.device), epochs=int(probe.epochs),
+                                 lr=probe.lr, batch_size=probe.batch_size, seed=probe.seed)
+    return history, {"probe_losses": losses}

@@ -1,0 +1,396 @@
+"""How sure a measured number is: intervals from a paired bootstrap over test images (and seeds).
+
+Every quantity a verdict judges (a stitching penalty, its maximum over cuts, a difference between
+two measures, an AUROC) is a function of per-image results on a finite test set, often of a few
+seeds. Its uncertainty is estimated by resampling, the same way for every page:
+
+- **Images.** A :class:`Resampler` draws ``resamples`` bootstrap resamples of the ``n`` test
+  images once (a fixed seed per test set), and *every* quantity measured on those images is
+  recomputed on the *same* resamples. A stitched model and its receiver are therefore compared
+  image by image (a paired bootstrap): their shared easy and hard images cancel, and the
+  interval of a penalty is that of the difference, not of two accuracies.
+- **Whole statistics.** :func:`bootstrap_table` recomputes a page's own summary (a maximum over
+  cuts, a spread, a mean over initialisations minus a baseline) on each resampled table, so a
+  maximum is bootstrapped as a maximum (with its upward bias from noise), not cut by cut.
+- **Seeds.** Where a table holds several seeds (initialisations), ``groups=`` names them. With
+  :data:`SEED_T_BELOW` (10) seeds or more they are resampled with replacement in each replicate
+  (a two-level bootstrap); with fewer, a percentile interval over them is far too narrow (with 2
+  seeds it is their [min, max]), so the interval is a t interval (:func:`seed_t_interval`): the
+  images' variance (the paired bootstrap, seeds fixed) plus the seeds' (jackknife), with
+  ``n_seeds - 1`` degrees of freedom. The pages say how many seeds stand behind each interval.
+
+Intervals are two-sided at :data:`LEVEL` (95%) from :data:`RESAMPLES` resamples: percentile
+intervals, or the basic interval (2 x estimate minus the percentiles) where the percentile
+interval excludes its own estimate (a biased statistic, such as a maximum over noisy cuts). An
+:class:`Estimate` carries the point value (the full sample), the interval, and what it was
+computed from. A quantity that carries no sampling noise (a count of layers, a property of the
+recipe) is an ``Estimate`` with ``low == high == value`` (:func:`exact`) *with its reason*:
+a claim judged on a zero-width interval without one gets a failed control
+(:func:`stitchkit.results.Run.claim`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .environment import RESAMPLES_ENV, resamples_from_env  # noqa: F401  (RESAMPLES_ENV: part of this module's API)
+
+LEVEL = 0.95  # two-sided interval
+# bootstrap resamples (the 2.5th and 97.5th percentiles move by ~0.05 SE between runs); at
+# `smoke`, whose verdicts are not assessed, a run uses SMOKE_RESAMPLES (see use_resamples)
+RESAMPLES = resamples_from_env(1000)  # STITCHKIT_RESAMPLES (the CLI checks it at start-up)
+SMOKE_RESAMPLES = 100
+# below this many seeds an interval over them is a t interval (seed_t_interval), not a percentile
+# interval: with 2-3 seeds a percentile interval is about 2.7x too narrow
+SEED_T_BELOW = 10
+
+
+def use_resamples(n: int) -> None:
+    """Set the number of bootstrap resamples for this process (a run at `smoke` uses fewer)."""
+    global RESAMPLES
+    if not isinstance(n, int) or n < 20:
+        raise ValueError(f"resamples must be a whole number >= 20, got {n!r}")
+    RESAMPLES = n
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measured value with its interval (``low`` ≤ ``value`` ≤ ``high`` need not hold for a
+    maximum, whose bootstrap is biased; the interval is what a verdict reads)."""
+
+    value: float
+    low: float
+    high: float
+    n_test: int | None = None  # test images behind it (None: not measured on images)
+    n_seeds: int = 1  # independent seeds (initialisations) behind it
+    method: str = "exact"  # "paired bootstrap", "paired bootstrap over images and seeds", "exact"
+
+    def __post_init__(self) -> None:
+        for name in ("value", "low", "high"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float, np.floating, np.integer)) or not np.isfinite(v):
+                raise ValueError(f"Estimate.{name} must be a finite number, got {v!r}")
+        if self.low > self.high:
+            raise ValueError(f"Estimate interval is reversed: low {self.low} > high {self.high}")
+
+    def scaled(self, k: float, offset: float = 0.0) -> "Estimate":
+        """``k * x + offset`` (e.g. a fraction as points: ``scaled(100)``); k < 0 swaps the ends."""
+        lo, hi = sorted((k * self.low + offset, k * self.high + offset))
+        return Estimate(float(k * self.value + offset), float(lo), float(hi), self.n_test, self.n_seeds, self.method)
+
+    @property
+    def exact(self) -> bool:
+        return self.low == self.high == self.value
+
+    def text(self, digits: int = 2, unit: str = "") -> str:
+        """``1.23 [0.80, 1.70] points`` (the interval in brackets; none for an exact value)."""
+        u = f" {unit}" if unit else ""
+        if self.exact:
+            return f"{self.value:.{digits}f}{u}"
+        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]{u}"
+
+    def describe(self) -> str:
+        """What the interval is, in words (for a claim's record and the page)."""
+        if self.exact:
+            return "exact (no sampling noise)" if self.method == "exact" else self.method
+        what = f"{self.n_test:,} test images" if self.n_test else "its sample"
+        if self.n_seeds > 1:
+            what += f" and {self.n_seeds} seeds"
+        return f"{LEVEL:.0%} {self.method} interval ({RESAMPLES} resamples of {what})"
+
+
+# the reasons pages have stated for a number that carries no sampling noise (noise.exact(why=...)):
+# a zero-width interval with one of them is explained; any other (a bare number, a resampled
+# interval that collapsed) gets a failed control (stitchkit.results.unexplained_zero_width)
+STATED_REASONS: set[str] = set()
+
+
+def exact(value: float, *, n_test: int | None = None, n_seeds: int = 1, why: str = "exact") -> Estimate:
+    """A value judged without an interval: a count, a property of the recipe, or a statistic
+    that is already in units of its own noise (``why`` says which, for the page; without one the
+    claim judged on it gets the zero-width control)."""
+    v = float(value)
+    if why != "exact":
+        STATED_REASONS.add(why)
+    return Estimate(v, v, v, n_test, n_seeds, why)
+
+
+def as_estimate(value: "float | Estimate") -> Estimate:
+    return value if isinstance(value, Estimate) else exact(value)
+
+
+INTERVALS = ("percentile", "basic")
+
+
+def from_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
+                    method: str = "paired bootstrap", interval: str = "percentile") -> Estimate:
+    """An Estimate from ``reps`` (R+1,): element 0 is the statistic on the full sample, the rest
+    on the resamples; the interval is their percentile interval, or with ``interval="basic"`` the
+    basic interval (2 x estimate minus the percentiles: the bootstrap's bias removed, for a
+    maximum over noisy values such as the largest self-penalty over cuts). A percentile interval
+    that excludes its own estimate becomes the basic interval; an interval is always widened to
+    contain its estimate."""
+    if interval not in INTERVALS:
+        raise ValueError(f"unknown interval {interval!r}; valid: {', '.join(INTERVALS)}")
+    reps = np.asarray(reps, dtype=np.float64)
+    if reps.ndim != 1 or len(reps) < 2:
+        raise ValueError(f"replicates must be 1-d with the full sample first, got shape {reps.shape}")
+    boot = reps[1:]
+    if not np.all(np.isfinite(boot)) or not np.isfinite(reps[0]):
+        raise ValueError("a bootstrap replicate is not finite: the statistic is undefined on some resample")
+    a = (1 - LEVEL) / 2
+    low, high = np.quantile(boot, [a, 1 - a])
+    value = float(reps[0])
+    if interval == "basic":
+        low, high = 2 * value - high, 2 * value - low
+        method += " (basic interval)"
+    elif not low <= value <= high:
+        # the percentile interval excludes its own estimate (a biased statistic): the basic
+        # interval, 2 x estimate minus the quantiles, corrects the bias
+        low, high = 2 * value - high, 2 * value - low
+        method += " (basic interval: the percentile interval excluded the estimate)"
+    low, high = min(low, high, value), max(low, high, value)
+    return Estimate(value, float(low), float(high), n_test, n_seeds, method)
+
+
+def from_defined_replicates(reps: np.ndarray, *, n_test: int | None, n_seeds: int = 1,
+                            method: str = "paired bootstrap", min_share: float = 0.5) -> Estimate:
+    """:func:`from_replicates` for a statistic that some resamples leave undefined (a rank
+    correlation over values that all tie): those resamples are dropped and counted in the
+    method's text. The full sample, and at least ``min_share`` of the resamples, must be defined."""
+    reps = np.asarray(reps, dtype=np.float64)
+    keep = np.isfinite(reps)
+    if not keep[0] or keep[1:].mean() < min_share:
+        raise ValueError(f"the statistic is undefined on the full sample or on {int((~keep[1:]).sum())} of "
+                         f"{len(reps) - 1} resamples (more than {1 - min_share:.0%})")
+    dropped = int((~keep[1:]).sum())
+    if dropped:
+        method += f" ({dropped} of {len(reps) - 1} resamples undefined, dropped)"
+    return from_replicates(reps[keep], n_test=n_test, n_seeds=n_seeds, method=method)
+
+
+def _seed_of(name: str) -> int:
+    return zlib.crc32(name.encode())
+
+
+class Resampler:
+    """Bootstrap resamples of ``n`` test images, drawn once and shared by every quantity measured
+    on them. ``means(per_image)``: the mean over images of the full sample and of every resample.
+
+    ``name`` (the test set's identity) seeds the draw, so one test set always gets the same
+    resamples and two different test sets independent ones."""
+
+    def __init__(self, n: int, name: str = "test", resamples: int | None = None) -> None:
+        resamples = resamples or RESAMPLES
+        if n < 2:
+            raise ValueError(f"a bootstrap needs at least 2 test images, got {n}")
+        self.n, self.name, self.resamples = int(n), name, int(resamples)
+        rng = np.random.default_rng(_seed_of(f"{name}:{n}"))
+        idx = rng.integers(0, n, size=(resamples, n))
+        # (R, n) how often each image is drawn: means over a resample are one matrix product
+        self.counts = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float32)
+
+    def means(self, per_image: np.ndarray) -> np.ndarray:
+        """(n,) or (n, k) per-image values -> (R+1,) or (R+1, k): the full-sample mean first."""
+        x = np.asarray(per_image, dtype=np.float64)
+        if x.shape[0] != self.n:
+            raise ValueError(f"per-image values cover {x.shape[0]} images, the resampler {self.n} "
+                             f"({self.name!r}): a quantity must be measured on the test set it is resampled on")
+        full = x.mean(0, keepdims=True)
+        # float32 product: a sum of <= n whole counts times 0/1 values is exact below 2**24
+        sums = self.counts @ x.reshape(self.n, -1).astype(np.float32)
+        boot = sums.astype(np.float64).reshape((self.resamples, *x.shape[1:])) / self.n
+        return np.concatenate([full, boot])
+
+
+_RESAMPLERS: dict[tuple[str, int, int], Resampler] = {}
+
+
+def resampler(n: int, name: str = "test", resamples: int | None = None) -> Resampler:
+    """The shared :class:`Resampler` of a test set (built once per process)."""
+    resamples = resamples or RESAMPLES
+    key = (name, int(n), int(resamples))
+    if key not in _RESAMPLERS:
+        _RESAMPLERS[key] = Resampler(n, name, resamples)
+    return _RESAMPLERS[key]
+
+
+def accuracy(correct: np.ndarray, name: str = "test") -> Estimate:
+    """The accuracy (a fraction) of one model from its per-image correctness (n,) bool."""
+    c = np.asarray(correct, dtype=bool)
+    return from_replicates(resampler(len(c), name).means(c), n_test=len(c))
+
+
+# Columns of a stitch table that hold per-image correctness (numpy bool arrays, one per row) and
+# the accuracies recomputed from them in each replicate.
+PER_IMAGE = {"correct": "accuracy", "receiver_correct": "receiver_accuracy", "dm_correct": "dm_accuracy"}
+
+
+def _replicate_columns(table: pd.DataFrame, sample_col: str | None, columns: Mapping[str, str],
+                       column_samples: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+    """For each per-image column present: (R+1, rows) accuracies, rows resampled by their test set."""
+    out: dict[str, np.ndarray] = {}
+    for col, acc in columns.items():
+        if col not in table or table[col].isna().all():
+            continue
+        where = (column_samples or {}).get(col, sample_col)
+        samples = table[where].astype(str).to_numpy() if where else np.array(["test"] * len(table))
+        vals = np.full((RESAMPLES + 1, len(table)), np.nan)  # (R+1, rows)
+        for s in np.unique(samples):
+            rows = np.flatnonzero(samples == s)
+            arrays = [table[col].iloc[r] for r in rows]
+            if any(a is None for a in arrays):
+                raise ValueError(f"column {col!r} lacks per-image results in some rows: the stitches were made "
+                                 "before per-image results were kept; clear their cache entries and re-run")
+            lengths = {len(a) for a in arrays}
+            if len(lengths) != 1:
+                raise ValueError(f"rows of test set {s!r} cover different numbers of images {sorted(lengths)}")
+            m = np.stack([np.asarray(a, dtype=np.float64) for a in arrays], axis=1)  # (n, rows)
+            vals[:, rows] = resampler(m.shape[0], s).means(m)
+        out[acc] = vals
+    return out
+
+
+def n_test_of(table: pd.DataFrame, columns: Mapping[str, str] | None = None) -> int:
+    for col in columns or PER_IMAGE:
+        if col in table and not table[col].isna().all():
+            return int(len(next(a for a in table[col] if a is not None)))
+    raise ValueError(f"the table has no per-image column ({', '.join(PER_IMAGE)})")
+
+
+def _derive(t: pd.DataFrame, reps: Mapping[str, np.ndarray]) -> None:
+    """The columns derived from resampled accuracies follow them (never a full-sample value left
+    beside a resampled one): ``penalty``, ``relative`` and ``dm_penalty``, in place."""
+    if "receiver_accuracy" in t:
+        if "accuracy" in t and {"accuracy", "receiver_accuracy"} & set(reps):
+            t["penalty"] = t["receiver_accuracy"] - t["accuracy"]
+            if "relative" in t:
+                t["relative"] = t["accuracy"] / t["receiver_accuracy"]
+        if "dm_accuracy" in t and {"dm_accuracy", "receiver_accuracy"} & set(reps):
+            t["dm_penalty"] = t["receiver_accuracy"] - t["dm_accuracy"]
+
+
+def bootstrap_table(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], *, groups: str | None = None,
+                    sample: str | None = None, columns: Mapping[str, str] | None = None,
+                    column_samples: Mapping[str, str] | None = None, interval: str = "percentile") -> Estimate:
+    """The interval of ``stat(table)``, a page's own summary of a stitch table (e.g. the largest
+    mean penalty over cuts), from the paired bootstrap: in each replicate the accuracy columns
+    (``accuracy``, ``receiver_accuracy``, ``dm_accuracy``, and ``penalty`` / ``dm_penalty`` derived
+    from them) are recomputed from the rows' per-image results on one shared resample of the
+    test images, and ``stat`` is applied to the resampled table.
+
+    ``groups``: a column of seeds (e.g. ``"init"``) resampled with replacement too in each
+    replicate. ``sample``: a column naming each row's test set, where rows are measured on
+    different test sets (resampled independently); default: one shared test set. ``columns``:
+    per-image column -> the accuracy column recomputed from it (default :data:`PER_IMAGE`).
+    ``column_samples``: per-image column -> a column naming, row by row, the test set that
+    column is measured on, where columns of one row come from different test sets (a stitched
+    model on one data set, a baseline on another): each test set is resampled on its own.
+    ``interval``: ``"percentile"`` or ``"basic"`` (:func:`from_replicates`)."""
+    columns = dict(columns or PER_IMAGE)
+    reps = _replicate_columns(table, sample, columns, column_samples)
+    if not reps:
+        raise ValueError(f"the table has no per-image column ({', '.join(columns)}) to resample")
+    base = table.drop(columns=[c for c in columns if c in table]).reset_index(drop=True)
+    for col in (column_samples or {}).values():
+        if col not in table:
+            raise ValueError(f"column_samples names {col!r}, not a column of the table ({', '.join(map(str, table))})")
+    group_ids = base[groups].unique() if groups else None
+    members = [np.flatnonzero(base[groups].to_numpy() == g) for g in group_ids] if groups else None
+    n_seeds = len(group_ids) if groups else 1
+    n_test = n_test_of(table, columns)
+    # too few seeds for a percentile interval over them (with 2 seeds it is [min, max]): a t
+    # interval whose variance adds the images' (the paired bootstrap with the seeds fixed) and
+    # the seeds' (jackknife over seeds), with n_seeds - 1 degrees of freedom
+    seed_t = bool(groups) and 1 < n_seeds < SEED_T_BELOW
+    rng = np.random.default_rng(_seed_of(f"groups:{groups}:{len(base)}"))
+    out = np.empty(RESAMPLES + 1)
+    t = base.copy()  # one frame whose accuracy columns are overwritten in each replicate
+    for r in range(RESAMPLES + 1):
+        for acc, vals in reps.items():
+            t[acc] = vals[r]
+        _derive(t, reps)
+        if groups and not seed_t and r > 0 and len(group_ids) > 1:
+            drawn = rng.choice(len(group_ids), size=len(group_ids), replace=True)
+            # each drawn seed keeps its rows, relabelled so that a seed drawn twice counts twice
+            rows = np.concatenate([members[g] for g in drawn])
+            u = t.iloc[rows].reset_index(drop=True)
+            u[groups] = np.repeat(np.arange(len(drawn)), [len(members[g]) for g in drawn])
+            out[r] = float(stat(u))
+        else:
+            out[r] = float(stat(t))
+    if seed_t:
+        if interval != "percentile":
+            raise ValueError(f"interval={interval!r} does not apply over {n_seeds} seeds: the interval is a t "
+                             "interval (seed_t_interval); judge a maximum over cuts without groups=")
+        for acc, vals in reps.items():
+            t[acc] = vals[0]
+        _derive(t, reps)
+        loo = np.array([float(stat(t.drop(index=members[g]).reset_index(drop=True))) for g in range(n_seeds)])
+        return seed_t_interval(out, loo, n_test=n_test)
+    method = "paired bootstrap over images and seeds" if groups and n_seeds > 1 else "paired bootstrap"
+    return from_replicates(out, n_test=n_test, n_seeds=n_seeds, method=method, interval=interval)
+
+
+def seed_t_interval(image_reps: np.ndarray, leave_one_out: np.ndarray, *, n_test: int | None) -> Estimate:
+    """A t interval for a statistic of k < :data:`SEED_T_BELOW` seeds: ``image_reps`` (R+1,) the
+    statistic on the full sample (first) and on each resample of the test images with the seeds
+    fixed; ``leave_one_out`` (k,) the statistic with each seed left out. Half-width
+    t(k-1) * sqrt(SE_images² + SE_seeds²), SE_seeds the jackknife's."""
+    from scipy import stats
+
+    image_reps = np.asarray(image_reps, dtype=np.float64)
+    loo = np.asarray(leave_one_out, dtype=np.float64)
+    k = len(loo)
+    if k < 2:
+        raise ValueError(f"a t interval over seeds needs at least 2 seeds, got {k}")
+    if not (np.all(np.isfinite(image_reps)) and np.all(np.isfinite(loo))):
+        raise ValueError("a replicate is not finite: the statistic is undefined on some resample or seed subset")
+    se_img = float(image_reps[1:].std(ddof=1))
+    se_seed = float(np.sqrt((k - 1) / k * ((loo - loo.mean()) ** 2).sum()))
+    half = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1)) * float(np.hypot(se_img, se_seed))
+    value = float(image_reps[0])
+    return Estimate(value, value - half, value + half, n_test, k,
+                    f"t interval over {k} seeds (jackknife) and the test images (paired bootstrap)")
+
+
+def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, what: str = "",
+                        bounds: tuple[float, float] | None = None) -> Estimate:
+    """``e`` (an interval over the test images of one set of networks) widened by the
+    network-to-network variance of the recipe: ``sd`` the standard deviation of the statistic
+    between networks trained alike (points, measured from ``k`` replicate networks), ``networks``
+    the number of independently trained networks whose difference the statistic is (1: one
+    network against fixed references; 2: a difference of two such networks, variance 2 sd²).
+    Each side's half-width becomes sqrt(half² + (t(k-1) · sd · sqrt(networks))²); ``bounds``: the
+    range the statistic cannot leave (a CKA's [0, 1]), where the widened interval is cut."""
+    from scipy import stats
+
+    if k < 2 or not np.isfinite(sd) or sd < 0:
+        raise ValueError(f"a seed-variance component needs k >= 2 replicates and a finite sd >= 0, got k={k}, sd={sd}")
+    extra = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1)) * sd * float(np.sqrt(networks))
+    lo = e.value - float(np.hypot(e.value - e.low, extra))
+    hi = e.value + float(np.hypot(e.high - e.value, extra))
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    why = what or f"sd {sd:.2f} between networks from {k} replicates"
+    return Estimate(e.value, lo, hi, e.n_test, e.n_seeds, f"{e.method}, widened by the seed-variance component ({why})")
+
+
+def bootstrap(stat: Callable[[np.ndarray], float], n: int, *, name: str = "sample") -> Estimate:
+    """The interval of a statistic that is not a mean of per-image values (an AUROC, a CKA):
+    ``stat(idx)`` evaluated on the indices ``arange(n)`` and on each resample's indices."""
+    rng = np.random.default_rng(_seed_of(f"{name}:{n}"))
+    out = [float(stat(np.arange(n)))]
+    out += [float(stat(rng.integers(0, n, size=n))) for _ in range(RESAMPLES)]
+    return from_replicates(np.array(out), n_test=n)
+
+
+def record(e: Estimate) -> Mapping[str, Any]:
+    """The estimate as a claim's numeric fields."""
+    return {"value": e.value, "low": e.low, "high": e.high, "n_test": e.n_test, "n_seeds": e.n_seeds,
+            "interval": e.describe()}

@@ -1,0 +1,505 @@
+"""Rendering one executed page: the MyST pieces the generated pages share (escaped text, links,
+tables, times), the boxes that open every page (the verdicts at a glance, the run's provenance,
+the commands that rerun it), the tidying of an executed notebook (collapsed code and parameters,
+the claims table tagged, stderr moved to the terminal), the glossary terms linked at their first
+use, and the re-rendering of committed pages from their results files (:func:`link_pages`).
+
+:mod:`stitchkit.execution` puts these on each page it executes; :mod:`stitchkit.bookpages` calls
+:func:`link_pages` when it writes the book.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from . import amendments, changes, paths
+from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, minutes, smoke_times, visible
+from .fileio import atomic_write_text
+from .staleness import behind_reason
+from .results import badge_label, claims_html, gating_failures, why_failed
+from .figures import config_class, scales_of
+from .scales import ParameterValueError, validate
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown pieces
+
+
+def escape(text: Any) -> str:
+    """``text`` as literal MyST inline text inside a table cell (no markup, no math, no pipes)."""
+    return re.sub(r"([\\`*_$<>\[\]|{}])", r"\\\1", str(text)).replace("\n", " ")
+
+
+def link(doc: str | None, text: str, from_dir: str) -> str:
+    """``{doc}`` link to ``doc`` (relative to the book dir) from a page in ``from_dir``."""
+    if not doc:
+        return escape(text)
+    text = re.sub(r"[`<>]", "", str(text))  # role content is literal: strip what would end it
+    target = doc[len(from_dir) + 1:] if from_dir and doc.startswith(from_dir + "/") else (
+        "../" * len(Path(from_dir).parts) + doc)
+    return f"{{doc}}`{text} <{target}>`"
+
+
+def table(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# The boxes under the title of an executed page, and its tidying
+
+
+def page_boxes(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> str:
+    """The boxes that open every page, in one cell: the verdicts at a glance (with those of
+    ``beside``, runs at other scales kept beside the page), the run's provenance, and the
+    commands that rerun it (with measured times)."""
+    return result_box(results, beside) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+
+
+def put_under_title(nb, markdown: str) -> None:
+    """Insert ``markdown`` as its own cell directly under the page title (the first line of the
+    first cell), so that a page opens with its verdicts; the rest of that cell follows it."""
+    import nbformat
+
+    first = nb.cells[0]
+    title, _, rest = first.source.partition("\n")
+    if first.cell_type != "markdown" or not title.startswith("# "):
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
+        return
+    first.source = title
+    nb.cells[1:1] = [nbformat.v4.new_markdown_cell(markdown)] + ([nbformat.v4.new_markdown_cell(rest.strip("\n"))]
+                                                                  if rest.strip() else [])
+
+
+# The tag (a CSS class tag_sk-claims on the page) of the cell that shows a page's claims table:
+# on a phone its rows become cards (book/_static/stitchkit.css).
+CLAIMS_TAG = "sk-claims"
+
+
+def tag_claims_table(nb) -> bool:
+    """Tag the code cell that shows the claims table (``run.claims_table()``) with
+    :data:`CLAIMS_TAG`; returns whether a tag was added."""
+    added = False
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "claims_table()" in cell.source:
+            tags = cell.metadata.setdefault("tags", [])
+            if CLAIMS_TAG not in tags:
+                tags.append(CLAIMS_TAG)
+                added = True
+    return added
+
+
+HIDDEN = ("hide-cell", "hide-input", "remove-input", "remove-cell")
+
+
+def hide_code(nb) -> bool:
+    """Collapse the source of every code cell behind the book's "show code" toggle (tag
+    ``hide-input``): a page opens with its evidence (text, tables, figures), its code one click
+    away. Returns whether a tag was added."""
+    added = False
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            tags = cell.metadata.setdefault("tags", [])
+            if not any(t in tags for t in HIDDEN):
+                tags.append("hide-input")
+                added = True
+    return added
+
+
+def tidy_page(nb) -> None:
+    """Collapse the parameter cells and the code (:func:`hide_code`), tag the claims table
+    (:func:`tag_claims_table`) and move stderr output (warnings) from the page to the terminal."""
+    tag_claims_table(nb)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            cell.metadata["tags"] = [*tags, "hide-cell"] if "hide-cell" not in tags else tags
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                print(out.get("text", ""), end="", file=sys.stderr)
+                continue
+            kept.append(out)
+        cell["outputs"] = kept
+    hide_code(nb)
+
+
+VERDICT_BADGES = {"reproduced": "success", "not reproduced": "danger", "inconclusive at this scale": "warning",
+                  "not assessed at smoke scale": "secondary"}
+
+
+# The glance box's classes: the theme's "tip" look, and sk-glance, which lays out its list of
+# claims (badge and claim, then ours and the paper's value, then why a verdict is inconclusive) as
+# compact blocks at every width (book/_static/stitchkit.css).
+GLANCE_CLASS = "tip sk-glance"
+GLANCE_GRID_CLASS = "tip sk-glance-grid"  # the grid of a page whose claims are made zoo by zoo: no phone cards
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+# A claim made on each zoo of the part beyond the papers (catalogue.ZOOS) has the zoo's name as
+# the last part of its key ("cka_dm_func_bansal").
+
+
+def zoo_of(key: str) -> tuple[str, str] | None:
+    """(hypothesis, zoo) of a claim key ending in a zoo's name; None for any other key."""
+    stem, _, zoo = str(key).rpartition("_")
+    return (stem, zoo) if stem and zoo in ZOOS else None
+
+
+def _short(x: float) -> str:
+    """A judged value in at most three digits, so that a cell of a grid stays narrow."""
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.1f}" if abs(x) >= 1 else f"{x:.2f}"
+
+
+def judged_short(c: Mapping[str, Any]) -> str:
+    """A claim's judged value and interval in a few characters: ``0.54 [0.49, 0.58]``, ``67%``."""
+    if c.get("value") in ("", None):
+        return ""
+    unit = {"points": " pt", "%": "%"}.get(c.get("unit") or "", f" {c['unit']}" if c.get("unit") else "")
+    if c["low"] == c["high"] == c["value"]:
+        return f"{_short(c['value'])}{unit}"
+    return f"{_short(c['value'])} [{_short(c['low'])}, {_short(c['high'])}]{unit}"
+
+
+def zoo_grid(claims: list[Mapping[str, Any]], label=None) -> tuple[list[str], list[list[str]]] | None:
+    """Claims made zoo by zoo (every key ending in a zoo's name) as a grid: a row per hypothesis
+    (its text after the zoo's title, "Paper: networks: "), a column per zoo, each cell the verdict's
+    badge and the judged value (:func:`judged_short`). ``claims``: dicts with key, text, verdict,
+    value, low, high, unit; ``label(claim, text)``: the row's first cell (default: the text).
+    None unless every claim is made on a zoo."""
+    if not claims or not all(zoo_of(c.get("key", "")) for c in claims):
+        return None
+    rows: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for c in claims:
+        stem, zoo = zoo_of(c["key"])
+        rows.setdefault(stem, {})[zoo] = c
+    zoos = [z for z in ZOOS if any(z in cells for cells in rows.values())]
+    body = []
+    for cells in rows.values():
+        first = next(iter(cells.values()))
+        text = escape(str(first.get("text", "")).split(": ", 2)[-1])
+        row = [label(first, text) if label else text]
+        for z in zoos:
+            c = cells.get(z)
+            badge = VERDICT_BADGES.get(c["verdict"], "secondary") if c else ""
+            short = badge_label(c["verdict"]).replace("`", "") if c else ""
+            row.append(f"{{bdg-{badge}}}`{short}` {escape(judged_short(c))}" if c else "")
+        body.append(row)
+    return zoos, body
+
+
+def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> str:
+    """The admonition that opens every page: each claim, the paper's value, ours, the verdict; a
+    page whose claims are made zoo by zoo (the part beyond the papers) shows them as a grid, a
+    hypothesis per row and a zoo per column (:func:`zoo_grid`). ``beside``: the results of runs
+    at other scales kept beside the page (``<ID>.<scale>.results.json``): each claim lists their
+    verdict and value under the page's own, so the evidence of every scale sits side by side,
+    the page's (its highest scale) first."""
+    claims = results.get("claims", [])
+    if not claims:
+        role = results.get("role") or "This page shows the data the other pages use"
+        return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n"
+                f"{role.rstrip('.')}; it makes no claim of its own.\n:::")
+    grid = zoo_grid(claims)
+    if grid is not None:
+        header = ["hypothesis", *(PAPER_BY_PART[z].short for z in grid[0])]
+        return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_GRID_CLASS}\n"
+                + table(header, grid[1])
+                + "\n\nEach cell: the verdict on that paper's zoo and the judged value with its 95% interval "
+                  "(pt: points). The criteria, the paper each hypothesis comes from, and why a verdict is "
+                  "inconclusive are under *Claims* below.\n:::")
+    items = []
+    for c in claims:
+        badge = VERDICT_BADGES.get(c["verdict"], "secondary")
+        failed = gating_failures(c)
+        why = "; ".join(why_failed(k) for k in failed) if failed else (c.get("reason") or "")
+        label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
+        item = (f"- {{bdg-{badge}}}`{label}` {_cell(c['text'])}\n\n"
+                f"  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
+        if why:
+            item += f"\n\n  *why:* {_cell(why)}"
+        prior = amendments.changed(results.get("id", ""), c, c.get("scale") or results["scale"])
+        if prior is not None:  # a verdict an amendment changed: the earlier one beside it
+            p_label = badge_label(prior["verdict"], c.get("scale") or results["scale"]).replace("`", "")
+            item += (f"\n\n  *before the amendment of {prior['date']}:* "
+                     f"{{bdg-{VERDICT_BADGES.get(prior['verdict'], 'secondary')}}}`{p_label}` "
+                     f"{_cell(amendments.describe(prior))} (see *Changes after a run*)")
+        for other in beside:
+            o = next((x for x in other.get("claims", []) if x.get("key") == c.get("key")), None)
+            if o is not None:
+                o_label = badge_label(o["verdict"], o.get("scale") or other.get("scale", "")).replace("`", "")
+                item += (f"\n\n  *also at {other.get('scale', '?')}:* "
+                         f"{{bdg-{VERDICT_BADGES.get(o['verdict'], 'secondary')}}}`{o_label}` {_cell(o['ours'])}")
+        items.append(item)
+    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
+            + "\n".join(items)
+            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
+
+
+def _precision(p: Mapping[str, Any]) -> str:
+    """'bf16 training, fp32 measurement' (pages run before measurements were always fp32 say only
+    the precision they ran in)."""
+    train, measure = p.get("precision", "?"), p.get("measure_precision")
+    return f"{train} training, {measure} measurement" if measure else train
+
+
+def _networks_text(provenance: Mapping[str, Any]) -> str:
+    """" · **networks** …": how many trained networks the run used and their test accuracies
+    (runs before the record existed: nothing)."""
+    acc = sorted(100 * float(n["accuracy"]) for n in provenance.get("networks") or ()
+                 if n.get("trained") and n.get("accuracy") is not None)
+    if not acc:
+        return ""
+    span = f"{acc[0]:.1f}%" if len(acc) == 1 else f"{acc[0]:.1f}-{acc[-1]:.1f}%"
+    return f" · **networks** {len(acc)} trained, test accuracy {span}"
+
+
+def provenance_banner(results: Mapping[str, Any]) -> str:
+    """The admonition shown under every page title."""
+    p = results["provenance"]
+    commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
+    wall = p.get("wall_seconds")
+    wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
+    first = p.get("first_run") or {}
+    if first.get("wall_seconds") is not None:  # a re-run from the cache that reproduced the page bit for bit
+        wall_s += (f" (from the cache; first computed in {minutes(first['wall_seconds'])} at commit "
+                   f"`{str(first.get('commit') or 'unknown')[:10]}` on {str(first.get('date') or '?')[:10]}, "
+                   "and reproduced bit for bit)")
+    behind = behind_reason(results, paths.NOTEBOOKS_DIR / f"{results['id']}.py")
+    return ("```{admonition} Run provenance\n:class: note\n"
+            f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
+            f"**precision** {_precision(p)} · "
+            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
+            + (f"**Behind the code**: {behind}; `make book` re-runs it.\n\n" if behind else "")
+            + f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
+            "Every number on this page was computed by that run.\n```")
+
+
+# --------------------------------------------------------------------------------------------
+# The rerun box of an executed page
+
+
+def _sweep_example(figure_id: str, params: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
+    """A parameter of the page and two values for it that the CLI accepts: the page's own value
+    and another. Integers come first (the value and its double), then floats, then booleans and
+    fields with a fixed set of choices. A config may name its own example instead, as a class
+    attribute ``SWEEP_EXAMPLE = (parameter, (values...))`` (X-1: the zoos). Values are checked
+    against the figure's config (:func:`stitchkit.figures.config_class`), for an ID not
+    registered only by type."""
+    cls = config_class(figure_id)
+
+    def ok(name: str, values: list[Any]) -> bool:
+        if cls is None:
+            return True
+        try:
+            return all(validate(cls, name, v) is not None for v in values)
+        except (ParameterValueError, KeyError, TypeError):
+            return False
+
+    def choices(name: str) -> tuple:
+        if cls is None:
+            return ()
+        import dataclasses
+
+        field = {f.name: f for f in dataclasses.fields(cls)}.get(name)
+        return tuple(field.metadata.get("choices") or ()) if field else ()
+
+    candidates: list[tuple[int, str, list[Any]]] = []
+    own = getattr(cls, "SWEEP_EXAMPLE", None)
+    if own is not None:
+        candidates.append((-1, own[0], list(own[1])))
+    for name, v in params.items():
+        if isinstance(v, bool):
+            candidates.append((2, name, [v, not v]))
+        elif isinstance(v, int) and v > 0:
+            other = [c for c in choices(name) if c != v]
+            candidates.append((0, name, [v, other[0] if other else 2 * v]))
+        elif isinstance(v, float) and v > 0:
+            candidates.append((1, name, [v, v * 2]))
+        elif isinstance(v, str) and len(choices(name)) > 1:
+            candidates.append((3, name, [v, next(c for c in choices(name) if c != v)]))
+    for _, name, values in sorted(candidates, key=lambda c: c[0]):
+        if ok(name, values):
+            return name, values
+    return None
+
+
+def _cli(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def rerun_box(results: Mapping[str, Any]) -> str:
+    """A collapsed MyST admonition with the commands that rerun the page at each scale and sweep
+    one of its parameters (``.venv/bin/stitchkit run ID --scale S``,
+    ``.venv/bin/stitchkit sweep ID --scale demo -p PARAM V1 V2``), ready to copy."""
+    fid, scale = results["id"], results.get("scale")
+    where = {"smoke": "tiny networks; assesses no claim", "demo": "2 CPU cores",
+             "gpu": "one GPU (`stitchkit pages ID --scale gpu --pack F` packs it for `stitchkit import-pages F`)",
+             "paper": "the paper's settings, on a GPU cluster"}
+    prov = results.get("provenance", {})
+    cold, missing = empty_cache_seconds([Page(fid, "", results, None)])
+    measured = (f"measured {minutes(prov.get('wall_seconds'))} for this page on {prov.get('device') or 'unknown'}, "
+                f"{'at least ' if missing else ''}{minutes(cold)} from an empty cache")
+    smoke = smoke_times().get(fid)
+    timed = {scale: measured}
+    if smoke and scale != "smoke":  # benchmarks/smoke_times.py: every page from an empty cache
+        timed["smoke"] = (f"measured {minutes(smoke.get('seconds'))} from an empty cache on "
+                          f"{smoke.get('device') or 'unknown'} ({smoke.get('date', '')})")
+    run_lines = []
+    for s in scales_of(fid):
+        run_lines += [f"# {s}: {where[s]}; " + timed.get(s, "not timed for this page yet"),
+                      f".venv/bin/stitchkit run {fid} --scale {s}"]
+    example = _sweep_example(fid, results.get("params") or {})
+    if example:
+        name, values = example
+        sweep = (f".venv/bin/stitchkit sweep {fid} --scale demo -p {name} {' '.join(_cli(v) for v in values)}")
+    else:
+        sweep = f".venv/bin/stitchkit sweep {fid} --scale demo -p PARAM V1 V2"
+    return (f"````{{admonition}} Rerun this page\n:class: seealso dropdown\n"
+            "Each command writes a new run under `runs/`, never over the book. At each scale:\n\n"
+            "```bash\n" + "\n".join(run_lines) + "\n```\n\n"
+            "Sweep one parameter (one run per value, collected into one `results.csv`):\n\n"
+            f"```bash\n{sweep}\n```\n\n"
+            f"`.venv/bin/stitchkit list {fid}` shows every parameter of {fid} with its meaning; "
+            f"`make book SCALE=paper` re-executes every page of the book.\n````")
+
+
+# --------------------------------------------------------------------------------------------
+# Glossary terms linked at their first use on each page
+
+# (term in the glossary, pattern of its uses in prose); scale and verdict names are left alone
+# ("paper" and "control" are everyday words too; verdicts stand in badges).
+GLOSSARY_TERMS: tuple[tuple[str, str], ...] = (
+    ("sender", r"senders?"), ("receiver", r"receivers?"), ("cut", r"cuts?"), ("stitch", r"stitch(?:es)?(?! points?)"),
+    ("penalty", r"(?:stitching )?penalt(?:y|ies)"), ("points", r"(?<!stitch )points"), ("direct matching", r"direct matching"),
+    ("task-loss matching", r"task-loss matching"), ("stem", r"stem"), ("block", r"blocks?"),
+    ("CKA", r"(?<![\w-])CKA(?![\w-])"), ("PWCCA", r"PWCCA"), ("AUROC", r"AUROCs?"), ("OOD", r"OOD"), ("OPD", r"OPD"),
+)
+# spans where a term must not be linked: code, maths, links and roles
+_PROTECTED = re.compile(r"(`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\[[^\]]*\]\([^)]*\)|\{[\w:-]+\}`[^`]*`)")
+
+
+def link_terms(text: str, seen: set[str]) -> str:
+    """``text`` (one markdown cell) with the first use of each glossary term not in ``seen``
+    turned into a ``{term}`` link; ``seen`` is updated. Headings, fenced blocks (directives,
+    admonitions, figure captions), code, maths, links and existing roles are left alone."""
+    seen.update(t for t, _ in GLOSSARY_TERMS if re.search(r"\{term\}`[^`]*<?" + re.escape(t) + r">?`", text))
+    out, fence = [], None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = None
+            out.append(line)
+            continue
+        if stripped.startswith(("```", ":::")):
+            fence = stripped[:3]
+            out.append(line)
+            continue
+        if stripped.startswith("#") and not stripped.startswith("#!"):
+            out.append(line)
+            continue
+        parts = _PROTECTED.split(line)
+        for k in range(0, len(parts), 2):  # even parts are prose
+            for term, pattern in GLOSSARY_TERMS:
+                if term in seen:
+                    continue
+                m = re.search(rf"(?<![\w`{{<-]){pattern}(?![\w>-])", parts[k], flags=re.IGNORECASE)
+                if m:
+                    word = m.group(0)
+                    role = f"{{term}}`{word}`" if word.lower() == term else f"{{term}}`{word} <{term}>`"
+                    parts[k] = parts[k][:m.start()] + role + parts[k][m.end():]
+                    seen.add(term)
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+def link_glossary(nb) -> None:
+    """Link each glossary term at its first use in the prose of a page (an executed notebook);
+    the title cell and the result and provenance boxes are skipped. Idempotent."""
+    seen: set[str] = set()
+    for n, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or n < 2:
+            continue
+        cell.source = link_terms(cell.source, seen)
+
+
+GLANCE_START = ":::{admonition} Results at a glance"
+
+
+def refresh_boxes(nb, results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> None:
+    """Re-render the boxes that open an executed page (:func:`page_boxes`: the verdicts at a
+    glance, the run's provenance, the rerun commands with measured times) from its results file,
+    so that a page executed before a change of the boxes reads like a new one; every number in
+    them is the results file's."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(GLANCE_START):
+            cell.source = page_boxes(results, beside)
+            return
+
+
+def refresh_claims(nb, results: Mapping[str, Any]) -> None:
+    """Re-render the output of the page's claims cell (tagged by :func:`tag_claims_table`) from
+    its results file (:func:`stitchkit.results.claims_html`), so that pages executed before a
+    change of that rendering read like new ones."""
+    import nbformat
+
+    for cell in nb.cells:
+        if cell.cell_type == "code" and CLAIMS_TAG in cell.metadata.get("tags", []):
+            html = claims_html(results.get("claims", []))
+            if [o.get("data", {}).get("text/html") for o in cell.get("outputs", [])] != [html]:
+                cell["outputs"] = [nbformat.v4.new_output("display_data", data={"text/html": html,
+                                                                                 "text/plain": "<the claims>"})]
+            return
+
+
+def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> list[Path]:
+    """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
+    (:func:`stitchkit.changes.insert_into`), :func:`tag_claims_table` and :func:`hide_code` on
+    every executed page under ``book_dir`` but those of ``skip`` (IDs whose files cannot be read);
+    returns those they changed."""
+    import nbformat
+
+    changed = []
+    skip = set(skip)
+    for path in sorted(Path(book_dir).glob("*/*.ipynb")):
+        if not visible(path, Path(book_dir)) or path.stem in skip:
+            continue
+        doc = json.loads(path.read_text())
+        if "cells" not in doc:  # not an executed page
+            continue
+        nb = nbformat.reads(json.dumps(doc), as_version=4)
+        before = [c.source for c in nb.cells]
+        outputs = [json.loads(json.dumps(c.get("outputs"))) for c in nb.cells]
+        link_glossary(nb)
+        tagged = tag_claims_table(nb) | hide_code(nb)  # before refresh_claims: it finds the tagged cell
+        results_path = path.with_suffix(".results.json")
+        results = {}
+        if results_path.exists():
+            results = json.loads(results_path.read_text())
+            beside = [json.loads(f.read_text()) for f in sorted(path.parent.glob(f"{path.stem}.*.results.json"))]
+            refresh_boxes(nb, results, beside)
+            refresh_claims(nb, results)
+        changes.insert_into(nb, path.stem, str(results.get("provenance", {}).get("date") or "")[:10])
+        if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
+            atomic_write_text(path, nbformat.writes(nb))
+            changed.append(path)
+    return changed
+
+
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "ZOOS", "escape", "hide_code", "link", "link_glossary",
+           "link_pages", "link_terms", "page_boxes", "provenance_banner", "put_under_title",
+           "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
+           "zoo_grid", "zoo_of"]

@@ -1,0 +1,116 @@
+"""Whether a page is behind the code that made it: its notebook, or the library modules its run
+imported.
+
+About 95% of a page's computation is library code, so a run records, beside its notebook's hash
+(``source_sha256``), the SHA-256 of every ``stitchkit`` module its kernel had imported when it saved
+its results (``library_sha256``: path relative to the repository root -> hash; taken by
+:func:`library_hashes` in :meth:`stitchkit.results.Run.to_dict`). :func:`library_changes` names the
+modules whose file has changed (or gone) since; :func:`behind_reason` says why a page is behind, in
+one line, for ``stitchkit list``, ``make book``, the part pages and the page's provenance box. A run
+from before this record (no ``library_sha256``) is judged by its notebook alone.
+
+A page behind the library is re-run by ``make book``; if the re-run (from the cache: minutes)
+reproduces the page's numbers and verdicts bit for bit, the page is current again and says so
+(:func:`same_results`); otherwise the build names what changed.
+
+Plain Python: ``stitchkit list`` reads it without importing torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import paths
+
+PACKAGE = "stitchkit"
+# results keys that describe the run rather than what it found: left out when two runs' results are compared
+RUN_KEYS = ("provenance", "library_sha256", "source", "source_sha256")
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes (remembered per path, modification time and size)."""
+    st = path.stat()
+    memo = (str(path), st.st_mtime_ns, st.st_size)
+    if memo not in _HASHES:
+        _HASHES[memo] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return _HASHES[memo]
+
+
+def library_hashes(root: Path | None = None) -> dict[str, str]:
+    """{module file relative to ``root`` (the repository root): SHA-256} for every ``stitchkit``
+    module imported in this process whose file lies under ``root``."""
+    root = Path(root or paths.REPO_ROOT).resolve()
+    out = {}
+    for name, module in list(sys.modules.items()):
+        if name != PACKAGE and not name.startswith(PACKAGE + "."):
+            continue
+        file = getattr(module, "__file__", None)
+        if not file or not file.endswith(".py"):
+            continue
+        path = Path(file).resolve()
+        if path.is_relative_to(root):
+            out[path.relative_to(root).as_posix()] = file_hash(path)
+    return dict(sorted(out.items()))
+
+
+def library_changes(results: Mapping[str, Any], root: Path | None = None) -> list[str]:
+    """The library modules recorded by the run of ``results`` whose file has changed or gone since
+    (paths relative to the repository root, sorted); [] when nothing changed or nothing was recorded."""
+    recorded = results.get("library_sha256")
+    if not isinstance(recorded, Mapping):
+        return []
+    root = Path(root or paths.REPO_ROOT)
+    return sorted(rel for rel, sha in recorded.items()
+                  if not (root / rel).is_file() or file_hash(root / rel) != sha)
+
+
+def named(modules: list[str], most: int = 4) -> str:
+    """``a.py, b.py and 3 more``: module files by their names within the package."""
+    names = [m.removeprefix(PACKAGE + "/") for m in modules]
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def behind_reason(results: Mapping[str, Any], notebook: Path | None = None, root: Path | None = None) -> str | None:
+    """Why the run of ``results`` is behind the code (its notebook ``notebook``, when given and
+    present, changed; or library modules it imported changed, named), or None when it is current."""
+    recorded = results.get("source_sha256")
+    if notebook is not None and recorded and Path(notebook).is_file() and file_hash(Path(notebook)) != recorded:
+        return "notebook changed since the run"
+    changed = library_changes(results, root)
+    if changed:
+        return f"library changed since the run: {named(changed)}"
+    return None
+
+
+def _differences(a: Any, b: Any, where: str, out: list[str]) -> None:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                out.append(f"{where}/{k} {'added' if k not in a else 'gone'}")
+            else:
+                _differences(a[k], b[k], f"{where}/{k}", out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            _differences(x, y, f"{where}[{i}]", out)
+    elif not (a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))):
+        out.append(where)
+
+
+def same_results(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Where two runs' results differ, leaving out what describes the run (:data:`RUN_KEYS`):
+    [] when every number, verdict and text is the same bit for bit."""
+    import json
+
+    out: list[str] = []
+    a, b = ({k: v for k, v in json.loads(json.dumps(r)).items() if k not in RUN_KEYS} for r in (before, after))
+    _differences(a, b, "", out)
+    return out
+
+
+__all__ = ["PACKAGE", "RUN_KEYS", "behind_reason", "file_hash", "library_changes", "library_hashes", "named",
+           "same_results"]
