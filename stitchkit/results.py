@@ -354,6 +354,11 @@ class Run:
         self.numbers: dict[str, Any] = {}
         self.claims: list[Claim] = []
         self.provenance = provenance(seed=seed)
+        from .staleness import library_hashes
+
+        # the library as the run imported it (the notebook imports its experiments before Run): a file
+        # edited while the page runs is not recorded as the one that ran
+        self._library = library_hashes()
         self._t0 = time.perf_counter()
 
     def number(self, key: str, value: Any, *, glue: bool = True) -> Any:
@@ -418,7 +423,7 @@ class Run:
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
                 "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims],
                 # the library modules this run imported, by hash: the page is behind when one changes
-                "library_sha256": library_hashes()}
+                "library_sha256": dict(sorted({**library_hashes(), **self._library}.items()))}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
         default = paths.RUNS_DIR / "interactive" / f"{self.figure_id}.results.json"

@@ -33,3 +33,14 @@ def test_runs_are_compared_on_what_they_found_not_on_how_they_ran():
     assert staleness.same_results(a, b) == []
     c = {**a, "numbers": {"acc": 0.5000001, "n": [1, 2], "new": 1}, "claims": [{"verdict": "not reproduced"}]}
     assert staleness.same_results(a, c) == ["/claims[0]/verdict", "/numbers/acc", "/numbers/new added"]
+
+
+def test_a_run_records_the_library_as_it_imported_it(monkeypatch):
+    """A module edited while a page runs is not recorded as the one that ran: the hashes taken when
+    the run starts win; modules first imported later are hashed when it saves."""
+    from stitchkit.results import Run
+
+    calls = iter([{"stitchkit/a.py": "at start"}, {"stitchkit/a.py": "edited", "stitchkit/b.py": "later"}])
+    monkeypatch.setattr(staleness, "library_hashes", lambda: next(calls))
+    run = Run("B-F2A", "demo", {})
+    assert run.to_dict()["library_sha256"] == {"stitchkit/a.py": "at start", "stitchkit/b.py": "later"}
