@@ -384,7 +384,7 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
 
 # {paper.name}
 
-*{paper.title}* ({paper.venue}).
+*{paper.title}* ({paper.venue}{f"; [arXiv:{paper.arxiv}](https://arxiv.org/abs/{paper.arxiv})" if paper.arxiv else ""}).
 
 **{asks}.** {paper.claims}
 

@@ -40,6 +40,7 @@ class Paper:
     recipe: str  # its training recipe, one paragraph
     demo_budget_minutes: float | None = None  # the bound on the whole part at `demo` (2 CPU cores)
     beyond: bool = False  # this book's own questions across the papers: no paper's claims, the book's hypotheses
+    arxiv: str = ""  # its arXiv identifier, where one was found (checked against the arXiv listing, not typed from memory)
 
     @property
     def short(self) -> str:
@@ -65,7 +66,7 @@ PAPERS: tuple[Paper, ...] = (
           "Pre-activation ResNet-18 of width k on CIFAR-10 (mean/std normalised); SGD with momentum "
           "0.9, lr 0.05 decayed x0.2 at 32k and 48k of 64k steps, weight decay 1e-4, batch 128, random "
           "crop and flip; stitches after the stem, after each of the 8 blocks and on the pooled vector, "
-          "trained with Adam (lr 1e-3, cosine decay).", demo_budget_minutes=90),
+          "trained with Adam (lr 1e-3, cosine decay).", demo_budget_minutes=90, arxiv="2106.07682"),
     Paper("hernandez", "H", "Hernandez et al. 2022",
           "Model stitching: looking for functional similarity between representations", "SVRHM workshop 2022",
           "The paper stitches every block of a sender into every block of a receiver across 16 small "
@@ -79,8 +80,8 @@ PAPERS: tuple[Paper, ...] = (
           "BasicBlock ResNets with a CIFAR stem (3x3 conv, BN, ReLU, no max-pool), trained for 40 "
           "epochs to over 90% on CIFAR-10; stitches without BatchNorm (a strided k x k conv when the "
           "receiver's map is smaller, nearest upsampling and a 1x1 conv when larger), trained with SGD "
-          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs.", demo_budget_minutes=45),
-    Paper("smith", "S", "Smith & Marcu 2024", "Apples and oranges? Stitching and the problem of shortcuts",
+          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs.", demo_budget_minutes=45, arxiv="2303.11277"),
+    Paper("smith", "S", "Smith & Marcu 2024", "Comparing apples and oranges: is stitching similarity a load of spheres?",
           "NeurIPS SciDL workshop 2024",
           "The paper builds colour-MNIST data sets in which the background colour can stand in for the "
           "digit (Correlated), is random (Digit), or is the target (Colour, Colour-only), and stitches "
@@ -108,7 +109,7 @@ PAPERS: tuple[Paper, ...] = (
           "BasicBlock ResNet-18 with a CIFAR stem and ViT-Ti (patch 4, dimension 192, depth 12) on "
           "CIFAR-10 with inputs in [0, 1]; models trained with Adam (lr 1e-3, weight decay 1e-5) for 100 "
           "epochs with crop and flip; 1x1-conv stitches (one linear map per token for ViT) initialised "
-          "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60),
+          "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60, arxiv="2412.11299"),
     Paper("across", "X", "Across the papers", "Every similarity notion against every model zoo",
           "this book's own part, beyond the four papers",
           "No paper claims what this part judges. The four papers disagree about what stitching measures "
