@@ -123,8 +123,16 @@ run.save()
 # - CKA here is the minibatch estimator from unbiased HSIC (Nguyen et al. 2021), which bounds
 #   memory by one batch; the paper pages use the full-sample estimator, so the two differ most
 #   where a layer's features outnumber the images.
-# - The task-loss stitch is trained for the epochs set above, from a direct-matching start; the
-#   papers' own recipes differ per paper (their pages say how).
+# - The task-loss stitch is trained for the epochs set above, from a direct-matching start, its
+#   BatchNorm statistics kept where direct matching set them; the papers' own recipes differ per
+#   paper (their pages say how).
+# - **Changed after a run.** `stitchkit.compare`'s stitch recipe kept its BatchNorm statistics
+#   frozen only after this page's first `demo` runs: with them updating during training, B
+#   stitched into itself lost 0.55 [−0.50, 1.60] points at block3 and 1.70 [0.35, 3.10] at block7,
+#   failing the positive control (a smaller learning rate made it worse: 3.2 points at 1e-3), and
+#   the task-loss stitch fell below direct matching's at block7. Frozen, the self-stitch at block7
+#   gained 0.3 points. The same runs found the trained stitches' 1-image difference from the zoo
+#   path (see above), after which the 1e-6 check was narrowed to the measures with no training.
 #
 # ## Configuration
 

@@ -75,12 +75,16 @@ def replicates(images):
 
 
 def test_replicate_zero_is_what_compare_gives(images, replicates):
+    """Every notion but CKA: the X pages' CKA is the full-sample estimator (as every paper page's),
+    compare's the minibatch one that bounds its memory (tests/test_minibatch.py)."""
     x, y, fit = images
     a, b, cuts_a, cuts_b, pairs, reps, own = replicates
     table = stitchkit.compare(a, b, cuts_a, cuts_b, x, y, fit_images=fit).set_index(["layer_a", "layer_b", "measure"])
     for p, (la, lb) in enumerate(pairs):
         for m, v in reps.items():
             assert v.shape == (noise.RESAMPLES + 1, len(pairs))
+            if m == "cka":
+                continue
             assert v[0, p] == pytest.approx(table.loc[(la, lb, m), "value"], rel=1e-7, abs=1e-9), (la, lb, m)
     assert own.shape == (len(x),)
 

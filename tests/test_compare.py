@@ -223,3 +223,11 @@ def test_task_loss_stitches_need_labels_for_the_fit_images(data):
                           fit_images=images[100:])
     with pytest.raises(ValueError, match="stitch recipe: lr = 0"):
         StitchRecipe(lr=0)
+
+
+def test_the_stitch_recipe_keeps_its_batchnorm_statistics_by_default():
+    """StitchRecipe.stitch_bn: frozen by default (the statistics direct matching set stay), after
+    X-4's first demo run, where updating them made the receiver stitched into itself lose 1.7 points."""
+    assert StitchRecipe().stitch_bn == "frozen"
+    with pytest.raises(ValueError, match="stitch_bn = 'both'; valid: frozen, train"):
+        StitchRecipe(stitch_bn="both")
