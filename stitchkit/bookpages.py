@@ -364,7 +364,8 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
                               f"{verdicts.count(v)} × {badge_label(v, at)}")
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
-            "summarises other pages; makes no claim" if page.results.get("role") else "shows data; makes no claim")
+            f"{escape(page.results['role'].rstrip('.'))}; makes no claim" if page.results.get("role")
+            else "shows data; makes no claim")
         date = _date(page.results) + (" (behind the code)" if page in behind else "")
         scale = f"`{page.results.get('scale', '?')}`" + "".join(
             f" (`{s}` verdicts on the scorecard)" for s in beside.get(fid, []))
