@@ -40,6 +40,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=250)
     ap.add_argument("--out", default=str(Path(__file__).parent / "spot" / "compare-memory.json"))
     args = ap.parse_args()
+    commit = git_state().get("commit")  # the code that runs: taken before, not when the file is written
     test, train = test_split(DataSpec("cifar10")), train_split(DataSpec("cifar10"))
     a, b = build_model("resnet18", seed=0, width=64), build_model("resnet18", seed=1, width=64)
     cuts = [n for n, _ in a.named_modules() if n.count(".") == 1 and n.startswith("pieces.")]
@@ -55,7 +56,7 @@ def main() -> None:
            "batch": args.batch, "rows": len(table), "peak_rss_mb": round(peak_mb, 1),
            "rss_before_compare_mb": round(start_mb, 1), "wall_seconds": round(wall, 1),
            "device": device_name("cpu"), "threads": torch.get_num_threads(),
-           "date": dt.datetime.now().isoformat(timespec="seconds"), "commit": git_state().get("commit"),
+           "date": dt.datetime.now().isoformat(timespec="seconds"), "commit": commit,
            "cka_same_cut_mean": float(table[(table.measure == "cka") & (table.layer_a == table.layer_b)].value.mean())}
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
