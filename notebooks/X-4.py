@@ -97,6 +97,21 @@ assert out["book_gap"] <= across_own.AGREEMENT_TOL, f"direct matching differs fr
 # descent turns that into another stitch, and a few borderline images go the other way. The size
 # of that difference is the stitch's own sensitivity, not the adapter's.
 #
+# ## Three readings of the same layer pairs
+
+# %%
+run.figure("pairs", across_own.plot_pairs(table))
+
+# %% [markdown]
+# ```{glue:figure} pairs
+# :name: fig-x-4
+# :alt: Three small heat maps side by side, one per measure (linear CKA, direct matching's stitched accuracy, the task-loss stitch's accuracy), each with the sender's layers as rows and the receiver's as columns, every cell annotated with its value between 0 and 1.
+#
+# Linear CKA (minibatch estimator) and the two stitches' accuracy relative to B's own, at every
+# pair of the compared layers of B-F2A's seed-0 network (A, rows) and seed-1 network (B,
+# columns). The task-loss stitch is trained from the direct-matching stitch it is drawn beside.
+# ```
+#
 # ## Every measure at every layer pair
 #
 # Values with their 95% intervals (paired bootstrap over the images; over the minibatches for

@@ -105,4 +105,24 @@ def worked_example(cfg: OwnConfig, scale: str, folder: Path, *, progress: bool =
             "book_rows": len(both), "accuracy_500": acc, "files": [p.name for p in sorted(folder.glob("*.pt"))]}
 
 
-__all__ = ["AGREEMENT_TOL", "CUTS", "TRAINED", "OwnConfig", "PRESETS_X4", "worked_example"]
+def plot_pairs(table: pd.DataFrame, measures=("cka", "dm_accuracy", "tlm_accuracy")):
+    """One heat map per measure: its value at every (layer of A, layer of B), annotated."""
+    import matplotlib.pyplot as plt
+
+    shown = [m for m in measures if (table.measure == m).any()]
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.4 * len(shown), 3.0), squeeze=False, layout="constrained")
+    for ax, m in zip(axes[0], shown):
+        grid = table[table.measure == m].pivot(index="layer_a", columns="layer_b", values="value")
+        im = ax.imshow(grid.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
+        ax.set_xticks(range(grid.shape[1]), grid.columns)
+        ax.set_yticks(range(grid.shape[0]), grid.index)
+        ax.set_xlabel("layer of B (receiver)")
+        ax.set_ylabel("layer of A (sender)")
+        ax.set_title(m)
+        for (i, j), v in np.ndenumerate(grid.to_numpy(dtype=float)):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="white" if v < 0.6 else "black", fontsize=9)
+        fig.colorbar(im, ax=ax, shrink=0.8, label="CKA" if m == "cka" else "accuracy relative to B's own")
+    return fig
+
+
+__all__ = ["AGREEMENT_TOL", "CUTS", "TRAINED", "plot_pairs", "OwnConfig", "PRESETS_X4", "worked_example"]
