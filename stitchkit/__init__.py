@@ -22,7 +22,7 @@ Layers, each importing only from layers below it (a test checks there is no impo
    (paired-bootstrap intervals), ``gating`` (which failed control can bias which outcome), ``results`` (numbers, claims, verdicts), ``claims`` (a claim
    as an experiment states it, frozen), ``controls``,
    ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
-   shows in one call);
+   shows in one call), ``figure_files`` (each figure as SVG, its plotted data as CSV);
 5. ``experiments`` (by paper and figure family), ``adapter`` (any PyTorch classifier as a network
    to stitch, by module path; the task-loss stitch between two), ``comparison``
    (``stitchkit.compare``: every measure between two of a user's own networks, in bounded memory),
@@ -33,7 +33,8 @@ Layers, each importing only from layers below it (a test checks there is no impo
    notebook sources and their parameters cells, read without torch), ``sync`` (parameters cells
    written from the configs), ``pages`` (what goes on
    each executed page), ``cost`` (the Cost page), ``findings`` (the part beyond the papers at a
-   glance), ``bookpages`` (scorecard, part pages, table of contents), ``runs`` (output folders,
+   glance), ``bookpages`` (scorecard, part pages, table of contents), ``apipage`` (the API
+   reference page, from the docstrings), ``runs`` (output folders,
    run errors, a sweep's table), ``kernels`` (a page's kernel: IPC sockets, stopped at once by a
    signal), ``execution`` (papermill, sweeps, the book build), ``batch`` (the pages a lent
    GPU runs: priority, budget, checks before any training), ``transfer`` (pages run on a GPU

@@ -1,6 +1,6 @@
 """A claim as an experiment module states it, before a run records it: :class:`ClaimSpec`.
 
-The summaries in :mod:`stitchkit.experiments` build each claim with its key, the paper's
+The summaries in ``stitchkit.experiments`` build each claim with its key, the paper's
 statement, the :class:`~stitchkit.results.Criterion` that decides it, the paper's number and
 ours, and the :class:`~stitchkit.results.Control` s stated with it; ``run.record(numbers,
 claims)`` turns them into verdicts (:meth:`stitchkit.results.Run.record`). A ClaimSpec is frozen:

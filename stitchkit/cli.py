@@ -1,4 +1,4 @@
-"""The ``stitchkit`` command (also ``python -m stitchkit``).
+"""The ``stitchkit`` command (also ``python -m stitchkit``)::
 
     stitchkit list                                  notebooks and their parameters
     stitchkit run ID --scale S [-p KEY VALUE ...]   one-off run into runs/ (not the book)

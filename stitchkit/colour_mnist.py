@@ -104,8 +104,8 @@ DATASETS = {**{f"cmnist_{v}": (v, "half") for v in VARIANTS}, "mnist_grey3": ("g
 
 def clustered_noise(shape: tuple[int, ...], split: str, *, seed: int = 0, noise: float = 0.1,
                     per_class: int | None = None, num_classes: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
-    """Smith & Marcu's Clustered Noise at one cut: (x (num_classes * per_class, *shape) float32,
-    labels). The class bases depend on (``seed``, ``shape``) only, so the train and test splits
+    """Smith & Marcu's Clustered Noise at one cut: (x ``(num_classes * per_class, *shape)``
+    float32, labels). The class bases depend on (``seed``, ``shape``) only, so the train and test splits
     share them; the noise differs per split. ``per_class`` defaults to 6,000 (train) / 1,000
     (test) as in the paper."""
     if split not in ("train", "test"):

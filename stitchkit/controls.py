@@ -8,15 +8,15 @@ be passable: each one's operating characteristic at the pages' test sizes is a t
 (:func:`positive_pass_rate`, ``tests/test_controls.py``): a perfect recipe passes it at least
 95% of the time, a recipe that loses 2 points at one cut fails it at least 95% of the time.
 
-Which claim gets which control (the claim's ``kind``, :data:`KINDS`; :func:`required`):
+Which claim gets which control (the claim's ``kind``, :data:`KINDS`; :func:`required`)::
 
-| claim kind | what it says | positive (reaches the receiver) | negative (untrained sender fails) | training length |
-|---|---|---|---|---|
-| ``compatible`` | a stitch works: penalty low, connected, similar beyond the self-stitch | yes | yes | yes |
-| ``improves`` | one sender's stitch beats another's, or the receiver | yes | yes | yes |
-| ``fails`` | a stitch fails: penalty high, incompatible | yes | no | yes |
-| ``stitch_other`` | a statistic of trained stitches (a ranking, an identification) | yes | no | yes |
-| ``no_stitch`` | no trained stitch in it (a CKA, an exact least-squares map, fine-tuning, freeze-training, a rank) | no | no | no |
+    | claim kind | what it says | positive (reaches the receiver) | negative (untrained sender fails) | training length |
+    |---|---|---|---|---|
+    | ``compatible`` | a stitch works: penalty low, connected, similar beyond the self-stitch | yes | yes | yes |
+    | ``improves`` | one sender's stitch beats another's, or the receiver | yes | yes | yes |
+    | ``fails`` | a stitch fails: penalty high, incompatible | yes | no | yes |
+    | ``stitch_other`` | a statistic of trained stitches (a ranking, an identification) | yes | no | yes |
+    | ``no_stitch`` | no trained stitch in it (a CKA, an exact least-squares map, fine-tuning, freeze-training, a rank) | no | no | no |
 
 - :func:`reaches_receiver` (*positive control*, one-sided): the receiver stitched into itself,
   where an exact stitch exists, with the recipe and length of the claim's stitches, loses at
@@ -55,7 +55,7 @@ similarity-trained recipe failed its positive control while its stitches were al
 the claim allows, an outcome a weaker recipe cannot have produced.)
 
 Amended on 2026-11-27 (issue 46), after the runs had been seen: the self-stitch control was
-two-sided (|self-penalty| ≤ 0.5 points, both ways, on its whole interval), which a perfect
+two-sided (``|self-penalty| ≤ 0.5`` points, both ways, on its whole interval), which a perfect
 recipe fails at the pages' test sizes (0% of the time at 2,000 images, 0-22% at 10,000) and which
 double-counted the gain the penalties already subtract; it gated claims it cannot bias.
 """
@@ -72,7 +72,7 @@ NEGATIVE_MARGIN = 20.0  # an untrained sender stays at least this far beyond the
 NEGATIVE_CUTS = 2  # the late cuts the negative control reads (the last two)
 
 POSITIVE, NEGATIVE, LENGTH = "positive", "negative", "training length"
-# claim kind -> the stitching controls it needs (the table of the module's docstring)
+#: claim kind -> the stitching controls it needs (the table of the module's docstring)
 KINDS: dict[str, tuple[str, ...]] = {
     "compatible": (POSITIVE, NEGATIVE, LENGTH),
     "improves": (POSITIVE, NEGATIVE, LENGTH),
@@ -155,7 +155,7 @@ def detector_sensitivity(auroc: "float | Estimate", bound: float, *, what: str =
 
 
 def training_length(base: Criterion, longer: Criterion, factor: float, *, what: str = "") -> Control:
-    """The claim re-judged at ``factor``× the training steps on like-for-like numbers (the
+    """The claim re-judged at ``factor`` times the training steps on like-for-like numbers (the
     deciding cells and their references all retrained): passes when the longer run's criterion
     gives the same result as the base run's: decided the same way, or within noise both times.
     Run for every stitching verdict, decided or not: an undecided claim that the longer run

@@ -37,7 +37,7 @@ __all__ = [
     "load", "fingerprint", "source_fingerprint", "CIFAR10_CLASSES", "read_idx",
 ]
 
-# Per-recipe input normalisation (mean, std per channel, on the [0, 1] scale); None = inputs in [0, 1].
+#: Per-recipe input normalisation (mean, std per channel, on the [0, 1] scale); None = inputs in [0, 1].
 NORMALISATION: dict[str, tuple[tuple[float, ...], tuple[float, ...]] | None] = {
     "cifar": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),  # Bansal, Hernandez
     "half": ((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),  # Smith & Marcu, colour sets

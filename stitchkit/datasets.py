@@ -138,7 +138,7 @@ def test_split(spec: DataSpec, size: int | None = None, seed: int = 0,
 
 def fingerprint(spec: DataSpec, root: str | os.PathLike | None = None) -> str:
     """The identity (64 hex digits) of the data ``spec``'s dataset reads under ``root``: for a
-    base dataset, its source's fingerprint (:func:`stitchkit.data.fingerprint`), the same for
+    base dataset, its source's fingerprint (:func:`stitchkit.archives.fingerprint`), the same for
     both splits; for a derived dataset whose splits carry no fingerprint, a hash of their content.
 
     The derivations named in ``spec`` (subset, labels) are not part of it: they are in the spec,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import bookpages, paths
+from . import bookpages, figure_files, paths
 from .catalogue import source_hash
 from .notebooks import NotebookInfo, Parameter, discover, get_notebook, parse_parameters  # noqa: F401
 from .fileio import atomic_write_json, atomic_write_text
@@ -37,6 +38,7 @@ from .staleness import behind_reason, same_results
 from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
 from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
 from .pages import page_boxes, put_under_title, tidy_page
+from .figure_files import FIGURES_ENV
 from .results import RESULTS_ENV
 from .cluster import DaskSchedulerError, connect
 from .runs import (OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
@@ -97,10 +99,13 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
     # nor a page whose results are newer than its notebook
     running_results = out_notebook.with_name(f".{out_notebook.stem}.results.running.json")
     tmp_nb = out_notebook.with_name(f".{out_notebook.name}.running.ipynb")
+    running_figures = figure_files.running_folder(out_notebook)
     nb = jupytext.read(info.source)
-    env_before = os.environ.get(RESULTS_ENV)
+    env_before = {k: os.environ.get(k) for k in (RESULTS_ENV, FIGURES_ENV)}
     os.environ[RESULTS_ENV] = str(running_results)
+    os.environ[FIGURES_ENV] = str(running_figures)  # Run.figure writes each figure's SVG and CSV there
     running_results.unlink(missing_ok=True)
+    shutil.rmtree(running_figures, ignore_errors=True)
     t0 = time.perf_counter()
     # A failed (or interrupted) run keeps what it executed as <ID>.failed.ipynb beside the
     # intended output; the exception carries its path (``failed_notebook``) and says it.
@@ -125,6 +130,7 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
                                "run.save())")
     except BaseException as exc:
         running_results.unlink(missing_ok=True)
+        shutil.rmtree(running_figures, ignore_errors=True)
         if tmp_nb.exists():
             if stopped:
                 mark_interrupted(tmp_nb, stopped["signal"])
@@ -133,10 +139,11 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
             exc.add_note(f"partial notebook: {failed_nb}")
         raise
     finally:
-        if env_before is None:
-            os.environ.pop(RESULTS_ENV, None)
-        else:
-            os.environ[RESULTS_ENV] = env_before
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     wall = time.perf_counter() - t0
     results = json.loads(running_results.read_text())
     results["provenance"]["wall_seconds"] = round(wall, 1)
@@ -145,9 +152,12 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
     results["source_sha256"] = source_hash(info.source)
     executed = nbformat.read(tmp_nb, as_version=4)
     tidy_page(executed)
+    figure_files.link_figure_files(executed, out_notebook.stem, results.get("figures") or {})
     put_under_title(executed, page_boxes(results))
+    # the figure files, the page and its results, one after the other (the page links the files)
+    figure_files.replace_folder(running_figures, figure_files.figures_folder(out_notebook))
     atomic_write_text(out_notebook, nbformat.writes(executed))
-    atomic_write_json(results_path, results)  # the page and its results, one after the other
+    atomic_write_json(results_path, results)
     running_results.unlink(missing_ok=True)
     tmp_nb.unlink(missing_ok=True)
     return results

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-# Which outcome a failed stitching control could have produced, by the claim's kind (amended
-# 2026-11-27, after the runs of issue 46 had been seen): control kind -> claim kind -> the values of
-# ``holds`` it can bias. A recipe that cannot reach the receiver (positive control failed) makes
-# stitches look worse: it can make a "stitch works" claim fail and a "stitch fails" claim hold, not
-# the reverse. A stitch that does the task by itself (negative control failed) makes stitches look
-# better: it can make a "works" claim hold and a "fails" claim fail. A failed control that cannot
-# bias the outcome observed is reported on the page but does not make the claim inconclusive (a
-# control that gates a claim it cannot bias is a defect). Every other pairing (``improves`` and
-# ``stitch_other`` claims, the training-length control, premises) gates either outcome.
+#: Which outcome a failed stitching control could have produced, by the claim's kind (amended
+#: 2026-11-27, after the runs of issue 46 had been seen): control kind -> claim kind -> the values of
+#: ``holds`` it can bias. A recipe that cannot reach the receiver (positive control failed) makes
+#: stitches look worse: it can make a "stitch works" claim fail and a "stitch fails" claim hold, not
+#: the reverse. A stitch that does the task by itself (negative control failed) makes stitches look
+#: better: it can make a "works" claim hold and a "fails" claim fail. A failed control that cannot
+#: bias the outcome observed is reported on the page but does not make the claim inconclusive (a
+#: control that gates a claim it cannot bias is a defect). Every other pairing (``improves`` and
+#: ``stitch_other`` claims, the training-length control, premises) gates either outcome.
 CAN_BIAS: dict[str, dict[str, tuple[bool, ...]]] = {
     "positive": {"compatible": (False,), "fails": (True,)},
     "negative": {"compatible": (True,), "fails": (False,)},

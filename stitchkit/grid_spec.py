@@ -90,7 +90,7 @@ class TensorSource(Protocol):
     """A sender that is not a network: activations (and labels) given directly per cut.
 
     ``spec`` is a dataclass that keys its stitches in the store; ``tensors(cut, shape, split)``
-    returns (activations (N, *shape), labels (N,)) for 'train' or 'test', where ``shape`` is
+    returns (activations ``(N, *shape)``, labels ``(N,)``) for 'train' or 'test', where ``shape`` is
     the receiver's activation shape at ``cut``."""
 
     name: str

@@ -1,6 +1,6 @@
 """What a run used, recorded as it goes: the trained networks (what each is, its test accuracy).
 
-:func:`stitchkit.zoo.load_or_train` notes every network it returns; a page's results keep the
+:func:`stitchkit.networks.load_or_train` notes every network it returns; a page's results keep the
 list (:class:`stitchkit.results.Run`), its Configuration table reads the values that ran from it
 (:func:`stitchkit.scales.as_table`), and the book states how well trained each scale's networks
 are. Plain Python: importing it costs nothing.

@@ -1,4 +1,4 @@
-"""Every notion of :func:`stitchkit.compare` on every layer pair of two networks, on all test
+"""Every notion of :func:`stitchkit.compare <stitchkit.comparison.compare>` on every layer pair of two networks, on all test
 images and on each bootstrap resample of them, and Kendall's tau between notions.
 
 :func:`compare` gives each notion's value and, for CKA and DM's accuracy, an interval. To compare
@@ -115,7 +115,7 @@ def notion_replicates(model_a, model_b, cuts_a, cuts_b, images, labels, fit_imag
                       sample: str = SAMPLE, batch_size: int = 250, device=None, progress: bool = False
                       ) -> tuple[list[tuple[str, str]], dict[str, np.ndarray], np.ndarray | None]:
     """Every (module of A in ``cuts_a``, module of B in ``cuts_b``) by each of ``measures``, as
-    :func:`stitchkit.compare` measures it (``images`` preprocessed, the DM maps fitted on
+    :func:`stitchkit.compare <stitchkit.comparison.compare>` measures it (``images`` preprocessed, the DM maps fitted on
     ``fit_images``), on all images and on each bootstrap resample of them (:data:`SAMPLE`'s
     draw). Returns the pairs, measure -> (R+1, pairs) values (row 0: all images; a column is NaN
     where the measure is undefined, e.g. PWCCA with too few rows) and B's own per-image results."""

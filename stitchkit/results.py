@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import paths
+from .figure_files import FIGURES_ENV
 from .fileio import atomic_write_json
 from .gating import CAN_BIAS, NOT_GATING, gates, gating_failures  # noqa: F401  (re-exported)
 from .ledger import networks_used
@@ -135,7 +136,7 @@ def less_than(value: "float | Estimate", threshold: float, what: str, *, unit: s
 
 def within(value: "float | Estimate", paper: float, tol: float, what: str, *, unit: str = "points",
            digits: int = 2) -> Criterion:
-    """|``what`` − paper| ≤ tol."""
+    """``|what − paper| ≤ tol``."""
     return criterion(value, paper, "within",
                       f"|{what} − paper's {_fmt(paper, unit, digits)}| ≤ {_fmt(tol, unit, digits)}", unit, tol)
 
@@ -353,6 +354,7 @@ class Run:
         self.params = asdict(params) if is_dataclass(params) else dict(params)
         self.numbers: dict[str, Any] = {}
         self.claims: list[Claim] = []
+        self.figures: dict[str, list[str]] = {}  # figure key -> its files (Run.figure)
         self.provenance = provenance(seed=seed)
         from .staleness import library_hashes
 
@@ -392,6 +394,11 @@ class Run:
 
         fig.set_dpi(FIGURE_DPI)  # the page scales it to its width; the link opens it at full size
         _glue(key, fig)
+        folder = os.environ.get(FIGURES_ENV)
+        if folder:  # a run executed into a page: the figure as SVG and its plotted data as CSV, linked there
+            from .figure_files import write_figure_files
+
+            self.figures[key] = write_figure_files(fig, folder, key)
         plt.close(fig)
 
     def record(self, numbers: dict[str, Any], claims: Iterable[Any]) -> None:
@@ -422,6 +429,7 @@ class Run:
                                "cache": store.ledger_summary(), "networks": networks_used()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
                 "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims],
+                **({"figures": dict(self.figures)} if self.figures else {}),
                 # the library modules this run imported, by hash: the page is behind when one changes
                 "library_sha256": dict(sorted({**library_hashes(), **self._library}.items()))}
 

@@ -10,7 +10,7 @@ float dtype, on any device; all arithmetic in float64):
 - ``pwcca_distance``: projection-weighted CCA (Morcos et al. 2018) in Ding et al.'s 2021
   convention: centre, whiten each side by the eigendecomposition of its covariance, canonical
   correlations rho from the SVD; weights from the *first* argument's canonical variates
-  (sum over its neurons of |<variate, neuron>|); distance = 1 - sum(w rho) / sum(w). Asymmetric.
+  (``sum over its neurons of |<variate, neuron>|``); distance = 1 - sum(w rho) / sum(w). Asymmetric.
   ``pwcca`` takes the weights from the side with fewer features (Balogh & Jelasity, as Morcos et
   al.'s reference code).
 - ``procrustes_distance``: Ding et al.: centre, scale to unit Frobenius norm, 2 - 2 ||A^T B||_*.

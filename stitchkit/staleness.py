@@ -28,7 +28,7 @@ from . import paths
 
 PACKAGE = "stitchkit"
 # results keys that describe the run rather than what it found: left out when two runs' results are compared
-RUN_KEYS = ("provenance", "library_sha256", "source", "source_sha256")
+RUN_KEYS = ("provenance", "library_sha256", "source", "source_sha256", "figures")
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 

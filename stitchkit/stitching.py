@@ -235,7 +235,7 @@ class TensorBatches:
 def activations(model: CutModel, cut: str, split: Split, *, normalisation: str, batch_size: int = 500,
                 device: torch.device | str | None = None, precision: str = "auto",
                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Activations (N, *shape) of the frozen ``model`` at ``cut`` for every image of ``split``
+    """Activations ``(N, *shape)`` of the frozen ``model`` at ``cut`` for every image of ``split``
     (eval mode, no grad), stored as ``dtype`` on ``device``. Compute once, reuse for every
     receiver and epoch."""
     device = as_device(device)

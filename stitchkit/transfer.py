@@ -25,12 +25,14 @@ import hashlib
 import io
 import json
 import os
+import re
+import shutil
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-from . import execution, paths
+from . import execution, figure_files, paths
 from .catalogue import check_results
 from .fileio import atomic_write_bytes, atomic_write_json
 from .results import git_state
@@ -112,7 +114,10 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           "new_seconds": (results["provenance"].get("cache") or {}).get("new_seconds"),
                                           "cached_seconds": (results["provenance"].get("cache") or {}).get(
                                               "cached_seconds"),
-                                          "claims": len(results.get("claims", []))})
+                                          "claims": len(results.get("claims", [])),
+                                          # the page's figure files (stitchkit.figure_files), packed beside it
+                                          "figures": sorted(f for files in (results.get("figures") or {}).values()
+                                                            for f in files)})
                 # the archive after every page: a batch cut by its call's limit still returns the pages it finished
                 _write_archive(archive, staging, manifest)
         finally:
@@ -121,10 +126,22 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     return manifest
 
 
+_FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+
+
+def page_members(page: Mapping[str, Any]) -> list[str]:
+    """The archive members of one manifest page: its notebook, its results and its figure files
+    (``<part>/<ID>.figures/<name>``; a name that could leave that folder is refused)."""
+    base = f"{page['part']}/{page['id']}"
+    for name in page.get("figures") or []:
+        if not isinstance(name, str) or not _FILE_NAME.fullmatch(name):
+            raise ArchiveError(f"{page['id']}: figure file name {name!r} is not a plain file name")
+    return [f"{base}.ipynb", f"{base}.results.json", *(f"{base}.figures/{n}" for n in page.get("figures") or [])]
+
+
 def _write_archive(archive: Path, staging: Path, manifest: dict[str, Any]) -> None:
-    manifest["members"] = {f"{page['part']}/{page['id']}{suffix}":
-                           hashlib.sha256((staging / page["part"] / f"{page['id']}{suffix}").read_bytes()).hexdigest()
-                           for page in manifest["pages"] for suffix in (".ipynb", ".results.json")}
+    manifest["members"] = {name: hashlib.sha256((staging / name).read_bytes()).hexdigest()
+                           for page in manifest["pages"] for name in page_members(page)}
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         blob = json.dumps(manifest, indent=1).encode()
@@ -132,9 +149,8 @@ def _write_archive(archive: Path, staging: Path, manifest: dict[str, Any]) -> No
         info.size = len(blob)
         tar.addfile(info, io.BytesIO(blob))
         for page in manifest["pages"]:
-            for suffix in (".ipynb", ".results.json"):
-                path = staging / page["part"] / f"{page['id']}{suffix}"
-                tar.add(path, arcname=f"{page['part']}/{page['id']}{suffix}")
+            for name in page_members(page):
+                tar.add(staging / name, arcname=name)
     data = buf.getvalue()
     if len(data) > MAX_ARCHIVE_BYTES:
         raise ArchiveError(f"{archive}: the packed pages weigh {len(data) / 2**20:.1f} MiB, over the "
@@ -202,7 +218,10 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
         check_scale(manifest.get("scale"))
     except ValueError as exc:
         raise ArchiveError(f"{archive}: {exc}") from None
-    expected = {f"{p['part']}/{p['id']}{s}" for p in manifest.get("pages", []) for s in (".ipynb", ".results.json")}
+    try:
+        expected = {name for p in manifest.get("pages", []) for name in page_members(p)}
+    except ArchiveError as exc:
+        raise ArchiveError(f"{archive}: {exc}") from None
     stray, missing = sorted(set(members) - expected), sorted(expected - set(members))
     if stray or missing:
         raise ArchiveError(f"{archive}: members {stray} are not the manifest's pages" if stray
@@ -321,6 +340,8 @@ def _place(info, results: dict, members: dict[str, bytes], scale: str, book_dir:
     folder.mkdir(parents=True, exist_ok=True)
     page, res = folder / f"{info.id}.ipynb", folder / f"{info.id}.results.json"
     nb = members[f"{info.part}/{info.id}.ipynb"]
+    prefix = f"{info.part}/{info.id}.figures/"
+    figures = {name[len(prefix):]: data for name, data in members.items() if name.startswith(prefix)}
     shown = _scale_of(res)
     if shown is not None and shown != scale and RANK[shown] > RANK[scale]:
         # a higher scale's page stays shown; this one's verdicts go beside it
@@ -331,6 +352,11 @@ def _place(info, results: dict, members: dict[str, bytes], scale: str, book_dir:
         os.replace(res, folder / f"{info.id}.{shown}.results.json")
         note = f"; the {shown} verdicts kept beside it ({info.id}.{shown}.results.json)"
     (folder / f"{info.id}.{scale}.results.json").unlink(missing_ok=True)  # now the page itself
+    running = figure_files.running_folder(page)
+    shutil.rmtree(running, ignore_errors=True)
+    for name, data in figures.items():
+        atomic_write_bytes(running / name, data)
+    figure_files.replace_folder(running, figure_files.figures_folder(page))  # none in the archive: none kept
     atomic_write_bytes(page, nb)
     atomic_write_json(res, results)
     return f"{info.id}: the {scale} page placed in {page.relative_to(book_dir.parent)}{note}"

@@ -182,7 +182,7 @@ def test_part_pages_toc_and_idempotence(book):
     files = [c["file"] for c in toc["chapters"]]
     assert toc["root"] == "book/intro"
     assert files == ["book/scorecard", "book/bansal/index", "book/hernandez/index", "book/smith/index",
-                     "book/balogh/index", "book/across/index", "book/cost", "book/glossary"]
+                     "book/balogh/index", "book/across/index", "book/cost", "book/glossary", "book/api"]
     across = (book / "across" / "index.md").read_text()
     assert "**What this part asks.**" in across and "beyond the four papers" in across and "| X-1 |" in across
     assert toc["chapters"][1]["sections"] == [{"file": "book/bansal/B-F2A"}]

@@ -54,6 +54,14 @@ def test_notebook_runs_at_smoke(figure_id, tmp_path):
     assert figure_id in TABLES_ONLY or pngs or any("image/png" in o.get("data", {}) or "application/papermill.record/image/png" in o.get("data", {})
                        for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])), \
         "the notebook should render at least one figure"
+    # every figure the page glues is also on disk as SVG and CSV, linked under its caption
+    figures = results.get("figures") or {}
+    assert figure_id in TABLES_ONLY or figures, "run.figure should write the figure's files"
+    for key, files in figures.items():
+        assert files in ([f"{key}.svg", f"{key}.csv"], [f"{key}.svg"])  # no CSV for a figure of pictures only
+        assert all((tmp_path / f"{figure_id}.figures" / f).stat().st_size > 0 for f in files)
+        assert f"<{figure_id}.figures/{key}.svg>" in "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert not list(tmp_path.glob(".*running*"))
     streams = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "stream"
                and o.get("name") == "stderr"]
     assert not streams, "progress or warnings leaked onto the page"

@@ -191,3 +191,34 @@ def test_pages_refuses_a_figure_without_the_scale_before_any_run(tmp_path, monke
     assert "B-F2A has no 'gpu' preset yet; its scales: smoke, demo, paper" in capsys.readouterr().err
     assert cli.main(["import-pages", str(tmp_path / "missing.tar.gz")]) == 2
     assert "no archive at" in capsys.readouterr().err
+
+
+def _fake_execute_with_figure(info, out, scale, params=None, *, progress=True):
+    """:func:`_fake_execute` for a page that draws one figure: its files beside the page."""
+    results = _fake_execute(info, out, scale, params, progress=progress)
+    results["figures"] = {"grid": ["grid.svg", "grid.csv"]}
+    Path(out).with_suffix(".results.json").write_text(json.dumps(results))
+    folder = Path(out).with_name(f"{info.id}.figures")
+    folder.mkdir()
+    (folder / "grid.svg").write_text("<svg/>")
+    (folder / "grid.csv").write_text("panel,value\n1,0.5\n")
+    return results
+
+
+def test_figure_files_travel_with_their_page_and_replace_the_old_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(execution, "execute", _fake_execute_with_figure)
+    path = tmp_path / "out" / "pages.tar.gz"
+    manifest = transfer.pack_pages(["H-F2"], "gpu", path, progress=False)
+    assert manifest["pages"][0]["figures"] == ["grid.csv", "grid.svg"]
+    assert "hernandez/H-F2.figures/grid.svg" in manifest["members"]
+    book = _book(tmp_path, "demo")
+    old = book / "hernandez" / "H-F2.figures"
+    old.mkdir()
+    (old / "stale.svg").write_text("<svg/>")  # a figure the new page no longer draws
+    transfer.import_pages(path, book)
+    assert sorted(p.name for p in old.iterdir()) == ["grid.csv", "grid.svg"]
+    assert (old / "grid.csv").read_text() == "panel,value\n1,0.5\n"
+    # a name that would leave the page's folder is refused before anything is written
+    _rewrite(path, lambda n, d: d.replace(b'"grid.csv"', b'"../grid.csv"') if n == "manifest.json" else d)
+    with pytest.raises(transfer.ArchiveError, match="'../grid.csv' is not a plain file name"):
+        transfer.import_pages(path, _book(tmp_path / "again", "demo"))
