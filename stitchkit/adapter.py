@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -116,6 +116,24 @@ class HookedModel:
         if len(got) != 1:
             raise StitchError(f"module {cut!r} of model {self.which} did not run in its forward pass")
         return got[0]
+
+    def outputs(self, x: torch.Tensor, cuts: Sequence[str]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """One whole forward pass on ``x``: the outputs of the modules ``cuts`` (detached,
+        float32, where the model computed them) and the logits. A module that runs other than once
+        per pass cannot be a cut."""
+        got: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
+        hooks = [self.module(c).register_forward_hook(
+            lambda _m, _i, out, c=c: got[c].append(module_tensor(out, c).detach().float())) for c in cuts]
+        try:
+            logits = logits_of(self.model(x))
+        finally:
+            for hook in hooks:
+                hook.remove()
+        for c, parts in got.items():
+            if len(parts) != 1:
+                raise StitchError(f"module {c!r} of model {self.which} ran {len(parts)} times in one forward pass: a "
+                                  "cut must run once")
+        return {c: v[0] for c, v in got.items()}, logits
 
     def forward_replacing(self, x: torch.Tensor, cut: str, h: torch.Tensor) -> torch.Tensor:
         """Logits of the forward pass on ``x`` with the output of module ``cut`` replaced by ``h``

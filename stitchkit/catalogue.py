@@ -13,7 +13,6 @@ outside the repository.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -23,6 +22,7 @@ from typing import Any, Mapping
 
 from . import paths
 from .figures import FIGURES, SCALES
+from .staleness import file_hash
 
 # The same tuple as stitchkit.results.VERDICTS (a test checks it); written out so that this module
 # does not import it (pandas, torch).
@@ -157,7 +157,8 @@ def minutes(seconds: float | None) -> str:
 
 
 def source_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """SHA-256 of a notebook source (:func:`stitchkit.staleness.file_hash`, the hash a page's library modules get)."""
+    return file_hash(Path(path))
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from typing import Any, Sequence
 
 from .fileio import atomic_write_text
 
-NORMALISATIONS = ("cifar", "half", "mnist", "mnist3", "imagenet", "none")
+# stitchkit.data.NORMALISATION's names, here without importing torch (the command line's choices; a test compares)
+NORMALISATIONS = ("cifar", "half", "mnist", "mnist3", "none", "imagenet")
 
 
 class ModelSpecError(ValueError):
@@ -71,12 +72,6 @@ def load_model(spec: str, weights: str | None = None):
 def _normaliser(name: str):
     from .data import NORMALISATION, normalise
 
-    if name == "imagenet":
-        import torch
-
-        mean = torch.tensor((0.485, 0.456, 0.406)).view(1, 3, 1, 1)
-        std = torch.tensor((0.229, 0.224, 0.225)).view(1, 3, 1, 1)
-        return lambda x: (x.float() / 255 - mean) / std
     if name not in NORMALISATION:
         raise ValueError(f"unknown normalisation {name!r}; valid: {', '.join(NORMALISATIONS)}")
     return lambda x: normalise(x, name)

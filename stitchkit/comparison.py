@@ -57,7 +57,7 @@ from torch import nn
 
 from . import noise
 from . import similarity as sim
-from .adapter import (CutNotFoundError, HookedModel, StitchError, StitchRecipe, logits_of, module_tensor,
+from .adapter import (CutNotFoundError, HookedModel, StitchError, StitchRecipe, logits_of,
                       train_stitch, untrained_copy)
 from .controls import NEGATIVE_MARGIN, POSITIVE_BOUND
 from .linalg import NormalEquations, least_squares
@@ -68,36 +68,25 @@ CONTROL_ROWS = ("tlm_self_penalty", "tlm_untrained_sender")  # rows tlm_accuracy
 COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note"]
 
 
-def _module(model: nn.Module, name: str, which: str) -> nn.Module:
-    return HookedModel(model, which).module(name)
-
-
-_tensor = module_tensor
-
-
 @torch.no_grad()
 def activations(model: nn.Module, images: torch.Tensor, cuts: Sequence[str], *, which: str = "A",
                 batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
     """The outputs (float32, on the CPU) of the modules ``cuts`` of ``model`` on ``images``
     (already preprocessed as the model expects), one forward pass per batch, in eval mode."""
-    mods = {c: _module(model, c, which) for c in cuts}
+    hooked = HookedModel(model, which)
+    for c in cuts:
+        hooked.module(c)  # a wrong name is refused before any forward pass
     device = torch.device(device) if device is not None else next(model.parameters()).device
     out: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
-    hooks = [m.register_forward_hook(lambda _m, _i, o, c=c: out[c].append(_tensor(o, c).detach().float().cpu()))
-             for c, m in mods.items()]
     was_training = model.training
     model.eval()
     try:
         for s in range(0, len(images), batch_size):
-            model(images[s:s + batch_size].to(device))
+            got, _ = hooked.outputs(images[s:s + batch_size].to(device), cuts)
+            for c, h in got.items():
+                out[c].append(h.cpu())
     finally:
-        for h in hooks:
-            h.remove()
         model.train(was_training)
-    for c, parts in out.items():
-        if len(parts) != -(-len(images) // batch_size):
-            raise StitchError(f"module {c!r} ran {len(parts)} times for {-(-len(images) // batch_size)} batches: a "
-                              "cut must run once per forward pass")
     return {c: torch.cat(v) for c, v in out.items()}
 
 
@@ -143,28 +132,18 @@ def stitched_correct(model_b: nn.Module, cut_b: str, stitch: Callable, acts_a: t
                      device: torch.device | str | None = None) -> np.ndarray:
     """Per image, whether ``model_b`` classifies it right when the output of its module ``cut_b``
     is replaced by ``stitch`` of A's activations ``acts_a`` (same images, same order)."""
-    module = _module(model_b, cut_b, "B")
+    hooked = HookedModel(model_b, "B")
+    hooked.module(cut_b)  # a wrong name is refused before any forward pass
     device = torch.device(device) if device is not None else next(model_b.parameters()).device
-    current: dict[str, torch.Tensor] = {}
-
-    def replace(_m, _i, out):
-        new = current["h"]
-        old = _tensor(out, cut_b)
-        if new.shape != old.shape:
-            raise StitchError(f"the stitch gives {tuple(new.shape)} at {cut_b!r}, whose output is {tuple(old.shape)}")
-        return new.to(old.dtype) if not isinstance(out, (tuple, list)) else (new.to(old.dtype), *out[1:])
-
-    hook = module.register_forward_hook(replace)
     was_training = model_b.training
     model_b.eval()
     correct = []
     try:
         for s in range(0, len(images), batch_size):
-            current["h"] = stitch(acts_a[s:s + batch_size].to(device))
-            logits = logits_of(model_b(images[s:s + batch_size].to(device)))
+            h = stitch(acts_a[s:s + batch_size].to(device))
+            logits = hooked.forward_replacing(images[s:s + batch_size].to(device), cut_b, h)
             correct.append((logits.argmax(1).cpu() == labels[s:s + batch_size].cpu()).numpy())
     finally:
-        hook.remove()
         model_b.train(was_training)
     return np.concatenate(correct)
 
@@ -201,24 +180,6 @@ def _materialise(images, labels, batch_size: int) -> tuple[torch.Tensor, torch.T
     return torch.cat(xs), (torch.cat(ys) if all(y is not None for y in ys) else None)
 
 
-def _forward_taking(model: nn.Module, x: torch.Tensor, cuts: Sequence[str], which: str, device) -> tuple[dict, torch.Tensor]:
-    """One forward pass of ``model`` on ``x``: the outputs of the modules ``cuts`` (float32) and the logits."""
-    mods = {c: _module(model, c, which) for c in cuts}
-    got: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
-    hooks = [m.register_forward_hook(lambda _m, _i, o, c=c: got[c].append(_tensor(o, c).detach().float()))
-             for c, m in mods.items()]
-    try:
-        logits = logits_of(model(x.to(device)))
-    finally:
-        for h in hooks:
-            h.remove()
-    for c, parts in got.items():
-        if len(parts) != 1:
-            raise StitchError(f"module {c!r} of model {which} ran {len(parts)} times in one forward pass: a cut must "
-                              "run once")
-    return {c: v[0] for c, v in got.items()}, logits
-
-
 @torch.no_grad()
 def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_b: Sequence[str],
             images: Images, labels: torch.Tensor | None = None, *, measures: Sequence[str] = ("cka", "pwcca",
@@ -243,10 +204,11 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
+    hooked_a, hooked_b = HookedModel(model_a, "A"), HookedModel(model_b, "B")
     for c in cuts_a:
-        _module(model_a, c, "A")
+        hooked_a.module(c)  # a wrong name is refused before any forward pass
     for c in cuts_b:
-        _module(model_b, c, "B")
+        hooked_b.module(c)
     if batch_size < MIN_BATCH:
         raise ValueError(f"batch_size {batch_size}: CKA's unbiased minibatch estimator needs at least {MIN_BATCH}")
     tensor = isinstance(images, torch.Tensor)
@@ -272,8 +234,8 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     model_a.eval()
     model_b.eval()
     try:
-        maps = _fit_dm(model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) if dm else {}
-        rows = _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size, sample_images,
+        maps = _fit_dm(hooked_a, hooked_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) if dm else {}
+        rows = _measure(hooked_a, hooked_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size, sample_images,
                         dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe())
     finally:
         model_a.train(was[0])
@@ -281,13 +243,14 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _fit_dm(model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) -> dict:
+def _fit_dm(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a,
+            dev_b) -> dict:
     """The direct-matching maps of every pair, their normal equations accumulated batch by batch."""
     eqs: dict[tuple[str, str], NormalEquations | StitchError] = {}
     like: dict[str, torch.Tensor] = {}
     for x, _ in _stream(fit_images, fit_labels, batch_size):
-        acts_a, _ = _forward_taking(model_a, x, cuts_a, "A", dev_a)
-        acts_b, _ = _forward_taking(model_b, x, cuts_b, "B", dev_b)
+        acts_a, _ = hooked_a.outputs(x.to(dev_a), cuts_a)
+        acts_b, _ = hooked_b.outputs(x.to(dev_b), cuts_b)
         for b, hb in acts_b.items():
             like.setdefault(b, hb[:1].cpu())
             for a, ha in acts_a.items():
@@ -368,8 +331,8 @@ def _map_of(ne: NormalEquations, like: torch.Tensor) -> Callable[[torch.Tensor],
     return stitch
 
 
-def _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size, sample_images, dev_a,
-             dev_b, fit, recipe) -> list[dict]:
+def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, images, labels, measures, maps, batch_size,
+             sample_images, dev_a, dev_b, fit, recipe) -> list[dict]:
     """One pass over the measured images: every measure's sums, per-image results and sample."""
     cka = MinibatchCKA() if "cka" in measures else None
     resid = {pair: [0.0, 0.0] for pair in maps} if "dm" in measures else {}
@@ -378,8 +341,8 @@ def _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, b
     sample_b: dict[str, list[torch.Tensor]] = {c: [] for c in cuts_b}
     sampled, n, small = 0, 0, 0
     for x, y in _stream(images, labels, batch_size):
-        acts_a, _ = _forward_taking(model_a, x, cuts_a, "A", dev_a)
-        acts_b, logits = _forward_taking(model_b, x, cuts_b, "B", dev_b)
+        acts_a, _ = hooked_a.outputs(x.to(dev_a), cuts_a)
+        acts_b, logits = hooked_b.outputs(x.to(dev_b), cuts_b)
         n += len(x)
         if cka is not None:
             if len(x) >= MIN_BATCH:
@@ -399,7 +362,7 @@ def _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, b
                 resid[(a, b)][1] += float((hb ** 2).sum(dtype=torch.float64))
             if stitched and y is not None:
                 try:
-                    logits_s = HookedModel(model_b, "B").forward_replacing(x.to(dev_b), b, est)
+                    logits_s = hooked_b.forward_replacing(x.to(dev_b), b, est)
                     stitched[(a, b)].append((logits_s.argmax(1).cpu() == y.cpu()).numpy())
                 except StitchError as exc:
                     stitched[(a, b)] = exc
@@ -461,18 +424,17 @@ def _measure(model_a, model_b, cuts_a, cuts_b, images, labels, measures, maps, b
         fit_x, fit_y = fit if isinstance(fit[0], torch.Tensor) else _materialise(fit[0], fit[1], batch_size)
         if fit_y is None or len(fit_y) != len(fit_x):
             raise ValueError("tlm_accuracy trains its stitches on the fit images: give fit_labels, one per fit image")
-        _tlm_rows(row, model_a, model_b, cuts_a, cuts_b, fit_x, fit_y, images, labels, own_ok, counts, recipe,
+        _tlm_rows(row, hooked_a, hooked_b, cuts_a, cuts_b, fit_x, fit_y, images, labels, own_ok, counts, recipe,
                   batch_size)
     return rows
 
 
-def _tlm_rows(row, model_a, model_b, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
+def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
               batch_size) -> None:
     """The task-loss stitch's rows: per pair its relative accuracy and the negative control, per
     layer of B the positive control (see the module's docstring)."""
     n = len(own)
-    a, b = HookedModel(model_a, "A"), HookedModel(model_b, "B")
-    blank = HookedModel(untrained_copy(model_a, recipe.seed), "A (untrained)")
+    blank = HookedModel(untrained_copy(a.model, recipe.seed), "A (untrained)")
 
     def accuracy(sender, cut_a, cut_b) -> np.ndarray:
         with torch.enable_grad():  # compare runs under no_grad; the stitch trains

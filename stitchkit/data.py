@@ -44,6 +44,7 @@ NORMALISATION: dict[str, tuple[tuple[float, ...], tuple[float, ...]] | None] = {
     "mnist": ((0.1307,), (0.3081,)),  # MNIST, one channel
     "mnist3": ((0.1307,) * 3, (0.3081,) * 3),  # Smith & Marcu, greyscale MNIST on three channels
     "none": None,  # Balogh & Jelasity
+    "imagenet": ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),  # torchvision's and timm's models (stitchkit compare)
 }
 
 

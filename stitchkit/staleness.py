@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -30,15 +31,21 @@ PACKAGE = "stitchkit"
 # results keys that describe the run rather than what it found: left out when two runs' results are compared
 RUN_KEYS = ("provenance", "library_sha256", "source", "source_sha256", "figures")
 _HASHES: dict[tuple[str, int, int], str] = {}
+RACY_NS = 2_000_000_000  # a file modified less than this long ago is hashed afresh each time
 
 
 def file_hash(path: Path) -> str:
-    """SHA-256 of a file's bytes (remembered per path, modification time and size)."""
+    """SHA-256 of a file's bytes (remembered per path, modification time and size, once the file
+    is older than the clock's granularity could hide: two writes of the same size within one
+    timestamp tick would otherwise share a memo, as in "racy git")."""
     st = path.stat()
     memo = (str(path), st.st_mtime_ns, st.st_size)
-    if memo not in _HASHES:
-        _HASHES[memo] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return _HASHES[memo]
+    if memo in _HASHES:
+        return _HASHES[memo]
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if time.time_ns() - st.st_mtime_ns > RACY_NS:
+        _HASHES[memo] = digest
+    return digest
 
 
 def library_hashes(root: Path | None = None) -> dict[str, str]:

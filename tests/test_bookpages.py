@@ -165,7 +165,7 @@ def test_counts_csv_and_json_agree_with_the_claims(book):
 def test_part_pages_toc_and_idempotence(book):
     toc_path = book.parent / "_toc.yml"
     written = bookpages.write_pages(book, toc=toc_path)
-    assert len(written) == 11  # scorecard, summary, csv, json, cost, toc, five part pages
+    assert len(written) == 12  # scorecard, summary, csv, json, cost, API reference, toc, five part pages
     cost = (book / "cost.md").read_text()
     assert "Not measured yet: run `make bench`." in cost and "the measured column is empty" in cost
     assert "14,144" in cost and "≤ 4 H100-hours" in cost  # the H-F2 paper grid, counted from its preset

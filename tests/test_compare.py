@@ -231,3 +231,12 @@ def test_the_stitch_recipe_keeps_its_batchnorm_statistics_by_default():
     assert StitchRecipe().stitch_bn == "frozen"
     with pytest.raises(ValueError, match="stitch_bn = 'both'; valid: frozen, train"):
         StitchRecipe(stitch_bn="both")
+
+
+def test_the_commands_normalisations_are_the_data_modules():
+    from stitchkit import compare_report, data
+
+    assert compare_report.NORMALISATIONS == tuple(data.NORMALISATION)
+    x = torch.full((1, 3, 2, 2), 255, dtype=torch.uint8)
+    assert compare_report._normaliser("imagenet")(x)[0, :, 0, 0].tolist() == pytest.approx(
+        [(1 - 0.485) / 0.229, (1 - 0.456) / 0.224, (1 - 0.406) / 0.225], rel=1e-6)

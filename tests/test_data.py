@@ -113,7 +113,7 @@ def test_normalisation_recipes():
     assert torch.allclose(out, torch.ones_like(out))
     assert torch.equal(data.normalise(x, "none"), torch.ones(2, 3, 4, 4))
     with pytest.raises(ValueError, match="valid: cifar"):
-        data.normalise(x, "imagenet")
+        data.normalise(x, "imagenet21k")
     with pytest.raises(ValueError, match="channels"):
         data.normalise(x, "mnist")
 

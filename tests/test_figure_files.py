@@ -81,7 +81,7 @@ def test_files_are_written_atomically_and_the_same_figure_gives_the_same_bytes(t
 
 def test_run_writes_figure_files_only_where_a_run_has_a_folder_for_them(tmp_path, monkeypatch):
     monkeypatch.delenv(ff.FIGURES_ENV, raising=False)
-    run = Run("X-4", "smoke", {})
+    run = Run("X-4", "demo", {})  # (at smoke, Run lowers the bootstrap count for the whole process)
     run.figure("pairs", _figure())
     assert run.figures == {} and "figures" not in run.to_dict()
     monkeypatch.setenv(ff.FIGURES_ENV, str(tmp_path / "figs"))

@@ -44,3 +44,15 @@ def test_a_run_records_the_library_as_it_imported_it(monkeypatch):
     monkeypatch.setattr(staleness, "library_hashes", lambda: next(calls))
     run = Run("B-F2A", "demo", {})
     assert run.to_dict()["library_sha256"] == {"stitchkit/a.py": "at start", "stitchkit/b.py": "later"}
+
+
+def test_a_file_rewritten_within_one_timestamp_tick_is_hashed_afresh(tmp_path):
+    import os
+
+    f = tmp_path / "m.py"
+    f.write_text("b = 1\n")
+    first = staleness.file_hash(f)
+    stamp = f.stat().st_mtime_ns
+    f.write_text("b = 2\n")  # same size, and the same modification time, as a coarse clock would give
+    os.utime(f, ns=(stamp, stamp))
+    assert staleness.file_hash(f) != first
