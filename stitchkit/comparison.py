@@ -115,15 +115,17 @@ def dm_map(ha: torch.Tensor, hb: torch.Tensor) -> Callable[[torch.Tensor], torch
     returning B's estimated ones, in B's layout and float32."""
     x = _match(ha, hb)
     w, b = least_squares(_rows(x), _rows(hb), bias=True)
-    w32, b32 = w.float(), b.float()
+    w32, b32, like = w.float(), b.float(), hb[:1]
+    return lambda h: _apply_map(h, w32, b32, like)
 
-    def stitch(h: torch.Tensor) -> torch.Tensor:
-        h = _match(h.float(), hb[:1].to(h.device))
-        if h.ndim == 4:  # a 1x1 convolution
-            return torch.einsum("nchw,cd->ndhw", h, w32.to(h.device)) + b32.to(h.device)[None, :, None, None]
-        return h @ w32.to(h.device) + b32.to(h.device)
 
-    return stitch
+def _apply_map(h: torch.Tensor, w32: torch.Tensor, b32: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A fitted direct-matching map (``w32``, ``b32``) applied to A's activations ``h``, brought to
+    the layout of B's layer (``like``: one of its activations) first (:func:`_match`)."""
+    h = _match(h.float(), like.to(h.device))
+    if h.ndim == 4:  # a 1x1 convolution
+        return torch.einsum("nchw,cd->ndhw", h, w32.to(h.device)) + b32.to(h.device)[None, :, None, None]
+    return h @ w32.to(h.device) + b32.to(h.device)
 
 
 @torch.no_grad()
@@ -323,10 +325,7 @@ def _map_of(ne: NormalEquations, like: torch.Tensor) -> Callable[[torch.Tensor],
             mapped = torch.einsum("nchw,cd->ndhw", h.float(), w32.to(h.device))
             return F.interpolate(mapped, size=like.shape[2:], mode="bilinear", align_corners=False) + \
                 b32.to(h.device)[None, :, None, None]
-        h = _match(h.float(), like.to(h.device))
-        if h.ndim == 4:  # a 1x1 convolution
-            return torch.einsum("nchw,cd->ndhw", h, w32.to(h.device)) + b32.to(h.device)[None, :, None, None]
-        return h @ w32.to(h.device) + b32.to(h.device)
+        return _apply_map(h, w32, b32, like)
 
     return stitch
 
