@@ -65,14 +65,20 @@ def test_a_state_dict_given_as_a_model_says_how_to_load_it(tmp_path, capsys):
 def test_a_plain_install_compares_and_the_book_commands_say_they_need_the_checkout(tmp_path):
     """Issue 49: ``pip install .`` (not editable) gives a working library and ``stitchkit compare``
     away from the checkout; the book's commands there say what they need."""
+    import shutil
     import subprocess
     import sys
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
+    # built from a copy of what the package is made of: a build in the checkout leaves build/ there
+    src = tmp_path / "src"
+    shutil.copytree(repo / "stitchkit", src / "stitchkit", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(repo / name, src / name)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--quiet",
-                    "--target", str(site), str(repo)], check=True, capture_output=True)
+                    "--target", str(site), str(src)], check=True, capture_output=True)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "HOME": str(tmp_path)}
     code = ("import torch, stitchkit; from torch import nn; torch.manual_seed(0)\n"
             "m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),"
