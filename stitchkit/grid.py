@@ -31,9 +31,9 @@ import torch
 from . import stitching
 from .cluster import grid_client
 from .datasets import DataSpec
-from .grid_exec import (STITCHES_PER_PASS, _build, _Context, _local_order, _local_rows, _pair_task, _salt,
-                        _SenderCut, can_cache_activations)
-from .grid_spec import INITS, LONGER, Net, StitchRecipe, StitchSpec, TensorSource, _is_net
+from .grid_exec import (STITCHES_PER_PASS, build_stitched, GridContext, local_order, local_rows, pair_task, data_salt,
+                        SenderCut, can_cache_activations)
+from .grid_spec import INITS, LONGER, Net, StitchRecipe, StitchSpec, TensorSource, is_net
 from .hardware import as_device
 from .progress import progress_bar
 from .store import Store, config_key
@@ -80,17 +80,17 @@ def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Seq
     cut_pairs = [tuple(p) for p in cut_pairs]
     client = client if client is not None else grid_client()  # STITCHKIT_DASK: this process's cluster
     if client is not None:
-        futures = client.map(_pair_task, [s.detached() if _is_net(s) else s for s in senders for _ in receivers],
+        futures = client.map(pair_task, [s.detached() if is_net(s) else s for s in senders for _ in receivers],
                              [r.detached() for _ in senders for r in receivers],
                              pure=False, cut_pairs=cut_pairs, recipe=recipe, data=data, store_root=str(store.root),
                              root=root, stitches_per_pass=stitches_per_pass)
         rows = [row for part in client.gather(futures) for row in part]
-        rows.sort(key=_local_order(senders, receivers, cut_pairs))
+        rows.sort(key=local_order(senders, receivers, cut_pairs))
     else:
-        ctx = _Context(recipe, data, as_device(device), store, root, progress, stitches_per_pass=stitches_per_pass)
+        ctx = GridContext(recipe, data, as_device(device), store, root, progress, stitches_per_pass=stitches_per_pass)
         bar = progress_bar(total=len(senders) * len(receivers) * len(cut_pairs), desc="stitch grid",
                            disable=not progress, unit="stitch")
-        rows = _local_rows(senders, receivers, cut_pairs, ctx, bar)
+        rows = local_rows(senders, receivers, cut_pairs, ctx, bar)
         bar.close()
     return pd.DataFrame(rows)
 
@@ -130,11 +130,11 @@ def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: 
 # Reading trained stitches back from the store
 
 
-def _stored(ctx: _Context, sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str]]):
+def _stored(ctx: GridContext, sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str]]):
     """Yield ((cut_i, cut_j), stitched model with its trained stitch loaded, metrics) for each
     pair, read from the store (a missing one raises, naming it)."""
     rx = receiver.load(ctx.device, ctx.store, ctx.root, False)
-    salt = _salt(ctx, sender, receiver)
+    salt = data_salt(ctx, sender, receiver)
     for cut_i, cut_j in cut_pairs:
         spec = StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=ctx.recipe,
                           data=ctx.data)
@@ -142,7 +142,7 @@ def _stored(ctx: _Context, sender: Any, receiver: Net, cut_pairs: Sequence[tuple
         if entry is None:
             raise KeyError(f"no stored stitch {sender.name} -> {receiver.name} at ({cut_i}, {cut_j}); "
                            "run stitch_grid first")
-        stitched, _, _ = _build(ctx, sender, _SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
+        stitched, _, _ = build_stitched(ctx, sender, SenderCut(ctx, sender, cut_i), rx, cut_i, cut_j,
                                 tuple(ctx.test.images.shape[1:]))
         stitched.stitch.load_state_dict(entry.tensors)
         yield (cut_i, cut_j), stitched, entry.metrics
@@ -153,7 +153,7 @@ def load_stitched(sender: Any, receiver: Net, cut_i: str, cut_j: str, recipe: St
                   root: str | os.PathLike | None = None) -> tuple[stitching.StitchedModel, dict]:
     """The trained stitched model of one grid row (read from the store; run the grid first) and
     its metrics. For a tensor-source sender, feed ``stitched.top`` the source's tensors."""
-    ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
+    ctx = GridContext(recipe, data, as_device(device), store or Store(), root, progress=False)
     _, stitched, metrics = next(_stored(ctx, sender, receiver, [(cut_i, cut_j)]))
     return stitched.eval(), metrics
 
@@ -163,7 +163,7 @@ def load_stitches(sender: Any, receiver: Net, cut_pairs: Sequence[tuple[str, str
                   root: str | os.PathLike | None = None) -> dict[tuple[str, str], torch.nn.Module]:
     """The trained stitch modules (eval mode) of many grid rows of one sender-receiver pair,
     read from the store with one shared context (run the grid first)."""
-    ctx = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
+    ctx = GridContext(recipe, data, as_device(device), store or Store(), root, progress=False)
     return {pair: stitched.stitch.eval() for pair, stitched, _ in _stored(ctx, sender, receiver, cut_pairs)}
 
 
@@ -187,7 +187,7 @@ def stitch_mse(sender: Net, receiver: Net, cut_i: str, cut_j: str, recipe: Stitc
     if memo.get("setting") != setting:
         memo.clear()
         memo["setting"] = setting
-        memo["ctx"] = _Context(recipe, data, as_device(device), store or Store(), root, progress=False)
+        memo["ctx"] = GridContext(recipe, data, as_device(device), store or Store(), root, progress=False)
     ctx = memo["ctx"]
     stitched, _ = load_stitched(sender, receiver, cut_i, cut_j, recipe, data, device=ctx.device, store=ctx.store,
                                 root=root)
@@ -196,13 +196,13 @@ def stitch_mse(sender: Net, receiver: Net, cut_i: str, cut_j: str, recipe: Stitc
     skey, rkey = (config_key(sender.spec), cut_i), config_key(receiver.spec)
     if memo.get("sender") != skey:  # one sender cut at a time: its DM and test activations
         sx = sender.load(ctx.device, ctx.store, ctx.root, False)
-        memo["sender"], memo["sc"] = skey, _SenderCut(ctx, sender, cut_i)
+        memo["sender"], memo["sc"] = skey, SenderCut(ctx, sender, cut_i)
         memo["x"] = stitching.activations(sx, cut_i, images, normalisation=sender.spec.normalisation,
                                           device=ctx.device, precision="fp32")
     if memo.get("receiver") != rkey:  # one receiver at a time: its cuts' expected representations
         memo["receiver"], memo["e"] = rkey, {}
     sc, x = memo["sc"], memo["x"]
-    similar, _, _ = _build(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
+    similar, _, _ = build_stitched(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
     stitching.init_dm(similar.stitch, sc.get("dm")[0], ctx.dm_target(receiver, cut_j))
     if cut_j not in memo["e"]:
         memo["e"][cut_j] = stitching.activations(rx, cut_j, images, normalisation=receiver.spec.normalisation,

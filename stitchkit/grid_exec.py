@@ -1,6 +1,6 @@
-"""How a grid's stitches are computed: what one grid call shares (:class:`_Context`: device,
+"""How a grid's stitches are computed: what one grid call shares (:class:`GridContext`: device,
 store, data splits, receiver accuracies and DM targets), a sender's activations at one cut
-(:class:`_SenderCut`), one stitch, or a stacked pass of several, trained (or read from the store)
+(:class:`SenderCut`), one stitch, or a stacked pass of several, trained (or read from the store)
 into a table row, the local walk over the grid, and the per-pair task that
 :func:`stitchkit.grid.stitch_grid` maps over a Dask client.
 
@@ -10,7 +10,7 @@ train); walking a sender's cuts in order, it continues each cut's activations fr
 cut's, so all the cuts of a sender cost about one forward pass. It starts every stitch from
 direct matching. The decision to cache activations lives here only (:func:`can_cache_activations`).
 On a GPU, the stitches into one receiver cut train several per pass (:data:`STITCHES_PER_PASS`).
-A Dask client maps the grid as one task per sender-receiver pair (:func:`_pair_task`); the
+A Dask client maps the grid as one task per sender-receiver pair (:func:`pair_task`); the
 table is the same as the local run's.
 """
 
@@ -25,7 +25,7 @@ import torch
 from . import data as data_mod
 from . import stitching
 from .datasets import DataSpec, combined_fingerprint, test_split, train_split
-from .grid_spec import Net, StitchRecipe, StitchSpec, _is_net
+from .grid_spec import Net, StitchRecipe, StitchSpec, is_net
 from .hardware import MEASURE_PRECISION, as_device, channels_last_ok, resolve_precision
 from .models import CutModel
 from .store import Store, config_key
@@ -46,7 +46,7 @@ def can_cache_activations(recipe: StitchRecipe) -> bool:
 # What one grid call shares, and a sender's activations at one cut
 
 
-class _Context:
+class GridContext:
     """What one grid call shares: device, store, data splits, receiver accuracies and targets."""
 
     def __init__(self, recipe: StitchRecipe, data: DataSpec, device, store, root, progress,
@@ -92,11 +92,11 @@ class _Context:
         return self._targets[key]
 
 
-class _SenderCut:
+class SenderCut:
     """A sender's activations at one cut, computed on first use and shared by every stitch that
     reads that cut (train, test and DM images).
 
-    ``previous``: the same sender's _SenderCut at an earlier cut, whose stitches are done. A split
+    ``previous``: the same sender's SenderCut at an earlier cut, whose stitches are done. A split
     it holds exactly as the forward handed it on (float32; under bf16, the dtype the forward has at
     that cut: :func:`stitchkit.stitching.boundary_dtype`) is continued from there (only the pieces
     in between run: the numbers are those of a forward from the images) and then released, so a
@@ -104,7 +104,7 @@ class _SenderCut:
     per cut. A split stored rounded (bf16 where the forward had float32) is computed from the
     images again."""
 
-    def __init__(self, ctx: _Context, sender: Any, cut: str, previous: "_SenderCut | None" = None) -> None:
+    def __init__(self, ctx: GridContext, sender: Any, cut: str, previous: "SenderCut | None" = None) -> None:
         self.ctx, self.sender, self.cut = ctx, sender, cut
         self._acts: dict[str, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._previous = previous
@@ -126,7 +126,7 @@ class _SenderCut:
     def get(self, split: str, shape: tuple[int, ...] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         if split not in self._acts:
             ctx = self.ctx
-            if _is_net(self.sender):
+            if is_net(self.sender):
                 model = self.sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
                 source = {"train": ctx.train, "test": ctx.test, "dm": ctx.train.subset(ctx.dm_index)}[split]
                 # the stitch trains on the training split in the training precision; the test and
@@ -148,20 +148,20 @@ class _SenderCut:
 # One stitch (or a stacked pass of several) into a table row
 
 
-def _spec(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str) -> StitchSpec:
+def _spec(ctx: GridContext, sender: Any, receiver: Net, cut_i: str, cut_j: str) -> StitchSpec:
     return StitchSpec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j, recipe=ctx.recipe,
                       data=ctx.data)
 
 
-def _start(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, receiver: Net, cut_i: str, cut_j: str):
+def _start(ctx: GridContext, sender: Any, sc: SenderCut, rx: CutModel, receiver: Net, cut_i: str, cut_j: str):
     """A fresh stitch, directly matched if the recipe says so: (stitched model, normalisation,
     receiver shape at cut_j, metrics so far, the DM result or None)."""
     recipe, cached = ctx.recipe, can_cache_activations(ctx.recipe)
-    stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
+    stitched, norm, out_shape = build_stitched(ctx, sender, sc, rx, cut_i, cut_j, tuple(ctx.test.images.shape[1:]))
     metrics: dict[str, Any] = {"dm_accuracy": None, "dm_residual": None}
     result = None
     if recipe.init == "dm":
-        if not _is_net(sender):
+        if not is_net(sender):
             raise ValueError(f"sender {sender.name!r} is a tensor source: direct matching needs images that "
                              "both networks see; use init='default'")
         x_dm, _ = sc.get("dm")
@@ -172,7 +172,7 @@ def _start(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, receiver: N
     return stitched, norm, out_shape, metrics, result
 
 
-def _finish(ctx: _Context, stitched, sc: _SenderCut, norm: str, out_shape, metrics: dict, result,
+def _finish(ctx: GridContext, stitched, sc: SenderCut, norm: str, out_shape, metrics: dict, result,
             history: list[dict], seconds: float) -> tuple[dict, dict[str, torch.Tensor]]:
     """Evaluate a trained stitch (unless direct matching alone made it): (metrics, tensors) to store."""
     if history or result is None:  # direct matching alone: its evaluation is the result
@@ -187,11 +187,11 @@ def _trains(recipe: StitchRecipe) -> bool:
     return recipe.train.epochs > 0 or bool(recipe.train.steps)
 
 
-def _row(ctx: _Context, sender: Any, receiver: Net, cut_i: str, cut_j: str, entry) -> dict:
+def _row(ctx: GridContext, sender: Any, receiver: Net, cut_i: str, cut_j: str, entry) -> dict:
     receiver_acc = ctx.receiver_accuracy(receiver)
     m = entry.metrics
     return {"sender": sender.name, "receiver": receiver.name, "cut_i": cut_i, "cut_j": cut_j,
-            "control": _is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,
+            "control": is_net(sender) and sender.spec == receiver.spec and cut_i == cut_j,
             "accuracy": m["accuracy"], "receiver_accuracy": receiver_acc, "penalty": receiver_acc - m["accuracy"],
             "dm_accuracy": m["dm_accuracy"],
             "dm_penalty": None if m["dm_accuracy"] is None else receiver_acc - m["dm_accuracy"],
@@ -213,7 +213,7 @@ def _unpack(packed: bytes | None, n: int) -> np.ndarray | None:
     return np.unpackbits(np.frombuffer(packed, dtype=np.uint8), count=n).astype(bool)
 
 
-def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
+def _one_stitch(ctx: GridContext, sender: Any, sc: SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
     recipe = ctx.recipe
     rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
     cached = can_cache_activations(recipe)
@@ -224,23 +224,23 @@ def _one_stitch(ctx: _Context, sender: Any, sc: _SenderCut, receiver: Net, cut_i
         history: list[dict] = []
         if _trains(recipe):
             # precomputed activations when they are fixed (or all a tensor source has), else image batches
-            x, y = sc.get("train", out_shape) if cached or not _is_net(sender) else (None, None)
+            x, y = sc.get("train", out_shape) if cached or not is_net(sender) else (None, None)
             history = stitching.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
                                              activations=x, labels=y, progress=False)
         return _finish(ctx, stitched, sc, norm, out_shape, metrics, result, history, time.perf_counter() - t0)
 
     entry = ctx.store.get_or_compute(_spec(ctx, sender, receiver, cut_i, cut_j), compute,
-                                     salt=_salt(ctx, sender, receiver))
+                                     salt=data_salt(ctx, sender, receiver))
     return _row(ctx, sender, receiver, cut_i, cut_j, entry)
 
 
-def _stacked_stitches(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], receiver: Net, cut_j: str,
+def _stacked_stitches(ctx: GridContext, sender: Net, cuts: dict[str, SenderCut], receiver: Net, cut_j: str,
                       cuts_i: Sequence[str]) -> list[dict]:
     """Every stitch from ``cuts_i`` of ``sender`` into ``cut_j`` of ``receiver``: those not in the
     store are directly matched one by one, then trained ``ctx.stitches_per_pass`` at a time in
     one pass (:func:`stitching.train_stitches_stacked`), and stored one by one."""
     rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
-    salt = _salt(ctx, sender, receiver)
+    salt = data_salt(ctx, sender, receiver)
     entries = {ci: ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt) for ci in cuts_i}
     todo = [ci for ci in cuts_i if entries[ci] is None]
     k = ctx.stitches_per_pass
@@ -255,7 +255,7 @@ def _stacked_stitches(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], r
     return [_row(ctx, sender, receiver, ci, cut_j, entries[ci]) for ci in cuts_i]
 
 
-def _train_chunk(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], rx, receiver: Net, cut_j: str,
+def _train_chunk(ctx: GridContext, sender: Net, cuts: dict[str, SenderCut], rx, receiver: Net, cut_j: str,
                  chunk: list[str], salt: str, entries: dict) -> None:
     """Directly match, train in one stacked pass and store the stitches of ``chunk`` (cuts of ``sender``)."""
     t0 = time.perf_counter()
@@ -271,18 +271,18 @@ def _train_chunk(ctx: _Context, sender: Net, cuts: dict[str, _SenderCut], rx, re
         entries[ci] = ctx.store.put(_spec(ctx, sender, receiver, ci, cut_j), metrics, tensors, salt=salt)
 
 
-def _salt(ctx: _Context, sender: Any, receiver: Net) -> str:
+def data_salt(ctx: GridContext, sender: Any, receiver: Net) -> str:
     """The identity of every dataset a stitch depends on (its task's, the receiver's, the sender's)."""
-    return combined_fingerprint(ctx.data, receiver.spec.data, *([sender.spec.data] if _is_net(sender) else []),
+    return combined_fingerprint(ctx.data, receiver.spec.data, *([sender.spec.data] if is_net(sender) else []),
                                 root=ctx.root)
 
 
-def _build(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, cut_i: str, cut_j: str, input_shape):
+def build_stitched(ctx: GridContext, sender: Any, sc: SenderCut, rx: CutModel, cut_i: str, cut_j: str, input_shape):
     """A fresh stitched model (stitch initialised with the recipe's seed), the normalisation of
     its input images, and the receiver's activation shape at ``cut_j``."""
     recipe = ctx.recipe
     out_shape = rx.shape_at(cut_j, input_shape)
-    if _is_net(sender):
+    if is_net(sender):
         sx = sender.load(ctx.device, ctx.store, ctx.root, ctx.progress)
         stitched = stitching.stitch_models(sx, cut_i, rx, cut_j, kind=recipe.kind, frozen_bn=recipe.frozen_bn,
                                            stitch_bn=recipe.stitch_bn_mode, kernel_size=recipe.kernel_size,
@@ -298,8 +298,8 @@ def _build(ctx: _Context, sender: Any, sc: _SenderCut, rx: CutModel, cut_i: str,
     return stitched, "none", out_shape  # no images to normalise
 
 
-def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, out_shape) -> dict:
-    if cached or not _is_net(sc.sender):
+def _evaluate(ctx: GridContext, stitched, sc: SenderCut, norm: str, cached: bool, out_shape) -> dict:
+    if cached or not is_net(sc.sender):
         x, y = sc.get("test", out_shape)
         return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,
                                          activations=x, labels=y, per_image=True)
@@ -310,12 +310,12 @@ def _evaluate(ctx: _Context, stitched, sc: _SenderCut, norm: str, cached: bool, 
 # The local walk over the grid, and the per-pair Dask task
 
 
-def _stacks(ctx: _Context, senders) -> bool:
+def _stacks(ctx: GridContext, senders) -> bool:
     """Train several stitches per pass: asked for, activations cacheable, every sender a network."""
-    return ctx.stitches_per_pass > 1 and can_cache_activations(ctx.recipe) and all(_is_net(s) for s in senders)
+    return ctx.stitches_per_pass > 1 and can_cache_activations(ctx.recipe) and all(is_net(s) for s in senders)
 
 
-def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
+def local_rows(senders, receivers, cut_pairs, ctx: GridContext, bar=None) -> list[dict]:
     if _stacks(ctx, senders):
         return _stacked_rows(senders, receivers, cut_pairs, ctx, bar)
     rows = []
@@ -326,7 +326,7 @@ def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[
         sc = None
         for cut_i, cuts_j in by_cut.items():
             # one forward of this sender cut for all its stitches, continued from the previous cut
-            sc = _SenderCut(ctx, sender, cut_i, previous=sc)
+            sc = SenderCut(ctx, sender, cut_i, previous=sc)
             for receiver in receivers:
                 for cut_j in cuts_j:
                     rows.append(_one_stitch(ctx, sender, sc, receiver, cut_i, cut_j))
@@ -336,7 +336,7 @@ def _local_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[
     return rows
 
 
-def _stacked_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> list[dict]:
+def _stacked_rows(senders, receivers, cut_pairs, ctx: GridContext, bar=None) -> list[dict]:
     """The local grid with the stitches into each receiver cut stacked: every cut of a sender is
     held (computed once) while its stitches into all receivers train; rows in the local order."""
     rows = []
@@ -344,18 +344,18 @@ def _stacked_rows(senders, receivers, cut_pairs, ctx: _Context, bar=None) -> lis
     for ci, cj in cut_pairs:
         by_j.setdefault(cj, []).append(ci)
     for sender in senders:
-        cuts = {ci: _SenderCut(ctx, sender, ci) for ci, _ in cut_pairs}
+        cuts = {ci: SenderCut(ctx, sender, ci) for ci, _ in cut_pairs}
         for receiver in receivers:
             for cut_j, cuts_i in by_j.items():
                 rows.extend(_stacked_stitches(ctx, sender, cuts, receiver, cut_j, cuts_i))
                 if bar is not None:
                     bar.update(len(cuts_i))
         del cuts
-    rows.sort(key=_local_order(senders, receivers, cut_pairs))
+    rows.sort(key=local_order(senders, receivers, cut_pairs))
     return rows
 
 
-def _local_order(senders, receivers, cut_pairs):
+def local_order(senders, receivers, cut_pairs):
     """Sort key putting rows in the order the local run produces them."""
     s_idx = {s.name: k for k, s in enumerate(senders)}
     r_idx = {r.name: k for k, r in enumerate(receivers)}
@@ -366,8 +366,8 @@ def _local_order(senders, receivers, cut_pairs):
     return lambda r: (s_idx[r["sender"]], ci_idx[r["cut_i"]], r_idx[r["receiver"]], p_idx[(r["cut_i"], r["cut_j"])])
 
 
-def _pair_task(sender, receiver, cut_pairs, recipe, data, store_root, root, stitches_per_pass=None) -> list[dict]:
+def pair_task(sender, receiver, cut_pairs, recipe, data, store_root, root, stitches_per_pass=None) -> list[dict]:
     """One Dask task: every stitch of one sender-receiver pair (models loaded on the worker)."""
-    ctx = _Context(recipe, data, as_device(None), Store(store_root), root, progress=False,
+    ctx = GridContext(recipe, data, as_device(None), Store(store_root), root, progress=False,
                    stitches_per_pass=stitches_per_pass)
-    return _local_rows([sender], [receiver], cut_pairs, ctx)
+    return local_rows([sender], [receiver], cut_pairs, ctx)

@@ -111,5 +111,5 @@ class StitchSpec:
     data: DataSpec  # the task the stitched model is trained and tested on
 
 
-def _is_net(sender: Any) -> bool:
+def is_net(sender: Any) -> bool:
     return isinstance(sender, Net)

@@ -155,7 +155,7 @@ def test_labels_and_epochs_and_width_verdicts():
     assert numbers["shorter_late_minus_early"] == pytest.approx(3.5 - 0.1)
 
     w = sweeps.PRESETS_F3C["demo"]
-    names = [bansal_pairs._width_name(f) for f in w.width_factors]
+    names = [bansal_pairs.width_name(f) for f in w.width_factors]
     parts = []
     for rx in names:
         pen = {sweeps.SELF: [0] * 6}
@@ -406,7 +406,7 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
 def _width_table(cfg, gain_up: float, gain_down: float) -> pd.DataFrame:
     """B-F3C's grid: every width into every other; the wider bottom into the thinnest top gains
     ``gain_up`` at block3, the thinnest into the widest gains ``gain_down`` there."""
-    names = [bansal_pairs._width_name(f) for f in sorted(cfg.width_factors)]
+    names = [bansal_pairs.width_name(f) for f in sorted(cfg.width_factors)]
     parts = []
     for rx in names:
         pen = {sweeps.SELF: [0] * 6}
@@ -423,7 +423,7 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
     """Review (2026-11-24): B-F3C had no training-length control. Each claim is decided by one
     cell of a grid with several tops: the check retrains it and that top's self-stitch there."""
     cfg = sweeps.PRESETS_F3C["demo"]
-    names = [bansal_pairs._width_name(f) for f in sorted(cfg.width_factors)]
+    names = [bansal_pairs.width_name(f) for f in sorted(cfg.width_factors)]
     thin, wide = names[0], names[-1]
     table = _width_table(cfg, gain_up=3.0, gain_down=0.5)
     acc = {n: 0.6 for n in names}

@@ -68,7 +68,7 @@ def test_cuts_continued_from_the_previous_cut_give_the_table_of_fresh_forwards(r
     senders, receivers = _nets()
     continued = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "c"),
                             root=root, progress=False)
-    monkeypatch.setattr(grid_exec._SenderCut, "_continued", lambda self, model, split, precision: None)
+    monkeypatch.setattr(grid_exec.SenderCut, "_continued", lambda self, model, split, precision: None)
     fresh = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
                         root=root, progress=False)
     pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))
@@ -98,7 +98,7 @@ def test_under_bf16_cuts_continue_where_exact_and_give_the_table_of_fresh_forwar
                 for cut, _ in CUTS}
     expected = 1 + sum(not lossless[a] for (a, _) in CUTS[:-1])  # the first cut, and after each rounded one
     assert len([c for c in from_images if c[0] == from_images[0][0]]) == expected
-    monkeypatch.setattr(grid_exec._SenderCut, "_continued", lambda self, model, split, precision: None)
+    monkeypatch.setattr(grid_exec.SenderCut, "_continued", lambda self, model, split, precision: None)
     fresh = stitch_grid(senders, receivers, CUTS, bf16, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
                         root=root, progress=False)
     pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))

@@ -35,7 +35,7 @@ from ..scales import param
 from ..similarity import CKA_METHOD, CKA_SAMPLE, CKABootstrap
 from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, DEMO_STITCH_LR, PRESETS, RANDOM,
                           RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF, TRAINED, ConnectivityConfig,
-                          _beyond_self, _connectivity_claims, _extend_presets, boot, connectivity,
+                          beyond_self, connectivity_claims, extend_presets, boot, connectivity,
                           connectivity_summary, estimate_numbers, points, positions, receiver_snapshots,
                           self_stitch_control)
 from .bansal_length import decided, length_table, replace_cells, retrain_longer
@@ -101,7 +101,7 @@ class ArchitecturesConfig(ConnectivityConfig):
 # smoke: two small panels at three cuts (the Myrtle CNN and the ViT: the code paths that differ from
 # the ResNet-18's; the widths are the same model); demo: four cuts per other architecture (first,
 # last and two between); paper: every cut.
-PRESETS_F2A = _extend_presets(ArchitecturesConfig, {"other_archs": ("myrtle", "vit"), "arch_cuts": 3})
+PRESETS_F2A = extend_presets(ArchitecturesConfig, {"other_archs": ("myrtle", "vit"), "arch_cuts": 3})
 PRESETS_F2A["demo"] = replace(PRESETS_F2A["demo"], arch_cuts=4)
 
 
@@ -293,7 +293,7 @@ def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> 
         if sender not in by:  # every verdict gets the control, decided or not (issue 46)
             continue
         g = by[sender]
-        beyond = _beyond_self(g, by[SELF])
+        beyond = beyond_self(g, by[SELF])
         cuts = {"worst": deciding_cuts(beyond, 100 * (bound or 0)) if where == "worst" else None,
                 "first": [g.index[0]], "last two": list(g.index[-2:]), "all": list(g.index)}[where]
         out.append(dict(claim=c.key, base_key=key, panel=panel, sender=sender, cuts=cuts,
@@ -341,7 +341,7 @@ def _rejudge_connectivity(key: str) -> Callable[[pd.DataFrame], Criterion]:
         from .bansal_layers import rejudge_trend
 
         return rejudge_trend
-    return lambda t: next(c for c in _connectivity_claims(t)[1] if c.key == key).criterion
+    return lambda t: next(c for c in connectivity_claims(t)[1] if c.key == key).criterion
 
 
 def _rejudge_arch(arch: str) -> Callable[[pd.DataFrame], Criterion]:

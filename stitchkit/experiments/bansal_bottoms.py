@@ -19,7 +19,7 @@ intervals over the test images, each penalty beyond the top stitched into itself
 (the two resampled together), maxima and gains over cuts bootstrapped as such; the controls
 are :mod:`stitchkit.controls`' (issue 46): the positive control on every stitching claim, the
 negative control (an untrained ResNet-18 of the top's width stitched into each top at the last two
-cuts, :func:`untrained_like`, :func:`_negative`) on the claims that a stitch works or improves,
+cuts, :func:`untrained_like`, :func:`negative_control`) on the claims that a stitch works or improves,
 and the training-length control on every stitching verdict; a "more is better" premise (the stronger bottom is the more accurate
 network) is judged on the interval of the accuracy difference, measured on the same test images
 (``sender_correct``: each bottom's own per-image results); CKA claims on the bootstrap over the
@@ -44,7 +44,7 @@ from ..scales import check_names, param
 from ..similarity import CKABootstrap
 from ..train import evaluate
 from .bansal_core import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
-from .bansal_core import RANDOM, PRESETS, ConnectivityConfig, _beyond_self, boot, points, positions
+from .bansal_core import RANDOM, PRESETS, ConnectivityConfig, beyond_self, boot, points, positions
 from .bansal_length import retrain_longer
 
 
@@ -79,7 +79,7 @@ DEMO_CUTS = ("stem", "block1", "block3", "block5", "block7", "pool")
 SMOKE_CUTS = ("stem", "block3", "block5")  # three: early, middle and late need one cut each
 
 
-def _presets(cls: type, **per_scale: dict) -> dict:
+def sweep_presets(cls: type, **per_scale: dict) -> dict:
     """B-F2A's presets as presets of ``cls``, with the sweep's cut subsets and ``per_scale`` changes."""
     out = {}
     for scale, cfg in PRESETS.items():
@@ -203,7 +203,7 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
     return table, accuracy
 
 
-def _pen(table: pd.DataFrame, sender: str, receiver: str | None = None) -> pd.Series:
+def penalty_beyond_self(table: pd.DataFrame, sender: str, receiver: str | None = None) -> pd.Series:
     """Penalty in points per cut (in cut order) of one sender (into one receiver) *beyond* the
     receiver stitched into itself at the same cut. Every claim of these pages is judged on it:
     a stitch trained on the task can itself improve a top that is not fully trained (the
@@ -216,10 +216,10 @@ def _pen(table: pd.DataFrame, sender: str, receiver: str | None = None) -> pd.Se
         raise ValueError(f"{sender!r} is stitched into several receivers: name one")
     else:
         own = own[own.receiver == t.receiver.iloc[0]]
-    return _beyond_self(t.set_index("cut"), own.set_index("cut")).loc[t.cut]
+    return beyond_self(t.set_index("cut"), own.set_index("cut")).loc[t.cut]
 
 
-class _Beyond:
+class BeyondSelf:
     """Row positions of one sender's stitches (into one receiver) at some cuts and of that
     receiver's self-stitches at the same cuts: ``of(x)`` is the penalty beyond the self-stitch
     (points, per cut) in a bootstrap replicate ``x`` of the table."""
@@ -236,13 +236,13 @@ class _Beyond:
         return points(x, self.sender) - points(x, self.self_)
 
 
-def _boot(table: pd.DataFrame, stat, own: bool = False, **kw) -> noise.Estimate:
+def grid_bootstrap(table: pd.DataFrame, stat, own: bool = False, **kw) -> noise.Estimate:
     """The paired bootstrap over the grid's test images; ``own``: with the senders' own results
     (``sender_accuracy``, for the premises)."""
     return boot(table, stat, columns=COLUMNS if own else noise.PER_IMAGE, **kw)
 
 
-def _thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
+def cut_thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
     """Early, middle and late cuts (the first and last third; the middle the rest)."""
     if len(cuts) < 3:
         raise ValueError(f"early, middle and late layers need at least 3 cuts, got {cuts}")
@@ -250,7 +250,7 @@ def _thirds(cuts: list[str]) -> tuple[list[str], list[str], list[str]]:
     return cuts[:k], cuts[k:len(cuts) - k], cuts[len(cuts) - k:]
 
 
-def _beyond(claims: list[ClaimSpec], keys: tuple[str, ...]) -> list[ClaimSpec]:
+def judged_beyond_self(claims: list[ClaimSpec], keys: tuple[str, ...]) -> list[ClaimSpec]:
     """The claims, those of ``keys`` with a criterion that says its penalties are measured beyond
     the self-stitch (the criterion's numbers and result unchanged)."""
     return [replace(c, criterion=replace(c.criterion, text=c.criterion.text + BEYOND)) if c.key in keys else c
@@ -263,30 +263,30 @@ def _map_cuts(cuts: list[str]) -> list[str]:
     return [c for c in cuts if c != "pool"]
 
 
-def _gain(pen: pd.Series) -> tuple[float, str]:
+def largest_gain(pen: pd.Series) -> tuple[float, str]:
     """The largest gain (minus the penalty, points) over the map cuts and where (see :func:`_map_cuts`)."""
     maps = pen.drop("pool", errors="ignore")
     return float(-maps.min()), str(maps.idxmin())
 
 
-def _gain_estimate(table: pd.DataFrame, sender: str, receiver: str | None = None) -> tuple[noise.Estimate, str]:
+def gain_estimate(table: pd.DataFrame, sender: str, receiver: str | None = None) -> tuple[noise.Estimate, str]:
     """The largest gain over the map cuts of ``sender`` beyond the self-stitch, bootstrapped as a
     maximum, and the cut where it is on all images."""
     cuts = _map_cuts(list(dict.fromkeys(table.cut)))
-    b = _Beyond(table, sender, cuts, receiver)
-    return _boot(table, lambda x: float(-b.of(x).min())), cuts[int(np.argmin(b.of(table.reset_index(drop=True))))]
+    b = BeyondSelf(table, sender, cuts, receiver)
+    return grid_bootstrap(table, lambda x: float(-b.of(x).min())), cuts[int(np.argmin(b.of(table.reset_index(drop=True))))]
 
 
-def _control(table: pd.DataFrame) -> tuple[Control, float]:
+def positive_control(table: pd.DataFrame) -> tuple[Control, float]:
     """The positive control over every cut (and every receiver) of the table, and the largest
     self-penalty (points; a loss positive) on all images."""
     t = table.reset_index(drop=True)
     pos = np.flatnonzero((t.sender == SELF).to_numpy())
-    e = _boot(t, lambda x: controls.largest(points(x, pos)), interval="basic")
+    e = grid_bootstrap(t, lambda x: controls.largest(points(x, pos)), interval="basic")
     return controls.reaches_receiver(e, what="top stitched into itself at every cut"), e.value
 
 
-def _negative(table: pd.DataFrame, receivers: list[str] | None = None) -> tuple[Control, noise.Estimate | None]:
+def negative_control(table: pd.DataFrame, receivers: list[str] | None = None) -> tuple[Control, noise.Estimate | None]:
     """The negative control (:func:`stitchkit.controls.untrained_sender_fails`): the untrained
     network's penalty beyond the top's self-stitch, mean over the cuts it was stitched at (the
     last two), at least :data:`stitchkit.controls.NEGATIVE_MARGIN` points into each of
@@ -298,12 +298,12 @@ def _negative(table: pd.DataFrame, receivers: list[str] | None = None) -> tuple[
     if rnd.empty or not set(receivers) <= set(rnd.receiver):
         return Control(f"{what}: not run", f"penalty beyond the self-stitch ≥ {controls.NEGATIVE_MARGIN:g} points",
                        "not run", False, None, controls.NEGATIVE), None
-    bs = [_Beyond(t, RANDOM, list(rnd[rnd.receiver == r].cut), r) for r in receivers]
-    e = _boot(t, lambda x: float(min(b.of(x).mean() for b in bs)))
+    bs = [BeyondSelf(t, RANDOM, list(rnd[rnd.receiver == r].cut), r) for r in receivers]
+    e = grid_bootstrap(t, lambda x: float(min(b.of(x).mean() for b in bs)))
     return controls.untrained_sender_fails(e, what=what), e
 
 
-def _accuracy_gap(table: pd.DataFrame, stronger: str, weaker: str | None = None,
+def accuracy_gap(table: pd.DataFrame, stronger: str, weaker: str | None = None,
                   receiver: str | None = None) -> noise.Estimate:
     """``stronger``'s own test accuracy minus ``weaker``'s (points; None: the top's, i.e. the
     receiver ``stronger`` is stitched into), on the grid's test images, paired."""
@@ -311,26 +311,26 @@ def _accuracy_gap(table: pd.DataFrame, stronger: str, weaker: str | None = None,
     rows = t[t.sender == stronger] if receiver is None else t[(t.sender == stronger) & (t.receiver == receiver)]
     a = int(rows.index[0])
     if weaker is None:
-        return _boot(t, lambda x: 100 * float(x.sender_accuracy.iloc[a] - x.receiver_accuracy.iloc[a]), own=True)
+        return grid_bootstrap(t, lambda x: 100 * float(x.sender_accuracy.iloc[a] - x.receiver_accuracy.iloc[a]), own=True)
     b = int(t.index[(t.sender == weaker).to_numpy()][0])
-    return _boot(t, lambda x: 100 * float(x.sender_accuracy.iloc[a] - x.sender_accuracy.iloc[b]), own=True)
+    return grid_bootstrap(t, lambda x: 100 * float(x.sender_accuracy.iloc[a] - x.sender_accuracy.iloc[b]), own=True)
 
 
-def _stronger(table: pd.DataFrame, bottom: str, top: str | None = None, *, receiver: str | None = None,
+def premise_stronger(table: pd.DataFrame, bottom: str, top: str | None = None, *, receiver: str | None = None,
               top_name: str | None = None) -> tuple[Control, noise.Estimate]:
     """The premise of a "more is better" claim: the network with more (samples, training, width)
     is itself the more accurate one, on the interval of the accuracy difference (a premise that
     holds by less than its uncertainty fails). ``top``: the weaker network as a sender of the
     table; None: the top ``bottom`` is stitched into. Where it fails, a stitch cannot show that
     "more" made a better representation, and the claim is inconclusive at this scale."""
-    gap = _accuracy_gap(table, bottom, top, receiver)
+    gap = accuracy_gap(table, bottom, top, receiver)
     other = top or top_name or "the top"
     ctl = controls.premise(gap, PREMISE_MARGIN, f"the {bottom} network is more accurate than {other} on its own "
                            "(the premise)", what=f"{bottom}'s test accuracy minus {other}'s, same images")
     return ctl, gap
 
 
-def _numbers(table: pd.DataFrame, accuracy: dict[str, float], keys: dict[str, str],
+def short_numbers(table: pd.DataFrame, accuracy: dict[str, float], keys: dict[str, str],
              cfg: BottomsConfig) -> dict[str, float]:
     """Per-sender, per-cut penalty and CKA and every model's accuracy, under short keys."""
     out = {f"accuracy_{keys[name]}": 100 * acc for name, acc in accuracy.items() if name in keys}
@@ -382,6 +382,6 @@ def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame,
                           progress=progress)
 
 
-def _rejudge(cfg, key: str):
+def claim_rejudger(cfg, key: str):
     """The claim ``key`` of the page of ``cfg`` (its ``summary``) judged on another table."""
     return lambda t: next(c for c in cfg.summary(t, {})[1] if c.key == key).criterion

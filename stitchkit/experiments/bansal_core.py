@@ -127,7 +127,7 @@ def receiver_snapshots(cfg: ConnectivityConfig, scale: str) -> list[zoo.ModelSpe
     return [cfg.variant(scale, cfg.seeds[0], stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)]
 
 
-def _trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: bool):
+def trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: bool):
     """The receiver (first seed, loaded), and as senders the receiver itself (the control) and the
     second seed (loaded); plus both trained models' metrics by name."""
     receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
@@ -140,7 +140,7 @@ def _trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: 
     return receiver, senders, metrics
 
 
-def _extend_presets(cls: type, smoke: dict) -> dict:
+def extend_presets(cls: type, smoke: dict) -> dict:
     """B-F2A's presets as presets of ``cls`` (a subclass adding fields), with ``smoke`` changes."""
     out = {scale: cls(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}) for scale, cfg in PRESETS.items()}
     out["smoke"] = replace(out["smoke"], **smoke)
@@ -152,7 +152,7 @@ def connectivity(cfg: ConnectivityConfig, scale: str, *, device: torch.device | 
     """Stitch a second seed, an untrained network and the receiver itself into the receiver
     (seed 0) at every cut. Returns the grid's table (one row per sender and cut) and the
     models' metrics (test accuracy on the full test set, training time and throughput)."""
-    receiver, senders, metrics = _trained_pair(cfg, scale, device, store, progress)
+    receiver, senders, metrics = trained_pair(cfg, scale, device, store, progress)
     senders.append(Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
     cuts = receiver.model.cuts
     table = stitch_grid(senders, [receiver], [(c, c) for c in cuts], cfg.recipe(), DataSpec("cifar10"),
@@ -169,7 +169,7 @@ def connectivity(cfg: ConnectivityConfig, scale: str, *, device: torch.device | 
 BEYOND = " beyond the receiver stitched into itself at the same cut"
 
 
-def _beyond_self(sender: pd.DataFrame, self_: pd.DataFrame) -> pd.Series:
+def beyond_self(sender: pd.DataFrame, self_: pd.DataFrame) -> pd.Series:
     """Penalty in points per cut of ``sender`` beyond the receiver stitched into itself at the same
     cut. The claims are judged on it: a stitch trained on the task can itself improve a receiver
     that is not fully trained (the self-stitch penalty is then negative, several points at `demo`),
@@ -264,7 +264,7 @@ def cka_reps_of(table: pd.DataFrame, pos: np.ndarray) -> np.ndarray:
 # B-F2A's claims
 
 
-def _connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[ClaimSpec]]:
+def connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[ClaimSpec]]:
     """B-F2A's judged numbers and claims (judged beyond the self-stitch, on their intervals)."""
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t[t.sender == TRAINED].cut))
@@ -317,12 +317,12 @@ def _connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[Cl
 
 def connectivity_summary(table: pd.DataFrame, models: dict) -> tuple[dict[str, float], list[ClaimSpec]]:
     """Named numbers (points of accuracy, %) and claims for B-F2A from ``connectivity``'s output.
-    Penalties are judged beyond the receiver stitched into itself (:func:`_beyond_self`) on their
+    Penalties are judged beyond the receiver stitched into itself (:func:`beyond_self`) on their
     paired-bootstrap intervals; the raw penalties stay in the numbers."""
     by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
     trained, rand, self_ = by[TRAINED], by[RANDOM], by[SELF]
     cuts = list(trained.index)
-    judged, claims = _connectivity_claims(table)
+    judged, claims = connectivity_claims(table)
     numbers = {
         "receiver_accuracy": 100 * trained.receiver_accuracy.iloc[0],
         "receiver_accuracy_full_test": 100 * models["receiver_accuracy_full_test"],

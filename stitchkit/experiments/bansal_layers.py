@@ -24,8 +24,8 @@ from ..grid import LONGER, Net, StitchRecipe, stitch_grid
 from ..results import at_least, at_most
 from ..scales import check_names, param
 from ..similarity import CKABootstrap
-from .bansal_core import (RANDOM, SELF, TRAINED, ConnectivityConfig, _extend_presets, _trained_pair,
-                          _connectivity_claims, boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary,
+from .bansal_core import (RANDOM, SELF, TRAINED, ConnectivityConfig, extend_presets, trained_pair,
+                          connectivity_claims, boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary,
                           estimate_numbers,
                           points, positions, replicate_vectors)
 from .bansal_length import replace_cells
@@ -64,7 +64,7 @@ class KernelSizeConfig(ConnectivityConfig):
         return replace(recipe, kernel_size=k, train=replace(recipe.train, lr=lr))
 
 
-PRESETS_F4 = _extend_presets(KernelSizeConfig, {"kernel_sizes": (1, 3)})
+PRESETS_F4 = extend_presets(KernelSizeConfig, {"kernel_sizes": (1, 3)})
 # 2 CPU cores: three of the nine map cuts (stem, block3, block7) keep the 30 stitches in minutes. The
 # k x k stitches train at stitch_lr / k^2: with one lr for every kernel (the paper's choice, over 120k
 # steps on 50k images) the receiver stitched into itself drifted from its exact direct-matching start
@@ -84,7 +84,7 @@ def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | st
     with a spatial map); returns the tables stacked with a ``kernel_size`` column."""
     cfg.check(scale)  # the presets check it before any compute; a config built by hand, here
     cuts = list(cfg.cuts or cfg.map_cuts(scale))
-    receiver, senders, _ = _trained_pair(cfg, scale, device, store, progress)
+    receiver, senders, _ = trained_pair(cfg, scale, device, store, progress)
     tables = []
     for k in cfg.kernel_sizes:
         t = stitch_grid(senders, [receiver], [(c, c) for c in cuts], cfg.kernel_recipe(k), DataSpec("cifar10"),
@@ -198,7 +198,7 @@ class RandomVsTrainedConfig(ConnectivityConfig):
         return [self.model(scale, seed) for seed in self.seeds]
 
 
-PRESETS_F5 = _extend_presets(RandomVsTrainedConfig, {"cka_images": 500})
+PRESETS_F5 = extend_presets(RandomVsTrainedConfig, {"cka_images": 500})
 # One GPU: the zoo's gpu ResNet-18 (width 64, 40 epochs at batch 512, 90.3% on an H100) with demo's
 # stitch recipe (DM start, 2 epochs on 10k images at batch 32, Adam 3e-3) at every cut, on all 10k
 # test images; the training-length control retrains the deciding cells at 4x. Chosen before any run.
@@ -301,7 +301,7 @@ def _trend_claim(rho: noise.Estimate, n_cuts: int, positive) -> ClaimSpec:
 
 def rejudge_trend(t: pd.DataFrame):
     """B-F5's "same_trend" judged on another table (the training-length control's)."""
-    positive = [k for k in _connectivity_claims(t)[1][0].controls if k.kind == controls.POSITIVE]
+    positive = [k for k in connectivity_claims(t)[1][0].controls if k.kind == controls.POSITIVE]
     return _trend_claim(_trend(t), t[t.sender == RANDOM].cut.nunique(), positive).criterion
 
 

@@ -23,8 +23,8 @@ from ..display import Section, plain
 from ..results import at_least, at_most, load_spot_json
 from ..scales import param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
-from .bansal_bottoms import (IMPROVE_MIN, BottomsConfig, _accuracy_gap, _Beyond, _beyond, _boot, _control,
-                             _gain_estimate, _negative, _numbers, _pen, _presets, _rejudge, _stronger, bottoms_into_top)
+from .bansal_bottoms import (IMPROVE_MIN, BottomsConfig, accuracy_gap, BeyondSelf, judged_beyond_self, grid_bootstrap, positive_control,
+                             gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger, premise_stronger, bottoms_into_top)
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,10 +45,10 @@ class WidthConfig(BottomsConfig):
         return _width_checks(table, claims, self, scale)
 
 
-PRESETS_F3C = _presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
+PRESETS_F3C = sweep_presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
 
 
-def _width_name(f: float) -> str:
+def width_name(f: float) -> str:
     return f"x{f:g} width"
 
 
@@ -56,7 +56,7 @@ def widths(cfg: WidthConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """Every width into every other (and itself, the control); one table with a receiver column."""
     if len(cfg.width_factors) < 2 or any(f <= 0 for f in cfg.width_factors):
         raise ValueError(f"width_factors needs at least two positive factors, got {cfg.width_factors}")
-    specs = {_width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
+    specs = {width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
     tables, accuracy = [], {}
     for rx_name, rx in specs.items():
         others = {name: spec for name, spec in specs.items() if name != rx_name}
@@ -70,38 +70,38 @@ def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig
     """B-F3C's claims, decided or not (issue 46), each decided by one cell: the gain of the wider bottom into the
     thinnest top ("wider_improves") or of the thinnest bottom into the widest top
     ("not_vice_versa") at its best block cut, measured beyond that top's self-stitch there."""
-    names = [_width_name(f) for f in sorted(cfg.width_factors)]
+    names = [width_name(f) for f in sorted(cfg.width_factors)]
     thin, wide = names[0], names[-1]
-    specs = {_width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
+    specs = {width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
     pairs = {"wider_improves": (wide, thin), "not_vice_versa": (thin, wide)}
     checks = []
     for c in claims:
         if c.key not in pairs:
             continue
         sender, top = pairs[c.key]
-        _, where = _gain_estimate(table, sender, top)
+        _, where = gain_estimate(table, sender, top)
         checks.append(dict(claim=c.key, sender=sender, cells=[(sender, [where])], panel=f"top {top}",
                            sender_specs={sender: specs[sender]}, receiver=specs[top], receiver_name=top,
                            self_name=SELF, recipe=cfg.recipe(), table=table,
                            bound=IMPROVE_MIN if c.key == "not_vice_versa" else -IMPROVE_MIN,
-                           rejudge=_rejudge(cfg, c.key)))
+                           rejudge=claim_rejudger(cfg, c.key)))
     return checks
 
 
 def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
-    names = [_width_name(f) for f in sorted(cfg.width_factors)]
+    names = [width_name(f) for f in sorted(cfg.width_factors)]
     keys = {SELF: "self", **{n: n.split()[0].replace(".", "_") for n in names}}
-    numbers = _numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = _control(t)
+    numbers = short_numbers(t, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = positive_control(t)
     thin, wide = names[0], names[-1]
-    negative, neg = _negative(t, [thin])  # "wider improves" is judged in the thinnest top
+    negative, neg = negative_control(t, [thin])  # "wider improves" is judged in the thinnest top
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond_thin", neg))
-    down = _pen(t, thin, wide)  # thinnest bottom into the widest top
-    gain_up, where_up = _gain_estimate(t, wide, thin)  # wider bottom into the thinnest top
-    gain_down, _ = _gain_estimate(t, thin, wide)
-    premise, gap = _stronger(t, wide, receiver=thin, top_name=f"the {thin} network")
+    down = penalty_beyond_self(t, thin, wide)  # thinnest bottom into the widest top
+    gain_up, where_up = gain_estimate(t, wide, thin)  # wider bottom into the thinnest top
+    gain_down, _ = gain_estimate(t, thin, wide)
+    premise, gap = premise_stronger(t, wide, receiver=thin, top_name=f"the {thin} network")
     cka = t[(t.sender == thin) & (t.receiver == wide)].set_index("cut").cka
     numbers.update(thin_into_wide_max_penalty=down.max(), cka_thin_wide_min=cka.min(), cka_thin_wide_max=cka.max(),
                    **estimate_numbers("wide_into_thin_gain", gain_up),
@@ -122,7 +122,7 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
             paper="not vice versa (Fig. 3C)", ours=f"best gain {gain_down.text(2, 'points')}, worst penalty "
             f"{down.max():.2f}", controls=[control], kind="fails"),
     ]
-    return numbers, _beyond(claims, ('wider_improves', 'not_vice_versa'))
+    return numbers, judged_beyond_self(claims, ('wider_improves', 'not_vice_versa'))
 
 
 # --------------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ class SimCLRConfig(BottomsConfig):
         return _simclr_checks(self, scale, table, claims)
 
 
-PRESETS_F6 = _presets(SimCLRConfig)
+PRESETS_F6 = sweep_presets(SimCLRConfig)
 E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
 E2E_SEED = "supervised (seed 1)"
 CKA_MARGIN = 0.05  # "further apart by CKA": the mean CKA differs by at least this
@@ -224,7 +224,7 @@ def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: l
     e2e, ssl = cfg.models(scale)
     dirs = [(SIMCLR, receivers[0], e2e, ssl), (E2E_BOTTOM, receivers[1], ssl, e2e)]
     bound = 100 * CONNECTED_MAX_PENALTY
-    pens = {(s, r): _pen(t, s, r) for s, r, _, _ in dirs}
+    pens = {(s, r): penalty_beyond_self(t, s, r) for s, r, _, _ in dirs}
     past = {k: [str(c) for c in p.index[p > bound]] for k, p in pens.items()}
     if not any(past.values()):  # none past the bound: the one cell closest to it decides
         k = max(pens, key=lambda k: pens[k].max())
@@ -232,7 +232,7 @@ def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: l
     parts = [dict(receiver=rx_spec, receiver_name=rx, cells=[(s, past[(s, rx)])], sender_specs={s: s_spec},
                   panel=f"into {rx}") for s, rx, rx_spec, s_spec in dirs if past.get((s, rx))]
     return [dict(claim="connected", parts=parts, recipe=cfg.recipe(), table=t, bound=bound, self_name=SELF,
-                 rejudge=_rejudge(cfg, "connected"))]
+                 rejudge=claim_rejudger(cfg, "connected"))]
 
 
 def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tuple[dict, list[ClaimSpec]]:
@@ -240,23 +240,23 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
     receivers = list(dict.fromkeys(t.receiver))
     keys = {SELF: "self", SIMCLR: "simclr", E2E_SEED: "seed1", "supervised (seed 0)": "e2e",
             receivers[0]: "e2e_top", receivers[1]: "simclr_top"}
-    numbers = _numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = _control(t)
-    negative, neg = _negative(t)  # both tops: the claim is judged in both directions
+    numbers = short_numbers(t, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = positive_control(t)
+    negative, neg = negative_control(t)  # both tops: the claim is judged in both directions
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     ssl_acc = 100 * accuracy.get(SIMCLR, float("nan"))  # (a re-judged table comes without accuracies)
-    probe_gap = _accuracy_gap(t, SIMCLR, receiver=receivers[0])  # SimCLR's own accuracy minus the top's
+    probe_gap = accuracy_gap(t, SIMCLR, receiver=receivers[0])  # SimCLR's own accuracy minus the top's
     good = controls.premise(probe_gap, -PROBE_MAX_GAP, f"the SimCLR network's linear probe is within "
                             f"{PROBE_MAX_GAP:g} points of the supervised network (the paper compares networks of "
                             "similar accuracy)", what="linear-probe accuracy minus the supervised network's, same "
                             "images")
     cuts = list(dict.fromkeys(t.cut))
-    up = _pen(t, SIMCLR, receivers[0])
-    down = _pen(t, "supervised (seed 0)", receivers[1])
-    seed = _pen(t, E2E_SEED, receivers[0])
-    b_up, b_down = _Beyond(t, SIMCLR, cuts, receivers[0]), _Beyond(t, "supervised (seed 0)", cuts, receivers[1])
-    worst = _boot(t, lambda x: float(max(b_up.of(x).max(), b_down.of(x).max())))
+    up = penalty_beyond_self(t, SIMCLR, receivers[0])
+    down = penalty_beyond_self(t, "supervised (seed 0)", receivers[1])
+    seed = penalty_beyond_self(t, E2E_SEED, receivers[0])
+    b_up, b_down = BeyondSelf(t, SIMCLR, cuts, receivers[0]), BeyondSelf(t, "supervised (seed 0)", cuts, receivers[1])
+    worst = grid_bootstrap(t, lambda x: float(max(b_up.of(x).max(), b_down.of(x).max())))
     cka_ssl = t[(t.sender == SIMCLR)].cka
     cka_seed = t[(t.sender == E2E_SEED)].cka
     n_cka = int(t.cka_n.iloc[0])
@@ -282,4 +282,4 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
                   ours=f"SimCLR {cka_ssl.min():.2f}-{cka_ssl.max():.2f} (mean {cka_ssl.mean():.3f}); another seed mean "
                        f"{cka_seed.mean():.3f}; difference {cka_diff.text(3)}", controls=[good], kind="no_stitch"),
     ]
-    return numbers, _beyond(claims, ('connected',))
+    return numbers, judged_beyond_self(claims, ('connected',))

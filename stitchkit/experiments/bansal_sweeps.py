@@ -35,10 +35,10 @@ from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, PREMISE_MAR
                              accuracy_table, bottoms_into_top, cka_per_cut, own_correct, per_cut, same_task, title,
                              training_length_control)
 from .bansal_training import (LABEL_VARIANTS, NORMAL, PRESETS_F2C, PRESETS_F3A, PRESETS_F3B, EpochsConfig,
-                              LabelsConfig, SamplesConfig, _k, epochs, epochs_summary, labels, labels_summary,
+                              LabelsConfig, SamplesConfig, thousands_label, epochs, epochs_summary, labels, labels_summary,
                               samples, samples_summary)
 from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PAPER_SIMCLR_CKA, PRESETS_F3C, PRESETS_F6,
-                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, _width_name, simclr_length_section,
+                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, width_name, simclr_length_section,
                            simclr_length_table, simclr_summary, simclr_vs_e2e, widths, widths_summary)
 from .bansal_length import length_table
 
@@ -92,7 +92,7 @@ class MoreCKAConfig:
             if len(pair) != 2:
                 raise ValueError(f"{name} must name two values, got {pair}")
         (n1, n2), (w1, w2), (l1, l2) = self.samples_pair, self.width_pair, self.length_pair
-        return {f"{_k(n1)} vs {_k(n2)} samples": (self.variant(scale, 1, train_size=n1),
+        return {f"{thousands_label(n1)} vs {thousands_label(n2)} samples": (self.variant(scale, 1, train_size=n1),
                                                   self.variant(scale, 1, train_size=n2)),
                 f"x{w1:g} vs x{w2:g} width": (self.variant(scale, 0, width_factor=w1),
                                               self.variant(scale, 0, width_factor=w2)),
@@ -106,7 +106,7 @@ PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 
 CKA_SAMPLES_NEAR_ZERO = 0.2  # "CKA can go as low as 0" for 5k vs 25k samples
 CKA_WIDTH_RANGE = (0.7, 0.9)  # "CKA between x0.25 and x2 is in the range 0.7-0.9"
 # ... drawn on B-F3C's CKA panels, on the line of that pair of widths (absent at smoke's widths)
-PAPER_WIDTH_CKA = {frozenset((_width_name(0.25), _width_name(2.0))): (*CKA_WIDTH_RANGE,
+PAPER_WIDTH_CKA = {frozenset((width_name(0.25), width_name(2.0))): (*CKA_WIDTH_RANGE,
                                                                       "paper: x0.25 vs x2, 0.7-0.9 (App. B.2)")}
 CKA_SIMILAR_MIN = 0.5  # "CKA finds the representations similar" (epochs); B-F5's bound for high CKA
 # the premise of "width_range" (issue 46): the paper compares trained networks of two widths (its x0.25 and

@@ -22,9 +22,9 @@ from ..claims import ClaimSpec
 from ..results import at_least, at_most
 from ..scales import param
 from .bansal_core import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
-from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, _Beyond, _beyond,
-                             _boot, _control, _gain, _gain_estimate, _negative, _numbers, _pen, _presets, _rejudge,
-                             _stronger, _thirds, bottoms_into_top)
+from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, BeyondSelf, judged_beyond_self,
+                             grid_bootstrap, positive_control, largest_gain, gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger,
+                             premise_stronger, cut_thirds, bottoms_into_top)
 
 
 # --------------------------------------------------------------------------------------------
@@ -46,7 +46,7 @@ class SamplesConfig(BottomsConfig):
 
     def later(self) -> list[str]:
         """The bottoms with more than the top ("more is better" is judged on them)."""
-        return [f"{_k(k)} samples" for k in _more_samples(self)]
+        return [f"{thousands_label(k)} samples" for k in _more_samples(self)]
 
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return samples_summary(table, accuracy, self)
@@ -55,16 +55,16 @@ class SamplesConfig(BottomsConfig):
         return _one_top_checks(self, scale, table, claims)
 
 
-PRESETS_F2C = _presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
+PRESETS_F2C = sweep_presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
 
 
-def _k(n: int) -> str:
+def thousands_label(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
 def _samples_models(cfg: SamplesConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
     top = cfg.variant(scale, cfg.seeds[0], train_size=cfg.top_samples)
-    return top, {f"{_k(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
+    return top, {f"{thousands_label(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
 
 
 def _more_samples(cfg: SamplesConfig) -> list[int]:
@@ -75,29 +75,29 @@ def _more_samples(cfg: SamplesConfig) -> list[int]:
 def samples(cfg: SamplesConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
     """The top (seed 0, ``top_samples`` images) and bottoms (seed 1, each sample size)."""
     top, bottoms = _samples_models(cfg, scale)
-    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name=f"top ({_k(cfg.top_samples)} samples)", **kw)
+    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name=f"top ({thousands_label(cfg.top_samples)} samples)", **kw)
 
 
 def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t.cut))
-    early, mid, _ = _thirds(cuts)
-    names = {n: f"{_k(n)} samples" for n in cfg.bottom_samples}
-    keys = {SELF: "self", **{v: f"n{_k(n)}" for n, v in names.items()}, t.receiver.iloc[0]: "top"}
-    numbers = _numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = _control(t)
-    negative, neg = _negative(t)
+    early, mid, _ = cut_thirds(cuts)
+    names = {n: f"{thousands_label(n)} samples" for n in cfg.bottom_samples}
+    keys = {SELF: "self", **{v: f"n{thousands_label(n)}" for n, v in names.items()}, t.receiver.iloc[0]: "top"}
+    numbers = short_numbers(t, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = positive_control(t)
+    negative, neg = negative_control(t)
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     more = _more_samples(cfg)
     fewest, most = min(cfg.bottom_samples), max(cfg.bottom_samples)
     claims = []
     if more:
-        bs = [_Beyond(t, names[n], cuts) for n in more]
-        worst = _boot(t, lambda x: float(max(b.of(x).max() for b in bs)))
+        bs = [BeyondSelf(t, names[n], cuts) for n in more]
+        worst = grid_bootstrap(t, lambda x: float(max(b.of(x).max() for b in bs)))
         best_n = min(more)  # the paper's 25k: the smallest bottom with more samples than the top
-        gain, where = _gain_estimate(t, names[best_n])
-        premise, gap = _stronger(t, names[best_n], top_name=f"the {_k(cfg.top_samples)}-sample top")
+        gain, where = gain_estimate(t, names[best_n])
+        premise, gap = premise_stronger(t, names[best_n], top_name=f"the {thousands_label(cfg.top_samples)}-sample top")
         numbers.update(estimate_numbers("more_max_penalty", worst))
         numbers.update(estimate_numbers("improvement", gain))
         numbers.update(estimate_numbers("improves_premise_gap", gap))
@@ -108,7 +108,7 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
                       paper="all stitching compatible (Fig. 2C)", ours=f"max {worst.text(2, 'points')}",
                       controls=[control, negative], kind="compatible"),
             ClaimSpec(key="improves", text=f"A bottom trained on more samples ({names[best_n]}) improves on the "
-                                           f"{_k(cfg.top_samples)}-sample top",
+                                           f"{thousands_label(cfg.top_samples)}-sample top",
                       criterion=at_least(gain, IMPROVE_MIN, "gain over the top at the best block cut (minus the "
                                          "penalty; 'pool' left out)"),
                       paper="negative penalty: the 25k bottom improves on the 10k top (Fig. 2C)",
@@ -116,11 +116,11 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
                            f"{gap.text(2, 'points')}",
                       controls=[control, negative, premise], kind="improves"),
         ]
-    bottoms = [_Beyond(t, name, early) for name in names.values()]
-    early_max = _boot(t, lambda x: float(max(np.abs(b.of(x)).max() for b in bottoms)))
-    b_few, b_most = _Beyond(t, names[fewest], mid), _Beyond(t, names[most], mid)
-    degrade = _boot(t, lambda x: float(b_few.of(x).mean() - b_most.of(x).mean()))
-    mid_premise, mid_gap = _stronger(t, names[most], names[fewest])
+    bottoms = [BeyondSelf(t, name, early) for name in names.values()]
+    early_max = grid_bootstrap(t, lambda x: float(max(np.abs(b.of(x)).max() for b in bottoms)))
+    b_few, b_most = BeyondSelf(t, names[fewest], mid), BeyondSelf(t, names[most], mid)
+    degrade = grid_bootstrap(t, lambda x: float(b_few.of(x).mean() - b_most.of(x).mean()))
+    mid_premise, mid_gap = premise_stronger(t, names[most], names[fewest])
     numbers.update(estimate_numbers("early_max_abs_penalty", early_max))
     numbers.update(estimate_numbers("mid_degradation", degrade))
     numbers.update(estimate_numbers("mid_premise_gap", mid_gap))
@@ -138,7 +138,7 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
                        f"{names[fewest]} network's {mid_gap.text(2, 'points')}",
                   controls=[control, mid_premise], kind="stitch_other"),
     ]
-    return numbers, _beyond(claims, ('compatible', 'improves', 'early_similar', 'mid_degrades'))
+    return numbers, judged_beyond_self(claims, ('compatible', 'improves', 'early_similar', 'mid_degrades'))
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +177,7 @@ class LabelsConfig(BottomsConfig):
         return _one_top_checks(self, scale, table, claims)
 
 
-PRESETS_F3A = _presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
+PRESETS_F3A = sweep_presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
 
 
 def labels(cfg: LabelsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
@@ -199,18 +199,18 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
     half = cuts[:(len(cuts) + 1) // 2]
     keys = {SELF: "self", NORMAL: "normal", t.receiver.iloc[0]: "top",
             **{v: VARIANT_KEYS[v] for v in cfg.variants}}
-    numbers = _numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = _control(t)
-    negative, neg = _negative(t)
+    numbers = short_numbers(t, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = positive_control(t)
+    negative, neg = negative_control(t)
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     weak = [v for v in cfg.variants if v != "100% random labels"]
     claims = []
     if weak:
-        worst = {v: _pen(t, v)[half].max() for v in weak}
+        worst = {v: penalty_beyond_self(t, v)[half].max() for v in weak}
         w = max(worst, key=worst.get)
-        bs = [_Beyond(t, v, half) for v in weak]
-        est = _boot(t, lambda x: float(max(b.of(x).max() for b in bs)))
+        bs = [BeyondSelf(t, v, half) for v in weak]
+        est = grid_bootstrap(t, lambda x: float(max(b.of(x).max() for b in bs)))
         numbers.update(estimate_numbers("weak_first_half_max_penalty", est))
         claims.append(ClaimSpec(
             key="first_half", text="The first half of the layers of networks trained with less informative labels "
@@ -219,10 +219,10 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
                               f"max penalty at {', '.join(half)} over {', '.join(weak)}"),
             paper="first half of layers 'as good as' normal (Fig. 3A)",
             ours=f"max {est.text(2, 'points')} ({w}); the normal bottom's max there "
-                 f"{_pen(t, NORMAL)[half].max():.2f}", controls=[control, negative], kind="compatible"))
+                 f"{penalty_beyond_self(t, NORMAL)[half].max():.2f}", controls=[control, negative], kind="compatible"))
     if "100% random labels" in cfg.variants:
-        b = _Beyond(t, "100% random labels", half)
-        est = _boot(t, lambda x: float(b.of(x).max()))
+        b = BeyondSelf(t, "100% random labels", half)
+        est = grid_bootstrap(t, lambda x: float(b.of(x).max()))
         numbers.update(estimate_numbers("noise100_first_half_max_penalty", est))
         claims.append(ClaimSpec(
             key="except_noise", text="... except the network trained on 100% random labels",
@@ -230,7 +230,7 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig) -> tu
                                "100%-random-label bottom (above the 'as good as' bound)"),
             paper="the exception: 100% label noise (Fig. 3A)", ours=f"max {est.text(2, 'points')}",
             controls=[control], kind="fails"))
-    return numbers, _beyond(claims, ('first_half', 'except_noise'))
+    return numbers, judged_beyond_self(claims, ('first_half', 'except_noise'))
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ class EpochsConfig(BottomsConfig):
         return _one_top_checks(self, scale, table, claims)
 
 
-PRESETS_F3B = _presets(EpochsConfig)
+PRESETS_F3B = sweep_presets(EpochsConfig)
 
 
 def _epochs_name(f: float) -> str:
@@ -290,12 +290,12 @@ def epochs(cfg: EpochsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
 def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tuple[dict, list[ClaimSpec]]:
     t = table.reset_index(drop=True)
     cuts = list(dict.fromkeys(t.cut))
-    early, _, late = _thirds(cuts)
+    early, _, late = cut_thirds(cuts)
     keys = {SELF: "self", t.receiver.iloc[0]: "top",
             **{_epochs_name(f): f"at{f:g}".replace(".", "_") for f in cfg.snapshots}}
-    numbers = _numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = _control(t)
-    negative, neg = _negative(t)
+    numbers = short_numbers(t, accuracy, keys, cfg)
+    control, numbers["control_max_penalty"] = positive_control(t)
+    negative, neg = negative_control(t)
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     longer = [f for f in cfg.snapshots if f > cfg.top_snapshot]
@@ -303,10 +303,10 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
     claims = []
     if longer:
         name = _epochs_name(max(longer))
-        b = _Beyond(t, name, cuts)
-        worst = _boot(t, lambda x: float(b.of(x).max()))
-        gain, where = _gain_estimate(t, name)
-        premise, gap = _stronger(t, name, top_name=f"the top ({cfg.top_snapshot:g} of the run)")
+        b = BeyondSelf(t, name, cuts)
+        worst = grid_bootstrap(t, lambda x: float(b.of(x).max()))
+        gain, where = gain_estimate(t, name)
+        premise, gap = premise_stronger(t, name, top_name=f"the top ({cfg.top_snapshot:g} of the run)")
         numbers.update(estimate_numbers("longer_max_penalty", worst))
         numbers.update(estimate_numbers("longer_gain", gain))
         numbers.update(estimate_numbers("improves_premise_gap", gap))
@@ -327,9 +327,9 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
         ]
     if shorter:
         name = _epochs_name(min(shorter))
-        pen = _pen(t, name)
-        be, bl = _Beyond(t, name, early), _Beyond(t, name, late)
-        gap = _boot(t, lambda x: float(bl.of(x).mean() - be.of(x).mean()))
+        pen = penalty_beyond_self(t, name)
+        be, bl = BeyondSelf(t, name, early), BeyondSelf(t, name, late)
+        gap = grid_bootstrap(t, lambda x: float(bl.of(x).mean() - be.of(x).mean()))
         numbers.update(shorter_early_penalty=pen[early].mean(), shorter_late_penalty=pen[late].mean(),
                        **estimate_numbers("shorter_late_minus_early", gap))
         claims.append(ClaimSpec(
@@ -339,7 +339,7 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
             paper="early layers converge faster (Fig. 3B; Raghu et al. 2017)",
             ours=f"{pen[early].mean():.2f} early, {pen[late].mean():.2f} late (difference {gap.text(2, 'points')})",
             controls=[control], kind="stitch_other"))
-    return numbers, _beyond(claims, ('compatible', 'improves', 'early_first'))
+    return numbers, judged_beyond_self(claims, ('compatible', 'improves', 'early_first'))
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,30 +375,30 @@ def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) 
     for c in claims:
         key = c.key
         if key == "compatible":
-            pens = {n: _pen(table, n) for n in later}
+            pens = {n: penalty_beyond_self(table, n) for n in later}
             out.append((c, _past(pens, 100 * CONNECTED_MAX_PENALTY), 100 * CONNECTED_MAX_PENALTY, False))
         elif key == "improves":  # the gain (minus the penalty) at the best block cut is at least IMPROVE_MIN
             sender = later[0]
-            out.append((c, [(sender, [str(_gain(_pen(table, sender))[1])])], -IMPROVE_MIN, False))
+            out.append((c, [(sender, [str(largest_gain(penalty_beyond_self(table, sender))[1])])], -IMPROVE_MIN, False))
         elif key == "early_similar":  # |penalty| at most SIMILAR_MAX at every early cut
-            early = _thirds(cuts)[0]
-            pens = {n: _pen(table, n)[early] for n in (f"{_k(k)} samples" for k in cfg.bottom_samples)}
+            early = cut_thirds(cuts)[0]
+            pens = {n: penalty_beyond_self(table, n)[early] for n in (f"{thousands_label(k)} samples" for k in cfg.bottom_samples)}
             out.append((c, _past(pens, SIMILAR_MAX, absolute=True), SIMILAR_MAX, False))
         elif key in ("first_half", "except_noise"):
             half = cuts[:(len(cuts) + 1) // 2]
             names = (["100% random labels"] if key == "except_noise"
                      else [v for v in cfg.variants if v != "100% random labels"])
-            pens = {n: _pen(table, n)[half] for n in names}
+            pens = {n: penalty_beyond_self(table, n)[half] for n in names}
             bound = 100 * CONNECTED_MAX_PENALTY
             # "high": the random-label bottom's largest penalty decides it
             cells = _past(pens, float("inf")) if key == "except_noise" else _past(pens, bound)
             out.append((c, cells, bound, key == "except_noise"))
         elif key == "mid_degrades":  # both bottoms' stitches at the middle cuts (a difference of the two)
-            mid = _thirds(cuts)[1]
-            few, most = (f"{_k(k)} samples" for k in (min(cfg.bottom_samples), max(cfg.bottom_samples)))
+            mid = cut_thirds(cuts)[1]
+            few, most = (f"{thousands_label(k)} samples" for k in (min(cfg.bottom_samples), max(cfg.bottom_samples)))
             out.append((c, [(few, list(mid)), (most, list(mid))], DEGRADE_MIN, True))
         elif key == "early_first":  # the shorter run's stitches at the early and late cuts
-            early, _, late = _thirds(cuts)
+            early, _, late = cut_thirds(cuts)
             shorter = _epochs_name(min(f for f in cfg.snapshots if f < cfg.top_snapshot))
             out.append((c, [(shorter, list(early) + list(late))], CONVERGE_MIN, True))
     return [dict(claim=c.key, sender=cells[0][0], cells=cells, bound=bound, high=high) for c, cells, bound, high in out]
@@ -412,5 +412,5 @@ def _one_top_checks(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims:
     for chk in checks:
         chk.update(panel=table.receiver.iloc[0], sender_specs={n: bottoms[n] for n, _ in chk["cells"]}, receiver=top,
                    receiver_name=table.receiver.iloc[0], self_name=SELF, recipe=cfg.recipe(), table=table,
-                   rejudge=_rejudge(cfg, chk["claim"]))
+                   rejudge=claim_rejudger(cfg, chk["claim"]))
     return checks

@@ -120,7 +120,7 @@ class GridConfig:
         else:
             blocks = [c for c in model.cuts if c.startswith("block")]
             keep = [b for n, b in enumerate(blocks, start=1) if n % self.cut_every == 0 or n == len(blocks)]
-        return {"stem": 0, **{b: _layer(b) for b in keep}}
+        return {"stem": 0, **{b: block_index(b) for b in keep}}
 
     @property
     def layer_name(self) -> str:
@@ -222,7 +222,7 @@ def pair_grid(sender: Net, receiver: Net, cfg: GridConfig, *, device=None, store
     return table
 
 
-def _layer(cut: str) -> int:
+def block_index(cut: str) -> int:
     return 0 if cut == "stem" else int(cut.removeprefix("block"))
 
 

@@ -18,8 +18,8 @@ from ...grid import LONGER, Net, StitchRecipe, stitch_grid
 from ...noise import Estimate
 from ...results import Control, at_most
 from ...scales import REQUIRED_SCALES, param
-from .grid import PRESETS_F2, GridConfig, _layer, display_name
-from .verdicts import NO_IMAGES, _convergence_control, retrained_longer, self_gain_numbers
+from .grid import PRESETS_F2, GridConfig, block_index, display_name
+from .verdicts import NO_IMAGES, self_stitch_control, retrained_longer, self_gain_numbers
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,12 @@ def _generated(setup: dict, cfg: ImagesConfig, recipe: StitchRecipe, *, device=N
         with torch.no_grad():
             img = torch.cat([stitched.stitch.eval()(b) for b in h.split(500)]).float().cpu() * setup["std"]
         img = (img + setup["mean"]).clamp(0, 1)
-        generated[_layer(cut)] = img[:cfg.show_images]
+        generated[block_index(cut)] = img[:cfg.show_images]
         gen, orig = img[cfg.show_images:], original[cfg.show_images:]
         a = (gen - gen.mean((1, 2, 3), keepdim=True)).flatten(1)
         b = (orig - orig.mean((1, 2, 3), keepdim=True)).flatten(1)
         r = (a * b).sum(1) / (a.norm(dim=1) * b.norm(dim=1)).clamp_min(1e-12)  # (n_scored,)
-        per_image[_layer(cut)] = r.double().numpy()
+        per_image[block_index(cut)] = r.double().numpy()
     return generated, LayerScores({k: float(v.mean()) for k, v in per_image.items()}, per_image)
 
 
@@ -118,7 +118,7 @@ def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress
     setup = _image_setup(cfg, scale, device=device, store=store, progress=progress)
     table = stitch_grid([setup["sender"]], [setup["receiver"]], [(c, INPUT) for c in setup["cuts"]], cfg.recipe(),
                         setup["data"], device=device, store=store, progress=progress)
-    table["i"] = [_layer(c) for c in table.cut_i]
+    table["i"] = [block_index(c) for c in table.cut_i]
     generated, corr = _generated(setup, cfg, cfg.recipe(), device=device, store=store)
     return table, generated, setup["original"][:cfg.show_images], corr
 
@@ -136,7 +136,7 @@ def images_self_stitches(cfg: ImagesConfig, scale: str, *, device=None, store=No
     cuts = [c for c in setup["cuts"] if c in rx_cuts]
     t = stitch_grid([me], [me], [(c, c) for c in cuts], cfg.recipe(), setup["data"], device=device, store=store,
                     progress=progress)
-    return t.assign(kind="trained", i=[_layer(c) for c in t.cut_i], j=[_layer(c) for c in t.cut_j])
+    return t.assign(kind="trained", i=[block_index(c) for c in t.cut_i], j=[block_index(c) for c in t.cut_j])
 
 
 def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=None, store=None,
@@ -154,7 +154,7 @@ def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=
                            device=device, store=store, progress=progress)
     _, base = _generated(setup, cfg, cfg.recipe(), device=device, store=store)
     _, longer = _generated(setup, cfg, cfg.recipe().longer(), device=device, store=store)
-    out = out.assign(i=[_layer(c) for c in out.cut_i])
+    out = out.assign(i=[block_index(c) for c in out.cut_i])
     out["correlation (grid)"] = [base[k] for k in out.i]
     out[f"correlation ({LONGER}x)"] = [longer[k] for k in out.i]
     out = out[["i", "grid (%)", f"{LONGER}x epochs (%)", "gain", "correlation (grid)", f"correlation ({LONGER}x)"]]
@@ -216,7 +216,7 @@ def images_summary(table: pd.DataFrame, corr: dict[int, float], longer: pd.DataF
             what=f"the verdict survives {LONGER}x longer stitch training: ρ re-judged on the images of every "
                  f"layer's stitch retrained at {LONGER}x the epochs")]
     if self_table is not None and len(self_table):
-        positive = _convergence_control(self_table)
+        positive = self_stitch_control(self_table)
         numbers.update(self_gain_numbers(self_table))
     else:
         positive = Control("the receiver stitched into itself at the stitched layers (an exact stitch exists): not "

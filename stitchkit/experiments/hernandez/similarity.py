@@ -20,7 +20,7 @@ from ...grid import LONGER, Net, StitchRecipe, StitchSpec
 from ...results import Control, at_most
 from .grid import GridConfig
 from .mse import trained_nets
-from .verdicts import _convergence_control, self_gain_numbers
+from .verdicts import self_stitch_control, self_gain_numbers
 
 # --------------------------------------------------------------------------------------------
 # H-F5: the similarity-trained stitch on the task, against the vanilla stitch (H-F2's grid)
@@ -100,15 +100,15 @@ def _similarity_pair(sender: Net, receiver: Net, cells: list[tuple[str, str]], r
     import time
 
     from ... import stitching
-    from ...grid_exec import _build, _Context, _evaluate, _pack, _salt, _SenderCut, _unpack, can_cache_activations
+    from ...grid_exec import build_stitched, GridContext, _evaluate, _pack, data_salt, SenderCut, _unpack, can_cache_activations
     from ...grid_spec import StitchSpec as _Spec
     from ...hardware import as_device
     from ...progress import progress_bar
     from ...train import mse, train
 
-    ctx = _Context(recipe, DataSpec("cifar10"), as_device(device), store, None, progress)
+    ctx = GridContext(recipe, DataSpec("cifar10"), as_device(device), store, None, progress)
     rx = receiver.load(ctx.device, ctx.store, ctx.root, progress)
-    salt = _salt(ctx, sender, receiver)
+    salt = data_salt(ctx, sender, receiver)
     shape = tuple(ctx.test.images.shape[1:])
     order = list(dict.fromkeys(c for _, c in cells))
     out = {}
@@ -118,14 +118,14 @@ def _similarity_pair(sender: Net, receiver: Net, cells: list[tuple[str, str]], r
         target = None
         sc = None
         for cut_i in dict.fromkeys(a for a, b in cells if b == cut_j):
-            sc = _SenderCut(ctx, sender, cut_i, previous=sc)
+            sc = SenderCut(ctx, sender, cut_i, previous=sc)
             spec = SimilaritySpec(_Spec(sender=sender.spec, receiver=receiver.spec, cut_i=cut_i, cut_j=cut_j,
                                         recipe=recipe, data=ctx.data))
 
             def compute(sc=sc, cut_i=cut_i):
                 nonlocal target
                 t0 = time.perf_counter()
-                stitched, norm, out_shape = _build(ctx, sender, sc, rx, cut_i, cut_j, shape)  # the random start
+                stitched, norm, out_shape = build_stitched(ctx, sender, sc, rx, cut_i, cut_j, shape)  # the random start
                 if target is None:
                     target = stitching.activations(rx, cut_j, ctx.train, normalisation=receiver.spec.normalisation,
                                                    device=ctx.device, precision="fp32")
@@ -243,7 +243,7 @@ def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
         ours=f"max {e.text(1, '%')} of the vanilla stitch's accuracy ({worst[0]} → {worst[1]}); mean accuracy at "
              f"j < i: similarity-trained {numbers['similarity_accuracy_below_mean']:.1f} %, vanilla "
              f"{numbers['vanilla_accuracy_below_mean']:.1f} %",
-        controls=[_convergence_control(table), sim_pos, *length], kind="fails")]
+        controls=[self_stitch_control(table), sim_pos, *length], kind="fails")]
     return numbers, claims
 
 

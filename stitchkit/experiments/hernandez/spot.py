@@ -20,7 +20,7 @@ from ...display import Section, plain
 from ...results import Claim
 from .grid import CONTROL_FLOOR, plot_grids, triangle_table
 from .mse import mse_summary
-from .verdicts import _self_mask, grid_summary
+from .verdicts import self_stitch_rows, grid_summary
 
 # Paper-scale spot checks run on a GPU by benchmarks/paper_spot.py (the table and its provenance
 # are committed there): the page shows them beside its own run, judged with the same criteria.
@@ -77,7 +77,7 @@ def t1_spot_claims(table: pd.DataFrame, per: pd.DataFrame, meta: dict) -> pd.Dat
 
 def _self_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The trained networks stitched into themselves at i = j: an exact stitch exists there."""
-    return table[_self_mask(table)]
+    return table[self_stitch_rows(table)]
 
 
 def spot_diagnosis(table: pd.DataFrame) -> pd.DataFrame:
@@ -165,7 +165,7 @@ def fell_section(checks: Sequence[tuple[str, str]], spot_dir=None) -> Section:
             continue
         diag = spot_diagnosis(spot[0])
         parts += [f"**{what[0].upper() + what[1:]}** ({_source(stem)}): {len(diag)} of "
-                  f"{int(_self_mask(spot[0]).sum())} self-stitches fell.", plain(diag, 3)]
+                  f"{int(self_stitch_rows(spot[0]).sum())} self-stitches fell.", plain(diag, 3)]
     return Section(tuple(parts))
 
 
@@ -220,7 +220,7 @@ def f2_spot_numbers(spot_dir=None) -> dict[str, float]:
         numbers["spot_schedule_fall_min"], numbers["spot_schedule_fall_max"] = _range(fell)
     spot = load_spot("hernandez-f2-lr0.001", spot_dir)
     if spot is not None:
-        n = int(_self_mask(spot[0]).sum())
+        n = int(self_stitch_rows(spot[0]).sum())
         numbers.update(spot_lr_self=n, spot_lr_held=n - len(spot_diagnosis(spot[0])))
     spot = load_spot("hernandez-f2-random-init", spot_dir)
     if spot is not None:

@@ -101,12 +101,12 @@ def _pair_stat(table: pd.DataFrame, kind: str, region: str, reduce, *, value: st
     return stat
 
 
-def _self_mask(table: pd.DataFrame) -> np.ndarray:
+def self_stitch_rows(table: pd.DataFrame) -> np.ndarray:
     """Rows of a trained network stitched into itself at i = j: an exact stitch exists there."""
     return ((table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)).to_numpy()
 
 
-def _convergence_control(table: pd.DataFrame) -> Control:
+def self_stitch_control(table: pd.DataFrame) -> Control:
     """The positive control (:func:`stitchkit.controls.reaches_receiver`): every trained network
     stitched into itself at i = j (an exact stitch exists, and direct matching starts there)
     loses at most :data:`stitchkit.controls.POSITIVE_BOUND` points, judged on the interval's upper
@@ -114,7 +114,7 @@ def _convergence_control(table: pd.DataFrame) -> Control:
     reported, not gated."""
     what = "each network stitched into itself on the diagonal"
     t = table.reset_index(drop=True)
-    mask = _self_mask(t)
+    mask = self_stitch_rows(t)
     if not mask.any():
         return Control(f"{what}: none was stitched, so nothing vouches for the stitch recipe",
                        f"largest self-penalty ≤ {controls.POSITIVE_BOUND:g} points", "not run", False, None,
@@ -131,7 +131,7 @@ def self_gain_numbers(table: pd.DataFrame) -> dict[str, float]:
     the largest loss; reported on every page with the positive control, gated nowhere. Empty where
     no network was stitched into itself."""
     t = table.reset_index(drop=True)
-    mask = _self_mask(t)
+    mask = self_stitch_rows(t)
     if not mask.any():
         return {}
     return controls.gain_numbers("self_stitch", 100 * (t.receiver_accuracy - t.accuracy).to_numpy(float)[mask])
@@ -321,7 +321,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
         return at_most(random_outside(t) if e is None else e, 100 * RANDOM_MAX, "max over the controls of the "
                        "untrained sender's mean relative accuracy (%) outside the corner", unit="%")
 
-    converge = _convergence_control(table)
+    converge = self_stitch_control(table)
     # relative accuracies in percent of the receiver's accuracy, as the claims judge them
     numbers = {"pairs": n_pairs, "stitches": len(table), "lower_mean": 100 * trained.lower.mean(),
                "upper_mean": 100 * trained.upper.mean()}

@@ -22,7 +22,7 @@ from ...grid import stitch_grid
 from ...results import Control, at_least
 from ...store import Store
 from .config import CUT_LABELS, CUTS, LONGER, LONGER_CELLS, PAPER_TOL, RECEIVER, SETS, TC1_MODELS, StitchConfig
-from .measures import ACC, _net, accuracy_on, per_layer
+from .measures import ACC, recipe_net, accuracy_on, per_layer
 from .stitch_controls import gain_numbers, late_rows, negative_control, not_run, positive_control, self_rows
 
 # The paper's numbers (Table C1, Sec. 4.2), for the pages' side-by-side tables.
@@ -48,9 +48,9 @@ def colour_only_into_mnist(cfg: StitchConfig, scale: str, *, store: Store | None
     data = DataSpec(SETS["Colour-only"])
     frames, baselines = [], []
     for k in range(cfg.inits):
-        mnist = _net(cfg, scale, "MNIST", k)
+        mnist = recipe_net(cfg, scale, "MNIST", k)
         recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
-        t = stitch_grid([_net(cfg, scale, "Colour-only", k)], [mnist], [(c, c) for c in cuts], recipe, data,
+        t = stitch_grid([recipe_net(cfg, scale, "Colour-only", k)], [mnist], [(c, c) for c in cuts], recipe, data,
                         store=store, device=device)
         base = accuracy_on(mnist, DataSpec(SETS["MNIST"]), cfg.test_size, store=store, device=device, per_image=True)
         frames.append(t.assign(init=k, baseline=float(base.mean()), baseline_correct=[base] * len(t)))
@@ -160,7 +160,7 @@ def contradiction(cfg: StitchConfig, scale: str, *, store: Store | None = None, 
     rows = []
     for k in range(cfg.inits):
         recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
-        nets = {n: _net(cfg, scale, n, k) for n in models}
+        nets = {n: recipe_net(cfg, scale, n, k) for n in models}
         into = stitch_grid(list(nets.values()), [nets[RECEIVER]], [("stem", "stem")], recipe, data,
                            store=store, device=device).set_index("sender")
         out = stitch_grid([nets[RECEIVER]], list(nets.values()), [("stem", "stem")], recipe, data,

@@ -22,7 +22,7 @@ from ...results import Control, at_least
 from ...store import Store
 from .config import (CUT_LABELS, CUTS, FC5_SENDERS, LONGER, LONGER_CELLS, NOISE, RANK_NOISE,
                      RANK_SEPARATION, RECEIVER, SETS, StitchConfig)
-from .measures import ACC, _net, _swap_in, baseline_rank, noise_sender, per_layer, stitched_rank
+from .measures import ACC, recipe_net, with_longer_stitches, baseline_rank, noise_sender, per_layer, stitched_rank
 from .stitch_controls import late_rows, negative_control, not_run
 
 
@@ -36,8 +36,8 @@ def into_digit(cfg: StitchConfig, scale: str, senders=FC5_SENDERS, *, with_rank:
     data = DataSpec(SETS["Correlated"])
     frames = []
     for k in range(cfg.inits):
-        receiver = _net(cfg, scale, RECEIVER, k)
-        nets = [_net(cfg, scale, s, k) for s in senders if s != NOISE]
+        receiver = recipe_net(cfg, scale, RECEIVER, k)
+        nets = [recipe_net(cfg, scale, s, k) for s in senders if s != NOISE]
         pairs = [(c, c) for c in CUTS]
         parts = []
         if nets:
@@ -94,14 +94,14 @@ def into_digit_longer(cfg: StitchConfig, scale: str, table: pd.DataFrame, cells,
     cells = set(cells) | {(RECEIVER, c) for _, c in cells}
     longer = []
     for k in range(cfg.inits):
-        receiver = _net(cfg, scale, RECEIVER, k)
+        receiver = recipe_net(cfg, scale, RECEIVER, k)
         for sender, cut in sorted(cells):
-            src = noise_sender(cfg, k) if sender == NOISE else _net(cfg, scale, sender, k)
+            src = noise_sender(cfg, k) if sender == NOISE else recipe_net(cfg, scale, sender, k)
             recipe = cfg.noise_recipe(k) if sender == NOISE else cfg.recipe(k)
             r = stitch_grid([src], [receiver], [(cut, cut)], recipe.longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
             longer.append({"init": k, "sender": sender, "cut": cut, "accuracy": r.accuracy, "correct": r.correct})
-    return _swap_in(table, longer, "sender")
+    return with_longer_stitches(table, longer, "sender")
 
 
 # --------------------------------------------------------------------------------------------

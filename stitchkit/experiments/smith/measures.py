@@ -131,7 +131,7 @@ def baseline_rank(model: CutModel, cut: str, data: DataSpec, normalisation: str,
 # Accuracy and tables
 
 
-def _net(cfg: StitchConfig, scale: str, name: str, seed: int) -> Net:
+def recipe_net(cfg: StitchConfig, scale: str, name: str, seed: int) -> Net:
     return Net(name, cfg.model(scale, name, seed))
 
 
@@ -157,7 +157,7 @@ def per_layer(table: pd.DataFrame, value: str = "accuracy") -> pd.DataFrame:
 ACC = {"correct": "accuracy", "baseline_correct": "baseline"}  # per-image column -> accuracy column
 
 
-def _swap_in(table: pd.DataFrame, longer: list[dict], who: str) -> pd.DataFrame:
+def with_longer_stitches(table: pd.DataFrame, longer: list[dict], who: str) -> pd.DataFrame:
     """``table`` with the accuracy and per-image results of the ``longer`` stitches (dicts with
     init, ``who`` (the sender or model column), cut, accuracy, correct) in every row of the same
     initialisation, sender and cut (:func:`stitchkit.grid.replace_cells`)."""

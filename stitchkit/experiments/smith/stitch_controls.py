@@ -25,7 +25,7 @@ from ...grid import Net, stitch_grid
 from ...results import Control
 from ...store import Store
 from .config import CUTS, SETS, UNTRAINED, StitchConfig
-from .measures import ACC, _net
+from .measures import ACC, recipe_net
 
 LATE = CUTS[-controls.NEGATIVE_CUTS:]  # the negative control's cuts: the last two
 
@@ -44,7 +44,7 @@ def self_rows(cfg: StitchConfig, scale: str, receiver: str, data: str, cuts=CUTS
     store = store or Store()
     frames = []
     for k in range(cfg.inits):
-        net = _net(cfg, scale, receiver, k)
+        net = recipe_net(cfg, scale, receiver, k)
         recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
         frames.append(long_rows(stitch_grid([net], [net], [(c, c) for c in cuts], recipe, DataSpec(SETS[data]),
                                             store=store, device=device, progress=False), k))
@@ -60,7 +60,7 @@ def late_rows(cfg: StitchConfig, scale: str, receiver: str, data: str, *, store:
     store = store or Store()
     frames = []
     for k in range(cfg.inits):
-        net = _net(cfg, scale, receiver, k)
+        net = recipe_net(cfg, scale, receiver, k)
         untrained = Net(UNTRAINED, cfg.untrained(scale, k, data))
         frames.append(long_rows(stitch_grid([untrained, net], [net], [(c, c) for c in LATE], cfg.recipe(k),
                                             DataSpec(SETS[data]), store=store, device=device, progress=False), k))

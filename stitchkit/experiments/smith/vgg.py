@@ -25,7 +25,7 @@ from ...scales import MIN_TEST_IMAGES, param
 from ...store import Store
 from ...train import TrainConfig
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
-from .measures import NoiseSender, NoiseSpec, _swap_in, baseline_rank, per_layer, stitched_rank
+from .measures import NoiseSender, NoiseSpec, with_longer_stitches, baseline_rank, per_layer, stitched_rank
 from .stitch_controls import gain_numbers, long_rows, negative_control, not_run, positive_control
 
 VGG_CUTS = ("features_1", "features_9", "features_22", "features_29", "avgpool")
@@ -180,7 +180,7 @@ def vgg_longer(cfg: VGGNoiseConfig, scale: str, table: pd.DataFrame, cells, *, f
             r = stitch_grid([noise_k], [net], [(cut, cut)], cfg.recipe(k).longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
             longer.append({"init": k, "model": name, "cut": cut, "accuracy": r.accuracy, "correct": r.correct})
-    return _swap_in(table, longer, "model")
+    return with_longer_stitches(table, longer, "model")
 
 
 VGG_LATE = VGG_CUTS[-controls.NEGATIVE_CUTS:]  # the negative control's cuts
