@@ -56,7 +56,9 @@ def plotted_data(fig: Any):
     Columns (:data:`COLUMNS`): ``panel`` (the axes, numbered from 1 in drawing order) with its
     title and axis labels; ``kind`` (line, errorbar, bar, scatter, band, heatmap); ``series``
     (the artist's legend label, empty when it has none); ``x``, ``y``; for an error bar ``low``
-    and ``high``; for a band, its outline's points; for a heat map ``row`` and ``col`` (the tick
+    and ``high``; for a band between curves, its outline's points; a reference line across the
+    axes (hline, vline) its value alone, a band across them (hband, vband) its ``low`` and
+    ``high``; a stacked bar its base and top as ``low``, ``high``; for a heat map ``row`` and ``col`` (the tick
     label where each row or column has one, else its index) and ``value``. Categorical x values
     (tick positions) stay numbers; a panel's tick labels are its x column's names.
     """
@@ -88,15 +90,34 @@ def plotted_data(fig: Any):
                     for x, y in zip(xs, ys):
                         add("errorbar", _label(c), x=x, y=y)
             elif isinstance(c, BarContainer):
+                # the bar's value is what it was drawn from (datavalues); a stacked bar's base and top as low, high
                 horizontal = getattr(c, "orientation", "vertical") == "horizontal"
-                for p in c.patches:
+                values = getattr(c, "datavalues", None)
+                for j, p in enumerate(c.patches):
                     skip.add(id(p))
-                    if horizontal:
-                        add("bar", _label(c), x=float(p.get_x() + p.get_width()), y=float(p.get_y() + p.get_height() / 2))
-                    else:
-                        add("bar", _label(c), x=float(p.get_x() + p.get_width() / 2), y=float(p.get_y() + p.get_height()))
+                    base, size = (p.get_x(), p.get_width()) if horizontal else (p.get_y(), p.get_height())
+                    value = float(values[j]) if values is not None and j < len(values) else float(size)
+                    at = p.get_y() + p.get_height() / 2 if horizontal else p.get_x() + p.get_width() / 2
+                    stacked = {"low": float(base), "high": float(base + size)} if base else {}
+                    x, y = (value, float(at)) if horizontal else (float(at), value)
+                    add("bar", _label(c), x=x, y=y, **stacked)
+        across = ax.get_yaxis_transform(which="grid")  # x in axes fractions: axhline, axhspan
+        along = ax.get_xaxis_transform(which="grid")  # y in axes fractions: axvline, axvspan
+        for p in ax.patches:
+            if id(p) in skip or not hasattr(p, "get_height"):
+                continue
+            if p.get_data_transform() is across:  # a horizontal band (a paper's range): its y extent
+                add("hband", _label(p), low=float(p.get_y()), high=float(p.get_y() + p.get_height()))
+            elif p.get_data_transform() is along:
+                add("vband", _label(p), low=float(p.get_x()), high=float(p.get_x() + p.get_width()))
         for line in ax.lines:
             if id(line) in skip:
+                continue
+            if line.get_transform() is across:  # a reference line: its value, not the axes' ends
+                add("hline", _label(line), y=_floats(line.get_ydata()[:1])[0])
+                continue
+            if line.get_transform() is along:
+                add("vline", _label(line), x=_floats(line.get_xdata()[:1])[0])
                 continue
             xs, ys = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
             shape = np.broadcast_shapes(xs.shape, ys.shape)

@@ -43,7 +43,8 @@ def test_plotted_data_reads_back_every_number_drawn():
     line = t[(t.kind == "line") & (t.series == "penalty")]
     assert line[["x", "y"]].to_numpy().tolist() == [[0, 0.5], [1, 0.25], [2, 0.125]]
     assert set(line.panel_title) == {"left"} and set(line.xlabel) == {"cut"} and set(line.ylabel) == {"points"}
-    assert (t[(t.kind == "line") & (t.series == "")].y == 0.1).all()  # the unlabelled reference line
+    ref = t[t.kind == "hline"]  # the unlabelled reference line: its value, not the axes' ends
+    assert ref[["series", "y"]].to_numpy().tolist() == [["", 0.1]] and ref.x.isna().all()
     err = t[t.kind == "errorbar"].sort_values("x")
     assert err[["x", "y", "low", "high"]].to_numpy() == pytest.approx(np.array([[0, 1, 0.9, 1.3], [1, 2, 1.8, 2.4]]))
     assert t[(t.kind == "line") & (t.series == "interval")].empty  # the error bar's own artists: read once
@@ -124,3 +125,19 @@ def test_float32_data_is_written_as_drawn_and_pictures_get_no_csv(tmp_path):
     a.remove()
     assert ff.write_figure_files(fig, tmp_path, "pictures") == ["pictures.svg"]
     plt.close(fig)
+
+
+def test_reference_bands_and_stacked_bars_are_read_as_drawn():
+    fig, ax = plt.subplots()
+    ax.axhspan(1.0, 2.0, label="paper")
+    ax.axvline(3.0)
+    ax.bar([0, 1], [3.0, 4.0], bottom=[1.0, 0.0], label="stacked")
+    ax.barh([5], [-2.0], label="left")
+    t = ff.plotted_data(fig)
+    plt.close(fig)
+    assert t[t.kind == "hband"][["series", "low", "high"]].to_numpy().tolist() == [["paper", 1.0, 2.0]]
+    assert t[t.kind == "vline"].x.tolist() == [3.0]
+    bars = t[t.series == "stacked"]
+    assert bars.y.tolist() == [3.0, 4.0] and bars.low.tolist()[0] == 1.0 and bars.high.tolist()[0] == 4.0
+    assert np.isnan(bars.low.tolist()[1])  # a bar from zero has no base to state
+    assert t[t.series == "left"][["x", "y"]].to_numpy().tolist() == [[-2.0, 5.0]]
