@@ -39,15 +39,31 @@ def _ticks(labels: Iterable[Any], n: int) -> list[str] | None:
     return texts if len(texts) == n and any(texts) else None
 
 
-def _floats(values: Any) -> list[float]:
+def _floats(values: Any) -> list[Any]:
     """``values`` as Python floats, a float32 value written as its shortest float32 form (36.5,
-    not 36.500000953674316: the digits past float32's precision were never data)."""
+    not 36.500000953674316: the digits past float32's precision were never data); categories (a
+    line drawn over names, such as cuts) as their names."""
     import numpy as np
 
-    arr = np.ma.filled(np.ma.asarray(values), np.nan)
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "biuf":
+        try:  # numbers held as objects (an error bar's own line keeps them so)
+            arr = np.ma.asarray(values).astype(float)
+        except (TypeError, ValueError):
+            return [str(v) for v in arr.ravel()]
+    arr = np.ma.filled(np.ma.asarray(arr), np.nan)
     if arr.dtype == np.float32:
         return [float(str(v)) for v in arr.ravel()]
     return [float(v) for v in np.asarray(arr, float).ravel()]
+
+
+def _names(axis: Any) -> dict[float, str]:
+    """Position -> name on a categorical axis (matplotlib's string units), else {}: bars and points
+    drawn at categories are written with their names."""
+    from matplotlib.category import UnitData
+
+    units = getattr(axis, "units", None)
+    return {float(v): str(k) for k, v in units._mapping.items()} if isinstance(units, UnitData) else {}
 
 
 def plotted_data(fig: Any):
@@ -71,7 +87,12 @@ def plotted_data(fig: Any):
     for i, ax in enumerate(fig.axes, start=1):
         where = {"panel": i, "panel_title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel()}
 
+        x_names, y_names = _names(ax.xaxis), _names(ax.yaxis)
+
         def add(kind: str, series: str, **values: Any) -> None:
+            for k, names in (("x", x_names), ("y", y_names)):
+                if names and isinstance(values.get(k), float) and values[k] in names:
+                    values[k] = names[values[k]]
             rows.append({**where, "kind": kind, "series": series, **values})
 
         skip: set[int] = set()  # artists an error bar or bar container owns: read through their container

@@ -141,3 +141,13 @@ def test_reference_bands_and_stacked_bars_are_read_as_drawn():
     assert bars.y.tolist() == [3.0, 4.0] and bars.low.tolist()[0] == 1.0 and bars.high.tolist()[0] == 4.0
     assert np.isnan(bars.low.tolist()[1])  # a bar from zero has no base to state
     assert t[t.series == "left"][["x", "y"]].to_numpy().tolist() == [[-2.0, 5.0]]
+
+
+def test_categories_are_written_by_name():
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot(["stem", "block1"], [1.0, 2.0], marker="o")
+    b.bar(["x0.25", "x1"], [3.0, 4.0])
+    t = ff.plotted_data(fig)
+    plt.close(fig)
+    assert t[t.kind == "line"].x.tolist() == ["stem", "block1"]
+    assert t[t.kind == "bar"].x.tolist() == ["x0.25", "x1"]
