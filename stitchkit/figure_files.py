@@ -203,7 +203,14 @@ def write_figure_files(fig: Any, folder: str | os.PathLike, key: str) -> list[st
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(folder / f"{key}.svg", svg_bytes(fig))
-    table = plotted_data(fig)
+    try:
+        table = plotted_data(fig)
+    except Exception as exc:  # a kind of artist this reader does not know: the page keeps its figure, says why
+        import sys
+
+        print(f"[stitchkit] figure {key!r}: its plotted data could not be read back ({type(exc).__name__}: {exc}); "
+              "the SVG alone is written", file=sys.stderr, flush=True)
+        return [f"{key}.svg"]
     if table.empty:
         return [f"{key}.svg"]
     atomic_write_bytes(folder / f"{key}.csv", table.to_csv(index=False).encode())

@@ -151,3 +151,15 @@ def test_categories_are_written_by_name():
     plt.close(fig)
     assert t[t.kind == "line"].x.tolist() == ["stem", "block1"]
     assert t[t.kind == "bar"].x.tolist() == ["x0.25", "x1"]
+
+
+def test_a_figure_whose_data_cannot_be_read_keeps_its_svg_and_says_why(tmp_path, monkeypatch, capsys):
+    def broken(fig):
+        raise ValueError("an artist of a new kind")
+
+    monkeypatch.setattr(ff, "plotted_data", broken)
+    fig = _figure()
+    assert ff.write_figure_files(fig, tmp_path, "odd") == ["odd.svg"]
+    plt.close(fig)
+    assert "figure 'odd': its plotted data could not be read back (ValueError: an artist of a new kind)" in \
+        capsys.readouterr().err
