@@ -54,6 +54,16 @@ def _isolated_cache(tmp_path_factory):
             os.environ[k] = v
 
 
+@pytest.fixture(scope="session")
+def compiled_book(tmp_path_factory) -> Path:
+    """The book compiled once per test process (Jupyter Book, warnings as errors): the build test
+    and the browser checks read the same HTML. Both are in the ``browser`` xdist group, so under
+    pytest-xdist one worker compiles it once."""
+    from stitchkit import execution
+
+    return execution.compile_book(tmp_path_factory.mktemp("book"))
+
+
 @pytest.fixture(autouse=True)
 def _fresh_loaded_splits():
     archives._LOADED.clear()

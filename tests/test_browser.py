@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import bookpages, catalogue, execution, paths
+from stitchkit import bookpages, catalogue, paths
 
 # slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make check`)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
@@ -51,14 +51,13 @@ def toc_docs() -> list[str]:
 
 DOCS = toc_docs()
 SCORECARD = f"{paths.BOOK_DIR.name}/scorecard"
-PAGES = [*DOCS, "genindex", "search"]
+PAGES = [*DOCS, "genindex", "py-modindex", "search"]  # Sphinx's indexes (the module index: the API page)
 
 
 @pytest.fixture(scope="module")
-def html_dir(tmp_path_factory) -> Path:
-    out = execution.compile_book(tmp_path_factory.mktemp("book"))
-    assert (out / f"{SCORECARD}.html").exists()
-    return out
+def html_dir(compiled_book) -> Path:
+    assert (compiled_book / f"{SCORECARD}.html").exists()
+    return compiled_book
 
 
 @pytest.fixture(scope="module")

@@ -97,8 +97,9 @@ def test_committed_page_exists_with_results(figure_id):
 
 
 @pytest.mark.slow
-def test_book_builds_without_warnings(tmp_path):
-    html = execution.compile_book(tmp_path)
+@pytest.mark.xdist_group("browser")  # the browser checks' worker: the book is compiled once (conftest)
+def test_book_builds_without_warnings(compiled_book):
+    html = compiled_book
     assert (html / "index.html").exists()
     page = (html / "book" / "bansal" / "B-F2A.html").read_text()
     assert "Run provenance" in page and "reproduced" in page
