@@ -6,6 +6,7 @@ paper-scale projections in GPU-hours.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 from .catalogue import Page, Paper, empty_cache_seconds, paper_of, ran_from_empty_cache
@@ -170,11 +171,17 @@ def _throughput_for(piece: dict, measured: dict[str, dict]) -> dict | None:
     return next((v for k, v in measured.items() if piece["what"].startswith(k + " ")), None)
 
 
-def _paper_work() -> list[tuple[dict, float | None]]:
-    """(work, goal in H100-hours) of the paper-scale runs whose cost the issues bound."""
+@functools.lru_cache(maxsize=1)
+def _paper_work() -> tuple[tuple[dict, float | None], ...]:
+    """(work, goal in H100-hours) of the paper-scale runs whose cost the issues bound. The counts
+    read the networks' layer lists, so the 108 paper-size networks are built on the meta device
+    (shapes only: no weights drawn) and once per process."""
+    import torch
+
     from .experiments import balogh, hernandez
 
-    return [(hernandez.paper_work(), 4.0), (balogh.paper_work("resnet18"), 24.0), (balogh.paper_work("vit"), None)]
+    with torch.device("meta"):
+        return ((hernandez.paper_work(), 4.0), (balogh.paper_work("resnet18"), 24.0), (balogh.paper_work("vit"), None))
 
 
 __all__ = ["BOOK_DEMO_BUDGET_MINUTES", "budget_text", "cost_markdown", "paper_scale_line"]

@@ -118,9 +118,11 @@ def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device 
     ``cfg.arch_cuts`` cuts. Returns the tables stacked with an ``arch`` column, and per
     architecture the receiver's and sender's test accuracy and the cuts used."""
     tables, models = [], {}
-    for arch in cfg.other_archs:
-        receiver = Net("receiver", cfg.arch_model(scale, arch, cfg.seeds[0]))
-        sender = Net(TRAINED, cfg.arch_model(scale, arch, cfg.seeds[1]))
+    # every architecture's networks named first: an unknown one is refused before any network trains
+    pairs = {arch: (cfg.arch_model(scale, arch, cfg.seeds[0]), cfg.arch_model(scale, arch, cfg.seeds[1]))
+             for arch in cfg.other_archs}
+    for arch, (receiver_spec, sender_spec) in pairs.items():
+        receiver, sender = Net("receiver", receiver_spec), Net(TRAINED, sender_spec)
         receiver.model, mr = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)
         sender.model, ms = zoo.load_or_train(sender.spec, device=device, store=store, progress=progress)
         cuts = spread(receiver.model.cuts, cfg.arch_cuts)
