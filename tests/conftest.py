@@ -59,7 +59,7 @@ def compiled_book(tmp_path_factory) -> Path:
     """The book compiled once per test process (Jupyter Book, warnings as errors): the build test
     and the browser checks read the same HTML. Both are in the ``browser`` xdist group, so under
     pytest-xdist one worker compiles it once."""
-    from stitchkit import execution
+    from stitchkit.book import execution
 
     return execution.compile_book(tmp_path_factory.mktemp("book"))
 
@@ -149,7 +149,7 @@ def pytest_collection_modifyitems(config, items):
     pages across the papers (they read the four parts' networks: after those pages trained them
     they cost a fraction of their empty-cache time, and run together they would wait on each
     other's locks), then the other slow tests, then the rest, each in its own order."""
-    from stitchkit.catalogue import smoke_times
+    from stitchkit.book.catalogue import smoke_times
 
     seconds = {fid: float(t.get("seconds") or 0) for fid, t in smoke_times().items() if isinstance(t, dict)}
 
