@@ -46,14 +46,14 @@ bench: install
 clean:
 	rm -rf _build runs
 
-# A lent GPU machine (stitchkit.batch): `make wheels` here first: the packages that execute a
+# A lent GPU machine (stitchkit.book.batch): `make wheels` here first: the packages that execute a
 # notebook and run a local Dask cluster, which the device's image lacks, as Python 3.12 wheels in .whl/ (debugpy and jedi, which
 # ipykernel runs without, left out; so are those the image has: a second version breaks the
 # install), and the data archives in .shared-data/. Then the device's one call is `make gpu-batch`
 # with carry [.whl, .shared-data]: it installs the wheels and runs the batch within GPU_BUDGET
 # seconds, packing the pages into $$OUT/pages.tar.gz for `stitchkit import-pages`.
 GPU_BUDGET ?= 550
-GPU_PAGES ?=  # the pages to run, in this order (default: the batch's priority order, stitchkit.batch)
+GPU_PAGES ?=  # the pages to run, in this order (default: the batch's priority order, stitchkit.book.batch)
 NOTEBOOK_WHEELS = papermill==2.7.0 nbclient==0.11.0 nbformat==5.11.1 jupytext==1.19.6 ipykernel==7.4.0 \
 	dask==2026.8.0 distributed==2026.8.0
 DEVICE_HAS = attrs certifi charset_normalizer click idna markdown_it_py mdurl packaging psutil pygments \

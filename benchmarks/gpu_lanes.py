@@ -6,7 +6,7 @@ might each run nearly as fast as one alone. This script trains the same network 
 `gpu` Digit model, one epoch, a private cache each) in k concurrent processes for each k, all
 starting together once their data is loaded, and records each one's training time against one
 process alone: ``slowdown`` = mean train time at k / train time at 1 (k when sharing gains
-nothing, 1 when it is free). `stitchkit.batch.lane_slowdown` reads the committed file; without it
+nothing, 1 when it is free). `stitchkit.book.batch.lane_slowdown` reads the committed file; without it
 a batch plans k lanes as if sharing gained nothing.
 
     python benchmarks/gpu_lanes.py --out DIR [--k 1 2 4] [--epochs 1]

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from stitchkit.catalogue import SMOKE_TIMES, smoke_times, source_hash
-from stitchkit.execution import discover, execute
+from stitchkit.book.catalogue import SMOKE_TIMES, smoke_times, source_hash
+from stitchkit.book.execution import discover, execute
 from stitchkit.fileio import atomic_write_json
 
 

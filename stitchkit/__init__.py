@@ -1,12 +1,14 @@
 """stitchkit: the library behind the model-stitching reproduction companion.
 
-Layers, each importing only from layers below it (a test checks there is no import cycle):
+Layers, each importing only from layers below it (a test checks there is no import cycle, and that
+nothing below the book imports it):
 
 1. ``fileio`` (atomic writes), ``paths``, ``environment`` (the environment variables a run reads,
    checked at start-up), ``hardware`` (device, precision by capability),
    ``progress`` (terminal-only bars), ``linalg`` (rows, float64 least squares), ``ledger`` (the
    networks a run used), ``figures`` (the figure registry: ID, title, experiment module, presets,
-   scales; plain data), ``scales`` (presets, figure configs, parameter validation), ``staleness``
+   scales; plain data), ``papers`` (the four papers and the part beyond them; plain data),
+   ``scales`` (presets, figure configs, parameter validation), ``staleness``
    (the library a run imported, by hash: is a page behind the code?);
 2. data: ``splits`` (a split in memory, subsets, label transforms), ``integrity`` (data errors),
    ``archives`` (reading, decoding and caching the data root), ``data`` (normalisation, device
@@ -20,25 +22,18 @@ Layers, each importing only from layers below it (a test checks there is no impo
 4. ``cluster`` (a Dask cluster by its address), ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid,
    local or on Dask), ``noise``
    (paired-bootstrap intervals), ``gating`` (which failed control can bias which outcome), ``results`` (numbers, claims, verdicts), ``claims`` (a claim
-   as an experiment states it, frozen), ``controls``,
-   ``changes`` (changes after a run), ``plotting``, ``display`` (tables and captions a page
-   shows in one call), ``figure_files`` (each figure as SVG, its plotted data as CSV);
+   as an experiment states it, frozen), ``controls``, ``plotting``, ``display`` (tables and captions
+   a page shows in one call), ``figure_files`` (each figure as SVG, its plotted data as CSV);
 5. ``experiments`` (by paper and figure family), ``adapter`` (any PyTorch classifier as a network
    to stitch, by module path; the task-loss stitch between two), ``comparison``
    (``stitchkit.compare``: every measure between two of a user's own networks, in bounded memory),
    ``minibatch`` (minibatch CKA from unbiased HSIC), ``compare_report`` (``stitchkit compare``: models
    and images loaded by name, an HTML report and a JSON), ``notions`` (every notion on every layer pair,
    on all images and on shared bootstrap resamples of them; Kendall's tau between notions);
-6. the book: ``catalogue`` (papers, figures, results files read back), ``notebooks`` (the
-   notebook sources and their parameters cells, read without torch), ``sync`` (parameters cells
-   written from the configs), ``pages`` (what goes on
-   each executed page), ``cost`` (the Cost page), ``findings`` (the part beyond the papers at a
-   glance), ``bookpages`` (scorecard, part pages, table of contents), ``apipage`` (the API
-   reference page, from the docstrings), ``runs`` (output folders,
-   run errors, a sweep's table), ``kernels`` (a page's kernel: IPC sockets, stopped at once by a
-   signal), ``execution`` (papermill, sweeps, the book build), ``batch`` (the pages a lent
-   GPU runs: priority, budget, checks before any training), ``transfer`` (pages run on a GPU
-   machine, packed, imported), ``cli``.
+6. the book, in its own package :mod:`stitchkit.book` (executing notebooks into pages, the part
+   pages, the Cost page, pages computed on a GPU elsewhere: its docstring lists its modules),
+   which nothing below it imports;
+7. ``cli`` (the command line) on top.
 """
 
 __version__ = "0.2.0"

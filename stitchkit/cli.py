@@ -8,7 +8,7 @@
     stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
     stitchkit pages [ID ...] --scale S --pack F     execute pages and pack them into one archive
           [--budget SECONDS] [--require-gpu]        (on a lent GPU machine: ``make gpu-batch``; no IDs:
-          [--dry-run]                               the batch's priority order, stitchkit.batch)
+          [--dry-run]                               the batch's priority order, stitchkit.book.batch)
     stitchkit import-pages F                        check an archive and place its pages into book/
     stitchkit sync [ID ...] [--check]               write notebooks' parameters cells from their configs
     stitchkit compare A B --layers-a L.. --layers-b L.. --data D   two of your own networks: report + JSON
@@ -32,9 +32,9 @@ import sys
 from typing import Any
 
 from . import paths
-from .catalogue import TITLES, empty_cache_seconds, load_pages, smoke_times
+from .book.catalogue import TITLES, empty_cache_seconds, load_pages, smoke_times
 from .cluster import DASK_ENV, DASK_TIMEOUT_ENV, connect
-from .runs import describe_failure, on_sigterm
+from .book.runs import describe_failure, on_sigterm
 from .scales import SCALES
 
 
@@ -154,8 +154,8 @@ def run_pages(args) -> None:
     import dataclasses
     from pathlib import Path
 
-    from .batch import plan, preflight
-    from .transfer import pack_pages
+    from .book.batch import plan, preflight
+    from .book.transfer import pack_pages
 
     if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
         raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
@@ -176,14 +176,14 @@ def run_pages(args) -> None:
         print("nothing to run")
         return
     if args.lanes > 1:
-        from .transfer import run_lanes
+        from .book.transfer import run_lanes
 
         manifest = run_lanes(decisions, args.scale, Path(args.pack), budget=args.budget, lanes=args.lanes,
                              require_gpu=args.require_gpu)
     else:
         prefetched = args.prefetched
         if args.workers > 1:  # the networks first, in as many processes as the cluster has workers
-            from .batch import prefetch
+            from .book.batch import prefetch
 
             prefetched = bool(prefetch(run, args.scale, args.workers)) or prefetched
         manifest = pack_pages(run, args.scale, Path(args.pack), budget=args.budget,
@@ -206,7 +206,7 @@ def list_lines(infos: dict) -> list[str]:
     """``stitchkit list``: one line per figure: ID, title, the book's run of it (scale, wall
     time, and the time from an empty cache where the run's ledger allows the estimate) and its
     time at ``smoke`` from an empty cache (``benchmarks/smoke_times.py``)."""
-    from .catalogue import minutes
+    from .book.catalogue import minutes
 
     problems: dict[str, str] = {}
     shown = {p.id: p for p in load_pages(problems=problems) if p.shown}  # a bad results file: marked, not fatal
@@ -253,8 +253,8 @@ def _main(args) -> int:
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         return 2
     from .cluster import DaskSchedulerError
-    from .notebooks import discover, get_notebook
-    from .runs import OutputFolderError, SweepFailed, SweepInterrupted, Terminated
+    from .book.notebooks import discover, get_notebook
+    from .book.runs import OutputFolderError, SweepFailed, SweepInterrupted, Terminated
 
     if args.command != "compare" and not paths.NOTEBOOKS_DIR.is_dir():
         print(f"stitchkit: error: stitchkit {args.command} needs the book's checkout (no notebooks folder at "
@@ -262,8 +262,8 @@ def _main(args) -> int:
               "works from any install", file=sys.stderr)
         return 2
     if args.command not in ("list", "sync", "compare"):  # listing imports neither torch nor an experiment module
-        from . import execution
-        from .batch import check_data
+        from .book import execution
+        from .book.batch import check_data
     try:
         if getattr(args, "out", None) == "":
             raise ValueError("--out is empty: name an output folder, or leave --out out for the default")
@@ -308,7 +308,7 @@ def _main(args) -> int:
         elif args.command == "pages":
             run_pages(args)
         elif args.command == "networks":
-            from .batch import train_networks
+            from .book.batch import train_networks
 
             if not 0 <= args.lane < args.lanes:
                 raise ValueError(f"--lane must be in [0, {args.lanes}), got {args.lane}")
@@ -329,7 +329,7 @@ def _main(args) -> int:
                           batch_size=args.batch)
             print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
         elif args.command == "sync":
-            from .sync import sync
+            from .book.sync import sync
 
             differed = sync(args.ids or None, check=args.check)
             verb = "differ from their configs" if args.check else "rewritten from their configs"
@@ -337,7 +337,7 @@ def _main(args) -> int:
             if args.check and differed:
                 return 1
         elif args.command == "import-pages":
-            from .transfer import import_pages
+            from .book.transfer import import_pages
 
             for line in import_pages(Path(args.archive)):
                 print(line)

@@ -4,7 +4,7 @@
 scatter points, bands, heat maps), so the CSV holds exactly what is drawn, whatever function
 drew it. :func:`write_figure_files` writes both, atomically; a page's :meth:`Run.figure
 <stitchkit.results.Run.figure>` calls it when its run has a folder for figures
-(:data:`FIGURES_ENV`, set by :func:`stitchkit.execution.execute`), and the page links them under
+(:data:`FIGURES_ENV`, set by :func:`stitchkit.book.execution.execute`), and the page links them under
 each figure's caption (:func:`link_figure_files`).
 
 The SVG keeps its text as text (``svg.fonttype: none``: small, searchable), and carries no date

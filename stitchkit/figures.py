@@ -3,7 +3,7 @@
 A :class:`Figure` names a page (its catalogue ID and title), the experiment module and the presets
 dictionary (scale -> config) its notebook resolves its parameters from, the scales it offers, what
 it shows (a figure or a table), whether it judges claims, and the data sets it reads. This is the
-one registry (issue 48): the catalogue (:mod:`stitchkit.catalogue`), the command line's checks,
+one registry (issue 48): the catalogue (:mod:`stitchkit.book.catalogue`), the command line's checks,
 the book's contents and the tests are derived from :data:`FIGURES`, and a figure's config class is
 its presets' type. A new figure is one line here, its module's presets, its notebook and its test.
 

@@ -59,7 +59,7 @@ def compiled_book(tmp_path_factory) -> Path:
     """The book compiled once per test process (Jupyter Book, warnings as errors): the build test
     and the browser checks read the same HTML. Both are in the ``browser`` xdist group, so under
     pytest-xdist one worker compiles it once."""
-    from stitchkit import execution
+    from stitchkit.book import execution
 
     return execution.compile_book(tmp_path_factory.mktemp("book"))
 
@@ -139,3 +139,26 @@ def tar_tree(src: Path, name: str, archive: Path) -> None:
 def tiny_split():
     imgs, labs = synthetic(64, 3, 32, 10)
     return data.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype(np.int64)), tuple("0123456789"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest first, so that two xdist workers finish together (pytest-xdist hands tests out in
+    collection order, and a long notebook handed out last runs alone at the end): the browser
+    group (one worker compiles the book and runs every browser check), then the notebooks at smoke
+    from the longest measured from an empty cache (``benchmarks/smoke_times.json``), then the
+    pages across the papers (they read the four parts' networks: after those pages trained them
+    they cost a fraction of their empty-cache time, and run together they would wait on each
+    other's locks), then the other slow tests, then the rest, each in its own order."""
+    from stitchkit.book.catalogue import smoke_times
+
+    seconds = {fid: float(t.get("seconds") or 0) for fid, t in smoke_times().items() if isinstance(t, dict)}
+
+    def rank(item) -> tuple[int, float]:
+        if item.get_closest_marker("xdist_group") is not None:
+            return 0, 0.0
+        if item.originalname == "test_notebook_runs_at_smoke":
+            fid = item.callspec.params["figure_id"]
+            return (2, 0.0) if fid.startswith("X-") else (1, -seconds.get(fid, 0.0))
+        return (3, 0.0) if item.get_closest_marker("slow") is not None else (4, 0.0)
+
+    items.sort(key=rank)  # stable: ties keep the collection order

@@ -233,7 +233,7 @@ def test_presets_and_parameters():
     with pytest.raises(ParameterValueError, match="parameter 'measures'"):
         preset(across.PRESETS_X1, "demo", measures=("cka", "tlm"))
     # the page's rerun box offers the sweep over the zoos
-    from stitchkit import pages
+    from stitchkit.book import pages
 
     box = pages.rerun_box({"id": "X-1", "scale": "demo", "params": dataclasses.asdict(across.PRESETS_X1["demo"]),
                            "provenance": {}, "claims": []})

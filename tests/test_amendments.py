@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from stitchkit import amendments, paths
-from stitchkit.pages import result_box
+from stitchkit import paths
+from stitchkit.book import amendments
+from stitchkit.book.pages import result_box
 
 
 def _snapshot(book_dir, verdict="inconclusive at this scale"):

@@ -2,14 +2,14 @@
 
 from collections import Counter
 
-from stitchkit import apipage
+from stitchkit.book import apipage
 
 
 def test_every_module_is_in_exactly_one_section():
     listed = Counter(m for _, _, modules in apipage.SECTIONS for m in modules)
     assert [m for m, n in listed.items() if n > 1] == []
     modules = set(apipage.package_modules())
-    assert sorted(modules - set(listed)) == [], "a module missing from stitchkit.apipage.SECTIONS"
+    assert sorted(modules - set(listed)) == [], "a module missing from stitchkit.book.apipage.SECTIONS"
     assert sorted(set(listed) - modules) == [], "SECTIONS names a module that does not exist"
 
 

@@ -9,7 +9,8 @@ import tarfile
 
 import pytest
 
-from stitchkit import batch, cli, execution, transfer
+from stitchkit import cli
+from stitchkit.book import batch, execution, transfer
 
 
 def test_everything_starts_with_the_priority_order_and_names_each_page_once():

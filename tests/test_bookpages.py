@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import bookpages, catalogue, cost, figures, pages, results, scales
+from stitchkit import figures, papers, results, scales
+from stitchkit.book import bookpages, catalogue, cost, pages
 from stitchkit.figures import FIGURES
 
 ACROSS = [f.id for f in FIGURES if f.prefix == "X"]  # the pages beyond the papers
@@ -87,10 +88,9 @@ def claim_table_rows(markdown: str) -> list[dict]:
 
 def test_vocabularies_match_the_library():
     assert catalogue.VERDICTS == results.VERDICTS
-    assert catalogue.SCALES == scales.SCALES
     ids = [fid for fid, _ in catalogue.CATALOGUE]
     assert len(ids) == len(set(ids)) == 31 + len(ACROSS)  # the four papers' 31, and the pages across them
-    assert all(catalogue.paper_of(fid) is not None for fid in ids)
+    assert all(papers.paper_of(fid) is not None for fid in ids)
 
 
 def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
@@ -226,7 +226,7 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     import nbformat
 
     monkeypatch.setattr(pages, "smoke_times", lambda: {})
-    from stitchkit.pages import GLANCE_CLASS, page_boxes, provenance_banner, result_box
+    from stitchkit.book.pages import GLANCE_CLASS, page_boxes, provenance_banner, result_box
 
     res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
            "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"},
@@ -258,7 +258,7 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     assert "# demo: 2 CPU cores; measured 5 s for this page on cpu" in nb.cells[1].source  # a measured time
     assert "# smoke: tiny networks; assesses no claim; not timed for this page yet" in nb.cells[1].source
     # the claims table's cell is tagged (tag_sk-claims on the page), once
-    from stitchkit.pages import CLAIMS_TAG, tag_claims_table
+    from stitchkit.book.pages import CLAIMS_TAG, tag_claims_table
 
     nb.cells.append(nbformat.v4.new_code_cell("run.save()\nrun.claims_table()"))
     assert tag_claims_table(nb) and not tag_claims_table(nb)
@@ -272,7 +272,7 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
 
 
 def test_glossary_terms_link_at_first_use_only_in_prose():
-    from stitchkit.pages import link_terms
+    from stitchkit.book.pages import link_terms
 
     seen = set()
     text = ("The sender's `stem` and $x_{cut}$ at a cut; the stitching penalty in points at six stitch points.\n"
@@ -334,7 +334,8 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
 
 def test_a_page_behind_its_notebook_or_the_library_is_marked(book, tmp_path, monkeypatch):
     """Issue 48: a page is behind when its notebook changed, or a library module its run imported."""
-    from stitchkit import pages, staleness
+    from stitchkit import staleness
+    from stitchkit.book import pages
 
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
@@ -385,7 +386,7 @@ def test_the_glossary_covers_every_acronym_of_the_verdicts():
 
 
 def test_the_scorecard_states_how_well_trained_each_scales_networks_are():
-    from stitchkit.bookpages import network_accuracies, scale_notes
+    from stitchkit.book.bookpages import network_accuracies, scale_notes
 
     def page(fid, scale, nets):
         prov = {} if nets is None else {"networks": nets}

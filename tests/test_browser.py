@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import bookpages, catalogue, paths
+from stitchkit import paths
+from stitchkit.book import bookpages, catalogue
 
 # slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make check`)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]

@@ -64,7 +64,8 @@ def test_a_state_dict_given_as_a_model_says_how_to_load_it(tmp_path, capsys):
 @pytest.mark.slow
 def test_a_plain_install_compares_and_the_book_commands_say_they_need_the_checkout(tmp_path):
     """Issue 49: ``pip install .`` (not editable) gives a working library and ``stitchkit compare``
-    away from the checkout; the book's commands there say what they need."""
+    away from the checkout, without the book's tools (its ``book`` extra: they cannot be imported
+    here); the book's commands there say what they need."""
     import shutil
     import subprocess
     import sys
@@ -79,7 +80,11 @@ def test_a_plain_install_compares_and_the_book_commands_say_they_need_the_checko
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--quiet",
                     "--target", str(site), str(src)], check=True, capture_output=True)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "HOME": str(tmp_path)}
+    blocked = tmp_path / "blocked"  # the book extra's packages, each failing on import as if not installed
+    for tool in ("papermill", "jupytext", "nbformat", "nbclient", "ipykernel", "jupyter_book", "myst_nb", "sphinx"):
+        (blocked / tool).mkdir(parents=True)
+        (blocked / tool / "__init__.py").write_text(f"raise ImportError('{tool}: the book extra is not installed')\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{blocked}:{site}", "HOME": str(tmp_path)}
     code = ("import torch, stitchkit; from torch import nn; torch.manual_seed(0)\n"
             "m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),"
             " nn.Linear(4, 10))\n"

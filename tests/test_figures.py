@@ -4,7 +4,8 @@ import pytest
 
 import importlib
 
-from stitchkit import catalogue, datasets, execution, figures
+from stitchkit import datasets, figures, papers
+from stitchkit.book import catalogue, execution
 
 
 def test_every_notebook_has_one_registry_entry_and_every_entry_a_notebook():
@@ -13,7 +14,7 @@ def test_every_notebook_has_one_registry_entry_and_every_entry_a_notebook():
 
 def test_the_catalogue_the_cli_presets_and_the_parts_come_from_the_registry():
     assert [fid for fid, _ in catalogue.CATALOGUE] == [f.id for f in figures.FIGURES]
-    assert {f.prefix for f in figures.FIGURES} == set(catalogue.PARTS) == set(figures.PART_DATASETS)
+    assert {f.prefix for f in figures.FIGURES} == set(papers.PARTS) == set(figures.PART_DATASETS)
 
 
 def test_the_registry_states_the_scales_each_figure_has_presets_for():

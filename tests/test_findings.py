@@ -1,8 +1,8 @@
 """The part beyond the papers opens with its findings: a hypothesis per row, a zoo per column,
 every cell read from the scorecard's records."""
 
-from stitchkit.catalogue import PAPER_BY_PART
-from stitchkit.findings import findings_markdown
+from stitchkit.papers import PAPER_BY_PART
+from stitchkit.book.findings import findings_markdown
 
 
 def _record(key, verdict, value, zoo_title="Bansal et al.: ResNet-18 seeds 0, 1", fid="X-1"):
@@ -31,7 +31,7 @@ def test_no_finding_before_a_page_has_run():
 
 
 def test_a_page_of_claims_zoo_by_zoo_opens_with_a_grid_and_others_keep_their_list():
-    from stitchkit.pages import GLANCE_CLASS, result_box
+    from stitchkit.book.pages import GLANCE_CLASS, result_box
 
     def claim(key, verdict, value, title):
         return {"key": key, "text": f"{title}: notions rank alike", "paper": "p", "ours": "o", "verdict": verdict,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stitchkit import execution, zoo
+from stitchkit import zoo
+from stitchkit.book import execution
 from stitchkit.figures import presets, scales_of
 
 
@@ -15,7 +16,7 @@ def _gpu_figures() -> list[str]:
 
 
 def test_the_gpu_presets_are_the_ones_the_batch_has_estimates_for():
-    from stitchkit import batch
+    from stitchkit.book import batch
 
     figures = _gpu_figures()
     assert {"H-F2", "S-F1B", "S-F1C", "S-FC5", "S-TC1", "S-4.2", "B-F5"} <= set(figures)

@@ -1,4 +1,5 @@
-"""The library's shape: no import cycle between its modules, no module over ~500 lines."""
+"""The library's shape: no import cycle between its modules, imports one way (the science, the book, the
+command line), the package files agreeing with each other."""
 
 from __future__ import annotations
 
@@ -35,15 +36,14 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            candidates = [f"{target}.{a.name}" for a in node.names] + [target]
+            # ``from pkg import a, b``: each name that is a module is an edge; else the names are pkg's
+            named = {f"{target}.{a.name}" for a in node.names} & modules.keys()
+            candidates = named or ({target} & modules.keys())
         elif isinstance(node, ast.Import):
-            candidates = [a.name for a in node.names]
+            candidates = {a.name for a in node.names} & modules.keys()
         else:
             continue
-        for c in candidates:
-            if c in modules and c != name:
-                out.add(c)
-                break
+        out |= candidates - {name}
     return out
 
 
@@ -84,6 +84,23 @@ def test_the_library_has_no_import_cycle():
     # is an edge to the names the package defines itself, which the packages here do not
     graph = {n: {m for m in _imports(n, p, modules) if not n.startswith(m + ".")} for n, p in modules.items()}
     assert _cycles(graph) == []
+
+
+def _layer(module: str) -> int:
+    """0 the science (everything a page's kernel may import), 1 the book, 2 the command line."""
+    if module in ("stitchkit.cli", "stitchkit.__main__"):
+        return 2
+    return 1 if module == "stitchkit.book" or module.startswith("stitchkit.book.") else 0
+
+
+def test_imports_run_one_way_the_science_then_the_book_then_the_command_line():
+    """Issue 48: nothing a notebook runs imports the book's machinery, and the book does not
+    import the command line."""
+    modules = _modules()
+    graph = {n: _imports(n, p, modules) for n, p in modules.items()}
+    upward = sorted((n, m) for n, deps in graph.items() for m in deps if _layer(m) > _layer(n))
+    assert upward == []
+    assert _layer("stitchkit.book.execution") == 1 and _layer("stitchkit.papers") == 0  # the layers exist
 
 
 def test_the_cycle_finder_finds_a_cycle():

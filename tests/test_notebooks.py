@@ -5,7 +5,8 @@ import json
 import nbformat
 import pytest
 
-from stitchkit import data, execution, paths
+from stitchkit import data, paths
+from stitchkit.book import execution
 from stitchkit.figures import FIGURES
 
 NOTEBOOKS = list(execution.discover())

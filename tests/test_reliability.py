@@ -24,7 +24,8 @@ import pandas as pd
 import pytest
 import torch
 
-from stitchkit import archives, cli, data, datasets, execution
+from stitchkit import archives, cli, data, datasets
+from stitchkit.book import execution
 from stitchkit.data import Batches
 from stitchkit.datasets import DataSpec
 from stitchkit.models import build_model
@@ -361,7 +362,7 @@ def test_an_empty_out_is_refused(capsys):
 def test_a_damaged_results_file_is_a_named_error_not_a_smaller_scorecard(tmp_path, content, message):
     """Finding 10: a claim that lost its verdict silently left the scorecard's counts; a file
     holding [] crashed the build with an AttributeError."""
-    from stitchkit import catalogue
+    from stitchkit.book import catalogue
 
     (tmp_path / "bansal").mkdir()
     res = tmp_path / "bansal" / "B-F2A.results.json"
@@ -428,7 +429,7 @@ def test_a_nan_results_file_and_a_broken_notebook_leave_the_rest_of_the_book(tmp
     page is in the scorecard, its files hold finite numbers only, the part page says why."""
     import warnings
 
-    from stitchkit import bookpages
+    from stitchkit.book import bookpages
 
     book = tmp_path / "book"
     shutil.copytree(execution.paths.BOOK_DIR, book, ignore=shutil.ignore_patterns("_build"))
@@ -514,7 +515,7 @@ def test_a_signal_stops_a_running_cell_within_seconds(tmp_path, sig):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from stitchkit import execution
+        from stitchkit.book import execution
         info = execution.NotebookInfo("X-9", Path({str(nb)!r}), execution.parse_parameters(Path({str(nb)!r})))
         try:
             execution.execute(info, Path({str(out)!r}), "smoke", progress=False)
@@ -728,7 +729,7 @@ def test_one_version_string():
 
 def test_the_kernel_socket_folder_goes_with_the_kernel():
     # issue 50, finding 6: every run left an empty /tmp/stitchkit-kernel-* folder behind
-    from stitchkit.execution import ipc_kernel_manager
+    from stitchkit.book.execution import ipc_kernel_manager
 
     import asyncio
 

@@ -2,7 +2,8 @@ import dataclasses
 
 import pytest
 
-from stitchkit import cli, execution
+from stitchkit import cli
+from stitchkit.book import execution
 from stitchkit.claims import ClaimSpec
 from stitchkit.experiments import bansal
 from stitchkit.figures import FIGURES
@@ -202,7 +203,7 @@ def test_tuple_parameters_reach_the_notebook_as_lists():
     back into a tuple)."""
     from papermill.translators import PythonTranslator
 
-    from stitchkit.execution import _for_papermill
+    from stitchkit.book.execution import _for_papermill
 
     code = PythonTranslator.codify(_for_papermill({"archs": ("resnet18",), "width": 8}))
     assert "archs = [\"resnet18\"]" in code or "archs = ['resnet18']" in code
@@ -283,7 +284,7 @@ def test_sync_writes_a_parameters_cell_from_its_config_and_nothing_else(tmp_path
     notebook here agrees (``--check``), and a cell edited by hand is put back, the rest untouched."""
     import shutil
 
-    from stitchkit.sync import sync
+    from stitchkit.book.sync import sync
 
     assert cli.main(["sync", "--check"]) == 0 and "0 parameters cell(s) differ" in capsys.readouterr().out
     shutil.copy(execution.paths.NOTEBOOKS_DIR / "B-F4.py", tmp_path / "B-F4.py")

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from stitchkit import execution
+from stitchkit.book import execution
 
 
 def fake_run(figure_id, scale, params, out_dir=None, progress=True):

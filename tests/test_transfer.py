@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stitchkit import bookpages, catalogue, cli, execution, transfer
+from stitchkit import cli, papers
+from stitchkit.book import bookpages, catalogue, execution, transfer
 from stitchkit.results import GLUE_PREFIX as GLUE
 from stitchkit.results import git_state
 
@@ -96,7 +97,7 @@ def test_an_imported_page_replaces_a_lower_scale_and_keeps_its_verdicts_beside(a
                                                                       ("demo", False, "hernandez/H-F2")]
     records = [r for r in bookpages.rows(pages) if r["id"] == "H-F2"]
     assert [(r["scale"], r["verdict"]) for r in records] == [("gpu", "reproduced"), ("demo", "not reproduced")]
-    part = bookpages.part_markdown(catalogue.PAPER_BY_PART["hernandez"], pages, records)
+    part = bookpages.part_markdown(papers.PAPER_BY_PART["hernandez"], pages, records)
     assert part.count("hernandez/H-F2") == 0 and "(`demo` verdicts on the scorecard)" in part
 
 

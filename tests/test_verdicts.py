@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stitchkit import changes, controls, noise, paths
-from stitchkit.catalogue import CATALOGUE, check_results
+from stitchkit import controls, noise, paths
+from stitchkit.book import changes
+from stitchkit.book.catalogue import CATALOGUE, check_results
 from stitchkit.results import Run, at_least, at_most, check_verdict, decide, within
 
 from per_image import correct as _correct  # tests/ is on sys.path (no __init__.py)

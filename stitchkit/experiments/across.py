@@ -40,7 +40,7 @@ from ..hardware import as_device
 from ..notions import NOTIONS, identity_failures, kendall_tau, notion_replicates
 from ..results import Control, at_least, more_than
 from ..scales import ParameterValueError, param
-from ..catalogue import ZOOS  # one zoo per paper, named by its part
+from ..papers import ZOOS  # one zoo per paper, named by its part
 from ..store import Store
 
 NAMES = {"cka": "linear CKA", "pwcca": "PWCCA", "procrustes": "Procrustes", "dm": "DM (struct.)",

@@ -19,7 +19,7 @@ zoo of the book, with the paper's own recipe and criterion, fixed before any run
 
 Every number carries a 95% paired-bootstrap interval over the test images; each zoo's networks
 are fixed (one pair each). The claims' keys end in the zoo they are judged on, so the part's
-findings table (:mod:`stitchkit.findings`) sets them beside X-1's and X-2's.
+findings table (:mod:`stitchkit.book.findings`) sets them beside X-1's and X-2's.
 """
 
 from __future__ import annotations

@@ -66,8 +66,10 @@ class IdentConfig:
 
 
 PRESETS_T1 = {
-    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images.
-    "smoke": IdentConfig(networks=2, measure_images=200, test_size=500, dm_images=50, tlm_epochs=1,
+    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images, every accuracy on 200
+    # test images (a grid's cost is mostly its stitches' evaluations: 500 made the smoke runs of J-T1, J-F1
+    # and J-F2 the suite's longest).
+    "smoke": IdentConfig(networks=2, measure_images=200, test_size=200, dm_images=50, tlm_epochs=1,
                          tlm_train_size=500, tlm_inter_pairs=1),
     # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
     # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one

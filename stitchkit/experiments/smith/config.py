@@ -69,7 +69,7 @@ class StitchConfig:
 
     def networks(self, scale: str) -> list[zoo.ModelSpec]:
         """Every trained network the ResNet pages use at ``scale`` (each data set's model of each
-        initialisation): what a batch may train ahead, in parallel (:func:`stitchkit.batch.prefetch`)."""
+        initialisation): what a batch may train ahead, in parallel (:func:`stitchkit.book.batch.prefetch`)."""
         return [self.model(scale, name, k) for k in range(self.inits) for name in SETS]
 
     def recipe(self, seed: int) -> StitchRecipe:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from .catalogue import Page, Paper, empty_cache_seconds, paper_of, ran_from_empty_cache
+from .catalogue import Page, empty_cache_seconds, ran_from_empty_cache
+from ..papers import Paper, paper_of
 from .catalogue import minutes
 from .pages import escape, link, table
 
@@ -178,7 +179,7 @@ def _paper_work() -> tuple[tuple[dict, float | None], ...]:
     (shapes only: no weights drawn) and once per process."""
     import torch
 
-    from .experiments import balogh, hernandez
+    from ..experiments import balogh, hernandez
 
     with torch.device("meta"):
         return ((hernandez.paper_work(), 4.0), (balogh.paper_work("resnet18"), 24.0), (balogh.paper_work("vit"), None))

@@ -4,7 +4,7 @@ the commands that rerun it), the tidying of an executed notebook (collapsed code
 the claims table tagged, stderr moved to the terminal), the glossary terms linked at their first
 use, and the re-rendering of committed pages from their results files (:func:`link_pages`).
 
-:mod:`stitchkit.execution` puts these on each page it executes; :mod:`stitchkit.bookpages` calls
+:mod:`stitchkit.book.execution` puts these on each page it executes; :mod:`stitchkit.book.bookpages` calls
 :func:`link_pages` when it writes the book.
 """
 
@@ -16,13 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import amendments, changes, paths
-from .catalogue import PAPER_BY_PART, ZOOS, Page, empty_cache_seconds, minutes, smoke_times, visible
-from .fileio import atomic_write_text
-from .staleness import behind_reason
-from .results import badge_label, claims_html, gating_failures, why_failed
-from .figures import config_class, scales_of
-from .scales import ParameterValueError, validate
+from .. import paths
+from . import amendments, changes
+from .catalogue import Page, empty_cache_seconds, minutes, smoke_times, visible
+from ..papers import PAPER_BY_PART, ZOOS
+from ..fileio import atomic_write_text
+from ..staleness import behind_reason
+from ..results import badge_label, claims_html, gating_failures, why_failed
+from ..figures import config_class, scales_of
+from ..scales import ParameterValueError, validate
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,7 +148,7 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-# A claim made on each zoo of the part beyond the papers (catalogue.ZOOS) has the zoo's name as
+# A claim made on each zoo of the part beyond the papers (papers.ZOOS) has the zoo's name as
 # the last part of its key ("cka_dm_func_bansal").
 
 
@@ -467,7 +469,7 @@ def refresh_claims(nb, results: Mapping[str, Any]) -> None:
 
 def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> list[Path]:
     """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
-    (:func:`stitchkit.changes.insert_into`), :func:`tag_claims_table` and :func:`hide_code` on
+    (:func:`stitchkit.book.changes.insert_into`), :func:`tag_claims_table` and :func:`hide_code` on
     every executed page under ``book_dir`` but those of ``skip`` (IDs whose files cannot be read);
     returns those they changed."""
     import nbformat
@@ -499,7 +501,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
     return changed
 
 
-__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "ZOOS", "escape", "hide_code", "link", "link_glossary",
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
            "link_pages", "link_terms", "page_boxes", "provenance_banner", "put_under_title",
            "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
            "zoo_grid", "zoo_of"]

@@ -1,8 +1,8 @@
 """What the part beyond the papers finds, at a glance: each of its hypotheses against each zoo.
 
-The pages of a part marked ``beyond`` (:mod:`stitchkit.catalogue`) judge one hypothesis per zoo,
+The pages of a part marked ``beyond`` (:mod:`stitchkit.book.catalogue`) judge one hypothesis per zoo,
 the claim's key ending in the zoo's name (``cka_dm_func_bansal``). :func:`findings_markdown`
-turns the scorecard's records of such a part into one grid (:func:`stitchkit.pages.zoo_grid`),
+turns the scorecard's records of such a part into one grid (:func:`stitchkit.book.pages.zoo_grid`),
 a row per hypothesis and a column per zoo, each cell the verdict and the judged value with its
 interval, all read from the results files: nothing in it is written by hand.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalogue import PAPER_BY_PART, Paper
+from ..papers import PAPER_BY_PART, Paper
 from .pages import link, table, zoo_grid, zoo_of
 
 

@@ -2,7 +2,7 @@
 
 A reader must be able to tell a criterion fixed before any run from one adjusted after seeing
 an unfavourable run. Each :class:`Change` names the page(s), what changed, why, and the commit
-that made it; :func:`markdown` renders a page's list, which :mod:`stitchkit.bookpages` writes
+that made it; :func:`markdown` renders a page's list, which :mod:`stitchkit.book.bookpages` writes
 into every executed page under the heading "Changes after a run". A change may be right; the
 list lets the reader judge.
 

@@ -1,7 +1,7 @@
 """The book's API reference page (``book/api.md``), generated from the docstrings.
 
-:data:`SECTIONS` groups every module of the package by the layer it belongs to (the layering of
-:mod:`stitchkit`'s docstring); the page has one ``{automodule}`` block per module, which Sphinx's
+:data:`SECTIONS` groups every module of the package (the book's as ``book.<name>``) by the layer
+it belongs to (the layering of :mod:`stitchkit`'s docstring); the page has one ``{automodule}`` block per module, which Sphinx's
 autodoc fills from the module's docstring and those of its public members when the book is built.
 A test checks that every module is in exactly one section, so a new module cannot be left out.
 The experiments (one package per paper) are the figures' own code, read beside their pages: the
@@ -31,7 +31,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "integrity", "hardware")),
     ("Intervals, claims and verdicts",
      "Paired-bootstrap intervals, claims and their controls, and the verdict each follows to.",
-     ("noise", "claims", "controls", "gating", "results", "changes", "amendments")),
+     ("noise", "claims", "controls", "gating", "results")),
     ("Stitch grids and the cluster",
      "Many stitches at once, on one machine or a Dask cluster.",
      ("grid", "grid_spec", "grid_exec", "cluster")),
@@ -43,20 +43,26 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "the code.",
      ("store", "fileio", "paths", "environment", "ledger", "provenance", "staleness", "progress", "figures",
       "scales")),
-    ("The book and the command line",
-     "Executing notebooks into pages, the part pages, the Cost page, pages computed on a GPU elsewhere, and "
-     "the `stitchkit` command.",
-     ("execution", "notebooks", "sync", "kernels", "runs", "pages", "bookpages", "catalogue", "cost", "findings",
-      "batch", "transfer", "apipage", "cli")),
+    ("The papers and the command line",
+     "The four papers and the part beyond them, and the `stitchkit` command.",
+     ("papers", "cli")),
+    ("The book",
+     "The machinery of this book, in its own package: executing notebooks into pages, the part pages and the "
+     "scorecard, the Cost page, what changed after a run, and pages computed on a GPU elsewhere.",
+     ("book.execution", "book.notebooks", "book.sync", "book.kernels", "book.runs", "book.pages", "book.bookpages",
+      "book.catalogue", "book.changes", "book.amendments", "book.cost", "book.findings", "book.batch",
+      "book.transfer", "book.apipage")),
 )
 
 
 def package_modules() -> list[str]:
-    """Every top-level module of the package (not the experiments package, nor ``__main__``)."""
+    """Every module of the package and of its ``book`` package (``book.<name>``), not the
+    experiments package, nor ``__main__``."""
     import stitchkit
+    from stitchkit import book
 
-    return sorted(m.name for m in pkgutil.iter_modules(stitchkit.__path__)
-                  if m.name not in ("__main__", "experiments"))
+    top = [m.name for m in pkgutil.iter_modules(stitchkit.__path__) if m.name not in ("__main__", "experiments", "book")]
+    return sorted(top + [f"book.{m.name}" for m in pkgutil.iter_modules(book.__path__)])
 
 
 def experiment_packages() -> list[str]:

@@ -11,7 +11,7 @@ runs :func:`preflight` (the GPU, the packages that execute a notebook, the data 
 one stops the batch before any training, naming it), then :func:`plan`: the pages of
 :data:`PRIORITY` in that order that have a preset at the scale and whose page at that scale is not
 current, each started only while its estimate (:func:`estimate`) fits the budget left. The pages
-run and pack through :func:`stitchkit.transfer.pack_pages`; the archive's manifest keeps the plan
+run and pack through :func:`stitchkit.book.transfer.pack_pages`; the archive's manifest keeps the plan
 and, per page, its wall time, estimate, device and torch version. ``make gpu-batch`` is the command
 line a loan runs (it installs the wheels ``make wheels`` fetched first); ``stitchkit import-pages``
 places the pages.
@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from . import execution, paths
-from .scales import UnknownScaleError, check_figure_scale, check_scale
+from .. import paths
+from . import execution
+from ..scales import UnknownScaleError, check_figure_scale, check_scale
 
 # The order a batch takes pages in (issue 47): the pages whose verdicts need the papers' accuracy
 # first, then the rest in catalogue order.
@@ -58,7 +59,7 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # (3 senders x 10 cuts; 625 steps of batch 32 at the ~6.4 ms a step the Smith stitches took, with a
 # 10k-image test: ~5 s), ~6 deciding cells at 4x (~20 s) and CKA: ~400 s.
 # NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
-# lanes trains ahead in parallel (:func:`stitchkit.transfer.run_lanes`), at NETWORK_SECONDS each.
+# lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
 ESTIMATES: dict[str, dict[str, float]] = {
     "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
             "B-F5": 400.0},
@@ -181,7 +182,7 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     (default: :func:`everything`, in priority order): run it, or skip it and why. Named pages are
     run even when current (a re-run asked for), and one without a preset at ``scale`` is an error
     naming the scales it has; the default list skips both. With ``lanes`` > 1 the pages run in
-    that many concurrent processes (:func:`stitchkit.transfer.run_lanes`): each page goes, in priority order, to the
+    that many concurrent processes (:func:`stitchkit.book.transfer.run_lanes`): each page goes, in priority order, to the
     lane with the least estimated work, if its estimate fits the budget left there."""
     check_scale(scale)
     for name, n in (("lanes", lanes), ("workers", workers)):
@@ -236,7 +237,7 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
     """The trained networks the pages ``ids`` need at ``scale``, once each, in order: from each
     page's preset whose config says (a ``networks(scale)`` method); pages whose config does not
     train theirs inside the page as before."""
-    from .figures import presets
+    from ..figures import presets
 
     out, seen = [], set()
     for figure_id in ids:
@@ -251,7 +252,7 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
 def train_networks(ids: Iterable[str], scale: str, lane: int = 0, lanes: int = 1, *, progress: bool = False) -> int:
     """Train (or find in the cache) every ``lanes``-th network of :func:`networks_of` from the
     ``lane``-th: one process of :func:`prefetch`. Returns how many it holds."""
-    from . import zoo
+    from .. import zoo
 
     mine = networks_of(ids, scale)[lane::lanes]
     for spec in mine:
@@ -314,7 +315,7 @@ def datasets_of(ids: Iterable[str]) -> list[str]:
 def check_data(ids: Iterable[str], root=None) -> None:
     """Raise :class:`stitchkit.integrity.DataNotFoundError` (exit 2 on the command line), listing
     every place searched, unless each data set the pages ``ids`` read is found: before any compute."""
-    from .archives import locate
+    from ..archives import locate
 
     for name in datasets_of(ids):
         locate(name, root)
@@ -339,7 +340,7 @@ def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None, kerne
                         "and install them first, as `make gpu-batch` does)")
     else:
         lines.append(f"packages: {', '.join(NOTEBOOK_PACKAGES)}")
-    from .archives import DataNotFoundError, locate
+    from ..archives import DataNotFoundError, locate
 
     for name in datasets_of(ids):
         try:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from . import figures, paths
-from .fileio import atomic_write_text
-from .scales import parameters_cell
+from .. import figures, paths
+from ..fileio import atomic_write_text
+from ..scales import parameters_cell
 
 MARKER = '# %% tags=["parameters"]'
 

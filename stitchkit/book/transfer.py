@@ -32,11 +32,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import execution, figure_files, paths
+from .. import figure_files, paths
+from . import execution
 from .catalogue import check_results
-from .fileio import atomic_write_bytes, atomic_write_json
-from .results import git_state
-from .scales import check_figure_scale, check_scale
+from ..fileio import atomic_write_bytes, atomic_write_json
+from ..results import git_state
+from ..scales import check_figure_scale, check_scale
 
 FORMAT = 2  # 2: the manifest binds every member by its SHA-256
 MAX_ARCHIVE_BYTES = 16 * 2**20  # what one file back from a lent machine may weigh
@@ -54,15 +55,15 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     manifest. Every ID and the scale are checked before the first page runs. A page that fails
     stops the packing (its partial notebook is kept beside the archive as ``<ID>.failed.ipynb``);
     pages finished before it are packed first, so a later import still gets them. With
-    ``budget`` (seconds), a page is started only while its estimate (:func:`stitchkit.batch.estimate`)
+    ``budget`` (seconds), a page is started only while its estimate (:func:`stitchkit.book.batch.estimate`)
     fits the time left; the ones it skips are listed in the manifest (``skipped``), as is
-    ``plan`` (the batch's decisions, :func:`stitchkit.batch.plan`). ``prefetched``: the pages'
+    ``plan`` (the batch's decisions, :func:`stitchkit.book.batch.plan`). ``prefetched``: the pages'
     networks were trained ahead (:func:`run_lanes`), so their estimates are smaller;
     ``workers``: their stitch grids run on a local Dask cluster of that many processes."""
     import time
 
     from .batch import estimate
-    from .hardware import device_name
+    from ..hardware import device_name
 
     ids = list(dict.fromkeys(ids))
     if not ids:
@@ -308,7 +309,7 @@ def _check_page(archive: Path, fid: str, part: str, scale: str, results: dict, n
     fits the scale, and the numbers the executed notebook glued equal to the results file's."""
     from dataclasses import asdict, is_dataclass
 
-    from .figures import presets as presets_of
+    from ..figures import presets as presets_of
 
     where = f"{archive}: {part}/{fid}.results.json"  # finite numbers: check_results, before this
     commit = str((results.get("provenance") or {}).get("commit") or "")
@@ -373,10 +374,10 @@ def _scale_of(res: Path) -> str | None:
 
 def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | None, lanes: int,
               require_gpu: bool = False) -> dict:
-    """Run the pages ``decisions`` (:class:`stitchkit.batch.Decision`) picked in ``lanes``
+    """Run the pages ``decisions`` (:class:`stitchkit.book.batch.Decision`) picked in ``lanes``
     concurrent processes (each one ``stitchkit pages <its pages> --pack <archive>.laneK.tar.gz``,
     which packs after every page),
-    then merge the lanes' archives into ``archive`` (:func:`stitchkit.transfer.merge_archives`).
+    then merge the lanes' archives into ``archive`` (:func:`stitchkit.book.transfer.merge_archives`).
 
     Why: on a GPU the papers' small networks are launch-bound (a width-64 ResNet-18 on MNIST
     trains at ~12,000 images/s on an H100, a few per cent of its peak), so pages in concurrent

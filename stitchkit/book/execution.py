@@ -6,10 +6,10 @@ runs it with papermill (parameters injected), and writes beside the executed ``<
 ``<ID>.results.json`` (written by the notebook through :class:`stitchkit.results.Run`, then
 completed here with the wall time and the source's hash). Under the page title go a result
 box (every claim with the paper's value, ours and the verdict, at a glance) and a provenance
-banner (scale, commit, device, precision, wall time), both rendered by :mod:`stitchkit.pages`;
+banner (scale, commit, device, precision, wall time), both rendered by :mod:`stitchkit.book.pages`;
 the parameter cells are collapsed, and anything the kernel wrote to stderr (warnings, which can
 leak local paths) is shown in the terminal instead of on the page. Output folders and the errors
-of runs and sweeps are :mod:`stitchkit.runs`.
+of runs and sweeps are :mod:`stitchkit.book.runs`.
 
 - ``run_notebook``: a one-off run into ``runs/<ID>/<stamp>-<scale>/`` (never over the book).
 - ``sweep``: the grid of runs, locally or on a Dask cluster, collected into one table.
@@ -30,21 +30,22 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import bookpages, figure_files, paths
+from .. import figure_files, paths
+from . import bookpages
 from .catalogue import source_hash
 from .notebooks import NotebookInfo, Parameter, discover, get_notebook, parse_parameters  # noqa: F401
-from .fileio import atomic_write_json, atomic_write_text
-from .staleness import behind_reason, same_results
+from ..fileio import atomic_write_json, atomic_write_text
+from ..staleness import behind_reason, same_results
 from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
 from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
 from .pages import page_boxes, put_under_title, tidy_page
-from .figure_files import FIGURES_ENV
-from .results import RESULTS_ENV
-from .cluster import DaskSchedulerError, connect
+from ..figure_files import FIGURES_ENV
+from ..results import RESULTS_ENV
+from ..cluster import DaskSchedulerError, connect
 from .runs import (OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
                    fresh_folder, output_folder)
-from . import figures
-from .scales import SCALES, UnknownParameterError, check_figure_scale, check_scale, preset
+from .. import figures
+from ..scales import SCALES, UnknownParameterError, check_figure_scale, check_scale, preset
 
 
 def check_run(info: NotebookInfo, scale: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .catalogue import PARTS
+from .. import paths
+from ..papers import PARTS
 
 
 @dataclass(frozen=True)
