@@ -56,12 +56,25 @@ def _isolated_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def compiled_book(tmp_path_factory) -> Path:
-    """The book compiled once per test process (Jupyter Book, warnings as errors): the build test
-    and the browser checks read the same HTML. Both are in the ``browser`` xdist group, so under
-    pytest-xdist one worker compiles it once."""
+    """The book compiled once per test run (Jupyter Book, warnings as errors): the build test and
+    the browser checks read the same HTML. Under pytest-xdist the workers share it: the first to
+    ask compiles it under a lock in the run's folder, the others wait and read it (the ``browser``
+    xdist group does not keep the parametrized browser checks on one worker, so without the lock
+    both workers compiled it)."""
+    import fcntl
+
     from stitchkit.book import execution
 
-    return execution.compile_book(tmp_path_factory.mktemp("book"))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: the run's folder is shared
+        root = root.parent
+    done = root / "compiled-book.path"
+    with open(root / "compiled-book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            html = execution.compile_book(root / "compiled-book")
+            done.write_text(str(html))
+        return Path(done.read_text())
 
 
 @pytest.fixture(autouse=True)
@@ -143,8 +156,8 @@ def tiny_split():
 
 def pytest_collection_modifyitems(config, items):
     """Longest first, so that two xdist workers finish together (pytest-xdist hands tests out in
-    collection order, and a long notebook handed out last runs alone at the end): the browser
-    group (one worker compiles the book and runs every browser check), then the notebooks at smoke
+    collection order, and a long notebook handed out last runs alone at the end): the tests of an
+    xdist group (the book's build and browser checks, behind the compiled book), then the notebooks at smoke
     from the longest measured from an empty cache (``benchmarks/smoke_times.json``), then the
     pages across the papers (they read the four parts' networks: after those pages trained them
     they cost a fraction of their empty-cache time, and run together they would wait on each
