@@ -18,7 +18,8 @@ import yaml
 from stitchkit import paths
 from stitchkit.book import bookpages, catalogue
 
-# slow; and one worker runs every browser test, so the book is compiled once (pytest-xdist, `make check`)
+# slow; grouped for pytest-xdist (the parametrized checks still spread over the workers, which share one
+# compiled book: conftest.compiled_book)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 CHROMIUM = Path("/usr/bin/chromium")

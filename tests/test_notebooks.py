@@ -98,7 +98,7 @@ def test_committed_page_exists_with_results(figure_id):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("browser")  # the browser checks' worker: the book is compiled once (conftest)
+@pytest.mark.xdist_group("browser")  # with the browser checks: the book is compiled once per run (conftest)
 def test_book_builds_without_warnings(compiled_book):
     html = compiled_book
     assert (html / "index.html").exists()
