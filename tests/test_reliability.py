@@ -843,7 +843,8 @@ def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it
     Three pages: example images (no network), and two that train networks and stitches."""
     from stitchkit import staleness
 
-    monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / "cache"))
+    # the session's cache (conftest): the networks the pages' own smoke tests trained serve here too;
+    # whether the first build reads them or trains them, the re-run must reproduce it bit for bit
     nbs, book = tmp_path / "notebooks", tmp_path / "book"
     nbs.mkdir()
     ids = ("S-F1A", "S-4.2", "H-T1")
