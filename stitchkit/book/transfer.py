@@ -36,7 +36,7 @@ from .. import figure_files, paths
 from . import execution
 from .catalogue import check_results
 from ..fileio import atomic_write_bytes, atomic_write_json
-from ..results import git_state
+from ..provenance import git_state
 from ..scales import check_figure_scale, check_scale
 
 FORMAT = 2  # 2: the manifest binds every member by its SHA-256
@@ -389,7 +389,7 @@ def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | Non
     import sys
     import time
 
-    from .batch import BatchError, _wait_all, prefetch
+    from .batch import BatchError, wait_all, prefetch
 
     archive = Path(archive)
     start = time.monotonic()
@@ -413,7 +413,7 @@ def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | Non
         procs.append(subprocess.Popen(cmd))
         parts.append(part)
 
-    codes = _wait_all(procs)
+    codes = wait_all(procs)
     done = [p for p in parts if p.is_file()]
     fields = {"plan": [dataclasses.asdict(d) for d in decisions], "lane_count": lanes,
               **({"budget_seconds": budget} if budget is not None else {})}
