@@ -55,7 +55,7 @@ def _bench_table(bench: Mapping[str, Any]) -> list[str]:
                       f"{escape(r['ours'])}: {r['ours_value']:.3g} {escape(r['unit'])}", f"{r['ratio']:.2f}×",
                       target, met])
     notes = [f"- {escape(r['benchmark'])}: {escape(r['notes'])}" for r in bench.get("rows", []) if r.get("notes")]
-    return [table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), "", *notes,
+    return [*out, table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), "", *notes,
             *([""] if notes else [])]
 
 
