@@ -51,7 +51,11 @@ def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_p
     key = config_key(spec, datasets.fingerprint(spec.data, tmp_path))[:16]
     mine = [n for n in ledger.networks_used() if n["key"] == key]
     assert mine == [{"key": key, "model": "resnet10", "width": 4, "seed": 3, "data": "cifar10", "train_size": None,
-                     "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4)}]
+                     "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4),
+                     "images_per_second": round(metrics["images_per_second"], 1),
+                     "train_seconds": round(metrics["train_seconds"], 2), "batch_size": 10, "device": "cpu",
+                     "precision": metrics["precision"]}]
+    assert mine[0]["images_per_second"] > 0  # 5 steps of 10 images, timed
 
 
 def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):

@@ -115,6 +115,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           "new_seconds": (results["provenance"].get("cache") or {}).get("new_seconds"),
                                           "cached_seconds": (results["provenance"].get("cache") or {}).get(
                                               "cached_seconds"),
+                                          **training_speed(results["provenance"].get("networks") or []),
                                           "claims": len(results.get("claims", [])),
                                           # the page's figure files (stitchkit.figure_files), packed beside it
                                           "figures": sorted(f for files in (results.get("figures") or {}).values()
@@ -125,6 +126,18 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
             if manifest["pages"]:
                 _write_archive(archive, staging, manifest)
     return manifest
+
+
+def training_speed(networks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The training throughput of a page's networks, as the batch's log reports it per page: images
+    per second over every network with a timed training (the networks' images over their seconds;
+    each network keeps the numbers of the run that trained it, so on a bare GPU machine they are
+    this batch's) and how many networks that is."""
+    timed = [(n["images_per_second"] * n["train_seconds"], n["train_seconds"]) for n in networks
+             if n.get("images_per_second") and n.get("train_seconds")]
+    seconds = sum(t for _, t in timed)
+    return {"train_images_per_second": round(sum(i for i, _ in timed) / seconds, 1) if seconds else None,
+            "train_seconds": round(seconds, 2), "networks_timed": len(timed)}
 
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
