@@ -27,7 +27,9 @@ from _table import print_rows
 from bench_train import _timed, matmul_tflops, naive_throughput, ours_throughput, train_flops_per_image
 
 from stitchkit.datasets import DataSpec
-from stitchkit.grid import STITCHES_PER_PASS, Net, stitch_grid
+from stitchkit.grid import stitch_grid
+from stitchkit.grid_exec import STITCHES_PER_PASS
+from stitchkit.grid_spec import Net
 from stitchkit.hardware import default_device
 from stitchkit.models import build_model
 from stitchkit.store import Store
@@ -87,9 +89,10 @@ def _runs(quick: bool):
     at width 64 with the paper's stitch recipe (50k images, batch 256), every layer pair; J-T1
     Balogh's ResNet-18 width 64, #0 -> #1, TLM (DM init, Adam, batch 256), every block into four
     receiver depths. Untrained copies: throughput does not depend on the weights."""
-    from stitchkit.experiments import balogh, hernandez
+    from stitchkit.experiments.balogh import common, identification
+    from stitchkit.experiments.hernandez import grid
 
-    cfg = hernandez.PRESETS_F2["paper"]
+    cfg = grid.PRESETS_F2["paper"]
     if quick:
         cfg = replace(cfg, stitch_train_size=5000, test_size=1000)
     s = Net("R1111", cfg.model("paper", "r1111", trained=False))
@@ -97,8 +100,8 @@ def _runs(quick: bool):
     pairs = [(i, j) for j in cfg.cuts(r.spec) for i in cfg.cuts(s.spec)]
     yield ("H-F2", lambda e: (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {e:g} epoch(s) x "
                               f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}"),
-           [s], [r], pairs, lambda e: replace(cfg, stitch_epochs=e).recipe(), hernandez.paper_work(), 4.0)
-    t1 = balogh.PRESETS_T1["paper"]
+           [s], [r], pairs, lambda e: replace(cfg, stitch_epochs=e).recipe(), grid.paper_work(), 4.0)
+    t1 = common.PRESETS_T1["paper"]
     if quick:
         t1 = replace(t1, tlm_train_size=5000, test_size=1000)
     nets = replace(t1, networks=2, model_epochs=0).nets("paper", "resnet18")
@@ -109,7 +112,7 @@ def _runs(quick: bool):
                       f"{', '.join(layers[::2])}), {e:g} epoch(s) x {t1.tlm_train_size or 50_000:,} images, "
                       f"batch {t1.tlm_batch}"),
            [nets[0]], [nets[1]], pairs, lambda e: replace(t1, tlm_epochs=e).recipe(tlm=True),
-           balogh.paper_work("resnet18"), 24.0)
+           identification.paper_work("resnet18"), 24.0)
 
 
 def paper_throughput(device: torch.device, quick: bool = False) -> tuple[list[dict], list[dict]]:

@@ -27,7 +27,8 @@ from _table import print_rows
 from stitchkit import data as data_mod
 from stitchkit import stitching, zoo
 from stitchkit.datasets import DataSpec, test_split, train_split
-from stitchkit.grid import Net, StitchRecipe, stitch_grid
+from stitchkit.grid import stitch_grid
+from stitchkit.grid_spec import Net, StitchRecipe
 from stitchkit.hardware import default_device, device_name
 from stitchkit.store import Store
 from stitchkit.train import TrainConfig

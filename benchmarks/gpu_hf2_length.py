@@ -23,9 +23,10 @@ from pathlib import Path
 
 from stitchkit import zoo
 from stitchkit.datasets import DataSpec
-from stitchkit.experiments import hernandez as h
+from stitchkit.experiments.hernandez.grid import PRESETS_F2, display_name
 from stitchkit.fileio import atomic_write_json
-from stitchkit.grid import Net, stitch_grid
+from stitchkit.grid import stitch_grid
+from stitchkit.grid_spec import Net
 from stitchkit.hardware import default_device, device_name
 
 # (sender, receiver) -> cells (cut_i, cut_j): the self-stitch's block that fell at 2 epochs and a
@@ -45,11 +46,11 @@ def main() -> None:
     ap.add_argument("--scale", default="gpu", help="the preset whose networks and stitch recipe to use (smoke: a dry run)")
     args = ap.parse_args()
     device = default_device()
-    cfg = h.PRESETS_F2[args.scale]
+    cfg = PRESETS_F2[args.scale]
     t0 = time.perf_counter()
     nets, acc = {}, {}
     for arch in ("r1111", "r2222"):
-        nets[arch] = Net(h.display_name(arch), cfg.model(args.scale, arch))
+        nets[arch] = Net(display_name(arch), cfg.model(args.scale, arch))
         nets[arch].model, m = zoo.load_or_train(nets[arch].spec, device=device, progress=False)
         acc[arch] = m["test"]["accuracy"]
     out = {"figure": "H-F2", "scale": args.scale, "device": device_name(device),

@@ -35,11 +35,11 @@ def child(epochs: float, scale: str, start_at: float) -> None:
 
     from stitchkit import zoo
     from stitchkit.datasets import DataSpec, fingerprint, train_split
-    from stitchkit.experiments import smith
+    from stitchkit.experiments.smith.config import PRESETS
     from stitchkit.hardware import default_device
     from stitchkit.store import Store
 
-    spec = smith.PRESETS[scale].model(scale, "Digit", 0)
+    spec = PRESETS[scale].model(scale, "Digit", 0)
     spec = replace(spec, train=replace(spec.train, epochs=epochs))
     device = default_device()
     train_split(spec.data), fingerprint(spec.data)

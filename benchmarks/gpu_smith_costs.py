@@ -21,9 +21,9 @@ import torch
 
 from stitchkit import zoo
 from stitchkit.datasets import DataSpec, fingerprint, train_split
-from stitchkit.experiments import smith
-from stitchkit.experiments.smith.config import SETS
-from stitchkit.grid import Net, stitch_grid
+from stitchkit.experiments.smith.config import CUTS, PRESETS, SETS
+from stitchkit.grid import stitch_grid
+from stitchkit.grid_spec import Net
 from stitchkit.hardware import default_device, device_name
 from stitchkit.store import Store
 
@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     device = default_device()
     print(json.dumps({"device": device_name(device), "torch": torch.__version__}), flush=True)
-    cfg = smith.PRESETS[args.scale]
+    cfg = PRESETS[args.scale]
     store = Store(tempfile.mkdtemp(prefix="smith-costs-"))
     for name in ("Digit", "Correlated"):
         t0 = time.perf_counter()
@@ -62,7 +62,7 @@ def main() -> None:
                           "train_images_per_s": round(60_000 * spec.train.epochs / s)}), flush=True)
     recipe = cfg.recipe(0)
     recipe = replace(recipe, train=replace(recipe.train, epochs=recipe.train.epochs * args.fraction))
-    for cut in (smith.CUTS[0], smith.CUTS[-1]):
+    for cut in (CUTS[0], CUTS[-1]):
         t0 = time.perf_counter()
         row = stitch_grid([nets["Correlated"]], [nets["Digit"]], [(cut, cut)], recipe, DataSpec(SETS["Correlated"]),
                           store=store, device=device, progress=False).iloc[0]

@@ -30,7 +30,7 @@ import torch
 
 from stitchkit import zoo
 from stitchkit.fileio import atomic_write_json, atomic_write_text
-from stitchkit.grid import Net
+from stitchkit.grid_spec import Net
 from stitchkit.hardware import default_device, device_name, resolve_precision
 
 SPOTS = ("hernandez", "hernandez-t1")
@@ -38,18 +38,18 @@ SPOTS = ("hernandez", "hernandez-t1")
 
 def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-f2",
               stitch_init: str | None = None) -> None:
-    from stitchkit.experiments import hernandez as h
+    from stitchkit.experiments.hernandez.grid import PRESETS_F2, display_name, pair_grid
 
     t0 = time.perf_counter()
     device = default_device()
-    cfg = replace(h.PRESETS_F2["paper"], archs=("r1111", "r2222"), controls=())
+    cfg = replace(PRESETS_F2["paper"], archs=("r1111", "r2222"), controls=())
     if stitch_lr is not None:
         cfg = replace(cfg, stitch_lr=stitch_lr)
     if stitch_init is not None:
         cfg = replace(cfg, stitch_init=stitch_init)
     nets, accuracy, train_s = {}, {}, {}
     for a in cfg.archs:
-        net = Net(h.display_name(a), cfg.model("paper", a))
+        net = Net(display_name(a), cfg.model("paper", a))
         t1 = time.perf_counter()
         net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
         nets[a], accuracy[net.name], train_s[net.name] = net, m["test"]["accuracy"], time.perf_counter() - t1
@@ -59,7 +59,7 @@ def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str 
     parts = []
     for a, b, diagonal in order:
         t1 = time.perf_counter()
-        part = h.pair_grid(nets[a], nets[b], cfg, device=device, progress=False, diagonal=diagonal)
+        part = pair_grid(nets[a], nets[b], cfg, device=device, progress=False, diagonal=diagonal)
         parts.append(part.assign(kind="trained"))
         table = pd.concat(parts, ignore_index=True)
         table["relative"] = table.accuracy / table.receiver_accuracy
@@ -84,20 +84,21 @@ def hernandez_t1(out: Path, commit: str, stitch_lr: float | None = None, stem: s
     the preset's random start, and EV / ES / SV on 1,000 test images. Writes the stitch table
     (``STEM.csv``), the per-stitch means (``STEM-per.csv``), and the pooled statistics, numbers
     and claims judged with the page's criteria (``STEM.json``)."""
-    from stitchkit.experiments import hernandez as h
+    from stitchkit.experiments.hernandez.grid import all_pairs
+    from stitchkit.experiments.hernandez.mse import PRESETS_T1, mse_stats, mse_summary
 
     t0 = time.perf_counter()
     device = default_device()
-    cfg = replace(h.PRESETS_T1[scale], archs=("r1111", "r2222"), controls=())
+    cfg = replace(PRESETS_T1[scale], archs=("r1111", "r2222"), controls=())
     if stitch_lr is not None:
         cfg = replace(cfg, stitch_lr=stitch_lr)
     if stitch_init is not None:
         cfg = replace(cfg, stitch_init=stitch_init)
-    table, accuracy = h.all_pairs(cfg, scale, device=device, progress=False, diagonal=True)
+    table, accuracy = all_pairs(cfg, scale, device=device, progress=False, diagonal=True)
     print(f"networks {accuracy}; {len(table)} stitches in {time.perf_counter() - t0:.0f} s", flush=True)
-    per, stats = h.mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images, device=device,
-                             progress=False)
-    numbers, claims = h.mse_summary(per, stats, table, "corresponding layers, i = j")
+    per, stats = mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images, device=device,
+                           progress=False)
+    numbers, claims = mse_summary(per, stats, table, "corresponding layers, i = j")
     judged = [{"key": c.key, "text": c.text, "criterion": c.criterion.text, "holds": bool(c.criterion.holds),
                "ours": c.ours, "controls": [{"text": k.text, "value": k.value, "passed": bool(k.passed)}
                                             for k in c.controls]} for c in claims]

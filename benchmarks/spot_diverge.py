@@ -22,8 +22,9 @@ from pathlib import Path
 
 from stitchkit import zoo
 from stitchkit.datasets import DataSpec
-from stitchkit.experiments import hernandez as h
-from stitchkit.grid import Net, stitch_grid
+from stitchkit.experiments.hernandez.grid import PRESETS_F2
+from stitchkit.grid import stitch_grid
+from stitchkit.grid_spec import Net
 from stitchkit.hardware import default_device, device_name
 from stitchkit.store import Store
 
@@ -38,7 +39,7 @@ def main() -> None:
     ap.add_argument("--stem", default="hernandez-f2-diverge")
     args = ap.parse_args()
     device = default_device()
-    cfg = h.PRESETS_F2[args.scale]
+    cfg = PRESETS_F2[args.scale]
     net = Net("R1111", cfg.model(args.scale, "r1111"))
     cuts = cfg.cuts(net.spec) if args.cuts == "all" else [args.cut]
     t0 = time.perf_counter()

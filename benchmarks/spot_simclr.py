@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from stitchkit import zoo
-from stitchkit.experiments.bansal_sweeps import PRESETS_F6
+from stitchkit.experiments.bansal.f3c_f6 import PRESETS_F6
 from stitchkit.fileio import atomic_write_json
 from stitchkit.hardware import default_device, device_name, resolve_precision
 

@@ -73,12 +73,11 @@ other_archs = None  # architectures beside the base ResNet-18, one panel each: r
 arch_cuts = None  # cuts per other architecture, spread from first to last; None: every cut
 
 # %%
-from stitchkit.experiments import bansal, bansal_seeds
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import common, length, seeds, f2a
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(bansal.PRESETS_F2A, scale, globals())
-run = Run("B-F2A", scale, cfg)
+run, cfg = open_page("B-F2A", globals())
 
 # %% [markdown]
 # ## Train the networks, stitch them at every cut
@@ -93,10 +92,10 @@ run = Run("B-F2A", scale, cfg)
 # fine-tuning, in points.
 
 # %%
-table, models = bansal.connectivity(cfg, scale)
-numbers, claims = bansal.connectivity_summary(table, models)
+table, models = common.connectivity(cfg, scale)
+numbers, claims = common.connectivity_summary(table, models)
 run.record(numbers, [])  # the claims after the training-length control below
-bansal.penalty_table(table)
+f2a.penalty_table(table)
 
 # %% [markdown]
 # ## Stitching penalty per layer
@@ -123,7 +122,7 @@ bansal.penalty_table(table)
 # {glue:text}`random_late_penalty_beyond:.2f` at the last two (the negative control's number).
 
 # %%
-run.figure("penalty", bansal.plot_penalty(table, models, scale))
+run.figure("penalty", f2a.plot_penalty(table, models, scale))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -151,13 +150,13 @@ run.figure("penalty", bansal.plot_penalty(table, models, scale))
 # control. The untrained bottom at every cut is shown for the base ResNet-18 only.
 
 # %%
-arch_table, arch_models = bansal.architectures(cfg, scale)
-arch_numbers, arch_claims = bansal.architectures_summary(arch_table, arch_models)
+arch_table, arch_models = f2a.architectures(cfg, scale)
+arch_numbers, arch_claims = f2a.architectures_summary(arch_table, arch_models)
 run.record(arch_numbers, [])
-bansal.architectures_table(arch_models, arch_numbers)
+f2a.architectures_table(arch_models, arch_numbers)
 
 # %%
-run.figure("architectures", bansal.plot_architectures(table, models, arch_table, arch_models, scale))
+run.figure("architectures", f2a.plot_architectures(table, models, arch_table, arch_models, scale))
 
 # %% [markdown]
 # ```{glue:figure} architectures
@@ -188,10 +187,10 @@ run.figure("architectures", bansal.plot_architectures(table, models, arch_table,
 # in points:
 
 # %%
-longer = bansal.training_length_control(cfg, scale, (table, claims), (arch_table, arch_claims))
-seed_numbers, claims = bansal_seeds.with_seeds("B-F2A", cfg, scale, claims)
+longer = f2a.training_length_control(cfg, scale, (table, claims), (arch_table, arch_claims))
+seed_numbers, claims = seeds.with_seeds("B-F2A", cfg, scale, claims)
 run.record(seed_numbers, claims + arch_claims)
-bansal.length_table(longer, claims + arch_claims)
+length.length_table(longer, claims + arch_claims)
 
 # %% [markdown]
 # ## Network-to-network variance of the recipe
@@ -206,7 +205,7 @@ bansal.length_table(longer, claims + arch_claims)
 # measured on trained networks). Per cut and sender, in points:
 
 # %%
-bansal_seeds.component_table(bansal_seeds.seed_component(cfg, scale))
+seeds.component_table(seeds.seed_component(cfg, scale))
 
 # %% [markdown]
 # ## Claims

@@ -33,14 +33,13 @@ scale = "smoke"  # smoke | demo | paper
 results_dir = None  # folder with B-F6.results.json; None: the book's Bansal part
 
 # %%
-from stitchkit.experiments import bansal_table
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import tables
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(bansal_table.PRESETS_F2B, scale, globals())
-run = Run("B-F2B", scale, cfg, role="Figure 2B needs ImageNet, out of reach offline; this page reports its CIFAR-10 "
-          "stand-in, B-F6")
-results, claims = bansal_table.stand_in(cfg)
+run, cfg = open_page("B-F2B", globals(),
+                      role="Figure 2B needs ImageNet, out of reach offline; this page reports its CIFAR-10 stand-in, B-F6")
+results, claims = tables.stand_in(cfg)
 run.record({"stand_in_found": int(results is not None)}, [])
 
 # %% [markdown]

@@ -66,13 +66,11 @@ top_snapshot = None  # the top: fraction of the run (paper: epoch 80 of 160)
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_sweeps as sweeps
-from stitchkit.experiments import bansal_seeds
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(sweeps.PRESETS_F3B, scale, globals())
-run = Run("B-F3B", scale, cfg)
+run, cfg = open_page("B-F3B", globals())
 
 # %% [markdown]
 # ## Stitch every bottom into the top
@@ -82,19 +80,19 @@ run = Run("B-F3B", scale, cfg)
 # linear CKA between bottom and top at that cut.
 
 # %%
-table, accuracy = sweeps.epochs(cfg, scale)
-numbers, claims = sweeps.epochs_summary(table, accuracy, cfg)
+table, accuracy = f2c_f3ab.epochs(cfg, scale)
+numbers, claims = f2c_f3ab.epochs_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
-sweeps.accuracy_table(accuracy)
+bottoms.accuracy_table(accuracy)
 
 # %%
-sweeps.per_cut(table, "penalty")
+bottoms.per_cut(table, "penalty")
 
 # %%
-sweeps.per_cut(table, "cka")
+bottoms.per_cut(table, "cka")
 
 # %%
-run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale)))
+run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=bottoms.title(cfg, scale)))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -107,7 +105,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # ```
 
 # %%
-run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale)))
+run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.title(cfg, scale)))
 
 # %% [markdown]
 # ```{glue:figure} cka
@@ -136,9 +134,9 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # after a run".) One row per check, in points:
 
 # %%
-longer = sweeps.training_length_control(cfg, scale, table, claims)
+longer = bottoms.training_length_control(cfg, scale, table, claims)
 # the recipe's network-to-network variance (measured once, shared with the other pages through the cache)
-seed_numbers, claims = bansal_seeds.with_seeds("B-F3B", cfg, scale, claims)
+seed_numbers, claims = seeds.with_seeds("B-F3B", cfg, scale, claims)
 run.record(seed_numbers, claims)
 longer.round(2)
 
@@ -155,7 +153,7 @@ longer.round(2)
 # through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal_sweeps` before any run. "Compatible" and "as good as" use
+# `stitchkit.experiments.bansal` before any run. "Compatible" and "as good as" use
 # B-F2A's bound (penalty at most 3 points, the paper's "up to 3% error"); "improves" means a
 # gain of at least 1 point. A claim whose control fails (any of those it needs, above) is
 # *inconclusive at this scale*. A "more is better" claim also needs its premise: the bottom with

@@ -59,12 +59,11 @@ kernel_lr = None  # the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) 
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import common, f4_f5
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(bansal.PRESETS_F4, scale, globals())
-run = Run("B-F4", scale, cfg)
+run, cfg = open_page("B-F4", globals())
 
 # %% [markdown]
 # ## Stitch the trained pair at every cut, for each kernel size
@@ -73,10 +72,10 @@ run = Run("B-F4", scale, cfg)
 # the trained sender.
 
 # %%
-table, models = bansal.kernel_sizes(cfg, scale)
-numbers, claims = bansal.kernel_sizes_summary(table)
+table, models = f4_f5.kernel_sizes(cfg, scale)
+numbers, claims = f4_f5.kernel_sizes_summary(table)
 run.record(numbers, [])
-trained = table[table.sender == bansal.TRAINED]
+trained = table[table.sender == common.TRAINED]
 trained.pivot(index="cut", columns="kernel_size", values="penalty").loc[list(dict.fromkeys(trained.cut))].mul(100).round(2)
 
 # %% [markdown]
@@ -84,7 +83,7 @@ trained.pivot(index="cut", columns="kernel_size", values="penalty").loc[list(dic
 # size (an exact stitch exists, so none should lose more than 1 point; a gain passes):
 
 # %%
-selfs = table[table.sender == bansal.SELF]
+selfs = table[table.sender == common.SELF]
 selfs.pivot(index="cut", columns="kernel_size", values="penalty").loc[list(dict.fromkeys(selfs.cut))].mul(100).round(2)
 
 # %% [markdown]
@@ -127,7 +126,7 @@ run.figure("kernel", plotting.penalty_per_layer(
 # already inconclusive got no check: see "Changes after a run".) In points:
 
 # %%
-longer = bansal.kernel_length_control(cfg, scale, table, claims)
+longer = f4_f5.kernel_length_control(cfg, scale, table, claims)
 run.record({}, claims)
 longer.round(2)
 

@@ -65,12 +65,11 @@ cka_images = None  # test images for the per-layer CKA
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import common, f2a, f4_f5
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(bansal.PRESETS_F5, scale, globals())
-run = Run("B-F5", scale, cfg)
+run, cfg = open_page("B-F5", globals())
 
 # %% [markdown]
 # ## Stitch the random and the trained network into the receiver; CKA per layer
@@ -80,13 +79,13 @@ run = Run("B-F5", scale, cfg)
 # same cut.
 
 # %%
-table, models = bansal.random_vs_trained(cfg, scale)
-numbers, claims = bansal.random_vs_trained_summary(table, models)
+table, models = f4_f5.random_vs_trained(cfg, scale)
+numbers, claims = f4_f5.random_vs_trained_summary(table, models)
 # B-F2A's training-length control for the stitching claim (the random bottom's first cut and the
 # receiver's self-stitch there retrained at 4x, the claim re-judged; see B-F2A)
-longer = bansal.training_length_control(cfg, scale, (table, claims))
+longer = f2a.training_length_control(cfg, scale, (table, claims))
 run.record(numbers, claims)
-view = table[table.sender != bansal.SELF].assign(penalty=lambda t: (100 * t.penalty).round(2),
+view = table[table.sender != common.SELF].assign(penalty=lambda t: (100 * t.penalty).round(2),
                                                  cka=lambda t: t.cka.round(3))
 view.pivot_table(index="cut", columns="sender", values=["penalty", "cka"], sort=False)
 
@@ -105,7 +104,7 @@ view.pivot_table(index="cut", columns="sender", values=["penalty", "cka"], sort=
 
 # %%
 run.figure("penalty_cka", plotting.penalty_and_cka(
-    table, [bansal.TRAINED, bansal.RANDOM],
+    table, [common.TRAINED, common.RANDOM],
     title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'"))
 
 # %% [markdown]

@@ -63,13 +63,11 @@ simclr_epochs = None  # SimCLR pre-training epochs; None: the zoo's recipe at th
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_sweeps as sweeps
-from stitchkit.experiments import bansal_seeds
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import common, length, seeds, bottoms, f3c_f6
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(sweeps.PRESETS_F6, scale, globals())
-run = Run("B-F6", scale, cfg)
+run, cfg = open_page("B-F6", globals())
 
 # %% [markdown]
 # ## Stitch every bottom into the top
@@ -79,19 +77,19 @@ run = Run("B-F6", scale, cfg)
 # linear CKA between bottom and top at that cut.
 
 # %%
-table, accuracy = sweeps.simclr_vs_e2e(cfg, scale)
-numbers, claims = sweeps.simclr_summary(table, accuracy, cfg)
+table, accuracy = f3c_f6.simclr_vs_e2e(cfg, scale)
+numbers, claims = f3c_f6.simclr_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
-sweeps.accuracy_table(accuracy)
+bottoms.accuracy_table(accuracy)
 
 # %%
-sweeps.per_cut(table, "penalty")
+bottoms.per_cut(table, "penalty")
 
 # %%
-sweeps.per_cut(table, "cka")
+bottoms.per_cut(table, "cka")
 
 # %%
-run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale)))
+run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=bottoms.title(cfg, scale)))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -104,8 +102,8 @@ run.figure("penalty", plotting.penalty_panels(table, control=sweeps.SELF, title=
 # ```
 
 # %%
-run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.title(cfg, scale),
-                                      paper=sweeps.PAPER_SIMCLR_CKA))
+run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.title(cfg, scale),
+                                      paper=f3c_f6.PAPER_SIMCLR_CKA))
 
 # %% [markdown]
 # ```{glue:figure} cka
@@ -129,11 +127,11 @@ run.figure("cka", plotting.cka_panels(table, control=sweeps.SELF, title=sweeps.t
 # a run".) One row per direction and bottom, in points:
 
 # %%
-longer = sweeps.training_length_control(cfg, scale, table, claims)
+longer = bottoms.training_length_control(cfg, scale, table, claims)
 # the recipe's network-to-network variance (measured once, shared with the other pages through the cache)
-seed_numbers, claims = bansal_seeds.with_seeds("B-F6", cfg, scale, claims)
+seed_numbers, claims = seeds.with_seeds("B-F6", cfg, scale, claims)
 run.record(seed_numbers, claims)
-sweeps.length_table(longer, claims)
+length.length_table(longer, claims)
 
 # %% [markdown]
 # ## Claims
@@ -148,7 +146,7 @@ sweeps.length_table(longer, claims)
 # through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal_sweeps` before any run. "Connected" uses B-F2A's bound (penalty
+# `stitchkit.experiments.bansal` before any run. "Connected" uses B-F2A's bound (penalty
 # at most 3 points, the paper's "up to 3% error"); "further apart by CKA" a difference of mean
 # CKA of at least 0.05. A claim whose control fails (any of those it needs, above) is
 # *inconclusive at this scale*.
@@ -170,7 +168,7 @@ run.claims_table()
 # run of this page: the verdicts above stay those of this page's own run.
 
 # %%
-sweeps.simclr_length_section(["bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"])
+f3c_f6.simclr_length_section(["bansal-f6-simclr-epochs", "bansal-f6-simclr-epochs-w64"])
 
 # %% [markdown]
 # ## Deviations from the paper

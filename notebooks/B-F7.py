@@ -43,13 +43,11 @@ cka_images = None  # test images for the per-layer CKA
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import bansal_seeds
-from stitchkit.experiments import bansal_sweeps as sweeps
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import seeds, bottoms, f7
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(sweeps.PRESETS_F7, scale, globals())
-run = Run("B-F7", scale, cfg)
+run, cfg = open_page("B-F7", globals())
 
 # %% [markdown]
 # ## CKA per layer for each pair
@@ -57,18 +55,18 @@ run = Run("B-F7", scale, cfg)
 # Linear CKA on {glue:text}`cka_images_used` test images (float64, Gram form), at every cut.
 
 # %%
-table = sweeps.more_cka(cfg, scale)
-numbers, claims = sweeps.more_cka_summary(table, cfg)
-seeds = bansal_seeds.cka_seed_component(cfg, scale, cfg.cka_images)
-claims = bansal_seeds.widen(claims, seeds, bansal_seeds.CKA_SEED_CLAIMS, bounds=(0.0, 1.0))
-run.record({**numbers, "cka_seed_sd": seeds.sd, "cka_seed_k": seeds.k}, claims)
+table = f7.more_cka(cfg, scale)
+numbers, claims = f7.more_cka_summary(table, cfg)
+component = seeds.cka_seed_component(cfg, scale, cfg.cka_images)
+claims = seeds.widen(claims, component, seeds.CKA_SEED_CLAIMS, bounds=(0.0, 1.0))
+run.record({**numbers, "cka_seed_sd": component.sd, "cka_seed_k": component.k}, claims)
 table.assign(cka=table.cka.round(3)).pivot(index="cut", columns="pair", values="cka").loc[list(dict.fromkeys(table.cut))]
 
 # %%
 pairs = list(dict.fromkeys(table.pair))  # samples, width, length: the order of more_cka
-run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale), paper={
-    pairs[0]: (0, sweeps.CKA_SAMPLES_NEAR_ZERO, "paper: can go as low as 0 (samples)"),
-    pairs[1]: (*sweeps.CKA_WIDTH_RANGE, "paper: 0.7-0.9 (widths)")}))
+run.figure("cka", plotting.cka_lines(table, title=bottoms.title(cfg, scale), paper={
+    pairs[0]: (0, f7.CKA_SAMPLES_NEAR_ZERO, "paper: can go as low as 0 (samples)"),
+    pairs[1]: (*f7.CKA_WIDTH_RANGE, "paper: 0.7-0.9 (widths)")}))
 
 # %% [markdown]
 # ```{glue:figure} cka
@@ -85,7 +83,7 @@ run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale), pape
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal_sweeps` before any run. The paper gives "as low as 0" for
+# `stitchkit.experiments.bansal` before any run. The paper gives "as low as 0" for
 # samples (we take at most 0.2), the range 0.7-0.9 for width, and "similar" for training time
 # (we take at least 0.5 at every layer, B-F5's bound for high CKA). No claim here has a trained
 # stitch in it, so none carries a stitching control. "Width" has a premise instead (amended on
@@ -105,7 +103,7 @@ run.figure("cka", plotting.cka_lines(table, title=sweeps.title(cfg, scale), pape
 # noise model; see "Changes after a run").
 
 # %%
-bansal_seeds.component_table(seeds)
+seeds.component_table(component)
 
 # %%
 run.save()

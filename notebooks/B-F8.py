@@ -57,12 +57,11 @@ dm_images = None  # training images of the direct-matching fit
 test_size = None  # test images for every accuracy; None: all 10k
 
 # %%
-from stitchkit.experiments import bansal_finetune
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import f8
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(bansal_finetune.PRESETS_F8, scale, globals())
-run = Run("B-F8", scale, cfg)
+run, cfg = open_page("B-F8", globals())
 
 # %% [markdown]
 # ## Stitch and fine-tune at each cut
@@ -71,8 +70,8 @@ run = Run("B-F8", scale, cfg)
 # stitched), and the accuracy after fine-tuning every layer above the cut.
 
 # %%
-table, accuracy = bansal_finetune.finetune_vs_stitch(cfg, scale)
-numbers, claims = bansal_finetune.finetune_summary(table, accuracy)
+table, accuracy = f8.finetune_vs_stitch(cfg, scale)
+numbers, claims = f8.finetune_summary(table, accuracy)
 run.record(numbers, [])  # the claims after the training-length control below
 table.drop(columns=["correct", "receiver_correct", "finetuned_correct"]) \
     .assign(**{c: (100 * table[c]).round(2) for c in ("stitched", "penalty", "fine-tuned", "top accuracy")}) \
@@ -80,7 +79,7 @@ table.drop(columns=["correct", "receiver_correct", "finetuned_correct"]) \
                      "top accuracy": "top network (%)"}).set_index(["bottom", "cut"])
 
 # %%
-run.figure("finetune", bansal_finetune.plot_finetune(table, bansal_finetune.title(scale)))
+run.figure("finetune", f8.plot_finetune(table, f8.title(scale)))
 
 # %% [markdown]
 # ```{glue:figure} finetune
@@ -107,7 +106,7 @@ run.figure("finetune", bansal_finetune.plot_finetune(table, bansal_finetune.titl
 # not: see "Changes after a run".) Mean penalty over the cuts per bottom, in points:
 
 # %%
-longer = bansal_finetune.training_length_control(cfg, scale, table, accuracy, claims)
+longer = f8.training_length_control(cfg, scale, table, accuracy, claims)
 run.record({}, claims)
 longer.round(2)
 
@@ -115,7 +114,7 @@ longer.round(2)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal_finetune` before any run: "fine-tuning tells them apart less
+# `stitchkit.experiments.bansal.f8` before any run: "fine-tuning tells them apart less
 # well" needs stitching's separation to exceed fine-tuning's by at least 5 points, "stitching
 # can" a separation of at least 10 points. The trained top stitched into itself loses at most
 # {glue:text}`self_stitch_worst:.2f` points at a cut; its largest gain, the self-stitch gain, is

@@ -70,13 +70,12 @@ few_samples = None  # training images of the few-sample network (paper 5k)
 threshold = None  # penalty (points) up to which a cut counts as 'close to 0' (B-F2A's 3-point bound)
 
 # %%
-from stitchkit.experiments import bansal_freeze as freeze
-from stitchkit.experiments.bansal_sweeps import title
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import f9
+from stitchkit.experiments.bansal.bottoms import title
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(freeze.PRESETS_F9, scale, globals())
-run = Run("B-F9", scale, cfg)
+run, cfg = open_page("B-F9", globals())
 
 # %% [markdown]
 # ## Choose the frozen pieces by stitching, then train the rest
@@ -85,13 +84,13 @@ run = Run("B-F9", scale, cfg)
 # pieces, and each network's test accuracy.
 
 # %%
-table, frozen, metrics = freeze.freeze_training(cfg, scale)
-numbers, claims = freeze.freeze_summary(table, frozen, metrics, cfg)
+table, frozen, metrics = f9.freeze_training(cfg, scale)
+numbers, claims = f9.freeze_summary(table, frozen, metrics, cfg)
 run.record(numbers, [])  # the claim after the training-length control below
-freeze.choice_table(table, frozen)
+f9.choice_table(table, frozen)
 
 # %%
-freeze.accuracy_table(metrics)
+f9.accuracy_table(metrics)
 
 # %% [markdown]
 # The freeze-trained network froze {glue:text}`frozen_count` of the network's pieces
@@ -102,7 +101,7 @@ freeze.accuracy_table(metrics)
 # {glue:text}`self_stitch_gain:.2f` points.
 
 # %%
-run.figure("freeze", freeze.plot_freeze(table, frozen, metrics, cfg, title=title(cfg, scale)))
+run.figure("freeze", f9.plot_freeze(table, frozen, metrics, cfg, title=title(cfg, scale)))
 
 # %% [markdown]
 # ```{glue:figure} freeze
@@ -130,7 +129,7 @@ run.figure("freeze", freeze.plot_freeze(table, frozen, metrics, cfg, title=title
 # full network):
 
 # %%
-longer = freeze.training_length_control(cfg, scale, table, frozen, metrics, claims)
+longer = f9.training_length_control(cfg, scale, table, frozen, metrics, claims)
 run.record({}, claims)
 longer.round(2)
 
@@ -138,7 +137,7 @@ longer.round(2)
 # ## Claims
 #
 # The verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal_freeze` before any run: the paper's "up to ≈3%" as at most 3
+# `stitchkit.experiments.bansal.f9` before any run: the paper's "up to ≈3%" as at most 3
 # points of test accuracy. A failed control (any of those above) makes it *inconclusive at this
 # scale*.
 

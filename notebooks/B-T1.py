@@ -32,14 +32,14 @@ scale = "smoke"  # smoke | demo | paper
 results_dir = None  # folder with the pages' <ID>.results.json; None: the book's Bansal part
 
 # %%
-from stitchkit.experiments import bansal_table
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.bansal import tables
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(bansal_table.PRESETS_T1, scale, globals())
-run = Run("B-T1", scale, cfg, role="This page regenerates the paper's Table 1 from the other Bansal pages' results")
-results = bansal_table.load(cfg)
-run.record(bansal_table.numbers(results), [])
+run, cfg = open_page("B-T1", globals(),
+                      role="This page regenerates the paper's Table 1 from the other Bansal pages' results")
+results = tables.load(cfg)
+run.record(tables.numbers(results), [])
 
 # %% [markdown]
 # ## Table 1, the paper's and ours
@@ -49,13 +49,13 @@ run.record(bansal_table.numbers(results), [])
 # and a gain (negative penalty) means the stronger network's layers improve the weaker one.
 
 # %%
-bansal_table.table1(results).style.set_properties(**{"text-align": "left", "white-space": "normal"})
+tables.table1(results).style.set_properties(**{"text-align": "left", "white-space": "normal"})
 
 # %% [markdown]
 # ## Where each number comes from
 
 # %%
-bansal_table.sources(results)
+tables.sources(results)
 
 # %%
 _ = run.save()

@@ -82,12 +82,11 @@ cut_at = None  # where to stitch: blocks (the stem and every block, thinned by c
 
 # %%
 from stitchkit.display import plain
-from stitchkit.experiments import hernandez
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.hernandez import grid, spot, verdicts
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(hernandez.PRESETS_F2, scale, globals())
-run = Run("H-F2", scale, cfg)
+run, cfg = open_page("H-F2", globals())
 
 # %% [markdown]
 # ## Stitch every layer into every layer
@@ -97,18 +96,18 @@ run = Run("H-F2", scale, cfg)
 # ($j > i$), and outside the corner $i, j \le 1$.
 
 # %%
-table, accuracy = hernandez.all_pairs(cfg, scale)
-longer = hernandez.longer_sample(table, cfg, scale)
-numbers, claims = hernandez.grid_summary(table, accuracy, longer)
+table, accuracy = grid.all_pairs(cfg, scale)
+longer = verdicts.longer_sample(table, cfg, scale)
+numbers, claims = verdicts.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
-run.record(hernandez.f2_spot_numbers(), [])  # the committed GPU spot checks' numbers the prose quotes
-hernandez.accuracy_table(accuracy)
+run.record(spot.f2_spot_numbers(), [])  # the committed GPU spot checks' numbers the prose quotes
+grid.accuracy_table(accuracy)
 
 # %%
-hernandez.triangle_table(table)
+grid.triangle_table(table)
 
 # %%
-run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale), counts=cfg.layer_name))
+run.figure("grids", grid.plot_grids(table, title=grid.title(cfg, scale), counts=cfg.layer_name))
 
 # %% [markdown]
 # ```{glue:figure} grids
@@ -122,8 +121,8 @@ run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale
 # ```
 
 # %%
-run.figure("controls", hernandez.plot_grids(table, kinds=("random sender", "random receiver"),
-                                            counts=cfg.layer_name, title="Controls: untrained copies"))
+run.figure("controls", grid.plot_grids(table, kinds=("random sender", "random receiver"),
+                                       counts=cfg.layer_name, title="Controls: untrained copies"))
 
 # %% [markdown]
 # ```{glue:figure} controls
@@ -251,8 +250,8 @@ run.claims_table()
 
 # %%
 spots = ("hernandez-f2-lr0.001", "hernandez-f2", "hernandez-f2-random-init")
-run.figure("spot", hernandez.spot_figure(spots))
-hernandez.spot_section(spots)
+run.figure("spot", spot.spot_figure(spots))
+spot.spot_section(spots)
 
 # %% [markdown]
 # ```{glue:figure} spot
@@ -286,8 +285,8 @@ hernandez.spot_section(spots)
 # to 0.01, then cosine; the same networks, an earlier spot check):
 
 # %%
-hernandez.fell_section([("hernandez-f2", "authors' effective schedule"),
-                        ("hernandez-f2-nominal-schedule", "nominal schedule")])
+spot.fell_section([("hernandez-f2", "authors' effective schedule"),
+                   ("hernandez-f2-nominal-schedule", "nominal schedule")])
 
 # %% [markdown]
 # Is it the precision or the learning rate? The worst case, R1111 into itself at block 3, trained
@@ -295,7 +294,7 @@ hernandez.fell_section([("hernandez-f2", "authors' effective schedule"),
 # (`benchmarks/spot_diverge.py`; accuracy in %):
 
 # %%
-hernandez.diverge_section("hernandez-f2-diverge")
+spot.diverge_section("hernandez-f2-diverge")
 
 # %% [markdown]
 # A variant that falls at full lr in both precisions but holds at a tenth of it says the fall

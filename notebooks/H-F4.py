@@ -65,12 +65,11 @@ cut_every = None  # stitch at the stem and every k-th block (and the last); 1: e
 cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 
 # %%
-from stitchkit.experiments import hernandez
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.hernandez import grid, verdicts
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(hernandez.PRESETS_F4, scale, globals())
-run = Run("H-F4", scale, cfg)
+run, cfg = open_page("H-F4", globals())
 
 # %% [markdown]
 # ## Stitch every layer into every layer
@@ -80,17 +79,17 @@ run = Run("H-F4", scale, cfg)
 # ($j > i$), and outside the corner $i, j \le 1$.
 
 # %%
-table, accuracy = hernandez.all_pairs(cfg, scale)
-longer = hernandez.longer_sample(table, cfg, scale)
-numbers, claims = hernandez.grid_summary(table, accuracy, longer)
+table, accuracy = grid.all_pairs(cfg, scale)
+longer = verdicts.longer_sample(table, cfg, scale)
+numbers, claims = verdicts.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
-hernandez.accuracy_table(accuracy)
+grid.accuracy_table(accuracy)
 
 # %%
-hernandez.triangle_table(table)
+grid.triangle_table(table)
 
 # %%
-run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale), counts=cfg.layer_name))
+run.figure("grids", grid.plot_grids(table, title=grid.title(cfg, scale), counts=cfg.layer_name))
 
 # %% [markdown]
 # ```{glue:figure} grids
@@ -104,8 +103,8 @@ run.figure("grids", hernandez.plot_grids(table, title=hernandez.title(cfg, scale
 # ```
 
 # %%
-run.figure("controls", hernandez.plot_grids(table, kinds=("random sender", "random receiver"),
-                                            counts=cfg.layer_name, title="Controls: untrained copies"))
+run.figure("controls", grid.plot_grids(table, kinds=("random sender", "random receiver"),
+                                       counts=cfg.layer_name, title="Controls: untrained copies"))
 
 # %% [markdown]
 # ```{glue:figure} controls

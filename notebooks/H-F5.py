@@ -63,12 +63,11 @@ cut_every = None  # stitch at the stem and every k-th block (and the last); 1: e
 cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 
 # %%
-from stitchkit.experiments import hernandez
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.hernandez import grid, similarity
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(hernandez.PRESETS_F2, scale, globals())
-run = Run("H-F5", scale, cfg)
+run, cfg = open_page("H-F5", globals())
 
 # %% [markdown]
 # ## Task accuracy of the two stitches
@@ -79,17 +78,17 @@ run = Run("H-F5", scale, cfg)
 # the similarity-trained stitch approaches).
 
 # %%
-table, accuracy = hernandez.all_pairs(cfg, scale)
-sim = hernandez.similarity_stitches(table, cfg, scale)
-longer = hernandez.similarity_longer(table, sim, cfg, scale)
-numbers, claims = hernandez.similarity_summary(table, sim, longer)
-run.record({**numbers, "similarity_epochs": hernandez.SIMILARITY_EPOCHS[scale]}, claims)
-hernandez.similarity_table(table, sim)
+table, accuracy = grid.all_pairs(cfg, scale)
+sim = similarity.similarity_stitches(table, cfg, scale)
+longer = similarity.similarity_longer(table, sim, cfg, scale)
+numbers, claims = similarity.similarity_summary(table, sim, longer)
+run.record({**numbers, "similarity_epochs": similarity.SIMILARITY_EPOCHS[scale]}, claims)
+similarity.similarity_table(table, sim)
 
 # %%
 cells = table.merge(sim[["sender", "receiver", "i", "j", "sim_accuracy"]], on=["sender", "receiver", "i", "j"])
-run.figure("similarity", hernandez.plot_grids(cells, value="sim_accuracy", title=hernandez.title(cfg, scale),
-                                              counts=cfg.layer_name, label="test accuracy, similarity-trained stitch (%)"))
+run.figure("similarity", grid.plot_grids(cells, value="sim_accuracy", title=grid.title(cfg, scale),
+                                         counts=cfg.layer_name, label="test accuracy, similarity-trained stitch (%)"))
 
 # %% [markdown]
 # ```{glue:figure} similarity

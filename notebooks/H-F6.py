@@ -64,12 +64,11 @@ show_images = None  # test images shown per layer
 score_images = None  # test images for the similarity of generated to original images
 
 # %%
-from stitchkit.experiments import hernandez
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.hernandez import grid, images
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(hernandez.PRESETS_F6, scale, globals())
-run = Run("H-F6", scale, cfg)
+run, cfg = open_page("H-F6", globals())
 
 # %% [markdown]
 # ## Stitch each layer into the input
@@ -78,15 +77,15 @@ run = Run("H-F6", scale, cfg)
 # correlation with the originals (1: the same image up to brightness and contrast).
 
 # %%
-table, generated, original, corr = hernandez.generate(cfg, scale)
-longer = hernandez.images_longer(table, cfg, scale)
-self_table = hernandez.images_self_stitches(cfg, scale)  # the positive control
-numbers, claims = hernandez.images_summary(table, corr, longer, self_table=self_table)
+table, generated, original, corr = images.generate(cfg, scale)
+longer = images.images_longer(table, cfg, scale)
+self_table = images.images_self_stitches(cfg, scale)  # the positive control
+numbers, claims = images.images_summary(table, corr, longer, self_table=self_table)
 run.record(numbers, claims)
-hernandez.images_table(table, corr)
+images.images_table(table, corr)
 
 # %%
-run.figure("images", hernandez.plot_images(generated, original, table, title=hernandez.title(cfg, scale)))
+run.figure("images", images.plot_images(generated, original, table, title=grid.title(cfg, scale)))
 
 # %% [markdown]
 # ```{glue:figure} images

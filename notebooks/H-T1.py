@@ -80,12 +80,11 @@ cut_at = None  # where to stitch: blocks (the stem and every block, thinned by c
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%
-from stitchkit.experiments import hernandez
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.hernandez import grid, mse, spot as hspot
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(hernandez.PRESETS_T1, scale, globals())
-run = Run("H-T1", scale, cfg)
+run, cfg = open_page("H-T1", globals())
 
 # %% [markdown]
 # ## The table
@@ -94,9 +93,9 @@ run = Run("H-T1", scale, cfg)
 # stitches (the paper's layout: one column per statistic and pair of tensors).
 
 # %%
-table, accuracy = hernandez.all_pairs(cfg, scale, diagonal=True)
-per, stats = hernandez.mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images)
-numbers, claims = hernandez.mse_summary(per, stats, table, "corresponding layers, i = j")
+table, accuracy = grid.all_pairs(cfg, scale, diagonal=True)
+per, stats = mse.mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images)
+numbers, claims = mse.mse_summary(per, stats, table, "corresponding layers, i = j")
 run.record(numbers, [])  # the claims after the training-length control below
 stats.T.style.format("{:.2e}")
 
@@ -119,8 +118,8 @@ per.set_index(["sender", "receiver", "i", "j"]).style.format("{:.2e}")
 # empty table: no verdict to check):
 
 # %%
-longer = hernandez.mse_longer(table, per, stats, cfg, scale, claims, "corresponding layers, i = j", diagonal=True,
-                              n_images=cfg.mse_images)
+longer = mse.mse_longer(table, per, stats, cfg, scale, claims, "corresponding layers, i = j", diagonal=True,
+                        n_images=cfg.mse_images)
 run.record({}, claims)
 longer.style.format({c: "{:.2e}" for c in longer.columns if c not in ("sender", "receiver", "i", "j")})
 
@@ -151,7 +150,7 @@ run.claims_table()
 # inconclusive.
 
 # %%
-hernandez.self_stitches(table).style.hide(axis="index").format(precision=2)
+hspot.self_stitches(table).style.hide(axis="index").format(precision=2)
 
 # %% [markdown]
 # ## Paper-scale spot check on a GPU
@@ -169,7 +168,7 @@ hernandez.self_stitches(table).style.hide(axis="index").format(precision=2)
 
 # %%
 for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
-    spot = hernandez.load_t1_spot(stem)
+    spot = hspot.load_t1_spot(stem)
     if spot is None:
         print(f"No spot check committed (benchmarks/spot/{stem}.csv).")
         continue
@@ -178,8 +177,8 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
           f"run on {spot_meta['device']} ({spot_meta['precision']}), commit {spot_meta['commit']}, "
           f"{spot_meta['date'][:10]}, {spot_meta['wall_seconds'] / 60:.1f} min; networks: "
           + ", ".join(f"{k} {100 * v:.2f}%" for k, v in spot_meta["accuracy"].items()) + f"; {len(spot_table)} stitches.")
-    display(hernandez.t1_spot_claims(spot_table, spot_per, spot_meta).style.hide(axis="index"))
-    display(hernandez.self_stitches(spot_table).style.hide(axis="index").format(precision=2))
+    display(hspot.t1_spot_claims(spot_table, spot_per, spot_meta).style.hide(axis="index"))
+    display(hspot.self_stitches(spot_table).style.hide(axis="index").format(precision=2))
 
 # %% [markdown]
 # Read the control tables for where the stitches stop: a self-stitch whose final training loss

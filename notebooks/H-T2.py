@@ -78,12 +78,11 @@ cut_at = None  # where to stitch: blocks (the stem and every block, thinned by c
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%
-from stitchkit.experiments import hernandez
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.hernandez import grid, mse
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(hernandez.PRESETS_T2, scale, globals())
-run = Run("H-T2", scale, cfg)
+run, cfg = open_page("H-T2", globals())
 
 # %% [markdown]
 # ## The table
@@ -92,9 +91,9 @@ run = Run("H-T2", scale, cfg)
 # stitches (the paper's layout: one column per statistic and pair of tensors).
 
 # %%
-table, accuracy = hernandez.all_pairs(cfg, scale)
-per, stats = hernandez.mse_stats(table, cfg, scale, diagonal=False, n_images=cfg.mse_images)
-numbers, claims = hernandez.mse_summary(per, stats, table, "every pair of layers")
+table, accuracy = grid.all_pairs(cfg, scale)
+per, stats = mse.mse_stats(table, cfg, scale, diagonal=False, n_images=cfg.mse_images)
+numbers, claims = mse.mse_summary(per, stats, table, "every pair of layers")
 run.record(numbers, [])  # the claims after the training-length control below
 stats.T.style.format("{:.2e}")
 
@@ -117,8 +116,8 @@ per.set_index(["sender", "receiver", "i", "j"]).style.format("{:.2e}")
 # empty table: no verdict to check):
 
 # %%
-longer = hernandez.mse_longer(table, per, stats, cfg, scale, claims, "every pair of layers", diagonal=False,
-                              n_images=cfg.mse_images)
+longer = mse.mse_longer(table, per, stats, cfg, scale, claims, "every pair of layers", diagonal=False,
+                        n_images=cfg.mse_images)
 run.record({}, claims)
 longer.style.format({c: "{:.2e}" for c in longer.columns if c not in ("sender", "receiver", "i", "j")})
 

@@ -62,18 +62,17 @@ detector_pretrain = None  # epochs classifying the layer's activations
 detector_finetune = None  # epochs of energy fine-tuning with the outliers (Liu et al.: 10)
 
 # %%
-from stitchkit.experiments import balogh
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.balogh import display as jdisplay, ood
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(balogh.PRESETS_OOD, scale, globals())
-run = Run("J-F1", scale, cfg)
+run, cfg = open_page("J-F1", globals())
 
 # %%
-result = balogh.ood_analysis(cfg, scale, "resnet18")
-longer = balogh.far_longer(cfg, scale, result)
-numbers, claims = balogh.intra_claims(result, longer)
-ood_longer = balogh.most_ood_longer(cfg, scale, result, claims)
+result = ood.ood_analysis(cfg, scale, "resnet18")
+longer = ood.far_longer(cfg, scale, result)
+numbers, claims = ood.intra_claims(result, longer)
+ood_longer = ood.most_ood_longer(cfg, scale, result, claims)
 run.record(numbers, claims)
 result["detectors"].set_index("layer").round(3)
 
@@ -83,9 +82,9 @@ result["detectors"].set_index("layer").round(3)
 # images and the test images (0.5 is good).
 
 # %%
-run.figure("matrices", balogh.plot_ood_grid(result, methods=("TLM",), kinds=("intra",),
-                                            title=balogh.title(scale, "resnet18")))
-run.figure("energies", balogh.plot_energies(result, title=balogh.title(scale, "resnet18")))
+run.figure("matrices", jdisplay.plot_ood_grid(result, methods=("TLM",), kinds=("intra",),
+                                              title=jdisplay.title(scale, "resnet18")))
+run.figure("energies", jdisplay.plot_energies(result, title=jdisplay.title(scale, "resnet18")))
 
 # %% [markdown]
 # ```{glue:figure} matrices

@@ -61,27 +61,26 @@ detector_finetune = None  # epochs of energy fine-tuning with the outliers (Liu 
 # %%
 import pandas as pd
 
-from stitchkit.experiments import balogh
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.balogh import display as jdisplay, ood
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(balogh.PRESETS_OOD, scale, globals())
-run = Run("J-F2", scale, cfg)
+run, cfg = open_page("J-F2", globals())
 
 # %%
-results = {arch: balogh.ood_analysis(cfg, scale, arch) for arch in cfg.archs}
+results = {arch: ood.ood_analysis(cfg, scale, arch) for arch in cfg.archs}
 claims = {}
 for arch, res in results.items():
-    numbers, claims[arch] = balogh.ood_claims(res)
+    numbers, claims[arch] = ood.ood_claims(res)
     run.record(numbers, [])  # the claims after the training-length control below
-balogh.detector_table(results)
+jdisplay.detector_table(results)
 
 # %% [markdown]
 # Each detector's quality (as in {doc}`J-F1`). Then, per architecture, the paper's grid: a row
 # per method and pairing, relative accuracy on the left, AUROC on the right.
 
 # %%
-run.figure("grid", balogh.plot_ood_grid_all(results, scale))
+run.figure("grid", jdisplay.plot_ood_grid_all(results, scale))
 
 # %% [markdown]
 # ```{glue:figure} grid
@@ -110,7 +109,7 @@ run.figure("grid", balogh.plot_ood_grid_all(results, scale))
 # after a run".) An empty table: no high-accuracy TLM stitch to retrain (the control then fails).
 
 # %%
-longer = pd.concat([balogh.ood_longer(cfg, scale, res, claims[arch]) for arch, res in results.items()],
+longer = pd.concat([ood.ood_longer(cfg, scale, res, claims[arch]) for arch, res in results.items()],
                    ignore_index=True)
 for arch in results:
     run.record({}, claims[arch])

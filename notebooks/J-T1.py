@@ -87,12 +87,11 @@ tlm_batch = None  # images per TLM step (paper 256)
 tlm_inter_pairs = None  # ordered pairs of different networks stitched by TLM, the first k of (0,1), (1,0), (0,2), (2,0), ...; None: all
 
 # %%
-from stitchkit.experiments import balogh
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.balogh import display as jdisplay, identification, identification_verdicts
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(balogh.PRESETS_T1, scale, globals())
-run = Run("J-T1", scale, cfg)
+run, cfg = open_page("J-T1", globals())
 
 # %% [markdown]
 # ## Every layer against every layer
@@ -102,11 +101,11 @@ run = Run("J-T1", scale, cfg)
 # and the structural measures on the same pairs. The networks' test accuracies:
 
 # %%
-results = {arch: balogh.layer_identification(cfg, scale, arch) for arch in cfg.archs}
-rivals = {arch: balogh.identification_longer(cfg, scale, res) for arch, res in results.items()}
+results = {arch: identification.layer_identification(cfg, scale, arch) for arch in cfg.archs}
+rivals = {arch: identification.identification_longer(cfg, scale, res) for arch, res in results.items()}
 for arch, res in results.items():
-    run.record(*balogh.identification_claims(res, rivals[arch]))
-balogh.accuracy_table(results)
+    run.record(*identification_verdicts.identification_claims(res, rivals[arch]))
+jdisplay.accuracy_table(results)
 
 # %% [markdown]
 # ## Table 1: ours beside the paper's
@@ -116,7 +115,7 @@ balogh.accuracy_table(results)
 # the claims compare measures on TLM's pairs only.
 
 # %%
-balogh.table1(results)
+jdisplay.table1(results)
 
 # %% [markdown]
 # ## The matrices behind the table
@@ -124,8 +123,8 @@ balogh.table1(results)
 # Per architecture: network #0 stitched into itself, and network #0 against network #1.
 
 # %%
-run.figure("intra", balogh.plot_matrices_all(results, "intra", scale))
-run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
+run.figure("intra", jdisplay.plot_matrices_all(results, "intra", scale))
+run.figure("inter", jdisplay.plot_matrices_all(results, "inter", scale))
 
 # %% [markdown]
 # ```{glue:figure} intra
@@ -154,7 +153,7 @@ run.figure("inter", balogh.plot_matrices_all(results, "inter", scale))
 # identified.
 
 # %%
-balogh.rivals_table(rivals)
+jdisplay.rivals_table(rivals)
 
 # %% [markdown]
 # ## Claims

@@ -62,12 +62,11 @@ vit_fraction = None  # ViT: the last fraction of its blocks is tested (paper 6 o
 sensitivity_networks = None  # networks whose low-rank approximations of each tested layer are compared (seeds 0 .. k-1; the authors' code: two)
 
 # %%
-from stitchkit.experiments import balogh
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.balogh import ding, display as jdisplay
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(balogh.PRESETS_T2, scale, globals())
-run = Run("J-T2", scale, cfg)
+run, cfg = open_page("J-T2", globals())
 
 # %% [markdown]
 # ## Approximate, probe, compare
@@ -76,9 +75,9 @@ run = Run("J-T2", scale, cfg)
 # authors' design), each at `ranks` ranks from full to 1, compared with the reference $A$.
 
 # %%
-results = {arch: balogh.sensitivity(cfg, scale, arch) for arch in cfg.archs}
+results = {arch: ding.sensitivity(cfg, scale, arch) for arch in cfg.archs}
 for arch, res in results.items():
-    run.record(*balogh.sensitivity_claims(res))
+    run.record(*ding.sensitivity_claims(res))
 
 # %% [markdown]
 # ## Table 2: ours beside the paper's
@@ -87,10 +86,10 @@ for arch, res in results.items():
 # dissimilarity, and the fraction of layers whose $\tau$ is significant at the 5% level.
 
 # %%
-balogh.table2(results)
+jdisplay.table2(results)
 
 # %%
-run.figure("ranks", balogh.plot_sensitivity_all(results, scale))
+run.figure("ranks", jdisplay.plot_sensitivity_all(results, scale))
 
 # %% [markdown]
 # ```{glue:figure} ranks

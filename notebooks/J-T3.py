@@ -53,12 +53,11 @@ probe_images = None  # training images of each linear probe (paper: the training
 probe_epochs = None  # Adam epochs of each linear probe
 
 # %%
-from stitchkit.experiments import balogh
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.balogh import ding, display as jdisplay
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(balogh.PRESETS_T3, scale, globals())
-run = Run("J-T3", scale, cfg)
+run, cfg = open_page("J-T3", globals())
 
 # %% [markdown]
 # ## Probe every representation, then rank
@@ -66,10 +65,10 @@ run = Run("J-T3", scale, cfg)
 # The networks' test accuracies:
 
 # %%
-results = {arch: balogh.specificity(cfg, scale, arch) for arch in cfg.archs}
+results = {arch: ding.specificity(cfg, scale, arch) for arch in cfg.archs}
 for arch, res in results.items():
-    run.record(*balogh.specificity_claims(res))
-balogh.accuracy_table(results)
+    run.record(*ding.specificity_claims(res))
+jdisplay.accuracy_table(results)
 
 # %% [markdown]
 # ## Table 3: ours beside the paper's
@@ -78,10 +77,10 @@ balogh.accuracy_table(results)
 # paper writes ≈ 0 where a correlation is not significant).
 
 # %%
-balogh.table3(results)
+jdisplay.table3(results)
 
 # %%
-run.figure("scatter", balogh.plot_specificity_all(results, scale))
+run.figure("scatter", jdisplay.plot_specificity_all(results, scale))
 
 # %% [markdown]
 # ```{glue:figure} scatter

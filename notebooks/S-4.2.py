@@ -41,23 +41,22 @@ frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code 
 test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import better_than, config, measures
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS, scale, globals())
-run = Run("S-4.2", scale, cfg)
+run, cfg = open_page("S-4.2", globals())
 
 # %% [markdown]
 # ## Stitch Colour-only into MNIST at every layer
 
 # %%
-table, baselines = smith.colour_only_into_mnist(cfg, scale)
-longer, _ = smith.colour_only_into_mnist(cfg, scale, factor=smith.LONGER, cuts=smith.worst_cuts(table))
-checks = smith.mnist_controls(cfg, scale)  # the positive and negative controls' stitches
-numbers, claims = smith.colour_only_summary(table, baselines, longer, checks)
+table, baselines = better_than.colour_only_into_mnist(cfg, scale)
+longer, _ = better_than.colour_only_into_mnist(cfg, scale, factor=config.LONGER, cuts=better_than.worst_cuts(table))
+checks = better_than.mnist_controls(cfg, scale)  # the positive and negative controls' stitches
+numbers, claims = better_than.colour_only_summary(table, baselines, longer, checks)
 run.record(numbers, claims)
-stats = smith.per_layer(table)
+stats = measures.per_layer(table)
 stats.assign(**{c: stats[c].round(4) for c in ("mean", "min", "max", "sd")})[["layer", "mean", "min", "max", "sd"]]
 
 # %% [markdown]
@@ -66,7 +65,7 @@ stats.assign(**{c: stats[c].round(4) for c in ("mean", "min", "max", "sd")})[["l
 # layers is {glue:text}`colour_only_worst:.1f`%.
 
 # %%
-run.figure("accuracy", smith.plot_colour_only(
+run.figure("accuracy", better_than.plot_colour_only(
     stats, baselines, title=f"ResNet-18 (ImageNet stem), {cfg.inits} initialisation(s), scale '{scale}'"))
 
 # %% [markdown]

@@ -38,20 +38,19 @@ per_class = None  # examples shown of each of classes 0 and 1 per data set
 
 # %%
 from stitchkit import colour_mnist
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import examples as smith_examples
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS_F1A, scale, globals())
-run = Run("S-F1A", scale, cfg)
+run, cfg = open_page("S-F1A", globals())
 
 # %% [markdown]
 # ## Classes 0 and 1 of each data set (test split)
 
 # %%
-examples = smith.example_images(cfg)
+examples = smith_examples.example_images(cfg)
 run.number("n_sets", len(examples))
-run.figure("examples", smith.plot_examples(examples))
+run.figure("examples", smith_examples.plot_examples(examples))
 
 # %% [markdown]
 # ```{glue:figure} examples

@@ -48,12 +48,11 @@ test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import config, digit_receiver, measures
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS, scale, globals())
-run = Run("S-F1B", scale, cfg)
+run, cfg = open_page("S-F1B", globals())
 
 # %% [markdown]
 # ## Stitch every sender into the Digit receiver
@@ -65,15 +64,15 @@ run = Run("S-F1B", scale, cfg)
 # ResNet-18 stitched into Digit at the last two stitch points is the negative control.
 
 # %%
-table = smith.into_digit(cfg, scale, senders=smith.FIG1_SENDERS, with_rank=False)
-longer = smith.into_digit_longer(cfg, scale, table, smith.deciding_cells(table, smith.FIG1_SENDERS))
-negative = smith.untrained_into_digit(cfg, scale)
-numbers, claim = smith.compatibility_summary(
-    table, smith.FIG1_SENDERS, "compatible",
+table = digit_receiver.into_digit(cfg, scale, senders=config.FIG1_SENDERS, with_rank=False)
+longer = digit_receiver.into_digit_longer(cfg, scale, table, digit_receiver.deciding_cells(table, config.FIG1_SENDERS))
+negative = digit_receiver.untrained_into_digit(cfg, scale)
+numbers, claim = digit_receiver.compatibility_summary(
+    table, config.FIG1_SENDERS, "compatible",
     "Every sender beats the Digit baseline at every layer (stitch trained and tested on Correlated)",
     "all senders above the baseline at all 5 layers (Fig. 1b)", longer=longer, negative=negative)
 run.record(numbers, [claim])
-stats = smith.per_layer(table)
+stats = measures.per_layer(table)
 stats.assign(**{c: (100 * stats[c]).round(2) for c in ("mean", "min", "max", "sd")}).pivot_table(
     index="sender", columns="layer", values="mean", sort=False)
 

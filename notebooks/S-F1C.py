@@ -48,12 +48,11 @@ test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import config, digit_receiver, measures
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS, scale, globals())
-run = Run("S-F1C", scale, cfg)
+run, cfg = open_page("S-F1C", globals())
 
 # %% [markdown]
 # ## Rank at the receiver's first layer after the stitch
@@ -63,10 +62,10 @@ run = Run("S-F1C", scale, cfg)
 # unstitched Digit model on the same images.
 
 # %%
-table = smith.into_digit(cfg, scale, senders=smith.FIG1_SENDERS)
-numbers, claim = smith.rank_summary(table)
+table = digit_receiver.into_digit(cfg, scale, senders=config.FIG1_SENDERS)
+numbers, claim = digit_receiver.rank_summary(table)
 run.record(numbers, [claim])
-ranks = smith.per_layer(table, "rank")
+ranks = measures.per_layer(table, "rank")
 ranks.assign(cell=lambda t: t["mean"].round(1).astype(str) + " ± " + t["sd"].round(1).astype(str)).pivot_table(
     index="sender", columns="layer", values="cell", aggfunc="first", sort=False)
 

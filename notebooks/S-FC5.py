@@ -44,12 +44,11 @@ test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import config, digit_receiver, measures
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS, scale, globals())
-run = Run("S-FC5", scale, cfg)
+run, cfg = open_page("S-FC5", globals())
 
 # %% [markdown]
 # ## Every sender into the Digit receiver, with rank
@@ -58,12 +57,12 @@ run = Run("S-FC5", scale, cfg)
 # on its own synthetic train and test sets (batch 64, `noise_epochs` epochs).
 
 # %%
-table = smith.into_digit(cfg, scale, senders=smith.FC5_SENDERS)
-longer = smith.into_digit_longer(cfg, scale, table, smith.deciding_cells(table, ("Colour-only", smith.NOISE)))
-negative = smith.untrained_into_digit(cfg, scale)  # the negative control (S-F1B's, from the cache)
-numbers, claims = smith.noise_summary(table, longer, negative)
+table = digit_receiver.into_digit(cfg, scale, senders=config.FC5_SENDERS)
+longer = digit_receiver.into_digit_longer(cfg, scale, table, digit_receiver.deciding_cells(table, ("Colour-only", config.NOISE)))
+negative = digit_receiver.untrained_into_digit(cfg, scale)  # the negative control (S-F1B's, from the cache)
+numbers, claims = digit_receiver.noise_summary(table, longer, negative)
 run.record(numbers, claims)
-acc, ranks = smith.per_layer(table), smith.per_layer(table, "rank")
+acc, ranks = measures.per_layer(table), measures.per_layer(table, "rank")
 acc.assign(mean=(100 * acc["mean"]).round(2)).pivot_table(index="sender", columns="layer", values="mean", sort=False)
 
 # %% [markdown]

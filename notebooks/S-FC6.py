@@ -41,12 +41,11 @@ test_size = None  # test images for the whole models' accuracy; None: all 10000
 rank_images = None  # test examples behind each rank (the paper's: its 10000)
 
 # %%
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import vgg
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS_FC6, scale, globals())
-run = Run("S-FC6", scale, cfg)
+run, cfg = open_page("S-FC6", globals())
 
 # %% [markdown]
 # ## Stitch clustered noise into every VGG19 at five points
@@ -55,13 +54,13 @@ run = Run("S-FC6", scale, cfg)
 # noise-stitched accuracy at each cut.
 
 # %%
-table = smith.vgg_noise(cfg, scale)
+table = vgg.vgg_noise(cfg, scale)
 # the training-length control: the cells that decide each claim, their stitches retrained longer
-longer = smith.vgg_longer(cfg, scale, table, smith.vgg_deciding_cells(table))
-checks = smith.vgg_controls(cfg, scale)  # the positive and negative controls' stitches
-numbers, claims = smith.vgg_summary(table, longer, checks)
+longer = vgg.vgg_longer(cfg, scale, table, vgg.vgg_deciding_cells(table))
+checks = vgg.vgg_controls(cfg, scale)  # the positive and negative controls' stitches
+numbers, claims = vgg.vgg_summary(table, longer, checks)
 run.record(numbers, claims)
-smith.vgg_accuracy_table(table)
+vgg.vgg_accuracy_table(table)
 
 # %% [markdown]
 # ## Accuracy and rank per cut
@@ -72,7 +71,7 @@ smith.vgg_accuracy_table(table)
 # for Colour-only.
 
 # %%
-run.figure("vgg", smith.plot_vgg(table, cfg, scale))
+run.figure("vgg", vgg.plot_vgg(table, cfg, scale))
 
 # %% [markdown]
 # ```{glue:figure} vgg

@@ -43,21 +43,20 @@ test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
 from stitchkit import plotting
-from stitchkit.experiments import smith
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.experiments.smith import better_than, config
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(smith.PRESETS, scale, globals())
-run = Run("S-TC1", scale, cfg)
+run, cfg = open_page("S-TC1", globals())
 
 # %% [markdown]
 # ## Base accuracy, Digit as receiver, Digit as sender (layer 1)
 
 # %%
-table = smith.contradiction(cfg, scale)
-longer = smith.contradiction(cfg, scale, factor=smith.LONGER, models=smith.tc1_longer_models(scale))
-checks = smith.tc1_controls(cfg, scale)  # the positive and negative controls' stitches
-numbers, claims, side = smith.contradiction_summary(table, scale, longer, checks)
+table = better_than.contradiction(cfg, scale)
+longer = better_than.contradiction(cfg, scale, factor=config.LONGER, models=better_than.tc1_longer_models(scale))
+checks = better_than.tc1_controls(cfg, scale)  # the positive and negative controls' stitches
+numbers, claims, side = better_than.contradiction_summary(table, scale, longer, checks)
 run.record(numbers, claims)
 side
 
@@ -70,7 +69,7 @@ side
 # Colour-only gains {glue:text}`contradiction_b:.2f` points over Colour-only.
 
 # %%
-run.figure("table_c1", smith.plot_contradiction(
+run.figure("table_c1", better_than.plot_contradiction(
     table, title=f"ResNet-18 (ImageNet stem), {cfg.inits} initialisation(s), scale '{scale}'"))
 
 # %% [markdown]
@@ -84,7 +83,7 @@ run.figure("table_c1", smith.plot_contradiction(
 # ```
 
 # %%
-run.figure("gains", smith.plot_gains(
+run.figure("gains", better_than.plot_gains(
     table, title=f"ResNet-18 (ImageNet stem), {cfg.inits} initialisation(s), scale '{scale}'"))
 
 # %% [markdown]

@@ -89,11 +89,10 @@ dm_images = None  # training images each direct-matching map is fitted on (K in 
 
 # %%
 from stitchkit.experiments import across
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(across.PRESETS_X1, scale, globals())
-run = Run("X-1", scale, cfg)
+run, cfg = open_page("X-1", globals())
 
 # %% [markdown]
 # ## Every notion on every layer pair

@@ -80,11 +80,10 @@ dm_images = None  # training images each direct-matching map is fitted on (K in 
 
 # %%
 from stitchkit.experiments import across_identify as identify
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(identify.PRESETS_X2, scale, globals())
-run = Run("X-2", scale, cfg)
+run, cfg = open_page("X-2", globals())
 
 # %% [markdown]
 # ## Layers identified, notion by notion

@@ -71,11 +71,10 @@ dm_images = None  # training images each direct-matching map of the probe is fit
 import pandas as pd
 
 from stitchkit.experiments import across_conclusions as conclusions
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(conclusions.PRESETS_X3, scale, globals())
-run = Run("X-3", scale, cfg)
+run, cfg = open_page("X-3", globals())
 
 # %% [markdown]
 # ## Bansal et al.'s connectivity on Hernandez et al.'s R2222s, and their triangle on Bansal et al.'s ResNet-18s

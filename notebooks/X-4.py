@@ -61,12 +61,12 @@ import tempfile
 from pathlib import Path
 
 from stitchkit.experiments import across_own
-from stitchkit.results import Run
-from stitchkit.scales import as_table, resolve
+from stitchkit.page import open_page
+from stitchkit.scales import as_table
 
-cfg = resolve(across_own.PRESETS_X4, scale, globals())
-run = Run("X-4", scale, cfg, role="A worked example of stitchkit.compare on two of the book's networks, loaded "
-          "as a user loads their own")
+run, cfg = open_page("X-4", globals(),
+                      role="A worked example of stitchkit.compare on two of the book's networks, loaded as a user loads "
+                           "their own")
 
 # %% [markdown]
 # ## Saved, reloaded, compared

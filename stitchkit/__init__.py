@@ -24,7 +24,8 @@ nothing below the book imports it):
    (paired-bootstrap intervals), ``gating`` (which failed control can bias which outcome), ``results`` (numbers, claims, verdicts), ``claims`` (a claim
    as an experiment states it, frozen), ``controls``, ``plotting``, ``display`` (tables and captions
    a page shows in one call), ``figure_files`` (each figure as SVG, its plotted data as CSV);
-5. ``experiments`` (by paper and figure family), ``adapter`` (any PyTorch classifier as a network
+5. ``page`` (a notebook's opening line: its figure, scale and parameters resolved once, and its run),
+   ``experiments`` (a package per paper, a module per figure or figure family), ``adapter`` (any PyTorch classifier as a network
    to stitch, by module path; the task-loss stitch between two), ``comparison``
    (``stitchkit.compare``: every measure between two of a user's own networks, in bounded memory),
    ``minibatch`` (minibatch CKA from unbiased HSIC), ``compare_report`` (``stitchkit compare``: models

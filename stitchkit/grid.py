@@ -17,7 +17,7 @@ training-length control swaps its longer stitches into a table), and the readers
 stitches (:func:`load_stitched`, :func:`load_stitches`, :func:`stitch_mse`). What a grid is made
 of (:class:`StitchRecipe`, :class:`Net`, :class:`TensorSource`, :class:`StitchSpec`,
 :data:`LONGER`) lives in :mod:`stitchkit.grid_spec`, how its stitches are computed (activation
-caching, stacking, the Dask task) in :mod:`stitchkit.grid_exec`; both are re-exported here.
+caching, stacking, the Dask task) in :mod:`stitchkit.grid_exec`; import those names from there.
 """
 
 from __future__ import annotations
@@ -31,21 +31,13 @@ import torch
 from . import stitching
 from .cluster import grid_client
 from .datasets import DataSpec
-from .grid_exec import (STITCHES_PER_PASS, build_stitched, GridContext, local_order, local_rows, pair_task, data_salt,
-                        SenderCut, can_cache_activations)
-from .grid_spec import INITS, LONGER, Net, StitchRecipe, StitchSpec, TensorSource, is_net
+from .grid_exec import build_stitched, GridContext, local_order, local_rows, pair_task, data_salt, SenderCut
+from .grid_spec import Net, StitchRecipe, StitchSpec, is_net
 from .hardware import as_device
 from .progress import progress_bar
 from .store import Store, config_key
 
-__all__ = [
-    # defined here
-    "stitch_grid", "replace_cells", "load_stitched", "load_stitches", "stitch_mse",
-    # stitchkit.grid_spec
-    "INITS", "LONGER", "StitchRecipe", "Net", "TensorSource", "StitchSpec",
-    # stitchkit.grid_exec
-    "STITCHES_PER_PASS", "can_cache_activations",
-]
+__all__ = ["stitch_grid", "replace_cells", "load_stitched", "load_stitches", "stitch_mse"]
 
 
 def _check(senders, receivers, cut_pairs) -> None:

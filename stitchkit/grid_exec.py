@@ -166,9 +166,9 @@ def _start(ctx: GridContext, sender: Any, sc: SenderCut, rx: CutModel, receiver:
                              "both networks see; use init='default'")
         x_dm, _ = sc.get("dm")
         metrics.update(stitching.init_dm(stitched.stitch, x_dm, ctx.dm_target(receiver, cut_j)))
-        result = _evaluate(ctx, stitched, sc, norm, cached, out_shape)
+        result = evaluate_on_test(ctx, stitched, sc, norm, cached, out_shape)
         metrics["dm_accuracy"] = result["accuracy"]
-        metrics["dm_correct"] = _pack(result["correct"])
+        metrics["dm_correct"] = pack_correct(result["correct"])
     return stitched, norm, out_shape, metrics, result
 
 
@@ -176,8 +176,8 @@ def _finish(ctx: GridContext, stitched, sc: SenderCut, norm: str, out_shape, met
             history: list[dict], seconds: float) -> tuple[dict, dict[str, torch.Tensor]]:
     """Evaluate a trained stitch (unless direct matching alone made it): (metrics, tensors) to store."""
     if history or result is None:  # direct matching alone: its evaluation is the result
-        result = _evaluate(ctx, stitched, sc, norm, can_cache_activations(ctx.recipe), out_shape)
-    metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], correct=_pack(result["correct"]),
+        result = evaluate_on_test(ctx, stitched, sc, norm, can_cache_activations(ctx.recipe), out_shape)
+    metrics.update(accuracy=result["accuracy"], loss=result["loss"], n=result["n"], correct=pack_correct(result["correct"]),
                    history=history,
                    train_loss=history[-1]["loss"] if history else None, seconds=seconds, precision=ctx.precision)
     return metrics, stitched.stitch.state_dict()
@@ -199,15 +199,17 @@ def _row(ctx: GridContext, sender: Any, receiver: Net, cut_i: str, cut_j: str, e
             "n_test": m["n"], "key": entry.key,
             # per-image results on the test split, for the paired bootstrap (stitchkit.noise); None in
             # an entry stored before they were kept
-            "correct": _unpack(m.get("correct"), m["n"]), "receiver_correct": ctx.receiver_correct(receiver),
-            "dm_correct": _unpack(m.get("dm_correct"), m["n"])}
+            "correct": unpack_correct(m.get("correct"), m["n"]), "receiver_correct": ctx.receiver_correct(receiver),
+            "dm_correct": unpack_correct(m.get("dm_correct"), m["n"])}
 
 
-def _pack(correct: np.ndarray) -> bytes:
+def pack_correct(correct: np.ndarray) -> bytes:
+    """Per-image correctness as bits, the form a cache entry keeps (:func:`unpack_correct` reads it)."""
     return np.packbits(np.asarray(correct, dtype=bool)).tobytes()
 
 
-def _unpack(packed: bytes | None, n: int) -> np.ndarray | None:
+def unpack_correct(packed: bytes | None, n: int) -> np.ndarray | None:
+    """The ``n`` per-image booleans :func:`pack_correct` stored (None stays None)."""
     if packed is None:
         return None
     return np.unpackbits(np.frombuffer(packed, dtype=np.uint8), count=n).astype(bool)
@@ -298,7 +300,9 @@ def build_stitched(ctx: GridContext, sender: Any, sc: SenderCut, rx: CutModel, c
     return stitched, "none", out_shape  # no images to normalise
 
 
-def _evaluate(ctx: GridContext, stitched, sc: SenderCut, norm: str, cached: bool, out_shape) -> dict:
+def evaluate_on_test(ctx: GridContext, stitched, sc: SenderCut, norm: str, cached: bool, out_shape) -> dict:
+    """A stitched network's test accuracy, loss and per-image correctness (on the sender's cached test
+    activations when ``cached``, else on the test images)."""
     if cached or not is_net(sc.sender):
         x, y = sc.get("test", out_shape)
         return stitching.evaluate_stitch(stitched, ctx.test, normalisation=norm, device=ctx.device,

@@ -121,11 +121,20 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
 
 def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
     """Record the network in the run's list of networks used (:func:`stitchkit.ledger.note_network`)."""
-    accuracy = (metrics.get("test") or {}).get("accuracy") if isinstance(metrics, dict) else None
+    metrics = metrics if isinstance(metrics, dict) else {}
+    accuracy = (metrics.get("test") or {}).get("accuracy")
+    speed = metrics.get("images_per_second")
     note_network(key, {"model": spec.model, "width": spec.width, "seed": spec.seed, "data": spec.data.dataset,
                        "train_size": spec.data.train_size, "epochs": spec.train.epochs, "steps": spec.train.steps,
                        "trained": bool(spec.train.epochs or spec.train.steps),
-                       "accuracy": None if accuracy is None else round(float(accuracy), 4)})
+                       "accuracy": None if accuracy is None else round(float(accuracy), 4),
+                       # how fast it trained, where and in what precision (the run that trained it: a network
+                       # read from the cache keeps these); a batch on a GPU reports them per page
+                       "images_per_second": None if speed is None else round(float(speed), 1),
+                       "train_seconds": None if metrics.get("train_seconds") is None
+                       else round(float(metrics["train_seconds"]), 2),
+                       "batch_size": spec.train.batch_size, "device": metrics.get("device"),
+                       "precision": metrics.get("precision")})
 
 
 def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, key: str, store: Store, root, device,

@@ -22,7 +22,7 @@ def paper_reference(ax, low: float, high: float | None = None, label: str = "pap
     return ax.axhspan(low, high, color=colour, alpha=0.15, lw=0, label=label, zorder=0)
 
 
-def _finish(fig, axes, cuts: Sequence[str], xlabel: str, title: str):
+def finish_panels(fig, axes, cuts: Sequence[str], xlabel: str, title: str):
     """Shared styling of per-layer panels: cut names as ticks, an x label, a light grid, the title."""
     for ax in axes:
         ax.set_xticks(np.arange(len(cuts)), cuts, rotation=45, ha="right")
@@ -63,7 +63,7 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     axes[1].set_ylim(0, 100)
     axes[1].set_title("stitched model error")
     axes[1].legend(frameon=False, fontsize=9, loc="upper left")
-    return _finish(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
+    return finish_panels(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
 
 
 def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", ncols: int = 3,
@@ -126,7 +126,7 @@ def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str =
     axes[1].set_title("CKA at the same layer")
     for ax in axes:
         ax.legend(frameon=False, fontsize=9)
-    return _finish(fig, axes, cuts, "layer (cut)", title)
+    return finish_panels(fig, axes, cuts, "layer (cut)", title)
 
 
 def layer_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
@@ -185,7 +185,7 @@ def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float
         if p.get("ylim"):
             ax.set_ylim(*p["ylim"])
         ax.legend(frameon=False, fontsize=8, loc=p.get("legend", "best"))
-    return _finish(fig, axes, layers, "stitch point (Layer k: before ResNet layer k)", title)
+    return finish_panels(fig, axes, layers, "stitch point (Layer k: before ResNet layer k)", title)
 
 
 def ours_vs_paper_bars(ours: pd.DataFrame, spread: pd.DataFrame, paper: pd.DataFrame, *, columns: dict[str, str],
@@ -239,7 +239,7 @@ def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: st
         ax.set_title(f"into {rx}", fontsize=10)
         ax.legend(frameon=False, fontsize=8, loc="upper left")
     axes[0].set_ylabel("stitching penalty (points of test accuracy)\nbelow 0: the bottom improves the top")
-    return _finish(fig, axes, cuts, "stitch point (bottom layer = top layer)", title)
+    return finish_panels(fig, axes, cuts, "stitch point (bottom layer = top layer)", title)
 
 
 def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = "", ax_width: float = 4.6,
@@ -271,7 +271,7 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
         ax.set_title(f"with {rx}", fontsize=10)
         ax.legend(frameon=False, fontsize=8)
     axes[0].set_ylabel("linear CKA with the top (0-1)")
-    return _finish(fig, axes, cuts, "layer (cut)", title)
+    return finish_panels(fig, axes, cuts, "layer (cut)", title)
 
 
 def cka_lines(table: pd.DataFrame, *, by: str = "pair", title: str = "", ax_width: float = 7.0,
@@ -290,4 +290,4 @@ def cka_lines(table: pd.DataFrame, *, by: str = "pair", title: str = "", ax_widt
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("linear CKA between the two networks (0-1)")
     ax.legend(frameon=False, fontsize=9)
-    return _finish(fig, [ax], cuts, "layer (cut)", title)
+    return finish_panels(fig, [ax], cuts, "layer (cut)", title)

@@ -30,10 +30,10 @@ from typing import Any, Iterable, Mapping
 from . import paths
 from .figure_files import FIGURES_ENV
 from .fileio import atomic_write_json
-from .gating import CAN_BIAS, NOT_GATING, gates, gating_failures  # noqa: F401  (re-exported)
+from .gating import NOT_GATING, gates, gating_failures
 from .ledger import networks_used
 from .noise import Estimate, as_estimate
-from .provenance import COMMIT_ENV, SPOT_DIR, git_state, load_spot_json, package_versions, provenance  # noqa: F401
+from .provenance import provenance
 
 RESULTS_ENV = "STITCHKIT_RESULTS"
 

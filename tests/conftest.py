@@ -64,6 +64,7 @@ def compiled_book(tmp_path_factory) -> Path:
     import fcntl
 
     from stitchkit.book import execution
+    from stitchkit.fileio import atomic_write_text
 
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: the run's folder is shared
@@ -73,7 +74,7 @@ def compiled_book(tmp_path_factory) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
             html = execution.compile_book(root / "compiled-book")
-            done.write_text(str(html))
+            atomic_write_text(done, str(html))
         return Path(done.read_text())
 
 
@@ -163,6 +164,7 @@ def pytest_collection_modifyitems(config, items):
     they cost a fraction of their empty-cache time, and run together they would wait on each
     other's locks), then the other slow tests, then the rest, each in its own order."""
     from stitchkit.book.catalogue import smoke_times
+    from stitchkit.papers import paper_of
 
     seconds = {fid: float(t.get("seconds") or 0) for fid, t in smoke_times().items() if isinstance(t, dict)}
 
@@ -171,7 +173,8 @@ def pytest_collection_modifyitems(config, items):
             return 0, 0.0
         if item.originalname == "test_notebook_runs_at_smoke":
             fid = item.callspec.params["figure_id"]
-            return (2, 0.0) if fid.startswith("X-") else (1, -seconds.get(fid, 0.0))
+            beyond = getattr(paper_of(fid), "beyond", False)  # the pages across the papers
+            return (2, 0.0) if beyond else (1, -seconds.get(fid, 0.0))
         return (3, 0.0) if item.get_closest_marker("slow") is not None else (4, 0.0)
 
     items.sort(key=rank)  # stable: ties keep the collection order

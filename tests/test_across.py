@@ -14,6 +14,7 @@ import stitchkit
 from stitchkit import noise
 from stitchkit import similarity as sim
 from stitchkit.experiments import across
+from stitchkit.experiments.bansal import common
 from stitchkit.notions import identity_failures, kendall_tau, notion_replicates
 from stitchkit.results import Run, check_verdict
 from stitchkit.scales import REQUIRED_SCALES, ParameterValueError, preset
@@ -243,15 +244,17 @@ def test_presets_and_parameters():
 @pytest.mark.parametrize("scale", ["smoke", "demo"])
 def test_zoos_are_the_networks_their_pages_trained(scale):
     """Same specs, so the same cache entries: X-1 reads the pages' models, trains none."""
-    from stitchkit.experiments import balogh, bansal, hernandez, smith
+    from stitchkit.experiments.balogh import common as balogh_common
+    from stitchkit.experiments.hernandez import grid
+    from stitchkit.experiments.smith import config
 
-    c = bansal.PRESETS[scale]
+    c = common.PRESETS[scale]
     assert across.zoo_pair("bansal", scale).specs == (c.model(scale, 0), c.model(scale, 1))
-    h = hernandez.PRESETS_F2[scale]
+    h = grid.PRESETS_F2[scale]
     assert across.zoo_pair("hernandez", scale).specs == (h.model(scale, "r2222"), h.model(scale, "r1111"))
-    s = smith.PRESETS[scale]
+    s = config.PRESETS[scale]
     assert across.zoo_pair("smith", scale).specs == (s.model(scale, "Digit", 0), s.model(scale, "Digit", 1))
-    nets = balogh.PRESETS_T1[scale].nets(scale, "resnet18")
+    nets = balogh_common.PRESETS_T1[scale].nets(scale, "resnet18")
     assert across.zoo_pair("balogh", scale).specs == (nets[0].spec, nets[1].spec)
     assert dataclasses.is_dataclass(across.zoo_pair("smith", scale))
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stitchkit.experiments import across, across_conclusions as conclusions, across_identify, bansal_core, smith
+from stitchkit.experiments import across, across_conclusions as conclusions, across_identify
+from stitchkit.experiments.bansal import common
+from stitchkit.experiments.smith import config as smith_config
 from stitchkit.results import Run
 from stitchkit.scales import preset
 
@@ -16,11 +18,11 @@ from test_across import synthetic
 @pytest.mark.parametrize("scale", ["smoke", "demo"])
 def test_the_networks_are_the_zoos(scale):
     """Same specs as the pages that trained them, so the same cache entries."""
-    s = smith.PRESETS[scale]
+    s = smith_config.PRESETS[scale]
     digit = across.zoo_pair("smith", scale)
     assert digit.specs == (s.model(scale, "Digit", 0), s.model(scale, "Digit", 1))
     assert conclusions.zoo.smith_resnet18(scale, "cmnist_colour", 0) == s.model(scale, "Colour", 0)
-    c = bansal_core.PRESETS[scale]
+    c = common.PRESETS[scale]
     assert across.zoo_pair("bansal", scale).specs == (c.model(scale, 0), c.model(scale, 1))
     assert across_identify.zoo_pair("hernandez", scale).specs[0] == across.zoo_pair("hernandez", scale).specs[0]
 

@@ -6,8 +6,7 @@ import pytest
 import torch
 
 from stitchkit import noise, probes, similarity, zoo
-from stitchkit.experiments import balogh
-from stitchkit.experiments.balogh import common, identification, identification_verdicts
+from stitchkit.experiments.balogh import common, ding, display, identification, identification_verdicts
 from stitchkit.experiments.balogh import ood as balogh_ood
 
 
@@ -22,40 +21,40 @@ def test_recipes():
     assert (vit.model, vit.width, dict(vit.options)) == ("vit_ti", 192, {"depth": 12, "heads": 3})
     with pytest.raises(ValueError, match="'vgg'.*resnet18, vit"):
         zoo.balogh_model("demo", "vgg")
-    cfg = balogh.PRESETS_T1["paper"]
+    cfg = common.PRESETS_T1["paper"]
     rec = cfg.recipe(tlm=True)
     assert (rec.kind, rec.init, rec.dm_images, rec.train.optimizer, rec.train.lr, rec.train.weight_decay,
             rec.train.batch_size, rec.train.epochs) == ("resize_conv", "dm", 100, "adam", 1e-3, 1e-5, 256, 30)
     assert cfg.recipe(tlm=False).train.epochs == 0  # direct matching alone
     nets = cfg.nets("smoke", "resnet18")
     assert len(nets) == 10 and cfg.layers(nets[0]) == [f"block{k}" for k in range(1, 9)]
-    assert balogh.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
-    assert len(balogh.IdentConfig(networks=3).inter_pairs()) == 6
+    assert common.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
+    assert len(common.IdentConfig(networks=3).inter_pairs()) == 6
 
 
 def test_identified_counts_ties_for_the_layer_itself():
     sim_matrix = np.array([[1.0, 0.2, 0.9], [0.5, 0.8, 0.9], [0.1, 0.9, 0.7]])
     # column 0: row 0 best; column 1: row 2 beats the diagonal; column 2: rows 0, 1 beat row 2
-    assert balogh.identified(sim_matrix, True).tolist() == [True, False, False]
+    assert identification.identified(sim_matrix, True).tolist() == [True, False, False]
     tie = np.array([[1.0, 0.0], [1.0, 1.0]])
-    assert balogh.identified(tie, True).tolist() == [True, True]
+    assert identification.identified(tie, True).tolist() == [True, True]
     # a distance: smaller is more similar
-    assert balogh.identified(np.array([[0.0, 0.3], [0.2, 0.1]]), False).tolist() == [True, True]
-    assert balogh.identified(np.array([[0.5, 0.0], [0.2, 0.1]]), False).tolist() == [False, False]
+    assert identification.identified(np.array([[0.0, 0.3], [0.2, 0.1]]), False).tolist() == [True, True]
+    assert identification.identified(np.array([[0.5, 0.0], [0.2, 0.1]]), False).tolist() == [False, False]
 
 
 def test_identification_table_counts_cases_and_keeps_the_papers_numbers():
     eye = np.eye(3)
     bad = np.ones((3, 3)) - np.eye(3)  # every other layer more similar than the layer itself
-    mats = {("a", "a"): {m: (eye if balogh.HIGHER_IS_SIMILAR[m] else bad) for m in balogh.MEASURES},
-            ("a", "b"): {m: (bad if balogh.HIGHER_IS_SIMILAR[m] else eye) for m in balogh.MEASURES if m != "tlm"}}
-    table = balogh.identification_table({"matrices": mats, "arch": "resnet18"})
+    mats = {("a", "a"): {m: (eye if common.HIGHER_IS_SIMILAR[m] else bad) for m in common.MEASURES},
+            ("a", "b"): {m: (bad if common.HIGHER_IS_SIMILAR[m] else eye) for m in common.MEASURES if m != "tlm"}}
+    table = identification.identification_table({"matrices": mats, "arch": "resnet18"})
     assert table.loc["LCKA", "intra (%)"] == 100 and table.loc["LCKA", "inter (%)"] == 0
     assert table.loc["OPD", "intra (%)"] == 100 and table.loc["OPD", "inter (%)"] == 0
     assert table.loc["TLM", "inter cases"] == 0 and np.isnan(table.loc["TLM", "inter (%)"])
     assert table.loc["LCKA", "intra cases"] == 3
     assert table.loc["TLM", "paper intra (%)"] == 63.75
-    same = balogh.identification_table({"matrices": mats, "arch": "resnet18"}, same_cases_as_tlm=True)
+    same = identification.identification_table({"matrices": mats, "arch": "resnet18"}, same_cases_as_tlm=True)
     assert same.loc["LCKA", "inter cases"] == 0  # TLM was not run between a and b
 
 
@@ -142,8 +141,8 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.nda
     mats = {}
     for a in ("R #0", "R #1"):
         for b in ("R #0", "R #1"):
-            m = {k: (good if balogh.HIGHER_IS_SIMILAR[k] else bad) if a == b else
-                 (bad if balogh.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            m = {k: (good if common.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if common.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = dm[(dm.sender == a) & (dm.receiver == b)]
             m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
                                                   LAYERS, LAYERS)
@@ -166,7 +165,7 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
     inter = np.eye(n) * 0.6 + (1 - np.eye(n)) * 0.2
     inter[1, 0] = 0.605
     res = _ident_result(intra, inter)
-    numbers, claims = balogh.identification_claims(res)
+    numbers, claims = identification_verdicts.identification_claims(res)
     c = _by_key(claims)
     assert c["tlm_intra_rn"].criterion.holds is False  # [100, 100] > 90
     t = c["tlm_intra_rn"].criterion
@@ -199,7 +198,7 @@ def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
     dm = np.eye(n) * 0.8 + (1 - np.eye(n)) * 0.5
     dm[1, 0] = 0.8025  # one rival above the self-map by one image in 400: within noise
     res = _ident_result(np.eye(n), np.eye(n), dm_intra=dm)
-    numbers, claims = balogh.identification_claims(res)
+    numbers, claims = identification_verdicts.identification_claims(res)
     crit = _by_key(claims)["others_intra_rn"].criterion
     # the tie rule: a rival ahead by less than noise is a tie, and a tie is identified (before: inconclusive)
     assert crit.holds is True and crit.value == 100 and numbers["rn_dm_func_intra"] == 75.0  # the strict rule
@@ -209,10 +208,10 @@ def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
     assert crit.low == crit.high == 100 and "no sampling noise left" in crit.interval
     dm[1, 0] = 0.9  # beyond noise: layer 1 is shown beaten
     res = _ident_result(np.eye(n), np.eye(n), dm_intra=dm)
-    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion
+    crit = _by_key(identification_verdicts.identification_claims(res)[1])["others_intra_rn"].criterion
     assert crit.holds is False and crit.high < 100
     res = _ident_result(np.eye(n), np.eye(n))  # every rival clearly below: reproduced
-    assert _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion.holds is True
+    assert _by_key(identification_verdicts.identification_claims(res)[1])["others_intra_rn"].criterion.holds is True
 
 
 def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkeypatch):
@@ -232,12 +231,12 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
                              "correct": [_correct(a) for a in acc]})
 
     monkeypatch.setattr(identification, "tlm_retrained", retrained)
-    rivals = balogh.identification_longer(balogh.PRESETS_T1["smoke"], "smoke", res)
+    rivals = identification.identification_longer(common.PRESETS_T1["smoke"], "smoke", res)
     # every case, identified or not: its own stitch and its strongest rival (2 pairs x 4 layers)
     assert len(rivals) == 8 and len(set(asked)) == 16
     assert ("R #0", "R #1", "block4", "block2") in asked and ("R #0", "R #0", "block3", "block3") in asked
     assert rivals[rivals.receiver == "R #1"].identified_longer.sum() == 0
-    numbers, claims = balogh.identification_claims(res, rivals)
+    numbers, claims = identification_verdicts.identification_claims(res, rivals)
     c = _by_key(claims)
     assert numbers["rn_tlm_inter"] == 100.0 and numbers["rn_tlm_inter_longer"] == 0.0
     length = c["dm_func_inter_rn"].controls[-1]
@@ -248,7 +247,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     # within: still 100% at 4x, the same verdict
     assert c["tlm_intra_rn"].controls[-1].passed
     assert not any("longer" in k.text for k in c["others_intra_rn"].controls)
-    table = balogh.rivals_table({"resnet18": rivals})
+    table = display.rivals_table({"resnet18": rivals})
     assert list(table.columns)[-1] == "still identified" and len(table) == 8
 
 
@@ -280,13 +279,13 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
                              "correct": [_correct(0.8)] * len(cells)})
 
     monkeypatch.setattr(balogh_ood, "tlm_retrained", retrained)
-    longer = balogh.far_longer(balogh.PRESETS_OOD["smoke"], "smoke", res)
-    assert len(longer) == balogh.FAR_SAMPLE
+    longer = balogh_ood.far_longer(balogh_ood.PRESETS_OOD["smoke"], "smoke", res)
+    assert len(longer) == balogh_ood.FAR_SAMPLE
     far = [c for c in asked if c[2] != c[3]]
     own = [c for c in asked if c[2] == c[3]]
     # the deciding pairs, every other far pair into their targets (like for like), and their references
-    assert len(far) >= balogh.FAR_SAMPLE and {c[3] for c in own} == {c[3] for c in far}
-    numbers, claims = balogh.intra_claims(res, longer)
+    assert len(far) >= balogh_ood.FAR_SAMPLE and {c[3] for c in own} == {c[3] for c in far}
+    numbers, claims = balogh_ood.intra_claims(res, longer)
     claim = _by_key(claims)["far_as_similar"]
     assert claim.criterion.holds is False and not claim.controls[-1].passed
     assert abs(numbers["far_gap_longer"]) < 1e-9
@@ -308,20 +307,20 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     dm = 0.5 + 0.01 * g.standard_normal((R, len(t)))
     res["auroc_reps"] = np.concatenate([tlm, dm], axis=1)
     res["table"]["auroc"] = res["auroc_reps"][0]
-    _, claims = balogh.ood_claims(res)
+    _, claims = balogh_ood.ood_claims(res)
     c = _by_key(claims)
     assert c["dm_less_ood_rn"].criterion.holds is True and c["tlm_ood_rn"].criterion.holds is True
     assert all(k.passed for k in c["dm_less_ood_rn"].controls[:3])
     # DM as far out as TLM, up to noise: the difference's interval contains 0
     res["auroc_reps"] = np.concatenate([tlm, tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))], axis=1)
-    assert _by_key(balogh.ood_claims(res)[1])["dm_less_ood_rn"].criterion.holds is None
+    assert _by_key(balogh_ood.ood_claims(res)[1])["dm_less_ood_rn"].criterion.holds is None
     # a detector blind to near outliers (AUROC 0.6 at one layer): the control fails before any verdict
     res["detector_reps"]["near"][:, 2] = 0.6
     ctrl = balogh_ood._detector_controls(res)
     assert not ctrl[0].passed and "near outliers" in ctrl[0].text and ctrl[1].passed and ctrl[2].passed
     # no DM stitch reaches high accuracy: the premise fails, the verdict is inconclusive
     res["table"].loc[res["table"].method == "DM", "relative"] = 0.5
-    dm_id = _by_key(balogh.ood_claims(res)[1])["dm_id_rn"]
+    dm_id = _by_key(balogh_ood.ood_claims(res)[1])["dm_id_rn"]
     assert not dm_id.controls[0].passed
 
 
@@ -343,34 +342,34 @@ def test_specificity_claims_need_the_difference_of_taus_to_exclude_zero():
     correct = {("n", f"block{i}"): _correct(0.4 + 0.05 * i) for i in range(1, 8)}
     res = {"arch": "resnet18", "table": t, "probe": {k: 100 * v.mean() for k, v in correct.items()},
            "probe_correct": correct, "reference": ("n", "block7"), "networks": 2,
-           "correlations": pd.DataFrame([{"measure": balogh.NAMES[m], "rho": 0.5} for m in balogh.DING_MEASURES])
+           "correlations": pd.DataFrame([{"measure": common.NAMES[m], "rho": 0.5} for m in ding.DING_MEASURES])
            .set_index("measure")}
-    numbers, claims = balogh.specificity_claims(res)
+    numbers, claims = ding.specificity_claims(res)
     c = _by_key(claims)
     assert c["pwcca_below_lcka_rn"].criterion.holds is True  # PWCCA unrelated to |ΔF|: far below
     assert c["dm_func_high_rn"].criterion.holds is True and c["dm_func_high_rn"].controls[0].passed
     assert c["pwcca_below_lcka_rn"].criterion.low > 0 and numbers["rn_f_range"] == pytest.approx(30, abs=1)
     t["pwcca"] = t["lcka"] + 2 * np.random.default_rng(3).standard_normal(len(t))  # as good as LCKA, up to noise
-    assert _by_key(balogh.specificity_claims(res)[1])["pwcca_below_lcka_rn"].criterion.holds is None
+    assert _by_key(ding.specificity_claims(res)[1])["pwcca_below_lcka_rn"].criterion.holds is None
     res["probe_correct"] = {k: _correct(0.7) for k in correct}  # the probe cannot tell them apart
-    assert not balogh.specificity_claims(res)[1][0].controls[0].passed
+    assert not ding.specificity_claims(res)[1][0].controls[0].passed
 
 
 def test_sensitivity_claims_bootstrap_within_each_layer():
     t = _tau_table(0.0, k=40)
     t["lcka"] = t["dm_func"] + 2 * np.random.default_rng(5).standard_normal(len(t))  # tied with DM up to noise
     per_layer = pd.DataFrame([{"layer": layer, "measure": m} for layer in ("block1", "block2")
-                              for m in balogh.DING_MEASURES])
+                              for m in ding.DING_MEASURES])
     correct = {("n", layer, r): _correct(0.3 + 0.1 * r) for layer in ("block1", "block2") for r in range(1, 5)}
     res = {"arch": "vit", "table": t, "per_layer": per_layer, "probe_correct": correct, "networks": ["a", "b"],
-           "correlations": pd.DataFrame([{"measure": balogh.NAMES[m], "tau": 0.5, "rho": 0.5}
-                                         for m in balogh.DING_MEASURES]).set_index("measure")}
-    numbers, claims = balogh.sensitivity_claims(res)
+           "correlations": pd.DataFrame([{"measure": common.NAMES[m], "tau": 0.5, "rho": 0.5}
+                                         for m in ding.DING_MEASURES]).set_index("measure")}
+    numbers, claims = ding.sensitivity_claims(res)
     c = _by_key(claims)
     assert c["lcka_below_dm_vit"].criterion.holds is None  # within noise: neither below nor above
     assert numbers["vit_networks"] == 2 and numbers["vit_f_range_min"] == pytest.approx(100 * (_correct(0.7).mean() - _correct(0.4).mean()))
     assert "within each layer" in c["dm_func_high_vit"].criterion.interval
-    assert balogh.PRESETS_T2["demo"].sensitivity_networks == 2
+    assert ding.PRESETS_T2["demo"].sensitivity_networks == 2
 
 
 # --- the reading review's fixes (networks resampled, CKA bootstrapped, one rule for every %, ...)
@@ -388,8 +387,8 @@ def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYE
     mats = {}
     for a in nets:
         for b in nets:
-            m = {k: (good if balogh.HIGHER_IS_SIMILAR[k] else bad) if a == b else
-                 (bad if balogh.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            m = {k: (good if common.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if common.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = d[(d.sender == a) & (d.receiver == b)]
             m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
                                                   layers, layers)
@@ -408,7 +407,7 @@ def test_identification_percentages_resample_the_networks_too():
     tlm = {("R #0", "R #0"): sure, ("R #1", "R #1"): sure, ("R #2", "R #2"): never, ("R #0", "R #1"): sure}
     dm = {(a, b): np.eye(n) * 0.8 + (1 - np.eye(n)) * 0.4 for a in nets for b in nets}
     res = _nets_result(tlm, dm, nets)
-    _, claims = balogh.identification_claims(res)
+    _, claims = identification_verdicts.identification_claims(res)
     crit = _by_key(claims)["tlm_intra_rn"].criterion
     # no image noise at all: the interval is the networks' (before: [66.67, 66.67], one seed), a t interval
     # over 3 networks (a percentile one over 3 is far too narrow), cut to [0, 100]
@@ -422,12 +421,12 @@ def test_identification_percentages_resample_the_networks_too():
 
 def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is_not():
     from stitchkit import similarity as sim
-    from stitchkit.experiments.bansal import CKABootstrap
+    from stitchkit.similarity import CKABootstrap
 
     g = torch.Generator().manual_seed(0)
     acts_a = {"block1": torch.randn(60, 4, 2, 2, generator=g), "block2": torch.randn(60, 3, 2, 2, generator=g)}
     acts_b = {k: v + 0.5 * torch.randn(v.shape, generator=g) for k, v in acts_a.items()}
-    m = balogh.structural(acts_a, acts_b, boot=CKABootstrap(60, "a test"))
+    m = identification.structural(acts_a, acts_b, boot=CKABootstrap(60, "a test"))
     assert m["lcka_reps"].shape == (noise.RESAMPLES + 1, 2, 2)
     assert m["lcka"][0, 1] == pytest.approx(sim.linear_cka_gram(sim.flat(acts_a["block1"]), sim.flat(acts_b["block2"])))
     assert np.ptp(m["lcka_reps"][1:, 0, 0]) > 0  # the resamples move it
@@ -444,7 +443,7 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
         res["lcka_reps"][pair] = reps
         res["matrices"][pair]["lcka"] = reps[0]
     res["measure_images"] = 1000
-    crit = _by_key(balogh.identification_claims(res)[1])["cca_inter_rn"].criterion
+    crit = _by_key(identification_verdicts.identification_claims(res)[1])["cca_inter_rn"].criterion
     assert crit.value == 75 and crit.low < crit.high == 100  # before: exact 75, "structural measures ... exact"
     assert "image noise not included" in crit.interval and "linear CKA's measure images" in crit.interval
 
@@ -467,7 +466,7 @@ def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm(
     # the tie rule: one image ahead is within noise (its paired interval contains 0), a tie, identified.
     # Before it: 0% (each layer identified only on resamples that miss its one image), "not reproduced"
     assert others.value == 100 and counts["rivals_point"] == 2 * n and counts["rivals_beat"] == 0
-    crit = _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion
+    crit = _by_key(identification_verdicts.identification_claims(res)[1])["others_intra_rn"].criterion
     assert crit.holds is True
     # one rule, TLM's % and the others': both by the tie rule, over the same networks
     tlm = identification_verdicts._tlm_criteria(res, res["tlm"])["est"]["intra"]
@@ -479,7 +478,7 @@ def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm(
                        {(a, c): dm for a in nets for c in nets}, nets, layers)
     others, counts = identification_verdicts._others_intra(res)
     assert others.value == pytest.approx(100 * 7 / 8) and counts["rivals_beat"] == 2
-    assert _by_key(balogh.identification_claims(res)[1])["others_intra_rn"].criterion.holds is False
+    assert _by_key(identification_verdicts.identification_claims(res)[1])["others_intra_rn"].criterion.holds is False
 
 
 def test_a_median_claim_without_stitches_records_no_value():
@@ -488,7 +487,7 @@ def test_a_median_claim_without_stitches_records_no_value():
     t = res["table"]
     res["table"] = pd.concat([t, t.assign(method="DM", relative=0.5)], ignore_index=True)
     res["auroc_reps"] = np.concatenate([res["auroc_reps"], res["auroc_reps"]], axis=1)
-    numbers, claims = balogh.ood_claims(res)
+    numbers, claims = balogh_ood.ood_claims(res)
     dm_id = _by_key(claims)["dm_id_rn"]
     crit = dm_id.criterion
     # before: exact(threshold), so the criterion held (True) and the record kept 0.7 as if measured
@@ -532,7 +531,7 @@ def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkey
     g = np.random.default_rng(0)
     res["auroc_reps"] = 0.5 + 0.01 * g.standard_normal((noise.RESAMPLES + 1, len(res["table"])))
     res["table"]["auroc"] = res["auroc_reps"][0]
-    numbers, claims = balogh.ood_claims(res)
+    numbers, claims = balogh_ood.ood_claims(res)
     c = _by_key(claims)
     assert (c["tlm_ood_rn"].kind, c["dm_less_ood_rn"].kind, c["dm_id_rn"].kind) == ("stitch_other", "stitch_other",
                                                                                     "no_stitch")
@@ -544,7 +543,7 @@ def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkey
     assert c["dm_less_ood_rn"].criterion.holds is None  # undecided: it gets the length control all the same
 
     monkeypatch.setattr(balogh_ood, "_retrained_aurocs", _far_out_of_distribution)
-    table = balogh.ood_longer(balogh.PRESETS_OOD["smoke"], "smoke", res, claims)
+    table = balogh_ood.ood_longer(balogh_ood.PRESETS_OOD["smoke"], "smoke", res, claims)
     assert len(table) == balogh_ood.OOD_SAMPLE
     c = _by_key(claims)
     for key in ("tlm_ood_rn", "dm_less_ood_rn"):
@@ -557,7 +556,7 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
     n = 5
     rel = np.array([[1.0 if i == j else 0.9 for j in range(n)] for i in range(n)])
     res = _far_result(rel)
-    numbers, claims = balogh.intra_claims(res)
+    numbers, claims = balogh_ood.intra_claims(res)
     c = _by_key(claims)
     assert c["far_as_similar"].kind == c["most_ood"].kind == "stitch_other"
     # without the longer stitches the length control is there and fails (not run)
@@ -565,7 +564,7 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
     assert "tlm_self_stitch_gain" in numbers
 
     monkeypatch.setattr(balogh_ood, "_retrained_aurocs", _far_out_of_distribution)
-    table = balogh.most_ood_longer(balogh.PRESETS_OOD["smoke"], "smoke", res, claims)
+    table = balogh_ood.most_ood_longer(balogh_ood.PRESETS_OOD["smoke"], "smoke", res, claims)
     assert len(table) == balogh_ood.OOD_SAMPLE and (table.i != table.j).all()
     most = _by_key(claims)["most_ood"]
     # 0% OOD at 1x, 8 of 20 at 4x: both below half, the same result: the control passes
@@ -573,7 +572,7 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
 
 
 def test_demo_judges_every_accuracy_on_all_test_images():
-    for presets in (balogh.PRESETS_T1, balogh.PRESETS_OOD, balogh.PRESETS_T3, balogh.PRESETS_T2):
+    for presets in (common.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
         assert presets["demo"].test_size is None
 
 

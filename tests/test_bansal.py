@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from stitchkit import noise
-from stitchkit.experiments import bansal, bansal_layers, bansal_length
+from stitchkit.experiments.bansal import common, length, seeds, f2a, f4_f5, f8, f9
+from stitchkit.grid_spec import LONGER
+from stitchkit.similarity import CKABootstrap
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
 CUTS = ["stem", "block1", "block3", "block5", "pool"]
@@ -33,9 +35,9 @@ def test_connectivity_is_judged_beyond_the_self_stitch_and_a_self_stitch_gain_is
     # an under-trained receiver: the stitch alone gains 5 points at every cut; the second seed's raw
     # penalty (-1) looks connected, but beyond the self-stitch it is 4 points: not connected. The
     # gain is subtracted (beyond the self-stitch), reported, and not gated a second time (issue 46)
-    table = pd.DataFrame(_rows(bansal.SELF, [-5] * 5) + _rows(bansal.TRAINED, [-1] * 5)
-                         + _rows(bansal.RANDOM, [-4, 5, 20, 40, 45]))
-    numbers, claims = bansal.connectivity_summary(table, MODELS)
+    table = pd.DataFrame(_rows(common.SELF, [-5] * 5) + _rows(common.TRAINED, [-1] * 5)
+                         + _rows(common.RANDOM, [-4, 5, 20, 40, 45]))
+    numbers, claims = common.connectivity_summary(table, MODELS)
     by = {c.key: c for c in claims}
     assert numbers["trained_max_penalty"] == pytest.approx(-1) and numbers["trained_max_penalty_beyond"] == pytest.approx(4)
     assert by["connected"].criterion.holds is False and "beyond the receiver" in by["connected"].criterion.text
@@ -51,17 +53,17 @@ def test_connectivity_is_judged_beyond_the_self_stitch_and_a_self_stitch_gain_is
 @pytest.mark.parametrize("self_pen, passes", [(0, True), (0.5, True), (-3, True), (2, False), (0.95, False)])
 def test_the_positive_control_passes_only_below_its_bound_one_sided(self_pen, passes):
     # 0.95 points lies inside the 1-point bound, but its interval reaches past it: not shown; a gain passes
-    table = pd.DataFrame(_rows(bansal.SELF, [0, 0, self_pen, 0, 0]) + _rows(bansal.TRAINED, [1] * 5)
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
+    table = pd.DataFrame(_rows(common.SELF, [0, 0, self_pen, 0, 0]) + _rows(common.TRAINED, [1] * 5)
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
     assert claims[0].controls[0].passed is passes
 
 
 def test_a_maximum_near_its_bound_is_within_noise():
     # 2.9 points beyond the self-stitch at two cuts: the maximum's interval contains the 3-point bound
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2.9, 2.9, 1, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    numbers, claims = bansal.connectivity_summary(table, MODELS)
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2.9, 2.9, 1, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    numbers, claims = common.connectivity_summary(table, MODELS)
     assert claims[0].criterion.holds is None
     assert numbers["trained_max_penalty_beyond_low"] < 3 < numbers["trained_max_penalty_beyond_high"]
     # bootstrapped as a maximum: resampling noise pushes it up, so the interval sits above a cut's own
@@ -69,10 +71,10 @@ def test_a_maximum_near_its_bound_is_within_noise():
 
 
 def test_every_architecture_is_judged_beyond_its_own_self_stitch():
-    table = pd.DataFrame(_rows(bansal.SELF, [-5] * 5, "vit") + _rows(bansal.TRAINED, [-3, -2.5, -2.5, -3, -4], "vit")
-                         + _rows(bansal.SELF, [0.2] * 5, "myrtle") + _rows(bansal.TRAINED, [1, 2, 2, 1, 0], "myrtle"))
+    table = pd.DataFrame(_rows(common.SELF, [-5] * 5, "vit") + _rows(common.TRAINED, [-3, -2.5, -2.5, -3, -4], "vit")
+                         + _rows(common.SELF, [0.2] * 5, "myrtle") + _rows(common.TRAINED, [1, 2, 2, 1, 0], "myrtle"))
     models = {a: {"sender_accuracy_full_test": 0.5} for a in ("vit", "myrtle")}
-    numbers, claims = bansal.architectures_summary(table, models)
+    numbers, claims = f2a.architectures_summary(table, models)
     assert numbers["vit_max_penalty_beyond"] == pytest.approx(2.5) and numbers["myrtle_max_penalty_beyond"] == pytest.approx(1.8)
     assert [c.criterion.holds for c in claims] == [True, True]
     assert "self-stitch -5.00 to -5.00" in claims[0].ours
@@ -86,25 +88,25 @@ def test_every_architecture_is_judged_beyond_its_own_self_stitch():
 def _kernel_table(pens_by_kernel, self_pen=0.0, cuts=CUTS):
     rows = []
     for k, pens in pens_by_kernel:
-        rows += [row(bansal.TRAINED, c, p, kernel_size=k) for c, p in zip(cuts, pens)]
-        rows += [row(bansal.SELF, c, self_pen, kernel_size=k) for c in cuts[:len(pens)]]
+        rows += [row(common.TRAINED, c, p, kernel_size=k) for c, p in zip(cuts, pens)]
+        rows += [row(common.SELF, c, self_pen, kernel_size=k) for c in cuts[:len(pens)]]
     return pd.DataFrame(rows)
 
 
 def test_kernel_size_spread_and_worst_kernel():
     table = _kernel_table(((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0]), (5, [0, 0, 0.5, 0.5])))
-    numbers, claims = bansal.kernel_sizes_summary(table)
+    numbers, claims = f4_f5.kernel_sizes_summary(table)
     assert numbers["max_spread"] == pytest.approx(4) and claims[0].criterion.holds is False
     assert numbers["max_spread_low"] > 2
     assert numbers["worst_kernel"] == 1 and numbers["worst_kernel_mean_penalty"] == pytest.approx(2)
     assert numbers["other_kernels_mean_penalty"] == pytest.approx(0.1875)
     assert claims[0].controls[0].passed
-    _, claims = bansal.kernel_sizes_summary(_kernel_table(((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0])), self_pen=-0.8))
+    _, claims = f4_f5.kernel_sizes_summary(_kernel_table(((1, [1, 2, 4, 1]), (3, [0, 0.5, 0, 0])), self_pen=-0.8))
     assert claims[0].controls[0].passed  # a k x k self-stitch that gains 0.8 points: a gain, not gated
 
 
 def test_kernel_lr_rules_scale_only_the_larger_kernels():
-    cfg = bansal.PRESETS_F4["demo"]
+    cfg = f4_f5.PRESETS_F4["demo"]
     base = cfg.recipe().train.lr
     assert replace(cfg, kernel_lr="same").kernel_recipe(9).train.lr == base
     assert replace(cfg, kernel_lr="over_k").kernel_recipe(3).train.lr == pytest.approx(base / 3)
@@ -122,18 +124,18 @@ def _grid_rows(senders_pens: dict, pairs) -> pd.DataFrame:
 
 def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monkeypatch):
     table = _kernel_table(((1, [0, 4, 1]), (3, [0, 1, 0.5]), (9, [0.5, 2, 0])))
-    numbers, claims = bansal.kernel_sizes_summary(table)
+    numbers, claims = f4_f5.kernel_sizes_summary(table)
     assert claims[0].criterion.holds is False  # 3 points at block1 (kernel 1 vs 3)
-    cfg = bansal.PRESETS_F4["demo"]
+    cfg = f4_f5.PRESETS_F4["demo"]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
-        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == LONGER * cfg.recipe().train.epochs
         seen.append((pairs, recipe.kernel_size))
-        return _grid_rows({bansal.TRAINED: {"block1": {1: 2.5, 3: 1.0}[recipe.kernel_size]}}, pairs)
+        return _grid_rows({common.TRAINED: {"block1": {1: 2.5, 3: 1.0}[recipe.kernel_size]}}, pairs)
 
-    monkeypatch.setattr(bansal_layers, "stitch_grid", longer_grid)
-    out = bansal.kernel_length_control(cfg, "demo", table, claims)
+    monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
+    out = f4_f5.kernel_length_control(cfg, "demo", table, claims)
     assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
     # at 4x: kernels 1, 3 and (1x) 9 at block1 give 2.5, 1.0, 2.0: a spread of 1.5, within 2: the
     # claim turns, the stitches were short, and the control fails
@@ -161,12 +163,11 @@ def _ft_table(trained_ft, top=0.70, n=N):
 
 
 def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
-    from stitchkit.experiments import bansal_finetune as ft
 
-    numbers, claims = ft.finetune_summary(_ft_table([0.70, 0.62]), {"trained top": 0.70})
+    numbers, claims = f8.finetune_summary(_ft_table([0.70, 0.62]), {"trained top": 0.70})
     assert numbers["finetune_shortfall"] == pytest.approx(8.0)  # the worse cut counts, not the better
     assert not claims[0].controls[1].passed and claims[0].controls[0].passed
-    numbers, claims = ft.finetune_summary(_ft_table([0.70, 0.68]), {"trained top": 0.70})
+    numbers, claims = f8.finetune_summary(_ft_table([0.70, 0.68]), {"trained top": 0.70})
     assert claims[0].controls[1].passed and numbers["finetune_gap"] == pytest.approx(29.0)
     assert numbers["stitch_gap"] == pytest.approx(29.0) and claims[1].criterion.holds
     assert numbers["finetune_gap_low"] > 5 and claims[0].criterion.holds is False
@@ -175,28 +176,28 @@ def test_finetune_control_needs_every_cut_fine_tuned_long_enough():
 def test_training_length_control_retrains_the_deciding_cells_and_their_self_stitches(monkeypatch):
     # connected fails (4 points at block3); the random bottom is low at the stem and high late: every
     # decided claim is re-judged (the self-stitch, the reference, is retrained too and may move either way)
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
-    checks = bansal._length_checks(table, claims, "resnet18")
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
+    checks = f2a._length_checks(table, claims, "resnet18")
     assert [(c["claim"], c["sender"], c["cuts"]) for c in checks] == [
-        ("connected", bansal.TRAINED, ["block3", "block5"]), ("random_early", bansal.RANDOM, ["stem"]),
-        ("random_late", bansal.RANDOM, ["block5", "pool"])]
-    cfg = bansal.PRESETS_F2A["demo"]
+        ("connected", common.TRAINED, ["block3", "block5"]), ("random_early", common.RANDOM, ["stem"]),
+        ("random_late", common.RANDOM, ["block5", "pool"])]
+    cfg = f2a.PRESETS_F2A["demo"]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the stitches, retrained longer
-        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == LONGER * cfg.recipe().train.epochs
         seen.append([s.name for s in senders])
         # at 4x the self-stitch gains 1 point at block3 (was 0): beyond it the sender costs 2.5 + 1 = 3.5 there
-        pen = {bansal.TRAINED: {"block3": 2.5, "block5": 2.5}, bansal.RANDOM: {"stem": 1.0, "block5": 39, "pool": 44},
-               bansal.SELF: {"stem": 0.0, "block3": -1.0, "block5": 0.0, "pool": 0.0}}
+        pen = {common.TRAINED: {"block3": 2.5, "block5": 2.5}, common.RANDOM: {"stem": 1.0, "block5": 39, "pool": 44},
+               common.SELF: {"stem": 0.0, "block3": -1.0, "block5": 0.0, "pool": 0.0}}
         return _grid_rows({s.name: pen[s.name] for s in senders}, pairs)
 
-    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
-    out = bansal.training_length_control(cfg, "demo", (table, claims))
+    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    out = f2a.training_length_control(cfg, "demo", (table, claims))
     # the reference retrained too, at the same cuts
-    assert seen == [[bansal.SELF], [bansal.TRAINED], [bansal.SELF], [bansal.RANDOM], [bansal.SELF], [bansal.RANDOM]]
+    assert seen == [[common.SELF], [common.TRAINED], [common.SELF], [common.RANDOM], [common.SELF], [common.RANDOM]]
     by = {c.key: c for c in claims}
     # like for like: 2.5 points at 4x alone would turn the claim, but beyond the 4x self-stitch it is
     # 3.5: still not connected, and the verdict survives
@@ -211,18 +212,18 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
     """B-F2A hands its own claims and its other architectures' as two lists and records both: each
     claim's copy with its control takes its place in its own list; the claims themselves never
     change (they are frozen)."""
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
-    cfg = bansal.PRESETS_F2A["demo"]
-    checks = [dict(chk, table=table, rejudge=bansal._rejudge_connectivity(chk["base_key"]), recipe=cfg.recipe(),
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
+    cfg = f2a.PRESETS_F2A["demo"]
+    checks = [dict(chk, table=table, rejudge=f2a._rejudge_connectivity(chk["base_key"]), recipe=cfg.recipe(),
                    receiver=cfg.model("demo", cfg.seeds[0]), sender_spec=cfg.model("demo", cfg.seeds[1]))
-              for chk in bansal._length_checks(table, claims, "resnet18")]
-    monkeypatch.setattr(bansal_length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
+              for chk in f2a._length_checks(table, claims, "resnet18")]
+    monkeypatch.setattr(length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
         {s.name: {c: 0.0 for c, _ in pairs} for s in senders}, pairs))
     before = list(claims)
     base, others = claims[:1], claims[1:]
-    bansal.retrain_longer(checks, base, others)
+    length.retrain_longer(checks, base, others)
     assert [c.key for c in base] == ["connected"] and [c.key for c in others] == ["random_early", "random_late"]
     assert [len(c.controls) for c in base + others] == [3, 3, 2]
     assert [len(c.controls) for c in before] == [2, 2, 1] and claims == before
@@ -231,33 +232,33 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
 def test_a_claim_already_inconclusive_still_gets_its_length_control():
     # the recipe cannot reach the receiver (2 points lost at every cut): every claim is undecided, and
     # still every stitching verdict gets its training-length control (issue 46)
-    table = pd.DataFrame(_rows(bansal.SELF, [2] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
+    table = pd.DataFrame(_rows(common.SELF, [2] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
     assert not claims[0].controls[0].passed
-    assert [c["claim"] for c in bansal._length_checks(table, claims, "resnet18")] == [
+    assert [c["claim"] for c in f2a._length_checks(table, claims, "resnet18")] == [
         "connected", "random_early", "random_late"]
 
 
 def test_replace_cells_swaps_one_stitch_and_keeps_the_rest():
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0]))
-    new = _grid_rows({bansal.TRAINED: {"block3": 2.0}}, [("block3", "block3")])
-    out = bansal.replace_cells(table, new)
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0]))
+    new = _grid_rows({common.TRAINED: {"block3": 2.0}}, [("block3", "block3")])
+    out = length.replace_cells(table, new)
     pen = out.set_index(["sender", "cut"]).penalty
-    assert pen[(bansal.TRAINED, "block3")] == pytest.approx(0.02) and pen[(bansal.TRAINED, "block5")] == pytest.approx(0.03)
+    assert pen[(common.TRAINED, "block3")] == pytest.approx(0.02) and pen[(common.TRAINED, "block5")] == pytest.approx(0.03)
     assert out.correct[7].sum() == stitched(2.0).sum() and len(out) == len(table)
 
 
 def test_replace_cells_matches_the_receiver_when_the_table_has_several():
-    a = [{**r, "receiver": "x1"} for r in _rows(bansal.SELF, [0] * 5) + _rows("other", [1, 2, 4, 3, 0])]
-    b = [{**r, "receiver": "x2"} for r in _rows(bansal.SELF, [0] * 5) + _rows("other", [5, 5, 5, 5, 5])]
+    a = [{**r, "receiver": "x1"} for r in _rows(common.SELF, [0] * 5) + _rows("other", [1, 2, 4, 3, 0])]
+    b = [{**r, "receiver": "x2"} for r in _rows(common.SELF, [0] * 5) + _rows("other", [5, 5, 5, 5, 5])]
     table = pd.DataFrame(a + b)
     new = _grid_rows({"other": {"block3": 9.0}}, [("block3", "block3")]).assign(receiver="x2")
-    pen = bansal.replace_cells(table, new).set_index(["receiver", "sender", "cut"]).penalty
+    pen = length.replace_cells(table, new).set_index(["receiver", "sender", "cut"]).penalty
     assert pen[("x2", "other", "block3")] == pytest.approx(0.09)
     assert pen[("x1", "other", "block3")] == pytest.approx(0.04)  # the other top's cell untouched
     with pytest.raises(ValueError, match="receiver='x3'"):
-        bansal.replace_cells(table, new.assign(receiver="x3"))
+        length.replace_cells(table, new.assign(receiver="x3"))
 
 
 def test_cka_bootstrap_is_the_cka_of_resampled_images_without_pairs_of_copies():
@@ -267,7 +268,7 @@ def test_cka_bootstrap_is_the_cka_of_resampled_images_without_pairs_of_copies():
     x, y = g.normal(size=(60, 5)), g.normal(size=(60, 7))
     y[:, :3] += x[:, :3]
     ka, kb = similarity.centered_gram(x), similarity.centered_gram(y)
-    boot = bansal.CKABootstrap(60, name="test-cka")
+    boot = CKABootstrap(60, name="test-cka")
     reps = boot.replicates(ka, kb)
     assert len(reps) == noise.RESAMPLES + 1 and reps[0] == pytest.approx(similarity.cka_from_grams(ka, kb))
     counts = noise.resampler(60, "test-cka").counts
@@ -287,35 +288,34 @@ def test_cka_bootstrap_is_the_cka_of_resampled_images_without_pairs_of_copies():
     # wide, nearly orthogonal features: pairs of copies would push every replicate far above the CKA
     x, y = g.normal(size=(400, 256)), g.normal(size=(400, 256))
     y += x
-    boot = bansal.CKABootstrap(400, name="test-cka-wide")
+    boot = CKABootstrap(400, name="test-cka-wide")
     reps = boot.replicates(similarity.centered_gram(x), similarity.centered_gram(y))
     assert abs(reps[1:].mean() - reps[0]) < 0.3 * reps[1:].std()
 
 
 def test_random_vs_trained_judges_cka_on_its_bootstrap():
     cuts = CUTS
-    rows = (_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 1, 2, 2, 1])
-            + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
+    rows = (_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 1, 2, 2, 1])
+            + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     table = pd.DataFrame(rows)
-    cka = {bansal.SELF: [1] * 5, bansal.TRAINED: [0.9] * 5, bansal.RANDOM: [0.9, 0.7, 0.4, 0.2, 0.1]}
+    cka = {common.SELF: [1] * 5, common.TRAINED: [0.9] * 5, common.RANDOM: [0.9, 0.7, 0.4, 0.2, 0.1]}
     g = np.random.default_rng(1)
     table["cka"] = [cka[s][cuts.index(c)] for s, c in zip(table.sender, table.cut)]
     table["cka_reps"] = [np.r_[v, v + 0.01 * g.normal(size=noise.RESAMPLES)] for v in table.cka]
     table["cka_n"] = 2000
-    numbers, claims = bansal.random_vs_trained_summary(table, MODELS)
+    numbers, claims = f4_f5.random_vs_trained_summary(table, MODELS)
     by = {c.key: c for c in claims}
     assert by["random_early_cka"].criterion.holds and numbers["random_cka_first_low"] > 0.85
     assert by["same_trend"].criterion.holds and numbers["random_rho_penalty_cka"] == pytest.approx(-1)
 
 
 def _freeze_metrics(full, few, frz, n=N):
-    from stitchkit.experiments import bansal_freeze as fz
 
     def acc(a):
         return np.arange(n) < int(round(a * n))
 
     rows = []
-    for sender, receiver in ((fz.SELF, full), (fz.A, full), (fz.B, few)):
+    for sender, receiver in ((f9.SELF, full), (f9.A, full), (f9.B, few)):
         for c in CUTS:
             rc = acc(receiver)
             rows.append({"sender": sender, "cut": c, "accuracy": receiver, "receiver_accuracy": receiver,
@@ -326,29 +326,27 @@ def _freeze_metrics(full, few, frz, n=N):
 
 
 def test_freeze_claim_is_inconclusive_while_the_freeze_trained_net_is_below_the_few_sample_one():
-    from stitchkit.experiments import bansal_freeze as fz
 
-    cfg = fz.PRESETS_F9["demo"]
+    cfg = f9.PRESETS_F9["demo"]
     table, metrics = _freeze_metrics(0.664, 0.632, 0.514)  # the committed demo run's networks
-    numbers, claims = fz.freeze_summary(table, ("stem", "head"), metrics, cfg)
+    numbers, claims = f9.freeze_summary(table, ("stem", "head"), metrics, cfg)
     c = claims[0]
     assert c.criterion.holds is False and numbers["gap_judged"] == pytest.approx(15.0)
     assert [k.passed for k in c.controls] == [True, True, False]  # the anomaly: no verdict
     table, metrics = _freeze_metrics(0.664, 0.632, 0.650)
-    numbers, claims = fz.freeze_summary(table, ("stem", "head"), metrics, cfg)
+    numbers, claims = f9.freeze_summary(table, ("stem", "head"), metrics, cfg)
     assert all(k.passed for k in claims[0].controls) and claims[0].criterion.holds
     assert numbers["freeze_minus_few_low"] > 0
 
 
 def _freeze_curves(a_points, b_points, full=0.664, few=0.632, frz=0.650):
     """A B-F9 table whose (a) penalties and (b) gaps to the full network are the given points per cut."""
-    from stitchkit.experiments import bansal_freeze as fz
 
     table, metrics = _freeze_metrics(full, few, frz)
-    for sender, values in ((fz.A, a_points), (fz.B, b_points)):
+    for sender, values in ((f9.A, a_points), (f9.B, b_points)):
         for c, v in zip(CUTS, values):
             row = (table.sender == sender) & (table.cut == c)
-            if sender == fz.A:
+            if sender == f9.A:
                 table.loc[row, "penalty"] = v / 100
             else:
                 table.loc[row, "accuracy"] = full - v / 100
@@ -356,27 +354,26 @@ def _freeze_curves(a_points, b_points, full=0.664, few=0.632, frz=0.650):
 
 
 def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(monkeypatch):
-    from stitchkit.experiments import bansal_freeze as fz
 
-    cfg = fz.PRESETS_F9["demo"]
+    cfg = f9.PRESETS_F9["demo"]
     # (a) within 3 points at stem, block1; (b) within at block5, pool: stem, block1 and pool (+ head) frozen
     table, metrics = _freeze_curves([0.5, 1.0, 5.0, 8.0, 9.0], [9.0, 8.0, 6.0, 2.0, 1.0])
-    frozen = fz.choose_frozen(table, CUTS, 0.664, cfg.threshold)
+    frozen = f9.choose_frozen(table, CUTS, 0.664, cfg.threshold)
     assert frozen == ("stem", "block1", "pool", "head")
-    assert fz.deciding_cells(table, CUTS, 0.664, cfg.threshold) == {fz.A: ["stem", "block1", "block3"],
-                                                                     fz.B: ["block3", "block5", "pool"]}
-    _, claims = fz.freeze_summary(table, frozen, metrics, cfg)
+    assert f9.deciding_cells(table, CUTS, 0.664, cfg.threshold) == {f9.A: ["stem", "block1", "block3"],
+                                                                     f9.B: ["block3", "block5", "pool"]}
+    _, claims = f9.freeze_summary(table, frozen, metrics, cfg)
     assert claims[0].decided and claims[0].criterion.holds
     calls = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
-        assert recipe.train.epochs == fz.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == f9.LONGER * cfg.recipe().train.epochs
         calls.append((senders[0].name, [a for a, _ in pairs]))
-        new = {"stem": 0.4, "block1": 0.8, "block3": 2.5} if senders[0].name == fz.A else {"block3": 5.0}
+        new = {"stem": 0.4, "block1": 0.8, "block3": 2.5} if senders[0].name == f9.A else {"block3": 5.0}
         rows = []
         for a, _ in pairs:
             v = new.get(a, 1.0)
-            pen, acc = (v / 100, 0.664 - v / 100) if senders[0].name == fz.A else (0.0, 0.664 - v / 100)
+            pen, acc = (v / 100, 0.664 - v / 100) if senders[0].name == f9.A else (0.0, 0.664 - v / 100)
             rows.append({"sender": senders[0].name, "cut_i": a, "accuracy": acc, "penalty": pen,
                          "correct": table.correct.iloc[0]})
         return pd.DataFrame(rows)
@@ -387,11 +384,11 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
         trained.append(spec.frozen)
         return object(), {"test": {"accuracy": 0.60}}
 
-    monkeypatch.setattr(fz, "stitch_grid", longer_grid)
-    monkeypatch.setattr(fz, "freeze_train", freeze_train)
-    monkeypatch.setattr(fz, "own_correct", lambda *a: np.arange(N) < int(0.60 * N))
-    out = fz.training_length_control(cfg, "demo", table, frozen, metrics, claims)
-    assert calls == [(fz.A, ["stem", "block1", "block3"]), (fz.B, ["block3", "block5", "pool"])]
+    monkeypatch.setattr(f9, "stitch_grid", longer_grid)
+    monkeypatch.setattr(f9, "freeze_train", freeze_train)
+    monkeypatch.setattr(f9, "own_correct", lambda *a: np.arange(N) < int(0.60 * N))
+    out = f9.training_length_control(cfg, "demo", table, frozen, metrics, claims)
+    assert calls == [(f9.A, ["stem", "block1", "block3"]), (f9.B, ["block3", "block5", "pool"])]
     # at 4x (a) comes within the bound at block3 too: one more piece frozen, and the network freeze-trained on
     # them is 6.4 points below the full one: the verdict turns, so the control fails
     assert trained == [("stem", "block1", "block3", "pool", "head")]
@@ -401,12 +398,11 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
 
 
 def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen(monkeypatch):
-    from stitchkit.experiments import bansal_freeze as fz
 
-    cfg = fz.PRESETS_F9["demo"]
+    cfg = f9.PRESETS_F9["demo"]
     table, metrics = _freeze_curves([0.5, 1.0, 5.0, 8.0, 9.0], [9.0, 8.0, 6.0, 2.0, 1.0])
-    frozen = fz.choose_frozen(table, CUTS, 0.664, cfg.threshold)
-    _, claims = fz.freeze_summary(table, frozen, metrics, cfg)
+    frozen = f9.choose_frozen(table, CUTS, 0.664, cfg.threshold)
+    _, claims = f9.freeze_summary(table, frozen, metrics, cfg)
 
     def same_grid(senders, receivers, pairs, recipe, data, **kw):  # every cell keeps its side of the bound
         rows = [table[(table.sender == senders[0].name) & (table.cut == a)].iloc[0] for a, _ in pairs]
@@ -415,15 +411,15 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
     def never(*a, **kw):
         raise AssertionError("the same pieces: nothing to freeze-train again")
 
-    monkeypatch.setattr(fz, "stitch_grid", same_grid)
-    monkeypatch.setattr(fz, "freeze_train", never)
-    out = fz.training_length_control(cfg, "demo", table, frozen, metrics, claims)
+    monkeypatch.setattr(f9, "stitch_grid", same_grid)
+    monkeypatch.setattr(f9, "freeze_train", never)
+    out = f9.training_length_control(cfg, "demo", table, frozen, metrics, claims)
     assert claims[0].controls[-1].passed and len(out) == 6
     # a claim not decided gets its check too (issue 46)
-    _, undecided = fz.freeze_summary(table, frozen, {**metrics, "freeze-trained": metrics["few-sample network"]
+    _, undecided = f9.freeze_summary(table, frozen, {**metrics, "freeze-trained": metrics["few-sample network"]
                                                      | {"correct": np.arange(N) < int(0.632 * N)}}, cfg)
     n = len(undecided[0].controls)
-    assert not fz.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
+    assert not f9.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
     assert len(undecided[0].controls) == n + 1 and undecided[0].controls[-1].kind == "training length"
 
 
@@ -431,19 +427,18 @@ def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_ke
     import torch
 
     from stitchkit import zoo
-    from stitchkit.experiments import bansal_freeze as fz
     from stitchkit.models import build_model
     from stitchkit.store import canonical, config_key
 
     few, full = zoo.bansal_resnet18("demo", 1, train_size=5000), zoo.bansal_resnet18("demo", 0)
-    old = fz.FreezeSpec(few, full, ("stem", "block1", "pool", "head"))
+    old = f9.FreezeSpec(few, full, ("stem", "block1", "pool", "head"))
     assert "frozen_above_bn" not in canonical(old)  # networks trained before the fix keep their keys
-    new = fz.FreezeSpec(few, full, ("stem", "block1", "pool", "head"), frozen_above_bn="train")
+    new = f9.FreezeSpec(few, full, ("stem", "block1", "pool", "head"), frozen_above_bn="train")
     assert config_key(new) != config_key(old)
     with pytest.raises(ValueError, match="frozen_above_bn"):
-        fz.FreezeSpec(few, full, ("stem",), frozen_above_bn="frozen")
+        f9.FreezeSpec(few, full, ("stem",), frozen_above_bn="frozen")
     model = build_model("preact_resnet18", width=2)
-    wrapped = fz.PartlyFrozen(model, ("stem", "block1", "pool", "head"), "train")
+    wrapped = f9.PartlyFrozen(model, ("stem", "block1", "pool", "head"), "train")
     wrapped.train()
     bns = {name: [m.training for m in model.pieces[name].modules() if isinstance(m, torch.nn.BatchNorm2d)]
            for name in ("stem", "block1", "block2", "pool")}
@@ -451,7 +446,7 @@ def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_ke
     # top above it: train mode (the top's statistics follow the new middle); no gradient to frozen pieces
     assert not any(bns["stem"] + bns["block1"]) and all(bns["block2"]) and all(bns["pool"])
     assert not any(p.requires_grad for p in model.pieces["pool"].parameters())
-    fz.PartlyFrozen(model, ("stem", "block1", "pool", "head"), "eval").train()
+    f9.PartlyFrozen(model, ("stem", "block1", "pool", "head"), "eval").train()
     assert not any(m.training for m in model.pieces["pool"].modules() if isinstance(m, torch.nn.BatchNorm2d))
     wrapped.eval()
     assert not any(m.training for m in model.modules())
@@ -461,43 +456,42 @@ def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch)
     """Two cuts past the 2-point bound: both are retrained (the kernels that set each spread), so a
     verdict cannot survive on a cut left at 1x."""
     table = _kernel_table(((1, [0, 4, 4]), (3, [0, 1, 1]), (9, [0.5, 2, 0])))
-    _, claims = bansal.kernel_sizes_summary(table)
-    cfg = bansal.PRESETS_F4["demo"]
+    _, claims = f4_f5.kernel_sizes_summary(table)
+    cfg = f4_f5.PRESETS_F4["demo"]
     seen = {}
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
         seen[recipe.kernel_size] = [a for a, _ in pairs]
-        return _grid_rows({bansal.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
+        return _grid_rows({common.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
 
-    monkeypatch.setattr(bansal_layers, "stitch_grid", longer_grid)
-    bansal.kernel_length_control(cfg, "demo", table, claims)
+    monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
+    f4_f5.kernel_length_control(cfg, "demo", table, claims)
     assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}
 
 
 def test_b_f5_copy_of_the_random_bottom_claim_keeps_its_length_control():
     """Review (2026-11-24): B-F5 records B-F2A's random-bottom claim as 'random_early_stitch'; it
     is checked like B-F2A's, at the random bottom's first cut, and re-judged by B-F2A's rule."""
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 4, 3, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
     copy = replace(next(c for c in claims if c.key == "random_early"), key="random_early_stitch")
-    checks = bansal._length_checks(table, [copy], "resnet18")
+    checks = f2a._length_checks(table, [copy], "resnet18")
     assert [(c["claim"], c["base_key"], c["sender"], c["cuts"]) for c in checks] == [
-        ("random_early_stitch", "random_early", bansal.RANDOM, ["stem"])]
+        ("random_early_stitch", "random_early", common.RANDOM, ["stem"])]
 
 
 def test_the_seed_component_is_the_pooled_spread_between_replicate_senders_and_widens_intervals():
-    from stitchkit.experiments import bansal_seeds
 
     # three senders trained alike: beyond the self-stitch 1, 2, 3 points at one cut and 0, 0, 0 at another
-    rows = _rows(bansal.SELF, [0, 0]) + _rows("seed 1", [1, 0]) + _rows("seed 3", [2, 0]) + _rows("seed 4", [3, 0])
-    c = bansal_seeds.component_of(pd.DataFrame(rows))
+    rows = _rows(common.SELF, [0, 0]) + _rows("seed 1", [1, 0]) + _rows("seed 3", [2, 0]) + _rows("seed 4", [3, 0])
+    c = seeds.component_of(pd.DataFrame(rows))
     assert c.k == 3 and c.sd == pytest.approx(np.sqrt((1.0 + 0.0) / 2))  # the variances 1 and 0, pooled
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 2.5, 1, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 2.5, 1, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
     assert claims[0].criterion.holds is True  # 2.5 points on the test images alone: connected
-    wide = bansal_seeds.widen(claims, c, {"connected": 1})
+    wide = seeds.widen(claims, c, {"connected": 1})
     e = wide[0].criterion
     # t(2) x 0.71 = 3.0 points more on each side: now within noise of the 3-point bound
     assert e.holds is None and e.high - e.value > 3.0 and "seed-variance component" in e.interval
@@ -506,19 +500,18 @@ def test_the_seed_component_is_the_pooled_spread_between_replicate_senders_and_w
 
 def test_widening_rejudges_the_length_control_like_for_like():
     from stitchkit import controls
-    from stitchkit.experiments import bansal_seeds
     from stitchkit.results import at_most
 
-    c = bansal_seeds.SeedComponent(0.7, 3, pd.DataFrame({"cut": ["a"]}))
-    table = pd.DataFrame(_rows(bansal.SELF, [0] * 5) + _rows(bansal.TRAINED, [1, 2, 2.5, 1, 0])
-                         + _rows(bansal.RANDOM, [1, 5, 20, 40, 45]))
-    _, claims = bansal.connectivity_summary(table, MODELS)
+    c = seeds.SeedComponent(0.7, 3, pd.DataFrame({"cut": ["a"]}))
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 2.5, 1, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
     base = claims[0].criterion
     # at 4x on the test images alone: 1.0 [0.6, 1.4] points, connected as at 1x: the control passes
     longer = at_most(noise.Estimate(1.0, 0.6, 1.4, 10_000), 3.0, base.text)
     claims[0] = claims[0].with_controls(controls.training_length(base, longer, 4, what="length"))
     assert claims[0].controls[-1].passed
-    wide = bansal_seeds.widen(claims, c, {"connected": 1})[0]
+    wide = seeds.widen(claims, c, {"connected": 1})[0]
     # widened (t(2) x 0.7 = 3.0 points more each side), both are within noise of the 3-point bound: the
     # control compares the two widened results, like for like
     length = wide.controls[-1]

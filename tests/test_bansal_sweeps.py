@@ -10,9 +10,8 @@ import pytest
 import torch
 
 from stitchkit import noise, zoo
-from stitchkit.experiments import bansal, bansal_length, bansal_pairs, bansal_training
-from stitchkit.experiments import bansal_sweeps as sweeps
-from stitchkit.experiments import bansal_table
+from stitchkit.experiments.bansal import common, length, bottoms, f2a, f2c_f3ab, f3c_f6, f7, f8, f9, tables
+from stitchkit.grid_spec import LONGER
 from stitchkit.store import config_key
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
@@ -32,8 +31,8 @@ def _table(penalties: dict[str, list[float]], receiver: str = "top", cka: float 
     own_accuracy = own_accuracy or {}
     rows = []
     penalties = dict(penalties)
-    if random_late is not None and len(penalties.get(sweeps.SELF, ())) == len(CUTS):
-        penalties[bansal.RANDOM] = [None] * (len(CUTS) - 2) + [random_late] * 2
+    if random_late is not None and len(penalties.get(common.SELF, ())) == len(CUTS):
+        penalties[common.RANDOM] = [None] * (len(CUTS) - 2) + [random_late] * 2
     for s, ps in penalties.items():
         for c, p in zip(CUTS, ps):
             if p is None:
@@ -42,8 +41,8 @@ def _table(penalties: dict[str, list[float]], receiver: str = "top", cka: float 
             rows.append({"sender": s, "receiver": receiver, "cut": c, "penalty": 0.5 - x.mean(),
                          "dm_penalty": 0.5 - x.mean(), "accuracy": x.mean(), "receiver_accuracy": 0.5,
                          "correct": x, "receiver_correct": BASE, "dm_correct": x,
-                         "sender_correct": BASE if s == sweeps.SELF else own(own_accuracy.get(s, 0.5)),
-                         "cka": 1.0 if s == sweeps.SELF else cka})
+                         "sender_correct": BASE if s == common.SELF else own(own_accuracy.get(s, 0.5)),
+                         "cka": 1.0 if s == common.SELF else cka})
     return pd.DataFrame(rows)
 
 
@@ -70,12 +69,12 @@ def test_fewer_samples_keep_the_step_count_and_pages_share_models():
         with pytest.raises(ValueError, match="train_size"):
             zoo.bansal_resnet18("smoke", 0, train_size=bad)
     # the sweeps' 1x networks are B-F2A's: pages share them
-    cfg = sweeps.PRESETS_F3B["demo"]
+    cfg = f2c_f3ab.PRESETS_F3B["demo"]
     assert config_key(cfg.variant("demo", 0)) == config_key(zoo.bansal_resnet18("demo", 0))
-    assert config_key(sweeps.PRESETS_F7["demo"].variant("demo", 1, train_size=5000)) == config_key(few)
+    assert config_key(f7.PRESETS_F7["demo"].variant("demo", 1, train_size=5000)) == config_key(few)
     # B-F2A's receiver run stores B-F3B's snapshots on the way (one run trains them all)
     f3b = {config_key(cfg.variant("demo", 0, stop=f)) for f in (cfg.top_snapshot, *cfg.snapshots)}
-    assert f3b <= {config_key(s) for s in bansal.receiver_snapshots(bansal.PRESETS_F2A["demo"], "demo")}
+    assert f3b <= {config_key(s) for s in common.receiver_snapshots(f2a.PRESETS_F2A["demo"], "demo")}
 
 
 SAMPLES_OWN = {"5k samples": 0.45, "25k samples": 0.52, "50k samples": 0.54}  # the top: 0.5
@@ -92,12 +91,12 @@ def noisy_own(gap: float, disagree: int) -> np.ndarray:
 
 
 def test_samples_verdicts():
-    cfg = sweeps.PRESETS_F2C["demo"]
-    pens = {sweeps.SELF: [0, 0, 0.1, 0, 0.2, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
+    cfg = f2c_f3ab.PRESETS_F2C["demo"]
+    pens = {common.SELF: [0, 0, 0.1, 0, 0.2, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
             "25k samples": [0, -0.5, -2, -3, -2, -1], "50k samples": [0, -1, -3, -4, -3, -2]}
     good = _table(pens, own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
-    numbers, claims = sweeps.samples_summary(good, acc, cfg)
+    numbers, claims = f2c_f3ab.samples_summary(good, acc, cfg)
     assert _verdicts(claims) == {k: (True, True) for k in ("compatible", "improves", "early_similar",
                                                            "mid_degrades")}
     assert numbers["improvement"] == pytest.approx(3.0) and numbers["improvement_low"] > 1
@@ -105,67 +104,67 @@ def test_samples_verdicts():
     assert all("beyond the top stitched into itself" in c.criterion.text for c in claims)
     assert claims[0].criterion.value is not None  # the numeric record survives the text change
     # "more is better" needs the bottom with more samples to be the better network: else inconclusive
-    _, claims = sweeps.samples_summary(_table(pens, own_accuracy={**SAMPLES_OWN, "25k samples": 0.49}), acc, cfg)
+    _, claims = f2c_f3ab.samples_summary(_table(pens, own_accuracy={**SAMPLES_OWN, "25k samples": 0.49}), acc, cfg)
     improves = next(c for c in claims if c.key == "improves")
     assert _verdicts(claims)["improves"] == (True, False) and improves.controls[2].value.startswith("-1.00 [")
     # a premise that holds by less than its uncertainty fails: 0.3 points up, on 3,000 images that differ
     near = _table(pens, own_accuracy=SAMPLES_OWN)
     near["sender_correct"] = [noisy_own(0.3, 3000) if s == "25k samples" else c
                               for s, c in zip(near.sender, near.sender_correct)]
-    numbers, claims = sweeps.samples_summary(near, acc, cfg)
+    numbers, claims = f2c_f3ab.samples_summary(near, acc, cfg)
     assert numbers["improves_premise_gap_low"] < 0 < numbers["improves_premise_gap"]
     assert _verdicts(claims)["improves"] == (True, False)
     # mid_degrades' premise: the 50k network must be the better one, shown on its interval
     close = _table(pens, own_accuracy={**SAMPLES_OWN, "50k samples": 0.44})
-    _, claims = sweeps.samples_summary(close, acc, cfg)
+    _, claims = f2c_f3ab.samples_summary(close, acc, cfg)
     assert _verdicts(claims)["mid_degrades"] == (True, False)
-    weak = _table({**pens, sweeps.SELF: [2] * 6, "25k samples": [0.1] * 6}, own_accuracy=SAMPLES_OWN)
-    numbers, claims = sweeps.samples_summary(weak, acc, cfg)
+    weak = _table({**pens, common.SELF: [2] * 6, "25k samples": [0.1] * 6}, own_accuracy=SAMPLES_OWN)
+    numbers, claims = f2c_f3ab.samples_summary(weak, acc, cfg)
     v = _verdicts(claims)
     # penalties count beyond the self-stitch: 0.1 against the self-stitch's 2 is a gain of 1.9, but the
     # failed control (2 points into itself) makes the verdict inconclusive
     assert v["improves"] == (True, False) and numbers["control_max_penalty"] == pytest.approx(2.0)
     # a self-stitch that gains accuracy by itself passes the one-sided control: the gain is reported
     # and subtracted (beyond the self-stitch), not gated (issue 46)
-    _, claims = sweeps.samples_summary(_table({**pens, sweeps.SELF: [0, 0, -3.5, 0, 0, 0]},
+    _, claims = f2c_f3ab.samples_summary(_table({**pens, common.SELF: [0, 0, -3.5, 0, 0, 0]},
                                               own_accuracy=SAMPLES_OWN), acc, cfg)
     assert claims[0].controls[0].passed
     # without the untrained sender the negative control is not run, and fails
-    _, claims = sweeps.samples_summary(_table(pens, own_accuracy=SAMPLES_OWN, random_late=None), acc, cfg)
+    _, claims = f2c_f3ab.samples_summary(_table(pens, own_accuracy=SAMPLES_OWN, random_late=None), acc, cfg)
     assert [k.kind for k in claims[0].controls] == ["positive", "negative"] and not claims[0].controls[1].passed
     # an untrained sender that the stitch carries to within 10 points: the stitch does the task alone
-    _, claims = sweeps.samples_summary(_table(pens, own_accuracy=SAMPLES_OWN, random_late=10.0), acc, cfg)
+    _, claims = f2c_f3ab.samples_summary(_table(pens, own_accuracy=SAMPLES_OWN, random_late=10.0), acc, cfg)
     assert not claims[0].controls[1].passed
 
 
 def test_labels_and_epochs_and_width_verdicts():
-    labels = _table({sweeps.SELF: [0] * 6, sweeps.NORMAL: [0, 0.5, 1, 1, 1, 1],
+    labels = _table({common.SELF: [0] * 6, f2c_f3ab.NORMAL: [0, 0.5, 1, 1, 1, 1],
                      "objects vs animals": [0, 1, 2.5, 8, 20, 40], "10% random labels": [0, 0.5, 1, 2, 3, 4],
                      "50% random labels": [0, 1, 2, 5, 9, 12], "100% random labels": [0.2, 4, 15, 40, 60, 70]})
-    _, claims = sweeps.labels_summary(labels, {}, sweeps.PRESETS_F3A["demo"])
+    _, claims = f2c_f3ab.labels_summary(labels, {}, f2c_f3ab.PRESETS_F3A["demo"])
     assert _verdicts(claims) == {"first_half": (True, True), "except_noise": (True, True)}
 
-    e = sweeps.PRESETS_F3B["demo"]
-    epochs = _table({sweeps.SELF: [0] * 6, bansal_training._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
-                     bansal_training._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]},
-                    own_accuracy={bansal_training._epochs_name(0.25): 0.4, bansal_training._epochs_name(1.0): 0.7})
-    numbers, claims = sweeps.epochs_summary(epochs, {"top": 0.6, bansal_training._epochs_name(0.25): 0.5,
-                                                     bansal_training._epochs_name(1.0): 0.7}, e)
+    e = f2c_f3ab.PRESETS_F3B["demo"]
+    epochs = _table({common.SELF: [0] * 6, f2c_f3ab._epochs_name(0.25): [0, 0.2, 1, 2, 3, 4],
+                     f2c_f3ab._epochs_name(1.0): [0, -0.5, -1.5, -2, -2, -1]},
+                    own_accuracy={f2c_f3ab._epochs_name(0.25): 0.4, f2c_f3ab._epochs_name(1.0): 0.7})
+    numbers, claims = f2c_f3ab.epochs_summary(epochs, {"top": 0.6, f2c_f3ab._epochs_name(0.25): 0.5,
+                                                     f2c_f3ab._epochs_name(1.0): 0.7}, e)
     assert _verdicts(claims) == {"compatible": (True, True), "improves": (True, True), "early_first": (True, True)}
     assert numbers["shorter_late_minus_early"] == pytest.approx(3.5 - 0.1)
 
-    w = sweeps.PRESETS_F3C["demo"]
-    names = [bansal_pairs.width_name(f) for f in w.width_factors]
+    w = f3c_f6.PRESETS_F3C["demo"]
+    names = [f3c_f6.width_name(f) for f in w.width_factors]
     parts = []
     for rx in names:
-        pen = {sweeps.SELF: [0] * 6}
+        pen = {common.SELF: [0] * 6}
         for s in names:
             if s != rx:  # wider into thinner gains; thinner into wider loses
                 sign = -1 if w.width_factors[names.index(s)] > w.width_factors[names.index(rx)] else 1
                 pen[s] = [sign * x for x in (0, 1, 2, 3, 3, 2)]
         parts.append(_table(pen, receiver=rx, own_accuracy={names[-1]: 0.6}))
     acc = {n: 0.6 + 0.05 * i for i, n in enumerate(names)}
-    numbers, claims = sweeps.widths_summary(pd.concat(parts, ignore_index=True), acc, w)
+    numbers, claims = f3c_f6.widths_summary(pd.concat(parts, ignore_index=True), acc, w)
     assert _verdicts(claims) == {"wider_improves": (True, True), "not_vice_versa": (True, True)}
     assert numbers["wide_into_thin_gain"] == pytest.approx(3.0) and numbers["wider_premise_gap"] == pytest.approx(10)
 
@@ -177,49 +176,48 @@ def _cka_rows(names, values, noise_sd=0.01):
 
 
 def test_cka_claims_and_table1_read_results_files(tmp_path):
-    cfg = sweeps.PRESETS_F7["demo"]
+    cfg = f7.PRESETS_F7["demo"]
     names = list(cfg.pairs("demo"))
     values = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.75, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
-    numbers, claims = sweeps.more_cka_summary(_cka_rows(names, values), cfg)
+    numbers, claims = f7.more_cka_summary(_cka_rows(names, values), cfg)
     assert {c.key: c.criterion.holds for c in claims} == {"samples_far": True, "width_range": True,
                                                                  "length_similar": True}
     assert numbers["width_cka_min"] == 0.75 and numbers["width_cka_min_low"] < 0.75
     # a minimum near its bound is within noise (0.71 against 0.7, a bootstrap sd of 0.02)
     near = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.71, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
-    _, claims = sweeps.more_cka_summary(_cka_rows(names, near, noise_sd=0.02), cfg)
+    _, claims = f7.more_cka_summary(_cka_rows(names, near, noise_sd=0.02), cfg)
     assert {c.key: c.criterion.holds for c in claims}["width_range"] is None
     # B-T1: cells come from the results files, with their intervals; a missing page says so
     res = {"id": "B-F7", "scale": "demo", "numbers": numbers, "claims": [],
            "provenance": {"date": "2026-11-22T00:00:00", "commit": "abc"}}
     (tmp_path / "B-F7.results.json").write_text(json.dumps(res))
-    results = bansal_table.load(bansal_table.TableConfig(results_dir=str(tmp_path)))
-    t = bansal_table.table1(results)
+    results = tables.load(tables.TableConfig(results_dir=str(tmp_path)))
+    t = tables.table1(results)
     cell = t.loc["CKA (ours)", "More data / time / width"]
     assert "lowest 0.05 [" in cell and "(data)" in cell
     assert "no page yet (B-F2A)" in t.loc["Stitching (ours)", "Different initialisation"]
-    assert bansal_table.sources(results).loc["B-F2A", "verdicts"] == "not run yet"
+    assert tables.sources(results).loc["B-F2A", "verdicts"] == "not run yet"
 
 
 def test_freeze_training_chooses_pieces_from_the_stitching_curves():
-    from stitchkit.experiments import bansal_freeze as fz
 
     cuts = ["stem", "block1", "block2", "block3", "pool"]
 
     def table(a, b, full=0.8):
-        rows = [{"sender": fz.A, "cut": c, "penalty": p / 100, "accuracy": full - p / 100, "receiver_accuracy": full}
+        rows = [{"sender": f9.A, "cut": c, "penalty": p / 100, "accuracy": full - p / 100, "receiver_accuracy": full}
                 for c, p in zip(cuts, a)]
-        rows += [{"sender": fz.B, "cut": c, "penalty": 0.0, "accuracy": full - g / 100, "receiver_accuracy": 0.6}
+        rows += [{"sender": f9.B, "cut": c, "penalty": 0.0, "accuracy": full - g / 100, "receiver_accuracy": 0.6}
                  for c, g in zip(cuts, b)]
         return pd.DataFrame(rows)
 
     # bottom run: stem, block1 within 3 points; top run from block3: pieces after block3 (pool) + head
-    assert fz.choose_frozen(table([0, 2, 9, 9, 9], [9, 9, 9, 1, 0]), cuts, 0.8, 3.0) == ("stem", "block1", "pool",
+    assert f9.choose_frozen(table([0, 2, 9, 9, 9], [9, 9, 9, 1, 0]), cuts, 0.8, 3.0) == ("stem", "block1", "pool",
                                                                                       "head")
     # everything within the bound: one piece stays trainable
-    frozen = fz.choose_frozen(table([0] * 5, [0] * 5), cuts, 0.8, 3.0)
+    frozen = f9.choose_frozen(table([0] * 5, [0] * 5), cuts, 0.8, 3.0)
     assert len([f for f in frozen if f != "head"]) < len(cuts)
     # nothing within: nothing frozen
-    assert fz.choose_frozen(table([9] * 5, [9] * 5), cuts, 0.8, 3.0) == ()
+    assert f9.choose_frozen(table([9] * 5, [9] * 5), cuts, 0.8, 3.0) == ()
 
 
 def test_simclr_views_loss_and_verdicts():
@@ -242,32 +240,31 @@ def test_simclr_views_loss_and_verdicts():
     with pytest.raises(ValueError, match="method"):
         zoo.ModelSpec(method="byol")
 
-    cfg = sweeps.PRESETS_F6["demo"]
+    cfg = f3c_f6.PRESETS_F6["demo"]
     rx = ["supervised top (seed 0)", "SimCLR top (seed 1, linear probe)"]
 
     def table(simclr_own):
-        t = pd.concat([_table({sweeps.SELF: [0] * 6, sweeps.SIMCLR: [0, 0.5, 1, 2, 2, 2.5],
-                               sweeps.E2E_SEED: [0, 0.5, 1, 1.5, 1, 1]}, receiver=rx[0], cka=0.6,
-                              own_accuracy={sweeps.SIMCLR: simclr_own}),
-                       _table({sweeps.SELF: [0] * 6, "supervised (seed 0)": [0, -1, -2, -3, -3, -4]}, receiver=rx[1])],
+        t = pd.concat([_table({common.SELF: [0] * 6, f3c_f6.SIMCLR: [0, 0.5, 1, 2, 2, 2.5],
+                               f3c_f6.E2E_SEED: [0, 0.5, 1, 1.5, 1, 1]}, receiver=rx[0], cka=0.6,
+                              own_accuracy={f3c_f6.SIMCLR: simclr_own}),
+                       _table({common.SELF: [0] * 6, "supervised (seed 0)": [0, -1, -2, -3, -3, -4]}, receiver=rx[1])],
                       ignore_index=True)
-        t.loc[t.sender == sweeps.E2E_SEED, "cka"] = 0.8
+        t.loc[t.sender == f3c_f6.E2E_SEED, "cka"] = 0.8
         g = np.random.default_rng(4)
         t["cka_reps"] = [np.r_[v, v + 0.01 * g.normal(size=noise.RESAMPLES)] for v in t.cka]
         t["cka_n"] = 2000
         return t
 
-    acc = {sweeps.E2E_TOP: 0.77, sweeps.SIMCLR: 0.70, sweeps.E2E_SEED: 0.76}
-    numbers, claims = sweeps.simclr_summary(table(0.45), acc, cfg)
+    acc = {f3c_f6.E2E_TOP: 0.77, f3c_f6.SIMCLR: 0.70, f3c_f6.E2E_SEED: 0.76}
+    numbers, claims = f3c_f6.simclr_summary(table(0.45), acc, cfg)
     assert _verdicts(claims) == {"connected": (True, True), "cka_differs": (True, True)}
     assert numbers["cka_difference"] == pytest.approx(0.2) and numbers["cka_difference_low"] > 0.05
-    _, claims = sweeps.simclr_summary(table(0.35), acc, cfg)  # a weak SimCLR net (15 points below): inconclusive
+    _, claims = f3c_f6.simclr_summary(table(0.35), acc, cfg)  # a weak SimCLR net (15 points below): inconclusive
     assert not all(k.passed for k in claims[0].controls)
 
 
 def test_resnet164_and_finetune_preset():
     from stitchkit import zoo
-    from stitchkit.experiments import bansal_finetune as F
     from stitchkit.models import build_model
 
     spec = zoo.bansal_resnet164("paper", 0)
@@ -278,10 +275,10 @@ def test_resnet164_and_finetune_preset():
     assert len([c for c in m.cuts if c.startswith("block")]) == 54
     with pytest.raises(ValueError, match="9n"):
         build_model("preact_resnet164", depth=21)
-    cfg = F.PRESETS_F8["demo"]
+    cfg = f8.PRESETS_F8["demo"]
     assert cfg.chosen_cuts(zoo.bansal_resnet164("demo", 0)) == ["block2", "block4", "block5"]
     with pytest.raises(ValueError, match="block99"):
-        F.FinetuneConfig(cuts=("block99",)).chosen_cuts(zoo.bansal_resnet164("demo", 0))
+        f8.FinetuneConfig(cuts=("block99",)).chosen_cuts(zoo.bansal_resnet164("demo", 0))
     assert zoo.bansal_resnet164("demo", 2, trained=False).calibrate_bn > 0
 
 
@@ -295,15 +292,14 @@ def test_myrtle_cnn():
 
 
 def test_f2a_other_architectures_are_checked_and_cuts_spread():
-    from stitchkit.experiments import bansal
 
     cuts = [f"c{i}" for i in range(10)]
-    assert bansal.spread(cuts, 5) == ["c0", "c2", "c4", "c7", "c9"] and bansal.spread(cuts, None) == cuts
-    assert bansal.spread(cuts[:3], 5) == cuts[:3]
-    cfg = dataclasses.replace(bansal.PRESETS_F2A["smoke"], other_archs=("resnet18_x0.5", "alexnet"))
+    assert f2a.spread(cuts, 5) == ["c0", "c2", "c4", "c7", "c9"] and f2a.spread(cuts, None) == cuts
+    assert f2a.spread(cuts[:3], 5) == cuts[:3]
+    cfg = dataclasses.replace(f2a.PRESETS_F2A["smoke"], other_archs=("resnet18_x0.5", "alexnet"))
     with pytest.raises(ValueError, match="alexnet.*valid: resnet18_x0.5"):
-        bansal.architectures(cfg, "smoke")
-    demo = bansal.PRESETS_F2A["demo"]
+        f2a.architectures(cfg, "smoke")
+    demo = f2a.PRESETS_F2A["demo"]
     assert demo.arch_model("demo", "resnet18_x2", 0).width == 2 * demo.model("demo", 0).width
     assert demo.arch_recipe("vit").kind == "conv" and demo.arch_recipe("myrtle").kind == "bn_conv_bn"
 
@@ -312,7 +308,7 @@ def test_simclr_length_table_applies_the_probe_control():
     spot = {"supervised": {"accuracy": 0.80}, "simclr": [
         {"epochs": 10, "width": 64, "probe_accuracy": 0.65, "seconds": 40.0},
         {"epochs": 100, "width": 64, "probe_accuracy": 0.75, "seconds": 350.0}]}
-    t = sweeps.simclr_length_table(spot)
+    t = f3c_f6.simclr_length_table(spot)
     assert list(t.control) == ["fails", "passes"]
     assert list(t["gap (points)"]) == [-15.0, -5.0]
 
@@ -331,55 +327,55 @@ def _grid_out(senders, receiver, pairs, points) -> pd.DataFrame:
 
 
 def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_self_stitch(monkeypatch):
-    cfg = sweeps.PRESETS_F2C["demo"]
+    cfg = f2c_f3ab.PRESETS_F2C["demo"]
     # "compatible" fails (25k at block3: 4 points beyond the self-stitch), "improves" fails (best gain
     # 0.5 at block5), "early_similar" holds (re-judged too: its closest cell, 5k at block1),
     # "mid_degrades" holds and is re-judged on both bottoms' middle stitches (every verdict, issue 46)
-    base = {sweeps.SELF: [0, 0, 0.2, 0, 0, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
+    base = {common.SELF: [0, 0, 0.2, 0, 0, 0], "5k samples": [0.5, 1, 6, 8, 9, 9],
             "25k samples": [0, 0.5, 4.2, -0.5, 1, -3], "50k samples": [0, 0.2, 1, 1, 2, 0]}
     table = _table(base, own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
-    _, claims = sweeps.samples_summary(table, acc, cfg)
-    checks = bansal_training._deciding(table, claims, cfg)
+    _, claims = f2c_f3ab.samples_summary(table, acc, cfg)
+    checks = f2c_f3ab._deciding(table, claims, cfg)
     assert [(c["claim"], c["cells"], c["bound"], c["high"]) for c in checks] == [
         ("compatible", [("25k samples", ["block3"])], 3.0, False), ("improves", [("25k samples", ["block5"])], -1.0, False),
-        ("early_similar", [("5k samples", ["block1"])], sweeps.SIMILAR_MAX, False),
+        ("early_similar", [("5k samples", ["block1"])], bottoms.SIMILAR_MAX, False),
         ("mid_degrades", [("5k samples", ["block3", "block5"]), ("50k samples", ["block3", "block5"])],
-         sweeps.DEGRADE_MIN, True)]
+         bottoms.DEGRADE_MIN, True)]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the deciding stitch, retrained longer
-        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == LONGER * cfg.recipe().train.epochs
         seen.append(([s.spec for s in senders], [s.name for s in senders], receivers[0].spec))
         # 4x: 2 points at block3 and 0.5 for the self-stitch there (1.5 beyond it); a gain of 1.2 at block5;
         # the cells not named here keep their 1x penalties
         pen = {"25k samples": {"block3": 2.0, "block5": -1.2}, "5k samples": {"block1": 0.8},
-               sweeps.SELF: {"block3": 0.5, "block5": 0.0, "block1": 0.0}}
+               common.SELF: {"block3": 0.5, "block5": 0.0, "block1": 0.0}}
         return _grid_out(senders, receivers[0], pairs,
                          lambda name, cut: pen.get(name, {}).get(cut, base[name][CUTS.index(cut)]))
 
-    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
-    out = sweeps.training_length_control(cfg, "demo", table, claims)
+    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    out = bottoms.training_length_control(cfg, "demo", table, claims)
     by = {c.key: c for c in claims}
     assert not by["compatible"].controls[-1].passed and not by["improves"].controls[-1].passed
     assert by["early_similar"].controls[-1].passed and by["mid_degrades"].controls[-1].passed
     assert by["mid_degrades"].controls[-1].kind == "training length"
-    top, bottoms = bansal_training._samples_models(cfg, "demo")
+    top, senders = f2c_f3ab._samples_models(cfg, "demo")
     # the page's own models, and the top's self-stitch retrained beside the deciding stitch
-    assert seen == [([top], [sweeps.SELF], top), ([bottoms["25k samples"]], ["25k samples"], top)] * 2 + [
-        ([top], [sweeps.SELF], top), ([bottoms["5k samples"]], ["5k samples"], top),
-        ([top], [sweeps.SELF], top), ([bottoms["5k samples"]], ["5k samples"], top),
-        ([bottoms["50k samples"]], ["50k samples"], top)]
+    assert seen == [([top], [common.SELF], top), ([senders["25k samples"]], ["25k samples"], top)] * 2 + [
+        ([top], [common.SELF], top), ([senders["5k samples"]], ["5k samples"], top),
+        ([top], [common.SELF], top), ([senders["5k samples"]], ["5k samples"], top),
+        ([senders["50k samples"]], ["50k samples"], top)]
     assert list(out["4x epochs (points)"].round(2))[:3] == [1.5, -1.2, 0.8]
     assert list(out["verdict 4x"]) == ["holds"] * 5 and list(out["verdict 1x"]) == ["fails", "fails", "holds",
                                                                                      "holds", "holds"]
 
-    labels = sweeps.PRESETS_F3A["demo"]
-    t = _table({sweeps.SELF: [0] * 6, sweeps.NORMAL: [0] * 6, "objects vs animals": [0, 1, 2, 8, 20, 40],
+    labels = f2c_f3ab.PRESETS_F3A["demo"]
+    t = _table({common.SELF: [0] * 6, f2c_f3ab.NORMAL: [0] * 6, "objects vs animals": [0, 1, 2, 8, 20, 40],
                 "10% random labels": [0, 0.5, 5, 2, 3, 4], "50% random labels": [0, 1, 2, 5, 9, 12],
                 "100% random labels": [0.2, 4, 15, 40, 60, 70]})
-    _, claims = sweeps.labels_summary(t, {}, labels)
-    assert [(c["claim"], c["cells"], c["high"]) for c in bansal_training._deciding(t, claims, labels)] == [
+    _, claims = f2c_f3ab.labels_summary(t, {}, labels)
+    assert [(c["claim"], c["cells"], c["high"]) for c in f2c_f3ab._deciding(t, claims, labels)] == [
         ("first_half", [("10% random labels", ["block3"])], False),
         ("except_noise", [("100% random labels", ["block3"])], True)]
 
@@ -387,12 +383,12 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
 def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monkeypatch):
     """Review (2026-11-24): B-F3B had no training-length control; its 'compatible' and 'improves'
     are decided by the bottom from later in the run."""
-    cfg = sweeps.PRESETS_F3B["demo"]
-    later = bansal_training._epochs_name(max(cfg.snapshots))
-    earlier = bansal_training._epochs_name(min(cfg.snapshots))
-    table = _table({sweeps.SELF: [0] * 6, later: [0, 0.5, 4.2, 1, 1, 0], earlier: [0, 1, 2, 5, 9, 9]})
-    _, claims = sweeps.epochs_summary(table, {}, cfg)
-    checks = bansal_training._deciding(table, claims, cfg)
+    cfg = f2c_f3ab.PRESETS_F3B["demo"]
+    later = f2c_f3ab._epochs_name(max(cfg.snapshots))
+    earlier = f2c_f3ab._epochs_name(min(cfg.snapshots))
+    table = _table({common.SELF: [0] * 6, later: [0, 0.5, 4.2, 1, 1, 0], earlier: [0, 1, 2, 5, 9, 9]})
+    _, claims = f2c_f3ab.epochs_summary(table, {}, cfg)
+    checks = f2c_f3ab._deciding(table, claims, cfg)
     # every stitching verdict, decided or not (issue 46): the later bottom decides "compatible" and
     # "improves", the earlier one "early_first" (its early and late stitches)
     assert [c["claim"] for c in checks] == [c.key for c in claims] == ["compatible", "improves", "early_first"]
@@ -406,10 +402,10 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
 def _width_table(cfg, gain_up: float, gain_down: float) -> pd.DataFrame:
     """B-F3C's grid: every width into every other; the wider bottom into the thinnest top gains
     ``gain_up`` at block3, the thinnest into the widest gains ``gain_down`` there."""
-    names = [bansal_pairs.width_name(f) for f in sorted(cfg.width_factors)]
+    names = [f3c_f6.width_name(f) for f in sorted(cfg.width_factors)]
     parts = []
     for rx in names:
-        pen = {sweeps.SELF: [0] * 6}
+        pen = {common.SELF: [0] * 6}
         for s in names:
             if s != rx:
                 g = gain_up if (s, rx) == (names[-1], names[0]) else gain_down if (s, rx) == (names[0], names[-1]) \
@@ -422,27 +418,27 @@ def _width_table(cfg, gain_up: float, gain_down: float) -> pd.DataFrame:
 def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkeypatch):
     """Review (2026-11-24): B-F3C had no training-length control. Each claim is decided by one
     cell of a grid with several tops: the check retrains it and that top's self-stitch there."""
-    cfg = sweeps.PRESETS_F3C["demo"]
-    names = [bansal_pairs.width_name(f) for f in sorted(cfg.width_factors)]
+    cfg = f3c_f6.PRESETS_F3C["demo"]
+    names = [f3c_f6.width_name(f) for f in sorted(cfg.width_factors)]
     thin, wide = names[0], names[-1]
     table = _width_table(cfg, gain_up=3.0, gain_down=0.5)
     acc = {n: 0.6 for n in names}
-    _, claims = sweeps.widths_summary(table, acc, cfg)
+    _, claims = f3c_f6.widths_summary(table, acc, cfg)
     assert _verdicts(claims) == {"wider_improves": (True, True), "not_vice_versa": (True, True)}
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
-        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == LONGER * cfg.recipe().train.epochs
         seen.append((senders[0].name, receivers[0].name, [a for a, _ in pairs]))
         # at 4x the wider bottom's gain into the thin top shrinks to 0.5 (below the 1-point bound):
         # that claim turns; the thin bottom into the wide top gains 0.3, still below it
         pen = {(wide, thin): 0.5, (thin, wide): 0.3}.get((senders[0].name, receivers[0].name), 0.0)
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: -pen)
 
-    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
-    out = sweeps.training_length_control(cfg, "demo", table, claims)
-    assert seen == [(sweeps.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
-                    (sweeps.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
+    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    out = bottoms.training_length_control(cfg, "demo", table, claims)
+    assert seen == [(common.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
+                    (common.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
     by = {c.key: c for c in claims}
     assert not by["wider_improves"].controls[-1].passed  # 3 points at 1x, 0.5 at 4x
     assert by["not_vice_versa"].controls[-1].passed
@@ -450,32 +446,31 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
 
 
 def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
-    from stitchkit.experiments import bansal_finetune as F
 
-    cfg = F.PRESETS_F8["demo"]
+    cfg = f8.PRESETS_F8["demo"]
     cuts = ["block2", "block4", "block5"]
     rows = []
-    for bottom, pens in ((F.TOP, [0, 0, 0]), (F.TRAINED, [1, 2, 3]), (F.RANDOM, [20, 30, 40])):
+    for bottom, pens in ((f8.TOP, [0, 0, 0]), (f8.TRAINED, [1, 2, 3]), (f8.RANDOM, [20, 30, 40])):
         for c, p in zip(cuts, pens):
             x = stitched(p)
-            ft = None if bottom == F.TOP else stitched(1.0)
+            ft = None if bottom == f8.TOP else stitched(1.0)
             rows.append({"bottom": bottom, "cut": c, "stitched": x.mean(), "penalty": 0.5 - x.mean(),
                          "fine-tuned": None if ft is None else ft.mean(), "top accuracy": 0.5, "correct": x,
                          "receiver_correct": BASE, "finetuned_correct": ft})
     table = pd.DataFrame(rows)
-    _, claims = F.finetune_summary(table, {})
+    _, claims = f8.finetune_summary(table, {})
     assert claims[1].key == "stitch_tells" and claims[1].criterion.holds is True
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
-        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
-        assert [s.name for s in senders] == [F.TRAINED, F.RANDOM] and [a for a, _ in pairs] == cuts
-        pen = {F.TRAINED: 0.5, F.RANDOM: 6.0}  # 4x: the random bottom's penalty falls to 6 points
+        assert recipe.train.epochs == LONGER * cfg.recipe().train.epochs
+        assert [s.name for s in senders] == [f8.TRAINED, f8.RANDOM] and [a for a, _ in pairs] == cuts
+        pen = {f8.TRAINED: 0.5, f8.RANDOM: 6.0}  # 4x: the random bottom's penalty falls to 6 points
         return pd.DataFrame([{"sender": s.name, "cut_i": a, "accuracy": stitched(pen[s.name]).mean(),
                               "penalty": pen[s.name] / 100, "correct": stitched(pen[s.name])}
                              for s in senders for a, _ in pairs])
 
-    monkeypatch.setattr(F, "stitch_grid", longer_grid)
-    out = F.training_length_control(cfg, "demo", table, {}, claims)
+    monkeypatch.setattr(f8, "stitch_grid", longer_grid)
+    out = f8.training_length_control(cfg, "demo", table, {}, claims)
     assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
     # the comparative fine-tuning claim reads the same stitches: it is re-judged on them too (issue 46)
     assert len(claims[0].controls) == 3 and claims[0].controls[-1].kind == "training length"
@@ -484,15 +479,15 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
 
 
 def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
-    cfg = sweeps.PRESETS_F6["demo"]
-    into_e2e = _table({sweeps.SELF: [0] * 6, sweeps.SIMCLR: [0, 1, 4, 2, 1, 0], sweeps.E2E_SEED: [0] * 6},
-                      receiver=sweeps.E2E_TOP)
-    into_ssl = _table({sweeps.SELF: [0] * 6, sweeps.E2E_BOTTOM: [0, 0, 1, 5, 1, 0]},
+    cfg = f3c_f6.PRESETS_F6["demo"]
+    into_e2e = _table({common.SELF: [0] * 6, f3c_f6.SIMCLR: [0, 1, 4, 2, 1, 0], f3c_f6.E2E_SEED: [0] * 6},
+                      receiver=f3c_f6.E2E_TOP)
+    into_ssl = _table({common.SELF: [0] * 6, f3c_f6.E2E_BOTTOM: [0, 0, 1, 5, 1, 0]},
                       receiver="SimCLR top (seed 1, linear probe)")
     table = pd.concat([into_e2e, into_ssl], ignore_index=True)
     table["cka_reps"] = [np.full(noise.RESAMPLES + 1, v) for v in table.cka]
     table["cka_n"] = 2000
-    _, claims = sweeps.simclr_summary(table, {sweeps.SIMCLR: 0.5}, cfg)
+    _, claims = f3c_f6.simclr_summary(table, {f3c_f6.SIMCLR: 0.5}, cfg)
     i = next(i for i, c in enumerate(claims) if c.key == "connected")
     assert claims[i].criterion.holds is False
     claims[i] = dataclasses.replace(claims[i], controls=())  # as if its controls had passed (the probe premise
@@ -500,16 +495,16 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
-        assert recipe.train.epochs == bansal.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == LONGER * cfg.recipe().train.epochs
         seen.append((senders[0].name, receivers[0].name, [a for a, _ in pairs]))
         # at 4x every cell within the bound
-        return _grid_out(senders, receivers[0], pairs, lambda name, cut: 0.5 if name != sweeps.SELF else 0.0)
+        return _grid_out(senders, receivers[0], pairs, lambda name, cut: 0.5 if name != common.SELF else 0.0)
 
-    monkeypatch.setattr(bansal_length, "stitch_grid", longer_grid)
-    out = sweeps.training_length_control(cfg, "demo", table, claims)
-    assert seen == [(sweeps.SELF, sweeps.E2E_TOP, ["block3"]), (sweeps.SIMCLR, sweeps.E2E_TOP, ["block3"]),
-                    (sweeps.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),
-                    (sweeps.E2E_BOTTOM, "SimCLR top (seed 1, linear probe)", ["block5"])]
+    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    out = bottoms.training_length_control(cfg, "demo", table, claims)
+    assert seen == [(common.SELF, f3c_f6.E2E_TOP, ["block3"]), (f3c_f6.SIMCLR, f3c_f6.E2E_TOP, ["block3"]),
+                    (common.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),
+                    (f3c_f6.E2E_BOTTOM, "SimCLR top (seed 1, linear probe)", ["block5"])]
     control = claims[i].controls[-1]  # the control's claim took its place in the page's list
     assert not control.passed  # 4 and 5 points at 1x, 0.5 at 4x in both directions: the verdict turns
     assert list(out["4x epochs (points)"].round(2)) == [0.5, 0.5] and list(out["grid (points)"].round(2)) == [4.0, 5.0]
@@ -525,11 +520,10 @@ def test_width_cka_panels_shade_the_papers_range_on_the_x025_x2_line_only():
     import pandas as pd
 
     from stitchkit import plotting
-    from stitchkit.experiments import bansal_sweeps as sweeps
 
     names = ["x0.25 width", "x1 width", "x2 width"]
     rows = [dict(sender=s, receiver=r, cut=c, cka=0.8) for r in names for s in names if s != r for c in ("a", "b")]
-    fig = plotting.cka_panels(pd.DataFrame(rows), paper_pairs=sweeps.PAPER_WIDTH_CKA)
+    fig = plotting.cka_panels(pd.DataFrame(rows), paper_pairs=f7.PAPER_WIDTH_CKA)
     shaded = [[(p.get_facecolor(), p.get_label()) for p in ax.patches] for ax in fig.axes]
     plt.close(fig)
     assert [len(s) for s in shaded] == [1, 0, 1]  # tops x0.25 and x2 only

@@ -291,7 +291,7 @@ def test_glossary_terms_link_at_first_use_only_in_prose():
 def test_cost_page_uses_gpu_throughput(book):
     """Where ``make bench`` ran on a GPU, the Cost page and the part page turn the measured
     stitch-grid throughput into projected GPU-hours (work / rate)."""
-    from stitchkit.experiments import hernandez
+    from stitchkit.experiments.hernandez import grid
 
     bench = book.parent / "benchmarks"
     bench.mkdir(exist_ok=True)
@@ -301,7 +301,7 @@ def test_cost_page_uses_gpu_throughput(book):
     (bench / "results-gpu.json").write_text(json.dumps(gpu))
     bookpages.write_pages(book, toc=book.parent / "_toc.yml")
     cost = (book / "cost.md").read_text()
-    hours = hernandez.paper_work()["image_passes"] / 50_000 / 3600
+    hours = grid.paper_work()["image_passes"] / 50_000 / 3600
     assert "50,000 image passes/s" in cost and f"| {hours:.1f} |" in cost and "NVIDIA H100 80GB HBM3" in cost
     assert "the measured column is empty" not in cost
     assert f"{hours:.1f} GPU-hours" in (book / "hernandez" / "index.md").read_text()

@@ -166,7 +166,8 @@ def _claim(kind, holds, control_kind, passed=False):
 def test_a_failed_control_gates_only_the_outcome_it_could_have_produced(kind, holds, control, verdict):
     from dataclasses import asdict
 
-    from stitchkit.results import NOT_GATING, check_verdict, claims_html
+    from stitchkit.gating import NOT_GATING
+    from stitchkit.results import check_verdict, claims_html
 
     claim = _claim(kind, holds, control)
     assert claim.verdict == verdict

@@ -7,7 +7,9 @@ import pandas as pd
 
 from stitchkit.claims import ClaimSpec
 from stitchkit.display import Section, plain
-from stitchkit.experiments import bansal_sweeps, hernandez
+from stitchkit.experiments.hernandez import grid, spot as hspot
+from stitchkit.experiments.bansal import length, f3c_f6
+from stitchkit.provenance import load_spot_json
 from stitchkit.results import at_most
 
 
@@ -30,10 +32,10 @@ def test_section_shows_markdown_and_tables_in_order(monkeypatch):
 
 
 def test_f2_spot_numbers_follow_the_committed_tables():
-    n = hernandez.f2_spot_numbers()
-    spot = hernandez.load_spot("hernandez-f2")
+    n = hspot.f2_spot_numbers()
+    spot = hspot.load_spot("hernandez-f2")
     assert spot is not None
-    diag = hernandez.spot_diagnosis(spot[0])
+    diag = hspot.spot_diagnosis(spot[0])
     assert n["spot_schedule_fell"] == len(diag) and n["spot_schedule_self"] >= len(diag)
     fall = diag["DM start (%)"] - diag["after training (%)"]  # rounded to 2 decimals in the table
     assert abs(n["spot_schedule_fall_min"] - fall.min()) < 0.01 and abs(n["spot_schedule_fall_max"] - fall.max()) < 0.01
@@ -43,14 +45,14 @@ def test_f2_spot_numbers_follow_the_committed_tables():
 
 
 def test_f2_spot_numbers_are_nan_without_spot_checks(tmp_path):
-    n = hernandez.f2_spot_numbers(tmp_path)
+    n = hspot.f2_spot_numbers(tmp_path)
     assert all(math.isnan(v) for v in n.values())
-    assert hernandez.spot_section(["hernandez-f2"], tmp_path).parts == (
+    assert hspot.spot_section(["hernandez-f2"], tmp_path).parts == (
         "No spot check committed (`benchmarks/spot/hernandez-f2.csv`).",)
 
 
 def test_spot_section_captions_each_check():
-    parts = hernandez.spot_section(["hernandez-f2-lr0.001", "hernandez-f2-random-init"]).parts
+    parts = hspot.spot_section(["hernandez-f2-lr0.001", "hernandez-f2-random-init"]).parts
     captions = [p for p in parts if isinstance(p, str)]
     assert len(parts) == 6 and len(captions) == 2
     assert captions[0].startswith("**Stitch lr 0.001, direct-matching start**")
@@ -58,20 +60,20 @@ def test_spot_section_captions_each_check():
 
 
 def test_diverge_table_says_which_variant_falls():
-    spot = hernandez.load_spot_json("hernandez-f2-diverge")
-    t = hernandez.diverge_table(spot)
+    spot = load_spot_json("hernandez-f2-diverge")
+    t = hspot.diverge_table(spot)
     fall = t["DM start (%)"] - t["after training (%)"]
-    assert ((fall > 100 * hernandez.CONTROL_FLOOR) == (t.verdict == "falls")).all()
+    assert ((fall > 100 * grid.CONTROL_FLOOR) == (t.verdict == "falls")).all()
 
 
 def test_length_table_names_claims_by_their_text():
     longer = pd.DataFrame({"claim": ["connected_resnet18_x0_5"], "grid (points)": [1.234]})
     claims = [ClaimSpec(key="connected_resnet18_x0_5", text="ResNet-18 x0.5: connected",
                         criterion=at_most(1.234, 3.0, "max penalty"), paper="", ours="")]
-    html = bansal_sweeps.length_table(longer, claims).to_html()
+    html = length.length_table(longer, claims).to_html()
     assert "ResNet-18 x0.5: connected" in html and "connected_resnet18_x0_5" not in html and "1.23" in html
 
 
 def test_simclr_length_section_says_where_the_control_passes():
-    parts = bansal_sweeps.simclr_length_section(["bansal-f6-simclr-epochs-w64"]).parts
+    parts = f3c_f6.simclr_length_section(["bansal-f6-simclr-epochs-w64"]).parts
     assert parts[0].startswith("**Width 64**") and parts[-1].startswith("The control passes from")

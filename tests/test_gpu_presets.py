@@ -26,7 +26,7 @@ def test_the_gpu_presets_are_the_ones_the_batch_has_estimates_for():
 
 @pytest.mark.parametrize("name", ["Correlated", "Digit", "Colour", "Colour-only", "MNIST"])
 def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
-    from stitchkit.experiments import smith
+    from stitchkit.experiments.smith.config import PRESETS
 
     cfg = presets("S-F1B")["gpu"]
     spec = cfg.model("gpu", name, 0)
@@ -34,7 +34,7 @@ def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
     model = zoo.build(spec, num_classes=10, in_channels=3).eval()
     with torch.no_grad():
         assert model(torch.rand(2, 3, 28, 28)).shape == (2, 10)
-    assert cfg.recipe(0).train.epochs == smith.PRESETS["demo"].recipe(0).train.epochs  # demo's stitch recipe
+    assert cfg.recipe(0).train.epochs == PRESETS["demo"].recipe(0).train.epochs  # demo's stitch recipe
 
 
 def test_bansal_b_f5_gpu_preset_uses_the_zoos_gpu_network_and_demos_stitch_recipe():

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 import torch
 
-from stitchkit import grid, grid_exec, stitching
+from stitchkit import grid, grid_exec, grid_spec, stitching
 from stitchkit.datasets import DataSpec
-from stitchkit.grid import Net, StitchRecipe, stitch_grid
+from stitchkit.grid import stitch_grid
+from stitchkit.grid_spec import Net, StitchRecipe
 from stitchkit.store import Store
 from stitchkit.train import TrainConfig
 from stitchkit.zoo import ModelSpec
@@ -192,7 +193,7 @@ def test_bad_grids_are_refused():
         stitch_grid(senders, receivers, [], RECIPE, DataSpec())
     with pytest.raises(ValueError, match="valid: dm, default"):
         StitchRecipe(init="lsq")
-    assert grid.can_cache_activations(RECIPE) and not grid.can_cache_activations(
+    assert grid_exec.can_cache_activations(RECIPE) and not grid_exec.can_cache_activations(
         StitchRecipe(train=TrainConfig(augment=True)))
 
 
@@ -244,7 +245,7 @@ def test_stitch_mse_with_a_memo_gives_the_numbers_of_fresh_calls(root, tmp_path)
 def test_a_longer_recipe_multiplies_the_training_length_and_nothing_else():
     base = StitchRecipe(train=TrainConfig(epochs=2, lr=0.01))
     longer = base.longer()
-    assert longer.train.epochs == grid.LONGER * 2 and longer.train.steps is None
+    assert longer.train.epochs == grid_spec.LONGER * 2 and longer.train.steps is None
     assert dataclasses.replace(longer, train=base.train) == base
     by_steps = StitchRecipe(train=TrainConfig(epochs=1, steps=50)).longer(3)
     assert (by_steps.train.epochs, by_steps.train.steps) == (3, 150)

@@ -5,9 +5,16 @@ import pandas as pd
 import pytest
 
 from stitchkit import zoo
-from stitchkit.experiments import hernandez
 from stitchkit.experiments.hernandez import mse as hernandez_mse, similarity as hernandez_similarity
 from stitchkit.experiments.hernandez import verdicts as hernandez_verdicts
+from stitchkit.experiments.hernandez.grid import (LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, RANDOM_MAX, GridConfig,
+                                                  display_name, triangle)
+from stitchkit.experiments.hernandez.images import PRESETS_F6, LayerScores, images_summary
+from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2, mse_longer, mse_summary
+from stitchkit.experiments.hernandez.similarity import SIMILARITY_EPOCHS, similarity_recipe, similarity_summary
+from stitchkit.experiments.hernandez.spot import load_spot, spot_claims, spot_diagnosis
+from stitchkit.experiments.hernandez.verdicts import grid_summary, longer_sample, with_longer
+from stitchkit.grid_spec import LONGER
 
 
 N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
@@ -81,18 +88,18 @@ def test_recipe_and_architectures():
     with pytest.raises(ValueError, match="r3333"):
         zoo.hernandez_resnet("demo", "r3333")
     with pytest.raises(ValueError, match=r"parameter .controls. = \[.r2222.\] is invalid: architecture.s. 'r2222' not in archs"):
-        hernandez.GridConfig(archs=("r1111",), controls=("r2222",)).check()
-    rec = hernandez.PRESETS_F2["paper"].recipe()
+        GridConfig(archs=("r1111",), controls=("r2222",)).check()
+    rec = PRESETS_F2["paper"].recipe()
     assert (rec.kind, rec.train.optimizer, rec.train.lr, rec.train.weight_decay, rec.train.epochs) == (
-        "strided_or_upsample", "sgd", hernandez.PAPER_STITCH_LR, 0.01, 4.0)  # the paper's 0.01 fails the control
-    assert hernandez.PRESETS_F2["demo"].recipe().train.lr == 0.01  # width 8 holds the control at 4 epochs
+        "strided_or_upsample", "sgd", PAPER_STITCH_LR, 0.01, 4.0)  # the paper's 0.01 fails the control
+    assert PRESETS_F2["demo"].recipe().train.lr == 0.01  # width 8 holds the control at 4 epochs
     # H-T1 reads H-F2's diagonal below paper scale (the same stitches, so the same cache keys); the
     # paper's random start at paper scale
     for scale in ("smoke", "demo"):
-        assert hernandez.PRESETS_T1[scale].recipe() == hernandez.PRESETS_F2[scale].recipe()
-    assert hernandez.PRESETS_T1["paper"].recipe().init == "default"
+        assert PRESETS_T1[scale].recipe() == PRESETS_F2[scale].recipe()
+    assert PRESETS_T1["paper"].recipe().init == "default"
     # every sender cut into every receiver cut: stem + blocks
-    cfg = hernandez.PRESETS_F2["smoke"]
+    cfg = PRESETS_F2["smoke"]
     assert cfg.cuts(zoo.hernandez_resnet("smoke", "r1111")) == ["stem", "block1", "block2", "block3", "block4"]
     from dataclasses import replace
     every2 = replace(cfg, cut_every=2)
@@ -108,7 +115,7 @@ def test_recipe_and_architectures():
     assert (stages.layer_name, cfg.layer_name) == ("block", "block")
     with pytest.raises(ValueError, match="parameter .cut_every. = 2 is invalid"):
         replace(stages, cut_every=2).check()
-    assert hernandez.PRESETS_F6["demo"].cut_at == "blocks"  # H-F6 stitches blocks 1-5 whatever H-F2 does
+    assert PRESETS_F6["demo"].cut_at == "blocks"  # H-F6 stitches blocks 1-5 whatever H-F2 does
     assert replace(cfg, archs=("r1111", "r2222"), self_pairs=("r2222",)).pairs() == [
         ("r1111", "r2222"), ("r2222", "r1111"), ("r2222", "r2222")]
 
@@ -122,7 +129,7 @@ def _table():
 
 
 def _longer(table, cells: dict) -> pd.DataFrame:
-    """A training-length sample as :func:`hernandez.longer_sample` returns it: ``cells`` maps
+    """A training-length sample as :func:`hernandez.verdicts.longer_sample` returns it: ``cells`` maps
     (sender, receiver, i, j) to the relative accuracy of the longer stitch."""
     rows, correct = [], {}
     for n, ((s, r, i, j), rel) in enumerate(cells.items()):
@@ -138,10 +145,10 @@ def _longer(table, cells: dict) -> pd.DataFrame:
 
 def test_triangle_claims_are_judged_on_bootstrap_intervals():
     table = _table()
-    tri = hernandez.triangle(table)
+    tri = triangle(table)
     ab = tri[(tri.sender == "A") & (tri.receiver == "B")].iloc[0]
     assert ab.lower == pytest.approx(0.95) and ab.upper == pytest.approx(0.3)
-    numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
+    numbers, claims = grid_summary(table, {"A": 0.8})
     assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced", "random_low": "reproduced"}
     # each judged number is a bootstrapped statistic: the minimum over pairs, with a real interval
     lower = claims[0].criterion
@@ -158,9 +165,9 @@ def test_triangle_claims_are_judged_on_bootstrap_intervals():
 def test_a_lower_triangle_at_its_threshold_is_within_noise():
     table = _table()
     near = _set_cells(table, (table.sender == "A") & (table.receiver == "B") & (table.j <= table.i), 0.9)
-    _, claims = hernandez.grid_summary(near, {"A": 0.8})
+    _, claims = grid_summary(near, {"A": 0.8})
     lower = claims[0].criterion
-    assert lower.low < 100 * hernandez.LOWER_MIN < lower.high and lower.holds is None
+    assert lower.low < 100 * LOWER_MIN < lower.high and lower.holds is None
     assert _verdicts(claims)["lower_high"] == "inconclusive at this scale"
 
 
@@ -172,7 +179,7 @@ def test_claim_kinds_and_the_controls_each_needs():
 
     table = _table()
     longer = _longer(table, {("A", "B", 4, 0): 0.95, ("A", "B", 0, 8): 0.3})
-    _, claims = hernandez.grid_summary(table, {"A": 0.8}, longer)
+    _, claims = grid_summary(table, {"A": 0.8}, longer)
     kinds = {c.key: (c.kind, tuple(k.kind for k in c.controls)) for c in claims}
     assert kinds == {"lower_high": ("compatible", (controls.POSITIVE, controls.NEGATIVE, controls.LENGTH)),
                      "upper_low": ("fails", (controls.POSITIVE, controls.LENGTH)),
@@ -186,7 +193,7 @@ def test_the_negative_and_the_one_sided_positive_controls():
     # a stitch that does the task from random features fails the negative control: the lower
     # triangle (stitches work) is inconclusive; the claims that stitches fail do not need it
     strong = _set_cells(table, table.kind == "random sender", 0.9)
-    _, claims = hernandez.grid_summary(strong, {"A": 0.8})
+    _, claims = grid_summary(strong, {"A": 0.8})
     assert _verdicts(claims) == {"lower_high": "inconclusive at this scale", "upper_low": "reproduced",
                                  "random_low": "not reproduced"}
     # a self-stitch that adds 3 points by itself passes the one-sided control; its gain is reported
@@ -200,7 +207,7 @@ def test_the_negative_and_the_one_sided_positive_controls():
         gains.loc[n, "accuracy"] = c.mean()
     gains["correct"] = correct
     gains = gains.assign(penalty=gains.receiver_accuracy - gains.accuracy)
-    numbers, claims = hernandez.grid_summary(gains, {"A": 0.8})
+    numbers, claims = grid_summary(gains, {"A": 0.8})
     assert numbers["control_max_penalty"] == pytest.approx(-3.0)
     assert numbers["self_stitch_gain"] == pytest.approx(3.0)
     assert claims[0].controls[0].passed and "at most 1 points" in claims[0].controls[0].text
@@ -214,13 +221,13 @@ def test_the_negative_and_the_one_sided_positive_controls():
         loses.loc[n, "accuracy"] = c.mean()
     loses["correct"] = correct
     loses = loses.assign(penalty=loses.receiver_accuracy - loses.accuracy)
-    _, claims = hernandez.grid_summary(loses, {"A": 0.8})
+    _, claims = grid_summary(loses, {"A": 0.8})
     assert set(_verdicts(claims).values()) == {"inconclusive at this scale"}
     # no network stitched into itself: nothing vouches for the recipe
-    _, claims = hernandez.grid_summary(table[~((table.sender == "A") & (table.receiver == "A"))], {"A": 0.8})
+    _, claims = grid_summary(table[~((table.sender == "A") & (table.receiver == "A"))], {"A": 0.8})
     assert "none was stitched" in claims[0].controls[0].text and not claims[0].controls[0].passed
     # no untrained sender: the negative control was not run, and fails
-    _, claims = hernandez.grid_summary(table[table.kind == "trained"], {"A": 0.8})
+    _, claims = grid_summary(table[table.kind == "trained"], {"A": 0.8})
     assert "not run" in claims[0].controls[1].text and not claims[0].controls[1].passed
 
 
@@ -229,7 +236,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
     outside = [("A (untrained)", "A", i, j) for i in (0, 2, 4) for j in (0, 2, 4) if i > 1 or j > 1]
     cells = {("A", "B", 4, 0): 0.97, ("A", "B", 0, 8): 0.35, **{c: 0.95 for c in outside}}
     longer = _longer(table, cells)
-    swapped = hernandez.with_longer(table, longer)
+    swapped = with_longer(table, longer)
     # like for like: exactly the retrained cells change, accuracy and per-image results together
     changed = np.flatnonzero((swapped.accuracy != table.accuracy).to_numpy())
     assert len(changed) == len(cells)
@@ -237,12 +244,12 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
         key = tuple(swapped.loc[n, ["sender", "receiver", "i", "j"]])
         assert swapped.correct.iloc[n] is longer.attrs["correct"][key]
         assert swapped.accuracy.iloc[n] == pytest.approx(swapped.correct.iloc[n].mean())
-    numbers, claims = hernandez.grid_summary(table, {"A": 0.8}, longer)
+    numbers, claims = grid_summary(table, {"A": 0.8}, longer)
     by_key = {c.key: c for c in claims}
     # the untrained sender's cells, retrained 4x, rise above 0.5 on average: random_low would turn
     length = by_key["random_low"].controls[-1]
     assert "like for like" in length.text and not length.passed
-    assert numbers["random_sender_outside_max_longer"] > 100 * hernandez.RANDOM_MAX
+    assert numbers["random_sender_outside_max_longer"] > 100 * RANDOM_MAX
     # the trained cells keep both triangle claims where they were
     for key in ("lower_high", "upper_low"):
         assert by_key[key].controls[-1].passed, key
@@ -250,12 +257,12 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
                                  "random_low": "inconclusive at this scale"}
     assert numbers["longer_cells"] == len(cells)
     with pytest.raises(ValueError, match="not in the grid"):
-        hernandez.with_longer(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
+        with_longer(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
 
 
 def test_a_table_without_per_image_results_is_judged_on_its_point_values():
     table = _table().drop(columns=["correct", "receiver_correct", "dm_correct"])
-    numbers, claims = hernandez.grid_summary(table, {"A": 0.8})
+    numbers, claims = grid_summary(table, {"A": 0.8})
     lower = claims[0].criterion
     assert lower.low == lower.high == lower.value == pytest.approx(95.0) and "no per-image" in lower.interval
     assert _verdicts(claims)["lower_high"] == "reproduced"
@@ -266,7 +273,7 @@ def test_stage_cuts_keep_the_papers_block_indexing():
     diagonal (j = 4 > i = 2), as in the paper's block-indexed grid, not on it (stage 2 = stage 2)."""
     from dataclasses import replace
 
-    stages = replace(hernandez.PRESETS_F2["smoke"], cut_at="stages")
+    stages = replace(PRESETS_F2["smoke"], cut_at="stages")
     si = stages.layers(zoo.hernandez_resnet("smoke", "r1111"))
     rj = stages.layers(zoo.hernandez_resnet("smoke", "r2222"))
     assert list(si.values()) == [0, 1, 2, 3, 4] and list(rj.values()) == [0, 2, 4, 6, 8]
@@ -275,7 +282,7 @@ def test_stage_cuts_keep_the_papers_block_indexing():
     table = _grid("R1111", "R2222", "trained", 0, 0, 0.95, 0.3, layers_i=list(si.values()),
                   layers_j=list(rj.values()))
     assert int((table.j <= table.i).sum()) == 9
-    row = hernandez.triangle(table).iloc[0]
+    row = triangle(table).iloc[0]
     assert row.lower == pytest.approx(0.95) and row.upper == pytest.approx(0.3)
 
 
@@ -284,12 +291,12 @@ def test_paper_stitch_schedule_is_the_authors_effective_one():
     linearly to 0.4 x lr and never decays. The paper preset copies that (warmup = 2.5)."""
     from stitchkit.train import lr_factor
 
-    t = hernandez.PRESETS_F2["paper"].recipe().train
+    t = PRESETS_F2["paper"].recipe().train
     total = 100
     factors = [lr_factor(t, s, total) for s in range(total)]
     assert all(b > a for a, b in zip(factors, factors[1:]))  # never leaves the warmup
     assert factors[-1] == pytest.approx(0.4)
-    assert hernandez.PRESETS_F2["demo"].warmup == 0.05  # demo keeps warmup + cosine
+    assert PRESETS_F2["demo"].warmup == 0.05  # demo keeps warmup + cosine
 
 
 def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
@@ -304,24 +311,24 @@ def test_spot_check_is_judged_with_the_page_criteria(tmp_path):
     table = pd.concat([inter, selfs], ignore_index=True)
     table.to_csv(tmp_path / "spot.csv", index=False)
     (tmp_path / "spot.json").write_text('{"accuracy": {"A": 0.8, "B": 0.8}}')
-    table, meta = hernandez.load_spot("spot", tmp_path)
-    claims = hernandez.spot_claims(table, meta)
+    table, meta = load_spot("spot", tmp_path)
+    claims = spot_claims(table, meta)
     assert claims.verdict.tolist() == ["inconclusive at this scale"] * 2
     assert "2 trained pairs" in claims.criterion[0] and "FAILED" in claims.controls[0]
-    diag = hernandez.spot_diagnosis(table)
+    diag = spot_diagnosis(table)
     assert diag[["network", "layer i = j"]].values.tolist() == [["B", 2]]
-    assert hernandez.load_spot("missing", tmp_path) is None
+    assert load_spot("missing", tmp_path) is None
     ok = table.assign(accuracy=np.where(table.sender == table.receiver, 0.8, table.accuracy))
     ok = ok.assign(penalty=ok.receiver_accuracy - ok.accuracy)
     # the spot checks ran no untrained sender: the lower triangle's negative control was not run
     # (issue 46), so only the claim that stitches fail above the diagonal is decided
-    judged = hernandez.spot_claims(ok, meta)
+    judged = spot_claims(ok, meta)
     assert judged.verdict.tolist() == ["inconclusive at this scale", "reproduced"]
     assert "not run" in judged.controls[0] and "not run" not in judged.controls[1]
 
 
 def _sim(table, rel_of_receiver):
-    """Similarity-trained stitches (as :func:`hernandez.similarity_stitches` returns them) at the
+    """Similarity-trained stitches (as :func:`hernandez.similarity.similarity_stitches` returns them) at the
     cells H-F5 judges, each at ``rel_of_receiver`` of the receiver (exact on a self diagonal)."""
     cells = hernandez_similarity._similarity_cells(table)
     rows = []
@@ -343,7 +350,7 @@ def test_similarity_claim_compares_with_the_vanilla_stitch():
     table = pd.concat([_exact_self(_grid("A", "A", "trained", 5, 5, 0.95, 0.3)),
                        _grid("A", "B", "trained", 5, 5, 0.95, 0.3)], ignore_index=True)
     sim = _sim(table, 0.2)  # 0.2 of the receiver where the vanilla stitch has 0.95: a ratio near 21%
-    numbers, claims = hernandez.similarity_summary(table, sim)
+    numbers, claims = similarity_summary(table, sim)
     c = claims[0]
     # without its longer stitches the training-length control is there, "not run", and fails
     assert c.kind == "fails" and [k.kind for k in c.controls] == [controls.POSITIVE, controls.POSITIVE, controls.LENGTH]
@@ -353,7 +360,7 @@ def test_similarity_claim_compares_with_the_vanilla_stitch():
     assert c.criterion.unit == "%" and "paired bootstrap" in c.criterion.interval
     assert all(k.passed for k in c.controls[:-1])  # both positive controls pass
     # a similarity-trained stitch as good as the vanilla one: not reproduced
-    _, claims = hernandez.similarity_summary(table, _sim(table, 0.95))
+    _, claims = similarity_summary(table, _sim(table, 0.95))
     assert claims[0].criterion.holds is False
     # a similarity recipe that cannot reproduce a network from itself fails its positive control
     bad = sim.copy()
@@ -361,16 +368,16 @@ def test_similarity_claim_compares_with_the_vanilla_stitch():
     for n in own:
         st, _ = _images(0.9, shift=n)
         bad.at[n, "sim_correct"], bad.at[n, "sim_accuracy"] = st, st.mean()
-    _, claims = hernandez.similarity_summary(table, bad)
+    _, claims = similarity_summary(table, bad)
     assert not claims[0].controls[1].passed and claims[0].controls[0].passed
     # the training-length control: the deciding pair's cells, both stitches retrained, swapped in
     below = sim[(sim.j < sim.i) & (sim.sender == "A") & (sim.receiver == "B")]
     longer = below.assign(sim_accuracy=0.8 * 0.95, sim_correct=[_images(0.95, shift=k)[0] for k in range(len(below))],
                           accuracy=below.sim_accuracy, correct=[_images(0.95, shift=k)[0] for k in range(len(below))])
     longer = longer.assign(sim_accuracy=[c.mean() for c in longer.sim_correct])
-    _, claims = hernandez.similarity_summary(table, sim, longer)
+    _, claims = similarity_summary(table, sim, longer)
     assert claims[0].controls[-1].kind == controls.LENGTH and not claims[0].controls[-1].passed
-    _, claims = hernandez.similarity_summary(table, sim, below.assign(
+    _, claims = similarity_summary(table, sim, below.assign(
         accuracy=[table.set_index(["sender", "receiver", "i", "j"]).accuracy.loc[k] for k in
                   zip(below.sender, below.receiver, below.i, below.j)],
         correct=[table.set_index(["sender", "receiver", "i", "j"]).correct.loc[k] for k in
@@ -379,13 +386,13 @@ def test_similarity_claim_compares_with_the_vanilla_stitch():
 
 
 def test_similarity_recipe_is_the_grids_from_a_random_start():
-    cfg = hernandez.PRESETS_F2["demo"]
-    r = hernandez.similarity_recipe(cfg, "demo")
-    assert r.init == "default" and r.train.epochs == hernandez.SIMILARITY_EPOCHS["demo"] == 10
+    cfg = PRESETS_F2["demo"]
+    r = similarity_recipe(cfg, "demo")
+    assert r.init == "default" and r.train.epochs == SIMILARITY_EPOCHS["demo"] == 10
     assert (r.kind, r.train.lr, r.train.batch_size, r.train_size) == (
         cfg.recipe().kind, cfg.recipe().train.lr, cfg.recipe().train.batch_size, cfg.recipe().train_size)
-    assert hernandez.similarity_recipe(cfg, "demo", 4).train.epochs == 40
-    assert hernandez.similarity_recipe(hernandez.PRESETS_F2["paper"], "paper").train.epochs == 30
+    assert similarity_recipe(cfg, "demo", 4).train.epochs == 40
+    assert similarity_recipe(PRESETS_F2["paper"], "paper").train.epochs == 30
 
 
 def _per(ev, es, sv, n=400, seed=0):
@@ -418,12 +425,12 @@ def test_mse_claims_closer_can_fail_and_carry_intervals():
     # ES the smallest of the three in 3 of 4 judged stitches (B into B at i = j is left out): with
     # only 4 stitches the share is that uncertain (issue 46: the stitches are resampled too, not
     # only the test images, which left H-T1's 'closer' at 50 [50, 50])
-    numbers, claims = hernandez.mse_summary(_per(*pattern), stats, grid, "test")
+    numbers, claims = mse_summary(_per(*pattern), stats, grid, "test")
     c = claims[0].criterion
     assert numbers["closer_percent"] == 75 and c.low < 75 < c.high and c.high - c.low > 20 and c.holds is None
     assert "stitches" in c.interval and [k.kind for k in claims] == ["stitch_other", "stitch_other"]
     # 20 stitches of the same patterns: decided
-    numbers, claims = hernandez.mse_summary(_per(*_many(*pattern)), stats, grid, "test")
+    numbers, claims = mse_summary(_per(*_many(*pattern)), stats, grid, "test")
     assert numbers["closer_percent"] == 75 and claims[0].criterion.unit == "%"
     assert numbers["median_ratio"] == pytest.approx((4 + 10) / 2, rel=0.05)
     assert [c.criterion.holds for c in claims] == [True, True]
@@ -433,18 +440,18 @@ def test_mse_claims_closer_can_fail_and_carry_intervals():
     # EV < 2 ES: the prediction that ES is the smallest fails (it could not with ES < EV alone);
     # a share of 0 on every resample gets the exact binomial interval over the stitches
     near = _per(*_many([1.2, 2.4, 3.3, 1.1, 0.5], [1.0, 2.0, 3.0, 1.0, 1e-30], [0.2, 0.4, 0.3, 0.1, 0.5]))
-    numbers, claims = hernandez.mse_summary(near, stats, grid, "test")
+    numbers, claims = mse_summary(near, stats, grid, "test")
     assert numbers["es_below_ev_percent"] == 100 and numbers["closer_percent"] == 0
     assert claims[0].criterion.holds is False and claims[1].criterion.holds is True
     assert 0 == claims[0].criterion.low < claims[0].criterion.high < 50 and "Clopper" in claims[0].criterion.interval
     # a task-trained stitch that never left the least-squares one: the control fails, inconclusive
     still = near.assign(SV=1e-6)
     still.attrs = {}  # judged on its point values, as a spot check's summary
-    _, claims = hernandez.mse_summary(still, stats, grid, "test")
+    _, claims = mse_summary(still, stats, grid, "test")
     assert not all(k.passed for k in claims[0].controls)
     # only exact self-stitches (one network's diagonal, as at smoke): nothing to judge, a failed control says so
     per = _per(*pattern)
-    _, claims = hernandez.mse_summary(per.iloc[[4]], stats, grid, "test")
+    _, claims = mse_summary(per.iloc[[4]], stats, grid, "test")
     assert claims[0].criterion.holds is None and not claims[0].controls[-1].passed
 
 
@@ -452,29 +459,29 @@ def test_images_verdict_and_its_training_length_control():
     table = pd.DataFrame({"i": [0, 1, 2], "accuracy": [0.5, 0.45, 0.4], "receiver_accuracy": [0.6] * 3})
     rng = np.random.default_rng(0)
     per_image = {k: np.clip(m + 0.2 * rng.standard_normal(500), -1, 1) for k, m in ((0, 0.8), (1, 0.6), (2, 0.4))}
-    corr = hernandez.LayerScores({k: float(v.mean()) for k, v in per_image.items()}, per_image)
-    numbers, claims = hernandez.images_summary(table, corr)
+    corr = LayerScores({k: float(v.mean()) for k, v in per_image.items()}, per_image)
+    numbers, claims = images_summary(table, corr)
     c = claims[0].criterion
     assert numbers["granularity_rho"] == pytest.approx(-1.0) and c.holds and c.high == pytest.approx(-1.0)
     assert "bootstrap" in c.interval and claims[0].kind == "stitch_other"
     # no self-stitch given: the positive control was not run, and fails
     assert [k.kind for k in claims[0].controls] == ["positive"] and not claims[0].controls[0].passed
     self_table = _exact_self(_grid("A", "A", "trained", 3, 3, 1.0, 0.3)).pipe(lambda t: t[t.i == t.j])
-    numbers, claims = hernandez.images_summary(table, corr, self_table=self_table)
+    numbers, claims = images_summary(table, corr, self_table=self_table)
     assert claims[0].controls[0].passed and numbers["self_stitch_gain"] == 0
     # layers whose images barely differ: the ranks swap from resample to resample, within noise
     flat = {k: np.clip(0.5 + 0.01 * k + 0.3 * rng.standard_normal(500), -1, 1) for k in range(3)}
-    _, claims = hernandez.images_summary(table, hernandez.LayerScores({k: float(v.mean()) for k, v in flat.items()},
+    _, claims = images_summary(table, LayerScores({k: float(v.mean()) for k, v in flat.items()},
                                                                       flat))
     assert claims[0].criterion.holds is None
     # with every stitch trained 4x longer the images no longer lose detail with depth: the control fails
     longer = pd.DataFrame({"i": [0, 1, 2], "gain": [0.0, 1.0, 8.0], "correlation (4x)": [0.4, 0.6, 0.8]})
-    numbers, claims = hernandez.images_summary(table, corr, longer)
+    numbers, claims = images_summary(table, corr, longer)
     assert not claims[0].controls[-1].passed and numbers["granularity_rho_longer"] == pytest.approx(1.0)
-    _, claims = hernandez.images_summary(table, corr, longer.assign(**{"correlation (4x)": [0.7, 0.5, 0.3]}))
+    _, claims = images_summary(table, corr, longer.assign(**{"correlation (4x)": [0.7, 0.5, 0.3]}))
     assert claims[0].controls[-1].passed and claims[0].controls[-1].kind == "training length"
     with pytest.raises(ValueError, match="2 layers"):
-        hernandez.images_summary(table.iloc[:2], {0: 0.8, 1: 0.6})
+        images_summary(table.iloc[:2], {0: 0.8, 1: 0.6})
 
 
 
@@ -482,11 +489,11 @@ def test_stitches_cached_without_per_image_results_are_an_error_not_a_narrower_i
     table = _table()
     table["correct"] = [None] * len(table)  # entries stored before per-image results were kept
     with pytest.raises(ValueError, match="clear their cache entries"):
-        hernandez.grid_summary(table, {"A": 0.8})
+        grid_summary(table, {"A": 0.8})
     longer = _longer(_table(), {("A", "B", 4, 0): 0.97})
     longer.attrs = {}
     with pytest.raises(ValueError, match="keeps no per-image results"):
-        hernandez.with_longer(_table(), longer)
+        with_longer(_table(), longer)
 
 
 def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeypatch):
@@ -495,8 +502,8 @@ def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeyp
     above the diagonal, whichever pairs they are; each claim's control names its cells."""
     from dataclasses import replace
 
-    cfg = replace(hernandez.PRESETS_F2["smoke"], archs=("r1111", "r2222"), controls=("r1111",))
-    names = {n: hernandez.display_name(n) for n in cfg.archs}
+    cfg = replace(PRESETS_F2["smoke"], archs=("r1111", "r2222"), controls=("r1111",))
+    names = {n: display_name(n) for n in cfg.archs}
     r1, r2 = names["r1111"], names["r2222"]
     table = pd.concat([_exact_self(_grid(r1, r1, "trained", 3, 3, 0.99, 0.2), r1),
                        _exact_self(_grid(r2, r2, "trained", 3, 3, 0.99, 0.2), r2),
@@ -510,7 +517,7 @@ def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeyp
 
     monkeypatch.setattr(hernandez_verdicts, "_retrained", retrained)
     monkeypatch.setattr(pd, "concat", lambda parts, **kw: parts[0])
-    out = hernandez.longer_sample(table, cfg, "smoke")
+    out = longer_sample(table, cfg, "smoke")
     below = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j <= i)
     above = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j > i)
     assert seen[(r2, r1)] == below and seen[(r1, r2)] == above
@@ -530,9 +537,9 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     table = per[["sender", "receiver", "i", "j"]].assign(
         kind="trained", cut_i=[f"c{i}" for i in per.i], cut_j=[f"c{j}" for j in per.j], accuracy=0.6,
         receiver_accuracy=0.6)
-    _, claims = hernandez.mse_summary(per, stats, table, "test")
+    _, claims = mse_summary(per, stats, table, "test")
     assert all(k.passed for k in claims[0].controls)
-    cfg = hernandez.PRESETS_T2["demo"]
+    cfg = PRESETS_T2["demo"]
     monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
     trained = []
     monkeypatch.setattr(hernandez_mse, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
@@ -545,10 +552,10 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
                 "SV": torch.full((n,), 1e-4, dtype=torch.float64)}
 
     monkeypatch.setattr(grid_mod, "stitch_mse", longer_mse)
-    out = hernandez.mse_longer(table, per, stats, cfg, "demo", claims, "test", diagonal=False, n_images=n)
+    out = mse_longer(table, per, stats, cfg, "demo", claims, "test", diagonal=False, n_images=n)
     # every claim gets the control, decided or not (issue 46)
     assert len(out) == 8 and len(trained) == 8  # every judged stitch (8 = MSE_SAMPLE); the exact self-stitch not
-    assert all(e == hernandez.LONGER * cfg.recipe().train.epochs for *_, e in trained)
+    assert all(e == LONGER * cfg.recipe().train.epochs for *_, e in trained)
     assert [k.kind for k in claims[0].controls][-1] == "training length" and len(claims[1].controls) == 3
     assert not claims[0].controls[-1].passed  # ES is now nowhere the smallest: 'closer' turns
     assert np.allclose(out["EV 4x"], 1e-4) and np.allclose(sorted(out.EV), sorted(per.EV.iloc[:8]))

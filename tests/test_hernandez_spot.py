@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from stitchkit.experiments import hernandez
+from stitchkit.experiments.hernandez.spot import load_t1_spot, t1_spot_claims
 
 
 def _tables():
@@ -21,19 +21,19 @@ def _tables():
 
 def test_t1_spot_claims_follow_the_page_criteria(tmp_path):
     table, per, meta = _tables()
-    judged = hernandez.t1_spot_claims(table, per, meta)
+    judged = t1_spot_claims(table, per, meta)
     assert list(judged.verdict) == ["reproduced", "reproduced"]  # ES below EV and SV everywhere, ratio 2
     failing = table.assign(accuracy=lambda d: d.accuracy.where(d.sender != d.receiver, 0.7))  # 20 points below
-    assert set(hernandez.t1_spot_claims(failing, per, meta).verdict) == {"inconclusive at this scale"}
+    assert set(t1_spot_claims(failing, per, meta).verdict) == {"inconclusive at this scale"}
 
 
 def test_load_t1_spot_reads_what_paper_spot_writes(tmp_path):
     import json
 
     table, per, meta = _tables()
-    assert hernandez.load_t1_spot("x", tmp_path) is None
+    assert load_t1_spot("x", tmp_path) is None
     table.to_csv(tmp_path / "x.csv", index=False)
     per.to_csv(tmp_path / "x-per.csv", index=False)
     (tmp_path / "x.json").write_text(json.dumps(meta))
-    t, p, m = hernandez.load_t1_spot("x", tmp_path)
+    t, p, m = load_t1_spot("x", tmp_path)
     assert len(t) == len(table) and list(p.columns) == list(per.columns) and m["stats"] == meta["stats"]

@@ -141,3 +141,32 @@ def test_license_citation_and_version_are_in_place(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out.strip() == f"stitchkit {stitchkit.__version__}"
+
+
+def test_list_and_help_import_neither_torch_nor_an_experiment():
+    """``stitchkit list`` and ``stitchkit --help`` read the registry as plain data: no torch, no
+    experiment module (issue 48)."""
+    import subprocess
+    import sys
+
+    for argv in (["list"], ["--help"], ["list", "B-F2A"]):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "stitchkit", *argv], capture_output=True,
+                              text=True, cwd=ROOT.parent)
+        assert done.returncode == 0, done.stderr[-2000:]
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+        heavy = sorted(m for m in imported if m == "torch" or m.startswith("stitchkit.experiments"))
+        assert not heavy, (argv, heavy)
+
+
+def test_no_facades_and_no_private_names_across_modules():
+    """Issue 48: the experiment packages re-export nothing (a name is imported from the module that
+    defines it), and no module imports another's private (underscore) names."""
+    modules = _modules()
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        if name.startswith("stitchkit.experiments.") and path.name == "__init__.py":
+            assert not [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("stitchkit")):
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                assert not private, (name, node.module, private)

@@ -695,13 +695,14 @@ def test_two_runs_from_an_empty_cache_are_bit_identical(tmp_path, monkeypatch):
     """Issue 35, finding 15: the models and the stitches of two runs from empty caches on one
     machine (same thread count) agree bit for bit."""
     from stitchkit.datasets import DataSpec
-    from stitchkit.experiments import bansal
-    from stitchkit.grid import Net, stitch_grid
+    from stitchkit.experiments.bansal import f2a
+    from stitchkit.grid import stitch_grid
+    from stitchkit.grid_spec import Net
     from stitchkit.store import Store
 
     from dataclasses import replace
 
-    cfg = replace(bansal.PRESETS_F2A["smoke"], model_epochs=0.5, stitch_epochs=0.5, stitch_train_size=500,
+    cfg = replace(f2a.PRESETS_F2A["smoke"], model_epochs=0.5, stitch_epochs=0.5, stitch_train_size=500,
                   dm_images=200, test_size=500)
     tensors = []
     for run in ("a", "b"):
@@ -820,10 +821,10 @@ def test_a_warm_run_measures_what_the_cold_run_measured(tmp_path):
     script = textwrap.dedent("""
         import sys, numpy as np
         from dataclasses import replace
-        from stitchkit.experiments import hernandez
-        cfg = replace(hernandez.PRESETS_T1["smoke"], archs=("r1111",), controls=("r1111",), mse_images=200)  # one network: its stitches into itself
-        table, _ = hernandez.all_pairs(cfg, "smoke", diagonal=True, progress=False)
-        per, _ = hernandez.mse_stats(table, cfg, "smoke", diagonal=True, n_images=cfg.mse_images, progress=False)
+        from stitchkit.experiments.hernandez import grid, mse
+        cfg = replace(mse.PRESETS_T1["smoke"], archs=("r1111",), controls=("r1111",), mse_images=200)  # one network: its stitches into itself
+        table, _ = grid.all_pairs(cfg, "smoke", diagonal=True, progress=False)
+        per, _ = mse.mse_stats(table, cfg, "smoke", diagonal=True, n_images=cfg.mse_images, progress=False)
         np.savez(sys.argv[1], **{k: np.asarray(v) for k, v in per.attrs["per_image"].items()})
     """)
     env = {**os.environ, "STITCHKIT_CACHE": str(tmp_path / "cache"), "STITCHKIT_PROGRESS": "0"}

@@ -5,7 +5,7 @@ import pytest
 from stitchkit import cli
 from stitchkit.book import execution
 from stitchkit.claims import ClaimSpec
-from stitchkit.experiments import bansal
+from stitchkit.experiments.bansal import common, f7
 from stitchkit.figures import FIGURES
 from stitchkit.results import Control, Criterion, Run, at_least, at_most, within
 from stitchkit.scales import (SCALES, ParameterValueError, UnknownParameterError, UnknownScaleError, preset,
@@ -16,22 +16,22 @@ def test_presets_exist_for_every_scale_and_override_by_name():
     from stitchkit.scales import REQUIRED_SCALES, UnknownScaleError
 
     for scale in REQUIRED_SCALES:
-        assert isinstance(preset(bansal.PRESETS, scale), bansal.ConnectivityConfig)
+        assert isinstance(preset(common.PRESETS, scale), common.ConnectivityConfig)
     # gpu comes figure by figure: a figure without it says which scales it has
     with pytest.raises(UnknownScaleError, match="no 'gpu' preset for ConnectivityConfig yet; its scales: smoke, "
                                                 "demo, paper"):
-        preset(bansal.PRESETS, "gpu")
+        preset(common.PRESETS, "gpu")
     assert SCALES == ("smoke", "demo", "gpu", "paper")
-    cfg = preset(bansal.PRESETS, "demo", width=32, stitch_epochs=None)
-    assert cfg.width == 32 and cfg.stitch_epochs == bansal.PRESETS["demo"].stitch_epochs
+    cfg = preset(common.PRESETS, "demo", width=32, stitch_epochs=None)
+    assert cfg.width == 32 and cfg.stitch_epochs == common.PRESETS["demo"].stitch_epochs
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.width = 1
 
 
 def test_resolve_reads_overrides_by_field_name_from_a_namespace():
     namespace = {"scale": "demo", "width": 24, "stitch_lr": None, "unrelated": 1}
-    cfg = resolve(bansal.PRESETS, "demo", namespace)
-    assert cfg.width == 24 and cfg.stitch_lr == bansal.PRESETS["demo"].stitch_lr
+    cfg = resolve(common.PRESETS, "demo", namespace)
+    assert cfg.width == 24 and cfg.stitch_lr == common.PRESETS["demo"].stitch_lr
 
 
 @pytest.mark.parametrize("name, value, message", [
@@ -42,20 +42,20 @@ def test_resolve_reads_overrides_by_field_name_from_a_namespace():
 ])
 def test_invalid_values_are_refused_naming_the_parameter(name, value, message):
     with pytest.raises(ParameterValueError, match=f"parameter '{name}'") as err:
-        preset(bansal.PRESETS, "demo", **{name: value})
+        preset(common.PRESETS, "demo", **{name: value})
     assert message in str(err.value)
 
 
 def test_boolean_words_are_read_as_booleans():
-    assert preset(bansal.PRESETS, "demo", stitch_augment="no").stitch_augment is False
-    assert preset(bansal.PRESETS, "demo", stitch_augment="yes").stitch_augment is True
+    assert preset(common.PRESETS, "demo", stitch_augment="no").stitch_augment is False
+    assert preset(common.PRESETS, "demo", stitch_augment="yes").stitch_augment is True
 
 
 def test_unknown_scale_and_field_list_valid_choices():
     with pytest.raises(UnknownScaleError, match="valid: smoke, demo, gpu, paper"):
-        preset(bansal.PRESETS, "huge")
+        preset(common.PRESETS, "huge")
     with pytest.raises(UnknownParameterError, match="valid: width, model_epochs"):
-        preset(bansal.PRESETS, "demo", widht=3)
+        preset(common.PRESETS, "demo", widht=3)
 
 
 def test_notebook_parameters_are_discovered():
@@ -210,19 +210,18 @@ def test_tuple_parameters_reach_the_notebook_as_lists():
     assert "width = 8" in code
 
 
-def test_every_notebook_resolves_the_presets_registered_for_it():
-    """The presets the CLI checks a run against are the ones the notebook reads."""
+def test_every_notebook_opens_with_its_own_figure():
+    """Each notebook opens with one line, ``run, cfg = open_page("<its ID>", globals())``: the
+    presets the CLI checks a run against are the registry's, the ones that line reads."""
     import re
 
     from stitchkit import figures
 
     for info in execution.discover().values():
         src = info.source.read_text()
-        alias, name = re.search(r"resolve\((\w+)\.(\w+), scale", src).groups()
-        module = (re.search(rf"from stitchkit\.experiments import (\w+) as {alias}\n", src)
-                  or re.search(rf"from stitchkit\.experiments import ({alias})\n", src))
-        fig = figures.BY_ID[info.id]
-        assert (fig.module, fig.presets) == (module.group(1) if module else alias, name), info.id
+        assert re.findall(r'^run, cfg = open_page\("([^"]+)", globals\(\)', src, re.M) == [info.id], info.id
+        assert "resolve(" not in src and "Run(" not in src, info.id
+        assert figures.presets(info.id) is not None
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -264,10 +263,9 @@ def test_bad_parameters_are_refused_before_compute_with_exit_2(argv, message, ca
 
 def test_the_configuration_table_shows_the_values_that_ran(monkeypatch):
     from stitchkit import ledger, scales
-    from stitchkit.experiments import bansal_sweeps
 
     monkeypatch.setattr(ledger, "_NETWORKS", {})
-    cfg = bansal_sweeps.PRESETS_F7["demo"]
+    cfg = f7.PRESETS_F7["demo"]
     assert cfg.width is None and cfg.model_epochs is None
     for key, width, epochs, steps in (("k1", 8, 3.0, None), ("k2", 16, 0.0, 1170), ("k3", 8, 0.0, None)):
         ledger.note_network(key, {"model": "preact_resnet18", "width": width, "epochs": epochs, "steps": steps,

@@ -6,7 +6,13 @@ import pytest
 import torch
 
 from stitchkit import colour_mnist, data, datasets
-from stitchkit.experiments import smith
+from stitchkit.experiments.smith.better_than import (TC1_DECIDING, contradiction_summary, plot_gains, tc1_gains,
+                                                     tc1_longer_models)
+from stitchkit.experiments.smith.config import CUT_LABELS, CUTS, FIG1_SENDERS, RECEIVER, TC1_MODELS, UNTRAINED
+from stitchkit.experiments.smith.digit_receiver import compatibility_summary, rank_summary
+from stitchkit.experiments.smith.measures import NoiseSender, NoiseSpec, first_layer_after
+from stitchkit.experiments.smith.stitch_controls import LATE, negative_control
+from stitchkit.experiments.smith.vgg import VGG_CUT_LABELS, VGG_CUTS, VGG_MODELS, vgg_deciding_cells, vgg_summary
 from stitchkit.models import build_model
 
 
@@ -48,7 +54,7 @@ def test_clustered_noise_shares_class_bases_between_splits():
 
 
 def test_noise_sender_regenerates_per_cut():
-    s = smith.NoiseSender("Noise", smith.NoiseSpec(train_per_class=5, test_per_class=2))
+    s = NoiseSender("Noise", NoiseSpec(train_per_class=5, test_per_class=2))
     a, _ = s.tensors("stem", (2, 2, 2), "train")
     b, _ = s.tensors("layer1", (2, 2, 2), "train")
     assert a.shape == (50, 2, 2, 2) and not torch.equal(a, b)
@@ -57,9 +63,9 @@ def test_noise_sender_regenerates_per_cut():
 
 def test_first_layer_after_the_stitch():
     m = build_model("resnet18_imagenet", width=4)
-    assert smith.first_layer_after(m, "stem") is m.pieces["layer1"][0].conv1
-    assert smith.first_layer_after(m, "layer3") is m.pieces["layer4"][0].conv1
-    assert smith.first_layer_after(m, "pool") is m.head
+    assert first_layer_after(m, "stem") is m.pieces["layer1"][0].conv1
+    assert first_layer_after(m, "layer3") is m.pieces["layer4"][0].conv1
+    assert first_layer_after(m, "pool") is m.head
 
 
 def test_generator_is_pinned_on_synthetic_digits():
@@ -111,13 +117,13 @@ def _into_digit_table(acc, *, self_acc=0.95, baseline=0.95, inits=3, n=4000):
     rows = []
     for k in range(inits):
         base = _correct(baseline, n, seed=k)
-        for s in smith.FIG1_SENDERS:
-            for c in smith.CUTS:
-                a = self_acc if s == smith.RECEIVER else acc
+        for s in FIG1_SENDERS:
+            for c in CUTS:
+                a = self_acc if s == RECEIVER else acc
                 # the self-stitch agrees with its receiver image by image where it can
                 own = base.copy() if a == baseline else _correct(a, n, seed=100 + k)
-                rows.append({"init": k, "sender": s, "cut": c, "layer": smith.CUT_LABELS[c], "accuracy": a,
-                             "baseline": baseline, "rank": 10 + k + (20 if s != smith.RECEIVER else 0),
+                rows.append({"init": k, "sender": s, "cut": c, "layer": CUT_LABELS[c], "accuracy": a,
+                             "baseline": baseline, "rank": 10 + k + (20 if s != RECEIVER else 0),
                              "baseline_rank": 12, "correct": own, "baseline_correct": base})
     import pandas as pd
     return pd.DataFrame(rows)
@@ -129,8 +135,8 @@ def _verdict(claim, scale="demo"):
                  claim.criterion.holds, scale, tuple(claim.controls)).verdict
 
 
-def _untrained_table(untrained_acc, *, self_acc=0.95, receiver=smith.RECEIVER, baseline=0.95, inits=3, n=4000,
-                     cuts=smith.LATE):
+def _untrained_table(untrained_acc, *, self_acc=0.95, receiver=RECEIVER, baseline=0.95, inits=3, n=4000,
+                     cuts=LATE):
     """The negative control's rows: an untrained sender and the receiver itself stitched into the
     receiver at the last two cuts (the long form of smith.stitch_controls)."""
     import pandas as pd
@@ -138,7 +144,7 @@ def _untrained_table(untrained_acc, *, self_acc=0.95, receiver=smith.RECEIVER, b
     for k in range(inits):
         base = _correct(baseline, n, seed=k)
         for c in cuts:
-            for s, a, seed in ((smith.UNTRAINED, untrained_acc, 300 + k), (receiver, self_acc, 100 + k)):
+            for s, a, seed in ((UNTRAINED, untrained_acc, 300 + k), (receiver, self_acc, 100 + k)):
                 own = base.copy() if a == baseline and s == receiver else _correct(a, n, seed=seed)
                 rows.append({"init": k, "sender": s, "receiver": receiver, "cut": c, "accuracy": a,
                              "baseline": baseline, "correct": own, "baseline_correct": base})
@@ -152,7 +158,7 @@ def _compat(acc, *, self_acc=0.95, untrained=0.30, longer_acc=None, negative=Tru
         kw["negative"] = _untrained_table(untrained, self_acc=self_acc)
     if longer:
         kw["longer"] = _into_digit_table(acc if longer_acc is None else longer_acc, self_acc=self_acc)
-    return smith.compatibility_summary(table, smith.FIG1_SENDERS, "c", "t", "p", **kw)[1]
+    return compatibility_summary(table, FIG1_SENDERS, "c", "t", "p", **kw)[1]
 
 
 def test_compatibility_verdicts_follow_the_interval_and_the_claims_controls():
@@ -182,15 +188,15 @@ def test_compatibility_verdicts_follow_the_interval_and_the_claims_controls():
 
 def test_the_negative_control_reads_the_untrained_sender_beyond_the_self_stitch():
     t = _untrained_table(0.30, self_acc=0.97)
-    control, e = smith.negative_control(t, [smith.RECEIVER])
+    control, e = negative_control(t, [RECEIVER])
     assert e.value == pytest.approx(67.0, abs=0.01) and control.passed and control.kind == "negative"
     # three initialisations: a t interval with 2 degrees of freedom over them (issue 46)
     assert e.n_seeds == 3 and e.method.startswith("t interval over 3 seeds")
 
 
 def test_the_training_length_control_runs_for_every_verdict_and_asks_for_the_same_result():
-    _, same_t = smith.compatibility_summary(_into_digit_table(0.92), smith.FIG1_SENDERS, "c", "t", "p",
-                                            longer=_into_digit_table(0.93), negative=_untrained_table(0.3))
+    _, same_t = compatibility_summary(_into_digit_table(0.92), FIG1_SENDERS, "c", "t", "p",
+                                      longer=_into_digit_table(0.93), negative=_untrained_table(0.3))
     assert _verdict(same_t) == "not reproduced" and same_t.controls[-1].passed
     flips = _compat(0.92, longer_acc=0.98)
     assert _verdict(flips) == "inconclusive at this scale" and not flips.controls[-1].passed
@@ -202,12 +208,12 @@ def test_the_training_length_control_runs_for_every_verdict_and_asks_for_the_sam
 
 
 def test_rank_separation_uses_the_spread_over_initialisations():
-    numbers, claim = smith.rank_summary(_into_digit_table(0.96))
+    numbers, claim = rank_summary(_into_digit_table(0.96))
     assert numbers["rank_gap_colour_layer2"] == 20  # Colour 30-32 vs Digit 10-12
     # a rank is not a stitching verdict (kind no_stitch): no stitching control, not even the self-stitch
     assert claim.kind == "no_stitch" and claim.controls == ()
     assert _verdict(claim) == "reproduced"  # gap 20 >> sd 1 + sd 1
-    _, weak = smith.rank_summary(_into_digit_table(0.96, self_acc=0.80))  # a weak self-stitch does not gate it
+    _, weak = rank_summary(_into_digit_table(0.96, self_acc=0.80))  # a weak self-stitch does not gate it
     assert _verdict(weak) == "reproduced"
 
 
@@ -224,7 +230,7 @@ def _tc1_checks(inits=3, self_acc=None, untrained=0.3):
             rows.append({"init": k, "sender": m, "receiver": m, "cut": "stem", "accuracy": a, "baseline": b,
                          "correct": bc.copy() if a == b else _correct(a, seed=50 + k), "baseline_correct": bc})
     parts = [pd.DataFrame(rows)]
-    for m in smith.TC1_DECIDING:
+    for m in TC1_DECIDING:
         parts.append(_untrained_table(untrained, self_acc=0.95, receiver=m, inits=inits))
     return pd.concat(parts, ignore_index=True)
 
@@ -239,7 +245,7 @@ def test_contradiction_table_and_paper_scale_claim():
                          "base_correct": _correct(b, seed=k), "digit_receiver_correct": _correct(r, seed=10 + k),
                          "digit_sender_correct": _correct(s, seed=20 + k)})
     table = pd.DataFrame(rows)
-    numbers, claims, side = smith.contradiction_summary(table, "demo", table, _tc1_checks())
+    numbers, claims, side = contradiction_summary(table, "demo", table, _tc1_checks())
     assert [c.key for c in claims] == ["contradiction", "self_stitch_gain"]
     assert [c.kind for c in claims] == ["improves", "stitch_other"]
     assert [[k.kind for k in c.controls] for c in claims] == [["positive", "negative", "training length"],
@@ -248,10 +254,10 @@ def test_contradiction_table_and_paper_scale_claim():
     # the self-stitch gain is the paper's own finding: a claim, gated nowhere (no control reads it)
     assert numbers["self_gain"] == pytest.approx(3.0, abs=0.01)
     # a receiver that its own stitch cannot reach leaves both claims inconclusive
-    _, weak, _ = smith.contradiction_summary(table, "demo", table, _tc1_checks(self_acc=0.6))
+    _, weak, _ = contradiction_summary(table, "demo", table, _tc1_checks(self_acc=0.6))
     assert {_verdict(c) for c in weak} == {"inconclusive at this scale"}
     # ... and an untrained sender that does the task as well leaves the contradiction inconclusive
-    _, alone, _ = smith.contradiction_summary(table, "demo", table, _tc1_checks(untrained=0.94))
+    _, alone, _ = contradiction_summary(table, "demo", table, _tc1_checks(untrained=0.94))
     assert [_verdict(c) for c in alone] == ["inconclusive at this scale", "reproduced"]
     # percent, as every accuracy of the book (the paper's table gives fractions)
     assert side.loc["Colour-only", ("base accuracy", "paper (%)")] == 68.6
@@ -259,35 +265,35 @@ def test_contradiction_table_and_paper_scale_claim():
     assert claims[0].ours == "99.0% vs 95.0% and 98.0% vs 70.0%" and claims[0].paper == "99.9% vs 97.8% and 98.5% vs 68.6%"
     assert claims[1].ours == "98.0% vs 95.0%"
     # the figure of what the claims are about: each gain over the receiver's own accuracy
-    gains = smith.tc1_gains(table).set_index(["init", "model"])
+    gains = tc1_gains(table).set_index(["init", "model"])
     assert gains.loc[(0, "Colour-only"), "into_digit"] == pytest.approx(0.99 - 0.95)
     assert gains.loc[(1, "Colour-only"), "from_digit"] == pytest.approx(0.98 - 0.7)
     import matplotlib.pyplot as plt
-    fig = smith.plot_gains(table)
+    fig = plot_gains(table)
     heights = [[round(p.get_height(), 6) for p in ax.patches] for ax in fig.axes]
     plt.close(fig)
     assert heights == [[4.0, 3.0, 4.0, 4.0], [-2.0, 3.0, -1.0, 28.0]]
-    _, paper_claims, _ = smith.contradiction_summary(table, "paper", table, _tc1_checks())
+    _, paper_claims, _ = contradiction_summary(table, "paper", table, _tc1_checks())
     assert paper_claims[-1].key == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
     assert paper_claims[-1].kind == "stitch_other"
-    assert smith.tc1_longer_models("paper") == smith.TC1_MODELS
-    assert smith.tc1_longer_models("demo") == smith.TC1_DECIDING
+    assert tc1_longer_models("paper") == TC1_MODELS
+    assert tc1_longer_models("demo") == TC1_DECIDING
 
 
 def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95):
-    """S-FC6's controls' rows (smith.vgg_controls): every VGG19 into itself at every cut on its own
+    """S-FC6's controls' rows (smith.vgg.vgg_controls): every VGG19 into itself at every cut on its own
     test set, and an untrained VGG19 into Digit and Correlated at the last two cuts."""
     import pandas as pd
     rows = []
     for k in range(inits):
-        for m in smith.VGG_MODELS:
+        for m in VGG_MODELS:
             base = _correct(whole, seed=7)
-            for c in smith.VGG_CUTS:
+            for c in VGG_CUTS:
                 own = base.copy() if self_acc == whole else _correct(self_acc, seed=60 + k)
                 rows.append({"init": k, "sender": m, "receiver": m, "cut": c, "accuracy": self_acc, "baseline": whole,
                              "correct": own, "baseline_correct": base})
-                if m in ("Digit", "Correlated") and c in smith.VGG_CUTS[-2:]:
-                    rows.append({"init": k, "sender": smith.UNTRAINED, "receiver": m, "cut": c, "accuracy": untrained,
+                if m in ("Digit", "Correlated") and c in VGG_CUTS[-2:]:
+                    rows.append({"init": k, "sender": UNTRAINED, "receiver": m, "cut": c, "accuracy": untrained,
                                  "baseline": whole, "correct": _correct(untrained, seed=70 + k),
                                  "baseline_correct": base})
     return pd.DataFrame(rows)
@@ -295,13 +301,13 @@ def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95):
 
 def test_vgg_claims_are_inconclusive_when_a_model_has_not_learned_its_task():
     import pandas as pd
-    rows = [{"init": k, "model": m, "cut": c, "layer": smith.VGG_CUT_LABELS[c], "accuracy": 0.99 if k else 0.5,
+    rows = [{"init": k, "model": m, "cut": c, "layer": VGG_CUT_LABELS[c], "accuracy": 0.99 if k else 0.5,
              "whole": 0.95 if m != "Colour" else 0.6, "rank": 1, "baseline_rank": 1,
              "correct": _correct(0.99 if k else 0.5, 1000, seed=k), "whole_correct": _correct(0.95 if m != "Colour"
                                                                                              else 0.6, seed=7)}
-            for k in range(3) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
+            for k in range(3) for m in VGG_MODELS for c in VGG_CUTS]
     table = pd.DataFrame(rows)
-    _, claims = smith.vgg_summary(table, table, _vgg_checks())
+    _, claims = vgg_summary(table, table, _vgg_checks())
     assert {_verdict(c) for c in claims} == {"inconclusive at this scale"}
 
 
@@ -310,21 +316,21 @@ def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
     Colour / Colour-only cell; a Digit verdict that the longer stitches overturn fails its control."""
     import pandas as pd
     acc = {"Digit": 0.99, "Correlated": 0.99, "Colour": 0.99, "Colour-only": 0.99}
-    rows = [{"init": k, "model": m, "cut": c, "layer": smith.VGG_CUT_LABELS[c],
+    rows = [{"init": k, "model": m, "cut": c, "layer": VGG_CUT_LABELS[c],
              "accuracy": (0.5 if (m == "Colour" and c == "features_9" and k == 0) else acc[m])
              - (0.01 if (m == "Digit" and c == "features_22") else 0.0),
              "whole": 0.95, "rank": 1, "baseline_rank": 1,
              "correct": None, "whole_correct": _correct(0.95, seed=7)}
-            for k in range(3) for m in smith.VGG_MODELS for c in smith.VGG_CUTS]
+            for k in range(3) for m in VGG_MODELS for c in VGG_CUTS]
     for r in rows:
         r["correct"] = _correct(r["accuracy"], 1000, seed=hash((r["init"], r["model"], r["cut"])) % 1000)
     table = pd.DataFrame(rows)
-    cells = smith.vgg_deciding_cells(table)
+    cells = vgg_deciding_cells(table)
     assert ("Digit", "features_22") in cells and ("Colour", "features_9") in cells and len(cells) == 3
     checks = _vgg_checks()
-    _, alone = smith.vgg_summary(table, checks=checks)  # without the longer run: its control fails, not run
+    _, alone = vgg_summary(table, checks=checks)  # without the longer run: its control fails, not run
     assert {_verdict(c) for c in alone} == {"inconclusive at this scale"}
-    _, same = smith.vgg_summary(table, table, checks)  # longer stitches that change nothing: the verdicts stand
+    _, same = vgg_summary(table, table, checks)  # longer stitches that change nothing: the verdicts stand
     assert [c.kind for c in same] == ["improves", "compatible", "stitch_other"]
     assert [[k.kind for k in c.controls] for c in same] == [["", "positive", "negative", "training length"]] * 2 + [
         ["", "positive", "training length"]]
@@ -333,10 +339,10 @@ def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
     sel = (worse.model == "Digit") & (worse.cut == "features_22")
     worse.loc[sel, "accuracy"] = 0.5
     worse.loc[sel, "correct"] = pd.Series([_correct(0.5, 1000, seed=3)] * int(sel.sum()), index=worse.index[sel])
-    _, claims = smith.vgg_summary(table, worse, checks)
+    _, claims = vgg_summary(table, worse, checks)
     digit = next(c for c in claims if c.key == "digit_improves")
     assert _verdict(digit) == "inconclusive at this scale" and not digit.controls[-1].passed
     assert _verdict(next(c for c in claims if c.key == "correlated_holds")) == "reproduced"
     # an untrained VGG19 that reaches the task through the stitch: Digit's and Correlated's claims undecided
-    _, easy = smith.vgg_summary(table, table, _vgg_checks(untrained=0.9))
+    _, easy = vgg_summary(table, table, _vgg_checks(untrained=0.9))
     assert [_verdict(c) for c in easy] == ["inconclusive at this scale"] * 2 + ["reproduced"]

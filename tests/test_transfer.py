@@ -12,7 +12,7 @@ import pytest
 from stitchkit import cli, papers
 from stitchkit.book import bookpages, catalogue, execution, transfer
 from stitchkit.results import GLUE_PREFIX as GLUE
-from stitchkit.results import git_state
+from stitchkit.provenance import git_state
 
 
 def _preset_params(figure_id: str, scale: str) -> dict:

@@ -5,7 +5,7 @@ import torch
 
 from stitchkit import datasets, networks, zoo
 from stitchkit.datasets import DataSpec
-from stitchkit.experiments import bansal
+from stitchkit.experiments.bansal import common
 from stitchkit.store import config_key
 from stitchkit.train import TrainConfig
 from stitchkit.zoo import ModelSpec, load_or_train
@@ -14,7 +14,7 @@ from conftest import write_cifar_pickles
 
 def test_two_pages_asking_for_the_same_recipe_get_the_same_cached_model():
     for scale in ("smoke", "demo", "paper"):
-        from_page = bansal.PRESETS[scale].model(scale, 0)
+        from_page = common.PRESETS[scale].model(scale, 0)
         assert config_key(from_page) == config_key(zoo.bansal_resnet18(scale, 0))
     assert config_key(zoo.bansal_resnet18("demo", 0)) != config_key(zoo.bansal_resnet18("demo", 1))
     assert zoo.bansal_resnet18("demo", 0, width_factor=2).width == 2 * zoo.bansal_resnet18("demo", 0).width
@@ -25,7 +25,7 @@ def test_paper_recipe_is_the_papers():
     t = spec.train
     assert (spec.width, t.steps, t.lr, t.weight_decay, t.batch_size) == (64, 64_000, 0.05, 1e-4, 128)
     assert t.milestones == (0.5, 0.75) and t.gamma == 0.2 and spec.normalisation == "cifar" and t.augment
-    st = bansal.PRESETS["paper"].recipe()
+    st = common.PRESETS["paper"].recipe()
     assert (st.train.optimizer, st.train.lr, st.train.schedule, st.train.steps, st.train.batch_size) == (
         "adam", 1e-3, "cosine", 120_000, 128)
     assert zoo.bansal_resnet18("paper", 0, trained=False).calibrate_bn == 2000
@@ -51,7 +51,11 @@ def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_p
     key = config_key(spec, datasets.fingerprint(spec.data, tmp_path))[:16]
     mine = [n for n in ledger.networks_used() if n["key"] == key]
     assert mine == [{"key": key, "model": "resnet10", "width": 4, "seed": 3, "data": "cifar10", "train_size": None,
-                     "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4)}]
+                     "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4),
+                     "images_per_second": round(metrics["images_per_second"], 1),
+                     "train_seconds": round(metrics["train_seconds"], 2), "batch_size": 10, "device": "cpu",
+                     "precision": metrics["precision"]}]
+    assert mine[0]["images_per_second"] > 0  # 5 steps of 10 images, timed
 
 
 def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):

@@ -31,7 +31,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "integrity", "hardware")),
     ("Intervals, claims and verdicts",
      "Paired-bootstrap intervals, claims and their controls, and the verdict each follows to.",
-     ("noise", "claims", "controls", "gating", "results")),
+     ("noise", "claims", "controls", "gating", "results", "page")),
     ("Stitch grids and the cluster",
      "Many stitches at once, on one machine or a Dask cluster.",
      ("grid", "grid_spec", "grid_exec", "cluster")),

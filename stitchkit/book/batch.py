@@ -274,7 +274,7 @@ def prefetch(ids: Iterable[str], scale: str, processes: int) -> int:
     if k:
         t0 = time.monotonic()
         print(f"prefetch: {n} networks in {k} processes", flush=True)
-        codes = _wait_all([subprocess.Popen([sys.executable, "-m", "stitchkit", "networks", *ids, "--scale", scale,
+        codes = wait_all([subprocess.Popen([sys.executable, "-m", "stitchkit", "networks", *ids, "--scale", scale,
                                              "--lane", str(j), "--lanes", str(k)]) for j in range(k)])
         if any(codes):
             raise BatchError(f"training the pages' networks failed (processes exited {codes}); no page was started")
@@ -282,7 +282,7 @@ def prefetch(ids: Iterable[str], scale: str, processes: int) -> int:
     return n
 
 
-def _wait_all(procs) -> list[int]:
+def wait_all(procs) -> list[int]:
     """Wait for every process; a signal to this one is passed on to each (each stops its kernel)."""
     import signal
 

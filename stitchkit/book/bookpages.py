@@ -36,7 +36,8 @@ from .findings import findings_markdown
 from .pages import escape, link, link_pages, table
 from ..results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
 from ..results import badge_label as results_badge_label
-from ..results import gating_failures, why_failed
+from ..gating import gating_failures
+from ..results import why_failed
 from ..scales import SCALE_MEANING
 
 MISSING = "no page yet"

@@ -55,7 +55,7 @@ def _bench_table(bench: Mapping[str, Any]) -> list[str]:
                       f"{escape(r['ours'])}: {r['ours_value']:.3g} {escape(r['unit'])}", f"{r['ratio']:.2f}×",
                       target, met])
     notes = [f"- {escape(r['benchmark'])}: {escape(r['notes'])}" for r in bench.get("rows", []) if r.get("notes")]
-    return [table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), "", *notes,
+    return [*out, table(["benchmark", "setting", "baseline", "ours", "ratio", "target", "met"], rows_), "", *notes,
             *([""] if notes else [])]
 
 
@@ -179,10 +179,12 @@ def _paper_work() -> tuple[tuple[dict, float | None], ...]:
     (shapes only: no weights drawn) and once per process."""
     import torch
 
-    from ..experiments import balogh, hernandez
+    from ..experiments.balogh import identification
+    from ..experiments.hernandez import grid
 
     with torch.device("meta"):
-        return ((hernandez.paper_work(), 4.0), (balogh.paper_work("resnet18"), 24.0), (balogh.paper_work("vit"), None))
+        return ((grid.paper_work(), 4.0), (identification.paper_work("resnet18"), 24.0),
+                (identification.paper_work("vit"), None))
 
 
 __all__ = ["BOOK_DEMO_BUDGET_MINUTES", "budget_text", "cost_markdown", "paper_scale_line"]

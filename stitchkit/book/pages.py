@@ -22,7 +22,8 @@ from .catalogue import Page, empty_cache_seconds, minutes, smoke_times, visible
 from ..papers import PAPER_BY_PART, ZOOS
 from ..fileio import atomic_write_text
 from ..staleness import behind_reason
-from ..results import badge_label, claims_html, gating_failures, why_failed
+from ..gating import gating_failures
+from ..results import badge_label, claims_html, why_failed
 from ..figures import config_class, scales_of
 from ..scales import ParameterValueError, validate
 

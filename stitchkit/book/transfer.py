@@ -36,7 +36,7 @@ from .. import figure_files, paths
 from . import execution
 from .catalogue import check_results
 from ..fileio import atomic_write_bytes, atomic_write_json
-from ..results import git_state
+from ..provenance import git_state
 from ..scales import check_figure_scale, check_scale
 
 FORMAT = 2  # 2: the manifest binds every member by its SHA-256
@@ -115,6 +115,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           "new_seconds": (results["provenance"].get("cache") or {}).get("new_seconds"),
                                           "cached_seconds": (results["provenance"].get("cache") or {}).get(
                                               "cached_seconds"),
+                                          **training_speed(results["provenance"].get("networks") or []),
                                           "claims": len(results.get("claims", [])),
                                           # the page's figure files (stitchkit.figure_files), packed beside it
                                           "figures": sorted(f for files in (results.get("figures") or {}).values()
@@ -125,6 +126,18 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
             if manifest["pages"]:
                 _write_archive(archive, staging, manifest)
     return manifest
+
+
+def training_speed(networks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The training throughput of a page's networks, as the batch's log reports it per page: images
+    per second over every network with a timed training (the networks' images over their seconds;
+    each network keeps the numbers of the run that trained it, so on a bare GPU machine they are
+    this batch's) and how many networks that is."""
+    timed = [(n["images_per_second"] * n["train_seconds"], n["train_seconds"]) for n in networks
+             if n.get("images_per_second") and n.get("train_seconds")]
+    seconds = sum(t for _, t in timed)
+    return {"train_images_per_second": round(sum(i for i, _ in timed) / seconds, 1) if seconds else None,
+            "train_seconds": round(seconds, 2), "networks_timed": len(timed)}
 
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
@@ -389,7 +402,7 @@ def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | Non
     import sys
     import time
 
-    from .batch import BatchError, _wait_all, prefetch
+    from .batch import BatchError, wait_all, prefetch
 
     archive = Path(archive)
     start = time.monotonic()
@@ -413,7 +426,7 @@ def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | Non
         procs.append(subprocess.Popen(cmd))
         parts.append(part)
 
-    codes = _wait_all(procs)
+    codes = wait_all(procs)
     done = [p for p in parts if p.is_file()]
     fields = {"plan": [dataclasses.asdict(d) for d in decisions], "lane_count": lanes,
               **({"budget_seconds": budget} if budget is not None else {})}

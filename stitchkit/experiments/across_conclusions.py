@@ -33,15 +33,17 @@ import pandas as pd
 from .. import controls, noise, zoo
 from ..claims import ClaimSpec
 from ..datasets import DataSpec
-from ..grid import Net, stitch_grid
+from ..grid import stitch_grid
+from ..grid_spec import Net
 from ..results import at_least, at_most, more_than
 from ..scales import param
-from . import across, across_identify, bansal_core
+from . import across, across_identify
+from .bansal import common as bansal_common
 from .across import NAMES, SIGN, ZooPair
 from .hernandez import grid as hgrid
 
 # Criteria, fixed before any run: the papers' own, as their pages judge them.
-CONNECTED_MAX = 100 * bansal_core.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
+CONNECTED_MAX = 100 * bansal_common.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
 LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
 UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
 MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
@@ -90,7 +92,7 @@ def _hernandez_nets(scale: str) -> tuple[Net, Net, Net]:
 
 def _bansal_nets(scale: str) -> tuple[Net, Net, Net]:
     """B-F2A's ResNet-18 seeds 0 (receiver) and 1 (sender) and its untrained bottom (the negative control)."""
-    cfg = bansal_core.PRESETS[scale]
+    cfg = bansal_common.PRESETS[scale]
     return (Net("ResNet-18 #0", cfg.model(scale, 0)), Net("ResNet-18 #1", cfg.model(scale, 1)),
             Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
 
@@ -103,7 +105,7 @@ def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: 
     recipe at :data:`LONGER` x the epochs, at ``cuts`` (the trained sender and the self-stitch
     only: the training-length control's stitches)."""
     receiver, sender, untrained = _hernandez_nets(scale)
-    recipe = bansal_core.PRESETS[scale].recipe()
+    recipe = bansal_common.PRESETS[scale].recipe()
     if longer:
         recipe = recipe.longer()
     if cuts is None:
@@ -160,29 +162,29 @@ def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=Non
 
 def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way (its
-    helpers: :func:`bansal_core.positions`, :func:`bansal_core.self_stitch_control`)."""
+    helpers: :func:`bansal_common.positions`, :func:`bansal_common.self_stitch_control`)."""
     t = table.reset_index(drop=True)
     sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
     cuts = list(dict.fromkeys(t[t.sender == sender].cut))
-    p_tr, p_self = (bansal_core.positions(t, s, cuts) for s in (sender, SELF))
+    p_tr, p_self = (bansal_common.positions(t, s, cuts) for s in (sender, SELF))
 
     def beyond(x: pd.DataFrame) -> np.ndarray:
-        return bansal_core.points(x, p_tr) - bansal_core.points(x, p_self)
+        return bansal_common.points(x, p_tr) - bansal_common.points(x, p_self)
 
-    worst = bansal_core.boot(t, lambda x: float(beyond(x).max()))
-    control, _ = bansal_core.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
+    worst = bansal_common.boot(t, lambda x: float(beyond(x).max()))
+    control, _ = bansal_common.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
     negative = _negative(t, "an untrained R2222 stitched into R2222 #0")
     full = beyond(t)
-    numbers = {**bansal_core.estimate_numbers("hernandez_connected_max", worst),
+    numbers = {**bansal_common.estimate_numbers("hernandez_connected_max", worst),
                "hernandez_receiver_accuracy": 100 * float(t.receiver_accuracy.iloc[p_tr[0]]),
-               "hernandez_raw_max_penalty": float(bansal_core.points(t, p_tr).max()),
-               "hernandez_self_max": float(np.abs(bansal_core.points(t, p_self)).max()),
-               **controls.gain_numbers("hernandez_self_stitch", bansal_core.points(t, p_self))}
+               "hernandez_raw_max_penalty": float(bansal_common.points(t, p_tr).max()),
+               "hernandez_self_max": float(np.abs(bansal_common.points(t, p_self)).max()),
+               **controls.gain_numbers("hernandez_self_stitch", bansal_common.points(t, p_self))}
     claim = ClaimSpec(
         key="connected_hernandez",
         text="Hernandez et al.: R2222 seeds 1 into 0: two independently seeded networks are stitching connected, "
              "penalty close to 0 at every layer (Bansal et al.'s conclusion)",
-        criterion=at_most(worst, CONNECTED_MAX, f"max penalty over all {len(cuts)} cuts{bansal_core.BEYOND}",
+        criterion=at_most(worst, CONNECTED_MAX, f"max penalty over all {len(cuts)} cuts{bansal_common.BEYOND}",
                           digits=0),
         paper="Bansal et al. (B-F2A): up to 3% error at every layer of their ResNets (Table 1, Fig. 2A)",
         ours=f"max {worst.text(2, 'points')} (at {cuts[int(np.argmax(full))]}), mean {full.mean():.2f}",
@@ -201,8 +203,8 @@ def _negative(t: pd.DataFrame, what: str, cut: str = "cut") -> "controls.Control
         return Control(f"{what} at the last two cuts: not run", f"penalty beyond the self-stitch ≥ "
                        f"{controls.NEGATIVE_MARGIN:g} points", "not run", False, None, controls.NEGATIVE)
     u = t.assign(cut=t[cut])
-    p_rd, p_late = bansal_core.positions(u, RANDOM, late), bansal_core.positions(u, SELF, late)
-    e = bansal_core.boot(u, lambda x: float((bansal_core.points(x, p_rd) - bansal_core.points(x, p_late)).mean()))
+    p_rd, p_late = bansal_common.positions(u, RANDOM, late), bansal_common.positions(u, SELF, late)
+    e = bansal_common.boot(u, lambda x: float((bansal_common.points(x, p_rd) - bansal_common.points(x, p_late)).mean()))
     return controls.untrained_sender_fails(e, what=f"{what} at {', '.join(late)}")
 
 
@@ -217,12 +219,12 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     def rel(x: pd.DataFrame) -> np.ndarray:
         return 100 * x.accuracy.to_numpy(dtype=float) / x.receiver_accuracy.to_numpy(dtype=float)
 
-    lower = bansal_core.boot(t, lambda x: float(rel(x)[low].mean()))
-    upper = bansal_core.boot(t, lambda x: float(rel(x)[up].mean()))
-    control, _ = bansal_core.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
+    lower = bansal_common.boot(t, lambda x: float(rel(x)[low].mean()))
+    upper = bansal_common.boot(t, lambda x: float(rel(x)[up].mean()))
+    control, _ = bansal_common.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
                                                  "ResNet-18 #0 stitched into itself on the diagonal")
     negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
-    self_pen = bansal_core.points(t, np.flatnonzero((t.sender == SELF).to_numpy()))
+    self_pen = bansal_common.points(t, np.flatnonzero((t.sender == SELF).to_numpy()))
     cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
                             unit="cuts", digits=0)
     numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
@@ -262,7 +264,8 @@ def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str
     (:func:`stitchkit.controls.training_length`) is attached to the claim in ``claims``. Returns
     the retrained cells (1x and longer accuracy, %)."""
     from ..claims import replace_in
-    from ..grid import LONGER, replace_cells
+    from ..grid import replace_cells
+    from ..grid_spec import LONGER
 
     t = table.reset_index(drop=True)
     sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
@@ -291,7 +294,8 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *,
     accuracy, every relative accuracy's reference, does not depend on the stitches. The control
     is attached to both claims in ``claims``; returns the retrained cells."""
     from ..claims import replace_in
-    from ..grid import LONGER, replace_cells
+    from ..grid import replace_cells
+    from ..grid_spec import LONGER
 
     t = table.reset_index(drop=True)
     cross = t[~t.sender.isin([SELF, RANDOM])].assign(rel=lambda d: d.accuracy / d.receiver_accuracy)
@@ -313,7 +317,7 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *,
 
 
 def _longer_cells(t: pd.DataFrame, new: pd.DataFrame, on: list[str]) -> pd.DataFrame:
-    from ..grid import LONGER
+    from ..grid_spec import LONGER
 
     before = t.set_index(on).accuracy
     out = new[on].copy()

@@ -21,42 +21,32 @@ layer of every network is a representation; F is its linear-probe accuracy; with
 representation of highest F, the rank correlation (Kendall's tau, Spearman's rho) between
 |F(A) - F(B)| and each dissimilarity d(A, B) over every other B.
 
-The package, by figure family: :mod:`.common` (the measures' names, :class:`IdentConfig` and the
-grid helpers the figures share), :mod:`.identification` and :mod:`.identification_verdicts` (J-T1),
-:mod:`.ood` (J-F1, J-F2), :mod:`.ding` (J-T3 and J-T2), :mod:`.display` (the pages' tables and
-figures). The general pieces live below the experiments: PWCCA with its weights from the
-narrower side and the low-rank approximations in :mod:`stitchkit.similarity`, the linear probes
-in :mod:`stitchkit.probes`. The names below are what the notebooks, the CLI's preset table
-(``stitchkit.figures``), the book's cost page and the tests use.
+The package, by figure family (it holds only this docstring: notebooks and tests import the
+submodule that defines a name):
+
+- :mod:`.common`: the measures' names (``MEASURES``, ``NAMES``, ``HIGHER_IS_SIMILAR``,
+  ``ARCH_NAMES``), :class:`IdentConfig` with J-T1's presets ``PRESETS_T1``, and the grid helpers
+  the figures share;
+- :mod:`.identification` (J-T1): the measures on every layer pair (:func:`layer_identification`,
+  :func:`structural`), the identification rule (:func:`identified`) and Table 1
+  (:func:`identification_table`), the longer-trained rivals (:func:`identification_longer`) and
+  the paper's compute (:func:`paper_work`);
+- :mod:`.identification_verdicts` (J-T1): the claims (:func:`identification_claims`) and the tie
+  rule within a network (:func:`intra_with_ties`);
+- :mod:`.ood` (J-F1, J-F2): :class:`OODConfig` with ``PRESETS_OOD``, the OOD analysis
+  (:func:`ood_analysis`), the training-length controls (:func:`far_longer`,
+  :func:`most_ood_longer`, :func:`ood_longer`, ``FAR_SAMPLE``) and the claims
+  (:func:`intra_claims`, :func:`ood_claims`);
+- :mod:`.ding` (J-T3, J-T2): :class:`SpecificityConfig` and :class:`SensitivityConfig` with
+  ``PRESETS_T3`` and ``PRESETS_T2``, the tests (:func:`specificity`, :func:`sensitivity`), their
+  claims (:func:`specificity_claims`, :func:`sensitivity_claims`) and ``DING_MEASURES``;
+- :mod:`.display`: the pages' tables (:func:`accuracy_table`, :func:`table1`, :func:`table2`,
+  :func:`table3`, :func:`rivals_table`, :func:`detector_table`), figures (:func:`plot_matrices_all`,
+  :func:`plot_ood_grid`, :func:`plot_ood_grid_all`, :func:`plot_energies`,
+  :func:`plot_specificity_all`, :func:`plot_sensitivity_all`) and their :func:`title`.
+
+The general pieces live below the experiments: PWCCA with its weights from the narrower side and
+the low-rank approximations in :mod:`stitchkit.similarity`, the linear probes in
+:mod:`stitchkit.probes`. The figure registry (:mod:`stitchkit.figures`) names the submodule that
+holds each figure's presets.
 """
-
-from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig
-from .identification import (identification_longer, identification_table, identified, layer_identification,
-                             paper_work, structural)
-from .identification_verdicts import identification_claims, intra_with_ties
-from .ood import (FAR_SAMPLE, PRESETS_OOD, OODConfig, far_longer, intra_claims, most_ood_longer, ood_analysis,
-                  ood_claims, ood_longer)
-from .ding import (DING_MEASURES, PRESETS_T2, PRESETS_T3, SensitivityConfig, SpecificityConfig, sensitivity,
-                   sensitivity_claims, specificity, specificity_claims)
-from .display import (accuracy_table, detector_table, plot_energies, plot_matrices_all, plot_ood_grid,
-                      plot_ood_grid_all, plot_sensitivity_all, plot_specificity_all, rivals_table, table1, table2,
-                      table3, title)
-
-__all__ = [
-    # common
-    "ARCH_NAMES", "HIGHER_IS_SIMILAR", "MEASURES", "NAMES", "PRESETS_T1", "IdentConfig",
-    # identification (J-T1)
-    "identification_longer", "identification_table", "identified", "layer_identification", "paper_work",
-    "structural",
-    # identification_verdicts (J-T1)
-    "identification_claims", "intra_with_ties",
-    # ood (J-F1, J-F2)
-    "FAR_SAMPLE", "PRESETS_OOD", "OODConfig", "far_longer", "intra_claims", "most_ood_longer", "ood_analysis",
-    "ood_claims", "ood_longer",
-    # ding (J-T3, J-T2)
-    "DING_MEASURES", "PRESETS_T2", "PRESETS_T3", "SensitivityConfig", "SpecificityConfig", "sensitivity",
-    "sensitivity_claims", "specificity", "specificity_claims",
-    # display
-    "accuracy_table", "detector_table", "plot_energies", "plot_matrices_all", "plot_ood_grid", "plot_ood_grid_all",
-    "plot_sensitivity_all", "plot_specificity_all", "rivals_table", "table1", "table2", "table3", "title",
-]

@@ -13,7 +13,8 @@ import pandas as pd
 
 from ... import controls, noise, zoo
 from ...datasets import DataSpec
-from ...grid import Net, StitchRecipe, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import Net, StitchRecipe
 from ...grid import replace_cells as replace_grid_cells
 from ...results import Control
 from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ... import zoo
-from ...grid import LONGER
+from ...grid_spec import LONGER
 from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, net_index
 from .ding import DING_MEASURES
 from .identification import identification_table

@@ -13,7 +13,8 @@ import torch
 
 from ... import similarity as sim
 from ...datasets import DataSpec, test_split
-from ...grid import Net, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import Net
 from ...hardware import as_device
 from ...progress import progress_bar
 from ...scales import check_scale

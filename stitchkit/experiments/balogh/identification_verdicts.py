@@ -45,7 +45,7 @@ import pandas as pd
 
 from ... import controls, noise
 from ...claims import ClaimSpec
-from ...grid import LONGER
+from ...grid_spec import LONGER
 from ...noise import Estimate
 from ...results import at_least, at_most, more_than
 from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, accuracy_reps, length_not_run, n_test_images,

@@ -17,7 +17,8 @@ from ... import data as data_mod
 from ... import similarity as sim
 from ...claims import ClaimSpec, replace_in
 from ...datasets import DataSpec, test_split, train_split
-from ...grid import LONGER, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import LONGER
 from ...hardware import as_device
 from ...noise import Estimate
 from ...progress import progress_bar

@@ -50,7 +50,8 @@ import pandas as pd
 
 from ... import zoo
 from ...datasets import DataSpec
-from ...grid import Net, StitchRecipe, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import Net, StitchRecipe
 from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, ParameterValueError, check_names, param
 from ...train import TrainConfig
 

@@ -14,7 +14,8 @@ import torch
 from ... import controls, noise, zoo
 from ...claims import ClaimSpec
 from ...datasets import DataSpec
-from ...grid import LONGER, Net, StitchRecipe, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net, StitchRecipe
 from ...noise import Estimate
 from ...results import Control, at_most
 from ...scales import REQUIRED_SCALES, param

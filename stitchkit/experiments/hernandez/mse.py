@@ -24,7 +24,8 @@ import torch
 from ... import controls, noise
 from ...claims import ClaimSpec, replace_in
 from ...datasets import DataSpec
-from ...grid import LONGER, Net, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net
 from ...noise import Estimate
 from ...results import Control, Criterion, at_least, at_most
 from ...scales import REQUIRED_SCALES, param

@@ -16,7 +16,7 @@ import pandas as pd
 from ... import controls, noise
 from ...claims import ClaimSpec
 from ...datasets import DataSpec
-from ...grid import LONGER, Net, StitchRecipe, StitchSpec
+from ...grid_spec import LONGER, Net, StitchRecipe, StitchSpec
 from ...results import Control, at_most
 from .grid import GridConfig
 from .mse import trained_nets
@@ -100,7 +100,8 @@ def _similarity_pair(sender: Net, receiver: Net, cells: list[tuple[str, str]], r
     import time
 
     from ... import stitching
-    from ...grid_exec import build_stitched, GridContext, _evaluate, _pack, data_salt, SenderCut, _unpack, can_cache_activations
+    from ...grid_exec import (GridContext, SenderCut, build_stitched, can_cache_activations, data_salt, evaluate_on_test,
+                              pack_correct, unpack_correct)
     from ...grid_spec import StitchSpec as _Spec
     from ...hardware import as_device
     from ...progress import progress_bar
@@ -135,14 +136,14 @@ def _similarity_pair(sender: Net, receiver: Net, cells: list[tuple[str, str]], r
                 history = train(stitched.stitch, batches, recipe.train, device=ctx.device, objective=mse,
                                 desc="similarity stitch", progress=False)
                 stitched.stitch.eval()
-                result = _evaluate(ctx, stitched, sc, norm, can_cache_activations(recipe), out_shape)
-                return ({"accuracy": result["accuracy"], "n": result["n"], "correct": _pack(result["correct"]),
+                result = evaluate_on_test(ctx, stitched, sc, norm, can_cache_activations(recipe), out_shape)
+                return ({"accuracy": result["accuracy"], "n": result["n"], "correct": pack_correct(result["correct"]),
                          "train_loss": history[-1]["loss"] if history else None, "history": history,
                          "seconds": time.perf_counter() - t0, "precision": ctx.precision},
                         stitched.stitch.state_dict())
 
             m = ctx.store.get_or_compute(spec, compute, salt=salt).metrics
-            out[(cut_i, cut_j)] = {"accuracy": m["accuracy"], "correct": _unpack(m["correct"], m["n"]),
+            out[(cut_i, cut_j)] = {"accuracy": m["accuracy"], "correct": unpack_correct(m["correct"], m["n"]),
                                    "train_loss": m["train_loss"]}
             bar.update(1)
         del sc, target

@@ -14,18 +14,17 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ... import noise, results
+from ... import noise
 from ...claims import ClaimSpec
 from ...display import Section, plain
+from ...provenance import SPOT_DIR, load_spot_json
 from ...results import Claim
 from .grid import CONTROL_FLOOR, plot_grids, triangle_table
 from .mse import mse_summary
 from .verdicts import self_stitch_rows, grid_summary
 
 # Paper-scale spot checks run on a GPU by benchmarks/paper_spot.py (the table and its provenance
-# are committed there): the page shows them beside its own run, judged with the same criteria.
-SPOT_DIR = results.SPOT_DIR
-load_spot_json = results.load_spot_json
+# are committed in SPOT_DIR): the page shows them beside its own run, judged with the same criteria.
 
 
 def load_spot(stem: str = "hernandez-f2", spot_dir=None) -> tuple[pd.DataFrame, dict] | None:

@@ -22,7 +22,8 @@ import pandas as pd
 from ... import controls, noise
 from ...claims import ClaimSpec
 from ...datasets import DataSpec
-from ...grid import LONGER, Net, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net
 from ...noise import Estimate
 from ...results import Control, Criterion, at_least, at_most
 from .grid import CORNER, LOWER_MIN, RANDOM_MAX, UPPER_MAX, GridConfig, display_name, triangle

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ... import zoo
-from ...grid import StitchRecipe
+from ...grid_spec import StitchRecipe
 from ...scales import MIN_TEST_IMAGES, param
 from ...train import TrainConfig
 

@@ -14,7 +14,8 @@ from torch import nn
 
 from ... import colour_mnist, data as data_mod
 from ...datasets import DataSpec, combined_fingerprint, test_split
-from ...grid import Net, StitchRecipe, load_stitched
+from ...grid import load_stitched
+from ...grid_spec import Net, StitchRecipe
 from ...grid import replace_cells as replace_grid_cells
 from ...hardware import as_device, channels_last_ok
 from ...models import CutModel
@@ -41,7 +42,7 @@ class NoiseSpec:
 
 @dataclass
 class NoiseSender:
-    """A tensor-source sender (:class:`stitchkit.grid.TensorSource`): fresh clustered noise in
+    """A tensor-source sender (:class:`stitchkit.grid_spec.TensorSource`): fresh clustered noise in
     the receiver's shape at every cut (the paper regenerates it per cut)."""
 
     name: str

@@ -21,7 +21,8 @@ import pandas as pd
 
 from ... import controls, noise
 from ...datasets import DataSpec
-from ...grid import Net, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import Net
 from ...results import Control
 from ...store import Store
 from .config import CUTS, SETS, UNTRAINED, StitchConfig

@@ -18,7 +18,8 @@ import pandas as pd
 from ... import controls, noise, plotting, zoo
 from ...claims import ClaimSpec
 from ...datasets import DataSpec
-from ...grid import Net, StitchRecipe, stitch_grid
+from ...grid import stitch_grid
+from ...grid_spec import Net, StitchRecipe
 from ...hardware import as_device
 from ...results import at_least
 from ...scales import MIN_TEST_IMAGES, param

@@ -7,7 +7,7 @@ stitched into one top, in catalogue order:
   paper's epochs 40, 80 and 160 of 160), the earlier and later ones into the midpoint;
 
 and the cells that decide their claims for the training-length control (:func:`_deciding`). The
-grid, claim helpers and recipe are the sweeps' (:mod:`.bansal_bottoms`).
+grid, claim helpers and recipe are the sweeps' (:mod:`.bottoms`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import zoo
-from ..claims import ClaimSpec
-from ..results import at_least, at_most
-from ..scales import param
-from .bansal_core import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
-from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, BeyondSelf, judged_beyond_self,
+from ... import zoo
+from ...claims import ClaimSpec
+from ...results import at_least, at_most
+from ...scales import param
+from .common import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
+from .bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, BeyondSelf, judged_beyond_self,
                              grid_bootstrap, positive_control, largest_gain, gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger,
                              premise_stronger, cut_thirds, bottoms_into_top)
 
@@ -343,7 +343,7 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
 
 
 # --------------------------------------------------------------------------------------------
-# B-F2C and B-F3A's training-length control (B-F2A's, :func:`bansal.retrain_longer`), like for
+# B-F2C and B-F3A's training-length control (B-F2A's, :func:`.length.retrain_longer`), like for
 # like: the stitches that decide a verdict *and the top's self-stitches at those cuts* are
 # retrained with LONGER x the epochs, and the claim is re-judged on them. Every stitching verdict
 # gets it, decided or not, whichever way it went (issue 46): the self-stitch, the reference every

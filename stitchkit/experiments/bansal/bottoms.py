@@ -1,6 +1,6 @@
 """Bansal et al. 2021, Sections 5-6: the machinery of the pages that stitch weaker or stronger
-bottoms into one top (B-F2C, B-F3A, B-F3B, B-F3C, B-F6; the pages are in :mod:`.bansal_training`
-and :mod:`.bansal_pairs`, and :mod:`.bansal_sweeps` is their public face).
+bottoms into one top (B-F2C, B-F3A, B-F3B, B-F3C, B-F6; the pages' own code is in :mod:`.f2c_f3ab`
+and :mod:`.f3c_f6`).
 
 Each figure varies one thing about the bottom (sender) network and stitches it into a fixed top
 (receiver) at several cuts, with the receiver stitched into itself as the convergence control
@@ -11,10 +11,10 @@ control (:func:`training_length_control`).
 
 Models come from :func:`stitchkit.zoo.bansal_resnet18`; the paper trains every ResNet for the
 same number of SGD steps whatever its sample size (App. A.2), and so does the zoo. Stitches are
-B-F2A's recipe (:class:`stitchkit.experiments.bansal_core.ConnectivityConfig`), so the seed-0
+B-F2A's recipe (:class:`stitchkit.experiments.bansal.common.ConnectivityConfig`), so the seed-0
 network's stitches and models are shared with B-F2A, B-F4 and B-F5.
 
-Verdicts are judged as B-F2A's (:mod:`stitchkit.experiments.bansal_core`): on 95% paired-bootstrap
+Verdicts are judged as B-F2A's (:mod:`stitchkit.experiments.bansal.common`): on 95% paired-bootstrap
 intervals over the test images, each penalty beyond the top stitched into itself at the same cut
 (the two resampled together), maxima and gains over cuts bootstrapped as such; the controls
 are :mod:`stitchkit.controls`' (issue 46): the positive control on every stitching claim, the
@@ -34,18 +34,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import controls, data as data_mod, noise, similarity, zoo
-from ..claims import ClaimSpec
-from ..datasets import DataSpec, test_split
-from ..grid import Net, StitchRecipe, stitch_grid
-from ..hardware import as_device, channels_last_ok
-from ..results import Control
-from ..scales import check_names, param
-from ..similarity import CKABootstrap
-from ..train import evaluate
-from .bansal_core import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
-from .bansal_core import RANDOM, PRESETS, ConnectivityConfig, beyond_self, boot, points, positions
-from .bansal_length import retrain_longer
+from ... import controls, data as data_mod, noise, similarity, zoo
+from ...claims import ClaimSpec
+from ...datasets import DataSpec, test_split
+from ...grid import stitch_grid
+from ...grid_spec import Net, StitchRecipe
+from ...hardware import as_device, channels_last_ok
+from ...results import Control
+from ...scales import check_names, param
+from ...similarity import CKABootstrap
+from ...train import evaluate
+from .common import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
+from .common import RANDOM, PRESETS, ConnectivityConfig, beyond_self, boot, points, positions
+from .length import retrain_longer
 
 
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
@@ -366,7 +367,7 @@ def title(cfg: BottomsConfig, scale: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # The sweeps' training-length control: the cells each page's ``length_checks`` says decide its
-# claims, retrained by :func:`.bansal_length.retrain_longer` and re-judged by the page's summary.
+# claims, retrained by :func:`.length.retrain_longer` and re-judged by the page's summary.
 
 
 def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec], *,
@@ -374,9 +375,9 @@ def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame,
     """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's decided claims (``cfg`` a :class:`SamplesConfig`,
     :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or :class:`SimCLRConfig`: its
     ``length_checks``),
-    each retrained with :data:`bansal.LONGER` times the epochs at the stitches that decide it
+    each retrained with :data:`stitchkit.grid_spec.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
-    :func:`bansal.retrain_longer`: the claim's copy with the control takes its place in
+    :func:`.length.retrain_longer`: the claim's copy with the control takes its place in
     ``claims``). Returns one row per check and sender."""
     return retrain_longer(cfg.length_checks(scale, table, claims), claims, device=device, store=store,
                           progress=progress)

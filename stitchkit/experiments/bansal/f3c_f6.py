@@ -7,7 +7,7 @@ with several tops), in catalogue order:
   (:func:`simclr_length_section`).
 
 Each with the cells that decide its claims for the training-length control. The grid, claim
-helpers and recipe are the sweeps' (:mod:`.bansal_bottoms`).
+helpers and recipe are the sweeps' (:mod:`.bottoms`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from typing import Sequence
 
 import pandas as pd
 
-from .. import controls, zoo
-from ..claims import ClaimSpec
-from ..display import Section, plain
-from ..results import at_least, at_most, load_spot_json
-from ..scales import param
-from .bansal_core import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
-from .bansal_bottoms import (IMPROVE_MIN, BottomsConfig, accuracy_gap, BeyondSelf, judged_beyond_self, grid_bootstrap, positive_control,
+from ... import controls, zoo
+from ...claims import ClaimSpec
+from ...display import Section, plain
+from ...provenance import load_spot_json
+from ...results import at_least, at_most
+from ...scales import param
+from .common import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
+from .bottoms import (IMPROVE_MIN, BottomsConfig, accuracy_gap, BeyondSelf, judged_beyond_self, grid_bootstrap, positive_control,
                              gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger, premise_stronger, bottoms_into_top)
 
 

@@ -21,12 +21,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import controls, noise
-from ..claims import ClaimSpec
-from ..datasets import DataSpec
-from ..grid import LONGER, Net, stitch_grid
-from ..results import Criterion, criterion
-from .bansal_core import SELF, ConnectivityConfig
+from ... import controls, noise
+from ...claims import ClaimSpec
+from ...datasets import DataSpec
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net
+from ...results import Criterion, criterion
+from .common import SELF, ConnectivityConfig
 
 # sender seeds trained by the recipe (seed 1 is every page's trained sender): five, so that t has 4 degrees
 # of freedom (t = 2.78; with three, 4.30)
@@ -55,7 +56,7 @@ def seed_component(cfg: ConnectivityConfig, scale: str, cuts=None, *, device=Non
     """Stitch :data:`REPLICATES` senders of ``cfg``'s recipe (and the receiver into itself) into
     the receiver (seed 0) at ``cuts`` (default: every cut) and measure the spread of their
     penalties beyond the self-stitch. Cached like any grid: the pages share it."""
-    from .. import zoo
+    from ... import zoo
 
     receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
     receiver.model, _ = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)
@@ -87,8 +88,8 @@ def cka_seed_component(cfg, scale: str, n_images: int, cuts=None, *, device=None
     and each of :data:`REPLICATES` at ``cuts`` (default: every cut) on ``n_images`` test images,
     its standard deviation between the replicates pooled over the cuts (CKA units). ``cfg``: any
     config with ``variant(scale, seed)`` (B-F7's). The same networks as :func:`seed_component`'s."""
-    from .. import zoo
-    from .bansal_bottoms import cka_per_cut
+    from ... import zoo
+    from .bottoms import cka_per_cut
 
     receiver = cfg.variant(scale, 0)
     model, _ = zoo.load_or_train(receiver, device=device, store=store, progress=progress)

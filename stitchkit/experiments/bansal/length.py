@@ -7,20 +7,21 @@ at the cells that decide it: those stitches *and the receiver's self-stitches at
 the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
 on that table (:func:`retrain_longer`; :func:`stitchkit.controls.training_length` passes when the
 re-judged claim gives the same decided result). Which cells decide a claim is each page's own
-rule (B-F2A's in :mod:`.bansal`, the sweeps' in :mod:`.bansal_bottoms` and the pages' modules).
+rule (B-F2A's in :mod:`.f2a`, the sweeps' in :mod:`.bottoms` and the pages' modules).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .. import controls
-from ..claims import ClaimSpec, replace_in
-from ..datasets import DataSpec
-from ..display import plain
-from ..grid import LONGER, Net, stitch_grid
-from ..grid import replace_cells as replace_grid_cells
-from .bansal_core import SELF
+from ... import controls
+from ...claims import ClaimSpec, replace_in
+from ...datasets import DataSpec
+from ...display import plain
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net
+from ...grid import replace_cells as replace_grid_cells
+from .common import SELF
 
 
 # per-stitch columns of a grid row that a retrained stitch replaces (the receiver's stay)

@@ -44,21 +44,22 @@ from torch import nn
 
 import numpy as np
 
-from .. import controls, noise
-from .. import data as data_mod
-from .. import zoo
-from ..claims import ClaimSpec, replace_in
-from ..datasets import DataSpec, test_split, train_split
-from ..datasets import fingerprint as data_fingerprint
-from ..grid import LONGER, Net, stitch_grid
-from ..hardware import as_device, channels_last_ok, compile_wins, to_memory_format
-from ..results import Control, at_least, at_most
-from ..scales import param
-from ..store import Store, config_key
-from ..train import evaluate, train
-from .bansal_bottoms import own_correct
-from .bansal_core import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
-from .bansal_length import replace_cells
+from ... import controls, noise
+from ... import data as data_mod
+from ... import zoo
+from ...claims import ClaimSpec, replace_in
+from ...datasets import DataSpec, test_split, train_split
+from ...datasets import fingerprint as data_fingerprint
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net
+from ...hardware import as_device, channels_last_ok, compile_wins, to_memory_format
+from ...results import Control, at_least, at_most
+from ...scales import param
+from ...store import Store, config_key
+from ...train import evaluate, train
+from .bottoms import own_correct
+from .common import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
+from .length import replace_cells
 
 SELF = "full network into itself (control)"
 A, B = "few-sample bottom into the full network", "full bottom into the few-sample network"
@@ -399,7 +400,7 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ..plotting import PALETTE, _finish, paper_reference
+    from ...plotting import PALETTE, finish_panels, paper_reference
 
     cuts = list(dict.fromkeys(table.cut))
     x = np.arange(len(cuts))
@@ -417,7 +418,7 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     ax.set_ylabel("full network's accuracy − stitched\n(points; grey: frozen pieces)")
     ax.set_title("which pieces need few samples")
     ax.legend(frameon=False, fontsize=8)
-    _finish(fig, [ax], cuts, "stitch point", "")
+    finish_panels(fig, [ax], cuts, "stitch point", "")
     c = curves(metrics)
     full_test = 100 * metrics["full network"]["test"]["accuracy"]
     paper_reference(bx, full_test - WITHIN_MAX, full_test,

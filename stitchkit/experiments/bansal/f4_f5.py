@@ -6,7 +6,7 @@
 - B-F5, random vs trained: B-F2A's grid plus the linear CKA of each sender with the receiver at
   every cut, stitching and CKA judged on their bootstraps.
 
-The models, stitches and claims they build on are B-F2A's (:mod:`.bansal_core`).
+The models, stitches and claims they build on are B-F2A's (:mod:`.common`).
 """
 
 from __future__ import annotations
@@ -17,18 +17,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import controls, noise, similarity, zoo
-from ..claims import ClaimSpec, replace_in
-from ..datasets import DataSpec, test_split
-from ..grid import LONGER, Net, StitchRecipe, stitch_grid
-from ..results import at_least, at_most
-from ..scales import check_names, param
-from ..similarity import CKABootstrap
-from .bansal_core import (RANDOM, SELF, TRAINED, ConnectivityConfig, extend_presets, trained_pair,
+from ... import controls, noise, similarity, zoo
+from ...claims import ClaimSpec, replace_in
+from ...datasets import DataSpec, test_split
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net, StitchRecipe
+from ...results import at_least, at_most
+from ...scales import check_names, param
+from ...similarity import CKABootstrap
+from .common import (RANDOM, SELF, TRAINED, ConnectivityConfig, extend_presets, trained_pair,
                           connectivity_claims, boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary,
                           estimate_numbers,
                           points, positions, replicate_vectors)
-from .bansal_length import replace_cells
+from .length import replace_cells
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,20 +1,7 @@
-"""Bansal, Nakkiran & Barak 2021, "Revisiting model stitching to compare neural representations":
-B-F2A (stitching connectivity) and the names the B-F2A, B-F4 and B-F5 pages use.
-
-The Bansal part of the library, by figure family (catalogue order):
-
-- :mod:`.bansal_core`: B-F2A's models, stitch recipe and grid (shared by every Bansal page), the
-  paired-bootstrap helpers the claims are judged with, and B-F2A's claims;
-- :mod:`.bansal_length`: the training-length control (:func:`retrain_longer`) and :func:`decided`;
-- this module: B-F2A's other architectures (one panel each), B-F2A's tables and figures, and its
-  training-length control;
-- :mod:`.bansal_layers`: B-F4 (stitch kernel size) and B-F5 (random vs trained, with CKA);
-- :mod:`.bansal_sweeps` (with :mod:`.bansal_bottoms`, :mod:`.bansal_training`,
-  :mod:`.bansal_pairs`): B-F2C, B-F3A, B-F3B, B-F3C, B-F6 and B-F7;
-- :mod:`.bansal_table` (B-F2B, B-T1), :mod:`.bansal_finetune` (B-F8), :mod:`.bansal_freeze` (B-F9).
-
-Pages import this module (``from stitchkit.experiments import bansal``): the names they, the
-tests and the sibling modules use from it are re-exported below.
+"""B-F2A, stitching connectivity (Bansal, Nakkiran & Barak 2021, Figure 2A and Section 4): the other
+architectures beside the base ResNet-18 (one panel each), the page's tables and figures, and its
+training-length control. The base ResNet-18's recipe, grid and claims are the part's shared core,
+:mod:`.common`; the training-length control's machinery is :mod:`.length`.
 """
 
 from __future__ import annotations
@@ -26,41 +13,24 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import controls, plotting, zoo
-from ..claims import ClaimSpec
-from ..datasets import DataSpec
-from ..grid import LONGER, Net, StitchRecipe, stitch_grid
-from ..results import Control, Criterion, at_most
-from ..scales import param
-from ..similarity import CKA_METHOD, CKA_SAMPLE, CKABootstrap
-from .bansal_core import (BEYOND, CONNECTED_MAX_PENALTY, DEMO_STITCH_LR, PRESETS, RANDOM,
-                          RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF, TRAINED, ConnectivityConfig,
-                          beyond_self, connectivity_claims, extend_presets, boot, connectivity,
-                          connectivity_summary, estimate_numbers, points, positions, receiver_snapshots,
-                          self_stitch_control)
-from .bansal_length import decided, length_table, replace_cells, retrain_longer
-from .bansal_layers import (AGREEMENT_MAX_RHO, CKA_EARLY_MIN, KERNEL_MAX_SPREAD, PRESETS_F4, PRESETS_F5,
-                            KernelSizeConfig, RandomVsTrainedConfig, kernel_length_control, kernel_sizes,
-                            kernel_sizes_summary, random_vs_trained, random_vs_trained_summary)
+from ... import controls, plotting, zoo
+from ...claims import ClaimSpec
+from ...datasets import DataSpec
+from ...grid import stitch_grid
+from ...grid_spec import Net, StitchRecipe
+from ...results import Control, Criterion, at_most
+from ...scales import param
+from .common import (BEYOND, CONNECTED_MAX_PENALTY, RANDOM, RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF,
+                     TRAINED, ConnectivityConfig, beyond_self, connectivity_claims, extend_presets, boot,
+                     estimate_numbers, points, positions, self_stitch_control)
+from .length import retrain_longer
 
 __all__ = [
-    # defined here: B-F2A's other architectures and training-length control
+    # B-F2A's other architectures and training-length control
     "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "architectures", "architectures_summary", "deciding_cuts",
     "spread", "training_length_control",
-    # defined here: B-F2A's tables and figures
+    # B-F2A's tables and figures
     "architectures_table", "penalty_table", "plot_architectures", "plot_penalty",
-    # re-exported: B-F2A's core (bansal_core)
-    "CONNECTED_MAX_PENALTY", "DEMO_STITCH_LR", "PRESETS", "RANDOM", "RANDOM_EARLY_MAX_PENALTY",
-    "RANDOM_LATE_MIN_PENALTY", "SELF", "TRAINED", "ConnectivityConfig", "connectivity", "connectivity_summary",
-    "receiver_snapshots",
-    # the training-length control (bansal_length; LONGER from stitchkit.grid)
-    "LONGER", "decided", "length_table", "replace_cells", "retrain_longer",
-    # B-F4 and B-F5 (bansal_layers)
-    "AGREEMENT_MAX_RHO", "CKA_EARLY_MIN", "KERNEL_MAX_SPREAD", "PRESETS_F4", "PRESETS_F5", "KernelSizeConfig",
-    "RandomVsTrainedConfig", "kernel_length_control", "kernel_sizes", "kernel_sizes_summary", "random_vs_trained",
-    "random_vs_trained_summary",
-    # CKA's bootstrap (stitchkit.similarity), as the pages imported it
-    "CKA_METHOD", "CKA_SAMPLE", "CKABootstrap",
 ]
 
 
@@ -340,7 +310,7 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
 
 def _rejudge_connectivity(key: str) -> Callable[[pd.DataFrame], Criterion]:
     if key == "same_trend":  # B-F5's: the trend of the random bottom's penalty against its CKA
-        from .bansal_layers import rejudge_trend
+        from .f4_f5 import rejudge_trend
 
         return rejudge_trend
     return lambda t: next(c for c in connectivity_claims(t)[1] if c.key == key).criterion

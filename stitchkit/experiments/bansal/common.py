@@ -16,7 +16,7 @@ on one shared resample of the test images, so a stitch, its receiver and the rec
 self-stitch at the same cut are compared image by image, and a maximum over cuts is resampled as
 a maximum. The controls come from :mod:`stitchkit.controls`: the two-sided self-stitch control
 (|self-penalty| within 0.5 points both ways, the largest over cuts with its sign), premises judged
-on their intervals, and the training-length control (:mod:`.bansal_length`), which retrains the
+on their intervals, and the training-length control (:mod:`.length`), which retrains the
 cells that decide a verdict *and* the receiver's self-stitches at those cuts at ``LONGER`` x the
 epochs and re-judges the claim on them. After direct matching the self-stitch starts exact, so it
 cannot see an under-trained stitch: that is the length control's job.
@@ -31,14 +31,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import controls, noise, zoo
-from ..claims import ClaimSpec
-from ..datasets import DataSpec
-from ..grid import Net, StitchRecipe, stitch_grid
-from ..results import Control, at_least, at_most
-from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
-from ..similarity import CKA_METHOD
-from ..train import TrainConfig
+from ... import controls, noise, zoo
+from ...claims import ClaimSpec
+from ...datasets import DataSpec
+from ...grid import stitch_grid
+from ...grid_spec import Net, StitchRecipe
+from ...results import Control, at_least, at_most
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
+from ...similarity import CKA_METHOD
+from ...train import TrainConfig
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import controls, noise, zoo
-from ..claims import ClaimSpec, replace_in
-from ..datasets import DataSpec
-from ..grid import LONGER, Net, StitchRecipe, stitch_grid
-from ..grid import replace_cells as replace_grid_cells
-from ..results import at_least
-from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, check_scale, param
-from ..train import TrainConfig
-from .bansal_bottoms import own_correct
-from .bansal_core import DEMO_STITCH_LR
-from .bansal_freeze import FreezeSpec, freeze_train
+from ... import controls, noise, zoo
+from ...claims import ClaimSpec, replace_in
+from ...datasets import DataSpec
+from ...grid import stitch_grid
+from ...grid_spec import LONGER, Net, StitchRecipe
+from ...grid import replace_cells as replace_grid_cells
+from ...results import at_least
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, check_scale, param
+from ...train import TrainConfig
+from .bottoms import own_correct
+from .common import DEMO_STITCH_LR
+from .f9 import FreezeSpec, freeze_train
 
 # points: "fine-tuning tells a random bottom from a trained one less well than stitching does": how far
 # stitching separates them (random-bottom penalty minus trained-bottom penalty) exceeds how far fine-tuning

@@ -1,22 +1,6 @@
-"""Bansal et al. 2021, Sections 5-6: weaker or stronger bottoms stitched into one top, and B-F7,
-the CKA between their networks; the names the B-F2C, B-F3A, B-F3B, B-F3C, B-F6, B-F7 and B-F9
-pages use.
-
-Each stitching figure varies one thing about the bottom (sender) network and stitches it into a
-fixed top (receiver) at several cuts, with the receiver stitched into itself as the convergence
-control and the linear CKA between bottom and top at each cut beside the penalty. By module:
-
-- :mod:`.bansal_bottoms`: their shared config, grid, claim helpers, display tables and
-  training-length control;
-- :mod:`.bansal_training`: B-F2C (number of samples), B-F3A (label distribution), B-F3B
-  (training time), each into one top;
-- :mod:`.bansal_pairs`: B-F3C (width, every ordered pair) and B-F6 (SimCLR vs supervised, both
-  directions);
-- this module: B-F7, CKA for "more is better" between the networks of B-F2C, B-F3B and B-F3C (no
-  stitching).
-
-Pages import this module (``from stitchkit.experiments import bansal_sweeps as sweeps``): the names
-they, the tests, the sibling modules and the benchmarks use from it are re-exported below.
+"""B-F7 (Bansal et al. 2021, Section 6): CKA for "more is better", the per-layer linear CKA between the
+weaker and stronger networks of B-F2C, B-F3B and B-F3C (no stitching). Those pages' networks and
+recipes are :mod:`.f2c_f3ab` and :mod:`.f3c_f6`, on the sweeps' machinery in :mod:`.bottoms`.
 """
 
 from __future__ import annotations
@@ -26,41 +10,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import controls, noise, zoo
-from ..claims import ClaimSpec
-from ..results import at_least, at_most, within
-from ..scales import param
-from .bansal_core import SELF, cka_estimate, cka_reps_of
-from .bansal_bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, PREMISE_MARGIN, SIMILAR_MAX, BottomsConfig,
-                             accuracy_table, bottoms_into_top, cka_per_cut, own_correct, per_cut, same_task, title,
-                             training_length_control)
-from .bansal_training import (LABEL_VARIANTS, NORMAL, PRESETS_F2C, PRESETS_F3A, PRESETS_F3B, EpochsConfig,
-                              LabelsConfig, SamplesConfig, thousands_label, epochs, epochs_summary, labels, labels_summary,
-                              samples, samples_summary)
-from .bansal_pairs import (CKA_MARGIN, E2E_BOTTOM, E2E_SEED, E2E_TOP, PAPER_SIMCLR_CKA, PRESETS_F3C, PRESETS_F6,
-                           PROBE_MAX_GAP, SIMCLR, SimCLRConfig, WidthConfig, width_name, simclr_length_section,
-                           simclr_length_table, simclr_summary, simclr_vs_e2e, widths, widths_summary)
-from .bansal_length import length_table
+from ... import controls, noise, zoo
+from ...claims import ClaimSpec
+from ...results import at_least, at_most, within
+from ...scales import param
+from .common import cka_estimate, cka_reps_of
+from .bottoms import cka_per_cut, own_correct
+from .f2c_f3ab import PRESETS_F2C, thousands_label
+from .f3c_f6 import width_name
 
-__all__ = [
-    # defined here: B-F7
-    "CKA_SAMPLES_NEAR_ZERO", "CKA_SIMILAR_MIN", "CKA_WIDTH_RANGE", "PAPER_WIDTH_CKA", "PRESETS_F7", "MoreCKAConfig", "more_cka",
-    "more_cka_summary",
-    # re-exported: the sweeps' machinery (bansal_bottoms; SELF from bansal_core)
-    "CONVERGE_MIN", "DEGRADE_MIN", "IMPROVE_MIN", "PREMISE_MARGIN", "SELF", "SIMILAR_MAX", "BottomsConfig",
-    "accuracy_table", "bottoms_into_top", "cka_per_cut", "own_correct", "per_cut", "same_task", "title",
-    "training_length_control",
-    # B-F2C, B-F3A, B-F3B (bansal_training)
-    "LABEL_VARIANTS", "NORMAL", "PRESETS_F2C", "PRESETS_F3A", "PRESETS_F3B", "EpochsConfig", "LabelsConfig",
-    "SamplesConfig", "epochs", "epochs_summary", "labels", "labels_summary", "samples", "samples_summary",
-    # B-F3C, B-F6 (bansal_pairs)
-    "CKA_MARGIN", "E2E_BOTTOM", "E2E_SEED", "E2E_TOP", "PAPER_SIMCLR_CKA", "PRESETS_F3C", "PRESETS_F6",
-    "PROBE_MAX_GAP", "SIMCLR",
-    "SimCLRConfig", "WidthConfig", "simclr_length_section", "simclr_length_table", "simclr_summary",
-    "simclr_vs_e2e", "widths", "widths_summary",
-    # the training-length control's table as a page shows it (bansal_length)
-    "length_table",
-]
+__all__ = ["CKA_SAMPLES_NEAR_ZERO", "CKA_SIMILAR_MIN", "CKA_WIDTH_RANGE", "PAPER_WIDTH_CKA", "PRESETS_F7", "MoreCKAConfig",
+           "more_cka", "more_cka_summary"]
 
 
 # --------------------------------------------------------------------------------------------
