@@ -16,15 +16,17 @@ from ... import controls, noise
 from ... import data as data_mod
 from ... import similarity as sim
 from ...claims import ClaimSpec, replace_in
-from ...datasets import DataSpec, test_split, train_split
+from ...datasets import DataSpec, combined_fingerprint, test_split, train_split
 from ...grid import stitch_grid
-from ...grid_spec import LONGER
+from ...grid_spec import LONGER, StitchRecipe
 from ...hardware import as_device
 from ...noise import Estimate
+from ...ood import DetectorSpec
 from ...progress import progress_bar
 from ...results import Control, Criterion, at_least, at_most, more_than
 from ...scales import check_scale, param
 from ...store import Store
+from ...zoo import ModelSpec
 from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
                      tlm_gain_numbers, tlm_retrained, with_longer)
 
@@ -90,6 +92,20 @@ def detector_recipe(cfg: OODConfig, arch: str):
                           finetune_epochs=cfg.detector_finetune, exposure=EXPOSURE)
 
 
+@dataclass(frozen=True)
+class StitchEnergies:
+    """The cache key of one stitch's energies: the test images through the sender up to ``cut_i``,
+    the trained stitch, then the receiver's detector at its cut (``detector``: the receiver, the
+    cut, the detector's recipe). Scoring every stitch of J-F2's four grids is most of a re-run's
+    time, and an interrupted run resumes from the stitches it scored."""
+
+    detector: DetectorSpec
+    sender: ModelSpec
+    cut_i: str
+    stitch: StitchRecipe
+    test_size: int | None
+
+
 def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
     """TLM and DM stitches into network #0 from itself (intra) and from network #1 (inter):
     relative accuracy and detector AUROC per (source block i, target block j); the detectors'
@@ -127,8 +143,24 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
     seen = sim.model_activations(model, held.images, layers, normalisation=norm, device=device)
     src_acts = {rx.name: own, other.name: sim.model_activations(other.load(device, store, None, progress), test.images,
                                                                 layers, normalisation=norm, device=device)}
-    stitches = {(method, kind): load_stitches(rx if kind == "intra" else other, rx, cut_pairs, recipes[method], data,
-                                              device=device, store=store) for method, kind in grids}
+    stitches: dict = {}  # (method, kind) -> its trained stitches, read once, when a stitch is first scored
+
+    def stitched_energies(method: str, kind: str, src, cut_i: str, j: str, det) -> torch.Tensor:
+        """The energies of the test images stitched from ``src`` at ``cut_i`` into the receiver at
+        ``j`` (computed once, then read from the store)."""
+        def compute():
+            if (method, kind) not in stitches:
+                stitches[(method, kind)] = load_stitches(src, rx, cut_pairs, recipes[method], data, device=device,
+                                                         store=store)
+            stitch = stitches[(method, kind)][(cut_i, j)]
+            with torch.no_grad():
+                out = torch.cat([stitch(h) for h in src_acts[src.name][cut_i].to(device).split(500)])
+            return {"n": len(out)}, {"energy": ood.scores(det, out)}
+
+        key = StitchEnergies(DetectorSpec(rx.spec, j, recipe), src.spec, cut_i, recipes[method], cfg.test_size)
+        salt = combined_fingerprint(data, rx.spec.data, src.spec.data)
+        return store.get_or_compute(key, compute, salt=salt).tensors["energy"]
+
     counts = noise.resampler(len(test), "test").counts  # one resample of the test images for every AUROC
     far_counts = noise.resampler(len(aux_test), "mnist test").counts
     seen_counts = noise.resampler(len(held), "detector training images").counts
@@ -152,10 +184,7 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
         for (method, kind), grid in grids.items():
             src = rx if kind == "intra" else other
             for row in grid[grid.cut_j == j].itertuples():
-                stitch = stitches[(method, kind)][(row.cut_i, j)]
-                with torch.no_grad():
-                    out = torch.cat([stitch(h) for h in src_acts[src.name][row.cut_i].to(device).split(500)])
-                e = ood.scores(det, out)
+                e = stitched_energies(method, kind, src, row.cut_i, j, det)
                 if kind == "intra" and j == layers[0]:
                     energies[(method, row.cut_i)] = e
                 auroc_reps.append(ood.auroc_replicates(e_in, e, counts))  # paired: the same test images
