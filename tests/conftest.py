@@ -63,6 +63,9 @@ def compiled_book(tmp_path_factory) -> Path:
     both workers compiled it)."""
     import fcntl
 
+    import shutil
+
+    from stitchkit import paths
     from stitchkit.book import execution
     from stitchkit.fileio import atomic_write_text
 
@@ -73,7 +76,14 @@ def compiled_book(tmp_path_factory) -> Path:
     with open(root / "compiled-book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            html = execution.compile_book(root / "compiled-book")
+            # a copy of the book: compiling writes its generated pages (scorecard, part pages, the table
+            # of contents), which must not rewrite the working tree's committed ones
+            copy = root / "book-copy"
+            shutil.copytree(paths.BOOK_DIR, copy / "book")
+            shutil.copytree(paths.REPO_ROOT / "benchmarks", copy / "benchmarks")
+            for name in ("_config.yml", "_toc.yml"):
+                shutil.copy(paths.REPO_ROOT / name, copy / name)
+            html = execution.compile_book(root / "compiled-book", root=copy)
             atomic_write_text(done, str(html))
         return Path(done.read_text())
 

@@ -399,23 +399,27 @@ def _compare_rerun(figure_id: str, before: dict | None, path: Path) -> None:
           "texts)", flush=True)
 
 
-def compile_book(output: Path | None = None, problems: dict[str, str] | None = None) -> Path:
-    """Jupyter Book 1.x build of the repository root with warnings as errors (execution off)."""
+def compile_book(output: Path | None = None, problems: dict[str, str] | None = None, *,
+                 root: Path | None = None) -> Path:
+    """Jupyter Book 1.x build of the repository root with warnings as errors (execution off).
+    ``root``: another folder laid out like it (``book/``, ``_config.yml``, ``_toc.yml``,
+    ``benchmarks/``), e.g. the tests' copy, whose generated pages are written there instead."""
+    root = Path(root or paths.REPO_ROOT)
     # scorecard, part pages, results.csv/json and _toc.yml from the results files (bad ones left out, named)
-    bookpages.write_pages(problems=problems)
+    bookpages.write_pages(root / "book", toc=root / "_toc.yml", problems=problems)
     exe = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(paths.REPO_ROOT), "--builder", "html",
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root), "--builder", "html",
            "-W", "-n", "--keep-going"]
-    html = Path(output or paths.REPO_ROOT) / "_build" / "html"
+    html = Path(output or root) / "_build" / "html"
     if output is not None:
         cmd += ["--path-output", str(output)]
-    if _static_changed(html):
+    if _static_changed(html, root / "book" / "_static"):
         cmd.append("--all")  # Sphinx copies static files only when some page is rebuilt
     subprocess.run(cmd, check=True)
     return html
 
 
-def _static_changed(html: Path) -> bool:
+def _static_changed(html: Path, src: Path) -> bool:
     """Whether a file of the book's static folder (styles, scripts) differs from the built copy:
     an incremental build with no changed page would keep the old one."""
     import filecmp
@@ -423,7 +427,6 @@ def _static_changed(html: Path) -> bool:
     built = html / "_static"
     if not built.is_dir():
         return False
-    src = paths.BOOK_DIR / "_static"
     return any(f.is_file() and not ((built / f.relative_to(src)).is_file()
                                     and filecmp.cmp(f, built / f.relative_to(src), shallow=False))
                for f in src.rglob("*"))
