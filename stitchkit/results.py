@@ -422,7 +422,7 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         from . import store  # torch, only when a run saves
 
-        from .staleness import library_hashes
+        from .staleness import CODE_HASH, library_hashes
 
         return {"id": self.figure_id, "scale": self.scale, "params": self.params,
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
@@ -431,7 +431,8 @@ class Run:
                 "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims],
                 **({"figures": dict(self.figures)} if self.figures else {}),
                 # the library modules this run imported, by hash: the page is behind when one changes
-                "library_sha256": dict(sorted({**library_hashes(), **self._library}.items()))}
+                "library_sha256": dict(sorted({**library_hashes(), **self._library}.items())),
+                "library_hash": CODE_HASH}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
         default = paths.RUNS_DIR / "interactive" / f"{self.figure_id}.results.json"

@@ -12,9 +12,10 @@ the figure registry, and the dataclass is the presets' type. It is the one sourc
 figure's parameters:
 
 - the notebook's ``parameters`` cell lists exactly its fields, each ``name = None  # help``
-  (a test checks this for every notebook), and resolves them with
-  ``cfg = resolve(PRESETS, scale, globals())``: every field's value in the namespace that is not
-  ``None`` overrides the scale's preset, by field name, without listing them by hand;
+  (``stitchkit sync`` writes it; a test checks every notebook), and its opening line,
+  ``run, cfg = open_page("B-F2A", globals())`` (:mod:`stitchkit.page`), resolves them with
+  :func:`resolve`: every field's value in the namespace that is not ``None`` overrides the
+  scale's preset, by field name, without listing them by hand;
 - the CLI validates ``-p`` values against it before any data is read or model built.
 
 A field's allowed values are its type, ``choices``, bounds, and for a tuple the same rules per

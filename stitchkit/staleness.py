@@ -9,6 +9,11 @@ modules whose file has changed (or gone) since; :func:`behind_reason` says why a
 one line, for ``stitchkit list``, ``make book``, the part pages and the page's provenance box. A run
 from before this record (no ``library_sha256``) is judged by its notebook alone.
 
+A module's hash is of its code, not its bytes (:func:`code_hash`, recorded with ``library_hash``:
+:data:`CODE_HASH`): the module's syntax tree without its docstrings, so an edit to a docstring, a
+comment or the layout leaves the pages current (no docstring reaches a page's results). A run
+recorded before this (no ``library_hash``) is compared by its files' bytes, as it recorded them.
+
 A page behind the library is re-run by ``make book``; if the re-run (from the cache: minutes)
 reproduces the page's numbers and verdicts bit for bit, the page is current again and says so
 (:func:`same_results`); otherwise the build names what changed.
@@ -18,6 +23,7 @@ Plain Python: ``stitchkit list`` reads it without importing torch.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import math
 import sys
@@ -29,28 +35,52 @@ from . import paths
 
 PACKAGE = "stitchkit"
 # results keys that describe the run rather than what it found: left out when two runs' results are compared
-RUN_KEYS = ("provenance", "library_sha256", "source", "source_sha256", "figures")
-_HASHES: dict[tuple[str, int, int], str] = {}
+RUN_KEYS = ("provenance", "library_sha256", "library_hash", "source", "source_sha256", "figures")
+CODE_HASH = "code-v1"  # library_sha256 holds code_hash() values (a record without library_hash: file_hash())
+_HASHES: dict[tuple[str, str, int, int], str] = {}
 RACY_NS = 2_000_000_000  # a file modified less than this long ago is hashed afresh each time
 
 
-def file_hash(path: Path) -> str:
-    """SHA-256 of a file's bytes (remembered per path, modification time and size, once the file
-    is older than the clock's granularity could hide: two writes of the same size within one
+def _memo_hash(path: Path, kind: str, digest_of) -> str:
+    """``digest_of(bytes)`` of a file, remembered per path, modification time and size once the file
+    is older than the clock's granularity could hide (two writes of the same size within one
     timestamp tick would otherwise share a memo, as in "racy git")."""
     st = path.stat()
-    memo = (str(path), st.st_mtime_ns, st.st_size)
+    memo = (kind, str(path), st.st_mtime_ns, st.st_size)
     if memo in _HASHES:
         return _HASHES[memo]
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = digest_of(path.read_bytes())
     if time.time_ns() - st.st_mtime_ns > RACY_NS:
         _HASHES[memo] = digest
     return digest
 
 
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes (a notebook's; a library module's in runs recorded before
+    :data:`CODE_HASH`)."""
+    return _memo_hash(path, "file", lambda data: hashlib.sha256(data).hexdigest())
+
+
+def _code_digest(source: bytes) -> str:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
+def code_hash(path: Path) -> str:
+    """SHA-256 of a module's code: its syntax tree (no line numbers) without docstrings. Comments,
+    docstrings and layout do not change it; any change to what runs does."""
+    return _memo_hash(path, "code", _code_digest)
+
+
 def library_hashes(root: Path | None = None) -> dict[str, str]:
-    """{module file relative to ``root`` (the repository root): SHA-256} for every ``stitchkit``
-    module imported in this process whose file lies under ``root``."""
+    """{module file relative to ``root`` (the repository root): :func:`code_hash`} for every
+    ``stitchkit`` module imported in this process whose file lies under ``root``."""
     root = Path(root or paths.REPO_ROOT).resolve()
     out = {}
     for name, module in list(sys.modules.items()):
@@ -61,7 +91,7 @@ def library_hashes(root: Path | None = None) -> dict[str, str]:
             continue
         path = Path(file).resolve()
         if path.is_relative_to(root):
-            out[path.relative_to(root).as_posix()] = file_hash(path)
+            out[path.relative_to(root).as_posix()] = code_hash(path)
     return dict(sorted(out.items()))
 
 
@@ -72,8 +102,9 @@ def library_changes(results: Mapping[str, Any], root: Path | None = None) -> lis
     if not isinstance(recorded, Mapping):
         return []
     root = Path(root or paths.REPO_ROOT)
+    digest = code_hash if results.get("library_hash") == CODE_HASH else file_hash
     return sorted(rel for rel, sha in recorded.items()
-                  if not (root / rel).is_file() or file_hash(root / rel) != sha)
+                  if not (root / rel).is_file() or digest(root / rel) != sha)
 
 
 def named(modules: list[str], most: int = 4) -> str:
@@ -119,5 +150,5 @@ def same_results(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
     return out
 
 
-__all__ = ["PACKAGE", "RUN_KEYS", "behind_reason", "file_hash", "library_changes", "library_hashes", "named",
+__all__ = ["CODE_HASH", "PACKAGE", "RUN_KEYS", "behind_reason", "code_hash", "file_hash", "library_changes", "library_hashes", "named",
            "same_results"]

@@ -6,7 +6,7 @@ from stitchkit import paths, staleness
 def test_a_run_records_the_library_modules_it_imported_by_hash():
     hashes = staleness.library_hashes()
     assert "stitchkit/staleness.py" in hashes and "stitchkit/paths.py" in hashes
-    assert hashes["stitchkit/staleness.py"] == staleness.file_hash(paths.REPO_ROOT / "stitchkit" / "staleness.py")
+    assert hashes["stitchkit/staleness.py"] == staleness.code_hash(paths.REPO_ROOT / "stitchkit" / "staleness.py")
     assert all(k.startswith("stitchkit/") and k.endswith(".py") for k in hashes)
 
 
@@ -24,6 +24,23 @@ def test_changed_and_gone_modules_are_named(tmp_path):
     assert staleness.behind_reason(results, root=tmp_path) == "library changed since the run: edited.py, gone.py"
     assert staleness.behind_reason({}, root=tmp_path) is None  # a run from before the record: its notebook alone
     assert staleness.named([f"stitchkit/m{i}.py" for i in range(6)]) == "m0.py, m1.py, m2.py, m3.py and 2 more"
+
+
+def test_a_module_is_behind_when_its_code_changes_not_its_docstrings_or_comments(tmp_path):
+    """Code hashes (issue 48): a docstring, a comment or the layout leaves the pages current; a
+    change to what runs does not. A run recorded before code hashes is compared by its files' bytes."""
+    (tmp_path / "stitchkit").mkdir()
+    m = tmp_path / "stitchkit" / "m.py"
+    m.write_text('"""Doc."""\n\ndef f(x):\n    """Twice."""\n    return 2 * x  # double\n')
+    results = {"library_sha256": {"stitchkit/m.py": staleness.code_hash(m)}, "library_hash": staleness.CODE_HASH}
+    old = {"library_sha256": {"stitchkit/m.py": staleness.file_hash(m)}}
+    m.write_text('"""Another doc."""\n\n\ndef f(x):  # a new comment\n    """Two times x."""\n    return 2 * x\n')
+    assert staleness.library_changes(results, tmp_path) == []
+    assert staleness.library_changes(old, tmp_path) == ["stitchkit/m.py"]  # bytes, as it was recorded
+    m.write_text('def f(x):\n    return 3 * x\n')
+    assert staleness.library_changes(results, tmp_path) == ["stitchkit/m.py"]
+    m.write_text('def f(x):\n    """Only a docstring now."""\n')
+    assert staleness.library_changes(results, tmp_path) == ["stitchkit/m.py"]  # the body went: code changed
 
 
 def test_runs_are_compared_on_what_they_found_not_on_how_they_ran():
