@@ -62,7 +62,7 @@ detector_pretrain = None  # epochs classifying the layer's activations
 detector_finetune = None  # epochs of energy fine-tuning with the outliers (Liu et al.: 10)
 
 # %%
-from stitchkit.experiments.balogh import display as jdisplay, ood
+from stitchkit.experiments.balogh import common, ood, ood_display
 from stitchkit.page import open_page
 from stitchkit.scales import as_table
 
@@ -82,9 +82,9 @@ result["detectors"].set_index("layer").round(3)
 # images and the test images (0.5 is good).
 
 # %%
-run.figure("matrices", jdisplay.plot_ood_grid(result, methods=("TLM",), kinds=("intra",),
-                                              title=jdisplay.title(scale, "resnet18")))
-run.figure("energies", jdisplay.plot_energies(result, title=jdisplay.title(scale, "resnet18")))
+run.figure("matrices", ood_display.plot_ood_grid(result, methods=("TLM",), kinds=("intra",),
+                                              title=common.title(scale, "resnet18")))
+run.figure("energies", ood_display.plot_energies(result, title=common.title(scale, "resnet18")))
 
 # %% [markdown]
 # ```{glue:figure} matrices

@@ -61,7 +61,7 @@ detector_finetune = None  # epochs of energy fine-tuning with the outliers (Liu 
 # %%
 import pandas as pd
 
-from stitchkit.experiments.balogh import display as jdisplay, ood
+from stitchkit.experiments.balogh import ood, ood_display
 from stitchkit.page import open_page
 from stitchkit.scales import as_table
 
@@ -73,14 +73,14 @@ claims = {}
 for arch, res in results.items():
     numbers, claims[arch] = ood.ood_claims(res)
     run.record(numbers, [])  # the claims after the training-length control below
-jdisplay.detector_table(results)
+ood_display.detector_table(results)
 
 # %% [markdown]
 # Each detector's quality (as in {doc}`J-F1`). Then, per architecture, the paper's grid: a row
 # per method and pairing, relative accuracy on the left, AUROC on the right.
 
 # %%
-run.figure("grid", jdisplay.plot_ood_grid_all(results, scale))
+run.figure("grid", ood_display.plot_ood_grid_all(results, scale))
 
 # %% [markdown]
 # ```{glue:figure} grid

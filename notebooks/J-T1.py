@@ -87,7 +87,7 @@ tlm_batch = None  # images per TLM step (paper 256)
 tlm_inter_pairs = None  # ordered pairs of different networks stitched by TLM, the first k of (0,1), (1,0), (0,2), (2,0), ...; None: all
 
 # %%
-from stitchkit.experiments.balogh import display as jdisplay, identification, identification_verdicts
+from stitchkit.experiments.balogh import common, identification, identification_display, identification_verdicts
 from stitchkit.page import open_page
 from stitchkit.scales import as_table
 
@@ -105,7 +105,7 @@ results = {arch: identification.layer_identification(cfg, scale, arch) for arch 
 rivals = {arch: identification.identification_longer(cfg, scale, res) for arch, res in results.items()}
 for arch, res in results.items():
     run.record(*identification_verdicts.identification_claims(res, rivals[arch]))
-jdisplay.accuracy_table(results)
+common.accuracy_table(results)
 
 # %% [markdown]
 # ## Table 1: ours beside the paper's
@@ -115,7 +115,7 @@ jdisplay.accuracy_table(results)
 # the claims compare measures on TLM's pairs only.
 
 # %%
-jdisplay.table1(results)
+identification_display.table1(results)
 
 # %% [markdown]
 # ## The matrices behind the table
@@ -123,8 +123,8 @@ jdisplay.table1(results)
 # Per architecture: network #0 stitched into itself, and network #0 against network #1.
 
 # %%
-run.figure("intra", jdisplay.plot_matrices_all(results, "intra", scale))
-run.figure("inter", jdisplay.plot_matrices_all(results, "inter", scale))
+run.figure("intra", identification_display.plot_matrices_all(results, "intra", scale))
+run.figure("inter", identification_display.plot_matrices_all(results, "inter", scale))
 
 # %% [markdown]
 # ```{glue:figure} intra
@@ -153,7 +153,7 @@ run.figure("inter", jdisplay.plot_matrices_all(results, "inter", scale))
 # identified.
 
 # %%
-jdisplay.rivals_table(rivals)
+identification_display.rivals_table(rivals)
 
 # %% [markdown]
 # ## Claims

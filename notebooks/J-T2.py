@@ -62,7 +62,7 @@ vit_fraction = None  # ViT: the last fraction of its blocks is tested (paper 6 o
 sensitivity_networks = None  # networks whose low-rank approximations of each tested layer are compared (seeds 0 .. k-1; the authors' code: two)
 
 # %%
-from stitchkit.experiments.balogh import ding, display as jdisplay
+from stitchkit.experiments.balogh import ding, ding_display
 from stitchkit.page import open_page
 from stitchkit.scales import as_table
 
@@ -86,10 +86,10 @@ for arch, res in results.items():
 # dissimilarity, and the fraction of layers whose $\tau$ is significant at the 5% level.
 
 # %%
-jdisplay.table2(results)
+ding_display.table2(results)
 
 # %%
-run.figure("ranks", jdisplay.plot_sensitivity_all(results, scale))
+run.figure("ranks", ding_display.plot_sensitivity_all(results, scale))
 
 # %% [markdown]
 # ```{glue:figure} ranks

@@ -53,7 +53,7 @@ probe_images = None  # training images of each linear probe (paper: the training
 probe_epochs = None  # Adam epochs of each linear probe
 
 # %%
-from stitchkit.experiments.balogh import ding, display as jdisplay
+from stitchkit.experiments.balogh import common, ding, ding_display
 from stitchkit.page import open_page
 from stitchkit.scales import as_table
 
@@ -68,7 +68,7 @@ run, cfg = open_page("J-T3", globals())
 results = {arch: ding.specificity(cfg, scale, arch) for arch in cfg.archs}
 for arch, res in results.items():
     run.record(*ding.specificity_claims(res))
-jdisplay.accuracy_table(results)
+common.accuracy_table(results)
 
 # %% [markdown]
 # ## Table 3: ours beside the paper's
@@ -77,10 +77,10 @@ jdisplay.accuracy_table(results)
 # paper writes ≈ 0 where a correlation is not significant).
 
 # %%
-jdisplay.table3(results)
+ding_display.table3(results)
 
 # %%
-run.figure("scatter", jdisplay.plot_specificity_all(results, scale))
+run.figure("scatter", ding_display.plot_specificity_all(results, scale))
 
 # %% [markdown]
 # ```{glue:figure} scatter

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from stitchkit import noise, probes, similarity, zoo
-from stitchkit.experiments.balogh import common, ding, display, identification, identification_verdicts
+from stitchkit.experiments.balogh import common, ding, identification, identification_display, identification_verdicts
 from stitchkit.experiments.balogh import ood as balogh_ood
 
 
@@ -247,7 +247,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     # within: still 100% at 4x, the same verdict
     assert c["tlm_intra_rn"].controls[-1].passed
     assert not any("longer" in k.text for k in c["others_intra_rn"].controls)
-    table = display.rivals_table({"resnet18": rivals})
+    table = identification_display.rivals_table({"resnet18": rivals})
     assert list(table.columns)[-1] == "still identified" and len(table) == 8
 
 

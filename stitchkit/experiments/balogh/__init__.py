@@ -25,8 +25,9 @@ The package, by figure family (it holds only this docstring: notebooks and tests
 submodule that defines a name):
 
 - :mod:`.common`: the measures' names (``MEASURES``, ``NAMES``, ``HIGHER_IS_SIMILAR``,
-  ``ARCH_NAMES``), :class:`IdentConfig` with J-T1's presets ``PRESETS_T1``, and the grid helpers
-  the figures share;
+  ``ARCH_NAMES``), :class:`IdentConfig` with J-T1's presets ``PRESETS_T1``, the grid helpers
+  the figures share, and what every page's display uses (:func:`title`, :func:`accuracy_table`,
+  :func:`stacked`);
 - :mod:`.identification` (J-T1): the measures on every layer pair (:func:`layer_identification`,
   :func:`structural`), the identification rule (:func:`identified`) and Table 1
   (:func:`identification_table`), the longer-trained rivals (:func:`identification_longer`) and
@@ -40,10 +41,12 @@ submodule that defines a name):
 - :mod:`.ding` (J-T3, J-T2): :class:`SpecificityConfig` and :class:`SensitivityConfig` with
   ``PRESETS_T3`` and ``PRESETS_T2``, the tests (:func:`specificity`, :func:`sensitivity`), their
   claims (:func:`specificity_claims`, :func:`sensitivity_claims`) and ``DING_MEASURES``;
-- :mod:`.display`: the pages' tables (:func:`accuracy_table`, :func:`table1`, :func:`table2`,
-  :func:`table3`, :func:`rivals_table`, :func:`detector_table`), figures (:func:`plot_matrices_all`,
-  :func:`plot_ood_grid`, :func:`plot_ood_grid_all`, :func:`plot_energies`,
-  :func:`plot_specificity_all`, :func:`plot_sensitivity_all`) and their :func:`title`.
+- each family's tables and figures beside it: :mod:`.identification_display` (J-T1:
+  :func:`table1`, :func:`rivals_table`, :func:`plot_matrices_all`), :mod:`.ood_display` (J-F1,
+  J-F2: :func:`detector_table`, :func:`plot_ood_grid`, :func:`plot_ood_grid_all`,
+  :func:`plot_energies`) and :mod:`.ding_display` (J-T2, J-T3: :func:`table2`, :func:`table3`,
+  :func:`plot_sensitivity_all`, :func:`plot_specificity_all`), so that a page imports only its
+  own family's code.
 
 The general pieces live below the experiments: PWCCA with its weights from the narrower side and
 the low-rank approximations in :mod:`stitchkit.similarity`, the linear probes in

@@ -203,3 +203,32 @@ def with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     out = replace_grid_cells(tlm, longer, keys, ("accuracy", "correct"))
     out["penalty"] = out.receiver_accuracy - out.accuracy
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Shared by the pages' tables and figures
+
+
+def title(scale: str, arch: str) -> str:
+    cfg = (zoo.BALOGH_RESNET18 if arch == "resnet18" else zoo.BALOGH_VIT)[scale]
+    what = f"width {cfg['width']}" if arch == "resnet18" else f"dim {cfg['width']}, depth {cfg['depth']}"
+    return f"{ARCH_NAMES[arch]} ({what}) on CIFAR-10, scale '{scale}'"
+
+
+def accuracy_table(results: dict[str, dict]) -> pd.DataFrame:
+    """Test accuracy (%) of every network of every architecture in ``results``."""
+    acc = {net: round(100 * a, 2) for res in results.values() for net, a in res["accuracy"].items()}
+    return pd.DataFrame({"test accuracy (%)": acc})
+
+
+def stacked(draws: list, width: float, height: float):
+    """One figure with a row (a sub-figure) per ``(function, keywords)`` in ``draws``, each drawn
+    by ``function(**keywords, fig=sub_figure)`` in a row of ``height`` inches: one figure per page
+    whatever the number of architectures a run was given."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(width, height * len(draws)), layout="constrained")
+    subs = fig.subfigures(len(draws), 1) if len(draws) > 1 else [fig]
+    for sub, (fn, kw) in zip(subs, draws):
+        fn(**kw, fig=sub)
+    return fig
