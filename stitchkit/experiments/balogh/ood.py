@@ -144,6 +144,7 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
     src_acts = {rx.name: own, other.name: sim.model_activations(other.load(device, store, None, progress), test.images,
                                                                 layers, normalisation=norm, device=device)}
     stitches: dict = {}  # (method, kind) -> its trained stitches, read once, when a stitch is first scored
+    salts = {s.name: combined_fingerprint(data, rx.spec.data, s.spec.data) for s in (rx, other)}  # once per sender
 
     def stitched_energies(method: str, kind: str, src, cut_i: str, j: str, det) -> torch.Tensor:
         """The energies of the test images stitched from ``src`` at ``cut_i`` into the receiver at
@@ -158,8 +159,7 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
             return {"n": len(out)}, {"energy": ood.scores(det, out)}
 
         key = StitchEnergies(DetectorSpec(rx.spec, j, recipe), src.spec, cut_i, recipes[method], cfg.test_size)
-        salt = combined_fingerprint(data, rx.spec.data, src.spec.data)
-        return store.get_or_compute(key, compute, salt=salt).tensors["energy"]
+        return store.get_or_compute(key, compute, salt=salts[src.name]).tensors["energy"]
 
     counts = noise.resampler(len(test), "test").counts  # one resample of the test images for every AUROC
     far_counts = noise.resampler(len(aux_test), "mnist test").counts
