@@ -84,6 +84,9 @@ def test_schedules():
     warm = TrainConfig(schedule="warmup_cosine", warmup=0.1)
     assert lr_factor(warm, 4, 100) == pytest.approx(0.5) and lr_factor(warm, 10, 100) == pytest.approx(1.0)
     assert TrainConfig(epochs=1.5).total_steps(10) == 15 and TrainConfig(steps=7).total_steps(10) == 7
+    lin = TrainConfig(schedule="warmup_linear", warmup=0.1)  # warm-up, then a straight line down to zero
+    assert lr_factor(lin, 4, 100) == pytest.approx(0.5) and lr_factor(lin, 10, 100) == pytest.approx(1.0)
+    assert lr_factor(lin, 55, 100) == pytest.approx(0.5) and lr_factor(lin, 100, 100) == 0.0
 
 
 def test_bad_config_names_valid_choices():
@@ -187,3 +190,24 @@ def test_gradient_clipping_bounds_the_update_and_keeps_old_cache_keys(tiny_split
     train(model, batches, cfg, device="cpu", progress=False)
     moved = torch.sqrt(sum(((p.detach() - b) ** 2).sum() for p, b in zip(model.parameters(), before)))
     assert 0 < moved.item() <= 1e-3 * (1 + 1e-4)  # plain SGD, lr 1: the step is the clipped gradient
+
+
+def test_label_smoothing_and_nesterov_train_and_keep_old_cache_keys(tiny_split):
+    """The gpu recipes' label smoothing and Nesterov momentum (issue 47): off by default, so that
+    every network trained before keeps its cache key; on, they change the run."""
+    from stitchkit.store import config_key
+    assert config_key(TrainConfig()) == config_key(TrainConfig(label_smoothing=0.0, nesterov=False))
+    assert config_key(TrainConfig()) != config_key(TrainConfig(label_smoothing=0.1))
+    with pytest.raises(ValueError, match="label_smoothing"):
+        TrainConfig(label_smoothing=1.0)
+    with pytest.raises(ValueError, match="nesterov needs optimizer 'sgd'"):
+        TrainConfig(optimizer="adam", nesterov=True)
+    base = dict(steps=3, batch_size=16, lr=0.05, augment=False, precision="fp32", schedule="constant")
+    weights = {}
+    for name, extra in (("plain", {}), ("smooth", {"label_smoothing": 0.2}), ("nesterov", {"nesterov": True})):
+        model = build_model("resnet10", seed=0, width=4)
+        batches = Batches(tiny_split, 16, normalisation="cifar", shuffle=True, augment=False, drop_last=True, seed=0)
+        history = train(model, batches, TrainConfig(**base, **extra), device="cpu", progress=False)
+        assert history[-1]["train_accuracy"] is not None  # still scored as a classifier
+        weights[name] = torch.cat([p.detach().flatten() for p in model.parameters()])
+    assert not torch.equal(weights["plain"], weights["smooth"]) and not torch.equal(weights["plain"], weights["nesterov"])
