@@ -42,18 +42,30 @@ def _at(table: dict[str, dict], scale: str, family: str) -> dict:
     return dict(table[scale])
 
 
+# Keys a scale's recipe may set to shorten its family's training (the ``gpu`` rows: a larger batch,
+# a warm-up, label smoothing, ...): table key -> TrainConfig field. A row without them trains by the
+# family's own recipe.
+TRAIN_KEYS = {"batch": "batch_size", "optimizer": "optimizer", "lr": "lr", "momentum": "momentum",
+              "nesterov": "nesterov", "weight_decay": "weight_decay", "schedule": "schedule", "warmup": "warmup",
+              "label_smoothing": "label_smoothing"}
+
+
+def _retrain(train: TrainConfig, cfg: dict) -> TrainConfig:
+    """``train`` with what the scale's recipe ``cfg`` sets of :data:`TRAIN_KEYS`."""
+    changes = {field: cfg[key] for key, field in TRAIN_KEYS.items() if key in cfg}
+    return replace(train, **changes) if changes else train
+
+
 def _sgd(cfg: dict, seed: int) -> TrainConfig:
     """The paper's SGD recipe (batch 128, lr 0.05, x0.2 at 1/2 and 3/4, wd 1e-4), or the scale's
-    shortened one where its table names one (``batch``, ``lr``, ``weight_decay``, ``warmup``: a
-    linear warm-up then a cosine decay)."""
+    shortened one where its table names one (:data:`TRAIN_KEYS`; a ``warmup`` alone means a linear
+    warm-up then a cosine decay)."""
+    train = TrainConfig(epochs=cfg.get("epochs", 0.0), steps=cfg.get("steps"), batch_size=128, optimizer="sgd",
+                        lr=0.05, momentum=0.9, weight_decay=1e-4, schedule="multistep", milestones=(0.5, 0.75),
+                        gamma=0.2, augment=True, seed=seed, stop=cfg.get("stop", 1.0))
     if "warmup" in cfg:
-        return TrainConfig(epochs=cfg.get("epochs", 0.0), steps=cfg.get("steps"), batch_size=cfg["batch"],
-                           optimizer="sgd", lr=cfg["lr"], momentum=0.9, weight_decay=cfg["weight_decay"],
-                           schedule="warmup_cosine", warmup=cfg["warmup"], augment=True, seed=seed,
-                           stop=cfg.get("stop", 1.0))
-    return TrainConfig(epochs=cfg.get("epochs", 0.0), steps=cfg.get("steps"), batch_size=128, optimizer="sgd",
-                       lr=0.05, momentum=0.9, weight_decay=1e-4, schedule="multistep", milestones=(0.5, 0.75),
-                       gamma=0.2, augment=True, seed=seed, stop=cfg.get("stop", 1.0))
+        train = replace(train, schedule="warmup_cosine")
+    return _retrain(train, cfg)
 
 
 def train_snapshots(specs: list[ModelSpec], **kw) -> None:
@@ -159,10 +171,9 @@ def bansal_vit(scale: str, seed: int = 0, *, trained: bool = True) -> ModelSpec:
     """Bansal et al.'s ViT (App. A.2: patch 4, depth 12, 12 heads, dim 768, pre-trained on
     CIFAR-5m, which is not available offline). ``paper``: that architecture trained on CIFAR-10
     with Balogh & Jelasity's ViT recipe (Adam 1e-3, wd 1e-5, batch 64, 100 epochs); ``smoke`` and
-    ``demo``: Balogh & Jelasity's ViT of the scale itself (the same networks as their pages)."""
-    if check_scale(scale) == "gpu":
-        raise UnknownScaleError("no 'gpu' recipe for Bansal et al.'s ViT yet; its scales: smoke, demo, paper")
-    if scale != "paper":
+    ``demo`` (and ``gpu``): Balogh & Jelasity's ViT of the scale itself (the same networks as their
+    pages)."""
+    if check_scale(scale) != "paper":
         spec = balogh_model(scale, "vit", seed)
     else:
         spec = ModelSpec(model="vit_ti", width=768, data=DataSpec("cifar10"), normalisation="none", seed=seed,
@@ -208,8 +219,9 @@ def bansal_simclr(scale: str, seed: int = 0, *, width: int | None = None, epochs
                   final_bn: bool = True) -> ModelSpec:
     """Bansal et al.'s ResNet-18 trained by SimCLR at ``scale``, its classifier a linear probe."""
     cfg = _at(BANSAL_SIMCLR, scale, "Bansal et al.'s SimCLR ResNet-18")
-    train = TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=256, optimizer="sgd",
-                        lr=0.06, momentum=0.9, weight_decay=5e-4, schedule="cosine", augment=False, seed=seed)
+    train = _retrain(TrainConfig(epochs=epochs if epochs is not None else cfg["epochs"], batch_size=256,
+                                 optimizer="sgd", lr=0.06, momentum=0.9, weight_decay=5e-4, schedule="cosine",
+                                 augment=False, seed=seed), cfg)
     probe = TrainConfig(epochs=cfg["probe_epochs"], optimizer="adam", lr=1e-3, weight_decay=0.0, batch_size=256,
                         schedule="cosine", augment=False, seed=seed)
     return ModelSpec(model="preact_resnet18", width=width or _at(BANSAL_RESNET18, scale, "Bansal et al.'s ResNet-18")["width"],
@@ -241,8 +253,8 @@ def hernandez_resnet(scale: str, arch: str, seed: int = 0, *, width: int | None 
         raise ValueError(f"unknown Hernandez et al. architecture {arch!r}; valid: {', '.join(HERNANDEZ_ARCHS)}")
     cfg = _at(HERNANDEZ_RESNET, scale, "Hernandez et al.'s ResNets")
     n = epochs if epochs is not None else cfg["epochs"]
-    train = TrainConfig(epochs=n if trained else 0.0, batch_size=256, optimizer="sgd", lr=0.01, momentum=0.9,
-                        weight_decay=0.01, schedule="warmup_cosine", warmup=0.05, augment=True, seed=seed)
+    train = _retrain(TrainConfig(epochs=n if trained else 0.0, batch_size=256, optimizer="sgd", lr=0.01, momentum=0.9,
+                                 weight_decay=0.01, schedule="warmup_cosine", warmup=0.05, augment=True, seed=seed), cfg)
     return ModelSpec(model=arch, width=width or cfg["width"], data=DataSpec("cifar10", train_size=cfg["train_size"]),
                      normalisation="cifar", seed=seed, train=train, calibrate_bn=0 if trained else cfg["calibrate_bn"])
 
@@ -283,8 +295,9 @@ def smith_resnet18(scale: str, dataset: str, seed: int = 0, *, width: int | None
     cfg = _at(SMITH_RESNET18, scale, "Smith & Marcu's ResNet-18")
     data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"])
     n = epochs if epochs is not None else cfg["epochs"]
-    train = TrainConfig(epochs=n if trained else 0.0, batch_size=128, optimizer="sgd",
-                        lr=0.1, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False, seed=seed)
+    train = _retrain(TrainConfig(epochs=n if trained else 0.0, batch_size=128, optimizer="sgd",
+                                 lr=0.1, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False,
+                                 seed=seed), cfg)
     return ModelSpec(model="resnet18_imagenet", width=width or cfg["width"], data=data,
                      normalisation=default_normalisation(dataset), seed=seed, train=train,
                      calibrate_bn=0 if trained else cfg["calibrate_bn"])
@@ -297,9 +310,9 @@ def smith_vgg19(scale: str, dataset: str, seed: int = 0, *, width: int | None = 
     cfg = _at(SMITH_VGG19, scale, "Smith & Marcu's VGG19")
     data = _smith_data(dataset, train_size if train_size is not None else cfg["train_size"], size=32)
     n = epochs if epochs is not None else cfg["epochs"]
-    train = TrainConfig(epochs=n if trained else 0.0, batch_size=64, optimizer="sgd",
-                        lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False,
-                        clip_norm=cfg["clip_norm"], seed=seed)
+    train = _retrain(TrainConfig(epochs=n if trained else 0.0, batch_size=64, optimizer="sgd",
+                                 lr=1e-2, momentum=0.9, weight_decay=1e-4, schedule="constant", augment=False,
+                                 clip_norm=cfg["clip_norm"], seed=seed), cfg)
     return ModelSpec(model="vgg19", width=width or cfg["width"], data=data, normalisation=default_normalisation(dataset),
                      seed=seed, train=train, options=(("hidden", cfg["hidden"]), ("init", cfg["init"])))
 
@@ -332,7 +345,7 @@ def balogh_model(scale: str, arch: str, seed: int = 0, *, epochs: float | None =
         raise ValueError(f"unknown Balogh & Jelasity architecture {arch!r}; valid: {', '.join(BALOGH_ARCHS)}")
     cfg = _at(BALOGH_RESNET18 if arch == "resnet18" else BALOGH_VIT, scale, f"Balogh & Jelasity's {arch}")
     data = DataSpec("cifar10", train_size=cfg["train_size"])
-    train = _balogh_train(epochs if epochs is not None else cfg["epochs"], seed)
+    train = _retrain(_balogh_train(epochs if epochs is not None else cfg["epochs"], seed), cfg)
     if arch == "resnet18":
         return ModelSpec(model="resnet18", width=cfg["width"], data=data, normalisation="none", seed=seed, train=train)
     return ModelSpec(model="vit_ti", width=cfg["width"], data=data, normalisation="none", seed=seed, train=train,

@@ -1,5 +1,7 @@
 """The model zoo: recipes are shared across pages, models train once, untrained nets get BN stats."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -138,7 +140,29 @@ def test_bansal_gpu_recipe_is_the_best_measured_candidate():
     got = {k: v for k, v in asdict(spec.train).items() if k != "seed"}
     want = {k: (tuple(v) if isinstance(v, list) else v) for k, v in best["recipe"].items() if k != "seed"}
     want["stop"] = 1.0
+    for f in dataclasses.fields(TrainConfig):  # fields added since the measurement, at their defaults
+        if f.name != "seed":
+            want.setdefault(f.name, f.default)
     assert got == want
     # fewer images: the scale's epochs of the full set become steps at the recipe's batch
     small = zoo.bansal_resnet18("gpu", train_size=5000)
     assert small.train.steps == 40 * (50_000 // 512) and small.train.batch_size == 512
+
+
+def test_a_scale_row_may_shorten_its_familys_training_recipe(monkeypatch):
+    """A ``gpu`` row names what it changes of its family's recipe (batch, schedule, label
+    smoothing, ...: zoo.TRAIN_KEYS); the other scales' recipes stay the papers'."""
+    row = {"width": 64, "train_size": None, "epochs": 15, "calibrate_bn": 2000, "batch": 512, "lr": 0.4,
+           "nesterov": True, "schedule": "warmup_linear", "warmup": 0.2, "label_smoothing": 0.1}
+    monkeypatch.setitem(zoo.HERNANDEZ_RESNET, "gpu", row)
+    train = zoo.hernandez_resnet("gpu", "r1111").train
+    assert (train.batch_size, train.lr, train.nesterov, train.schedule, train.warmup, train.label_smoothing,
+            train.epochs, train.weight_decay) == (512, 0.4, True, "warmup_linear", 0.2, 0.1, 15, 0.01)
+    demo = zoo.hernandez_resnet("demo", "r1111").train
+    assert (demo.batch_size, demo.lr, demo.schedule, demo.label_smoothing) == (256, 0.01, "warmup_cosine", 0.0)
+    monkeypatch.setitem(zoo.BALOGH_VIT, "gpu", {**zoo.BALOGH_VIT["paper"], "epochs": 30, "batch": 512,
+                                                "schedule": "warmup_cosine", "warmup": 0.05})
+    assert zoo.bansal_vit("gpu").train.batch_size == 512  # Bansal's ViT at gpu is Balogh & Jelasity's
+    monkeypatch.delitem(zoo.BALOGH_VIT, "gpu")
+    with pytest.raises(zoo.UnknownScaleError, match="no 'gpu' recipe for Balogh & Jelasity's vit yet"):
+        zoo.bansal_vit("gpu")
