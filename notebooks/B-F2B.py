@@ -29,7 +29,7 @@
 # **Prerequisites.** None; run after B-F6.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 results_dir = None  # folder with B-F6.results.json; None: the book's Bansal part
 
 # %%

@@ -45,7 +45,7 @@
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` minutes after B-F2A (whose receiver run stores the snapshots; 18 stitches); `paper` a GPU. The time of this run is in its provenance.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
 model_epochs = None  # passes over the training set per model; None: the zoo's recipe
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)

@@ -44,7 +44,7 @@
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` tens of minutes on 2 CPU cores from an empty cache (a new narrow model; the wide one is B-F2A's; 45 stitches); `paper` a GPU. The time of this run is in its provenance.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
 model_epochs = None  # passes over the training set per model; None: the zoo's recipe
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)

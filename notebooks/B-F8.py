@@ -43,7 +43,7 @@
 # after B-F2A (its ResNet-164s are reused; 9 stitches, 6 fine-tuning runs); `paper` a GPU. The time of this run is in its provenance.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 model_epochs = None  # passes over the training set per model; None: the zoo's recipe
 cuts = None  # cuts after which the bottom is kept (None: the end of the first two stages and the middle of the last)
 finetune_epochs = None  # epochs of fine-tuning the layers after the cut (None: the network's own training length)

@@ -52,7 +52,7 @@
 # The time of this run is in its provenance.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
 model_epochs = None  # passes over the training set per model; None: the zoo's recipe
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)

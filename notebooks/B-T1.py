@@ -28,7 +28,7 @@
 # it after the pages it reads (`make book` runs Bansal's pages in catalogue order, this one last).
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 results_dir = None  # folder with the pages' <ID>.results.json; None: the book's Bansal part
 
 # %%

@@ -47,7 +47,7 @@
 # 2,000 test images (all 10,000 since 2026-11-27); `paper` a GPU.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
 width = None  # base width (paper 64); None: the zoo's width at this scale

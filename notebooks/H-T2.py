@@ -59,7 +59,7 @@
 # are in its cache; this page runs forward passes and one least-squares fit per stitch).
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
 width = None  # base width (paper 64); None: the zoo's width at this scale

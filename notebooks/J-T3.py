@@ -38,7 +38,7 @@
 # probe per representation).
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # architectures (resnet18, vit)
 networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
 model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale

@@ -33,7 +33,7 @@
 # **Prerequisites.** MNIST in the data root. Time: seconds at every scale.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 per_class = None  # examples shown of each of classes 0 and 1 per data set
 
 # %%

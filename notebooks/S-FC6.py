@@ -29,7 +29,7 @@
 # VGG19s, 50 epochs) a GPU.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, noise and stitch seed k); paper 3
 width = None  # base width of the VGG19 (paper 64); None: the zoo's width at this scale
 model_epochs = None  # passes over the training set per model (paper 50); None: the zoo's

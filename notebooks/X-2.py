@@ -72,7 +72,7 @@
 # 11 minutes more without it, and about 15 more from an empty cache (the networks' training).
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 zoo = None  # the zoo: bansal (B-F2A's ResNet-18 seeds 0, 1), hernandez (H-F2's R2222, seeds 0 and 1), smith (S-F1B's Digit ResNet-18 seeds 0, 1), balogh (J-T1's ResNet-18 seeds 0, 1), or all four
 measures = None  # notions tested (stitchkit.compare's: cka, pwcca, procrustes, dm, dm_accuracy)
 test_images = None  # test images every notion is measured on and resampled over (Balogh & Jelasity's structural measures: 1,000)

@@ -63,7 +63,7 @@
 # stitches trained four times longer (issue 46; not yet timed).
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 test_images = None  # test images the notions of the shortcut probe are measured on (X-1's)
 dm_images = None  # training images each direct-matching map of the probe is fitted on (X-1's)
 

@@ -50,7 +50,7 @@
 # `demo` a few minutes with B-F2A's networks cached.
 
 # %% tags=["parameters"]
-scale = "smoke"  # smoke | demo | paper
+scale = "smoke"  # smoke | demo | gpu | paper
 test_images = None  # test images compared on (a class-balanced subset of the test split)
 fit_images = None  # training images the DM maps and the task-loss stitches are fitted on
 cuts = None  # B-F2A's cuts compared, each of A's against each of B's

@@ -305,10 +305,11 @@ def resolve(presets: Mapping[str, T], scale: str, namespace: Mapping[str, Any]) 
     return preset(presets, scale, **{f.name: namespace[f.name] for f in fields(cls) if f.name in namespace})
 
 
-def parameters_cell(cls: type, scales: tuple[str, ...] = REQUIRED_SCALES) -> str:
-    """The parameters cell a notebook for config ``cls`` must have (scale first, its comment the
-    figure's ``scales``)."""
-    lines = [f'scale = "smoke"  # {" | ".join(scales)}']
+def parameters_cell(cls: type) -> str:
+    """The parameters cell a notebook for config ``cls`` must have (scale first, its comment every
+    scale: which of them a figure offers is the registry's, so that a figure gaining a ``gpu``
+    preset leaves its notebook, and its pages at other scales, as they were)."""
+    lines = [f'scale = "smoke"  # {" | ".join(SCALES)}']
     lines += [f"{f.name} = None  # {f.metadata['help']}" for f in fields(cls)]
     return "\n".join(lines)
 

@@ -167,7 +167,7 @@ def test_every_notebook_parameters_cell_matches_its_config():
         cls = figures.config_class(info.id)
         assert cls is not None, f"{info.id} is not in the figure registry (stitchkit.figures)"
         cell = [c for c in jupytext.read(info.source).cells if "parameters" in c.metadata.get("tags", [])][0]
-        expected = parameters_cell(cls, figures.scales_of(info.id))
+        expected = parameters_cell(cls)
         assert cell.source.strip() == expected, f"{info.id}: parameters cell differs from {cls.__name__}"
 
 

@@ -18,7 +18,7 @@ from ...grid import stitch_grid
 from ...grid_spec import LONGER, Net, StitchRecipe
 from ...noise import Estimate
 from ...results import Control, at_most
-from ...scales import REQUIRED_SCALES, param
+from ...scales import param
 from .grid import PRESETS_F2, GridConfig, block_index, display_name
 from .verdicts import NO_IMAGES, self_stitch_control, retrained_longer, self_gain_numbers
 
@@ -39,7 +39,7 @@ class ImagesConfig(GridConfig):
 PRESETS_F6 = {scale: ImagesConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__ if f != "cut_at"},
                                   **({"sender_arch": "r1111", "receiver_arch": "r1111", "max_layer": 2,
                                       "score_images": 200} if scale == "smoke" else {}))
-              for scale, cfg in PRESETS_F2.items() if scale in REQUIRED_SCALES}  # no gpu preset yet
+              for scale, cfg in PRESETS_F2.items()}  # gpu too: offered where the registry lists the figure
 GRANULARITY_MAX_RHO = -0.5  # "images lose granularity with depth": Spearman rho(layer, similarity) at most this
 
 
