@@ -360,7 +360,7 @@ class Run:
 
         # the library as the run imported it (the notebook imports its experiments before Run): a file
         # edited while the page runs is not recorded as the one that ran
-        self._library = library_hashes()
+        self._library = library_hashes(scale=self.scale)
         self._t0 = time.perf_counter()
 
     def number(self, key: str, value: Any, *, glue: bool = True) -> Any:
@@ -431,7 +431,7 @@ class Run:
                 "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims],
                 **({"figures": dict(self.figures)} if self.figures else {}),
                 # the library modules this run imported, by hash: the page is behind when one changes
-                "library_sha256": dict(sorted({**library_hashes(), **self._library}.items())),
+                "library_sha256": dict(sorted({**library_hashes(scale=self.scale), **self._library}.items())),
                 "library_hash": CODE_HASH}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:

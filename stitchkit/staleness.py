@@ -11,8 +11,18 @@ from before this record (no ``library_sha256``) is judged by its notebook alone.
 
 A module's hash is of its code, not its bytes (:func:`code_hash`, recorded with ``library_hash``:
 :data:`CODE_HASH`): the module's syntax tree without its docstrings, so an edit to a docstring, a
-comment or the layout leaves the pages current (no docstring reaches a page's results). A run
-recorded before this (no ``library_hash``) is compared by its files' bytes, as it recorded them.
+comment or the layout leaves the pages current (no docstring reaches a page's results).
+
+The hash is of the code a run *at its scale* depends on: for a run at ``smoke`` or ``demo``, the
+``gpu`` rows of the tables keyed by scale are left out (a dict literal whose keys are all scale
+names loses its ``"gpu"`` entry; a statement ``TABLE["gpu"] = ...`` is dropped), so adding or tuning
+a figure's ``gpu`` preset or a network family's ``gpu`` recipe leaves the CPU pages current (issue
+47). This holds because no library code reads a ``gpu`` row by name (a test checks: a row is read
+only by the run's own scale), so nothing a demo run computes comes from one. A ``gpu`` or ``paper``
+run hashes every row.
+
+Runs recorded earlier are compared as they recorded: ``code-v1`` (every row), or, with no
+``library_hash``, their files' bytes.
 
 A page behind the library is re-run by ``make book``; if the re-run (from the cache: minutes)
 reproduces the page's numbers and verdicts bit for bit, the page is current again and says so
@@ -36,7 +46,10 @@ from . import paths
 PACKAGE = "stitchkit"
 # results keys that describe the run rather than what it found: left out when two runs' results are compared
 RUN_KEYS = ("provenance", "library_sha256", "library_hash", "source", "source_sha256", "figures")
-CODE_HASH = "code-v1"  # library_sha256 holds code_hash() values (a record without library_hash: file_hash())
+CODE_HASH = "code-v2"  # library_sha256 holds code_hash(path, scale) values (code-v1: every scale's rows;
+# a record without library_hash: file_hash())
+SCALE_NAMES = ("smoke", "demo", "gpu", "paper")  # stitchkit.figures.SCALES (kept here: no import cycle)
+OPTIONAL_ROWS = {"smoke": ("gpu",), "demo": ("gpu",)}  # run scale -> the rows its code hash leaves out
 _HASHES: dict[tuple[str, str, int, int], str] = {}
 RACY_NS = 2_000_000_000  # a file modified less than this long ago is hashed afresh each time
 
@@ -61,7 +74,36 @@ def file_hash(path: Path) -> str:
     return _memo_hash(path, "file", lambda data: hashlib.sha256(data).hexdigest())
 
 
-def _code_digest(source: bytes) -> str:
+def _scale_key(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and node.value in SCALE_NAMES else None
+
+
+class _LeaveOutRows(ast.NodeTransformer):
+    """Drops the rows of tables keyed by scale whose scale is in ``rows``."""
+
+    def __init__(self, rows: tuple[str, ...]) -> None:
+        self.rows = rows
+
+    def visit_Dict(self, node: ast.Dict) -> ast.AST:
+        self.generic_visit(node)
+        scales = [_scale_key(k) for k in node.keys]
+        if node.keys and all(scales):
+            kept = [(k, v) for k, v, s in zip(node.keys, node.values, scales) if s not in self.rows]
+            node.keys, node.values = [k for k, _ in kept], [v for _, v in kept]
+        return node
+
+    def _row_store(self, targets: list[ast.expr]) -> bool:
+        return bool(targets) and all(isinstance(t, ast.Subscript) and _scale_key(t.slice) in self.rows
+                                     for t in targets)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        return None if self._row_store(node.targets) else self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | None:
+        return None if self._row_store([node.target]) else self.generic_visit(node)
+
+
+def _code_digest(source: bytes, rows: tuple[str, ...] = ()) -> str:
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -69,18 +111,23 @@ def _code_digest(source: bytes) -> str:
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
+    if rows:  # (a block a dropped row leaves empty is fine: the tree is dumped, never compiled)
+        tree = _LeaveOutRows(rows).visit(tree)
     return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
-def code_hash(path: Path) -> str:
-    """SHA-256 of a module's code: its syntax tree (no line numbers) without docstrings. Comments,
-    docstrings and layout do not change it; any change to what runs does."""
-    return _memo_hash(path, "code", _code_digest)
+def code_hash(path: Path, scale: str | None = None) -> str:
+    """SHA-256 of a module's code as a run at ``scale`` depends on it: its syntax tree (no line
+    numbers) without docstrings, and without the rows :data:`OPTIONAL_ROWS` leaves out at ``scale``
+    (None: every row, ``code-v1``). Comments, docstrings and layout do not change it; any change to
+    what such a run executes does."""
+    rows = OPTIONAL_ROWS.get(scale or "", ())
+    return _memo_hash(path, "code:" + ",".join(rows), lambda data: _code_digest(data, rows))
 
 
-def library_hashes(root: Path | None = None) -> dict[str, str]:
-    """{module file relative to ``root`` (the repository root): :func:`code_hash`} for every
-    ``stitchkit`` module imported in this process whose file lies under ``root``."""
+def library_hashes(root: Path | None = None, scale: str | None = None) -> dict[str, str]:
+    """{module file relative to ``root`` (the repository root): :func:`code_hash` at ``scale``}
+    for every ``stitchkit`` module imported in this process whose file lies under ``root``."""
     root = Path(root or paths.REPO_ROOT).resolve()
     out = {}
     for name, module in list(sys.modules.items()):
@@ -91,7 +138,7 @@ def library_hashes(root: Path | None = None) -> dict[str, str]:
             continue
         path = Path(file).resolve()
         if path.is_relative_to(root):
-            out[path.relative_to(root).as_posix()] = code_hash(path)
+            out[path.relative_to(root).as_posix()] = code_hash(path, scale)
     return dict(sorted(out.items()))
 
 
@@ -102,7 +149,14 @@ def library_changes(results: Mapping[str, Any], root: Path | None = None) -> lis
     if not isinstance(recorded, Mapping):
         return []
     root = Path(root or paths.REPO_ROOT)
-    digest = code_hash if results.get("library_hash") == CODE_HASH else file_hash
+    kind = results.get("library_hash")
+    if kind == CODE_HASH:
+        def digest(path: Path) -> str:
+            return code_hash(path, results.get("scale"))
+    elif kind == "code-v1":
+        digest = code_hash
+    else:
+        digest = file_hash
     return sorted(rel for rel, sha in recorded.items()
                   if not (root / rel).is_file() or digest(root / rel) != sha)
 
@@ -150,5 +204,5 @@ def same_results(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
     return out
 
 
-__all__ = ["CODE_HASH", "PACKAGE", "RUN_KEYS", "behind_reason", "code_hash", "file_hash", "library_changes", "library_hashes", "named",
+__all__ = ["CODE_HASH", "OPTIONAL_ROWS", "PACKAGE", "SCALE_NAMES", "RUN_KEYS", "behind_reason", "code_hash", "file_hash", "library_changes", "library_hashes", "named",
            "same_results"]

@@ -43,6 +43,50 @@ def test_a_module_is_behind_when_its_code_changes_not_its_docstrings_or_comments
     assert staleness.library_changes(results, tmp_path) == ["stitchkit/m.py"]  # the body went: code changed
 
 
+def test_a_demo_page_does_not_depend_on_the_gpu_rows_of_a_table_keyed_by_scale(tmp_path):
+    """Issue 47: adding or tuning a ``gpu`` preset or recipe leaves the pages at smoke and demo
+    current; a change to their own rows, or to code, does not; a gpu page depends on every row."""
+    (tmp_path / "stitchkit").mkdir()
+    m = tmp_path / "stitchkit" / "m.py"
+
+    def record(scale):
+        return {"scale": scale, "library_hash": staleness.CODE_HASH,
+                "library_sha256": {"stitchkit/m.py": staleness.code_hash(m, scale)}}
+
+    m.write_text('T = {"smoke": 1, "demo": 2, "paper": 4}\nP = dict(T)\n')
+    demo, smoke, paper = record("demo"), record("smoke"), record("paper")
+    m.write_text('T = {"smoke": 1, "demo": 2, "gpu": 3, "paper": 4}\nP = dict(T)\nP["gpu"] = 5\n')
+    assert staleness.library_changes(demo, tmp_path) == [] and staleness.library_changes(smoke, tmp_path) == []
+    assert staleness.library_changes(paper, tmp_path) == ["stitchkit/m.py"]  # a paper run hashes every row
+    gpu = record("gpu")
+    m.write_text('T = {"smoke": 1, "demo": 2, "gpu": 30, "paper": 4}\nP = dict(T)\nP["gpu"] = 5\n')
+    assert staleness.library_changes(demo, tmp_path) == [] and staleness.library_changes(gpu, tmp_path) != []
+    m.write_text('T = {"smoke": 1, "demo": 20, "gpu": 30, "paper": 4}\nP = dict(T)\nP["gpu"] = 5\n')
+    assert staleness.library_changes(demo, tmp_path) == ["stitchkit/m.py"]
+    assert staleness.library_changes(smoke, tmp_path) == ["stitchkit/m.py"]  # a row of another scale, not gpu
+    old = {"scale": "demo", "library_hash": "code-v1", "library_sha256": {"stitchkit/m.py": staleness.code_hash(m)}}
+    m.write_text('T = {"smoke": 1, "demo": 20, "gpu": 3, "paper": 4}\nP = dict(T)\nP["gpu"] = 5\n')
+    assert staleness.library_changes(old, tmp_path) == ["stitchkit/m.py"]  # code-v1 records hashed every row
+
+
+def test_no_library_code_reads_a_gpu_row_by_name():
+    """What makes leaving the gpu rows out of a demo page's hash sound: a table's row is read by the
+    run's own scale (a variable), never by the name "gpu", so no gpu row flows into another scale.
+    A comparison with "gpu" is code, and stays in every hash."""
+    import ast
+
+    found = []
+    for path in sorted((paths.REPO_ROOT / "stitchkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            read = (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)
+                    and isinstance(node.slice, ast.Constant) and node.slice.value == "gpu")
+            got = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                   and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "gpu")
+            if read or got:
+                found.append(f"{path.relative_to(paths.REPO_ROOT)}:{node.lineno}")
+    assert found == []
+
+
 def test_runs_are_compared_on_what_they_found_not_on_how_they_ran():
     a = {"id": "X", "numbers": {"acc": 0.5, "n": [1, 2]}, "claims": [{"verdict": "reproduced"}],
          "provenance": {"wall_seconds": 10.0}, "library_sha256": {"m": "1"}}
@@ -58,7 +102,7 @@ def test_a_run_records_the_library_as_it_imported_it(monkeypatch):
     from stitchkit.results import Run
 
     calls = iter([{"stitchkit/a.py": "at start"}, {"stitchkit/a.py": "edited", "stitchkit/b.py": "later"}])
-    monkeypatch.setattr(staleness, "library_hashes", lambda: next(calls))
+    monkeypatch.setattr(staleness, "library_hashes", lambda **kw: next(calls))
     run = Run("B-F2A", "demo", {})
     assert run.to_dict()["library_sha256"] == {"stitchkit/a.py": "at start", "stitchkit/b.py": "later"}
 
