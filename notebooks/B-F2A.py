@@ -279,6 +279,17 @@ run.claims_table()
 #   statistics are recalibrated on 2,000 training images without gradient: in eval mode a fresh
 #   BatchNorm is the identity, which lets activations grow layer by layer and degenerates the
 #   network.
+# - **`gpu`.** the ResNet-18s at the paper's width 64 on all 50,000 images in a shortened schedule
+#   (40 epochs at batch 512, SGD lr 0.2 after a 10% warm-up, cosine decay, weight decay 5e-4: 90.3%
+#   on an H100; the paper's networks reach about 95% on the original images); `demo`'s stitch recipe
+#   (a direct-matching start, then 2 epochs on 10,000 images, Adam 3e-3; the paper: 120,000 steps),
+#   whose length the training-length control judges at 4× the epochs, at every cut. One other
+#   architecture, the Myrtle CNN at width 64 trained by Page's (2018) own short recipe (24 epochs at
+#   batch 512, Nesterov SGD, lr 0.4 after a 5-epoch linear warm-up, then a linear decay, label
+#   smoothing 0.2; the paper: 80,000 steps at a constant learning rate; its accuracy is measured on
+#   the page), at four cuts. The ViT, ResNet-18 ×0.5 and ×2 and ResNet-164 panels stay at `demo`:
+#   with them the page would need more than one GPU loan (~540 s with the ViT alone). Chosen before
+#   any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -177,6 +177,14 @@ run.claims_table()
 # - **Random labels** are drawn once per bottom (seed 1) over the training set and kept fixed
 #   while it trains, as in the paper; test accuracies below are on the true labels (the
 #   objects-vs-animals network on its own binary task).
+# - **`gpu`.** The top and the bottoms are the ResNet-18s at the paper's width 64 on all 50,000
+#   images in a shortened schedule (40 epochs at batch 512, SGD lr 0.2 after a 10% warm-up, cosine
+#   decay, weight decay 5e-4: 90.3% on an H100; the paper's networks reach about 95% on the original
+#   images); `demo`'s stitch recipe (a direct-matching start, then 2 epochs on 10,000 images, Adam
+#   3e-3; the paper: 120,000 steps), whose length the training-length control judges at 4× the
+#   epochs, at `demo`'s six cuts; two of the four label distributions, objects vs animals and 100%
+#   random labels (the 10% and 50% random-label bottoms stay at `demo`: all four would need more
+#   than one GPU loan). Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -190,6 +190,16 @@ f3c_f6.simclr_length_section(["bansal-f6-simclr-epochs", "bansal-f6-simclr-epoch
 #   its linear probe is far below the supervised network: the table above reports it.
 # - **Linear probe.** The network's own classifier, fitted with Adam (lr 1e-3, cosine) on the
 #   frozen pooled features of the 50k training images, without augmentation.
+# - **`gpu`.** The supervised networks are the ResNet-18s at the paper's width 64 on all 50,000
+#   images in a shortened schedule (40 epochs at batch 512, SGD lr 0.2 after a 10% warm-up, cosine
+#   decay, weight decay 5e-4: 90.3% on an H100; the paper's networks reach about 95% on the original
+#   images). The SimCLR network, at width 64, trains 30 of the paper's 500 epochs (an H100
+#   measurement of this recipe gave its linear probe 69.3% after 30 epochs and 75.1% after 100:
+#   benchmarks/spot/bansal-f6-simclr-epochs-w64.json), so the premise that it performs within 10
+#   points of the supervised network is not expected to hold at `gpu`, and the claims that premise
+#   gates are then inconclusive. `demo`'s stitch recipe (a direct-matching start, then 2 epochs on
+#   10,000 images, Adam 3e-3; the paper: 120,000 steps), whose length the training-length control
+#   judges at 4× the epochs, at `demo`'s six cuts. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -136,6 +136,10 @@ run.claims_table()
 #   `demo`; the frozen layers keep their BatchNorm in eval mode.
 # - **Stitches** as in {doc}`B-F2A`: direct matching, then 2 epochs of Adam (lr 3e-3) on 10,000 images;
 #   at `demo` accuracies on all 10,000 test images (a stratified 5,000 before the noise model).
+# - **`gpu`.** The paper's ResNet-164 (depth 164, base width 16) on all 50,000 images, 30 epochs at
+#   batch 512 (SGD lr 0.2 after a 10% warm-up, cosine decay, weight decay 5e-4; the paper: 64,000
+#   steps at batch 128); fine-tuning 5 epochs after each cut in that recipe (the paper: the
+#   network's own length); stitches as at `demo`. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -181,6 +181,13 @@ run.claims_table()
 #   either way.
 # - **The pooled vector and classifier** are not stitched (the paper's grids run over the stem
 #   and the blocks).
+# - **`gpu`.** R2222 and ResNet-34 at the paper's width 64 on all 50,000 images, trained 30 epochs
+#   (paper 40); stitches at the stem and the end of each stage as at `demo` (5 × 5 cells a pair; the
+#   paper stitches every block), started from direct matching and trained by the paper's recipe (4
+#   epochs on 50,000 images in batches of 256) at lr 0.001 with the authors' effective schedule (the
+#   warm-up never ends), as at `paper` and on {doc}`H-F2`; the training-length control retrains its
+#   sample at 4×. Estimated at ~1,300 s of one GPU, more than one loan's call: a page for a longer
+#   loan or the cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

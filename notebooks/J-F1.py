@@ -155,6 +155,12 @@ run.claims_table()
 # - **AUROC** compares the stitched representation's energies with the layer's own on the same
 #   test images (all 10,000 at `demo`; 1,000 before issue 46). Values well *below* 0.5 mean lower energy than the layer's own (also
 #   atypical, but not what an energy detector flags); we report them as measured.
+# - **`gpu`.** {doc}`J-T1`'s `gpu` networks and stitches (see its deviations); the detectors are the
+#   paper's, a ResNet-18 of width 64 or 12 ViT-Ti blocks trained on all 50,000 training images, with
+#   5 epochs of classification pre-training (the paper gives none; our default is 20) and the
+#   paper's 10 epochs of energy fine-tuning against the generated outliers. Estimated at ~1,560 s
+#   (J-F1) and ~3,970 s (J-F2) of one GPU from an empty cache: pages for a longer loan or the
+#   cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

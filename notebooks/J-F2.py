@@ -149,6 +149,12 @@ run.claims_table()
 #   atypical, but not what an energy detector flags); we report them as measured.
 # - **Pairs.** Within network #0 and from network #1 into #0 only (the paper shows one pair
 #   too); the ViT at `demo` has 6 blocks, not 12.
+# - **`gpu`.** {doc}`J-T1`'s `gpu` networks and stitches (see its deviations); the detectors are the
+#   paper's, a ResNet-18 of width 64 or 12 ViT-Ti blocks trained on all 50,000 training images, with
+#   5 epochs of classification pre-training (the paper gives none; our default is 20) and the
+#   paper's 10 epochs of energy fine-tuning against the generated outliers. Estimated at ~1,560 s
+#   (J-F1) and ~3,970 s (J-F2) of one GPU from an empty cache: pages for a longer loan or the
+#   cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -156,6 +156,13 @@ run.claims_table()
 # - **Controls' stitches** (a model into itself, an untrained VGG19 into a model; issue 46) train
 #   on the model's own images with the noise stitches' recipe, on 10 × `noise_per_class` training
 #   images so that they take as many steps; the paper has no such controls.
+# - **Scale (`gpu`).** The paper's VGG19s (64 ... 512 channels, 4,096 hidden units) on all 60,000
+#   images, trained 6 epochs (paper 50) in batches of 256 (paper 64) at the paper's lr 1e-2 with a
+#   cosine decay (the paper names no schedule), keeping `demo`'s fan-in initialisation and gradient
+#   clipping at norm 1 (untested at this width); stitches as at `demo` (4 epochs on 500 noise
+#   examples per class); rank on 2,000 test examples. Whether the networks reach the 90% premise in
+#   1,410 steps is not known before the run. Estimated at ~700 s of one GPU, more than one loan's
+#   call. Chosen before any `gpu` run (2026-11-28).
 #
 # ## Configuration
 

@@ -191,8 +191,11 @@ def run_pages(args) -> None:
                               workers=args.workers)
     for page in manifest["pages"]:
         new = page.get("new_seconds")
+        speed, share = page.get("train_images_per_second"), page.get("share_of_peak")
         print(f"{page['id']}: {page['claims']} claims, {page['wall_seconds']:.0f} s"
-              + (f" ({new:.0f} s of it computing what the cache lacked)" if new is not None else ""))
+              + (f" ({new:.0f} s of it computing what the cache lacked)" if new is not None else "")
+              + (f"; training {speed:,.0f} images/s" if speed else "")
+              + (f", {100 * share:.1f}% of the measured bf16 peak" if share else ""))
     for page in manifest["skipped"]:
         print(f"{page['id']}: skipped ({page['why']})")
     print(f"packed: {args.pack}" if manifest["pages"] else "no page finished: nothing packed")

@@ -10,7 +10,7 @@ a fresh BN is the identity, which makes a random deep network degenerate.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -134,7 +134,26 @@ def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
                        "train_seconds": None if metrics.get("train_seconds") is None
                        else round(float(metrics["train_seconds"]), 2),
                        "batch_size": spec.train.batch_size, "device": metrics.get("device"),
-                       "precision": metrics.get("precision")})
+                       "precision": metrics.get("precision"),
+                       # with images_per_second: the FLOP rate it trained at, against the hardware's peak
+                       "train_flops_per_image": metrics.get("train_flops_per_image")})
+
+
+def train_flops_per_image(model: nn.Module, images: torch.Tensor) -> float:
+    """FLOPs of one supervised training step (forward and backward) per image, counted by torch on
+    two of ``images`` (uint8 or float, (N, C, H, W)) through a copy of ``model`` in eval mode: the
+    model, its statistics and every random stream stay as they were."""
+    import copy
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    device = next(model.parameters()).device
+    twin = copy.deepcopy(model).eval()
+    x = images[:2].to(device).float()
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []), \
+            FlopCounterMode(display=False) as counter:
+        twin(x).float().sum().backward()
+    return counter.get_total_flops() / len(x)
 
 
 def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, key: str, store: Store, root, device,
@@ -173,6 +192,8 @@ def _train_and_store(spec: ModelSpec, model: CutModel, train_data, salt: str, ke
                "images_per_second": steps * spec.train.batch_size / seconds if steps else None,
                "device": str(device), "precision": precision,
                "compiled": compiled, **extra}
+    if steps and spec.method != "simclr":  # (SimCLR's step, two views and a projection head, is another count)
+        metrics["train_flops_per_image"] = train_flops_per_image(model, train_data.images)
     entry = store.put(spec, metrics, model.state_dict(), salt=salt)
     store.partial(key).unlink(missing_ok=True)
     return entry

@@ -518,3 +518,44 @@ def test_widening_rejudges_the_length_control_like_for_like():
     assert length.kind == "training length" and length.record["base_holds"] == wide.criterion.holds
     assert "seed-variance component" in length.record["interval"]
     assert "with the network-to-network variance" in wide.ours
+
+
+def _classifies_two_images(spec) -> bool:
+    import torch
+
+    from stitchkit import zoo
+
+    model = zoo.build(spec, num_classes=10, in_channels=3).eval()
+    with torch.no_grad():
+        return model(torch.rand(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_the_bansal_gpu_presets_name_the_papers_networks_and_each_builds():
+    """Issue 47: B-F2A, B-F2C, B-F3A, B-F3C, B-F6 and B-F8 at gpu validate, name networks at the
+    paper's width on all 50k images in the zoo's gpu recipes, and each network classifies a
+    two-image batch on the CPU (a lent GPU must not meet a bad preset)."""
+    from stitchkit.experiments.bansal import bottoms, f2a, f3c_f6, f8
+    from stitchkit.figures import presets
+    from stitchkit.scales import preset
+
+    a = preset(presets("B-F2A"), "gpu")
+    nets = [a.model("gpu", 0), a.model("gpu", 1), a.arch_model("gpu", "myrtle", 0)]
+    assert a.other_archs == ("myrtle",) and a.arch_cuts == 4 and a.test_size is None
+    assert [(n.width, n.data.train_size, n.train.batch_size) for n in nets] == [(64, None, 512)] * 3
+    assert nets[2].train.schedule == "warmup_linear" and nets[2].train.label_smoothing == 0.2
+    top, samples = preset(presets("B-F2C"), "gpu").models("gpu")
+    assert top.width == 64 and sorted(b.data.train_size or 50_000 for b in samples.values()) == [5_000, 25_000, 50_000]
+    assert len({b.train.steps for b in samples.values() if b.data.train_size}) == 1  # the full set's steps each
+    labels = preset(presets("B-F3A"), "gpu")
+    assert labels.variants == ("objects vs animals", "100% random labels") and labels.cuts == bottoms.DEMO_CUTS
+    widths = preset(presets("B-F3C"), "gpu")
+    assert [widths.variant("gpu", 0, width_factor=f).width for f in widths.width_factors] == [8, 32, 64]
+    sup, simclr = preset(presets("B-F6"), "gpu").models("gpu")
+    assert (sup.width, simclr.width, simclr.method, simclr.train.epochs) == (64, 64, "simclr", 30)
+    ft = preset(presets("B-F8"), "gpu")
+    deep = ft.resnet("gpu", 0)
+    assert (deep.width, dict(deep.options)["depth"], ft.finetune_epochs) == (16, 164, 5.0)
+    assert f3c_f6.PRESETS_F3C["demo"].width is None and f8.PRESETS_F8["demo"].finetune_epochs == 2.0  # demo as it was
+    assert f2a.PRESETS_F2A["demo"].other_archs == tuple(f2a.ARCHS)
+    for spec in (*nets, top, widths.variant("gpu", 0, width_factor=0.25), sup, simclr, deep):
+        assert _classifies_two_images(spec)

@@ -187,9 +187,9 @@ def test_a_stray_member_or_an_unreadable_file_is_refused(archive, tmp_path):
 def test_pages_refuses_a_figure_without_the_scale_before_any_run(tmp_path, monkeypatch, capsys):
     ran = []
     monkeypatch.setattr(execution, "execute", lambda *a, **k: ran.append(a))
-    code = cli.main(["pages", "H-F2", "B-F2A", "--scale", "gpu", "--pack", str(tmp_path / "p.tar.gz")])
+    code = cli.main(["pages", "H-F2", "B-F9", "--scale", "gpu", "--pack", str(tmp_path / "p.tar.gz")])
     assert code == 2 and not ran
-    assert "B-F2A has no 'gpu' preset yet; its scales: smoke, demo, paper" in capsys.readouterr().err
+    assert "B-F9 has no 'gpu' preset yet; its scales: smoke, demo, paper" in capsys.readouterr().err
     assert cli.main(["import-pages", str(tmp_path / "missing.tar.gz")]) == 2
     assert "no archive at" in capsys.readouterr().err
 
@@ -223,3 +223,16 @@ def test_figure_files_travel_with_their_page_and_replace_the_old_ones(tmp_path, 
     _rewrite(path, lambda n, d: d.replace(b'"grid.csv"', b'"../grid.csv"') if n == "manifest.json" else d)
     with pytest.raises(transfer.ArchiveError, match="'../grid.csv' is not a plain file name"):
         transfer.import_pages(path, _book(tmp_path / "again", "demo"))
+
+
+def test_the_batch_log_gives_each_pages_training_rate_and_its_share_of_the_measured_peak():
+    nets = [{"images_per_second": 1000.0, "train_seconds": 10.0, "train_flops_per_image": 3e9},
+            {"images_per_second": 3000.0, "train_seconds": 30.0, "train_flops_per_image": 1e9},
+            {"images_per_second": 500.0, "train_seconds": 2.0},  # trained before flops were counted: rate only
+            {"images_per_second": None, "train_seconds": None}]  # read from the cache, never timed
+    speed = transfer.training_speed(nets, peak=1e13)
+    assert speed["networks_timed"] == 3 and speed["train_images_per_second"] == round(101_000 / 42, 1)
+    rate = (1000 * 10 * 3e9 + 3000 * 30 * 1e9) / 40  # FLOPs over the seconds of the counted networks
+    assert speed["train_tflops_per_second"] == round(rate / 1e12, 2) and speed["share_of_peak"] == round(rate / 1e13, 4)
+    assert transfer.training_speed(nets)["share_of_peak"] is None  # no GPU measured: no share
+    assert transfer.training_speed([])["train_tflops_per_second"] is None

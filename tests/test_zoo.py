@@ -56,8 +56,27 @@ def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_p
                      "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4),
                      "images_per_second": round(metrics["images_per_second"], 1),
                      "train_seconds": round(metrics["train_seconds"], 2), "batch_size": 10, "device": "cpu",
-                     "precision": metrics["precision"]}]
+                     "precision": metrics["precision"], "train_flops_per_image": metrics["train_flops_per_image"]}]
     assert mine[0]["images_per_second"] > 0  # 5 steps of 10 images, timed
+    assert metrics["train_flops_per_image"] > 0
+
+
+def test_a_training_steps_flops_are_counted_without_touching_the_model_or_the_random_streams():
+    from stitchkit.models import build_model
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = build_model("resnet10", seed=0, width=4).train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    images = torch.randint(0, 255, (5, 3, 32, 32), dtype=torch.uint8)
+    state = torch.random.get_rng_state()
+    flops = networks.train_flops_per_image(model, images)
+    assert torch.equal(torch.random.get_rng_state(), state) and model.training
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.grad is None for p in model.parameters())
+    twin = build_model("resnet10", seed=0, width=4).eval()
+    with FlopCounterMode(display=False) as counter:
+        twin(images[:2].float()).sum().backward()
+    assert flops == counter.get_total_flops() / 2 > 0
 
 
 def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):

@@ -33,46 +33,11 @@ from typing import Iterable
 
 from .. import paths
 from . import execution
+from .gpu_estimates import ESTIMATES, NETWORK_SECONDS, NETWORK_SHARE, PRIORITY
 from ..scales import UnknownScaleError, check_figure_scale, check_scale
 
 # The order a batch takes pages in (issue 47): the pages whose verdicts need the papers' accuracy
 # first, then the rest in catalogue order.
-PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", "S-4.2", "S-FC6", "J-T1",
-            "J-F1", "J-F2")
-
-# Device seconds of a page at a scale where the book has no run of it at that scale yet, with
-# their source. H-F2 at gpu: 165 stitches at 2.0-4.6 s (4 epochs) + ~70 training-length stitches at
-# 6.4-16.5 s (16 epochs) + 133 s for its two networks, measured on an H100 on 2026-11-27
-# (benchmarks/spot/hernandez-f2-gpu-length.json).
-#
-# Smith & Marcu's ResNet pages at gpu, until a page has run there: from the pieces measured on an H100
-# on 2026-11-27 (benchmarks/spot/smith-gpu-costs.json: a coloured set 9 s once; a width-64 ResNet-18
-# on 28x28 ~20 s for its 4 epochs, the process's first ~6 s more; a stitch of 2 epochs 4-8 s, ~6; at
-# 2x, ~12) times what each page computes from an empty cache in one process, three initialisations:
-# - S-F1B: 9 networks, 45 stitches, its negative control's 6, its training-length control's 6 at 2x: ~580 s;
-# - S-F1C: the same networks and stitches and a rank per stitch (~1 s): ~520 s;
-# - S-FC5: 12 networks, 75 stitches (with the Noise senders'), their ranks, 6 negative, 6 at 2x: ~890 s;
-# - S-TC1: 12 networks, 24 layer-1 stitches, 12 of them at 2x: ~550 s;
-# - S-4.2: 6 networks (Colour-only and MNIST), ~30 stitches, ~6 at 2x: ~390 s.
-# (The first batch, estimated from guesses of 4 ms a step, gave S-F1B 330 s; it ran 9 minutes unfinished.)
-# B-F5 at gpu: its two width-64 ResNet-18s at 53 s each (benchmarks/spot/gpu-recipes.json), 30 stitches
-# (3 senders x 10 cuts; 625 steps of batch 32 at the ~6.4 ms a step the Smith stitches took, with a
-# 10k-image test: ~5 s), ~6 deciding cells at 4x (~20 s) and CKA: ~400 s.
-# NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
-# lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
-ESTIMATES: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
-            "B-F5": 400.0},
-}
-NETWORK_SHARE: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
-            "B-F5": 110.0},
-}
-# (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
-# split here by their depth)
-NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0,
-                                                        "r1111": 60.0, "r2222": 73.0}}
-
 NOTEBOOK_PACKAGES = ("papermill", "nbclient", "nbformat", "ipykernel", "jupytext")
 DATASETS_OF_PART = {"smith": ("mnist",), "across": ("cifar10", "mnist")}  # other parts: CIFAR-10
 
@@ -233,6 +198,28 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     return out
 
 
+def matmul_peak(size: int = 8192, repeats: int = 20) -> float | None:
+    """The bf16 matrix-multiply rate (FLOP/s) of the CUDA GPU here, measured (``repeats`` products of
+    two ``size`` x ``size`` matrices after a warm-up: a few seconds): what a page's training rate is
+    a share of in the batch's log (issue 47). None without a CUDA GPU."""
+    import time
+
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    torch.cuda.synchronize()
+    return 2 * size ** 3 * repeats / (time.perf_counter() - start)
+
+
 def networks_of(ids: Iterable[str], scale: str) -> list:
     """The trained networks the pages ``ids`` need at ``scale``, once each, in order: from each
     page's preset whose config says (a ``networks(scale)`` method); pages whose config does not
@@ -242,7 +229,7 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
     out, seen = [], set()
     for figure_id in ids:
         cfg = (presets(figure_id) or {}).get(scale)
-        for spec in (cfg.networks(scale) if hasattr(cfg, "networks") else []):
+        for spec in (cfg.networks(scale) if callable(getattr(cfg, "networks", None)) else []):
             if spec not in seen:
                 seen.add(spec)
                 out.append(spec)

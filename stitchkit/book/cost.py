@@ -59,9 +59,57 @@ def _bench_table(bench: Mapping[str, Any]) -> list[str]:
             *([""] if notes else [])]
 
 
+LOAN_SECONDS = 550  # what one GPU loan's call gives the pages (benchmarks/gpu_batch.sh's default BUDGET)
+
+
+def gpu_plan(pages: list[Page]) -> tuple[list[list[str]], str]:
+    """The rows of the Cost page's `gpu` table (every figure offering `gpu`, in the batch's priority
+    order: its estimate or measured time, and where the book stands with it) and a sentence on how
+    many loans the pages not yet current at `gpu` need at those times, each loan's call giving
+    :data:`LOAN_SECONDS` to pages run one after another."""
+    from ..figures import FIGURES
+    from .gpu_estimates import ESTIMATES, PRIORITY
+
+    shown = {p.id: p for p in pages}
+    offered = [f.id for f in FIGURES if "gpu" in f.scales]
+    rows, loans, left, beyond, unknown = [], 0, 0.0, [], []
+    for fid in [*(i for i in PRIORITY if i in offered), *sorted(i for i in offered if i not in PRIORITY)]:
+        page = shown.get(fid)
+        at_gpu = page is not None and page.results.get("scale") == "gpu"
+        why = page.behind() if at_gpu else None
+        current = at_gpu and why is None
+        wall = (page.results.get("provenance") or {}).get("wall_seconds") if at_gpu else None
+        # a run of the current notebook is the measurement; before one, the table's estimate
+        est = wall if at_gpu and why != "notebook changed since the run" else ESTIMATES["gpu"].get(fid)
+        rows.append([link(page.doc, fid, "") if page is not None else fid,
+                     "-" if est is None else minutes(est), "-" if wall is None else minutes(wall),
+                     "current" if current else ("behind its code" if at_gpu else "not run")])
+        if current:
+            continue
+        if est is None:
+            unknown.append(fid)
+        elif est > LOAN_SECONDS:
+            beyond.append(fid)
+        elif est <= left:
+            left -= est
+        else:
+            loans, left = loans + 1, LOAN_SECONDS - est
+    text = (f"At these times the pages not yet current at `gpu` that fit one loan's call ({LOAN_SECONDS} s, one "
+            f"page after another) need {loans} loan{'s' if loans != 1 else ''}; at about one loan in five "
+            f"sessions, some {5 * loans} sessions.")
+    if beyond:
+        text += (f" {len(beyond)} page{'s' if len(beyond) != 1 else ''} ({', '.join(beyond)}) would take more than "
+                 "one call and need a longer loan, a GPU of the reader's own or the cluster.")
+    if unknown:
+        text += f" No estimate yet for {', '.join(unknown)}."
+    return rows, text + (" Several processes sharing the GPU (measured by `benchmarks/gpu_lanes.py` on a loan's "
+                         "first call) would shorten this; until measured, the plan counts one.")
+
+
 def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mapping[str, Any] | None = None) -> str:
-    """The Cost page: wall time of every committed page (per paper), the benchmark tables of
-    side-by-side ratios (CPU, and GPU where one was lent), and the paper-scale projections."""
+    """The Cost page: wall time of every committed page (per paper), each `gpu` page's estimate and
+    measured time with the loans the rest need, the benchmark tables of side-by-side ratios (CPU,
+    and GPU where one was lent), and the paper-scale projections."""
     out = ["# Cost", "",
            "What each page cost to compute, and how much faster this companion's code paths are than the "
            "straightforward ones. Every number here is read from the pages' results files and from "
@@ -83,6 +131,12 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
                                "the whole book"), ""]
     else:
         out += ["No page has been executed yet.", ""]
+    rows, loans = gpu_plan(pages)
+    out += ["## The book on one GPU", "",
+            "Every page with a `gpu` preset, in the order a lent GPU runs them (`stitchkit.book.gpu_estimates.PRIORITY`): "
+            "its time on one GPU, measured where the book holds its `gpu` run, else estimated from measured pieces "
+            "and FLOPs before any run (`stitchkit/book/gpu_estimates.py` says how), and where the book stands with it.", "",
+            table(["page", "time on one GPU", "measured at `gpu`", "the book"], rows), "", loans, ""]
     out += ["## Measured speed-ups", ""]
     for label, b in (("CPU", bench), ("GPU", gpu)):
         if len([x for x in (bench, gpu) if x]) > 1:

@@ -85,6 +85,9 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                 "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                                 "pages": [], "skipped": [], **({"budget_seconds": budget} if budget is not None else {}),
                                 **({"plan": plan} if plan is not None else {})}
+    from .batch import matmul_peak
+
+    manifest["peak_flops_per_second"] = matmul_peak()  # on a GPU: the bf16 rate a page's share is of; else None
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="stitchkit-pages-") as tmp:
         staging = Path(tmp)
@@ -100,7 +103,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                 out = staging / info.part / f"{info.id}.ipynb"
                 try:
                     results = execution.execute(info, out, scale, progress=progress)
-                except BaseException as exc:
+                except BaseException:
                     failed = out.with_name(f"{info.id}.failed.ipynb")
                     if failed.exists():
                         os.replace(failed, archive.with_name(failed.name))
@@ -115,7 +118,8 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           "new_seconds": (results["provenance"].get("cache") or {}).get("new_seconds"),
                                           "cached_seconds": (results["provenance"].get("cache") or {}).get(
                                               "cached_seconds"),
-                                          **training_speed(results["provenance"].get("networks") or []),
+                                          **training_speed(results["provenance"].get("networks") or [],
+                                                           manifest.get("peak_flops_per_second")),
                                           "claims": len(results.get("claims", [])),
                                           # the page's figure files (stitchkit.figure_files), packed beside it
                                           "figures": sorted(f for files in (results.get("figures") or {}).values()
@@ -128,16 +132,24 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     return manifest
 
 
-def training_speed(networks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def training_speed(networks: Iterable[Mapping[str, Any]], peak: float | None = None) -> dict[str, Any]:
     """The training throughput of a page's networks, as the batch's log reports it per page: images
     per second over every network with a timed training (the networks' images over their seconds;
     each network keeps the numbers of the run that trained it, so on a bare GPU machine they are
-    this batch's) and how many networks that is."""
+    this batch's) and how many networks that is; and, over those whose training step's FLOPs were
+    counted (``train_flops_per_image``), the FLOP rate and its share of ``peak`` (FLOP/s, the
+    batch's measured bf16 matmul rate: :func:`stitchkit.book.batch.matmul_peak`)."""
+    networks = list(networks)
     timed = [(n["images_per_second"] * n["train_seconds"], n["train_seconds"]) for n in networks
              if n.get("images_per_second") and n.get("train_seconds")]
     seconds = sum(t for _, t in timed)
+    counted = [(n["images_per_second"] * n["train_seconds"] * n["train_flops_per_image"], n["train_seconds"])
+               for n in networks if n.get("images_per_second") and n.get("train_seconds") and n.get("train_flops_per_image")]
+    rate = sum(f for f, _ in counted) / sum(t for _, t in counted) if counted else None
     return {"train_images_per_second": round(sum(i for i, _ in timed) / seconds, 1) if seconds else None,
-            "train_seconds": round(seconds, 2), "networks_timed": len(timed)}
+            "train_seconds": round(seconds, 2), "networks_timed": len(timed),
+            "train_tflops_per_second": None if rate is None else round(rate / 1e12, 2),
+            "share_of_peak": None if rate is None or not peak else round(rate / peak, 4)}
 
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")

@@ -85,7 +85,7 @@ def sweep_presets(cls: type, **per_scale: dict) -> dict:
     out = {}
     for scale, cfg in PRESETS.items():
         values = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
-        values.update(cuts={"smoke": SMOKE_CUTS, "demo": DEMO_CUTS}.get(scale),
+        values.update(cuts={"smoke": SMOKE_CUTS, "demo": DEMO_CUTS, "gpu": DEMO_CUTS}.get(scale),
                       cka_images=500 if scale == "smoke" else 2000, **per_scale.get(scale, {}))
         out[scale] = cls(**values)
     return out

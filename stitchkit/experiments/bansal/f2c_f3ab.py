@@ -178,6 +178,10 @@ class LabelsConfig(BottomsConfig):
 
 
 PRESETS_F3A = sweep_presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
+# gpu: two of the four label distributions, the coarsest and the most random (each bottom is a width-64
+# network, ~53 s, and 6 stitches): all four would need ~570 s of one GPU, more than a loan's budget.
+PRESETS_F3A["gpu"] = sweep_presets(LabelsConfig, gpu={"variants": ("objects vs animals",
+                                                                    "100% random labels")})["gpu"]
 
 
 def labels(cfg: LabelsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:

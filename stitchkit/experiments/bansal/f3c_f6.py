@@ -47,6 +47,11 @@ class WidthConfig(BottomsConfig):
 
 
 PRESETS_F3C = sweep_presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
+# gpu: the paper's ratios x0.25, x1, x2 around a base width of 32, not 64 (widths 8, 32 and 64): at
+# base 64 the x2 network is 13.3 GFLOP an image, ~210 s to train, and its stitches the slowest; and
+# four cuts (an early, two middle, the last), not six: every ordered pair of widths with its self-stitch
+# and random bottom is 12 stitches a cut.
+PRESETS_F3C["gpu"] = WidthConfig(**{**vars(PRESETS_F3C["gpu"]), "width": 32, "cuts": ("stem", "block3", "block5", "pool")})
 
 
 def width_name(f: float) -> str:

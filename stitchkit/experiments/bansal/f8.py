@@ -94,6 +94,9 @@ PRESETS_F8 = {
     "demo": FinetuneConfig(finetune_epochs=2.0, test_size=None, stitch_lr=DEMO_STITCH_LR),
     # GPU: ResNet-164 (width 16, 64k steps); stitches as in the authors' run scripts (B-F2A).
     "paper": FinetuneConfig(stitch_steps=120_000, stitch_train_size=None, stitch_augment=True, stitch_batch=128),
+    # One GPU: the zoo's gpu ResNet-164 (the paper's depth and width, 30 epochs); stitches as at demo;
+    # fine-tuning 5 epochs on all 50k images (its own training length, 30, would be 6 runs of ~90 s).
+    "gpu": FinetuneConfig(finetune_epochs=5.0, test_size=None, stitch_lr=DEMO_STITCH_LR),
 }
 
 TOP, TRAINED, RANDOM = "trained top into itself (control)", "trained bottom", "random bottom"

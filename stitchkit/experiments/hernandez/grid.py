@@ -197,11 +197,20 @@ PRESETS_F4 = {
     # 2 CPU cores: the stem and each stage's end (ResNet-34 has 3, 4, 6, 3 blocks), H-F2's demo stitch recipe.
     "demo": GridConfig(**_F4, cut_at="stages", stitch_epochs=2, stitch_batch=64, stitch_lr=0.01,
                        stitch_train_size=5000, test_size=None),
+    # One GPU: R2222 and ResNet-34 at the paper's width 64 on all 50k images (the zoo's 30 epochs), stitched
+    # at the stem and each stage's end as at demo (5 x 5 cells a pair: R2222 layers 0, 2, 4, 6, 8; ResNet-34
+    # 0, 3, 7, 13, 16), with H-F2's gpu stitch recipe (DM start, SGD batch 256 for the paper's 4 epochs, the
+    # authors' effective schedule, lr 0.001 as at `paper`), tested on all 10k images: 125 stitches (R2222
+    # into itself, both directions between the two, the untrained R2222 into and from R2222) and the
+    # training-length control's ~34 at 16 epochs (demo's sample had 34). Not measured as a whole; from H-F2's
+    # gpu run (H100, 2026-11-24: ~1.06 s a 2-epoch stitch in the grid's stacked passes, ~5.2 s an 8-epoch one)
+    # and the networks' FLOPs, about 1,300 s of H100 (~170 s of it the two networks): like H-F2's gpu preset,
+    # more than one 10-minute call, so it runs on a longer loan or on the cluster, not in the loan batch.
+    # (An earlier try, 2026-11-24: every second block, 165 stitches, H-F2's gpu stitch recipe of that day, ran
+    # past 570 s on an H100, unfinished, in its training-length control's longer stitches.)
+    "gpu": GridConfig(**_F4, cut_at="stages", stitch_epochs=4, warmup=2.5, stitch_lr=PAPER_STITCH_LR),
     "paper": GridConfig(**_F4, warmup=2.5, stitch_lr=PAPER_STITCH_LR),
 }
-# No gpu preset yet: one with width 64, all 50k images, H-F2's gpu stitch recipe and every second
-# block (165 stitches) ran past 570 s on an H100 (2026-11-24, unfinished, in its training-length
-# control's longer stitches), over the 8 minutes a gpu page may take.
 
 
 def display_name(arch: str) -> str:

@@ -1,0 +1,82 @@
+"""How long each page takes on one GPU before it has run there, and the order a lent GPU runs them:
+plain data, read by the batch (:mod:`stitchkit.book.batch`) and the Cost page
+(:mod:`stitchkit.book.cost`) without importing either's machinery. A page's first run at a scale
+replaces its estimate (:func:`stitchkit.book.batch.estimate` reads the run)."""
+
+from __future__ import annotations
+
+PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", "S-4.2", "S-FC6", "J-T1",
+            "J-F1", "J-F2")
+
+# Device seconds of a page at a scale where the book has no run of it at that scale yet, with
+# their source. H-F2 at gpu: 165 stitches at 2.0-4.6 s (4 epochs) + ~70 training-length stitches at
+# 6.4-16.5 s (16 epochs) + 133 s for its two networks, measured on an H100 on 2026-11-27
+# (benchmarks/spot/hernandez-f2-gpu-length.json).
+#
+# Smith & Marcu's ResNet pages at gpu, until a page has run there: from the pieces measured on an H100
+# on 2026-11-27 (benchmarks/spot/smith-gpu-costs.json: a coloured set 9 s once; a width-64 ResNet-18
+# on 28x28 ~20 s for its 4 epochs, the process's first ~6 s more; a stitch of 2 epochs 4-8 s, ~6; at
+# 2x, ~12) times what each page computes from an empty cache in one process, three initialisations:
+# - S-F1B: 9 networks, 45 stitches, its negative control's 6, its training-length control's 6 at 2x: ~580 s;
+# - S-F1C: the same networks and stitches and a rank per stitch (~1 s): ~520 s;
+# - S-FC5: 12 networks, 75 stitches (with the Noise senders'), their ranks, 6 negative, 6 at 2x: ~890 s;
+# - S-TC1: 12 networks, 24 layer-1 stitches, 12 of them at 2x: ~550 s;
+# - S-4.2: 6 networks (Colour-only and MNIST), ~30 stitches, ~6 at 2x: ~390 s.
+# (The first batch, estimated from guesses of 4 ms a step, gave S-F1B 330 s; it ran 9 minutes unfinished.)
+# B-F5 at gpu: its two width-64 ResNet-18s at 53 s each (benchmarks/spot/gpu-recipes.json), 30 stitches
+# (3 senders x 10 cuts; 625 steps of batch 32 at the ~6.4 ms a step the Smith stitches took, with a
+# 10k-image test: ~5 s), ~6 deciding cells at 4x (~20 s) and CKA: ~400 s.
+#
+# The other Bansal pages at gpu (2026-11-28, before any of them ran there), from the same pieces: the
+# process's first ~11 s; a width-64 ResNet-18 in the gpu recipe 55 s (measured: 53 s); one of width 8
+# or 32 ~41 s (3,907 steps, host-bound at ~10.5 ms a step); the Myrtle CNN ~25 s (2,350 steps, host-
+# bound); the ResNet-164 ~90 s (2,940 steps at a guessed ~30 ms: 164 layers of small kernels); SimCLR
+# 30 epochs 106 s measured, its probe ~15 s; a random bottom's BatchNorm recalibration ~2 s; a stitch
+# ~4 s (625 steps at the ~6.4 ms a step Smith's stitches took, its direct-matching fit and a 10k test),
+# ~16 s at the training-length control's 4x; CKA ~10 s. Counting what each page computes:
+# - B-F2A: ResNet-18 seeds 0, 1 and the Myrtle CNN's two (162 s), 30 + 8 stitches (152 s), ~8 cells
+#   at 4x (128 s): ~450 s;
+# - B-F2C: four width-64 networks (each sample size trains the full set's steps) and the random bottom
+#   (222 s), 5 senders x 6 cuts (120 s), ~4 cells at 4x (64 s), CKA: ~430 s;
+# - B-F3A: the top, the normal bottom and two label variants (222 s), 5 senders x 6 cuts, ~4 at 4x,
+#   CKA: ~430 s;
+# - B-F3C: widths 8, 32 and 64 and their random bottoms (140 s), 3 receivers x 4 senders x 4 cuts
+#   (192 s), ~4 at 4x, CKA: ~420 s;
+# - B-F6: two supervised networks, SimCLR and its probe, a random bottom (233 s), ~30 stitches both
+#   ways (120 s), ~4 at 4x, CKA: ~440 s;
+# - B-F8: two ResNet-164s and a random one (182 s), fine-tuning after 3 cuts from 2 bottoms for 5
+#   epochs (~90 s), 6 stitches into the deep top (~60 s), ~2 at 4x (~80 s): ~420 s.
+# Each is more than the 4 minutes issue 47 hoped a page would take alone: one such page a loan, unless
+# several processes share the GPU (benchmarks/gpu_lanes.py). The first run of each replaces its estimate.
+# Pages beyond one loan's call (a user's own GPU, a longer loan, the cluster), the same way:
+# - H-F4: R2222 73 s (measured) and ResNet-34 ~92 s (5,880 steps of 256 at ~15.6 ms), 125 stitches at
+#   4 epochs (~415 s: 0.3 s + 0.62 s x epochs x the receiver's cost, fitted to H-F2's gpu run), ~34 at 16
+#   epochs (~617 s), process and figures ~75 s: ~1,300 s;
+# - S-FC6: 12 VGG19s at ~16 s (1,410 steps host-bound), 60 noise and 72 control stitches at ~3 s, 9 at
+#   2x, the coloured and noise sets ~60 s: ~700 s;
+# - J-T1: 3 ResNet-18s (~40 s) and 3 ViT-Tis (~55 s), 1,872 DM and 1,040 TLM stitches (~1,600 s), the
+#   structural measures on 1,872 layer pairs (~95 s), ~300 stitches at 4x (~450 s): ~2,400 s;
+# - J-F1: 2 ResNet-18s, 128 DM and 128 TLM stitches, 8 detectors at ~150 s (5 epochs of pre-training,
+#   10 of energy fine-tuning, fp32), scoring 256 stitches: ~1,560 s; J-F2: that and the ViT's (12
+#   detectors): ~3,970 s from an empty cache (~2,000 s after J-T1 and J-F1).
+# NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
+# lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
+ESTIMATES: dict[str, dict[str, float]] = {
+    "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
+            "B-F5": 400.0, "B-F2A": 450.0, "B-F2C": 430.0, "B-F3A": 430.0, "B-F3C": 420.0, "B-F6": 440.0,
+            "B-F8": 420.0, "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
+}
+NETWORK_SHARE: dict[str, dict[str, float]] = {
+    "gpu": {"H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
+            "B-F5": 110.0, "B-F2A": 162.0, "B-F2C": 222.0, "B-F3A": 222.0, "B-F3C": 140.0, "B-F6": 233.0,
+            "B-F8": 182.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0, "J-F1": 80.0, "J-F2": 190.0},
+}
+# (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
+# split here by their depth; the Myrtle CNN and ResNet-164 from the pieces above, not measured)
+NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0,
+                                                        "r1111": 60.0, "r2222": 73.0, "myrtle": 25.0,
+                                                        "preact_resnet164": 90.0, "resnet34": 92.0,
+                                                        "vgg19": 16.0, "resnet18": 40.0, "vit_ti": 55.0}}
+
+
+__all__ = ["ESTIMATES", "NETWORK_SECONDS", "NETWORK_SHARE", "PRIORITY"]
