@@ -57,6 +57,10 @@ _ = run.save()
 # - **Everything.** No ImageNet network is trained or stitched here. B-F6 answers the same
 #   question (self-supervised vs supervised, stitched at every layer) on CIFAR-10 with
 #   ResNet-18s, at the scale its page states.
+# - **`gpu`.** Computes nothing, as at every scale: it shows the claims of B-F6 as the book shows
+#   that page, its `gpu` run once that is imported (until then its `demo` run). A batch on a lent
+#   GPU executes its pages in a staging folder, so B-F2B at `gpu` reads B-F6's `gpu` results only
+#   when run after B-F6's `gpu` page has been imported. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Configuration

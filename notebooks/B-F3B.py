@@ -180,6 +180,15 @@ run.claims_table()
 # - **Run length.** At `demo` the run is the zoo's 3 epochs (1,170 steps), so the snapshots are
 #   at 0.75, 1.5 and 3 epochs (stored on the way by B-F2A's receiver run); the learning rate drops by 5x at the midpoint and again at three
 #   quarters, as in the paper's recipe (at 32k and 48k of 64k steps).
+# - **`gpu`.** The run is the zoo's `gpu` ResNet-18 of seed 0 ({doc}`B-F2A`'s receiver: the paper's
+#   width 64 on all 50,000 images, 40 epochs at batch 512, SGD lr 0.2, weight decay 5e-4: 90.3% on
+#   an H100; the paper: 64,000 steps at batch 128, about 160 epochs), so the snapshots are after 10,
+#   20 and 40 epochs. Its learning rate rises linearly over the first 4 epochs and then follows a
+#   cosine decay, not the paper's steps (5× lower at the midpoint and again at three quarters): the
+#   quarter and the midpoint snapshots are taken at 93% and 59% of the peak rate. `demo`'s stitch
+#   recipe (a direct-matching start, then 2 epochs on 10,000 images, Adam 3e-3; the paper: 120,000
+#   steps), whose length the training-length control judges at 4× the epochs, at `demo`'s six cuts.
+#   Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

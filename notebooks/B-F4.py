@@ -163,6 +163,17 @@ run.claims_table()
 #   noise model).
 # - **Axis.** The paper plots test error against kernel size; we plot the penalty against the
 #   layer with one line per kernel size, which shows the same numbers per cut.
+# - **`gpu`.** The pair of {doc}`B-F2A` at `gpu`: ResNet-18s at the paper's width 64 on all 50,000
+#   images in a shortened schedule (40 epochs at batch 512, SGD lr 0.2 after a 10% warm-up, cosine
+#   decay, weight decay 5e-4: 90.3% on an H100; the paper's networks reach about 95% on the original
+#   images); `demo`'s stitch recipe (a direct-matching start, then 2 epochs on 10,000 images, Adam
+#   3e-3; the paper: 120,000 steps), and with it `demo`'s learning rate of the larger kernels
+#   (divided by k²; the paper: one lr for every kernel), whose length the training-length control
+#   judges at 4× the epochs. All five of the paper's kernel sizes, at three of the nine map cuts
+#   (stem, block3, block6), not every map cut; block6 stands in for `demo`'s block7: the
+#   direct-matching fit of a 9×9 stitch at block7's 512 channels is a least-squares problem of
+#   41,473 unknowns (about two minutes each on one GPU, guessed, and two per kernel), at block6's
+#   256 channels one of 20,737 (about 20 s). Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

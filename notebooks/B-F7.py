@@ -118,6 +118,17 @@ run.claims_table()
 #   at `demo`, width 8 and the step count of 3 epochs on 50k images.
 # - **CKA** is on fully flattened activations of `cka_images` test images (2,000 at `demo`);
 #   the paper does not state its number of images.
+# - **`gpu`.** The `gpu` networks of the pages whose claims this page measures by CKA, at the
+#   paper's width 64 on all 50,000 images in a shortened schedule (40 epochs at batch 512, SGD lr
+#   0.2 after a 10% warm-up, cosine decay, weight decay 5e-4; the paper: 64,000 steps at batch 128):
+#   {doc}`B-F2C`'s bottoms on 5k and 25k images (each trained for the full set's steps),
+#   {doc}`B-F3B`'s snapshots at half and all of the seed-0 run, and {doc}`B-F3C`'s thinnest and
+#   widest networks, widths 8 and 64. Those two are the paper's ratio of 8 (its ×0.25 and ×2, widths
+#   16 and 128), here named ×0.125 and ×1 of the base width 64; a width-128 network would take about
+#   210 s of a loan by itself. The width-8 network's accuracy in this schedule is not yet measured:
+#   should it fall more than 10 points below the width-64 one, the premise of "width_range" fails
+#   and that claim is inconclusive. The network-to-network spread of the CKA comes from the `gpu`
+#   networks of seeds 1, 3, 4, 5 and 6. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -167,6 +167,14 @@ run.claims_table()
 #   epochs did not reach: a defect of how the top was frozen, fixed before this run (issue 33).
 # - **Curves.** The figure shows training accuracy per epoch (the paper plots test curves);
 #   the final test accuracies are marked.
+# - **`gpu`.** The full network is {doc}`B-F2A`'s `gpu` receiver and the few-sample network
+#   {doc}`B-F2C`'s `gpu` bottom on 5,000 images (seed 1, trained for the full set's 3,880 steps),
+#   both at the paper's width 64 in a shortened schedule (40 epochs' steps at batch 512, SGD lr 0.2
+#   after a 10% warm-up, cosine decay, weight decay 5e-4: 90.3% on an H100 for the full network; the
+#   paper: 64,000 steps at batch 128); the middle pieces are freeze-trained in that schedule on all
+#   50,000 images. `demo`'s stitch recipe (a direct-matching start, then 2 epochs on 10,000 images,
+#   Adam 3e-3; the paper: 120,000 steps), whose length the training-length control judges at 4× the
+#   epochs, at every cut. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

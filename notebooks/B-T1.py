@@ -70,6 +70,12 @@ _ = run.save()
 #   the networks are smaller and shorter-trained than the paper's (see each page).
 # - **Architectures.** The paper's "Varies" in the CKA row draws on several architectures; ours
 #   are ResNet-18 only.
+# - **`gpu`.** Computes nothing, as at every scale: each cell reads its page's results as the book
+#   shows that page, its `gpu` run where that has been imported (the highest scale shown) and its
+#   `demo` run elsewhere, and names that scale. A batch on a lent GPU executes its pages in a
+#   staging folder, so B-T1 at `gpu` reads the `gpu` results of its sources (B-F2A, B-F5, B-F6,
+#   B-F2C, B-F3B, B-F3C, B-F7) only when run after their `gpu` pages have been imported. Chosen
+#   before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Configuration

@@ -89,6 +89,9 @@ run.save()
 #   $0.1 \times 255 \times \operatorname{clip}(z, -1, 1)$ per channel, $z \sim N(0, 1)$, as in the
 #   authors' code.
 # - The images shown are the first of each class in the test split.
+# - **`gpu`.** The same images as at every scale: the colour-MNIST data sets do not depend on the
+#   scale (the `gpu` networks of the Smith pages train on all 60,000 training images of these sets);
+#   nothing is trained. Chosen before any `gpu` run (2026-11-28).
 #
 # ## Configuration
 

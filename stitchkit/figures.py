@@ -64,8 +64,9 @@ class Figure:
 # by figure. A table keyed by scale, so that a run at smoke or demo does not depend on it (issue 47:
 # adding a gpu page leaves the demo pages current; see stitchkit.staleness).
 OPTIONAL: dict[str, tuple[str, ...]] = {
-    "gpu": ("B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F5", "B-F6", "B-F8", "H-F2", "H-F4", "S-F1B", "S-F1C", "S-4.2",
-            "S-FC5", "S-TC1", "S-FC6", "J-T1", "J-F1", "J-F2"),
+    "gpu": ("B-F2A", "B-F2B", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F7", "B-F8", "B-F9",
+            "B-T1", "H-F2", "H-F4", "S-F1A", "S-F1B", "S-F1C", "S-4.2", "S-FC5", "S-TC1", "S-FC6", "J-T1", "J-F1",
+            "J-F2"),
 }
 
 FIGURES: tuple[Figure, ...] = (

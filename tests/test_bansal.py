@@ -559,3 +559,53 @@ def test_the_bansal_gpu_presets_name_the_papers_networks_and_each_builds():
     assert f2a.PRESETS_F2A["demo"].other_archs == tuple(f2a.ARCHS)
     for spec in (*nets, top, widths.variant("gpu", 0, width_factor=0.25), sup, simclr, deep):
         assert _classifies_two_images(spec)
+
+
+def test_the_remaining_bansal_gpu_presets_read_the_gpu_pages_networks():
+    """Issue 47: B-F3B, B-F4, B-F7 and B-F9 at gpu validate and read the networks of the gpu pages they
+    build on (the paper's width 64 on all 50k images, or B-F2C's sample sizes and B-F3C's widths), each
+    classifying a two-image batch; B-F2B and B-T1 read the book's results at gpu as at demo; demo as it was."""
+    from stitchkit.experiments.bansal import bottoms, f2a, f2c_f3ab, f3c_f6, f4_f5, f7, f9, tables
+    from stitchkit.scales import preset
+
+    receiver = preset(f2a.PRESETS_F2A, "gpu").model("gpu", 0)
+    sender = preset(f2a.PRESETS_F2A, "gpu").model("gpu", 1)
+    assert (receiver.width, receiver.data.train_size, receiver.train.epochs, receiver.train.batch_size) == \
+        (64, None, 40, 512)
+    _, samples = preset(f2c_f3ab.PRESETS_F2C, "gpu").models("gpu")
+    widths = preset(f3c_f6.PRESETS_F3C, "gpu")
+    # B-F3B: one run of B-F2A's receiver, its snapshots at a quarter, half and all of it, demo's six cuts
+    epochs = preset(f2c_f3ab.PRESETS_F3B, "gpu")
+    top, snaps = epochs.models("gpu")
+    assert epochs.cuts == bottoms.DEMO_CUTS and epochs.test_size is None
+    assert [s.train.stop for s in (top, *snaps.values())] == [0.5, 0.25, 1.0]
+    assert all(replace(s, train=replace(s.train, stop=1.0)) == receiver for s in (top, *snaps.values()))
+    # B-F4: B-F2A's gpu pair, every kernel of the paper at three map cuts, demo's lr rule for larger kernels
+    kernels = preset(f4_f5.PRESETS_F4, "gpu")
+    assert (kernels.kernel_sizes, kernels.cuts, kernels.kernel_lr) == ((1, 3, 5, 7, 9), ("stem", "block3", "block6"),
+                                                                     "over_k2")
+    assert kernels.model("gpu", 0) == receiver and kernels.model("gpu", 1) == sender
+    assert kernels.kernel_recipe(1) == preset(f2a.PRESETS_F2A, "gpu").recipe()  # kernel 1: B-F2A's stitches
+    assert kernels.kernel_recipe(9).train.lr == pytest.approx(kernels.stitch_lr / 81)
+    # B-F7: B-F2C's 5k and 25k bottoms, B-F3C's widths 8 and 64, B-F3B's half and full run
+    more = preset(f7.PRESETS_F7, "gpu")
+    pairs = list(more.pairs("gpu").values())
+    assert pairs[0] == (samples["5k samples"], samples["25k samples"])
+    assert pairs[1] == (widths.variant("gpu", 0, width_factor=0.25), widths.variant("gpu", 0, width_factor=2.0))
+    assert [s.width for s in pairs[1]] == [8, 64] and pairs[1][1] == receiver
+    assert pairs[2] == (top, snaps["1 of the run (epoch 160 of 160 in the paper)"])
+    assert more.variant("gpu", 3) == preset(f2a.PRESETS_F2A, "gpu").model("gpu", 3)  # the seed component's networks
+    # B-F9: B-F2C's 5k bottom frozen in part, B-F2A's receiver as the full network
+    freeze = preset(f9.PRESETS_F9, "gpu")
+    assert f9._specs(freeze, "gpu") == (samples["5k samples"], receiver) and freeze.test_size is None
+    # B-F2B and B-T1: the book's results, as at demo
+    assert preset(tables.PRESETS_F2B, "gpu") == tables.StandInConfig()
+    assert preset(tables.PRESETS_T1, "gpu") == tables.TableConfig()
+    # demo as it was
+    assert (f4_f5.PRESETS_F4["demo"].cuts, f4_f5.PRESETS_F4["demo"].kernel_lr) == (("stem", "block3", "block7"),
+                                                                                 "over_k2")
+    assert f7.PRESETS_F7["demo"] == f7.MoreCKAConfig() and f7.PRESETS_F7["demo"].width_pair == (0.25, 2.0)
+    assert f2c_f3ab.PRESETS_F3B["demo"].cuts == bottoms.DEMO_CUTS and f9.PRESETS_F9["demo"].width is None
+    assert tables.PRESETS_T1["demo"] == tables.TableConfig() and tables.PRESETS_F2B["demo"] == tables.StandInConfig()
+    for spec in (top, pairs[0][0], pairs[1][0]):
+        assert _classifies_two_images(spec)

@@ -19,11 +19,15 @@ def test_everything_starts_with_the_priority_order_and_names_each_page_once():
     assert sorted(order) == sorted(execution.discover())
 
 
-def test_plan_skips_pages_without_a_preset_and_pages_whose_estimate_does_not_fit(tmp_path):
+def test_plan_skips_pages_without_a_preset_and_pages_whose_estimate_does_not_fit(tmp_path, monkeypatch):
+    from stitchkit import figures
+
+    monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i != "B-F9"))
     decisions = {d.id: d for d in batch.plan("gpu", 540, book_dir=tmp_path)}
-    # B-F9 offers no gpu preset (yet): skipped, the reason names the scales it has
+    # a page that offers no gpu preset (here B-F9, as if it had none): skipped, the reason names its scales
     assert not decisions["B-F9"].run and "no 'gpu' preset" in decisions["B-F9"].why
-    assert decisions["B-F2A"].run and decisions["B-F2A"].estimate == gpu_estimates.ESTIMATES["gpu"]["B-F2A"]
+    assert not decisions["B-F2A"].run and decisions["B-F2A"].estimate == gpu_estimates.ESTIMATES["gpu"]["B-F2A"]
+    assert decisions["B-F8"].run  # the first of the priority list whose estimate fits
     # H-F2's gpu preset is estimated at more than a loan's call: never started within 540 s
     assert not decisions["H-F2"].run and "> 540 s left" in decisions["H-F2"].why
     assert decisions["H-F2"].estimate == gpu_estimates.ESTIMATES["gpu"]["H-F2"]

@@ -201,7 +201,10 @@ def test_rerun_box_commands(book, monkeypatch):
     assert box.startswith("````{admonition} Rerun this page") and box.endswith("````")
     for s in figures.scales_of("B-F2A"):
         assert f"\n.venv/bin/stitchkit run B-F2A --scale {s}\n" in box
-    assert "--scale gpu" not in pages.rerun_box({**res, "id": "B-F9"})  # B-F9 has no gpu preset yet
+    monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i != "B-F9"))
+    assert "--scale gpu" not in pages.rerun_box({**res, "id": "B-F9"})  # a figure without a gpu preset
+    monkeypatch.undo()
+    monkeypatch.setattr(pages, "smoke_times", lambda: {})
     assert "--scale gpu\n" in box  # B-F2A has one (issue 47)
     assert "--scale gpu\n" in pages.rerun_box({**res, "id": "H-F2"})
     assert "\n.venv/bin/stitchkit sweep B-F2A --scale demo -p width 16 32\n" in box

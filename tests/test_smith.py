@@ -346,3 +346,13 @@ def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
     # an untrained VGG19 that reaches the task through the stitch: Digit's and Correlated's claims undecided
     _, easy = vgg_summary(table, table, _vgg_checks(untrained=0.9))
     assert [_verdict(c) for c in easy] == ["inconclusive at this scale"] * 2 + ["reproduced"]
+
+
+def test_s_f1a_gpu_preset_shows_the_same_images_as_demo():
+    """Issue 47: S-F1A at gpu validates and is demo's preset (the data sets do not depend on the scale);
+    demo as it was."""
+    from stitchkit.experiments.smith.examples import PRESETS_F1A, ExamplesConfig
+    from stitchkit.scales import preset
+
+    assert preset(PRESETS_F1A, "gpu") == preset(PRESETS_F1A, "demo") == ExamplesConfig()
+    assert PRESETS_F1A["demo"].per_class == 3

@@ -185,6 +185,9 @@ def test_a_stray_member_or_an_unreadable_file_is_refused(archive, tmp_path):
 
 
 def test_pages_refuses_a_figure_without_the_scale_before_any_run(tmp_path, monkeypatch, capsys):
+    from stitchkit import figures
+
+    monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i != "B-F9"))
     ran = []
     monkeypatch.setattr(execution, "execute", lambda *a, **k: ran.append(a))
     code = cli.main(["pages", "H-F2", "B-F9", "--scale", "gpu", "--pack", str(tmp_path / "p.tar.gz")])

@@ -46,8 +46,24 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 #   ways (120 s), ~4 at 4x, CKA: ~440 s;
 # - B-F8: two ResNet-164s and a random one (182 s), fine-tuning after 3 cuts from 2 bottoms for 5
 #   epochs (~90 s), 6 stitches into the deep top (~60 s), ~2 at 4x (~80 s): ~420 s.
-# Each is more than the 4 minutes issue 47 hoped a page would take alone: one such page a loan, unless
-# several processes share the GPU (benchmarks/gpu_lanes.py). The first run of each replaces its estimate.
+# To each of B-F2A, B-F2C, B-F3A and B-F6 add the network-to-network variance component its claims' intervals
+# carry (stitchkit.experiments.bansal.seeds: seeds 1, 3, 4, 5 and 6 stitched into seed 0 at all 10 cuts, 60
+# stitches, ~240 s, and whichever of those networks the page does not train itself, ~220-275 s): ~410-515 s
+# from an empty cache, paid once by the first of them in a batch (they share it at width 64); B-F3C's base
+# width 32 needs its own (~430 s). So from an empty cache B-F2A ~910 s, B-F2C ~945 s, B-F3A ~840 s,
+# B-F3C ~850 s, B-F6 ~850 s: each more than one loan's call (550 s) alone, and far more than the 4 minutes
+# issue 47 hoped a page would take; several processes sharing the GPU (benchmarks/gpu_lanes.py) would cut
+# the network part. The first run of each replaces its estimate.
+# The remaining Bansal pages and S-F1A (2026-11-28), the same way:
+# - B-F3B: the seed-0 run with its snapshots (55 s), the random bottom, 20 stitches, CKA, ~11 cells at 4x
+#   (176 s) and the variance component (~515 s): ~850 s (~280 s after B-F2A in the same batch);
+# - B-F4: B-F2A's pair (110 s), 5 kernels x 3 cuts x 2 senders (120 s), the larger kernels' direct-matching
+#   fits (~60 s, guessed), ~55 s at 4x: ~360 s;
+# - B-F7: the 5k and 25k bottoms, widths 8 and 64, the half-run snapshot and the variance component's
+#   networks (509 s), CKA: ~540 s (~30 s after B-F2A, B-F2C and B-F3C);
+# - B-F9: B-F2A's receiver and B-F2C's 5k bottom (110 s), 30 stitches, freeze-training (~50 s), ~6 at 4x:
+#   ~390 s;
+# - B-F2B, B-T1: read the book's results, compute nothing: ~10 s; S-F1A: the coloured sets' examples: ~30 s.
 # Pages beyond one loan's call (a user's own GPU, a longer loan, the cluster), the same way:
 # - H-F4: R2222 73 s (measured) and ResNet-34 ~92 s (5,880 steps of 256 at ~15.6 ms), 125 stitches at
 #   4 epochs (~415 s: 0.3 s + 0.62 s x epochs x the receiver's cost, fitted to H-F2's gpu run), ~34 at 16
@@ -63,13 +79,14 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
 ESTIMATES: dict[str, dict[str, float]] = {
     "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
-            "B-F5": 400.0, "B-F2A": 450.0, "B-F2C": 430.0, "B-F3A": 430.0, "B-F3C": 420.0, "B-F6": 440.0,
-            "B-F8": 420.0, "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
+            "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 840.0, "B-F3C": 850.0, "B-F6": 850.0,
+            "B-F8": 420.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0, "B-T1": 10.0,
+            "S-F1A": 30.0, "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
 }
 NETWORK_SHARE: dict[str, dict[str, float]] = {
     "gpu": {"H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
-            "B-F5": 110.0, "B-F2A": 162.0, "B-F2C": 222.0, "B-F3A": 222.0, "B-F3C": 140.0, "B-F6": 233.0,
-            "B-F8": 182.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0, "J-F1": 80.0, "J-F2": 190.0},
+            "B-F5": 110.0, "B-F2A": 382.0, "B-F2C": 497.0, "B-F3A": 442.0, "B-F3C": 345.0, "B-F6": 453.0,
+            "B-F8": 182.0, "B-F3B": 275.0, "B-F4": 110.0, "B-F7": 509.0, "B-F9": 110.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0, "J-F1": 80.0, "J-F2": 190.0},
 }
 # (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
 # split here by their depth; the Myrtle CNN and ResNet-164 from the pieces above, not measured)

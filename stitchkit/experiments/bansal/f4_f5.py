@@ -75,6 +75,12 @@ PRESETS_F4 = extend_presets(KernelSizeConfig, {"kernel_sizes": (1, 3)})
 # stitch's output about k^2 times as far (the fan-in rule of muP for Adam); the 1x1 stitch (B-F2A's)
 # is unchanged. Chosen on that ground before the run, not by trying rules against the claim.
 PRESETS_F4["demo"] = replace(PRESETS_F4["demo"], cuts=("stem", "block3", "block7"), kernel_lr="over_k2")
+# One GPU: B-F2A's gpu pair (the zoo's width-64 ResNet-18s) and demo's stitch recipe (625 Adam steps), so
+# demo's kernel_lr rule too (those steps are the ones in which one lr moved the kxk self-stitches off their
+# exact start); every kernel of the paper at three map cuts, block6 for demo's block7: a kxk stitch's
+# direct-matching fit solves C k^2 + 1 unknowns (float64 eigendecomposition), at block7's 512 channels and
+# k = 9 a 41,473-square system (~2 min each, two a kernel, guessed), at block6's 256 channels 20,737 (~20 s).
+PRESETS_F4["gpu"] = replace(PRESETS_F4["gpu"], cuts=("stem", "block3", "block6"), kernel_lr="over_k2")
 
 KERNEL_MAX_SPREAD = 0.02  # "minimal impact": at every cut, max - min penalty over kernel sizes
 

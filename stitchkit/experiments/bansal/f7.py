@@ -61,7 +61,13 @@ class MoreCKAConfig:
 
 
 PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 1.0), cka_images=500),
-              "demo": MoreCKAConfig(), "paper": MoreCKAConfig()}
+              "demo": MoreCKAConfig(),
+              # One GPU: the gpu networks of the pages whose "more is better" this page measures by CKA: B-F2C's
+              # 5k and 25k bottoms, B-F3B's snapshots (half and all of the seed-0 run) and B-F3C's x0.25 and x2,
+              # widths 8 and 64 (B-F3C's gpu base width is 32): here x0.125 and x1 of the base 64, the paper's
+              # ratio of 8 (its x0.25 and x2 are 16 and 128; the width-128 network alone would be ~210 s).
+              "gpu": MoreCKAConfig(width_pair=(0.125, 1.0)),
+              "paper": MoreCKAConfig()}
 
 CKA_SAMPLES_NEAR_ZERO = 0.2  # "CKA can go as low as 0" for 5k vs 25k samples
 CKA_WIDTH_RANGE = (0.7, 0.9)  # "CKA between x0.25 and x2 is in the range 0.7-0.9"

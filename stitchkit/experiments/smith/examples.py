@@ -19,7 +19,8 @@ class ExamplesConfig:
     per_class: int = param(3, "examples shown of each of classes 0 and 1 per data set", ge=1, le=8)
 
 
-PRESETS_F1A = {"smoke": ExamplesConfig(), "demo": ExamplesConfig(), "paper": ExamplesConfig()}
+# gpu: the same images: the data sets do not depend on the scale (the gpu networks train on all of them).
+PRESETS_F1A = {"smoke": ExamplesConfig(), "demo": ExamplesConfig(), "gpu": ExamplesConfig(), "paper": ExamplesConfig()}
 
 
 def example_images(cfg: ExamplesConfig) -> dict[str, list[tuple[int, np.ndarray]]]:
