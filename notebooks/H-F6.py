@@ -137,6 +137,14 @@ run.claims_table()
 # - **The stitch** into the input is the paper's: a nearest upsample to 32x32 when the layer is
 #   smaller, then a 1x1 convolution to three channels; it starts from the least-squares
 #   reconstruction of the normalised image (direct matching) and is then trained on the task.
+# - **`gpu`.** {doc}`H-F2`'s `gpu` networks and stitch recipe: R2222 at the paper's width 64,
+#   trained 30 epochs (paper 40) on all 50,000 images, into itself from the stem and blocks 1-5
+#   (H-F2's `gpu` grid stitches every block). Each stitch into the input starts from direct matching
+#   and trains the paper's 4 epochs on 50,000 images in batches of 256 at lr 0.001 (paper 0.01) with
+#   the authors' effective schedule (the warm-up never ends), as H-F2's `gpu` stitches; the
+#   training-length control retrains all six at 4× (16 epochs), and the positive control stitches
+#   R2222 into itself at the same six cuts. Estimated at ~280 s of one GPU from an empty cache.
+#   Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

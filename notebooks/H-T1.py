@@ -212,6 +212,16 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
 # - **Paper's numbers.** The paper's two tables have four unlabelled rows each, spanning
 #   magnitudes from 1e-6 to 1e+7; we could not tell which networks or normalisation each row
 #   belongs to, so we do not set ours beside them cell by cell.
+# - **`gpu`.** {doc}`H-F2`'s `gpu` networks and the diagonal of its `gpu` grid (read from its cache
+#   when it ran first): R1111 and R2222 at the paper's width 64, trained 30 epochs (paper 40) on all
+#   50,000 images, stitched at i = j at the stem and every block (15 stitches: R1111 into itself and
+#   both directions between the two; the paper has all 16 networks). As at `demo`, the vanilla
+#   stitches start from direct matching, not from the paper's random start: in the spot check above
+#   that start, trained 4 epochs at lr 0.001 or 0.01, left self-stitches up to 74 points below their
+#   network. They train the paper's 4 epochs on 50,000 images in batches of 256 at lr 0.001 (paper
+#   0.01) with the authors' effective schedule; the MSEs are measured on 1,000 test images, and the
+#   length control retrains up to 10 stitches at 16 epochs. Estimated at ~310 s of one GPU from an
+#   empty cache. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

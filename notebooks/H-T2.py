@@ -160,6 +160,15 @@ run.claims_table()
 # - **Paper's numbers.** The paper's two tables have four unlabelled rows each, spanning
 #   magnitudes from 1e-6 to 1e+7; we could not tell which networks or normalisation each row
 #   belongs to, so we do not set ours beside them cell by cell.
+# - **`gpu`.** {doc}`H-F2`'s `gpu` grid (read from its cache when it ran first): R1111 and R2222 at
+#   the paper's width 64, trained 30 epochs (paper 40) on all 50,000 images, every sender block into
+#   every receiver block as the paper's layers (115 trained stitches: R1111 into itself and both
+#   directions between the two; the paper has all 16 networks), each from a direct-matching start
+#   trained the paper's 4 epochs on 50,000 images in batches of 256 at lr 0.001 (paper 0.01) with
+#   the authors' effective schedule. The MSEs are measured on 1,000 test images, and the length
+#   control retrains up to 16 stitches at 16 epochs. Estimated at ~870 s of one GPU from an empty
+#   cache (~240 s after H-F2's `gpu` run): more than one loan's call alone. Chosen before any `gpu`
+#   run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

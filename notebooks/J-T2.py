@@ -127,6 +127,12 @@ run.claims_table()
 #   K = 100 training images, then feeds the top of $A$'s network the stitched $B$ on the 1,000
 #   test images.
 # - **SVHN and ImageNet** rows are out of reach offline.
+# - **`gpu`.** The first two of {doc}`J-T1`'s `gpu` networks per architecture (the ResNet-18 at
+#   width 64 and the ViT-Ti of dimension 192 and depth 12, trained 30 and 40 epochs at batch 512;
+#   paper 100 at batch 64): the ResNet's last 4 blocks (256 and 512 channels, 13 or 14 ranks from
+#   full rank to 1) and the ViT's last 6 of 12 (13 ranks from 192). Each probe trains 15 epochs on
+#   20,000 of the 50,000 training images (the paper: the training set), as {doc}`J-T3`'s at `gpu`.
+#   Estimated at ~440 s of one GPU from an empty cache. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -118,6 +118,15 @@ run.claims_table()
 #   into $A$'s network at $A$'s layer, and **DM (struct.)** that fit's relative residual, both
 #   from {doc}`J-T1`'s grid; PWCCA takes its weights from the side with fewer features.
 # - **SVHN and ImageNet** rows are out of reach offline.
+# - **`gpu`.** {doc}`J-T1`'s `gpu` networks and direct-matching grid: three per architecture (paper
+#   ten), the ResNet-18 at width 64 and the ViT-Ti (dimension 192, depth 12, 3 heads) on all 50,000
+#   images with the paper's Adam but 30 (ResNet) or 40 (ViT) epochs at batch 512 (paper 100 at batch
+#   64), so the test ranks 24 and 36 representations (paper 80 and 120). Each probe trains 15 epochs
+#   on 20,000 of the 50,000 training images (the paper: the training set): every block's activations
+#   on all 50,000 would take ~49 GB per ResNet-18, held twice while the next network's are computed,
+#   beyond the GPU's memory. Estimated at ~1,100 s of one GPU from an empty cache, most of it J-T1's
+#   six networks and 1,872 direct-matching stitches (~60 s after J-T1's `gpu` run): a page for after
+#   J-T1, a longer loan or the cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

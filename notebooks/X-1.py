@@ -168,6 +168,13 @@ run.claims_table()
 #   preprocessing as much as by their similarity: read their $\tau$s with that in mind. The DM
 #   maps (a 1×1 convolution, A's map resized to B's) are fitted on `dm_images` training images
 #   and measured on the test images; CIFAR-10 is the offline JPEG copy.
+# - **`gpu`.** The zoos' `gpu` networks, at the papers' widths as their pages train them at `gpu`
+#   (B-F2A's ResNet-18s, H-F2's R2222 and R1111, S-F1B's Digit ResNet-18s and J-T1's ResNet-18s, all
+#   at width 64, trained as those pages state), on `demo`'s 1,000 test images with the DM maps
+#   fitted on K = 100. The notions' bootstrap (1,000 resamples) runs on the host's CPU in float64:
+#   at width 64 its 1,001 decompositions of matrices of up to 512 × 512 per layer pair, not the GPU,
+#   set the time. Estimated at ~4,400 s from an empty cache (the CPU part uncertain by a factor of
+#   two): a page for a long loan or the cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -135,6 +135,11 @@ run.claims_table()
 # - **Layers and preprocessing** as {doc}`X-1`: the stem and every block or stage (J-T1 uses
 #   the blocks); PWCCA and Procrustes on positions as examples where two maps have the same
 #   size, else on the pooled vectors; CIFAR-10 is the offline JPEG copy.
+# - **`gpu`.** {doc}`X-1`'s `gpu` settings and notions (read from its cache when it ran first) and
+#   Hernandez et al.'s second R2222 (seed 1), trained by H-F2's `gpu` recipe (width 64, 30 epochs;
+#   paper 40). Its one new set of notions, R2222 seed 0 against seed 1, runs on the host's CPU as
+#   X-1's do. Estimated at ~770 s of one GPU after X-1's `gpu` run, ~4,700 s from an empty cache
+#   (the CPU part uncertain by a factor of two). Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -151,6 +151,13 @@ run.claims_table()
 #   pair of its zoo.
 # - **The shortcut probe** measures on the Digit set's test images ({doc}`X-1`'s), where the
 #   colour carries no label information; S-F1B stitches on the Correlated set.
+# - **`gpu`.** The zoos' `gpu` networks (X-2's R2222s, B-F2A's ResNet-18s and S-F1B's Digit and
+#   Colour ResNet-18s, all at width 64) and each paper's `gpu` stitch recipe: B-F2A's for the
+#   connectivity, H-F2's (4 epochs on 50,000 images at lr 0.001, paper 0.01, with the authors'
+#   effective schedule) for the triangle, still at the stem and each stage's last block (H-F2's
+#   `gpu` grid stitches every block). The shortcut probe reads {doc}`X-1`'s `gpu` notions of the
+#   Digit pair and computes the Colour pair's on the host's CPU. Estimated at ~1,300 s of one GPU
+#   from an empty cache (~600 s after X-1 and X-2). Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -412,3 +412,25 @@ def test_the_scorecard_states_how_well_trained_each_scales_networks_are():
     assert ("CIFAR-10 55-66% (median 61%, 3 networks); MNIST sets 90-98% (median 98%, 2 networks); recorded by 3 "
             "of its 4 pages") in text
     assert "CIFAR-10 93-93%" in text and scale_notes([{"scale": "demo"}]).count("test accuracy") == 0
+
+
+def test_the_cost_page_counts_the_loans_the_gpu_pages_not_yet_current_need(monkeypatch):
+    """Issue 47: each gpu page's time (its run where the book shows one at gpu, else its estimate),
+    in the batch's priority order, and the loans the rest need, packed one page after another."""
+    from stitchkit import figures
+    from stitchkit.book import cost, gpu_estimates
+    from stitchkit.book.catalogue import Page
+
+    monkeypatch.setitem(figures.OPTIONAL, "gpu", ("B-F5", "B-F8", "H-F2", "J-F2"))
+    monkeypatch.setattr(gpu_estimates, "ESTIMATES", {"gpu": {"B-F5": 400.0, "B-F8": 300.0, "H-F2": 1400.0,
+                                                             "J-F2": 4000.0}})
+    shown = Page("H-F2", "hernandez", {"id": "H-F2", "scale": "gpu", "provenance": {"wall_seconds": 300.0}},
+                 "hernandez/H-F2")
+    beside = Page("B-F8", "bansal", {"id": "B-F8", "scale": "gpu", "provenance": {"wall_seconds": 9.0}},
+                  "bansal/B-F8", shown=False)  # another scale's verdicts kept beside a page: not the page
+    rows, text = cost.gpu_plan([shown, beside])
+    assert [r[0].split("`")[1].split(" ")[0] if "{doc}" in r[0] else r[0] for r in rows] == ["H-F2", "B-F8", "J-F2",
+                                                                                              "B-F5"]
+    assert rows[0][1:] == ["5.0 min", "5.0 min", "current"] and rows[1][1:] == ["5.0 min", "-", "not run"]
+    # B-F8 (300 s) opens a loan, J-F2 is beyond one call, B-F5 (400 s) does not fit the 250 s left: a second
+    assert "need 2 loans" in text and "(J-F2) would take more than one call" in text

@@ -143,3 +143,99 @@ def test_balogh_j_f1_j_f2_gpu_preset_shares_j_t1s_stitches_and_trains_the_papers
         det = ood_mod.build_detector(shape, recipe, heads=ood_mod._heads(shape)).eval()
         with torch.no_grad():
             assert det(torch.rand(2, *shape)).shape == (2, 10)
+
+
+def test_hernandez_h_f6_h_t1_h_t2_gpu_presets_read_h_f2s_gpu_networks_and_stitch_recipe():
+    """H-F6, H-T1 and H-T2 at gpu: H-F2's gpu networks (R1111, R2222 at width 64 on all 50k images) and
+    stitch recipe (one cache for the four pages); H-T1/H-T2 its grid at every block (the diagonal, all
+    of it), H-F6 R2222 into its own input from the paper's layers 0-5; demo's presets as they were."""
+    from stitchkit.experiments.hernandez.grid import PRESETS_F2
+    from stitchkit.experiments.hernandez.images import PRESETS_F6
+    from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2
+    from stitchkit.scales import preset
+
+    f2 = preset(PRESETS_F2, "gpu")
+    nets = f2.networks("gpu")
+    assert [n.model for n in nets] == ["r1111", "r2222"]
+    assert {(n.width, n.data.train_size, n.train.epochs) for n in nets} == {(64, None, 30)}
+    for table in (PRESETS_F6, PRESETS_T1, PRESETS_T2):
+        cfg = preset(table, "gpu")
+        assert cfg.recipe() == f2.recipe() and cfg.networks("gpu") == nets  # H-F2's stitches and networks
+        assert (cfg.recipe().init, cfg.recipe().train.lr, cfg.recipe().train.epochs) == ("dm", 1e-3, 4)
+        assert cfg.cut_at == "blocks" and cfg.pairs() == f2.pairs()
+    assert preset(PRESETS_T1, "gpu").mse_images == preset(PRESETS_T2, "gpu").mse_images == 1000
+    f6 = preset(PRESETS_F6, "gpu")
+    sender = f6.model("gpu", f6.sender_arch)
+    assert (f6.sender_arch, f6.receiver_arch, f6.max_layer, f6.score_images) == ("r2222", "r2222", 5, 1000)
+    assert sender == nets[1] and list(f6.layers(sender).values())[:f6.max_layer + 1] == [0, 1, 2, 3, 4, 5]
+    model = zoo.build(sender, num_classes=10, in_channels=3).eval()
+    with torch.no_grad():
+        assert model(torch.rand(2, 3, 32, 32)).shape == (2, 10)
+    for table in (PRESETS_F6, PRESETS_T1, PRESETS_T2):  # demo as it was: H-F2's demo stitch recipe
+        d = table["demo"]
+        assert (d.stitch_epochs, d.stitch_batch, d.stitch_lr, d.stitch_train_size, d.test_size) == \
+            (2, 64, 0.01, 5000, None)
+    assert (PRESETS_T2["demo"].cut_at, PRESETS_F6["demo"].cut_at, PRESETS_T1["demo"].mse_images) == \
+        ("stages", "blocks", 1000)
+
+
+def test_balogh_j_t2_j_t3_gpu_presets_probe_j_t1s_gpu_networks_on_20k_images():
+    """J-T3/J-T2 at gpu: J-T1's gpu networks and direct-matching recipe (read from its cache), each
+    probe 15 epochs on 20,000 training images (every block of a width-64 ResNet-18 on all 50k would not
+    fit twice in the GPU's memory), the paper's tested layers and ranks; demo's presets as they were."""
+    from dataclasses import fields
+
+    from stitchkit.experiments.balogh.common import PRESETS_T1, IdentConfig
+    from stitchkit.experiments.balogh.ding import PRESETS_T2, PRESETS_T3, sensitivity_layers
+    from stitchkit.scales import preset
+
+    t1, t3, t2 = preset(PRESETS_T1, "gpu"), preset(PRESETS_T3, "gpu"), preset(PRESETS_T2, "gpu")
+    for cfg in (t3, t2):
+        assert all(getattr(cfg, f.name) == getattr(t1, f.name) for f in fields(IdentConfig))
+        assert cfg.recipe(tlm=False) == t1.recipe(tlm=False) and (cfg.probe_images, cfg.probe_epochs) == (20_000, 15)
+    assert (t2.ranks, t2.rn_blocks, t2.vit_fraction, t2.sensitivity_networks) == (14, 4, 0.5, 2)
+    tested = {"resnet18": ("resnet18", 64, [f"block{k}" for k in range(5, 9)]),
+              "vit": ("vit_ti", 192, [f"block{k}" for k in range(7, 13)])}
+    for arch, (model_name, width, layers) in tested.items():
+        nets = t2.nets("gpu", arch)[:t2.sensitivity_networks]
+        assert [n.spec for n in nets] == [n.spec for n in t1.nets("gpu", arch)[:2]]  # J-T1's first two
+        assert (nets[0].spec.model, nets[0].spec.width, nets[0].spec.data.train_size) == (model_name, width, None)
+        assert sensitivity_layers(t2, arch, t2.layers(nets[0])) == layers
+        m = zoo.build(nets[0].spec, num_classes=10, in_channels=3).eval()
+        with torch.no_grad():
+            assert m(torch.rand(2, 3, 32, 32)).shape == (2, 10)
+    assert (PRESETS_T3["demo"].probe_images, PRESETS_T3["demo"].probe_epochs) == (5000, 30)  # demo as it was
+    assert (PRESETS_T2["demo"].probe_images, PRESETS_T2["demo"].ranks, PRESETS_T2["demo"].networks) == (5000, 14, 3)
+
+
+def test_across_x_1_x_2_x_3_gpu_presets_share_one_setting_on_the_zoos_gpu_networks():
+    """X-1, X-2 and X-3 at gpu: one setting (X-2 and X-3 read X-1's notions from the cache), every
+    zoo's pair the one its page trains at gpu (the papers' width 64), each classifying two images; X-3's
+    stitches between the same networks with each paper's gpu stitch recipe; demo's presets as they were."""
+    from stitchkit.experiments import across, across_conclusions, across_identify
+    from stitchkit.experiments.balogh.common import PRESETS_T1
+    from stitchkit.experiments.hernandez.grid import PRESETS_F2
+    from stitchkit.notions import NOTIONS
+    from stitchkit.scales import preset
+
+    all_presets = (across.PRESETS_X1, across_identify.PRESETS_X2, across_conclusions.PRESETS_X3)
+    for table in all_presets:
+        cfg = preset(table, "gpu")
+        assert (cfg.measures, cfg.test_images, cfg.dm_images) == (NOTIONS, 1000, 100)
+        assert table["demo"] == type(table["demo"])()  # demo as it was: the defaults
+    assert preset(across.PRESETS_X1, "gpu").zoos() == preset(across_identify.PRESETS_X2, "gpu").zoos() == across.ZOOS
+    f2, t1 = preset(PRESETS_F2, "gpu"), preset(PRESETS_T1, "gpu")
+    assert across.zoo_pair("hernandez", "gpu").specs == (f2.model("gpu", "r2222"), f2.model("gpu", "r1111"))
+    assert across_identify.zoo_pair("hernandez", "gpu").specs[0] == f2.model("gpu", "r2222")
+    assert across.zoo_pair("balogh", "gpu").specs == tuple(n.spec for n in t1.nets("gpu", "resnet18")[:2])
+    receiver, sender, untrained = across_conclusions._bansal_nets("gpu")
+    assert (receiver.spec, sender.spec) == across.zoo_pair("bansal", "gpu").specs and untrained.spec.train.epochs == 0
+    receiver, sender, untrained = across_conclusions._hernandez_nets("gpu")
+    assert (receiver.spec, sender.spec) == across_identify.zoo_pair("hernandez", "gpu").specs
+    for name in across.ZOOS:
+        specs = across.zoo_pair(name, "gpu").specs
+        assert {s.width for s in specs} == {64} and all(s.train.epochs > 0 for s in specs)
+        size = 28 if name == "smith" else 32
+        model = zoo.build(specs[0], num_classes=10, in_channels=3).eval()
+        with torch.no_grad():
+            assert model(torch.rand(2, 3, size, size)).shape == (2, 10)

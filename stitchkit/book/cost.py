@@ -70,7 +70,7 @@ def gpu_plan(pages: list[Page]) -> tuple[list[list[str]], str]:
     from ..figures import FIGURES
     from .gpu_estimates import ESTIMATES, PRIORITY
 
-    shown = {p.id: p for p in pages}
+    shown = {p.id: p for p in pages if p.shown}  # not a lower scale's verdicts kept beside it
     offered = [f.id for f in FIGURES if "gpu" in f.scales]
     rows, loans, left, beyond, unknown = [], 0, 0.0, [], []
     for fid in [*(i for i in PRIORITY if i in offered), *sorted(i for i in offered if i not in PRIORITY)]:

@@ -116,6 +116,11 @@ PRESETS_X1 = {
     "smoke": AgreementConfig(test_images=200, dm_images=50),
     # 2 CPU cores: the networks the four parts' demo pages trained (read from the cache), 1,000 test images.
     "demo": AgreementConfig(),
+    # One GPU: the zoos' gpu networks (the papers' widths, as B-F2A, H-F2, S-F1B and J-T1 train them at gpu)
+    # with demo's 1,000 test images and K = 100 (Balogh & Jelasity's), so X-2 and X-3 read these notions. The
+    # notions' bootstrap runs on the host CPU in float64 (stitchkit.notions: 1,001 SVDs of up to 512 x 512 per
+    # layer pair): at width 64 that, not the GPU, sets the page's time (~4,400 s estimated; see its deviations).
+    "gpu": AgreementConfig(),
     "paper": AgreementConfig(),
 }
 

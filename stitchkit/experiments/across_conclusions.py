@@ -75,6 +75,8 @@ PRESETS_X3 = {
     "smoke": ConclusionsConfig(test_images=200, dm_images=50),
     # 2 CPU cores: the networks of B-F2A, H-F2 / X-2 and S-F1B / X-1 from the cache, each paper's demo stitch recipe.
     "demo": ConclusionsConfig(),
+    # One GPU: the zoos' gpu networks, each paper's gpu stitch recipe (B-F2A's, H-F2's), X-1's gpu notions.
+    "gpu": ConclusionsConfig(),
     "paper": ConclusionsConfig(),
 }
 

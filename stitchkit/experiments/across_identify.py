@@ -91,6 +91,8 @@ PRESETS_X2 = {
     "smoke": IdentificationConfig(test_images=200, dm_images=50),
     # 2 CPU cores: X-1's settings, so its cached notions are read, not recomputed.
     "demo": IdentificationConfig(),
+    # One GPU: X-1's gpu settings (the zoos' gpu networks), so its cached notions are read, not recomputed.
+    "gpu": IdentificationConfig(),
     "paper": IdentificationConfig(),
 }
 

@@ -60,6 +60,13 @@ PRESETS_T3 = {scale: SpecificityConfig(**{f: getattr(cfg, f) for f in cfg.__data
                                        **({"probe_images": 1000, "probe_epochs": 5} if scale == "smoke" else
                                           {"probe_images": 5000} if scale == "demo" else {}))
               for scale, cfg in PRESETS_T1.items()}
+# One GPU: J-T1's gpu networks and direct-matching grid (read from its cache), each probe on 20,000 of the
+# 50,000 training images for 15 epochs (1,185 steps; demo: 5,000 for 30, 600 steps). Not all 50,000: the
+# probes see every block of a network at once, and the width-64 ResNet-18's eight blocks on 50,000 images
+# are ~49 GB of float32 activations, held twice while one network's replace the last (~150 GB at the
+# peak, more than the H200's memory); on 20,000, ~60 GB. J-T2 (below) derives its gpu preset from this one.
+PRESETS_T3["gpu"] = SpecificityConfig(**{f: getattr(PRESETS_T1["gpu"], f) for f in IdentConfig.__dataclass_fields__},
+                                      probe_images=20_000, probe_epochs=15)
 
 
 def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, store=None,
