@@ -60,6 +60,7 @@ from . import similarity as sim
 from .adapter import (CutNotFoundError, HookedModel, StitchError, StitchRecipe, logits_of,
                       train_stitch, untrained_copy)
 from .controls import NEGATIVE_MARGIN, POSITIVE_BOUND
+from .hardware import exact_fp32
 from .linalg import NormalEquations, least_squares
 from .minibatch import MIN_BATCH, MinibatchCKA, gram
 
@@ -72,7 +73,8 @@ COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", 
 def activations(model: nn.Module, images: torch.Tensor, cuts: Sequence[str], *, which: str = "A",
                 batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
     """The outputs (float32, on the CPU) of the modules ``cuts`` of ``model`` on ``images``
-    (already preprocessed as the model expects), one forward pass per batch, in eval mode."""
+    (already preprocessed as the model expects), one forward pass per batch, in eval mode, in
+    exact fp32 (no TF32 on a GPU: :func:`stitchkit.hardware.exact_fp32`)."""
     hooked = HookedModel(model, which)
     for c in cuts:
         hooked.module(c)  # a wrong name is refused before any forward pass
@@ -81,10 +83,11 @@ def activations(model: nn.Module, images: torch.Tensor, cuts: Sequence[str], *, 
     was_training = model.training
     model.eval()
     try:
-        for s in range(0, len(images), batch_size):
-            got, _ = hooked.outputs(images[s:s + batch_size].to(device), cuts)
-            for c, h in got.items():
-                out[c].append(h.cpu())
+        with exact_fp32(device):
+            for s in range(0, len(images), batch_size):
+                got, _ = hooked.outputs(images[s:s + batch_size].to(device), cuts)
+                for c, h in got.items():
+                    out[c].append(h.cpu())
     finally:
         model.train(was_training)
     return {c: torch.cat(v) for c, v in out.items()}
@@ -235,10 +238,15 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     was = (model_a.training, model_b.training)
     model_a.eval()
     model_b.eval()
+    # every forward pass, fit and stitch in exact fp32 (on a GPU, PyTorch lets convolutions use TF32, whose
+    # 10-bit inputs would move the measures at the third digit)
+    gpu = "cuda" if "cuda" in (dev_a.type, dev_b.type) else "cpu"
     try:
-        maps = _fit_dm(hooked_a, hooked_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) if dm else {}
-        rows = _measure(hooked_a, hooked_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size, sample_images,
-                        dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe())
+        with exact_fp32(gpu):
+            maps = _fit_dm(hooked_a, hooked_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) \
+                if dm else {}
+            rows = _measure(hooked_a, hooked_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size,
+                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe())
     finally:
         model_a.train(was[0])
         model_b.train(was[1])

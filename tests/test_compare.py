@@ -240,3 +240,36 @@ def test_the_commands_normalisations_are_the_data_modules():
     x = torch.full((1, 3, 2, 2), 255, dtype=torch.uint8)
     assert compare_report._normaliser("imagenet")(x)[0, :, 0, 0].tolist() == pytest.approx(
         [(1 - 0.485) / 0.229, (1 - 0.456) / 0.224, (1 - 0.406) / 0.225], rel=1e-6)
+
+
+def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
+    """On a GPU PyTorch lets convolutions use TF32 (10-bit inputs): compare and activations switch it
+    off around every forward pass, fit and stitch (stitchkit.hardware.exact_fp32; a no-op on a CPU)."""
+    import contextlib
+
+    from stitchkit import comparison
+
+    entered, inside = [], []
+
+    @contextlib.contextmanager
+    def recording(device=None):
+        entered.append(str(device))
+        inside.append(True)
+        try:
+            yield
+        finally:
+            inside.pop()
+
+    real_outputs = comparison.HookedModel.outputs
+
+    def outputs(self, *a, **k):  # every forward pass must happen inside the context
+        assert inside, "a forward pass outside exact_fp32"
+        return real_outputs(self, *a, **k)
+
+    monkeypatch.setattr(comparison, "exact_fp32", recording)
+    monkeypatch.setattr(comparison.HookedModel, "outputs", outputs)
+    images, labels = data
+    m = small_cnn(8, 0)
+    stitchkit.compare(m, m, ["1"], ["3"], images, labels)
+    comparison.activations(m, images, ["1"])
+    assert entered == ["cpu", "cpu"]
