@@ -171,3 +171,23 @@ def test_batch_with_dask_workers_spreads_a_pages_stitch_grids(tmp_path, monkeypa
         manifest = json.loads(tar.extractfile("manifest.json").read())
     assert [p["id"] for p in manifest["pages"]] == ["S-4.2"] and manifest["dask_workers"] == 2
     assert done > 0  # the scheduler ran the page's grid tasks
+
+
+def test_a_batch_trains_the_bansal_pages_networks_ahead_one_run_per_receiver(monkeypatch):
+    """Issue 47: the Bansal pages name their trained networks (a batch trains them ahead in parallel
+    processes): B-F2A's receiver run with its snapshots as one run, the Myrtle CNN's two seeds and the
+    seed-variance component's senders; pages of the part share them (each network once)."""
+    from stitchkit import zoo
+
+    nets = batch.networks_of(["B-F2A", "B-F5", "B-F2C"], "gpu")
+    assert len(nets) == len(set(nets))
+    runs = batch.network_runs(nets)
+    receiver = [r for r in runs if len(r) > 1]
+    assert len(receiver) == 1 and sorted(s.train.stop for s in receiver[0]) == [0.25, 0.5, 1.0]
+    assert {s.seed for s in nets if s.model == "preact_resnet18" and s.data.train_size is None} == {0, 1, 3, 4, 5, 6}
+    assert sum(s.model == "myrtle" for s in nets) == 2
+    trained = []
+    monkeypatch.setattr(zoo, "train_snapshots", lambda run, **kw: trained.append(("run", len(run))))
+    monkeypatch.setattr(zoo, "load_or_train", lambda spec, **kw: trained.append(("one", 1)))
+    held = [batch.train_networks(["B-F2A", "B-F5", "B-F2C"], "gpu", lane, 2) for lane in (0, 1)]
+    assert sum(held) == len(nets) and trained.count(("run", 3)) == 1 and len(trained) == len(runs)

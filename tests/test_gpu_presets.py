@@ -40,7 +40,9 @@ def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
 def test_bansal_b_f5_gpu_preset_uses_the_zoos_gpu_network_and_demos_stitch_recipe():
     cfg = presets("B-F5")["gpu"]
     nets = cfg.networks("gpu")
-    assert [n.seed for n in nets] == [0, 1] and {(n.width, n.train.epochs) for n in nets} == {(64, 40)}
+    # the receiver's run with its snapshots (one training stores them: B-F3B's), then the second seed
+    assert [(n.seed, n.train.stop) for n in nets] == [(0, 0.25), (0, 0.5), (0, 1.0), (1, 1.0)]
+    assert {(n.width, n.train.epochs) for n in nets} == {(64, 40)}
     assert cfg.recipe() == presets("B-F5")["demo"].recipe() and cfg.test_size is None
     model = zoo.build(nets[0], num_classes=10, in_channels=3).eval()
     with torch.no_grad():

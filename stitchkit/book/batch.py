@@ -121,7 +121,7 @@ def prefetch_seconds(ids: Iterable[str], scale: str, lanes: int) -> float:
     (:func:`networks_of`) ahead: the busiest lane's share at :data:`NETWORK_SECONDS` each (a
     network of a family with no figure there counts as 60 s)."""
     per = NETWORK_SECONDS.get(scale, {})
-    secs = sorted((per.get(spec.model, 60.0) for spec in networks_of(ids, scale)), reverse=True)
+    secs = sorted((per.get(run[0].model, 60.0) for run in network_runs(networks_of(ids, scale))), reverse=True)
     return max((sum(secs[k::lanes]) for k in range(lanes)), default=0.0)
 
 
@@ -236,15 +236,30 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
     return out
 
 
+def network_runs(specs: list) -> list[list]:
+    """``specs`` grouped by training run: the snapshots of one run (specs that differ only in
+    ``train.stop``) together, so that one training stores them all on the way; in order."""
+    from dataclasses import replace
+
+    runs: dict = {}
+    for spec in specs:
+        runs.setdefault(replace(spec, train=replace(spec.train, stop=1.0)), []).append(spec)
+    return list(runs.values())
+
+
 def train_networks(ids: Iterable[str], scale: str, lane: int = 0, lanes: int = 1, *, progress: bool = False) -> int:
-    """Train (or find in the cache) every ``lanes``-th network of :func:`networks_of` from the
-    ``lane``-th: one process of :func:`prefetch`. Returns how many it holds."""
+    """Train (or find in the cache) every ``lanes``-th training run of :func:`networks_of`
+    (:func:`network_runs`) from the ``lane``-th: one process of :func:`prefetch`. Returns how many
+    networks it holds."""
     from .. import zoo
 
-    mine = networks_of(ids, scale)[lane::lanes]
-    for spec in mine:
-        zoo.load_or_train(spec, progress=progress)
-    return len(mine)
+    mine = network_runs(networks_of(ids, scale))[lane::lanes]
+    for run in mine:
+        if len(run) > 1 or run[0].train.stop < 1:
+            zoo.train_snapshots(run, progress=progress)
+        else:
+            zoo.load_or_train(run[0], progress=progress)
+    return sum(len(run) for run in mine)
 
 
 def prefetch(ids: Iterable[str], scale: str, processes: int) -> int:
@@ -257,7 +272,7 @@ def prefetch(ids: Iterable[str], scale: str, processes: int) -> int:
 
     ids = list(ids)
     n = len(networks_of(ids, scale))
-    k = min(processes, n)
+    k = min(processes, len(network_runs(networks_of(ids, scale))))
     if k:
         t0 = time.monotonic()
         print(f"prefetch: {n} networks in {k} processes", flush=True)

@@ -47,6 +47,7 @@ from ...train import evaluate
 from .common import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
 from .common import RANDOM, PRESETS, ConnectivityConfig, beyond_self, boot, points, positions
 from .length import retrain_longer
+from .common import replicate_networks
 
 
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
@@ -68,6 +69,12 @@ class BottomsConfig(ConnectivityConfig):
     cka_images: int = param(2000, "test images for the per-layer CKA between bottom and top", ge=10, le=10_000)
 
     MIN_CUTS = 1  # pages that read early, middle and late layers need 3
+
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """The trained networks the page needs (a batch trains them ahead): its top and bottoms
+        (``models``) and the seed-variance component's, which every such page is judged with."""
+        top, bottoms = self.models(scale)
+        return [top, *bottoms.values(), *replicate_networks(self, scale)]
 
     def check(self, scale: str | None = None) -> None:
         if scale is not None:

@@ -78,6 +78,12 @@ class ConnectivityConfig:
     def model(self, scale: str, seed: int, trained: bool = True) -> zoo.ModelSpec:
         return self.variant(scale, seed, trained=trained)
 
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """The trained networks the page needs, for a lent GPU's batch to train ahead in parallel
+        (:func:`stitchkit.book.batch.prefetch`): the receiver's run with its snapshots, and the
+        second seed."""
+        return [*receiver_snapshots(self, scale), self.model(scale, self.seeds[1])]
+
     def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
         """The zoo's ResNet-18 with this config's width and length, and ``changes`` (data, length,
         ``stop`` for a snapshot, ``trained``)."""
@@ -127,10 +133,21 @@ RECEIVER_SNAPSHOTS = (0.25, 0.5)  # B-F3B's defaults: the seed-0 run at a quarte
 
 TRAINED, RANDOM, SELF = "trained (seed 1)", "random bottom", "receiver into itself (control)"
 
+# the seed-variance component's sender seeds (stitchkit.experiments.bansal.seeds), trained by the recipe (seed 1
+# is every page's trained sender): five, so that t has 4 degrees of freedom (t = 2.78; with three, 4.30)
+REPLICATES = (1, 3, 4, 5, 6)
+
 
 def receiver_snapshots(cfg: ConnectivityConfig, scale: str) -> list[zoo.ModelSpec]:
     """The receiver's run as snapshots at :data:`RECEIVER_SNAPSHOTS` and its end (the receiver)."""
     return [cfg.variant(scale, cfg.seeds[0], stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)]
+
+
+def replicate_networks(cfg: ConnectivityConfig, scale: str) -> list[zoo.ModelSpec]:
+    """The networks the seed-variance component trains (:func:`.seeds.seed_component`): the receiver
+    (seed 0) and the :data:`REPLICATES` senders of ``cfg``'s recipe (what a batch trains ahead for a
+    page judged with the component)."""
+    return [cfg.model(scale, s) for s in (cfg.seeds[0], *REPLICATES)]
 
 
 def trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: bool):

@@ -24,6 +24,7 @@ from .common import (BEYOND, CONNECTED_MAX_PENALTY, RANDOM, RANDOM_EARLY_MAX_PEN
                      TRAINED, ConnectivityConfig, beyond_self, connectivity_claims, extend_presets, boot,
                      estimate_numbers, points, positions, self_stitch_control)
 from .length import retrain_longer
+from .common import replicate_networks
 
 __all__ = [
     # B-F2A's other architectures and training-length control
@@ -61,6 +62,12 @@ class ArchitecturesConfig(ConnectivityConfig):
         if arch == "vit":
             return zoo.bansal_vit(scale, seed, trained=trained)
         raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHS)}")
+
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """B-F2A's trained networks (a batch trains them ahead): the base panel's, each other
+        architecture's two seeds, and the seed-variance component's."""
+        return [*super().networks(scale), *(self.arch_model(scale, a, s) for a in self.other_archs for s in self.seeds),
+                *replicate_networks(self, scale)]
 
     def arch_recipe(self, arch: str) -> StitchRecipe:
         """The stitch of Bansal et al. App. A.4: BN -> 1x1 conv -> BN between conv blocks; one

@@ -24,6 +24,7 @@ from ...provenance import load_spot_json
 from ...results import at_least, at_most
 from ...scales import param
 from .common import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
+from .common import replicate_networks
 from .bottoms import (IMPROVE_MIN, BottomsConfig, accuracy_gap, BeyondSelf, judged_beyond_self, grid_bootstrap, positive_control,
                              gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger, premise_stronger, bottoms_into_top)
 
@@ -38,6 +39,11 @@ class WidthConfig(BottomsConfig):
 
     width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
                                              "(paper x0.25, x1, x2)")
+
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """Every width's network and the seed-variance component's (at the base width)."""
+        return [*(self.variant(scale, self.seeds[0], width_factor=f) for f in self.width_factors),
+                *replicate_networks(self, scale)]
 
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return widths_summary(table, accuracy, self)
@@ -141,6 +147,11 @@ class SimCLRConfig(BottomsConfig):
 
     simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the zoo's recipe at this scale",
                                         gt=0)
+
+    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+        """The supervised top, the SimCLR network and the seed-variance component's (seed 1 the
+        supervised network the SimCLR one is set beside)."""
+        return [*self.models(scale), *replicate_networks(self, scale)]
 
     def models(self, scale: str) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
         """The supervised top (seed 0) and the SimCLR network (seed 1)."""

@@ -200,10 +200,6 @@ class RandomVsTrainedConfig(ConnectivityConfig):
 
     cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
-        """The trained networks (receiver and second seed): what a batch may train ahead."""
-        return [self.model(scale, seed) for seed in self.seeds]
-
 
 PRESETS_F5 = extend_presets(RandomVsTrainedConfig, {"cka_images": 500})
 # One GPU: the zoo's gpu ResNet-18 (width 64, 40 epochs at batch 512, 90.3% on an H100) with demo's

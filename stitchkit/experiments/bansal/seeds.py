@@ -27,11 +27,8 @@ from ...datasets import DataSpec
 from ...grid import stitch_grid
 from ...grid_spec import LONGER, Net
 from ...results import Criterion, criterion
-from .common import SELF, ConnectivityConfig
+from .common import REPLICATES, SELF, ConnectivityConfig
 
-# sender seeds trained by the recipe (seed 1 is every page's trained sender): five, so that t has 4 degrees
-# of freedom (t = 2.78; with three, 4.30)
-REPLICATES = (1, 3, 4, 5, 6)
 
 
 @dataclass(frozen=True)
