@@ -17,10 +17,12 @@ def test_presets_exist_for_every_scale_and_override_by_name():
 
     for scale in REQUIRED_SCALES:
         assert isinstance(preset(common.PRESETS, scale), common.ConnectivityConfig)
-    # gpu comes figure by figure: a figure without it says which scales it has
+    assert isinstance(preset(common.PRESETS, "gpu"), common.ConnectivityConfig)  # since issue 47
+    # gpu comes figure by figure: presets without it say which scales they have
+    no_gpu = {s: c for s, c in common.PRESETS.items() if s in REQUIRED_SCALES}
     with pytest.raises(UnknownScaleError, match="no 'gpu' preset for ConnectivityConfig yet; its scales: smoke, "
                                                 "demo, paper"):
-        preset(common.PRESETS, "gpu")
+        preset(no_gpu, "gpu")
     assert SCALES == ("smoke", "demo", "gpu", "paper")
     cfg = preset(common.PRESETS, "demo", width=32, stitch_epochs=None)
     assert cfg.width == 32 and cfg.stitch_epochs == common.PRESETS["demo"].stitch_epochs
@@ -80,7 +82,12 @@ def test_notebook_parameters_are_discovered():
     (["book", "--scale", "big"], "unknown scale 'big'"),
 ])
 def test_cli_errors_exit_nonzero_before_compute(argv, message, capsys, monkeypatch):
-    monkeypatch.setattr(execution, "execute", lambda *a, **k: pytest.fail("must not execute"))
+    from stitchkit import figures
+
+    # B-F2A and B-F4 as figures without a gpu preset (they have one since issue 47)
+    monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i not in ("B-F2A", "B-F4")))
+    for name in ("execute", "_execute"):  # run and sweep reach the kernel through _execute (checked once)
+        monkeypatch.setattr(execution, name, lambda *a, **k: pytest.fail("must not execute"))
     assert cli.main(argv) == 2
     assert message in capsys.readouterr().err
 
