@@ -241,3 +241,11 @@ def test_across_x_1_x_2_x_3_gpu_presets_share_one_setting_on_the_zoos_gpu_networ
         model = zoo.build(specs[0], num_classes=10, in_channels=3).eval()
         with torch.no_grad():
             assert model(torch.rand(2, 3, size, size)).shape == (2, 10)
+
+
+def test_x4_gpu_compares_b_f2as_gpu_pair_as_demo_does():
+    from stitchkit.experiments import across_own
+    from stitchkit.scales import preset
+
+    assert preset(across_own.PRESETS_X4, "gpu") == preset(across_own.PRESETS_X4, "demo")
+    assert "gpu" in presets("X-4")

@@ -53,6 +53,9 @@ PRESETS_X4 = {
     "smoke": OwnConfig(test_images=200, fit_images=200, cuts=("block3",), stitch_epochs=0.5),
     # 2 CPU cores: two cuts, 2,000 images each way, one epoch per stitch.
     "demo": OwnConfig(),
+    # One GPU: demo's comparison of B-F2A's gpu pair (the zoo's width-64 ResNet-18s), both paths on the GPU
+    # in exact fp32 (stitchkit.compare): ~400 s, most of it the host's float64 bootstrap and the stitches.
+    "gpu": OwnConfig(),
     "paper": OwnConfig(test_images=10_000, fit_images=10_000, cuts=CUTS, stitch_epochs=2.0),
 }
 
@@ -78,7 +81,7 @@ def worked_example(cfg: OwnConfig, scale: str, folder: Path, *, progress: bool =
         torch.save(net.state_dict(), path)
         model = build_model(spec.model, width=spec.width, num_classes=10, in_channels=3, **dict(spec.options))
         model.load_state_dict(torch.load(path, weights_only=True))
-        users.append(model.eval())
+        users.append(model.to(next(net.parameters()).device).eval())  # where the zoo's copy is: one device, one numerics
     x, y, xf, yf = _data(cfg, specs[0].normalisation)
     cuts = [f"pieces.{c}" for c in cfg.cuts]
     recipe = StitchRecipe(epochs=cfg.stitch_epochs)
