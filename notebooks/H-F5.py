@@ -135,6 +135,15 @@ run.claims_table()
 #   accuracy stays in the table above for reference.
 # - **Test images.** `demo` evaluates every stitch on all 10,000 test images (2,000 before
 #   2026-11-27).
+# - **`gpu`.** {doc}`H-F2`'s `gpu` networks and grid (R1111 and R2222 at the paper's width 64 on all
+#   50,000 images, 30 epochs; every block; the vanilla stitch at lr 0.001 under the authors'
+#   never-ending warm-up, see H-F2). The similarity-trained stitch trains the paper's 30 epochs on
+#   all 50,000 stitch-training images in batches of 256, but at the paper's lr 0.01 with a 5%
+#   warm-up and a cosine decay rather than the grid's lr 0.001 without decay, which from a random
+#   start would give it about a third of `demo`'s learning rate × steps (and `demo`'s recipe already
+#   left its self-stitch 8.4 points short); its positive control judges whether that is enough.
+#   Estimated at ~2,000 s of one GPU with H-F2's grid cached: a page for a longer loan or the
+#   cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -65,7 +65,7 @@ class Figure:
 # adding a gpu page leaves the demo pages current; see stitchkit.staleness).
 OPTIONAL: dict[str, tuple[str, ...]] = {
     "gpu": ("B-F2A", "B-F2B", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F7", "B-F8", "B-F9",
-            "B-T1", "H-F2", "H-F4", "H-T1", "H-T2", "H-F6", "S-F1A", "S-F1B", "S-F1C", "S-4.2", "S-FC5", "S-TC1",
+            "B-T1", "H-F2", "H-F4", "H-T1", "H-T2", "H-F5", "H-F6", "S-F1A", "S-F1B", "S-F1C", "S-4.2", "S-FC5", "S-TC1",
             "S-FC6", "J-T1", "J-F1", "J-F2", "J-T2", "J-T3", "X-1", "X-2", "X-3", "X-4"),
 }
 

@@ -3,6 +3,8 @@ names builds and classifies a two-image batch (the batch on a lent GPU must not 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -249,3 +251,18 @@ def test_x4_gpu_compares_b_f2as_gpu_pair_as_demo_does():
 
     assert preset(across_own.PRESETS_X4, "gpu") == preset(across_own.PRESETS_X4, "demo")
     assert "gpu" in presets("X-4")
+
+
+def test_h_f5_gpu_trains_its_similarity_stitch_at_the_papers_rate_with_a_decay():
+    """H-F5 at gpu: H-F2's gpu grid, its similarity-trained stitch at lr 0.01 with a 5% warm-up and a
+    cosine decay for the paper's 30 epochs (the grid's stitch: lr 0.001, a warm-up that never ends);
+    demo's recipe unchanged."""
+    from stitchkit.experiments.hernandez import grid, similarity
+    from stitchkit.scales import preset
+
+    gpu = similarity.similarity_recipe(preset(grid.PRESETS_F2, "gpu"), "gpu").train
+    assert (gpu.lr, gpu.warmup, gpu.schedule, gpu.epochs, gpu.batch_size) == (0.01, 0.05, "warmup_cosine", 30.0, 256)
+    assert preset(grid.PRESETS_F2, "gpu").recipe().train.warmup == 2.5  # the vanilla stitch keeps the authors'
+    demo_cfg = preset(grid.PRESETS_F2, "demo")
+    demo = similarity.similarity_recipe(demo_cfg, "demo")
+    assert demo.train == replace(demo_cfg.recipe().train, epochs=10.0) and demo.init == "default"

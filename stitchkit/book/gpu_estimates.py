@@ -75,7 +75,10 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 #   (1,001 decompositions of up to 512 x 512 matrices a layer pair; timed here on one core, assumed 3x faster
 #   on the GPU machine's 16: the weakest of these guesses, a factor of two either way): X-1 ~4,400 s, X-2
 #   ~4,700 s (~770 s after X-1), X-3 ~1,300 s (~600 s after X-1 and X-2); X-4: B-F2A's pair (110 s) and
-#   demo's two comparisons of two cuts, each with its task-loss stitches and controls: ~400 s.
+#   demo's two comparisons of two cuts, each with its task-loss stitches and controls: ~400 s;
+# - H-F5: H-F2's gpu networks (133 s) and grid (~495 s, shared with H-F2 and H-T2), ~60 similarity-trained
+#   stitches of 30 epochs on 50k images at batch 256 (~20 s each), the length control's at 4x on a sample:
+#   ~2,000 s with H-F2's grid cached.
 # Pages beyond one loan's call (a user's own GPU, a longer loan, the cluster), the same way:
 # - H-F4: R2222 73 s (measured) and ResNet-34 ~92 s (5,880 steps of 256 at ~15.6 ms), 125 stitches at
 #   4 epochs (~415 s: 0.3 s + 0.62 s x epochs x the receiver's cost, fitted to H-F2's gpu run), ~34 at 16
@@ -90,17 +93,22 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
 # lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
 ESTIMATES: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
+    "gpu": {
+            "H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
             "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 840.0, "B-F3C": 850.0, "B-F6": 850.0,
-            "B-F8": 420.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0, "B-T1": 10.0,
-            "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 440.0, "J-T3": 1100.0,
-            "X-1": 4400.0, "X-2": 4700.0, "X-3": 1300.0, "X-4": 400.0, "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
+            "B-F8": 420.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
+            "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 440.0,
+            "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1300.0, "X-4": 400.0, "H-F5": 2000.0,
+            "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
 }
 NETWORK_SHARE: dict[str, dict[str, float]] = {
-    "gpu": {"H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
+    "gpu": {
+            "H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
             "B-F5": 110.0, "B-F2A": 382.0, "B-F2C": 497.0, "B-F3A": 442.0, "B-F3C": 345.0, "B-F6": 453.0,
-            "B-F8": 182.0, "B-F3B": 275.0, "B-F4": 110.0, "B-F7": 509.0, "B-F9": 110.0, "H-F6": 73.0, "H-T1": 133.0,
-            "H-T2": 133.0, "J-T2": 190.0, "J-T3": 285.0, "X-1": 363.0, "X-2": 376.0, "X-3": 316.0, "X-4": 110.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0, "J-F1": 80.0, "J-F2": 190.0},
+            "B-F8": 182.0, "B-F3B": 275.0, "B-F4": 110.0, "B-F7": 509.0, "B-F9": 110.0, "H-F6": 73.0,
+            "H-T1": 133.0, "H-T2": 133.0, "J-T2": 190.0, "J-T3": 285.0, "X-1": 363.0, "X-2": 376.0,
+            "X-3": 316.0, "X-4": 110.0, "H-F5": 133.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0,
+            "J-F1": 80.0, "J-F2": 190.0},
 }
 # (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
 # split here by their depth; the Myrtle CNN and ResNet-164 from the pieces above, not measured)
