@@ -33,7 +33,7 @@ from typing import Iterable
 
 from .. import paths
 from . import execution
-from .gpu_estimates import ESTIMATES, NETWORK_SECONDS, NETWORK_SHARE, PRIORITY
+from .gpu_estimates import ESTIMATES, NETWORK_SECONDS, NETWORK_SHARE, in_priority_order
 from ..scales import UnknownScaleError, check_figure_scale, check_scale
 
 # The order a batch takes pages in (issue 47): the pages whose verdicts need the papers' accuracy
@@ -48,8 +48,7 @@ class BatchError(ValueError):
 
 def everything() -> list[str]:
     """:data:`PRIORITY`, then every other notebook in catalogue (ID) order."""
-    rest = sorted(i for i in execution.discover() if i not in PRIORITY)
-    return [*PRIORITY, *rest]
+    return in_priority_order(execution.discover())
 
 
 def _smoke_times() -> dict[str, float]:

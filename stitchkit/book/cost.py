@@ -67,20 +67,23 @@ def gpu_plan(pages: list[Page]) -> tuple[list[list[str]], str]:
     order: its estimate or measured time, and where the book stands with it) and a sentence on how
     many loans the pages not yet current at `gpu` need at those times, each loan's call giving
     :data:`LOAN_SECONDS` to pages run one after another."""
+    from .. import paths
     from ..figures import FIGURES
-    from .gpu_estimates import ESTIMATES, PRIORITY
+    from ..staleness import file_hash
+    from .gpu_estimates import ESTIMATES, in_priority_order
 
     shown = {p.id: p for p in pages if p.shown}  # not a lower scale's verdicts kept beside it
-    offered = [f.id for f in FIGURES if "gpu" in f.scales]
     rows, loans, left, beyond, unknown = [], 0, 0.0, [], []
-    for fid in [*(i for i in PRIORITY if i in offered), *sorted(i for i in offered if i not in PRIORITY)]:
+    for fid in in_priority_order(f.id for f in FIGURES if "gpu" in f.scales):
         page = shown.get(fid)
         at_gpu = page is not None and page.results.get("scale") == "gpu"
-        why = page.behind() if at_gpu else None
-        current = at_gpu and why is None
+        current = at_gpu and page.behind() is None
         wall = (page.results.get("provenance") or {}).get("wall_seconds") if at_gpu else None
-        # a run of the current notebook is the measurement; before one, the table's estimate
-        est = wall if at_gpu and why != "notebook changed since the run" else ESTIMATES["gpu"].get(fid)
+        # a run of the current notebook is the measurement (whatever library changed since); before one, the
+        # table's estimate
+        notebook, recorded = paths.NOTEBOOKS_DIR / f"{fid}.py", page.results.get("source_sha256") if at_gpu else None
+        same_notebook = at_gpu and (not recorded or not notebook.is_file() or file_hash(notebook) == recorded)
+        est = wall if same_notebook else ESTIMATES["gpu"].get(fid)
         rows.append([link(page.doc, fid, "") if page is not None else fid,
                      "-" if est is None else minutes(est), "-" if wall is None else minutes(wall),
                      "current" if current else ("behind its code" if at_gpu else "not run")])

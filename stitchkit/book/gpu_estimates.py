@@ -118,4 +118,11 @@ NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.
                                                         "vgg19": 16.0, "resnet18": 40.0, "vit_ti": 55.0}}
 
 
-__all__ = ["ESTIMATES", "NETWORK_SECONDS", "NETWORK_SHARE", "PRIORITY"]
+def in_priority_order(ids) -> list[str]:
+    """``ids`` in the order a lent GPU runs them: those in :data:`PRIORITY` first, in its order, then
+    the rest in catalogue (ID) order."""
+    ids = list(ids)
+    return [*(i for i in PRIORITY if i in ids), *sorted(i for i in ids if i not in PRIORITY)]
+
+
+__all__ = ["ESTIMATES", "NETWORK_SECONDS", "NETWORK_SHARE", "PRIORITY", "in_priority_order"]
