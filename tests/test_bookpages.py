@@ -434,3 +434,47 @@ def test_the_cost_page_counts_the_loans_the_gpu_pages_not_yet_current_need(monke
     assert rows[0][1:] == ["5.0 min", "5.0 min", "current"] and rows[1][1:] == ["5.0 min", "-", "not run"]
     # B-F8 (300 s) opens a loan, J-F2 is beyond one call, B-F5 (400 s) does not fit the 250 s left: a second
     assert "need 2 loans" in text and "(J-F2) would take more than one call" in text
+
+
+def test_a_rerun_that_moves_results_keeps_the_run_it_replaced_and_its_page_shows_it(tmp_path, capsys):
+    """A re-run that does not reproduce the run it replaces keeps, in its provenance, when that run
+    was made, how many values changed, each verdict that moved and each network trained again to
+    another accuracy; the page shows them in its provenance banner and under the moved claim. A
+    later re-run that reproduces it keeps them."""
+    from stitchkit.book import execution
+
+    net = {"key": "n0", "model": "preact_resnet18", "seed": 0, "trained": True}
+    before = {"id": "B-F5", "scale": "demo", "numbers": {"x": 1.0},
+              "provenance": {"commit": "aaa", "date": "2026-11-27T10:00", "device": "cpu", "wall_seconds": 5.0,
+                             "networks": [{**net, "accuracy": 0.6461}]},
+              "claims": [{"key": "k1", "text": "moves", "paper": "p", "ours": "1.0 [0.5, 1.5]",
+                          "verdict": "inconclusive at this scale", "scale": "demo"},
+                         {"key": "k2", "text": "stays", "paper": "p", "ours": "2", "verdict": "reproduced",
+                          "scale": "demo"}]}
+    after = {**before, "numbers": {"x": 2.0},
+             "provenance": {**before["provenance"], "commit": "bbb", "date": "2026-11-28T10:00",
+                            "networks": [{**net, "accuracy": 0.6527}]},
+             "claims": [{**before["claims"][0], "ours": "2.0 [1.6, 2.4]", "verdict": "reproduced"}, before["claims"][1]]}
+    path = tmp_path / "B-F5.results.json"
+    path.write_text(json.dumps(after))
+    execution._compare_rerun("B-F5", before, path)
+    assert "changed 3 value(s) of the run it replaces and 1 verdict(s)" in capsys.readouterr().out
+    res = json.loads(path.read_text())
+    prev = res["provenance"]["previous_run"]
+    assert prev == {"commit": "aaa", "date": "2026-11-27T10:00", "device": "cpu", "changed": 3,
+                    "claims": {"k1": {"verdict": "inconclusive at this scale", "ours": "1.0 [0.5, 1.5]"}},
+                    "networks": [{"model": "preact_resnet18", "seed": 0, "before": 0.6461, "after": 0.6527}]}
+    banner = pages.provenance_banner(res)
+    assert ("**Re-run**: this run replaced one of 2026-11-27 (commit `aaa`, cpu) and changed 3 of its values; "
+            "verdicts that moved: *moves* inconclusive at this scale → reproduced.") in banner
+    assert "preact_resnet18 seed 0 64.61% → 65.27%" in banner
+    box = pages.result_box(res)
+    assert box.count("*in the run this one replaced (2026-11-27):*") == 1
+    assert box.index("*in the run this one replaced") > box.index("moves") and "1.0 [0.5, 1.5]" in box
+    # a re-run that reproduces this one bit for bit keeps what it replaced
+    again = {**res, "provenance": {**after["provenance"], "date": "2026-11-29T10:00"}}
+    path.write_text(json.dumps(again))
+    execution._compare_rerun("B-F5", res, path)
+    assert json.loads(path.read_text())["provenance"]["previous_run"] == prev
+    # a page without one says nothing of it
+    assert "**Re-run**" not in pages.provenance_banner(before)

@@ -378,22 +378,48 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
     return compile_book(output, problems=problems)
 
 
+def previous_run(before: Mapping[str, Any], after: Mapping[str, Any], changed: int) -> dict[str, Any]:
+    """What a re-run that did not reproduce the run it replaces (``before``) keeps of it in its
+    provenance (``previous_run``), for its page to show: when and where that run was made, how many
+    values changed (``changed``), each claim whose verdict moved (key -> that run's verdict and
+    number), and each network both runs used whose test accuracy differs (the same specification,
+    trained again: e.g. on another machine, or after the cache was lost)."""
+    prov = before.get("provenance", {})
+    now = {c.get("key"): c for c in after.get("claims", [])}
+    claims = {c["key"]: {"verdict": c["verdict"], "ours": c.get("ours", "")}
+              for c in before.get("claims", []) if c.get("key") in now and now[c["key"]]["verdict"] != c["verdict"]}
+    was = {n.get("key"): n for n in prov.get("networks") or () if n.get("key")}
+    networks = [{"model": n.get("model"), "seed": n.get("seed"), "before": was[n["key"]]["accuracy"],
+                 "after": n["accuracy"]}
+                for n in after.get("provenance", {}).get("networks") or ()
+                if n.get("key") in was and n.get("accuracy") is not None
+                and was[n["key"]].get("accuracy") is not None and n["accuracy"] != was[n["key"]]["accuracy"]]
+    return {**{k: prov.get(k) for k in ("commit", "date", "device")}, "changed": changed, "claims": claims,
+            "networks": networks}
+
+
 def _compare_rerun(figure_id: str, before: dict | None, path: Path) -> None:
     """After a re-run written to ``path``: if the run it replaced (``before``, of the same scale)
     had the same numbers, verdicts and texts bit for bit, say so and keep in the provenance when
     the page was first computed (``first_run``: commit, date, wall time, device); else name what
-    changed."""
+    changed and keep what the page shows of the run it replaced (:func:`previous_run`)."""
     after = _results_of(path)
     if not before or not after or before.get("scale") != after.get("scale"):
         return
     changed = same_results(before, after)
+    prov = before.get("provenance", {})
     if changed:
-        print(f"[stitchkit] {figure_id}: the re-run changed {len(changed)} value(s) of the run it replaces: "
+        after["provenance"]["previous_run"] = previous_run(before, after, len(changed))
+        atomic_write_json(path, after)
+        moved = after["provenance"]["previous_run"]["claims"]
+        print(f"[stitchkit] {figure_id}: the re-run changed {len(changed)} value(s) of the run it replaces"
+              + (f" and {len(moved)} verdict(s)" if moved else ", no verdict") + ": "
               f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}", flush=True)
         return
-    prov = before.get("provenance", {})
     after["provenance"]["first_run"] = prov.get("first_run") or {
         k: prov.get(k) for k in ("commit", "date", "wall_seconds", "device")}
+    if prov.get("previous_run"):  # the same results as the run before: what that one replaced still shows
+        after["provenance"]["previous_run"] = prov["previous_run"]
     atomic_write_json(path, after)
     print(f"[stitchkit] {figure_id}: the re-run reproduced the run it replaces bit for bit (numbers, verdicts, "
           "texts)", flush=True)

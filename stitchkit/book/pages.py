@@ -237,6 +237,13 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
             item += (f"\n\n  *before the amendment of {prior['date']}:* "
                      f"{{bdg-{VERDICT_BADGES.get(prior['verdict'], 'secondary')}}}`{p_label}` "
                      f"{_cell(amendments.describe(prior))} (see *Changes after a run*)")
+        was = ((results.get("provenance") or {}).get("previous_run") or {}).get("claims", {}).get(c.get("key"))
+        if was is not None:  # a re-run moved this verdict: the run it replaced beside it
+            w_label = badge_label(was["verdict"], c.get("scale") or results["scale"]).replace("`", "")
+            item += (f"\n\n  *in the run this one replaced "
+                     f"({str(results['provenance']['previous_run'].get('date') or '?')[:10]}):* "
+                     f"{{bdg-{VERDICT_BADGES.get(was['verdict'], 'secondary')}}}`{w_label}` {_cell(was['ours'])} "
+                     "(see *Run provenance*)")
         for other in beside:
             o = next((x for x in other.get("claims", []) if x.get("key") == c.get("key")), None)
             if o is not None:
@@ -267,6 +274,29 @@ def _networks_text(provenance: Mapping[str, Any]) -> str:
     return f" · **networks** {len(acc)} trained, test accuracy {span}"
 
 
+def previous_run_text(results: Mapping[str, Any]) -> str:
+    """The banner's paragraph on the run a re-run replaced without reproducing it (the provenance's
+    ``previous_run``): when it was made, how many values changed, which verdicts moved, and which
+    networks were trained again with another test accuracy; "" when there is none."""
+    prev = (results.get("provenance") or {}).get("previous_run")
+    if not prev:
+        return ""
+    text = {c.get("key"): c.get("text", c.get("key")) for c in results.get("claims", [])}
+    verdict = {c.get("key"): c["verdict"] for c in results.get("claims", [])}
+    moved = [f"*{_cell(text.get(k, k))}* {was['verdict']} → {verdict.get(k, '?')}"
+             for k, was in prev.get("claims", {}).items()]
+    nets = [f"{n['model']} seed {n['seed']} {100 * n['before']:.2f}% → {100 * n['after']:.2f}%"
+            for n in prev.get("networks", ())]
+    out = (f"**Re-run**: this run replaced one of {str(prev.get('date') or '?')[:10]} "
+           f"(commit `{str(prev.get('commit') or 'unknown')[:10]}`, {prev.get('device') or 'unknown device'}) "
+           f"and changed {prev.get('changed', '?')} of its values; "
+           + (f"verdicts that moved: {'; '.join(moved)}." if moved else "no verdict moved."))
+    if nets:
+        out += (" Its networks were trained again from the same specification and reached another test accuracy "
+                f"({', '.join(nets)}).")
+    return out + "\n\n"
+
+
 def provenance_banner(results: Mapping[str, Any]) -> str:
     """The admonition shown under every page title."""
     p = results["provenance"]
@@ -283,6 +313,7 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
             f"**precision** {_precision(p)} · "
             f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
+            + previous_run_text(results)
             + (f"**Behind the code**: {behind}; `make book` re-runs it.\n\n" if behind else "")
             + f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
             "Every number on this page was computed by that run.\n```")
