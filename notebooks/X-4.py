@@ -148,7 +148,7 @@ run.save()
 #   the task-loss stitch fell below direct matching's at block7. Frozen, the self-stitch at block7
 #   gained 0.3 points. The same runs found the trained stitches' 1-image difference from the zoo
 #   path (see above), after which the 1e-6 check was narrowed to the measures with no training.
-# - **`gpu`.** The same comparison of {doc}`B-F2A`'s `gpu` pair (ResNet-18s of the paper's width 64
+# - **`gpu`.** The same comparison of {doc}`../bansal/B-F2A`'s `gpu` pair (ResNet-18s of the paper's width 64
 #   on all 50,000 images): the user's copies, rebuilt from their state dicts, on the same device as
 #   the zoo's (the GPU), every forward pass, fit and stitch in exact fp32 (no TF32). Whether the two
 #   paths still agree within 1e-6 on a GPU, where the zoo's copies keep the memory layout their
