@@ -158,3 +158,20 @@ def test_make_book_never_replaces_a_higher_scales_page_and_keeps_its_run_beside(
     assert execution.stale_reason(info, book) == "source changed since the committed run"  # the page itself is behind
     execution.build_book(build=False, book_dir=book, progress=False)
     assert len(runs) == 1
+
+
+def test_every_page_link_in_a_notebook_resolves_from_its_part():
+    """A ``{doc}`` link in a notebook's prose names a page of the same part by its ID, or one of
+    another part by its path from there (``../bansal/B-F2A``): a bare ID of another part is an
+    unknown document to the book build, which sees it only once the page has been run again."""
+    import re
+
+    prefix = {f.id: f.prefix for f in FIGURES}
+    bad = []
+    for f in FIGURES:
+        text = (paths.NOTEBOOKS_DIR / f"{f.id}.py").read_text()
+        for target in re.findall(r"\{doc\}`(?:[^`<]*<([^>`]+)>|([^`]+))`", text):
+            name = next(t for t in target if t)
+            if "/" not in name and name in prefix and prefix[name] != f.prefix:
+                bad.append(f"{f.id}: {{doc}}`{name}`")
+    assert not bad, f"links to another part's page by its bare ID: {bad}"
