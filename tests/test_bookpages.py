@@ -465,7 +465,7 @@ def test_a_rerun_that_moves_results_keeps_the_run_it_replaced_and_its_page_shows
                     "claims": {"k1": {"verdict": "inconclusive at this scale", "ours": "1.0 [0.5, 1.5]"}},
                     "networks": [{"model": "preact_resnet18", "seed": 0, "before": 0.6461, "after": 0.6527}]}
     banner = pages.provenance_banner(res)
-    assert ("**Re-run**: this run replaced one of 2026-11-27 (commit `aaa`, cpu) and changed 3 of its values; "
+    assert ("**Re-run**: this run replaced one made on 2026-11-27 at commit `aaa` on cpu, and changed 3 of its values; "
             "verdicts that moved: *moves* inconclusive at this scale → reproduced.") in banner
     assert "preact_resnet18 seed 0 64.61% → 65.27%" in banner
     box = pages.result_box(res)

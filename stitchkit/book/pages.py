@@ -287,8 +287,8 @@ def previous_run_text(results: Mapping[str, Any]) -> str:
              for k, was in prev.get("claims", {}).items()]
     nets = [f"{n['model']} seed {n['seed']} {100 * n['before']:.2f}% → {100 * n['after']:.2f}%"
             for n in prev.get("networks", ())]
-    out = (f"**Re-run**: this run replaced one of {str(prev.get('date') or '?')[:10]} "
-           f"(commit `{str(prev.get('commit') or 'unknown')[:10]}`, {prev.get('device') or 'unknown device'}) "
+    out = (f"**Re-run**: this run replaced one made on {str(prev.get('date') or '?')[:10]} at commit "
+           f"`{str(prev.get('commit') or 'unknown')[:10]}` on {prev.get('device') or 'an unrecorded device'}, "
            f"and changed {prev.get('changed', '?')} of its values; "
            + (f"verdicts that moved: {'; '.join(moved)}." if moved else "no verdict moved."))
     if nets:
