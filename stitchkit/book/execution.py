@@ -388,12 +388,11 @@ def previous_run(before: Mapping[str, Any], after: Mapping[str, Any], changed: i
     now = {c.get("key"): c for c in after.get("claims", [])}
     claims = {c["key"]: {"verdict": c["verdict"], "ours": c.get("ours", "")}
               for c in before.get("claims", []) if c.get("key") in now and now[c["key"]]["verdict"] != c["verdict"]}
-    was = {n.get("key"): n for n in prov.get("networks") or () if n.get("key")}
-    networks = [{"model": n.get("model"), "seed": n.get("seed"), "before": was[n["key"]]["accuracy"],
-                 "after": n["accuracy"]}
+    accuracy = {n["key"]: n["accuracy"] for n in prov.get("networks") or ()
+                if n.get("key") and n.get("accuracy") is not None}
+    networks = [{"model": n.get("model"), "seed": n.get("seed"), "before": accuracy[n["key"]], "after": n["accuracy"]}
                 for n in after.get("provenance", {}).get("networks") or ()
-                if n.get("key") in was and n.get("accuracy") is not None
-                and was[n["key"]].get("accuracy") is not None and n["accuracy"] != was[n["key"]]["accuracy"]]
+                if n.get("key") in accuracy and n.get("accuracy") not in (None, accuracy[n["key"]])]
     return {**{k: prov.get(k) for k in ("commit", "date", "device")}, "changed": changed, "claims": claims,
             "networks": networks}
 

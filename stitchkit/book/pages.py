@@ -221,6 +221,7 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
                 + "\n\nEach cell: the verdict on that paper's zoo and the judged value with its 95% interval "
                   "(pt: points). The criteria, the paper each hypothesis comes from, and why a verdict is "
                   "inconclusive are under *Claims* below.\n:::")
+    previous = (results.get("provenance") or {}).get("previous_run") or {}
     items = []
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")
@@ -237,11 +238,10 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
             item += (f"\n\n  *before the amendment of {prior['date']}:* "
                      f"{{bdg-{VERDICT_BADGES.get(prior['verdict'], 'secondary')}}}`{p_label}` "
                      f"{_cell(amendments.describe(prior))} (see *Changes after a run*)")
-        was = ((results.get("provenance") or {}).get("previous_run") or {}).get("claims", {}).get(c.get("key"))
+        was = previous.get("claims", {}).get(c.get("key"))
         if was is not None:  # a re-run moved this verdict: the run it replaced beside it
             w_label = badge_label(was["verdict"], c.get("scale") or results["scale"]).replace("`", "")
-            item += (f"\n\n  *in the run this one replaced "
-                     f"({str(results['provenance']['previous_run'].get('date') or '?')[:10]}):* "
+            item += (f"\n\n  *in the run this one replaced ({str(previous.get('date') or '?')[:10]}):* "
                      f"{{bdg-{VERDICT_BADGES.get(was['verdict'], 'secondary')}}}`{w_label}` {_cell(was['ours'])} "
                      "(see *Run provenance*)")
         for other in beside:
