@@ -478,3 +478,19 @@ def test_a_rerun_that_moves_results_keeps_the_run_it_replaced_and_its_page_shows
     assert json.loads(path.read_text())["provenance"]["previous_run"] == prev
     # a page without one says nothing of it
     assert "**Re-run**" not in pages.provenance_banner(before)
+
+
+def test_a_zoo_grid_names_the_verdict_a_replaced_run_gave():
+    """On a page whose claims are made zoo by zoo (the glance box is a grid), a verdict a re-run
+    moved names the earlier one in its cell; the others do not."""
+    claim = {"text": "Bansal et al.: ResNet-18 seeds 0, 1: h", "value": 0.008, "low": -0.05, "high": 0.04, "unit": "",
+             "scale": "demo"}
+    res = {"id": "X-1", "scale": "demo",
+           "claims": [{**claim, "key": "h_bansal", "verdict": "inconclusive at this scale"},
+                      {**claim, "text": "Hernandez et al.: R2222, R1111: h", "key": "h_hernandez",
+                       "verdict": "inconclusive at this scale"}],
+           "provenance": {"previous_run": {"claims": {"h_bansal": {"verdict": "reproduced", "ours": "0.06"}}}}}
+    box = pages.result_box(res)
+    assert pages.GLANCE_GRID_CLASS in box
+    assert box.count("(the replaced run: reproduced)") == 1
+    assert "(the replaced run:" not in pages.result_box({**res, "provenance": {}})

@@ -174,12 +174,14 @@ def judged_short(c: Mapping[str, Any]) -> str:
     return f"{_short(c['value'])} [{_short(c['low'])}, {_short(c['high'])}]{unit}"
 
 
-def zoo_grid(claims: list[Mapping[str, Any]], label=None) -> tuple[list[str], list[list[str]]] | None:
+def zoo_grid(claims: list[Mapping[str, Any]], label=None,
+             moved: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[list[str], list[list[str]]] | None:
     """Claims made zoo by zoo (every key ending in a zoo's name) as a grid: a row per hypothesis
     (its text after the zoo's title, "Paper: networks: "), a column per zoo, each cell the verdict's
     badge and the judged value (:func:`judged_short`). ``claims``: dicts with key, text, verdict,
-    value, low, high, unit; ``label(claim, text)``: the row's first cell (default: the text).
-    None unless every claim is made on a zoo."""
+    value, low, high, unit; ``label(claim, text)``: the row's first cell (default: the text);
+    ``moved``: claim key -> the verdict a replaced run gave it (``previous_run``'s claims), shown
+    in its cell. None unless every claim is made on a zoo."""
     if not claims or not all(zoo_of(c.get("key", "")) for c in claims):
         return None
     rows: dict[str, dict[str, Mapping[str, Any]]] = {}
@@ -196,7 +198,9 @@ def zoo_grid(claims: list[Mapping[str, Any]], label=None) -> tuple[list[str], li
             c = cells.get(z)
             badge = VERDICT_BADGES.get(c["verdict"], "secondary") if c else ""
             short = badge_label(c["verdict"]).replace("`", "") if c else ""
-            row.append(f"{{bdg-{badge}}}`{short}` {escape(judged_short(c))}" if c else "")
+            was = (moved or {}).get(c["key"]) if c else None
+            before = f" (the replaced run: {badge_label(was['verdict']).replace('`', '')})" if was else ""
+            row.append(f"{{bdg-{badge}}}`{short}` {escape(judged_short(c))}{escape(before)}" if c else "")
         body.append(row)
     return zoos, body
 
@@ -213,15 +217,16 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
         role = results.get("role") or "This page shows the data the other pages use"
         return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: tip\n"
                 f"{role.rstrip('.')}; it makes no claim of its own.\n:::")
-    grid = zoo_grid(claims)
+    previous = (results.get("provenance") or {}).get("previous_run") or {}
+    grid = zoo_grid(claims, moved=previous.get("claims"))
     if grid is not None:
         header = ["hypothesis", *(PAPER_BY_PART[z].short for z in grid[0])]
         return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_GRID_CLASS}\n"
                 + table(header, grid[1])
                 + "\n\nEach cell: the verdict on that paper's zoo and the judged value with its 95% interval "
                   "(pt: points). The criteria, the paper each hypothesis comes from, and why a verdict is "
-                  "inconclusive are under *Claims* below.\n:::")
-    previous = (results.get("provenance") or {}).get("previous_run") or {}
+                  "inconclusive are under *Claims* below; a verdict that moved when this run replaced "
+                  "an earlier one names the earlier verdict (see *Run provenance*).\n:::")
     items = []
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")
