@@ -29,9 +29,13 @@
 # (linear CKA, PWCCA, OPD and direct matching, an exact least-squares map), so none carries a
 # stitching control.
 #
-# **Noise.** Each $\tau$ carries a 95% interval from a bootstrap over the representations $B$
-# (all measures on the same draw), so "PWCCA below LCKA" needs the interval of the difference
-# of their $\tau$s to exclude 0.
+# **Noise.** Each $\tau$ carries a 95% t interval over the networks and the representations:
+# the variance of a bootstrap over the representations $B$ (all measures on the same draw, so
+# "PWCCA below LCKA" needs the interval of the *difference* of their $\tau$s to exclude 0) plus
+# the networks' by a jackknife that leaves one network's representations out and re-chooses the
+# reference $A$ among the rest, with $k - 1$ degrees of freedom for $k$ networks (added
+# 2026-11-28, before its first run: the networks had been fixed, so a $\tau$ carried no
+# seed-to-seed variance, although it pools the blocks of three networks trained alike).
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
 # networks and the direct-matching stitches come from its cache; this page trains one linear
@@ -78,6 +82,13 @@ common.accuracy_table(results)
 
 # %%
 ding_display.table3(results)
+
+# %% [markdown]
+# The networks' jackknife behind every interval: Kendall's $\tau$ of each measure with one
+# network's representations left out, the reference $A$ re-chosen among the rest.
+
+# %%
+ding_display.jackknife_table(results)
 
 # %%
 run.figure("scatter", ding_display.plot_specificity_all(results, scale))

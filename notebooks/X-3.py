@@ -52,8 +52,15 @@
 # DM's least-squares map): no stitching control, but {doc}`X-1`'s identity control (the notion
 # ranks each layer of the Digit receiver most similar to itself) and at least 3 cuts.
 #
-# **Noise.** Each judged value carries a 95% paired-bootstrap interval over the test images;
-# each zoo's networks are fixed (one pair each), so the intervals say nothing about other seeds.
+# **Noise.** Each judged value carries a 95% paired-bootstrap interval over the test images.
+# The connectivity and shortcut claims rest on one pair of networks per zoo, so their intervals
+# say nothing about other seeds. The triangle's two means also carry the network-to-network
+# variance (added 2026-11-28, before its first run, after a retrain of the same two networks
+# had moved the lower mean by 2.8 points against an interval of ±0.8): B-F2A's five replicate
+# ResNet-18s (seeds 1, 3, 4, 5 and 6) are each stitched into seed 0 over the same 25 cells; the
+# standard deviation of each mean between them, times $t_{k-1}$ and $\sqrt 2$ (the receiver's
+# seed, not varied, taken to vary as much as the sender's), is added to the images' half-width
+# in quadrature.
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
 # minutes; `demo` about 10 minutes once {doc}`X-2`, {doc}`../bansal/B-F2A` and
@@ -86,10 +93,11 @@ run, cfg = open_page("X-3", globals())
 # %%
 connect = conclusions.connectivity_on_hernandez(scale)
 triangle = conclusions.triangle_on_bansal(scale)
+spread = conclusions.triangle_spread(conclusions.triangle_replicates(scale))
 c_numbers, c_claims = conclusions.connectivity_claims(connect)
-t_numbers, t_claims = conclusions.triangle_claims(triangle)
+t_numbers, t_claims = conclusions.triangle_claims(triangle, spread)
 longer = pd.concat([conclusions.connectivity_longer(connect, c_claims, scale).assign(claim="connectivity"),
-                    conclusions.triangle_longer(triangle, t_claims, scale).assign(claim="triangle")],
+                    conclusions.triangle_longer(triangle, t_claims, scale, spread=spread).assign(claim="triangle")],
                    ignore_index=True)
 run.record(c_numbers, c_claims)
 run.record(t_numbers, t_claims)
@@ -115,6 +123,15 @@ run.figure("conclusions", conclusions.plot_conclusions(connect, triangle))
 
 # %%
 longer.round(2)
+
+# %% [markdown]
+# The triangle's network-to-network spread: each of B-F2A's replicate ResNet-18s stitched into
+# seed 0 over the same 25 cells with H-F2's recipe (seed 1 is the figure's sender), its mean
+# relative accuracy below and above the diagonal on the full test set, and their standard
+# deviation between the {glue:text}`bansal_seed_k` networks, which widens both triangle claims:
+
+# %%
+conclusions.spread_table(spread)
 
 # %% [markdown]
 # ## Smith & Marcu's shortcut, seen by the representational notions

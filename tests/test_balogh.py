@@ -355,6 +355,39 @@ def test_specificity_claims_need_the_difference_of_taus_to_exclude_zero():
     assert not ding.specificity_claims(res)[1][0].controls[0].passed
 
 
+def test_specificity_intervals_carry_the_networks_jackknife():
+    """With the test re-run with each network's representations left out, every tau's interval
+    is a t interval over the networks (k - 1 degrees of freedom) and the representations: wider
+    than the representations' alone, its value the same, each statistic's jackknife shown."""
+    t = _tau_table(0.0)
+    correct = {("n", f"block{i}"): _correct(0.4 + 0.05 * i) for i in range(1, 8)}
+    res = {"arch": "resnet18", "table": t, "probe": {k: 100 * v.mean() for k, v in correct.items()},
+           "probe_correct": correct, "reference": ("n", "block7"), "networks": 3,
+           "correlations": pd.DataFrame([{"measure": common.NAMES[m], "rho": 0.5} for m in ding.DING_MEASURES])
+           .set_index("measure")}
+    fixed = _by_key(ding.specificity_claims(res)[1])
+    res["leave_one_out"] = {f"n{k}": (("n", "block7"), t.drop(index=range(10 * k, 10 * k + 10)).reset_index(drop=True))
+                            for k in range(3)}
+    jack = ding.leave_one_out(res)
+    assert list(jack["B's"]) == [20, 20, 20] and list(jack["network left out"]) == ["n0", "n1", "n2"]
+    wide = _by_key(ding.specificity_claims(res)[1])
+    assert set(wide) == set(fixed)
+    for key, c in wide.items():
+        a, b = fixed[key].criterion, c.criterion
+        assert b.value == a.value and b.high - b.low > a.high - a.low
+        assert "3 networks (jackknife" in b.interval and b.n_seeds == 3
+        assert -2 <= b.low and b.high <= 2
+    assert wide["dm_func_near_best_rn"].criterion.high <= 0  # DM (func.) minus the best cannot exceed 0
+    # one network whose representations rank differently: leaving it out moves every tau, widening more
+    t2 = t.copy()
+    t2.loc[:9, "dm_func"] = -t2.loc[:9, "|ΔF| (points)"]
+    res2 = {**res, "table": t2, "leave_one_out": {
+        f"n{k}": (("n", "block7"), t2.drop(index=range(10 * k, 10 * k + 10)).reset_index(drop=True)) for k in range(3)}}
+    spread = _by_key(ding.specificity_claims(res2)[1])["dm_func_high_rn"].criterion
+    same = _by_key(ding.specificity_claims({**res2, "leave_one_out": None})[1])["dm_func_high_rn"].criterion
+    assert spread.high - spread.low > 1.5 * (same.high - same.low)
+
+
 def test_sensitivity_claims_bootstrap_within_each_layer():
     t = _tau_table(0.0, k=40)
     t["lcka"] = t["dm_func"] + 2 * np.random.default_rng(5).standard_normal(len(t))  # tied with DM up to noise

@@ -18,7 +18,9 @@ zoo of the book, with the paper's own recipe and criterion, fixed before any run
   the cuts.
 
 Every number carries a 95% paired-bootstrap interval over the test images; each zoo's networks
-are fixed (one pair each). The claims' keys end in the zoo they are judged on, so the part's
+are fixed (one pair each), except for the triangle, whose two means are also judged with their
+network-to-network component (:func:`triangle_spread`: B-F2A's replicate senders stitched into
+seed 0). The claims' keys end in the zoo they are judged on, so the part's
 findings table (:mod:`stitchkit.book.findings`) sets them beside X-1's and X-2's.
 """
 
@@ -52,6 +54,12 @@ RANDOM = "untrained sender (negative control)"
 RANDOM_SEED = hgrid.GridConfig.seed  # the untrained R2222: H-F2's control network (seed 0, untrained)
 LENGTH_SAMPLE = 5  # the triangle claims' training-length control: the cells nearest the decision retrained
 STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
+# The triangle's network-to-network component (fixed before its first run, 2026-11-28, after a retrain of
+# the same two networks had moved the lower mean by 2.8 points): B-F2A's replicate senders stitched into
+# seed 0; the receiver's seed, not varied, counted as a second network of the same spread (sqrt 2).
+REPLICATE_SEEDS = bansal_common.REPLICATES
+TRIANGLE_NETWORKS = 2
+LOWER_COLUMN, UPPER_COLUMN = "j ≤ i (% of the receiver's)", "j > i (% of the receiver's)"
 SHORTCUT_NOTIONS = ("cka", "dm")
 
 
@@ -147,6 +155,59 @@ def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = 
     return table.assign(i=table.cut_i.map(pos), j=table.cut_j.map(pos))
 
 
+def triangle_replicates(scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+    """H-F2's stitch recipe from each of B-F2A's replicate senders (:data:`REPLICATE_SEEDS`: the
+    ResNet-18s its seed-variance component trains, seed 1 among them, so its cells are the
+    triangle's own, read from the cache) into seed 0 at every pair of :data:`STAGES`: the
+    networks behind :func:`triangle_spread`."""
+    cfg = bansal_common.PRESETS[scale]
+    receiver = _bansal_nets(scale)[0]
+    senders = [Net(f"ResNet-18 #{s}", cfg.model(scale, s)) for s in REPLICATE_SEEDS]
+    pos = {c: k for k, c in enumerate(STAGES)}
+    t = stitch_grid(senders, [receiver], [(i, j) for i in STAGES for j in STAGES], hgrid.PRESETS_F2[scale].recipe(),
+                    DataSpec("cifar10"), device=device, store=store, progress=progress)
+    return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
+
+
+@dataclass(frozen=True)
+class TriangleSpread:
+    """The network-to-network spread of the triangle's two means: per replicate sender (a row of
+    ``table``), the mean relative accuracy (% of the receiver's) at j ≤ i and at j > i on the
+    full test set; the standard deviation of each between the senders (ddof 1) is the component
+    :func:`triangle_claims` widens its intervals by (:data:`TRIANGLE_NETWORKS`)."""
+
+    table: pd.DataFrame
+
+    @property
+    def k(self) -> int:
+        return len(self.table)
+
+    def sd(self, column: str) -> float:
+        return float(self.table[column].std(ddof=1))
+
+    def text(self, column: str) -> str:
+        return (f"sd {self.sd(column):.2f} points between {self.k} ResNet-18s trained alike (seeds "
+                f"{', '.join(map(str, REPLICATE_SEEDS[:self.k]))} stitched into seed 0), times sqrt "
+                f"{TRIANGLE_NETWORKS} for the receiver's seed")
+
+
+def triangle_spread(table: pd.DataFrame) -> TriangleSpread:
+    """The per-sender means of :func:`triangle_replicates`' table, and their spread."""
+    rows = []
+    for sender, g in table.groupby("sender", sort=False):
+        rel = 100 * g.accuracy.to_numpy(dtype=float) / g.receiver_accuracy.to_numpy(dtype=float)
+        lower = (g.j <= g.i).to_numpy()
+        rows.append({"sender": sender, LOWER_COLUMN: float(rel[lower].mean()), UPPER_COLUMN: float(rel[~lower].mean())})
+    return TriangleSpread(pd.DataFrame(rows))
+
+
+def spread_table(spread: TriangleSpread) -> pd.DataFrame:
+    """The replicate senders' means (rows) and their standard deviation, for the page."""
+    t = spread.table.set_index("sender")
+    t.loc["sd between networks"] = t.std(ddof=1)
+    return t.round(2)
+
+
 def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=None, progress: bool = True) -> dict:
     """Every notion between S-F1B's Digit receiver (seed 0) and, as the second network, a second
     Digit model (X-1's Smith pair, from the store) or the Colour model (seed 0), on the Digit
@@ -210,9 +271,12 @@ def _negative(t: pd.DataFrame, what: str, cut: str = "cut") -> "controls.Control
     return controls.untrained_sender_fails(e, what=f"{what} at {', '.join(late)}")
 
 
-def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
+def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -> tuple[dict, list[ClaimSpec]]:
     """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
-    relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i."""
+    relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i. With
+    ``spread`` (:func:`triangle_spread`), each mean's interval over the test images is widened by
+    its network-to-network component (:func:`stitchkit.noise.with_seed_component`, the seeds'
+    t(k-1) times sd times sqrt :data:`TRIANGLE_NETWORKS`); without, the networks are fixed."""
     t = table.reset_index(drop=True)
     cross = ~t.sender.isin([SELF, RANDOM]).to_numpy()
     low = cross & (t.j <= t.i).to_numpy()
@@ -223,6 +287,13 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
 
     lower = bansal_common.boot(t, lambda x: float(rel(x)[low].mean()))
     upper = bansal_common.boot(t, lambda x: float(rel(x)[up].mean()))
+    seeds = {}
+    if spread is not None:
+        lower, upper = (noise.with_seed_component(e, spread.sd(col), spread.k, networks=TRIANGLE_NETWORKS,
+                                                  what=spread.text(col))
+                        for e, col in ((lower, LOWER_COLUMN), (upper, UPPER_COLUMN)))
+        seeds = {"bansal_lower_seed_sd": spread.sd(LOWER_COLUMN), "bansal_upper_seed_sd": spread.sd(UPPER_COLUMN),
+                 "bansal_seed_k": spread.k}
     control, _ = bansal_common.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
                                                  "ResNet-18 #0 stitched into itself on the diagonal")
     negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
@@ -231,7 +302,7 @@ def triangle_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
                             unit="cuts", digits=0)
     numbers = {"bansal_lower_mean": lower.value, "bansal_lower_low": lower.low, "bansal_lower_high": lower.high,
                "bansal_upper_mean": upper.value, "bansal_upper_low": upper.low, "bansal_upper_high": upper.high,
-               **controls.gain_numbers("bansal_self_stitch", self_pen)}
+               **controls.gain_numbers("bansal_self_stitch", self_pen), **seeds}
     title = "Bansal et al.: ResNet-18 seeds 1 into 0"
 
     def claim(key: str, said: str, rule, e, bound: float, where: str, cells: np.ndarray, paper: str,
@@ -287,14 +358,15 @@ def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str
 
 
 def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
-                    progress: bool = True) -> pd.DataFrame:
+                    progress: bool = True, spread: TriangleSpread | None = None) -> pd.DataFrame:
     """Hernandez et al.'s triangle claims re-judged like for like: the :data:`LENGTH_SAMPLE`
     cells at j ≤ i with the lowest relative accuracy (where a stitch that stopped short pulls the
     mean down most) and the :data:`LENGTH_SAMPLE` at j > i with the highest (the nearest to
     turning the claim that stitches fail there) retrained at :data:`LONGER` x the epochs and put
     in place of their 1x values (a sample: the control's text says so); the receiver's own
     accuracy, every relative accuracy's reference, does not depend on the stitches. The control
-    is attached to both claims in ``claims``; returns the retrained cells."""
+    is attached to both claims in ``claims`` (re-judged with the same network-to-network
+    ``spread`` as the claims); returns the retrained cells."""
     from ..claims import replace_in
     from ..grid import replace_cells
     from ..grid_spec import LONGER
@@ -308,7 +380,7 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *,
                              pairs=list(zip(cells.cut_i, cells.cut_j)))
     swapped = replace_cells(t, new, ["sender", "cut_i", "cut_j"], ["accuracy", "correct"])
     swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
-    again = {c.key: c.criterion for c in triangle_claims(swapped)[1]}
+    again = {c.key: c.criterion for c in triangle_claims(swapped, spread)[1]}
     for c in [c for c in claims if c.key in again]:
         replace_in(claims, c.key, controls.training_length(
             c.criterion, again[c.key], LONGER,

@@ -97,19 +97,29 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
                 probe_features(tr[layer]), train.labels.to(device), probe_features(te[layer]), test.labels.to(device),
                 epochs=cfg.probe_epochs, per_image=True)
             f[(net.name, layer)] = 100 * float(c.mean())
-    ref = max(f, key=f.get)
-    rows = []
-    for (net, layer), fb in f.items():
-        if (net, layer) == ref:
-            continue
-        a, b = acts[ref[0]][ref[1]], acts[net][layer]
-        x, y = sim.preprocess(a, b, "pwcca")
-        g = dm[(dm.sender == net) & (dm.cut_i == layer) & (dm.receiver == ref[0]) & (dm.cut_j == ref[1])].iloc[0]
-        rows.append({"network": net, "layer": layer, "F (%)": fb, "|ΔF| (points)": abs(f[ref] - fb),
-                     "lcka": 1 - sim.linear_cka_gram(sim.flat(a), sim.flat(b)), "pwcca": pwcca(x, y),
-                     "opd": sim.procrustes_distance(x, y), "dm_struct": float(g.dm_residual),
-                     "dm_func": 1 - float(g.dm_accuracy / g.receiver_accuracy)})
-    table = pd.DataFrame(rows)
+    measured: dict[tuple, dict] = {}  # (A, B) -> B's row: shared by the full table and the leave-one-out ones
+
+    def row(ref: tuple[str, str], key: tuple[str, str]) -> dict:
+        if (ref, key) not in measured:
+            (net, layer), a, b = key, acts[ref[0]][ref[1]], acts[key[0]][key[1]]
+            x, y = sim.preprocess(a, b, "pwcca")
+            g = dm[(dm.sender == net) & (dm.cut_i == layer) & (dm.receiver == ref[0]) & (dm.cut_j == ref[1])].iloc[0]
+            measured[(ref, key)] = {
+                "network": net, "layer": layer, "F (%)": f[key], "|ΔF| (points)": abs(f[ref] - f[key]),
+                "lcka": 1 - sim.linear_cka_gram(sim.flat(a), sim.flat(b)), "pwcca": pwcca(x, y),
+                "opd": sim.procrustes_distance(x, y), "dm_struct": float(g.dm_residual),
+                "dm_func": 1 - float(g.dm_accuracy / g.receiver_accuracy)}
+        return measured[(ref, key)]
+
+    def test_of(keys: list[tuple[str, str]]) -> tuple[tuple[str, str], pd.DataFrame]:
+        """The reference A (highest F among ``keys``) and every other B's row."""
+        a = max(keys, key=f.get)
+        return a, pd.DataFrame([row(a, k) for k in keys if k != a])
+
+    ref, table = test_of(list(f))
+    # the networks' jackknife (specificity_claims): the test again with each network's representations left
+    # out, the reference re-chosen among the rest (new dissimilarities only where A's network is left out)
+    loo = {net.name: test_of([k for k in f if k[0] != net.name]) for net in nets} if len(nets) > 1 else {}
     corr = []
     for m in DING_MEASURES:
         tau = stats.kendalltau(table["|ΔF| (points)"], table[m])
@@ -119,7 +129,7 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
                      "paper tau": PAPER_T3[arch][m][0], "paper rho": PAPER_T3[arch][m][1]})
     return {"arch": arch, "probe": f, "probe_correct": correct, "reference": ref, "table": table,
             "networks": len(nets), "correlations": pd.DataFrame(corr).set_index("measure"),
-            "accuracy": network_accuracy(dm)}
+            "accuracy": network_accuracy(dm), "leave_one_out": loo}
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,10 +166,33 @@ def _tau_reps(table: pd.DataFrame, measures=DING_MEASURES, group: str | None = N
     return out
 
 
-def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "") -> Estimate:
+def _tau_point(table: pd.DataFrame, measures=DING_MEASURES) -> dict[str, float]:
+    """Kendall's tau between |ΔF| and each measure's dissimilarity on ``table``'s rows."""
+    from scipy import stats
+
+    return {m: float(stats.kendalltau(table["|ΔF| (points)"], table[m]).statistic) for m in measures}
+
+
+def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "", loo: np.ndarray | None = None,
+                  bounds: tuple[float, float] = (-1.0, 1.0)) -> Estimate:
     """An Estimate from :func:`_tau_reps`-style replicates, dropping the (rare) undefined ones.
-    The representations are resampled, not the ``n_seeds`` networks they come from: the
-    estimate records one seed, and its method says what was resampled."""
+    Without ``loo`` the representations are resampled, not the ``n_seeds`` networks they come
+    from: the estimate records one seed, and its method says what was resampled. With ``loo``
+    (the statistic with each network's representations left out, :func:`specificity`'s
+    jackknife), a t interval over the networks and the representations
+    (:func:`stitchkit.noise.seed_t_interval`), cut to the statistic's range ``bounds``."""
+    if loo is not None:
+        reps = np.asarray(reps, dtype=np.float64)
+        keep = np.isfinite(reps)
+        if not keep[0] or keep[1:].mean() < 0.5:
+            raise ValueError(f"the statistic is undefined on the full sample or on {int((~keep[1:]).sum())} of "
+                             f"{len(reps) - 1} resamples (more than half)")
+        e = noise.seed_t_interval(reps[keep], np.asarray(loo, dtype=np.float64), n_test=None)
+        dropped = int((~keep).sum())
+        method = (f"t interval over the {len(loo)} networks (jackknife: one network's representations left out, the "
+                  f"reference A re-chosen among the rest) and the representations B ({TAU_NOISE}"
+                  + (f", {dropped} undefined resample(s) dropped" if dropped else "") + ")")
+        return Estimate(e.value, max(e.low, bounds[0]), min(e.high, bounds[1]), None, len(loo), method)
     return noise.from_defined_replicates(
         reps, n_test=None, n_seeds=1,
         method=TAU_NOISE + (f", resampled within each {within}" if within else "")
@@ -175,13 +208,16 @@ def _f_range(correct: dict, keys) -> np.ndarray:
 
 
 def _dm_func_claims(tau: dict, paper: dict, tag: str, name: str, test: str, mean: str, ours: dict,
-                    control: list[Control]) -> list[dict]:
+                    control: list[Control], loo: dict | None = None) -> list[dict]:
     """The two claims J-T2 and J-T3 share: functional DM's tau is high, and close to the best;
-    ``tau``: measure -> (R+1,) replicates, ``ours``: what the page writes for each."""
+    ``tau``: measure -> (R+1,) replicates, ``ours``: what the page writes for each; ``loo``:
+    measure -> the networks' jackknife taus (:func:`_tau_estimate`), or None (networks fixed)."""
     n_seeds, within = ours["n_seeds"], ours.get("within", "")
-    dm = _tau_estimate(tau["dm_func"], n_seeds, within)
+    dm = _tau_estimate(tau["dm_func"], n_seeds, within, None if loo is None else loo["dm_func"])
     stack = np.stack([tau[m] for m in DING_MEASURES], axis=1)
-    gap = _tau_estimate(tau["dm_func"] - np.max(stack, axis=1), n_seeds, within)  # the best, chosen per resample
+    gap_loo = None if loo is None else loo["dm_func"] - np.max(np.stack([loo[m] for m in DING_MEASURES], 1), axis=1)
+    gap = _tau_estimate(tau["dm_func"] - np.max(stack, axis=1), n_seeds, within, gap_loo,  # the best, per resample
+                        bounds=(-2.0, 0.0))
     best = max(DING_MEASURES, key=lambda m: tau[m][0])
     return [
         ClaimSpec(
@@ -197,6 +233,16 @@ def _dm_func_claims(tau: dict, paper: dict, tag: str, name: str, test: str, mean
             ours=f"best {NAMES[best]} tau {tau[best][0]:.4f}; DM (func.) − best {gap.text(4)}", controls=control,
             kind="no_stitch"),
     ]
+
+
+def leave_one_out(result: dict) -> pd.DataFrame:
+    """J-T3's networks' jackknife (:func:`specificity`): per network left out, the reference A
+    re-chosen among the other networks' representations, the number of B's, and each measure's
+    Kendall tau between |ΔF| and its dissimilarity. Empty with one network."""
+    rows = [{"network left out": net, "reference A": f"{ref[0]}, {ref[1]}", "B's": len(t),
+             **{NAMES[m]: tau for m, tau in _tau_point(t).items()}}
+            for net, (ref, t) in (result.get("leave_one_out") or {}).items()]
+    return pd.DataFrame(rows)
 
 
 def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
@@ -215,12 +261,15 @@ def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
                f"{tag}_f_ref": result["probe"][result["reference"]]}
     control = [controls.premise(spread, F_RANGE_MIN, "the probe tells the representations apart (there are functional "
                                 "differences to rank)", what="range of probe accuracy F over the representations")]
-    diff = _tau_estimate(tau["lcka"] - tau["pwcca"], n_seeds)
+    jack = leave_one_out(result)  # the networks' jackknife: each tau with one network's representations left out
+    loo = {m: jack[NAMES[m]].to_numpy(dtype=float) for m in DING_MEASURES} if len(jack) > 1 else None
+    diff = _tau_estimate(tau["lcka"] - tau["pwcca"], n_seeds, loo=None if loo is None else loo["lcka"] - loo["pwcca"],
+                         bounds=(-2.0, 2.0))
     numbers.update({f"{tag}_lcka_minus_pwcca": diff.value, f"{tag}_lcka_minus_pwcca_low": diff.low,
                     f"{tag}_lcka_minus_pwcca_high": diff.high})
     p = PAPER_T3[arch]
     ours = {"n_seeds": n_seeds, "rho_dm": rho["dm_func"], "cases": f"n = {n}"}
-    claims = _dm_func_claims(tau, p, tag, name, "specificity", "", ours, control) + [
+    claims = _dm_func_claims(tau, p, tag, name, "specificity", "", ours, control, loo) + [
         ClaimSpec(
             key=f"pwcca_below_lcka_{tag}", text=f"{name}: PWCCA ranks below LCKA in the specificity test (as Ding et "
                                                 "al. found)",

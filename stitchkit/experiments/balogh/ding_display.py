@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .common import ARCH_NAMES, NAMES, stacked, title
-from .ding import DING_MEASURES
+from .ding import DING_MEASURES, leave_one_out
 
 
 def table2(results: dict[str, dict]) -> pd.DataFrame:
@@ -56,6 +56,12 @@ def correlation_table(result: dict) -> pd.DataFrame:
 def table3(results: dict[str, dict]) -> pd.DataFrame:
     """J-T3's rank correlations for every architecture, ours beside the paper's."""
     parts = {ARCH_NAMES[a]: correlation_table(r).round(4) for a, r in results.items()}
+    return pd.concat(parts, names=["architecture"])
+
+
+def jackknife_table(results: dict[str, dict]) -> pd.DataFrame:
+    """J-T3's networks' jackknife for every architecture (:func:`.ding.leave_one_out`)."""
+    parts = {ARCH_NAMES[a]: leave_one_out(r).set_index("network left out").round(4) for a, r in results.items()}
     return pd.concat(parts, names=["architecture"])
 
 
