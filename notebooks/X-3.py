@@ -56,8 +56,9 @@
 # The connectivity and shortcut claims rest on one pair of networks per zoo, so their intervals
 # say nothing about other seeds. The triangle's two means also carry the network-to-network
 # variance (added 2026-11-28, before its first run, after a retrain of the same two networks
-# had moved the lower mean by 2.8 points against an interval of ±0.8): B-F2A's five replicate
-# ResNet-18s (seeds 1, 3, 4, 5 and 6) are each stitched into seed 0 over the same 25 cells; the
+# had moved the lower mean by 2.8 points against an interval of ±0.8): B-F2A's replicate
+# ResNet-18s (`replicates`: at `demo` all five, seeds 1, 3, 4, 5 and 6; at `smoke` the first
+# two) are each stitched into seed 0 over the same 25 cells; the
 # standard deviation of each mean between them, times $t_{k-1}$ and $\sqrt 2$ (the receiver's
 # seed, not varied, taken to vary as much as the sender's), is added to the images' half-width
 # in quadrature.
@@ -73,6 +74,7 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 test_images = None  # test images the notions of the shortcut probe are measured on (X-1's)
 dm_images = None  # training images each direct-matching map of the probe is fitted on (X-1's)
+replicates = None  # ResNet-18s (B-F2A's replicate senders, seed 1 first) stitched into seed 0 for the triangle's network-to-network spread
 
 # %%
 import pandas as pd
@@ -93,7 +95,7 @@ run, cfg = open_page("X-3", globals())
 # %%
 connect = conclusions.connectivity_on_hernandez(scale)
 triangle = conclusions.triangle_on_bansal(scale)
-spread = conclusions.triangle_spread(conclusions.triangle_replicates(scale))
+spread = conclusions.triangle_spread(conclusions.triangle_replicates(cfg, scale))
 c_numbers, c_claims = conclusions.connectivity_claims(connect)
 t_numbers, t_claims = conclusions.triangle_claims(triangle, spread)
 longer = pd.concat([conclusions.connectivity_longer(connect, c_claims, scale).assign(claim="connectivity"),

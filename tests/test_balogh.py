@@ -615,3 +615,10 @@ def _far_out_of_distribution(cfg, scale, result, rows, **kw):
     new_reps[:, rows] = 0.99
     new_t.loc[new_t.index[rows], "auroc"] = 0.99
     return new_t, new_reps
+
+
+def test_an_undefined_jackknife_falls_back_to_the_representations_and_says_so():
+    reps = np.r_[0.6, np.random.default_rng(0).normal(0.6, 0.05, 200)]
+    e = ding._tau_estimate(reps, 2, loo=np.array([0.5, np.nan]))
+    assert "jackknife is undefined" in e.method and e.n_seeds == 1
+    assert (e.low, e.high) == (ding._tau_estimate(reps, 2).low, ding._tau_estimate(reps, 2).high)

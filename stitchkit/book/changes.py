@@ -365,6 +365,24 @@ CHANGES: tuple[Change, ...] = (
            "sqrt 2: both networks of a pair vary)",
            "issue 46's noise model: B-F7 compares networks trained differently with one network per role, and "
            "was the last Bansal page whose intervals covered the test images only", "0098e7d", "2026-11-27"),
+    Change(("X-3",), "the triangle claims (Hernandez et al.'s triangle on the ResNet-18s) judged on intervals widened "
+           "by their network-to-network component: B-F2A's five replicate ResNet-18s (seeds 1, 3, 4, 5, 6) each "
+           "stitched into seed 0 over the same 25 cells with H-F2's recipe, the sd of each mean between them times "
+           "t(4) and sqrt 2 (the receiver's seed, not varied, taken to vary as much), added in quadrature; the "
+           "training-length control re-judged on the same widened intervals. The connectivity and shortcut claims "
+           "keep one pair per zoo, which the page says",
+           "a retrain of the same two networks (the cache lost, 2026-11-28) moved the lower mean from 89.5 [88.6, "
+           "90.3] to 92.3 [91.6, 93.1] (inconclusive to reproduced): 2.8 points against a test-image interval of "
+           "±0.8; the bar asks that intervals carry the seeds where networks trained differently are compared",
+           "b97fc92", "2026-11-28"),
+    Change(("J-T3",), "each tau (and the difference of two) judged on a t interval over the networks and the "
+           "representations: the bootstrap over the representations B plus a jackknife that leaves one network's "
+           "representations out and re-chooses the reference A among the rest (k - 1 degrees of freedom), cut to "
+           "tau's range",
+           "the three networks' representations were pooled with the networks fixed, so no interval carried the "
+           "seed-to-seed variance of a test about three networks trained alike; an audit of every claim resting on "
+           "one set of networks (2026-11-28) found dm_func_high_rn 0.025 above its bar on the representations' "
+           "interval alone", "b97fc92", "2026-11-28"),
 )
 
 

@@ -72,6 +72,8 @@ class ConclusionsConfig:
                              ge=20, le=10_000)
     dm_images: int = param(100, "training images each direct-matching map of the probe is fitted on (X-1's)",
                            ge=1, le=50_000)
+    replicates: int = param(len(REPLICATE_SEEDS), "ResNet-18s (B-F2A's replicate senders, seed 1 first) stitched into "
+                            "seed 0 for the triangle's network-to-network spread", ge=2, le=len(REPLICATE_SEEDS))
     @property
     def measures(self) -> tuple[str, ...]:
         """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
@@ -80,7 +82,7 @@ class ConclusionsConfig:
 
 PRESETS_X3 = {
     # CI: seconds. The zoos' smoke networks and each paper's smoke stitch recipe.
-    "smoke": ConclusionsConfig(test_images=200, dm_images=50),
+    "smoke": ConclusionsConfig(test_images=200, dm_images=50, replicates=2),
     # 2 CPU cores: the networks of B-F2A, H-F2 / X-2 and S-F1B / X-1 from the cache, each paper's demo stitch recipe.
     "demo": ConclusionsConfig(),
     # One GPU: the zoos' gpu networks, each paper's gpu stitch recipe (B-F2A's, H-F2's), X-1's gpu notions.
@@ -155,14 +157,15 @@ def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = 
     return table.assign(i=table.cut_i.map(pos), j=table.cut_j.map(pos))
 
 
-def triangle_replicates(scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """H-F2's stitch recipe from each of B-F2A's replicate senders (:data:`REPLICATE_SEEDS`: the
-    ResNet-18s its seed-variance component trains, seed 1 among them, so its cells are the
-    triangle's own, read from the cache) into seed 0 at every pair of :data:`STAGES`: the
-    networks behind :func:`triangle_spread`."""
-    cfg = bansal_common.PRESETS[scale]
+def triangle_replicates(cfg: ConclusionsConfig, scale: str, *, device=None, store=None,
+                        progress: bool = True) -> pd.DataFrame:
+    """H-F2's stitch recipe from the first ``cfg.replicates`` of B-F2A's replicate senders
+    (:data:`REPLICATE_SEEDS`: the ResNet-18s its seed-variance component trains; seed 1 first,
+    whose cells are the triangle's own, read from the cache) into seed 0 at every pair of
+    :data:`STAGES`: the networks behind :func:`triangle_spread`."""
+    bansal = bansal_common.PRESETS[scale]
     receiver = _bansal_nets(scale)[0]
-    senders = [Net(f"ResNet-18 #{s}", cfg.model(scale, s)) for s in REPLICATE_SEEDS]
+    senders = [Net(f"ResNet-18 #{s}", bansal.model(scale, s)) for s in REPLICATE_SEEDS[:cfg.replicates]]
     pos = {c: k for k, c in enumerate(STAGES)}
     t = stitch_grid(senders, [receiver], [(i, j) for i in STAGES for j in STAGES], hgrid.PRESETS_F2[scale].recipe(),
                     DataSpec("cifar10"), device=device, store=store, progress=progress)
@@ -290,7 +293,7 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
     seeds = {}
     if spread is not None:
         lower, upper = (noise.with_seed_component(e, spread.sd(col), spread.k, networks=TRIANGLE_NETWORKS,
-                                                  what=spread.text(col))
+                                                  what=spread.text(col), bounds=(0.0, np.inf))
                         for e, col in ((lower, LOWER_COLUMN), (upper, UPPER_COLUMN)))
         seeds = {"bansal_lower_seed_sd": spread.sd(LOWER_COLUMN), "bansal_upper_seed_sd": spread.sd(UPPER_COLUMN),
                  "bansal_seed_k": spread.k}

@@ -180,7 +180,14 @@ def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "", loo: np.ndar
     from: the estimate records one seed, and its method says what was resampled. With ``loo``
     (the statistic with each network's representations left out, :func:`specificity`'s
     jackknife), a t interval over the networks and the representations
-    (:func:`stitchkit.noise.seed_t_interval`), cut to the statistic's range ``bounds``."""
+    (:func:`stitchkit.noise.seed_t_interval`), cut to the statistic's range ``bounds``; where a
+    network left out leaves the statistic undefined (every remaining |ΔF|, or dissimilarity,
+    tied), the representations' interval alone, its method saying so."""
+    if loo is not None and not np.all(np.isfinite(loo)):
+        e = _tau_estimate(reps, n_seeds, within)
+        return Estimate(e.value, e.low, e.high, e.n_test, e.n_seeds,
+                        e.method + "; the networks' jackknife is undefined (with a network left out every remaining "
+                        "value ties), so network-to-network variance is not in it")
     if loo is not None:
         reps = np.asarray(reps, dtype=np.float64)
         keep = np.isfinite(reps)
@@ -190,8 +197,8 @@ def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "", loo: np.ndar
         e = noise.seed_t_interval(reps[keep], np.asarray(loo, dtype=np.float64), n_test=None)
         dropped = int((~keep).sum())
         method = (f"t interval over the {len(loo)} networks (jackknife: one network's representations left out, the "
-                  f"reference A re-chosen among the rest) and the representations B ({TAU_NOISE}"
-                  + (f", {dropped} undefined resample(s) dropped" if dropped else "") + ")")
+                  f"reference A re-chosen among the rest) and the representations B (bootstrap"
+                  + (f"; {dropped} undefined resample(s) dropped" if dropped else "") + ")")
         return Estimate(e.value, max(e.low, bounds[0]), min(e.high, bounds[1]), None, len(loo), method)
     return noise.from_defined_replicates(
         reps, n_test=None, n_seeds=1,
