@@ -19,11 +19,12 @@
 # of *function*. Low-rank approximations of one layer (its principal components over channels,
 # or over token features, kept down to rank $r$) work worse the lower the rank; their function
 # $F$ is the test accuracy of a linear probe trained on each. As in the authors' code, each
-# tested layer of *two networks* that differ only in their seed gives the representations, each
-# network at a list of ranks (Ding et al. use several seeds). With $A$ the representation of
+# tested layer of networks that differ only in their seed gives the representations, each
+# network at a list of ranks (the authors' code takes two networks, Ding et al. several; this
+# page three, the fewest whose networks' jackknife leaves a pair). With $A$ the representation of
 # highest $F$, a sensitive index's dissimilarity $d(A, B)$ rises with $|F(A) - F(B)|$: per layer,
 # Kendall's $\tau$ and Spearman's $\rho$ between the two over every other representation (the
-# other ranks of $A$'s network and every rank of the other network), then their mean over the
+# other ranks of $A$'s network and every rank of the other networks), then their mean over the
 # tested layers (the last 4 ResNet blocks, the
 # last half of the ViT's). The paper found functional DM the most sensitive on ResNet-18
 # ($\tau$ 0.79) and LCKA among the least (0.57), as Ding et al. had.
@@ -34,9 +35,15 @@
 # stitch in it (linear CKA, PWCCA, OPD and direct matching, an exact least-squares map), so none
 # carries a stitching control.
 #
-# **Noise.** Each $\tau$ carries a 95% interval from a bootstrap over the representations $B$
-# (drawn with replacement within each layer, all measures on the same draw), so "LCKA below DM"
-# needs the interval of the *difference* of the two mean $\tau$s to exclude 0.
+# **Noise.** Each $\tau$ carries a 95% t interval over the networks and the representations:
+# the variance of a bootstrap over the representations $B$ (drawn with replacement within each
+# layer, all measures on the same draw, so "LCKA below DM" needs the interval of the
+# *difference* of the two mean $\tau$s to exclude 0) plus the networks' by a jackknife that
+# leaves one network's representations out of every layer and re-chooses each layer's reference
+# $A$ among the rest, with $k - 1$ degrees of freedom for $k$ networks. Added 2026-11-28, before
+# its first run, with the third network it needs: the two networks had been fixed, so no
+# interval carried the seed-to-seed variance, and `lcka_below_dm_vit` had been decided 0.003
+# above its bar.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
 # networks come from its cache; this page trains one probe and fits one least-squares stitch per
@@ -59,7 +66,7 @@ probe_epochs = None  # Adam epochs of each linear probe
 ranks = None  # ranks per layer, geometrically spaced from full rank to 1 (paper 13-16)
 rn_blocks = None  # ResNet-18: the last k blocks are tested (paper 4)
 vit_fraction = None  # ViT: the last fraction of its blocks is tested (paper 6 of 12)
-sensitivity_networks = None  # networks whose low-rank approximations of each tested layer are compared (seeds 0 .. k-1; the authors' code: two)
+sensitivity_networks = None  # networks whose low-rank approximations of each tested layer are compared (seeds 0 .. k-1; the authors' code: two; three, the fewest whose jackknife leaves a pair of networks)
 
 # %%
 from stitchkit.experiments.balogh import ding, ding_display
@@ -71,8 +78,9 @@ run, cfg = open_page("J-T2", globals())
 # %% [markdown]
 # ## Approximate, probe, compare
 #
-# Per architecture, every tested layer of the first `sensitivity_networks` networks (two: the
-# authors' design), each at `ranks` ranks from full to 1, compared with the reference $A$.
+# Per architecture, every tested layer of the first `sensitivity_networks` networks (three; the
+# authors' design takes two), each at `ranks` ranks from full to 1, compared with the reference
+# $A$.
 
 # %%
 results = {arch: ding.sensitivity(cfg, scale, arch) for arch in cfg.archs}
@@ -88,6 +96,13 @@ for arch, res in results.items():
 # %%
 ding_display.table2(results)
 
+# %% [markdown]
+# The networks' jackknife behind every interval: the mean Kendall's $\tau$ of each measure with
+# one network's representations left out of every tested layer.
+
+# %%
+ding_display.jackknife_table(results)
+
 # %%
 run.figure("ranks", ding_display.plot_sensitivity_all(results, scale))
 
@@ -98,7 +113,7 @@ run.figure("ranks", ding_display.plot_sensitivity_all(results, scale))
 #
 # One row per architecture; per tested layer, against the rank of the approximation (log scale):
 # the probe's accuracy $F$ (left, %), then each dissimilarity to the reference $A$; solid lines
-# are $A$'s network, dashed the other network. A sensitive index rises where $F$ falls.
+# are $A$'s network, dashed the other networks. A sensitive index rises where $F$ falls.
 # ```
 
 # %% [markdown]
@@ -114,8 +129,8 @@ run.claims_table()
 # %% [markdown]
 # ## Deviations from the paper
 #
-# - **Scale.** {doc}`J-T1`'s networks: at `demo` the first two networks of each architecture
-#   (the authors' script takes two), ResNet-18 at width 8 (its last blocks have 32 and 64 channels, so 14 ranks
+# - **Scale.** {doc}`J-T1`'s networks: at `demo` the three networks of each architecture
+#   (the authors' script takes two; a third since 2026-11-28, for the networks' jackknife), ResNet-18 at width 8 (its last blocks have 32 and 64 channels, so 14 ranks
 #   from 64 to 1 instead of 512 to 1) and a ViT of dimension 64 and depth 6 (its last 3 blocks).
 # - **Low-rank approximation.** Principal components (centred) over channels, every spatial
 #   position a row (over token features for the ViT), fitted on the probe's training images.
@@ -127,12 +142,13 @@ run.claims_table()
 #   K = 100 training images, then feeds the top of $A$'s network the stitched $B$ on the 1,000
 #   test images.
 # - **SVHN and ImageNet** rows are out of reach offline.
-# - **`gpu`.** The first two of {doc}`J-T1`'s `gpu` networks per architecture (the ResNet-18 at
+# - **`gpu`.** The three {doc}`J-T1`'s `gpu` networks per architecture (the ResNet-18 at
 #   width 64 and the ViT-Ti of dimension 192 and depth 12, trained 30 and 40 epochs at batch 512;
 #   paper 100 at batch 64): the ResNet's last 4 blocks (256 and 512 channels, 13 or 14 ranks from
 #   full rank to 1) and the ViT's last 6 of 12 (13 ranks from 192). Each probe trains 15 epochs on
 #   20,000 of the 50,000 training images (the paper: the training set), as {doc}`J-T3`'s at `gpu`.
-#   Estimated at ~440 s of one GPU from an empty cache. Chosen before any `gpu` run (2026-11-28).
+#   Estimated at ~800 s of one GPU from an empty cache (~440 s before the third network and the
+#   jackknife). Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -402,7 +402,7 @@ def test_sensitivity_claims_bootstrap_within_each_layer():
     assert c["lcka_below_dm_vit"].criterion.holds is None  # within noise: neither below nor above
     assert numbers["vit_networks"] == 2 and numbers["vit_f_range_min"] == pytest.approx(100 * (_correct(0.7).mean() - _correct(0.4).mean()))
     assert "within each layer" in c["dm_func_high_vit"].criterion.interval
-    assert ding.PRESETS_T2["demo"].sensitivity_networks == 2
+    assert ding.PRESETS_T2["demo"].sensitivity_networks == 3 and ding.PRESETS_T2["smoke"].sensitivity_networks == 2
 
 
 # --- the reading review's fixes (networks resampled, CKA bootstrapped, one rule for every %, ...)
@@ -615,6 +615,29 @@ def _far_out_of_distribution(cfg, scale, result, rows, **kw):
     new_reps[:, rows] = 0.99
     new_t.loc[new_t.index[rows], "auroc"] = 0.99
     return new_t, new_reps
+
+
+def test_sensitivity_intervals_carry_the_networks_jackknife():
+    """J-T2 with each network's representations left out (per layer, the reference re-chosen):
+    the mean taus' jackknife over three networks widens every interval; the value stays."""
+    t = _tau_table(0.0, k=42)
+    t["network"] = [f"n{k % 3}" for k in range(len(t))]
+    per_layer = pd.DataFrame([{"layer": layer, "measure": m} for layer in ("block1", "block2")
+                              for m in ding.DING_MEASURES])
+    correct = {("n0", layer, r): _correct(0.3 + 0.1 * r) for layer in ("block1", "block2") for r in range(1, 5)}
+    res = {"arch": "resnet18", "table": t, "per_layer": per_layer, "probe_correct": correct,
+           "networks": ["n0", "n1", "n2"],
+           "correlations": pd.DataFrame([{"measure": common.NAMES[m], "tau": 0.5, "rho": 0.5}
+                                         for m in ding.DING_MEASURES]).set_index("measure")}
+    fixed = _by_key(ding.sensitivity_claims(res)[1])
+    res["leave_one_out"] = {n: t[t.network != n].reset_index(drop=True) for n in res["networks"]}
+    jack = ding.sensitivity_leave_one_out(res)
+    assert list(jack["network left out"]) == ["n0", "n1", "n2"] and list(jack["B's"]) == [28, 28, 28]
+    wide = _by_key(ding.sensitivity_claims(res)[1])
+    for key, c in wide.items():
+        a, b = fixed[key].criterion, c.criterion
+        assert b.value == a.value and b.high - b.low > a.high - a.low and b.n_seeds == 3
+        assert "3 networks (jackknife" in b.interval
 
 
 def test_an_undefined_jackknife_falls_back_to_the_representations_and_says_so():

@@ -197,12 +197,12 @@ def test_balogh_j_t2_j_t3_gpu_presets_probe_j_t1s_gpu_networks_on_20k_images():
     for cfg in (t3, t2):
         assert all(getattr(cfg, f.name) == getattr(t1, f.name) for f in fields(IdentConfig))
         assert cfg.recipe(tlm=False) == t1.recipe(tlm=False) and (cfg.probe_images, cfg.probe_epochs) == (20_000, 15)
-    assert (t2.ranks, t2.rn_blocks, t2.vit_fraction, t2.sensitivity_networks) == (14, 4, 0.5, 2)
+    assert (t2.ranks, t2.rn_blocks, t2.vit_fraction, t2.sensitivity_networks) == (14, 4, 0.5, 3)
     tested = {"resnet18": ("resnet18", 64, [f"block{k}" for k in range(5, 9)]),
               "vit": ("vit_ti", 192, [f"block{k}" for k in range(7, 13)])}
     for arch, (model_name, width, layers) in tested.items():
         nets = t2.nets("gpu", arch)[:t2.sensitivity_networks]
-        assert [n.spec for n in nets] == [n.spec for n in t1.nets("gpu", arch)[:2]]  # J-T1's first two
+        assert [n.spec for n in nets] == [n.spec for n in t1.nets("gpu", arch)[:3]]  # J-T1's three
         assert (nets[0].spec.model, nets[0].spec.width, nets[0].spec.data.train_size) == (model_name, width, None)
         assert sensitivity_layers(t2, arch, t2.layers(nets[0])) == layers
         m = zoo.build(nets[0].spec, num_classes=10, in_channels=3).eval()

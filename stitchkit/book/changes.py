@@ -383,6 +383,15 @@ CHANGES: tuple[Change, ...] = (
            "seed-to-seed variance of a test about three networks trained alike; an audit of every claim resting on "
            "one set of networks (2026-11-28) found dm_func_high_rn 0.025 above its bar on the representations' "
            "interval alone", "b97fc92", "2026-11-28"),
+    Change(("J-T2",), "three networks per architecture (sensitivity_networks 2 → 3 at demo, gpu and paper; smoke "
+           "keeps two), and each mean tau (and the difference of two) judged on a t interval over the networks and "
+           "the representations: the bootstrap over the representations B within each layer plus a jackknife that "
+           "leaves one network's representations out of every layer and re-chooses each layer's reference A "
+           "(k - 1 degrees of freedom), cut to tau's range",
+           "the two networks were fixed, so no interval carried the seed-to-seed variance; an audit of every claim "
+           "resting on one set of networks (2026-11-28) found lcka_below_dm_vit decided 0.003 above its bar and "
+           "dm_func_near_best_rn 0.021; with two networks the jackknife leaves one, so a third was needed",
+           "JT2COMMIT", "2026-11-28"),
 )
 
 

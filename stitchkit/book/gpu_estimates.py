@@ -70,11 +70,14 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 #   up to 10 at 16 epochs: ~310 s; H-T2: H-F2's grid (165 stitches, ~495 s), MSE on 115, up to 16 at 16
 #   epochs: ~870 s from an empty cache (~240 s after H-F2's gpu run);
 # - J-T3: J-T1's 6 networks and DM grid (1,872 stitches, ~750 s), 60 probes on 20k images: ~1,100 s (~60 s
-#   after J-T1); J-T2: 4 networks (190 s), 264 probes, PCA and DM fits: ~440 s;
+#   after J-T1); J-T2: 6 networks (285 s), 396 probes, PCA and DM fits (the networks' jackknife refits the
+#   measures of each layer against a second reference: about twice the fits): ~800 s (2026-11-28; ~440 s with
+#   two networks and no jackknife);
 # - X-1, X-2, X-3: the zoos' gpu networks (316-376 s); the notions' float64 bootstrap runs on the host
 #   (1,001 decompositions of up to 512 x 512 matrices a layer pair; timed here on one core, assumed 3x faster
 #   on the GPU machine's 16: the weakest of these guesses, a factor of two either way): X-1 ~4,400 s, X-2
-#   ~4,700 s (~770 s after X-1), X-3 ~1,300 s (~600 s after X-1 and X-2); X-4: B-F2A's pair (110 s) and
+#   ~4,700 s (~770 s after X-1), X-3 ~1,800 s (~1,100 s after X-1 and X-2; ~1,300 s before the triangle's
+#   spread added B-F2A's four other replicate ResNet-18s, 220 s, and their 100 stitches, ~300 s, 2026-11-28); X-4: B-F2A's pair (110 s) and
 #   demo's two comparisons of two cuts, each with its task-loss stitches and controls: ~400 s;
 # - H-F5: H-F2's gpu networks (133 s) and grid (~495 s, shared with H-F2 and H-T2), ~60 similarity-trained
 #   stitches of 30 epochs on 50k images at batch 256 (~20 s each), the length control's at 4x on a sample:
@@ -97,8 +100,8 @@ ESTIMATES: dict[str, dict[str, float]] = {
             "H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
             "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 840.0, "B-F3C": 850.0, "B-F6": 850.0,
             "B-F8": 420.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
-            "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 440.0,
-            "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1300.0, "X-4": 400.0, "H-F5": 2000.0,
+            "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 800.0,
+            "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1800.0, "X-4": 400.0, "H-F5": 2000.0,
             "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
 }
 NETWORK_SHARE: dict[str, dict[str, float]] = {
@@ -106,8 +109,8 @@ NETWORK_SHARE: dict[str, dict[str, float]] = {
             "H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
             "B-F5": 110.0, "B-F2A": 382.0, "B-F2C": 497.0, "B-F3A": 442.0, "B-F3C": 345.0, "B-F6": 453.0,
             "B-F8": 182.0, "B-F3B": 275.0, "B-F4": 110.0, "B-F7": 509.0, "B-F9": 110.0, "H-F6": 73.0,
-            "H-T1": 133.0, "H-T2": 133.0, "J-T2": 190.0, "J-T3": 285.0, "X-1": 363.0, "X-2": 376.0,
-            "X-3": 316.0, "X-4": 110.0, "H-F5": 133.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0,
+            "H-T1": 133.0, "H-T2": 133.0, "J-T2": 285.0, "J-T3": 285.0, "X-1": 363.0, "X-2": 376.0,
+            "X-3": 536.0, "X-4": 110.0, "H-F5": 133.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0,
             "J-F1": 80.0, "J-F2": 190.0},
 }
 # (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,

@@ -198,6 +198,7 @@ def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "", loo: np.ndar
         dropped = int((~keep).sum())
         method = (f"t interval over the {len(loo)} networks (jackknife: one network's representations left out, the "
                   f"reference A re-chosen among the rest) and the representations B (bootstrap"
+                  + (f" within each {within}" if within else "")
                   + (f"; {dropped} undefined resample(s) dropped" if dropped else "") + ")")
         return Estimate(e.value, max(e.low, bounds[0]), min(e.high, bounds[1]), None, len(loo), method)
     return noise.from_defined_replicates(
@@ -294,8 +295,8 @@ def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
 # Low-rank approximations of one layer (principal components over channels or token features,
 # every position or token a row, fitted on the probe's training images) are representations
 # that differ in function. As in the authors' exec_compute_low_rank_sim_metrics.py, the layer of
-# *two networks* (seeds 0 and 1; Ding et al.: several seeds), each at a list of ranks, gives the
-# representations; F is each one's linear-probe accuracy; A the one of highest F; d(A, B) each
+# several networks (seeds 0, 1, 2 at demo; the authors' script: two; Ding et al.: several seeds),
+# each at a list of ranks, gives the representations; F is each one's linear-probe accuracy; A the one of highest F; d(A, B) each
 # measure's dissimilarity to every other B, of A's network or the other. With one network every
 # measure monotone in rank ranked the B's alike (LCKA = PWCCA = 0.8177 at demo). DM fits its
 # stitch from B (source) to A (target) on K training images and feeds the top of A's network
@@ -317,12 +318,14 @@ class SensitivityConfig(SpecificityConfig):
     ranks: int = param(14, "ranks per layer, geometrically spaced from full rank to 1 (paper 13-16)", ge=2)
     rn_blocks: int = param(4, "ResNet-18: the last k blocks are tested (paper 4)", ge=1, le=8)
     vit_fraction: float = param(0.5, "ViT: the last fraction of its blocks is tested (paper 6 of 12)", gt=0, le=1)
-    sensitivity_networks: int = param(2, "networks whose low-rank approximations of each tested layer are compared "
-                                      "(seeds 0 .. k-1; the authors' code: two)", ge=2)
+    sensitivity_networks: int = param(3, "networks whose low-rank approximations of each tested layer are compared "
+                                      "(seeds 0 .. k-1; the authors' code: two; three, the fewest whose jackknife "
+                                      "leaves a pair of networks)", ge=2)
 
 
 PRESETS_T2 = {scale: SensitivityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
-                                       **({"ranks": 5, "rn_blocks": 2} if scale == "smoke" else {}))
+                                       **({"ranks": 5, "rn_blocks": 2, "sensitivity_networks": 2}
+                                          if scale == "smoke" else {}))
               for scale, cfg in PRESETS_T3.items()}
 
 
@@ -378,7 +381,7 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
     ytr, yte = train.labels.to(device), test.labels.to(device)
     models = {net.name: net.load(device, store, None, progress) for net in nets}
     layers = sensitivity_layers(cfg, arch, cfg.layers(nets[0]))
-    rows, corr, accuracy, probe_correct = [], [], {}, {}
+    rows, corr, accuracy, probe_correct, jack = [], [], {}, {}, {}
     for layer in progress_bar(iterable=layers, desc=f"{arch}: low-rank approximations", disable=not progress,
                               unit="layer"):
         tr, te, lra = {}, {}, {}
@@ -397,24 +400,38 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
                                     epochs=cfg.probe_epochs, per_image=True)
                 probe_correct[(n, layer, r)] = ok
                 f[(n, r)] = 100 * float(ok.mean())
+        refs: dict[tuple, tuple] = {}  # A -> its training and test representation and its network's own accuracy
+        measured: dict[tuple, dict] = {}  # (A, B) -> B's row: shared by the full test and the jackknife's
+
+        def row(ref: tuple, key: tuple) -> dict:
+            if ref not in refs:
+                a_te = lra[ref[0]](te[ref[0]], ref[1])
+                refs[ref] = (lra[ref[0]](tr[ref[0]], ref[1]), a_te, _top_accuracy(models[ref[0]], layer, a_te, yte)[0])
+            if (ref, key) not in measured:
+                (a_tr, a_te, own), (n, r) = refs[ref], key
+                b_tr, b_te = lra[n](tr[n], r), lra[n](te[n], r)
+                acc, resid = _dm_func(models[ref[0]], layer, b_tr[dm_index], a_tr[dm_index], b_te, yte)
+                x, y = sim.positions_as_examples(a_te), sim.positions_as_examples(b_te)
+                measured[(ref, key)] = {
+                    "layer": layer, "reference": f"{ref[0]} rank {ref[1]}", "network": n, "rank": r,
+                    "same network": n == ref[0], "F (%)": f[key], "|ΔF| (points)": abs(f[ref] - f[key]),
+                    "lcka": 1 - sim.linear_cka_gram(sim.flat(a_te), sim.flat(b_te)),
+                    "pwcca": pwcca(x, y), "opd": sim.procrustes_distance(x, y), "dm_struct": resid,
+                    "dm_func": 1 - acc / own if own > 0 else float("nan")}
+            return measured[(ref, key)]
+
+        def test_of(keys: list[tuple]) -> pd.DataFrame:
+            """Every B's row against the reference A, the highest F among ``keys``."""
+            a = max(keys, key=f.get)
+            return pd.DataFrame([row(a, k) for k in keys if k != a])
+
+        part = test_of(list(f))
         ref = max(f, key=f.get)
-        a_tr, a_te = lra[ref[0]](tr[ref[0]], ref[1]), lra[ref[0]](te[ref[0]], ref[1])
-        top = models[ref[0]]
-        own, _ = _top_accuracy(top, layer, a_te, yte)
-        accuracy[layer] = own
-        part = []
-        for (n, r), fb in f.items():
-            if (n, r) == ref:
-                continue
-            b_tr, b_te = lra[n](tr[n], r), lra[n](te[n], r)
-            acc, resid = _dm_func(top, layer, b_tr[dm_index], a_tr[dm_index], b_te, yte)
-            x, y = sim.positions_as_examples(a_te), sim.positions_as_examples(b_te)
-            part.append({"layer": layer, "reference": f"{ref[0]} rank {ref[1]}", "network": n, "rank": r,
-                         "same network": n == ref[0], "F (%)": fb, "|ΔF| (points)": abs(f[ref] - fb),
-                         "lcka": 1 - sim.linear_cka_gram(sim.flat(a_te), sim.flat(b_te)),
-                         "pwcca": pwcca(x, y), "opd": sim.procrustes_distance(x, y), "dm_struct": resid,
-                         "dm_func": 1 - acc / own if own > 0 else float("nan")})
-        part = pd.DataFrame(part)
+        accuracy[layer] = refs[ref][2]
+        # the networks' jackknife (sensitivity_claims): this layer's test with each network's representations
+        # left out, the reference re-chosen among the rest
+        for net in nets:
+            jack.setdefault(net.name, []).append(test_of([k for k in f if k[0] != net.name]))
         for m in DING_MEASURES:
             tau = stats.kendalltau(part["|ΔF| (points)"], part[m])
             rho = stats.spearmanr(part["|ΔF| (points)"], part[m])
@@ -431,7 +448,25 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
                             for m in DING_MEASURES]).set_index("measure")
     return {"arch": arch, "table": pd.concat(rows, ignore_index=True), "per_layer": per_layer,
             "correlations": summary, "layer_accuracy": accuracy, "probe_correct": probe_correct,
-            "networks": [n.name for n in nets]}
+            "networks": [n.name for n in nets],
+            "leave_one_out": {n: pd.concat(parts, ignore_index=True) for n, parts in jack.items()}}
+
+
+def sensitivity_leave_one_out(result: dict) -> pd.DataFrame:
+    """J-T2's networks' jackknife (:func:`sensitivity`): per network left out, the number of B's
+    and each measure's Kendall tau averaged over the tested layers (each layer's reference A
+    re-chosen among the other networks' representations; a layer whose tau is undefined is left
+    out of the mean, as in :func:`_tau_reps`). Empty before the jackknife was kept."""
+    import warnings
+
+    rows = []
+    for net, t in (result.get("leave_one_out") or {}).items():
+        per = [_tau_point(g) for _, g in t.groupby("layer", sort=False)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # every layer undefined: NaN, which _tau_estimate reports
+            rows.append({"network left out": net, "B's": len(t),
+                         **{NAMES[m]: float(np.nanmean([p[m] for p in per])) for m in DING_MEASURES}})
+    return pd.DataFrame(rows)
 
 
 def sensitivity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
@@ -447,7 +482,10 @@ def sensitivity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
     ranges = np.stack([_f_range(pc, [k for k in pc if k[1] == layer]) for layer in result["per_layer"].layer.unique()],
                       axis=1)
     spread = noise.from_replicates(ranges.min(1), n_test=len(next(iter(pc.values()))))
-    diff = _tau_estimate(tau["dm_func"] - tau["lcka"], n_seeds, "layer")
+    jack = sensitivity_leave_one_out(result)  # the networks' jackknife: mean taus with one network left out
+    loo = {m: jack[NAMES[m]].to_numpy(dtype=float) for m in DING_MEASURES} if len(jack) > 1 else None
+    diff = _tau_estimate(tau["dm_func"] - tau["lcka"], n_seeds, "layer",
+                         None if loo is None else loo["dm_func"] - loo["lcka"], bounds=(-2.0, 2.0))
     numbers = {**{f"{tag}_tau_{k}": float(v[0]) for k, v in tau.items()}, **{f"{tag}_rho_{k}": v for k, v in rho.items()},
                f"{tag}_layers": cases, f"{tag}_networks": n_seeds, f"{tag}_f_range_min": spread.value,
                f"{tag}_dm_minus_lcka": diff.value, f"{tag}_dm_minus_lcka_low": diff.low,
@@ -458,7 +496,7 @@ def sensitivity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
     p = PAPER_T2[arch]
     ours = {"n_seeds": n_seeds, "within": "layer", "rho_dm": rho["dm_func"],
             "cases": f"{cases} layers, {n_seeds} networks"}
-    claims = _dm_func_claims(tau, p, tag, name, "sensitivity", "mean ", ours, control) + [
+    claims = _dm_func_claims(tau, p, tag, name, "sensitivity", "mean ", ours, control, loo) + [
         ClaimSpec(
             key=f"lcka_below_dm_{tag}", text=f"{name}: LCKA is less sensitive than functional DM (LCKA does poorly in "
                                              "the sensitivity test, as Ding et al. found)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .common import ARCH_NAMES, NAMES, stacked, title
-from .ding import DING_MEASURES, leave_one_out
+from .ding import DING_MEASURES, leave_one_out, sensitivity_leave_one_out
 
 
 def table2(results: dict[str, dict]) -> pd.DataFrame:
@@ -17,7 +17,7 @@ def table2(results: dict[str, dict]) -> pd.DataFrame:
 
 def plot_sensitivity(result: dict, *, title: str = "", fig=None):
     """Per tested layer and network: probe accuracy against rank, and each dissimilarity (to the
-    reference A) against rank; solid: A's network, dashed: the other network."""
+    reference A) against rank; solid: A's network, dashed: the other networks."""
     import matplotlib.pyplot as plt
 
     t = result["table"]
@@ -27,7 +27,7 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
     for (net, layer), g in groups:
         g = g.sort_values("rank")
         label = layer if len({n for (n, _), _ in groups}) == 1 else f"{net} {layer}"
-        style = "-" if g["same network"].all() else "--"  # dashed: B from the other network than A's
+        style = "-" if g["same network"].all() else "--"  # dashed: B from another network than A's
         axes[0].plot(g["rank"], g["F (%)"], style, marker="o", ms=3, label=label)
         for ax, m in zip(axes[1:], DING_MEASURES):
             ax.plot(g["rank"], g[m], style, marker="o", ms=3)
@@ -60,8 +60,10 @@ def table3(results: dict[str, dict]) -> pd.DataFrame:
 
 
 def jackknife_table(results: dict[str, dict]) -> pd.DataFrame:
-    """J-T3's networks' jackknife for every architecture (:func:`.ding.leave_one_out`)."""
-    parts = {ARCH_NAMES[a]: leave_one_out(r).set_index("network left out").round(4) for a, r in results.items()}
+    """The networks' jackknife for every architecture: J-T3's (:func:`.ding.leave_one_out`) or,
+    for J-T2's results (per tested layer), the mean taus' (:func:`.ding.sensitivity_leave_one_out`)."""
+    parts = {ARCH_NAMES[a]: (sensitivity_leave_one_out(r) if "per_layer" in r else leave_one_out(r))
+             .set_index("network left out").round(4) for a, r in results.items()}
     return pd.concat(parts, names=["architecture"])
 
 
