@@ -391,7 +391,7 @@ CHANGES: tuple[Change, ...] = (
            "the two networks were fixed, so no interval carried the seed-to-seed variance; an audit of every claim "
            "resting on one set of networks (2026-11-28) found lcka_below_dm_vit decided 0.003 above its bar and "
            "dm_func_near_best_rn 0.021; with two networks the jackknife leaves one, so a third was needed",
-           "JT2COMMIT", "2026-11-28"),
+           "19cd7de", "2026-11-28"),
 )
 
 
