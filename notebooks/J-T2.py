@@ -35,15 +35,16 @@
 # stitch in it (linear CKA, PWCCA, OPD and direct matching, an exact least-squares map), so none
 # carries a stitching control.
 #
-# **Noise.** Each $\tau$ carries a 95% t interval over the networks and the representations:
-# the variance of a bootstrap over the representations $B$ (drawn with replacement within each
-# layer, all measures on the same draw, so "LCKA below DM" needs the interval of the
-# *difference* of the two mean $\tau$s to exclude 0) plus the networks' by a jackknife that
-# leaves one network's representations out of every layer and re-chooses each layer's reference
-# $A$ among the rest, with $k - 1$ degrees of freedom for $k$ networks. Added 2026-11-28, before
-# its first run, with the third network it needs: the two networks had been fixed, so no
-# interval carried the seed-to-seed variance, and `lcka_below_dm_vit` had been decided 0.003
-# above its bar.
+# **Noise.** Each $\tau$ carries a 95% t interval over the $k$ networks ($k - 1$ degrees of
+# freedom). Its standard error is the larger of two: a jackknife that leaves one network's
+# representations out of every layer and re-chooses each layer's reference $A$ among the rest
+# (the representations sit inside the networks, so this varies them too), and a bootstrap over
+# the representations $B$ (drawn with replacement within each layer, all measures on the same
+# draw, so "LCKA below DM" needs the interval of the *difference* of the two mean $\tau$s to
+# exclude 0). Until 2026-11-28 the interval was the bootstrap's alone over two fixed networks,
+# so no interval carried the seed-to-seed variance. The jackknife, and the third network it
+# needs (with two, leaving one out leaves no pair), were chosen after an audit had found
+# `lcka_below_dm_vit` decided 0.003 above its bar, before their first run.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
 # networks come from its cache; this page trains one probe and fits one least-squares stitch per
@@ -142,7 +143,7 @@ run.claims_table()
 #   K = 100 training images, then feeds the top of $A$'s network the stitched $B$ on the 1,000
 #   test images.
 # - **SVHN and ImageNet** rows are out of reach offline.
-# - **`gpu`.** The three {doc}`J-T1`'s `gpu` networks per architecture (the ResNet-18 at
+# - **`gpu`.** {doc}`J-T1`'s three `gpu` networks per architecture (the ResNet-18 at
 #   width 64 and the ViT-Ti of dimension 192 and depth 12, trained 30 and 40 epochs at batch 512;
 #   paper 100 at batch 64): the ResNet's last 4 blocks (256 and 512 channels, 13 or 14 ranks from
 #   full rank to 1) and the ViT's last 6 of 12 (13 ranks from 192). Each probe trains 15 epochs on

@@ -29,13 +29,15 @@
 # (linear CKA, PWCCA, OPD and direct matching, an exact least-squares map), so none carries a
 # stitching control.
 #
-# **Noise.** Each $\tau$ carries a 95% t interval over the networks and the representations:
-# the variance of a bootstrap over the representations $B$ (all measures on the same draw, so
-# "PWCCA below LCKA" needs the interval of the *difference* of their $\tau$s to exclude 0) plus
-# the networks' by a jackknife that leaves one network's representations out and re-chooses the
-# reference $A$ among the rest, with $k - 1$ degrees of freedom for $k$ networks (added
-# 2026-11-28, before its first run: the networks had been fixed, so a $\tau$ carried no
-# seed-to-seed variance, although it pools the blocks of three networks trained alike).
+# **Noise.** Each $\tau$ carries a 95% t interval over the $k$ networks ($k - 1$ degrees of
+# freedom). Its standard error is the larger of two: a jackknife that leaves one network's
+# representations out and re-chooses the reference $A$ among the rest (the representations sit
+# inside the networks, so this varies them too), and a bootstrap over the representations $B$
+# (all measures on the same draw, so "PWCCA below LCKA" needs the interval of the *difference*
+# of their $\tau$s to exclude 0). Until 2026-11-28 the interval was the bootstrap's alone, with
+# the networks fixed: a $\tau$ pooling the blocks of three networks trained alike carried no
+# seed-to-seed variance. The jackknife was chosen after an audit had found `dm_func_high_rn`
+# decided 0.025 above its bar on that interval, before its first run.
 #
 # **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
 # networks and the direct-matching stitches come from its cache; this page trains one linear

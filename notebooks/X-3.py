@@ -55,13 +55,17 @@
 # **Noise.** Each judged value carries a 95% paired-bootstrap interval over the test images.
 # The connectivity and shortcut claims rest on one pair of networks per zoo, so their intervals
 # say nothing about other seeds. The triangle's two means also carry the network-to-network
-# variance (added 2026-11-28, before its first run, after a retrain of the same two networks
-# had moved the lower mean by 2.8 points against an interval of ±0.8): B-F2A's replicate
+# variance (chosen 2026-11-28, after a retrain of the same two networks had moved the lower
+# mean by 2.8 points against an interval of ±0.8 and turned it from inconclusive to
+# reproduced, before the component's first run): B-F2A's replicate
 # ResNet-18s (`replicates`: at `demo` all five, seeds 1, 3, 4, 5 and 6; at `smoke` the first
 # two) are each stitched into seed 0 over the same 25 cells; the
 # standard deviation of each mean between them, times $t_{k-1}$ and $\sqrt 2$ (the receiver's
 # seed, not varied, taken to vary as much as the sender's), is added to the images' half-width
-# in quadrature.
+# in quadrature. The $\sqrt 2$ is the conservative reading: the spread over senders into one
+# receiver already holds their interaction with it. {doc}`../bansal/B-F2A`'s connectivity claim,
+# the same design, leaves it out, its penalty being judged beyond the receiver's own
+# self-stitch; here the mean is only relative to the receiver's accuracy.
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
 # minutes; `demo` about 10 minutes once {doc}`X-2`, {doc}`../bansal/B-F2A` and

@@ -375,7 +375,7 @@ def test_specificity_intervals_carry_the_networks_jackknife():
     for key, c in wide.items():
         a, b = fixed[key].criterion, c.criterion
         assert b.value == a.value and b.high - b.low > a.high - a.low
-        assert "3 networks (jackknife" in b.interval and b.n_seeds == 3
+        assert "t interval over the 3 networks (k - 1 degrees of freedom)" in b.interval and b.n_seeds == 3
         assert -2 <= b.low and b.high <= 2
     assert wide["dm_func_near_best_rn"].criterion.high <= 0  # DM (func.) minus the best cannot exceed 0
     # one network whose representations rank differently: leaving it out moves every tau, widening more
@@ -637,7 +637,7 @@ def test_sensitivity_intervals_carry_the_networks_jackknife():
     for key, c in wide.items():
         a, b = fixed[key].criterion, c.criterion
         assert b.value == a.value and b.high - b.low > a.high - a.low and b.n_seeds == 3
-        assert "3 networks (jackknife" in b.interval
+        assert "t interval over the 3 networks (k - 1 degrees of freedom)" in b.interval
 
 
 def test_an_undefined_jackknife_falls_back_to_the_representations_and_says_so():

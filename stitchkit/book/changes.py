@@ -368,26 +368,28 @@ CHANGES: tuple[Change, ...] = (
     Change(("X-3",), "the triangle claims (Hernandez et al.'s triangle on the ResNet-18s) judged on intervals widened "
            "by their network-to-network component: B-F2A's five replicate ResNet-18s (seeds 1, 3, 4, 5, 6) each "
            "stitched into seed 0 over the same 25 cells with H-F2's recipe, the sd of each mean between them times "
-           "t(4) and sqrt 2 (the receiver's seed, not varied, taken to vary as much), added in quadrature; the "
+           "t(4) and sqrt 2 (the receiver's seed, not varied, taken to vary as much; B-F2A's connectivity claim, "
+           "judged beyond the receiver's self-stitch, counts one network), added in quadrature; the "
            "training-length control re-judged on the same widened intervals. The connectivity and shortcut claims "
-           "keep one pair per zoo, which the page says",
+           "keep one pair per zoo, which the page says. Chosen after the retrain below, before its first run",
            "a retrain of the same two networks (the cache lost, 2026-11-28) moved the lower mean from 89.5 [88.6, "
            "90.3] to 92.3 [91.6, 93.1] (inconclusive to reproduced): 2.8 points against a test-image interval of "
            "±0.8; the bar asks that intervals carry the seeds where networks trained differently are compared",
            "b97fc92", "2026-11-28"),
-    Change(("J-T3",), "each tau (and the difference of two) judged on a t interval over the networks and the "
-           "representations: the bootstrap over the representations B plus a jackknife that leaves one network's "
-           "representations out and re-chooses the reference A among the rest (k - 1 degrees of freedom), cut to "
-           "tau's range",
+    Change(("J-T3",), "each tau (and the difference of two) judged on a t interval over the k networks (k - 1 "
+           "degrees of freedom) whose standard error is the larger of a jackknife that leaves one network's "
+           "representations out (the reference A re-chosen among the rest) and the bootstrap over the "
+           "representations B, cut to tau's range. Chosen after the audit below, before its first run",
            "the three networks' representations were pooled with the networks fixed, so no interval carried the "
            "seed-to-seed variance of a test about three networks trained alike; an audit of every claim resting on "
            "one set of networks (2026-11-28) found dm_func_high_rn 0.025 above its bar on the representations' "
            "interval alone", "b97fc92", "2026-11-28"),
     Change(("J-T2",), "three networks per architecture (sensitivity_networks 2 → 3 at demo, gpu and paper; smoke "
-           "keeps two), and each mean tau (and the difference of two) judged on a t interval over the networks and "
-           "the representations: the bootstrap over the representations B within each layer plus a jackknife that "
-           "leaves one network's representations out of every layer and re-chooses each layer's reference A "
-           "(k - 1 degrees of freedom), cut to tau's range",
+           "keeps two), and each mean tau (and the difference of two) judged on a t interval over the k networks "
+           "(k - 1 degrees of freedom) whose standard error is the larger of a jackknife that leaves one network's "
+           "representations out of every layer (each layer's reference A re-chosen) and the bootstrap over the "
+           "representations B within each layer, cut to tau's range. Chosen after the audit below, before its "
+           "first run",
            "the two networks were fixed, so no interval carried the seed-to-seed variance; an audit of every claim "
            "resting on one set of networks (2026-11-28) found lcka_below_dm_vit decided 0.003 above its bar and "
            "dm_func_near_best_rn 0.021; with two networks the jackknife leaves one, so a third was needed",

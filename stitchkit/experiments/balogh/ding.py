@@ -179,8 +179,10 @@ def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "", loo: np.ndar
     Without ``loo`` the representations are resampled, not the ``n_seeds`` networks they come
     from: the estimate records one seed, and its method says what was resampled. With ``loo``
     (the statistic with each network's representations left out, :func:`specificity`'s
-    jackknife), a t interval over the networks and the representations
-    (:func:`stitchkit.noise.seed_t_interval`), cut to the statistic's range ``bounds``; where a
+    jackknife), a t interval over the k networks: t(k-1) times the larger of the jackknife's
+    standard error and the bootstrap's (the jackknife leaves out whole networks' B's, so it
+    varies the B's too: their sum would count that twice), cut to the statistic's range
+    ``bounds``; where a
     network left out leaves the statistic undefined (every remaining |ΔF|, or dissimilarity,
     tied), the representations' interval alone, its method saying so."""
     if loo is not None and not np.all(np.isfinite(loo)):
@@ -189,18 +191,28 @@ def _tau_estimate(reps: np.ndarray, n_seeds: int, within: str = "", loo: np.ndar
                         e.method + "; the networks' jackknife is undefined (with a network left out every remaining "
                         "value ties), so network-to-network variance is not in it")
     if loo is not None:
-        reps = np.asarray(reps, dtype=np.float64)
+        from scipy import stats
+
+        reps, loo = np.asarray(reps, dtype=np.float64), np.asarray(loo, dtype=np.float64)
         keep = np.isfinite(reps)
         if not keep[0] or keep[1:].mean() < 0.5:
             raise ValueError(f"the statistic is undefined on the full sample or on {int((~keep[1:]).sum())} of "
                              f"{len(reps) - 1} resamples (more than half)")
-        e = noise.seed_t_interval(reps[keep], np.asarray(loo, dtype=np.float64), n_test=None)
+        k = len(loo)
+        # the B's sit inside the networks, so leaving a network out (a cluster jackknife) already varies them: its
+        # standard error, not its sum with the bootstrap's, unless the bootstrap's is larger (a jackknife of a few
+        # networks that happen to agree)
+        se_jack = float(np.sqrt((k - 1) / k * ((loo - loo.mean()) ** 2).sum()))
+        se_boot = float(reps[keep][1:].std(ddof=1))
+        half = float(stats.t.ppf(0.5 + noise.LEVEL / 2, k - 1)) * max(se_jack, se_boot)
         dropped = int((~keep).sum())
-        method = (f"t interval over the {len(loo)} networks (jackknife: one network's representations left out, the "
-                  f"reference A re-chosen among the rest) and the representations B (bootstrap"
-                  + (f" within each {within}" if within else "")
-                  + (f"; {dropped} undefined resample(s) dropped" if dropped else "") + ")")
-        return Estimate(e.value, max(e.low, bounds[0]), min(e.high, bounds[1]), None, len(loo), method)
+        method = (f"t interval over the {k} networks (k - 1 degrees of freedom): the larger standard error of a "
+                  "jackknife that leaves one network's representations out (the reference A re-chosen among the "
+                  "rest) and a bootstrap over the representations B" + (f" within each {within}" if within else "")
+                  + (f", {dropped} undefined resample(s) dropped" if dropped else "")
+                  + f" (here the {'jackknife' if se_jack >= se_boot else 'bootstrap'}'s)")
+        value = float(reps[0])
+        return Estimate(value, max(value - half, bounds[0]), min(value + half, bounds[1]), None, k, method)
     return noise.from_defined_replicates(
         reps, n_test=None, n_seeds=1,
         method=TAU_NOISE + (f", resampled within each {within}" if within else "")
@@ -297,7 +309,7 @@ def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
 # that differ in function. As in the authors' exec_compute_low_rank_sim_metrics.py, the layer of
 # several networks (seeds 0, 1, 2 at demo; the authors' script: two; Ding et al.: several seeds),
 # each at a list of ranks, gives the representations; F is each one's linear-probe accuracy; A the one of highest F; d(A, B) each
-# measure's dissimilarity to every other B, of A's network or the other. With one network every
+# measure's dissimilarity to every other B, of A's network or another. With one network every
 # measure monotone in rank ranked the B's alike (LCKA = PWCCA = 0.8177 at demo). DM fits its
 # stitch from B (source) to A (target) on K training images and feeds the top of A's network
 # the stitched B on the test images (DM func.); its relative residual is DM (struct.).
@@ -404,13 +416,14 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
         measured: dict[tuple, dict] = {}  # (A, B) -> B's row: shared by the full test and the jackknife's
 
         def row(ref: tuple, key: tuple) -> dict:
-            if ref not in refs:
+            if ref not in refs:  # the DM fit's K training images only are projected (rows are independent)
                 a_te = lra[ref[0]](te[ref[0]], ref[1])
-                refs[ref] = (lra[ref[0]](tr[ref[0]], ref[1]), a_te, _top_accuracy(models[ref[0]], layer, a_te, yte)[0])
+                refs[ref] = (lra[ref[0]](tr[ref[0]][dm_index], ref[1]), a_te,
+                             _top_accuracy(models[ref[0]], layer, a_te, yte)[0])
             if (ref, key) not in measured:
-                (a_tr, a_te, own), (n, r) = refs[ref], key
-                b_tr, b_te = lra[n](tr[n], r), lra[n](te[n], r)
-                acc, resid = _dm_func(models[ref[0]], layer, b_tr[dm_index], a_tr[dm_index], b_te, yte)
+                (a_fit, a_te, own), (n, r) = refs[ref], key
+                b_fit, b_te = lra[n](tr[n][dm_index], r), lra[n](te[n], r)
+                acc, resid = _dm_func(models[ref[0]], layer, b_fit, a_fit, b_te, yte)
                 x, y = sim.positions_as_examples(a_te), sim.positions_as_examples(b_te)
                 measured[(ref, key)] = {
                     "layer": layer, "reference": f"{ref[0]} rank {ref[1]}", "network": n, "rank": r,
