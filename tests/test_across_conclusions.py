@@ -92,38 +92,53 @@ def _triangle(lower: float = 0.95, upper: float = 0.30, sender: str = "ResNet-18
     return pd.DataFrame(rows)
 
 
-def test_the_triangle_spread_is_the_senders_means_sd():
+def _replicates(senders, receivers):
+    """A replicate table: ``senders`` {seed: (lower, upper)} into #0, ``receivers`` {seed: ...} of #1."""
     import pandas as pd
 
-    reps = pd.concat([_triangle(lo, up, sender=f"ResNet-18 #{s}", controls=False)
-                      for s, lo, up in ((1, 0.95, 0.30), (3, 0.91, 0.35), (4, 0.93, 0.20))], ignore_index=True)
+    parts = []
+    for varies, group in (("sender", senders), ("receiver", receivers)):
+        for seed, (lo, up) in group.items():
+            t = _triangle(lo, up, sender=f"ResNet-18 #{seed if varies == 'sender' else 1}", controls=False)
+            parts.append(t.assign(receiver=f"ResNet-18 #{0 if varies == 'sender' else seed}", varies=varies))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_the_triangle_spread_adds_the_senders_and_the_receivers_sd():
+    reps = _replicates({1: (0.95, 0.30), 3: (0.91, 0.35), 4: (0.93, 0.20)},
+                       {0: (0.95, 0.30), 3: (0.85, 0.30), 4: (0.90, 0.30)})
     spread = conclusions.triangle_spread(reps)
     assert spread.k == 3
-    assert np.isclose(spread.sd(conclusions.LOWER_COLUMN), np.std([95, 91, 93], ddof=1), atol=0.01)
+    s, r = np.std([95, 91, 93], ddof=1), np.std([95, 85, 90], ddof=1)
+    assert np.isclose(spread.part(conclusions.LOWER_COLUMN, "sender"), s, atol=0.01)
+    assert np.isclose(spread.part(conclusions.LOWER_COLUMN, "receiver"), r, atol=0.01)
+    assert np.isclose(spread.sd(conclusions.LOWER_COLUMN), np.hypot(s, r), atol=0.01)
     assert np.isclose(spread.sd(conclusions.UPPER_COLUMN), np.std([30, 35, 20], ddof=1), atol=0.01)
+    text = spread.text(conclusions.LOWER_COLUMN)
+    assert "3 senders (ResNet-18 #1, ResNet-18 #3, ResNet-18 #4) into ResNet-18 #0" in text
+    assert "3 receivers (ResNet-18 #0, ResNet-18 #3, ResNet-18 #4) of ResNet-18 #1" in text
     table = conclusions.spread_table(spread)
-    assert list(table.index) == ["ResNet-18 #1", "ResNet-18 #3", "ResNet-18 #4", "sd between networks"]
+    assert table.index[-1][1] == "component (in quadrature)" and len(table) == 3 + 1 + 3 + 1 + 1
 
 
 def test_the_triangle_claims_carry_the_network_component_and_can_only_lose_a_verdict():
     """Without the spread the lower triangle (95% of the receiver's, bar 90) is reproduced on the
-    images alone; a spread of 2 points between five senders (t(4) x 2 x sqrt 2 = 7.9 points) makes
-    it inconclusive; the upper triangle (30%, bar 50) keeps its verdict."""
-    import pandas as pd
-    from stitchkit.experiments.across_conclusions import TriangleSpread
-
+    images alone; senders and receivers each spread by about 2 points (t(4) x 2.8 = 7.8 points)
+    make it inconclusive; the upper triangle (30%, bar 50) keeps its verdict."""
     table = _triangle()
     fixed = {c.key: c for c in conclusions.triangle_claims(table)[1]}
-    lows = [95 - 2, 95 + 2, 95, 95 - 2, 95 + 2]
-    spread = TriangleSpread(pd.DataFrame({"sender": [f"s{k}" for k in range(5)], conclusions.LOWER_COLUMN: lows,
-                                          conclusions.UPPER_COLUMN: [30, 31, 29, 30, 30]}))
+    lows = {s: v for s, v in zip((1, 3, 4, 5, 6), (0.93, 0.97, 0.95, 0.93, 0.97))}
+    ups = (0.30, 0.31, 0.29, 0.30, 0.32)
+    spread = conclusions.triangle_spread(_replicates({s: (v, u) for (s, v), u in zip(lows.items(), ups)},
+                                                     {s: (v, u) for s, v, u in zip((0, 3, 4, 5, 6), lows.values(), ups)}))
     numbers, claims = conclusions.triangle_claims(table, spread)
     wide = {c.key: c for c in claims}
-    assert numbers["bansal_seed_k"] == 5 and np.isclose(numbers["bansal_lower_seed_sd"], np.std(lows, ddof=1))
+    assert numbers["bansal_seed_k"] == 5
+    assert np.isclose(numbers["bansal_lower_seed_sd"], np.hypot(*[np.std([93, 97, 95, 93, 97], ddof=1)] * 2), atol=0.02)
     for key in fixed:
         a, b = fixed[key].criterion, wide[key].criterion
         assert b.value == a.value and b.low < a.low and b.high > a.high
-        assert "seed-variance component" in b.interval and "between 5 networks trained alike (s0, s1, s2" in b.interval
+        assert "seed-variance component" in b.interval and "5 senders" in b.interval and "5 receivers" in b.interval
     assert fixed["triangle_lower_bansal"].criterion.holds is True
     assert wide["triangle_lower_bansal"].criterion.holds is None
     assert wide["triangle_upper_bansal"].criterion.holds is True

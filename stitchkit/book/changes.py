@@ -376,6 +376,13 @@ CHANGES: tuple[Change, ...] = (
            "90.3] to 92.3 [91.6, 93.1] (inconclusive to reproduced): 2.8 points against a test-image interval of "
            "±0.8; the bar asks that intervals carry the seeds where networks trained differently are compared",
            "b97fc92", "2026-11-28"),
+    Change(("X-3",), "the triangle's component measures the receivers' spread instead of assuming it: seed 1 is also "
+           "stitched into seeds 0, 3, 4, 5 and 6 over the 25 cells, and the senders' and the receivers' sd are added "
+           "in quadrature (times t(4)), in place of the senders' sd times sqrt 2",
+           "the first run under the component (4a9aa29) measured the senders' sd at 0.49 points (lower mean) while "
+           "the retrain of both networks had moved that mean by 2.8 points, far more than the assumption allowed; "
+           "that run's lower mean was reproduced 0.24 points above its bar (92.29 [90.24, 94.39])",
+           "X3COMMIT", "2026-11-28"),
     Change(("J-T3",), "each tau (and the difference of two) judged on a t interval over the k networks (k - 1 "
            "degrees of freedom) whose standard error is the larger of a jackknife that leaves one network's "
            "representations out (the reference A re-chosen among the rest) and the bootstrap over the "

@@ -19,8 +19,8 @@ zoo of the book, with the paper's own recipe and criterion, fixed before any run
 
 Every number carries a 95% paired-bootstrap interval over the test images; each zoo's networks
 are fixed (one pair each), except for the triangle, whose two means are also judged with their
-network-to-network component (:func:`triangle_spread`: B-F2A's replicate senders stitched into
-seed 0). The claims' keys end in the zoo they are judged on, so the part's
+network-to-network component (:func:`triangle_spread`: B-F2A's replicate ResNet-18s stitched
+into seed 0, and seed 1 into them). The claims' keys end in the zoo they are judged on, so the part's
 findings table (:mod:`stitchkit.book.findings`) sets them beside X-1's and X-2's.
 """
 
@@ -55,14 +55,11 @@ RANDOM_SEED = hgrid.GridConfig.seed  # the untrained R2222: H-F2's control netwo
 LENGTH_SAMPLE = 5  # the triangle claims' training-length control: the cells nearest the decision retrained
 STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
 # The triangle's network-to-network component (chosen 2026-11-28 after a retrain of the same two networks had
-# moved the lower mean by 2.8 points, before the component's first run): B-F2A's replicate senders stitched
-# into seed 0; the receiver's seed, not varied, counted as a second network of the same spread (sqrt 2). The
-# sd over senders into one receiver holds the sender's variance and the sender-receiver interaction; the
-# receiver's own is not measured, and B-F2A's connectivity claim (seeds.py) leaves it out (networks=1): its
-# penalty is judged beyond the receiver's own self-stitch, this mean only relative to the receiver's accuracy.
-# Doubling is the conservative reading; it overstates by the interaction where the receiver varies as little.
+# moved the lower mean by 2.8 points): B-F2A's replicate ResNet-18s stitched into seed 0 (the senders' spread)
+# and seed 1 stitched into them (the receivers'), in quadrature. Its first run (same day) measured the
+# senders' only and counted the receiver as a second network of the same spread (sqrt 2); the senders' sd,
+# 0.49 points, was far below what the retrain's 2.8-point move implied, so the receivers' is measured now.
 REPLICATE_SEEDS = bansal_common.REPLICATES
-TRIANGLE_NETWORKS = 2
 LOWER_COLUMN, UPPER_COLUMN = "j ≤ i (% of the receiver's)", "j > i (% of the receiver's)"
 SHORTCUT_NOTIONS = ("cka", "dm")
 
@@ -76,8 +73,9 @@ class ConclusionsConfig:
                              ge=20, le=10_000)
     dm_images: int = param(100, "training images each direct-matching map of the probe is fitted on (X-1's)",
                            ge=1, le=50_000)
-    replicates: int = param(len(REPLICATE_SEEDS), "ResNet-18s (B-F2A's replicate senders, seed 1 first) stitched into "
-                            "seed 0 for the triangle's network-to-network spread", ge=2, le=len(REPLICATE_SEEDS))
+    replicates: int = param(len(REPLICATE_SEEDS), "ResNet-18s (B-F2A's replicates, seed 1 first) stitched into seed 0, "
+                            "and seed 1 into seed 0 and the others, for the triangle's network-to-network spread",
+                            ge=2, le=len(REPLICATE_SEEDS))
     @property
     def measures(self) -> tuple[str, ...]:
         """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
@@ -163,56 +161,81 @@ def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = 
 
 def triangle_replicates(cfg: ConclusionsConfig, scale: str, *, device=None, store=None,
                         progress: bool = True) -> pd.DataFrame:
-    """H-F2's stitch recipe from the first ``cfg.replicates`` of B-F2A's replicate senders
-    (:data:`REPLICATE_SEEDS`: the ResNet-18s its seed-variance component trains; seed 1 first,
-    whose cells are the triangle's own, read from the cache) into seed 0 at every pair of
-    :data:`STAGES`: the networks behind :func:`triangle_spread`."""
+    """The networks behind :func:`triangle_spread`, with H-F2's stitch recipe at every pair of
+    :data:`STAGES`: the first ``cfg.replicates`` of B-F2A's replicate ResNet-18s
+    (:data:`REPLICATE_SEEDS`, seed 1 first) as senders into seed 0 (``varies`` "sender"), and
+    seed 1 into seed 0 and each of the other replicates as receivers (``varies`` "receiver").
+    Seed 1 into seed 0 is the triangle's own pair, read from the cache."""
     bansal = bansal_common.PRESETS[scale]
-    receiver = _bansal_nets(scale)[0]
-    senders = [Net(f"ResNet-18 #{s}", bansal.model(scale, s)) for s in REPLICATE_SEEDS[:cfg.replicates]]
+    seeds = REPLICATE_SEEDS[:cfg.replicates]
+    nets = {s: Net(f"ResNet-18 #{s}", bansal.model(scale, s)) for s in (0, *seeds)}
     pos = {c: k for k, c in enumerate(STAGES)}
-    t = stitch_grid(senders, [receiver], [(i, j) for i in STAGES for j in STAGES], hgrid.PRESETS_F2[scale].recipe(),
-                    DataSpec("cifar10"), device=device, store=store, progress=progress)
+    pairs = [(i, j) for i in STAGES for j in STAGES]
+    recipe, data = hgrid.PRESETS_F2[scale].recipe(), DataSpec("cifar10")
+    senders = stitch_grid([nets[s] for s in seeds], [nets[0]], pairs, recipe, data, device=device, store=store,
+                          progress=progress)
+    receivers = stitch_grid([nets[seeds[0]]], [nets[s] for s in (0, *seeds[1:])], pairs, recipe, data,
+                            device=device, store=store, progress=progress)
+    t = pd.concat([senders.assign(varies="sender"), receivers.assign(varies="receiver")], ignore_index=True)
     return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
 
 
 @dataclass(frozen=True)
 class TriangleSpread:
-    """The network-to-network spread of the triangle's two means: per replicate sender (a row of
-    ``table``), the mean relative accuracy (% of the receiver's) at j ≤ i and at j > i on the
-    full test set; the standard deviation of each between the senders (ddof 1) is the component
-    :func:`triangle_claims` widens its intervals by (:data:`TRIANGLE_NETWORKS`)."""
+    """The network-to-network spread of the triangle's two means: per pair of networks (a row of
+    ``table``: ``varies``, ``sender``, ``receiver``), the mean relative accuracy (% of that
+    receiver's own) at j ≤ i and at j > i on the full test set. Each mean's component is the
+    standard deviation between the senders into one receiver and that between the receivers of
+    one sender (ddof 1), added in quadrature (:func:`triangle_claims` widens its intervals by
+    it); each holds the sender-receiver interaction, so their sum counts it twice (conservative)."""
 
     table: pd.DataFrame
 
+    def _group(self, varies: str) -> pd.DataFrame:
+        return self.table[self.table.varies == varies]
+
     @property
     def k(self) -> int:
-        return len(self.table)
+        """Replicates behind the component: the smaller of its two groups (t's degrees of freedom + 1)."""
+        return int(min(len(self._group("sender")), len(self._group("receiver"))))
+
+    def part(self, column: str, varies: str) -> float:
+        return float(self._group(varies)[column].std(ddof=1))
 
     def sd(self, column: str) -> float:
-        return float(self.table[column].std(ddof=1))
+        return float(np.hypot(self.part(column, "sender"), self.part(column, "receiver")))
 
     def text(self, column: str) -> str:
-        return (f"sd {self.sd(column):.2f} points between {self.k} networks trained alike "
-                f"({', '.join(self.table.sender)} stitched into the receiver), times sqrt {TRIANGLE_NETWORKS} for "
-                "the receiver's seed")
+        s, r = self._group("sender"), self._group("receiver")
+        return (f"sd {self.sd(column):.2f} points: {self.part(column, 'sender'):.2f} between {len(s)} senders "
+                f"({', '.join(s.sender)}) into {s.receiver.iloc[0]} and {self.part(column, 'receiver'):.2f} between "
+                f"{len(r)} receivers ({', '.join(r.receiver)}) of {r.sender.iloc[0]}, in quadrature; t with "
+                f"{self.k - 1} degrees of freedom")
 
 
 def triangle_spread(table: pd.DataFrame) -> TriangleSpread:
-    """The per-sender means of :func:`triangle_replicates`' table, and their spread."""
+    """The per-pair means of :func:`triangle_replicates`' table, and their spread."""
     rows = []
-    for sender, g in table.groupby("sender", sort=False):
+    for (varies, sender, receiver), g in table.groupby(["varies", "sender", "receiver"], sort=False):
         rel = 100 * g.accuracy.to_numpy(dtype=float) / g.receiver_accuracy.to_numpy(dtype=float)
         lower = (g.j <= g.i).to_numpy()
-        rows.append({"sender": sender, LOWER_COLUMN: float(rel[lower].mean()), UPPER_COLUMN: float(rel[~lower].mean())})
+        rows.append({"varies": varies, "sender": sender, "receiver": receiver,
+                     LOWER_COLUMN: float(rel[lower].mean()), UPPER_COLUMN: float(rel[~lower].mean())})
     return TriangleSpread(pd.DataFrame(rows))
 
 
 def spread_table(spread: TriangleSpread) -> pd.DataFrame:
-    """The replicate senders' means (rows) and their standard deviation, for the page."""
-    t = spread.table.set_index("sender")
-    t.loc["sd between networks"] = t.std(ddof=1)
-    return t.round(2)
+    """The replicate pairs' means (rows, the senders into one receiver, then the receivers of one
+    sender), each group's standard deviation, and the component (both in quadrature), for the page."""
+    t = spread.table
+    parts = []
+    for varies in ("sender", "receiver"):
+        g = t[t.varies == varies].set_index(["varies", "sender", "receiver"])
+        g.loc[(varies, "sd between networks", ""), :] = g.std(ddof=1)
+        parts.append(g)
+    out = pd.concat(parts)
+    out.loc[("both", "component (in quadrature)", ""), :] = [spread.sd(c) for c in out.columns]
+    return out.round(2)
 
 
 def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=None, progress: bool = True) -> dict:
@@ -282,8 +305,8 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
     """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
     relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i. With
     ``spread`` (:func:`triangle_spread`), each mean's interval over the test images is widened by
-    its network-to-network component (:func:`stitchkit.noise.with_seed_component`, the seeds'
-    t(k-1) times sd times sqrt :data:`TRIANGLE_NETWORKS`); without, the networks are fixed."""
+    its network-to-network component (:func:`stitchkit.noise.with_seed_component`: t(k-1) times
+    the senders' and the receivers' sd in quadrature); without, the networks are fixed."""
     t = table.reset_index(drop=True)
     cross = ~t.sender.isin([SELF, RANDOM]).to_numpy()
     low = cross & (t.j <= t.i).to_numpy()
@@ -296,8 +319,8 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
     upper = bansal_common.boot(t, lambda x: float(rel(x)[up].mean()))
     seeds = {}
     if spread is not None:
-        lower, upper = (noise.with_seed_component(e, spread.sd(col), spread.k, networks=TRIANGLE_NETWORKS,
-                                                  what=spread.text(col), bounds=(0.0, np.inf))
+        lower, upper = (noise.with_seed_component(e, spread.sd(col), spread.k, what=spread.text(col),
+                                                  bounds=(0.0, np.inf))
                         for e, col in ((lower, LOWER_COLUMN), (upper, UPPER_COLUMN)))
         seeds = {"bansal_lower_seed_sd": spread.sd(LOWER_COLUMN), "bansal_upper_seed_sd": spread.sd(UPPER_COLUMN),
                  "bansal_seed_k": spread.k}
