@@ -382,7 +382,7 @@ CHANGES: tuple[Change, ...] = (
            "the first run under the component (4a9aa29) measured the senders' sd at 0.49 points (lower mean) while "
            "the retrain of both networks had moved that mean by 2.8 points, far more than the assumption allowed; "
            "that run's lower mean was reproduced 0.24 points above its bar (92.29 [90.24, 94.39])",
-           "X3COMMIT", "2026-11-28"),
+           "1874550", "2026-11-28"),
     Change(("J-T3",), "each tau (and the difference of two) judged on a t interval over the k networks (k - 1 "
            "degrees of freedom) whose standard error is the larger of a jackknife that leaves one network's "
            "representations out (the reference A re-chosen among the rest) and the bootstrap over the "
