@@ -72,10 +72,9 @@
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
 # minutes; `demo` about 10 minutes once {doc}`X-2`, {doc}`../bansal/B-F2A` and
-# {doc}`../smith/S-F1B` have run (their networks and {doc}`X-1`'s notions are read from the
-# cache; the 30 stitches of 1 and 2 and the Colour model's notions are new), timed before the
-# negative and training-length controls added four untrained-sender stitches and about a dozen
-# stitches trained four times longer (issue 46; not yet timed).
+# {doc}`../smith/S-F1B` have run (their networks, B-F2A's replicate ResNet-18s and {doc}`X-1`'s
+# notions are read from the cache), plus about 9 minutes for each 100 of the triangle's spread
+# stitches not yet in the cache (200 in all; the run that trained the senders' 100 took 577 s).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
