@@ -337,13 +337,20 @@ def _tau_table(gap: float, k: int = 30, seed: int = 0) -> pd.DataFrame:
     return t
 
 
-def test_specificity_claims_need_the_difference_of_taus_to_exclude_zero():
-    t = _tau_table(0.0)
+def _specificity_result(t: pd.DataFrame, networks: int) -> tuple[dict, dict]:
+    """J-T3's result for the table ``t``: seven representations of one network "n" whose probe
+    accuracies span 30 points, the reference its block7."""
     correct = {("n", f"block{i}"): _correct(0.4 + 0.05 * i) for i in range(1, 8)}
     res = {"arch": "resnet18", "table": t, "probe": {k: 100 * v.mean() for k, v in correct.items()},
-           "probe_correct": correct, "reference": ("n", "block7"), "networks": 2,
+           "probe_correct": correct, "reference": ("n", "block7"), "networks": networks,
            "correlations": pd.DataFrame([{"measure": common.NAMES[m], "rho": 0.5} for m in ding.DING_MEASURES])
            .set_index("measure")}
+    return correct, res
+
+
+def test_specificity_claims_need_the_difference_of_taus_to_exclude_zero():
+    t = _tau_table(0.0)
+    correct, res = _specificity_result(t, 2)
     numbers, claims = ding.specificity_claims(res)
     c = _by_key(claims)
     assert c["pwcca_below_lcka_rn"].criterion.holds is True  # PWCCA unrelated to |ΔF|: far below
@@ -360,11 +367,7 @@ def test_specificity_intervals_carry_the_networks_jackknife():
     is a t interval over the networks (k - 1 degrees of freedom) and the representations: wider
     than the representations' alone, its value the same, each statistic's jackknife shown."""
     t = _tau_table(0.0)
-    correct = {("n", f"block{i}"): _correct(0.4 + 0.05 * i) for i in range(1, 8)}
-    res = {"arch": "resnet18", "table": t, "probe": {k: 100 * v.mean() for k, v in correct.items()},
-           "probe_correct": correct, "reference": ("n", "block7"), "networks": 3,
-           "correlations": pd.DataFrame([{"measure": common.NAMES[m], "rho": 0.5} for m in ding.DING_MEASURES])
-           .set_index("measure")}
+    correct, res = _specificity_result(t, 3)
     fixed = _by_key(ding.specificity_claims(res)[1])
     res["leave_one_out"] = {f"n{k}": (("n", "block7"), t.drop(index=range(10 * k, 10 * k + 10)).reset_index(drop=True))
                             for k in range(3)}
