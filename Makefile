@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh machine:
-#   make book   build the HTML book (renders the committed runs; executes only stale notebooks)
+#   make book   build the HTML book (renders the committed runs; executes only missing pages)
 #   make test   run the test suite
 # Both create .venv when it is missing, installing torch==2.13.0 *first* (a bare `torch`
 # would pull the newest CUDA build, several GB), then the project with pinned book tools.
@@ -15,7 +15,7 @@ SCALE ?=
 # Test processes (pytest-xdist): the suite is mostly notebooks of one thread's worth of work each.
 TEST_WORKERS ?= 2
 
-.PHONY: install book check test bench clean wheels gpu-batch
+.PHONY: install book rerun check test bench clean wheels gpu-batch
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ install: $(VENV)/.installed
 
 book: install
 	$(VENV)/bin/stitchkit book $(if $(SCALE),--scale $(SCALE),)
+
+# re-run the pages behind their notebook or library (at demo, resuming from the artifact cache), then build
+rerun: install
+	$(VENV)/bin/stitchkit book --rerun-behind
 
 XDIST = $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup,)
 

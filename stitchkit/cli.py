@@ -5,7 +5,8 @@
                   [--dask ADDRESS [--dask-timeout SECONDS]]   (its stitch grids on a Dask cluster)
     stitchkit sweep ID --scale S -p KEY V1 V2 ...   grid of runs, results collected in one table
                     [--dask ADDRESS [--dask-timeout SECONDS]]
-    stitchkit book [--scale S] [--no-build]         execute stale notebooks, build the HTML book
+    stitchkit book [--scale S] [--no-build]         build the HTML book (pages behind are shown marked behind)
+          [--rerun-behind]                          re-run the pages behind their code first (from the cache)
     stitchkit pages [ID ...] --scale S --pack F     execute pages and pack them into one archive
           [--budget SECONDS] [--require-gpu]        (on a lent GPU machine: ``make gpu-batch``; no IDs:
           [--dry-run]                               the batch's priority order, stitchkit.book.batch)
@@ -100,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--scale", help=f"re-execute every notebook at this scale ({', '.join(SCALES)})")
     bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")
     bk.add_argument("--no-build", action="store_true", help="execute only; skip Jupyter Book")
+    bk.add_argument("--rerun-behind", action="store_true",
+                    help="also re-run the pages behind their notebook or library (default: render them as "
+                         "committed, marked behind), each resuming from the artifact cache")
     pg = sub.add_parser("pages", help="execute pages at a scale and pack them into one archive for import-pages")
     pg.add_argument("ids", nargs="*", metavar="ID",
                     help="pages to run (default: the batch's priority order, pages not current at the scale)")
@@ -347,7 +351,7 @@ def _main(args) -> int:
         elif args.command == "book":
             problems: dict[str, str] = {}
             html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build,
-                                        problems=problems)
+                                        problems=problems, rerun_behind=args.rerun_behind)
             if html is not None:
                 print(f"book: {html / 'index.html'}")
             if problems:  # the book is built without them; each is named

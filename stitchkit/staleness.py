@@ -6,7 +6,7 @@ About 95% of a page's computation is library code, so a run records, beside its 
 its results (``library_sha256``: path relative to the repository root -> hash; taken by
 :func:`library_hashes` in :meth:`stitchkit.results.Run.to_dict`). :func:`library_changes` names the
 modules whose file has changed (or gone) since; :func:`behind_reason` says why a page is behind, in
-one line, for ``stitchkit list``, ``make book``, the part pages and the page's provenance box. A run
+one line, for ``stitchkit list``, ``make book`` (which marks it), ``make rerun`` (which re-runs it), the part pages and the page's provenance box. A run
 from before this record (no ``library_sha256``) is judged by its notebook alone.
 
 A module's hash is of its code, not its bytes (:func:`code_hash`, recorded with ``library_hash``:
@@ -24,7 +24,7 @@ run hashes every row.
 Runs recorded earlier are compared as they recorded: ``code-v1`` (every row), or, with no
 ``library_hash``, their files' bytes.
 
-A page behind the library is re-run by ``make book``; if the re-run (from the cache: minutes)
+A page behind the library is re-run by ``make rerun``; if the re-run (from the cache: minutes)
 reproduces the page's numbers and verdicts bit for bit, the page is current again and says so
 (:func:`same_results`); otherwise the build names what changed.
 

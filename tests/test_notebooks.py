@@ -149,15 +149,49 @@ def test_make_book_never_replaces_a_higher_scales_page_and_keeps_its_run_beside(
 
     monkeypatch.setattr(execution, "execute", fake_execute)
     monkeypatch.setattr(execution, "discover", lambda broken=None: {"H-F2": info})
-    execution.build_book(build=False, book_dir=book, progress=False)
+    execution.build_book(build=False, book_dir=book, progress=False, rerun_behind=True)
     assert [s for s, _ in runs] == ["demo"] and runs[0][1].parent != page.parent  # executed elsewhere
     assert json.loads(page.with_suffix(".results.json").read_text()) == gpu  # the GPU page stays shown
     beside = json.loads((page.parent / "H-F2.demo.results.json").read_text())
     assert beside["scale"] == "demo"
     assert execution.stale_reason(info, book, scale="demo") is None  # current at demo; no re-run next time
     assert execution.stale_reason(info, book) == "source changed since the committed run"  # the page itself is behind
-    execution.build_book(build=False, book_dir=book, progress=False)
+    execution.build_book(build=False, book_dir=book, progress=False, rerun_behind=True)
     assert len(runs) == 1
+
+
+def test_make_book_renders_a_page_behind_its_code_without_rerunning_it(tmp_path, monkeypatch, capsys):
+    """Issue 64, item 5: a fresh clone whose pages are all behind their code builds in minutes: a
+    plain build executes only a page that has none, names each page that is behind and leaves it
+    as committed; ``rerun_behind`` (``make rerun``) re-runs it."""
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    for fid in ("B-F4", "B-F5"):
+        (nbs / f"{fid}.py").write_text((paths.NOTEBOOKS_DIR / f"{fid}.py").read_text())
+    monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
+    book = tmp_path / "book"
+    behind = execution.get_notebook("B-F4", nbs)
+    page = behind.book_notebook(book)
+    page.parent.mkdir(parents=True)
+    page.write_text("{}")
+    committed = {"id": "B-F4", "scale": "demo", "source_sha256": "an older notebook", "claims": []}
+    page.with_suffix(".results.json").write_text(json.dumps(committed))
+    runs = []
+
+    def fake_execute(info, out, scale, params=None, *, progress=True):
+        runs.append(info.id)
+        return {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source), "claims": []}
+
+    monkeypatch.setattr(execution, "execute", fake_execute)
+    monkeypatch.setattr(execution, "discover", lambda broken=None: {i: execution.get_notebook(i, nbs)
+                                                                     for i in ("B-F4", "B-F5")})
+    execution.build_book(build=False, book_dir=book, progress=False)
+    out = capsys.readouterr().out
+    assert runs == ["B-F5"]  # no executed page: executed; the page behind is not
+    assert "B-F4: behind (source changed since the committed run)" in out and "make rerun" in out
+    assert json.loads(page.with_suffix(".results.json").read_text()) == committed
+    execution.build_book(build=False, book_dir=book, progress=False, rerun_behind=True)
+    assert runs == ["B-F5", "B-F4", "B-F5"]  # (the fake run writes no page: B-F5 still has none)
 
 
 def test_every_page_link_in_a_notebook_resolves_from_its_part():

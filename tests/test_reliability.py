@@ -839,7 +839,7 @@ def test_a_warm_run_measures_what_the_cold_run_measured(tmp_path):
 @pytest.mark.slow
 def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it(tmp_path, monkeypatch, capsys):
     """Issue 48: a run records the library modules it imported; a page whose module changed is
-    behind, ``make book`` re-runs it (from the cache), and a re-run that reproduces its numbers,
+    behind, ``make rerun`` re-runs it (from the cache), and a re-run that reproduces its numbers,
     verdicts and texts bit for bit makes it current again, keeping when it was first computed.
     Three pages: example images (no network), and two that train networks and stitches."""
     from stitchkit import staleness
@@ -864,7 +864,7 @@ def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it
         first[info.id] = results
         assert execution.stale_reason(info, book) == "library changed since the run: results.py"
     capsys.readouterr()
-    execution.build_book(build=False, book_dir=book, stale_scale="smoke", progress=False)
+    execution.build_book(build=False, book_dir=book, stale_scale="smoke", progress=False, rerun_behind=True)
     out = capsys.readouterr().out
     for info in infos:
         assert f"{info.id}: the re-run reproduced the run it replaces bit for bit" in out

@@ -335,7 +335,7 @@ def _behind_text(pages: list[Page]) -> str:
     ids = ", ".join(p.id for p in sorted(pages, key=lambda p: sort_key(p.id)))
     return (f"\n*Behind the code* ({ids}): the notebook (its recipe or its text) or a library module the run "
             "imported changed after this run (each page's provenance box names them), so the committed page "
-            "shows the earlier version's results; `make book` re-runs it.\n")
+            "shows the earlier version's results; `make rerun` re-runs it.\n")
 
 
 def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]],

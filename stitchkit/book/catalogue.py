@@ -81,7 +81,7 @@ class Page:
 
     def behind(self, notebooks_dir: Path | None = None) -> str | None:
         """Why this run is behind the code (its notebook or a library module it imported changed
-        since: :func:`stitchkit.staleness.behind_reason`; ``make book`` re-runs it), or None."""
+        since: :func:`stitchkit.staleness.behind_reason`; ``make rerun`` re-runs it), or None."""
         from ..staleness import behind_reason
 
         return behind_reason(self.results, Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py")

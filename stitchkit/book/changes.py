@@ -411,7 +411,7 @@ def for_page(figure_id: str) -> list[Change]:
 def markdown(figure_id: str, run_date: str = "") -> str:
     """The page's "Changes after a run" section (always present: an empty list says so).
     ``run_date`` (YYYY-MM-DD, the shown run's): a change dated after it is marked as not yet in
-    the results the page shows (its notebook changed since; ``make book`` re-runs it)."""
+    the results the page shows (its notebook changed since; ``make rerun`` re-runs it)."""
     items = for_page(figure_id)
     lines = [HEADING, ""]
     if not items:
@@ -422,7 +422,7 @@ def markdown(figure_id: str, run_date: str = "") -> str:
         lines.append("")
         for c in sorted(items, key=lambda c: c.date):
             later = (f" **Not yet in the results shown:** this page was last run on {run_date}, before this change; "
-                     "`make book` re-runs it." if run_date and c.date > run_date else "")
+                     "`make rerun` re-runs it." if run_date and c.date > run_date else "")
             lines.append(f"- **{c.date}** ({c.commit}): {c.what}. *Why:* {c.why}.{later}")
     return "\n".join(lines)
 

@@ -13,8 +13,11 @@ of runs and sweeps are :mod:`stitchkit.book.runs`.
 
 - ``run_notebook``: a one-off run into ``runs/<ID>/<stamp>-<scale>/`` (never over the book).
 - ``sweep``: the grid of runs, locally or on a Dask cluster, collected into one table.
-- ``build_book``: executes what is stale (missing, or source changed) or everything at
-  ``--scale``, then compiles the book with Jupyter Book, warnings as errors.
+- ``build_book``: executes the pages that have no executed page yet (and, with
+  ``rerun_behind``, those behind their notebook or library; everything at ``--scale``), then
+  compiles the book with Jupyter Book, warnings as errors. A page that is behind is rendered as
+  committed and marked behind on its own page, its part page and ``stitchkit list``: on a fresh
+  clone with every page behind its code the book still builds in minutes.
 """
 
 from __future__ import annotations
@@ -324,10 +327,21 @@ def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR, *, scale: 
     return behind
 
 
+# the reasons :func:`stale_reason` gives for a page the book cannot show at all: executed even by a plain build
+NO_PAGE = ("no executed page", "unreadable results file")
+
+
 def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bool = True,
                output: Path | None = None, book_dir: Path = paths.BOOK_DIR, progress: bool = True,
-               problems: dict[str, str] | None = None) -> Path | None:
-    """Execute stale notebooks (all of them at ``scale`` if given) into ``book/``, then build.
+               problems: dict[str, str] | None = None, rerun_behind: bool = False) -> Path | None:
+    """Execute the notebooks that have no executed page into ``book/`` (with ``rerun_behind``
+    also those that are behind: :func:`stale_reason`; all of them at ``scale`` if given), then build.
+
+    Without ``rerun_behind`` a page that is behind is not re-run: it is rendered as committed,
+    marked behind where it is shown (its provenance box, its part page, ``stitchkit list``), and
+    named in one line here, so that ``make book`` renders the committed runs in minutes whatever
+    the library's state; ``make rerun`` (``stitchkit book --rerun-behind``) re-runs them, each
+    resuming from the artifact cache.
 
     Returns the HTML folder, or None with ``build=False``. One bad notebook never stops the book
     (issue 50): a notebook whose parameters cell cannot be read, or a stale page whose re-run
@@ -348,6 +362,10 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
         reason = f"--scale {scale}" if scale else stale_reason(info, book_dir, scale=stale_scale)
         if not reason:
             print(f"[stitchkit] {info.id}: committed run is current", flush=True)
+            continue
+        if not scale and not rerun_behind and reason not in NO_PAGE:
+            print(f"[stitchkit] {info.id}: behind ({reason}); its committed run is shown, marked behind "
+                  "(`make rerun` re-runs the pages that are behind)", flush=True)
             continue
         run_scale = scale or stale_scale
         shown = (_results_of(info.book_notebook(book_dir).with_suffix(".results.json")) or {}).get("scale")

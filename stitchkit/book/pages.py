@@ -319,7 +319,7 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
             f"**precision** {_precision(p)} · "
             f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
             + previous_run_text(results)
-            + (f"**Behind the code**: {behind}; `make book` re-runs it.\n\n" if behind else "")
+            + (f"**Behind the code**: {behind}; `make rerun` re-runs it.\n\n" if behind else "")
             + f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
             "Every number on this page was computed by that run.\n```")
 
