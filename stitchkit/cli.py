@@ -130,10 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("archive")
     cp = sub.add_parser("compare", help="compare two of your own networks at named layers: an HTML report and a JSON")
     cp.add_argument("model_a", metavar="A", help="module:callable building the model (e.g. stitchkit.models:resnet18), "
-                                                 "or a file holding a whole pickled model")
+                                                 "or a file holding a whole pickled model (with --trust-pickle)")
     cp.add_argument("model_b", metavar="B", help="the same, for B")
     cp.add_argument("--weights-a", metavar="FILE", help="a state dict to load into A")
     cp.add_argument("--weights-b", metavar="FILE", help="a state dict to load into B")
+    cp.add_argument("--trust-pickle", action="store_true",
+                    help="load A or B given as a whole-model file (a pickle: unpickling runs the code it holds; "
+                         "only for files you made; prefer a state dict with --weights-*, always read as tensors)")
     cp.add_argument("--layers-a", nargs="+", required=True, metavar="L", help="A's modules, by path (named_modules)")
     cp.add_argument("--layers-b", nargs="+", required=True, metavar="L", help="B's modules, by path")
     cp.add_argument("--data", required=True, help="a data set's name (cifar10, mnist) or an image folder "
@@ -333,7 +336,7 @@ def _main(args) -> int:
             compare_files(args.model_a, args.model_b, args.layers_a, args.layers_b, args.data, out=Path(args.out),
                           weights_a=args.weights_a, weights_b=args.weights_b, normalisation=args.normalisation,
                           images=args.images, fit_images=args.fit_images, measures=args.measures,
-                          batch_size=args.batch)
+                          batch_size=args.batch, trust_pickle=args.trust_pickle)
             print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
         elif args.command == "sync":
             from .book.sync import sync

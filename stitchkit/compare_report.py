@@ -3,8 +3,8 @@ HTML report and one JSON of every number.
 
 The models are named as the command line can load them (:func:`load_model`): a ``module:callable``
 that builds one (``torchvision.models:resnet18``, ``stitchkit.models:resnet18``, a function of the
-user's), optionally with ``--weights`` (a state dict file), or a file holding a whole pickled
-``nn.Module``. The images (:func:`load_images`) are one of the package's data sets by name
+user's), optionally with ``--weights`` (a state dict file, read as tensors only), or a file holding
+a whole pickled ``nn.Module``, loaded only with ``--trust-pickle`` (unpickling runs code). The images (:func:`load_images`) are one of the package's data sets by name
 (``cifar10``, ``mnist``; the data root's copy) or an image folder ``<root>/<split>/<class>/<image>``,
 normalised as the models expect (``--normalisation``). Nothing is downloaded.
 
@@ -22,6 +22,7 @@ import html
 import importlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,37 +36,96 @@ class ModelSpecError(ValueError):
     pass
 
 
-def load_model(spec: str, weights: str | None = None):
-    """An ``nn.Module`` from ``spec`` (``module:callable``, or a file holding a pickled module),
-    with ``weights`` (a state-dict file) loaded into it when given; in eval mode."""
+# ``module:callable``: dotted module path, a colon, a name; resolved as such before any file lookup
+_SPEC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+
+PICKLE_WARNING = ("a whole-model file is a pickle, and unpickling it runs whatever code it holds; pass "
+                  "--trust-pickle (trust_pickle=True) only for a file you made yourself, or save a state dict "
+                  "(torch.save(model.state_dict(), f)) and name the architecture as module:callable with "
+                  "--weights-a/--weights-b")
+
+
+def _torch_load(path: Path, what: str, *, trust_pickle: bool = False):
+    """``torch.load`` of ``path`` on the CPU: tensors and plain data only (``weights_only``) unless
+    ``trust_pickle``; every failure a :class:`ModelSpecError` naming the file."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=not trust_pickle)
+    except pickle.UnpicklingError as exc:
+        if not trust_pickle and "weights_only" in str(exc):
+            raise ModelSpecError(f"{path} ({what}) holds more than tensors and plain data, so it was not loaded: "
+                                 f"{PICKLE_WARNING}") from None
+        raise ModelSpecError(f"{path} ({what}) cannot be read: {_first_line(exc)}") from None
+    except (OSError, EOFError, RuntimeError, ValueError, AttributeError, ImportError, ModuleNotFoundError) as exc:
+        raise ModelSpecError(f"{path} ({what}) cannot be read as a torch file: {type(exc).__name__}: "
+                             f"{_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def load_model(spec: str, weights: str | None = None, *, trust_pickle: bool = False):
+    """An ``nn.Module`` from ``spec``, with ``weights`` (a state-dict file) loaded into it when
+    given; in eval mode.
+
+    ``spec`` is ``module:callable`` (resolved as such before any file lookup, with the current
+    folder on the import path), or a file holding a whole pickled module, which is loaded only with
+    ``trust_pickle`` (:data:`PICKLE_WARNING`). ``weights`` is always read as tensors only. Every
+    failure is a :class:`ModelSpecError` naming the spec."""
+    import os
+    import sys
+
     import torch
     from torch import nn
 
-    path = Path(spec)
-    if path.is_file():
-        obj = torch.load(path, map_location="cpu", weights_only=False)
+    if _SPEC.match(spec):
+        module, _, name = spec.partition(":")
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())  # a user's module in the current folder, as `python -m` finds it
+        try:
+            factory = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ModelSpecError(f"cannot load {spec!r}: {_first_line(exc)} (the current folder is on the import "
+                                 "path; a module elsewhere needs PYTHONPATH)") from None
+        except Exception as exc:  # the module itself raised on import
+            raise ModelSpecError(f"cannot load {spec!r}: importing {module} raised {type(exc).__name__}: "
+                                 f"{_first_line(exc)}") from None
+        if not callable(factory):
+            raise ModelSpecError(f"{spec!r} names a {type(factory).__name__}, not a callable that builds a model")
+        try:
+            model = factory()
+        except Exception as exc:
+            raise ModelSpecError(f"{spec!r} raised {type(exc).__name__} when called with no arguments: "
+                                 f"{_first_line(exc)}") from None
+    elif Path(spec).is_file():
+        obj = _torch_load(Path(spec), "the model", trust_pickle=trust_pickle)
         if isinstance(obj, dict) and not isinstance(obj, nn.Module):
             raise ModelSpecError(f"{spec} holds a state dict, not a model: name the architecture as module:callable "
                                  f"and give this file as its weights (--weights-a/--weights-b {spec})")
         model = obj
-    elif ":" in spec:
-        module, _, name = spec.partition(":")
-        try:
-            factory = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
-            raise ModelSpecError(f"cannot load {spec!r}: {exc}") from None
-        model = factory()
     else:
-        raise ModelSpecError(f"{spec!r} is neither a file nor module:callable (e.g. stitchkit.models:resnet18, "
-                             "torchvision.models:resnet18, or a .pt file holding a whole model)")
+        raise ModelSpecError(f"{spec!r} is neither module:callable (e.g. stitchkit.models:resnet18, "
+                             "torchvision.models:resnet18) nor a file (a .pt file holding a whole model, with "
+                             "--trust-pickle)")
     if not isinstance(model, nn.Module):
         raise ModelSpecError(f"{spec!r} gave a {type(model).__name__}, not a torch nn.Module")
     if weights is not None:
-        state = torch.load(weights, map_location="cpu", weights_only=True)
+        state = _torch_load(Path(weights), "the weights")
+        if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+            raise ModelSpecError(f"{weights} is not a state dict (a dict of tensors): it holds a "
+                                 f"{type(state).__name__}")
         try:
             model.load_state_dict(state)
         except RuntimeError as exc:
-            raise ModelSpecError(f"{weights} does not fit {spec}: {str(exc).splitlines()[0]}") from None
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            detail = " ".join(lines[1:3]) if len(lines) > 1 else lines[0] if lines else ""
+            detail = detail if len(detail) <= 600 else detail[:600] + "..."
+            raise ModelSpecError(f"{weights} does not fit {spec}: {detail}") from None
     return model.eval()
 
 
@@ -101,7 +161,7 @@ def load_images(data: str, split: str, n: int | None, normalisation: str | None)
 def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str, *,
                   out: Path, weights_a: str | None = None, weights_b: str | None = None,
                   normalisation: str | None = None, images: int | None = 2000, fit_images: int | None = 2000,
-                  measures: Sequence[str] | None = None, batch_size: int = 250):
+                  measures: Sequence[str] | None = None, batch_size: int = 250, trust_pickle: bool = False):
     """Load, compare (:func:`stitchkit.comparison.compare`) and write ``out/report.html`` and
     ``out/results.json``; returns the table."""
     from .comparison import MEASURES, compare
@@ -110,7 +170,8 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
-    a, b = load_model(model_a, weights_a), load_model(model_b, weights_b)
+    a = load_model(model_a, weights_a, trust_pickle=trust_pickle)
+    b = load_model(model_b, weights_b, trust_pickle=trust_pickle)
     x, y, used = load_images(data, "test", images, normalisation)
     fit_x, fit_y, _ = load_images(data, "train", fit_images, used)
     table = compare(a, b, list(layers_a), list(layers_b), x, y, measures=measures, fit_images=fit_x,

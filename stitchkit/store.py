@@ -11,10 +11,19 @@ none of them is found under the new key. A *salt* (a string, e.g. the fingerprin
 is trained on, :func:`stitchkit.datasets.fingerprint`) can be hashed in beside the spec; without
 one (``salt=None``) the key is the spec's alone, as before.
 
-The file starts with a header line ``STITCHKIT-ENTRY 1 <sha256 of payload>`` followed by the
-payload (``torch.save`` of spec, metrics and tensors). Writes are atomic (temporary file +
-rename); a truncated or corrupt entry fails its checksum, is deleted with a warning and
-recomputed. Training checkpoints live beside the store under ``partial/<key>.pt``.
+The file starts with a header line ``STITCHKIT-ENTRY 2 <sha256 of the rest>``, then one line of
+JSON naming what the entry is (its canonical configuration and salt), then the payload: metrics and
+tensors, ``torch.save``d. Reading an entry never runs code from the file: the checksum is verified,
+then the JSON line is hashed and must give the entry's own key (a valid entry copied over another's
+file is not that entry) *before* the payload is deserialised, and the payload is read with
+``torch.load(weights_only=True)``, whose unpickler builds tensors and plain data only (a planted
+payload that would run code is refused, and the entry recomputed). An entry of the first format
+(``STITCHKIT-ENTRY 1``, the whole document pickled) is read the same safe way and rewritten in the
+second, so cached networks survive the change. Metrics hold plain data (numbers, strings, bytes,
+lists, dicts, tensors); numpy scalars are stored as Python numbers, and anything else is refused
+when the entry is written, naming it. Writes are atomic (temporary file + rename); a truncated or
+corrupt entry fails its checksum, is deleted with a warning and recomputed. Training checkpoints
+live beside the store under ``partial/<key>.pt``.
 """
 
 from __future__ import annotations
@@ -35,7 +44,8 @@ import torch
 from . import paths
 from .fileio import atomic_write_bytes, remove_stale_tmp_once
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # of the keys (config_key): unchanged by the file format
+FILE_FORMAT = 2  # of an entry's file (see the module docstring)
 _MAGIC = b"STITCHKIT-ENTRY"
 
 
@@ -133,6 +143,55 @@ class Entry:
     salt: str | None = None
 
 
+def plain(obj: Any, where: str = "metrics") -> Any:
+    """``obj`` as the plain data an entry holds: dicts, lists, tuples, strings, bytes, numbers,
+    booleans, None and tensors, with numpy scalars turned into Python numbers; anything else is a
+    TypeError naming where it is (``metrics['history'][0]``)."""
+    if isinstance(obj, dict):
+        return {k: plain(v, f"{where}[{k!r}]") for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        out = [plain(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+        return out if isinstance(obj, list) else tuple(out)
+    item = getattr(obj, "item", None)
+    if type(obj).__module__ == "numpy" and callable(item) and getattr(obj, "shape", None) == ():
+        return item()  # (before the next test: numpy's float64 is a float, but no plain one)
+    if obj is None or isinstance(obj, (str, bytes, bool, int, float, torch.Tensor)):
+        return obj
+    raise TypeError(f"a cache entry holds plain data only (numbers, strings, bytes, lists, dicts, tensors); "
+                    f"{where} is a {type(obj).__module__}.{type(obj).__name__}")
+
+
+def _encode(identity: dict, payload: dict) -> bytes:
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    line = json.dumps(identity, sort_keys=True).encode()
+    rest = line + b"\n" + buf.getvalue()
+    return b"%s %d %s\n" % (_MAGIC, FILE_FORMAT, hashlib.sha256(rest).hexdigest().encode()) + rest
+
+
+def _check_key(identity: dict, key: str, path: Path) -> None:
+    """The entry is bound to its name: a valid entry copied over another's file is not that entry."""
+    try:
+        found = config_key(identity["config"], identity.get("salt"))
+    except TypeError as exc:
+        raise CorruptEntryError(f"{path}: its configuration cannot be keyed ({exc})") from None
+    if found != key:
+        raise CorruptEntryError(f"{path}: its stored configuration hashes to {found[:12]}, not to its name "
+                                f"{key[:12]} (an entry stored under another key)")
+
+
+def _safe_load(payload: bytes, path: Path) -> Any:
+    """``torch.load`` of tensors and plain data only: a pickle that would build any other object
+    (and so could run code) is refused as a corrupt entry."""
+    try:
+        return torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
+    except Exception as exc:  # UnpicklingError for a refused global; anything else for garbage
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        named = [line for line in lines if "GLOBAL" in line or "Unsupported" in line] or lines[:1]
+        raise CorruptEntryError(f"{path}: its payload is not tensors and plain data, refused unread "
+                                f"({type(exc).__name__}: {named[0][:200] if named else ''})") from None
+
+
 class Store:
     """A folder of content-addressed entries (default ``<cache>/store``)."""
 
@@ -174,37 +233,51 @@ class Store:
         return self.root.parent / "partial" / f"{key}.pt"
 
     def put(self, config: Any, metrics: dict, tensors: dict[str, torch.Tensor], salt: str | None = None) -> Entry:
-        """Store (metrics, tensors) under the key of ``config`` and ``salt``."""
+        """Store (metrics, tensors) under the key of ``config`` and ``salt``; metrics must be plain
+        data (see the module docstring: numpy scalars become Python numbers, anything else is a
+        TypeError naming it, before anything is written)."""
         key = config_key(config, salt)
-        buf = io.BytesIO()
-        doc = {"config": canonical(config), "metrics": metrics,
-               "tensors": {k: v.detach().cpu() for k, v in tensors.items()}}
-        if salt is not None:
-            doc["salt"] = salt
-        torch.save(doc, buf)
-        payload = buf.getvalue()
-        header = b"%s %d %s\n" % (_MAGIC, FORMAT_VERSION, hashlib.sha256(payload).hexdigest().encode())
-        atomic_write_bytes(self.path(key), header + payload)
+        metrics = plain(metrics)
+        tensors = {k: v.detach().cpu() for k, v in tensors.items()}
+        identity = {"config": canonical(config), "salt": salt}
+        atomic_write_bytes(self.path(key), _encode(identity, {"metrics": metrics, "tensors": tensors}))
         _record(key, metrics, new=True)
-        return Entry(key, canonical(config), metrics, tensors, salt)
+        return Entry(key, identity["config"], metrics, tensors, salt)
 
     def read(self, key: str) -> Entry:
-        """Read and verify an entry; raises FileNotFoundError or CorruptEntryError."""
-        raw = self.path(key).read_bytes()
-        head, sep, payload = raw.partition(b"\n")
+        """Read and verify an entry; raises FileNotFoundError or CorruptEntryError. Nothing in the
+        file is deserialised before its checksum and its key are verified, and then only as
+        tensors and plain data (``weights_only``). An entry of the first format is rewritten in
+        the second once read."""
+        path = self.path(key)
+        raw = path.read_bytes()
+        head, sep, rest = raw.partition(b"\n")
         parts = head.split(b" ")
-        if not sep or len(parts) != 3 or parts[0] != _MAGIC:
-            raise CorruptEntryError(f"{self.path(key)}: bad header")
-        if hashlib.sha256(payload).hexdigest().encode() != parts[2]:
-            raise CorruptEntryError(f"{self.path(key)}: checksum mismatch (truncated or corrupt)")
-        obj = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=False)
-        # bound to its name: a valid entry copied over another's file is not that entry
-        if config_key(obj["config"], obj.get("salt")) != key:
-            raise CorruptEntryError(f"{self.path(key)}: its stored configuration hashes to "
-                                    f"{config_key(obj['config'], obj.get('salt'))[:12]}, not to its name {key[:12]} "
-                                    "(an entry stored under another key)")
+        if not sep or len(parts) != 3 or parts[0] != _MAGIC or parts[1] not in (b"1", b"2"):
+            raise CorruptEntryError(f"{path}: bad header")
+        if hashlib.sha256(rest).hexdigest().encode() != parts[2]:
+            raise CorruptEntryError(f"{path}: checksum mismatch (truncated or corrupt)")
+        if parts[1] == b"1":
+            obj = _safe_load(rest, path)
+            if not isinstance(obj, dict) or not {"config", "metrics", "tensors"} <= set(obj):
+                raise CorruptEntryError(f"{path}: not a stitchkit entry (missing config, metrics or tensors)")
+            identity = {"config": obj["config"], "salt": obj.get("salt")}
+            _check_key(identity, key, path)
+            atomic_write_bytes(path, _encode(identity, {"metrics": plain(obj["metrics"]), "tensors": obj["tensors"]}))
+        else:
+            line, sep, payload = rest.partition(b"\n")
+            try:
+                identity = json.loads(line) if sep else None
+            except (ValueError, UnicodeDecodeError):
+                identity = None
+            if not isinstance(identity, dict) or "config" not in identity:
+                raise CorruptEntryError(f"{path}: its identity line is not the JSON of a configuration")
+            _check_key(identity, key, path)  # before the payload is read at all
+            obj = _safe_load(payload, path)
+            if not isinstance(obj, dict) or not {"metrics", "tensors"} <= set(obj):
+                raise CorruptEntryError(f"{path}: not a stitchkit entry (missing metrics or tensors)")
         _record(key, obj["metrics"], new=False)
-        return Entry(key, obj["config"], obj["metrics"], obj["tensors"], obj.get("salt"))
+        return Entry(key, identity["config"], obj["metrics"], obj["tensors"], identity.get("salt"))
 
     def get(self, config: Any, salt: str | None = None) -> Entry | None:
         """The entry for ``config`` (and ``salt``), or None if absent; a corrupt entry is removed

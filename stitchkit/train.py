@@ -298,7 +298,8 @@ def write_checkpoint(path: str | os.PathLike, state: dict) -> None:
 
 def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu") -> dict:
     """Read a checkpoint written by :func:`write_checkpoint` (or, without the header, a plain
-    ``torch.save`` file of an older version); raises ValueError if its checksum or contents are wrong."""
+    ``torch.save`` file of an older version), as tensors and plain data only (``weights_only``);
+    raises ValueError if its checksum or contents are wrong."""
     raw = Path(path).read_bytes()
     if raw.startswith(_CHECKPOINT_MAGIC):
         head, _, payload = raw.partition(b"\n")
@@ -306,7 +307,12 @@ def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
         if len(parts) != 3 or hashlib.sha256(payload).hexdigest().encode() != parts[2]:
             raise ValueError("checksum mismatch (truncated or corrupt)")
         raw = payload
-    state = torch.load(io.BytesIO(raw), map_location=device, weights_only=False)
+    try:  # tensors and plain data only: a checkpoint never runs code (a planted pickle is refused)
+        state = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
+    except Exception as exc:
+        raise ValueError(f"not tensors and plain data, refused unread ({type(exc).__name__})") from None
+    if not isinstance(state, dict):
+        raise ValueError("not a checkpoint (not a dict)")
     missing = {"model", "optimizer", "scheduler", "generator", "step", "history"} - set(state)
     if missing:
         raise ValueError(f"missing {', '.join(sorted(missing))}")

@@ -1,6 +1,7 @@
 """``stitchkit compare``: two networks from files or factories, an image folder, a report (issue 49)."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -28,7 +29,7 @@ def test_compare_two_models_on_an_image_folder_writes_a_report_and_every_number(
     argv = ["compare", str(tmp_path / "a_whole.pt"), "test_compare_cli:tiny", "--weights-b", str(tmp_path / "b.pt"),
             "--layers-a", "1", "3", "--layers-b", "3", "--data", str(tmp_path / "imgs"), "--normalisation", "half",
             "--images", "24", "--fit-images", "24", "--batch", "8", "--measures", "cka", "dm", "dm_accuracy",
-            "--out", str(tmp_path / "out")]
+            "--out", str(tmp_path / "out"), "--trust-pickle"]
     assert cli.main(argv) == 0
     assert "report:" in capsys.readouterr().out
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -40,7 +41,7 @@ def test_compare_two_models_on_an_image_folder_writes_a_report_and_every_number(
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["nowhere.pt", "test_compare_cli:tiny"], "'nowhere.pt' is neither a file nor module:callable"),
+    (["nowhere.pt", "test_compare_cli:tiny"], "'nowhere.pt' is neither module:callable"),
     (["test_compare_cli:nothing", "test_compare_cli:tiny"], "cannot load 'test_compare_cli:nothing'"),
     (["test_compare_cli:tiny", "test_compare_cli:tiny", "--measures", "cca"], "unknown measure(s) 'cca'"),
     (["test_compare_cli:tiny", "test_compare_cli:tiny", "--batch", "2"], "--batch must be at least 4"),
@@ -98,3 +99,66 @@ def test_a_plain_install_compares_and_the_book_commands_say_they_need_the_checko
     listed = subprocess.run([sys.executable, "-m", "stitchkit", "list"], cwd=tmp_path, env=env, capture_output=True,
                             text=True)
     assert listed.returncode == 2 and "needs the book's checkout" in listed.stderr
+
+
+class _Payload:
+    """A pickle whose loading would write a file: the marker proves the code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (Path(self.marker).write_text, ("ran",))
+
+
+def test_a_whole_model_file_is_refused_without_trust_pickle_and_nothing_runs(tmp_path, capsys):
+    """Issue 66, finding 1: a model file was unpickled with weights_only=False, so its payload ran."""
+    write_image_tree(tmp_path, "imgs")
+    marker = tmp_path / "ran.txt"
+    torch.save({"model": _Payload(marker)}, tmp_path / "evil.pt")
+    torch.save(tiny(), tmp_path / "whole.pt")
+    for model in ("evil.pt", "whole.pt"):
+        assert cli.main(["compare", str(tmp_path / model), "test_compare_cli:tiny", "--layers-a", "1", "--layers-b",
+                         "1", "--data", str(tmp_path / "imgs"), "--normalisation", "half",
+                         "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert "--trust-pickle" in err and "runs whatever code" in err and "Traceback" not in err
+    assert not marker.exists()
+    # as weights too (always tensors only, whatever --trust-pickle says)
+    assert cli.main(["compare", "test_compare_cli:tiny", "test_compare_cli:tiny", "--weights-a", str(tmp_path / "evil.pt"),
+                     "--layers-a", "1", "--layers-b", "1", "--data", str(tmp_path / "imgs"), "--normalisation", "half",
+                     "--trust-pickle", "--out", str(tmp_path / "out")]) == 2
+    assert not marker.exists() and "not loaded" in capsys.readouterr().err
+
+
+def test_a_spec_is_resolved_as_a_spec_before_a_file_of_its_name(tmp_path, monkeypatch, capsys):
+    """Issue 66, finding 1: a file in the working folder named like a spec was unpickled first."""
+    marker = tmp_path / "ran.txt"
+    monkeypatch.chdir(tmp_path)
+    torch.save(_Payload(marker), tmp_path / "test_compare_cli:tiny")
+    from stitchkit.compare_report import load_model
+
+    model = load_model("test_compare_cli:tiny")
+    assert isinstance(model, nn.Module) and not marker.exists()
+
+
+def test_a_factory_in_the_current_folder_loads_and_a_failing_one_is_named(tmp_path, monkeypatch):
+    import sys
+
+    from stitchkit.compare_report import ModelSpecError, load_model
+
+    (tmp_path / "mymodels_cwd.py").write_text(
+        "import torch\n"
+        "def net():\n    return torch.nn.Linear(2, 2)\n"
+        "def needs(n):\n    return torch.nn.Linear(n, 2)\n"
+        "def broken():\n    raise RuntimeError('no weights here')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert isinstance(load_model("mymodels_cwd:net"), torch.nn.Linear)
+    with pytest.raises(ModelSpecError, match="raised TypeError when called with no arguments"):
+        load_model("mymodels_cwd:needs")
+    with pytest.raises(ModelSpecError, match="raised RuntimeError when called with no arguments: no weights here"):
+        load_model("mymodels_cwd:broken")
+    for bad in (".mymodels_cwd:net", "mymodels_cwd:"):
+        with pytest.raises(ModelSpecError, match="neither module:callable"):
+            load_model(bad)

@@ -158,3 +158,95 @@ def test_atomic_writes_get_an_ordinary_files_mode_not_0600(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+class _Payload:
+    """A pickle whose loading would write a file: the marker proves the code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        from pathlib import Path
+
+        return (Path(self.marker).write_text, ("ran",))
+
+
+def _first_format(config, metrics, tensors) -> bytes:
+    """An entry file as the first format wrote it: the whole document pickled after a checksummed header."""
+    import hashlib
+    import io
+
+    buf = io.BytesIO()
+    torch.save({"config": canonical(config), "metrics": metrics, "tensors": tensors}, buf)
+    payload = buf.getvalue()
+    return b"STITCHKIT-ENTRY 1 " + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def test_a_planted_cache_entry_with_a_valid_checksum_runs_nothing(tmp_path):
+    """Issue 66, finding 1: an entry was unpickled (weights_only=False) before its key was checked,
+    so a file with a valid checksum header ran its payload. Planted in either format, under the
+    right key and with the right checksum, nothing runs and the entry is recomputed."""
+    import hashlib
+    import io
+    import json
+
+    store = Store(tmp_path / "store")
+    marker = tmp_path / "ran.txt"
+    path = store.path(config_key({"x": 1}))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_first_format({"x": 1}, {"v": _Payload(marker)}, {}))
+    with pytest.warns(UserWarning, match="not tensors and plain data"):
+        assert store.get({"x": 1}) is None
+    assert not marker.exists()
+    buf = io.BytesIO()
+    torch.save({"metrics": {"v": _Payload(marker)}, "tensors": {}}, buf)
+    rest = json.dumps({"config": canonical({"x": 1}), "salt": None}).encode() + b"\n" + buf.getvalue()
+    path.write_bytes(b"STITCHKIT-ENTRY 2 " + hashlib.sha256(rest).hexdigest().encode() + b"\n" + rest)
+    with pytest.warns(UserWarning, match="not tensors and plain data"):
+        assert store.get({"x": 1}) is None
+    assert not marker.exists()
+    # planted under another key: refused from its identity line, before its payload is read at all
+    other = store.path(config_key({"x": 2}))
+    other.parent.mkdir(parents=True, exist_ok=True)
+    other.write_bytes(b"STITCHKIT-ENTRY 2 " + hashlib.sha256(rest).hexdigest().encode() + b"\n" + rest)
+    with pytest.warns(UserWarning, match="hashes to .* not to its name"):
+        assert store.get({"x": 2}) is None
+    assert not marker.exists()
+
+
+def test_an_entry_of_the_first_format_is_read_and_migrated(tmp_path):
+    """The cache format changed: a network cached before is read (safely) and rewritten in the
+    second format, not trained again."""
+    import numpy as np
+
+    store = Store(tmp_path)
+    path = store.path(config_key({"x": 1}))
+    path.parent.mkdir(parents=True)
+    w = torch.arange(4.0)
+    path.write_bytes(_first_format({"x": 1}, {"acc": 0.5, "history": [{"loss": 1.0}], "packed": b"\x01"}, {"w": w}))
+    entry = store.get({"x": 1})
+    assert entry.metrics == {"acc": 0.5, "history": [{"loss": 1.0}], "packed": b"\x01"} and torch.equal(entry.tensors["w"], w)
+    assert path.read_bytes().startswith(b"STITCHKIT-ENTRY 2 ")
+    again = store.get({"x": 1})
+    assert again.metrics == entry.metrics and torch.equal(again.tensors["w"], w)
+    # numpy scalars become Python numbers; other objects are refused at write time, naming them
+    store.put({"x": 3}, {"n": np.int64(3), "f": np.float64(0.25), "b": np.bool_(True)}, {})
+    got = store.get({"x": 3}).metrics
+    assert got == {"n": 3, "f": 0.25, "b": True} and type(got["n"]) is int and type(got["b"]) is bool
+    with pytest.raises(TypeError, match=r"metrics\['arr'\] is a numpy.ndarray"):
+        store.put({"x": 4}, {"arr": np.zeros(3)}, {})
+    assert store.get({"x": 4}) is None
+
+
+def test_a_planted_training_checkpoint_runs_nothing(tmp_path):
+    """A training checkpoint (partial/) is read as tensors and plain data only: a planted one is
+    refused as unusable and training starts over."""
+    from stitchkit.train import read_checkpoint, write_checkpoint
+
+    marker = tmp_path / "ran.txt"
+    write_checkpoint(tmp_path / "c.pt", {"model": {}, "optimizer": {}, "scheduler": {}, "generator": _Payload(marker),
+                                         "step": 0, "history": []})
+    with pytest.raises(ValueError, match="refused unread"):
+        read_checkpoint(tmp_path / "c.pt")
+    assert not marker.exists()
