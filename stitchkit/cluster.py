@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
-DASK_ENV = "STITCHKIT_DASK"  # scheduler address: the stitch grids of this process run on that cluster
-DASK_TIMEOUT_ENV = "STITCHKIT_DASK_TIMEOUT"  # seconds to wait for it (default 10)
+# the scheduler address (the stitch grids of this process run on that cluster) and the seconds to wait for it
+from .environment import DASK_ENV, DASK_TIMEOUT_ENV, dask_timeout_from_env
 
 
 class DaskSchedulerError(ConnectionError):
@@ -51,7 +51,7 @@ def grid_client():
     if not address:
         return None
     if address not in _CLIENTS:
-        _CLIENTS[address] = connect(address, float(os.environ.get(DASK_TIMEOUT_ENV, "10")))
+        _CLIENTS[address] = connect(address, dask_timeout_from_env())
     return _CLIENTS[address]
 
 

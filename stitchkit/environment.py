@@ -4,14 +4,35 @@ refused before any compute). Plain Python: the command line checks them without 
 from __future__ import annotations
 
 import os
+import re
 
 PRECISION_ENV = "STITCHKIT_PRECISION"  # fp32 | bf16: what "auto" means on every device (stitchkit.hardware)
 RESAMPLES_ENV = "STITCHKIT_RESAMPLES"  # bootstrap resamples (stitchkit.noise reads it)
 
 
+COMPILE_ENV = "STITCHKIT_COMPILE"  # 0 never | 1 always | unset: where it wins (stitchkit.hardware)
+DASK_ENV = "STITCHKIT_DASK"  # a Dask scheduler's address (stitchkit.cluster)
+DASK_TIMEOUT_ENV = "STITCHKIT_DASK_TIMEOUT"  # seconds to wait for it
+PROGRESS_ENV = "STITCHKIT_PROGRESS"  # 0 turns the terminal's progress bars off (stitchkit.progress)
+ALLOW_PARTIAL_ENV = "STITCHKIT_ALLOW_PARTIAL_DATA"  # 1: accept a data set smaller than its release (stitchkit.integrity)
+
+# The most bootstrap resamples a run may ask for: a resample keeps a few bytes per test image for each
+# claim, so 10^5 of them over 10,000 images is already gigabytes (the default is 1,000).
+MAX_RESAMPLES = 100_000
+MAX_DASK_TIMEOUT = 3600.0
+_SWITCH = ("0", "1", "false", "true", "no", "yes", "off", "on")
+# tcp://host:port, tls://..., inproc://..., ucx://..., ws(s)://..., or host:port (distributed's forms)
+_ADDRESS = re.compile(r"^((tcp|tls|inproc|ucx|ws|wss)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.\-]+)(:[0-9]{1,5})?(/[^\s]*)?$")
+
+
+def _cut(raw: str, limit: int = 80) -> str:
+    """A value as an error message shows it: cut after ``limit`` characters."""
+    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
+
+
 def resamples_from_env(default: int = 1000) -> int:
-    """``STITCHKIT_RESAMPLES`` as a whole number >= 20 (``default`` when unset); an error naming
-    the value and what is valid otherwise."""
+    """``STITCHKIT_RESAMPLES`` as a whole number in [20, :data:`MAX_RESAMPLES`] (``default`` when
+    unset); an error naming the value and what is valid otherwise."""
     raw = os.environ.get(RESAMPLES_ENV, "").strip()
     if not raw:
         return default
@@ -19,19 +40,51 @@ def resamples_from_env(default: int = 1000) -> int:
         n = int(raw)
     except ValueError:
         n = 0
-    if n < 20:
-        raise ValueError(f"{RESAMPLES_ENV}={raw!r} is invalid: expected a whole number >= 20 (default {default})")
+    if not 20 <= n <= MAX_RESAMPLES:
+        raise ValueError(f"{RESAMPLES_ENV}={_cut(raw)} is invalid: expected a whole number from 20 to "
+                         f"{MAX_RESAMPLES:,} (default {default})")
     return n
 
 
+def dask_timeout_from_env(default: float = 10.0) -> float:
+    """``STITCHKIT_DASK_TIMEOUT`` as seconds in (0, :data:`MAX_DASK_TIMEOUT`] (``default`` when unset)."""
+    raw = os.environ.get(DASK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_DASK_TIMEOUT:  # (NaN fails too)
+        raise ValueError(f"{DASK_TIMEOUT_ENV}={_cut(raw)} is invalid: expected seconds, a number in (0, "
+                         f"{MAX_DASK_TIMEOUT:g}] (default {default:g})")
+    return value
+
+
 def check_environment() -> None:
-    """Check ``STITCHKIT_PRECISION`` and ``STITCHKIT_RESAMPLES``; an error names the value and the
-    valid ones."""
+    """Check every ``STITCHKIT_*`` variable a run reads whose value has a form (the precision, the
+    resamples, the compile switch, the Dask scheduler's address and timeout, the progress and
+    partial-data switches); an error names the variable, the value and the valid ones. The paths
+    (``STITCHKIT_DATA_ROOT``, ``STITCHKIT_CACHE``) are checked where they are used, naming them."""
     forced = os.environ.get(PRECISION_ENV, "").strip().lower()
     if forced and forced not in ("bf16", "fp32"):
-        raise ValueError(f"{PRECISION_ENV}={forced!r} is invalid; valid: bf16, fp32 (or unset: bf16 where the "
+        raise ValueError(f"{PRECISION_ENV}={_cut(forced)} is invalid; valid: bf16, fp32 (or unset: bf16 where the "
                          "hardware computes it natively)")
     resamples_from_env()
+    flag = os.environ.get(COMPILE_ENV)
+    if flag is not None and flag not in ("", "0", "1"):
+        raise ValueError(f"{COMPILE_ENV}={_cut(flag)} is invalid; valid: 0 (never compile), 1 (always), or unset "
+                         "(where it is measured to win)")
+    for name in (PROGRESS_ENV, ALLOW_PARTIAL_ENV):
+        value = os.environ.get(name, "").strip().lower()
+        if value and value not in _SWITCH:
+            raise ValueError(f"{name}={_cut(value)} is invalid; valid: {', '.join(_SWITCH)}")
+    address = os.environ.get(DASK_ENV, "").strip()
+    if address and not _ADDRESS.match(address):
+        raise ValueError(f"{DASK_ENV}={_cut(address)} is not a Dask scheduler's address; expected tcp://HOST:PORT "
+                         "(or HOST:PORT, tls://..., inproc://...), or unset to run here")
+    dask_timeout_from_env()
 
 
-__all__ = ["PRECISION_ENV", "RESAMPLES_ENV", "check_environment", "resamples_from_env"]
+__all__ = ["ALLOW_PARTIAL_ENV", "COMPILE_ENV", "DASK_ENV", "DASK_TIMEOUT_ENV", "MAX_RESAMPLES", "PRECISION_ENV",
+           "PROGRESS_ENV", "RESAMPLES_ENV", "check_environment", "dask_timeout_from_env", "resamples_from_env"]

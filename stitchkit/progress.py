@@ -38,7 +38,7 @@ def terminal() -> IO[str] | None:
 
 
 def enabled(requested: bool = True) -> bool:
-    return requested and os.environ.get("STITCHKIT_PROGRESS", "1") not in ("0", "false", "no")
+    return requested and os.environ.get("STITCHKIT_PROGRESS", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def progress_bar(*, disable: bool = False, **kwargs: Any) -> tqdm:

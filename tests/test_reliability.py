@@ -756,14 +756,48 @@ def test_values_out_of_range_are_refused_before_compute(argv, message, tmp_path,
     assert message in capsys.readouterr().err and not ran
 
 
-@pytest.mark.parametrize("var, value, valid", [("STITCHKIT_PRECISION", "fp8", "valid: bf16, fp32"),
-                                               ("STITCHKIT_RESAMPLES", "ten", "a whole number >= 20"),
-                                               ("STITCHKIT_RESAMPLES", "5", "a whole number >= 20")])
+@pytest.mark.parametrize("var, value, valid", [
+    ("STITCHKIT_PRECISION", "fp8", "valid: bf16, fp32"),
+    ("STITCHKIT_RESAMPLES", "ten", "a whole number from 20 to 100,000"),
+    ("STITCHKIT_RESAMPLES", "5", "a whole number from 20 to 100,000"),
+    # issue 66, finding 6: no upper bound (an ArrayMemoryError traceback), and these failed inside the
+    # notebook without naming the variable, or were accepted in silence
+    ("STITCHKIT_RESAMPLES", "1000000000000", "a whole number from 20 to 100,000"),
+    ("STITCHKIT_DASK_TIMEOUT", "abc", "expected seconds"),
+    ("STITCHKIT_DASK_TIMEOUT", "-1", "expected seconds"),
+    ("STITCHKIT_COMPILE", "maybe", "valid: 0 (never compile), 1 (always)"),
+    ("STITCHKIT_PROGRESS", "sometimes", "valid: 0, 1"),
+    ("STITCHKIT_ALLOW_PARTIAL_DATA", "perhaps", "valid: 0, 1"),
+])
 def test_a_bad_environment_variable_is_refused_at_start_up(var, value, valid, monkeypatch, capsys):
     monkeypatch.setenv(var, value)
     assert cli.main(["list"]) == 2
     err = capsys.readouterr().err
     assert f"{var}={value!r} is invalid" in err and valid in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("address", ["garbage:xyz", "tcp://host:port", "a b:1"])
+def test_a_malformed_dask_address_is_refused_at_start_up(address, monkeypatch, capsys):
+    monkeypatch.setenv("STITCHKIT_DASK", address)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert f"STITCHKIT_DASK={address!r} is not a Dask scheduler's address" in err and "Traceback" not in err
+
+
+def test_well_formed_dask_addresses_pass_the_check(monkeypatch):
+    from stitchkit.environment import check_environment
+
+    for address in ("tcp://127.0.0.1:8786", "scheduler:8786", "tls://dask.example.org:8786", "inproc://10.0.0.1/1/2",
+                    "tcp://[::1]:8786"):
+        monkeypatch.setenv("STITCHKIT_DASK", address)
+        check_environment()
+
+
+def test_a_long_environment_value_is_cut_in_its_error(monkeypatch, capsys):
+    monkeypatch.setenv("STITCHKIT_PRECISION", "x" * 100_000)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert "(100000 characters)" in err and len(err) < 1000
 
 
 def test_a_failed_run_leaves_no_results_beside_its_partial_notebook(tmp_path, monkeypatch):
@@ -871,3 +905,27 @@ def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it
         again = json.loads(info.book_notebook(book).with_suffix(".results.json").read_text())
         assert execution.stale_reason(info, book) is None and staleness.same_results(first[info.id], again) == []
         assert again["provenance"]["first_run"]["wall_seconds"] == first[info.id]["provenance"]["wall_seconds"]
+
+
+def test_list_survives_a_malformed_field_and_names_a_dotted_id(tmp_path, monkeypatch, capsys):
+    """Issue 66, finding 7: a results file whose wall_seconds is a string gave a TypeError
+    traceback and nothing was listed; a broken S-4.2.results.json was named but its row said
+    "no page yet" (the ID split at its dot)."""
+    from stitchkit.book import catalogue
+
+    book = tmp_path / "book"
+    shutil.copytree(execution.paths.BOOK_DIR, book, ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.svg"))
+    res = book / "bansal" / "B-F4.results.json"
+    doc = json.loads(res.read_text())
+    doc["provenance"]["wall_seconds"] = "ten minutes"
+    res.write_text(json.dumps(doc))
+    (book / "smith" / "S-4.2.results.json").write_text("{ not json")
+    monkeypatch.setattr(cli, "load_pages", lambda problems=None: catalogue.load_pages(book, problems=problems))
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines() if line[:1] in "BHSJX" and " " in line}
+    assert "results file not readable" in rows["B-F4"] and "results file not readable" in rows["S-4.2"]
+    assert "provenance.wall_seconds must be a number, not 'ten minutes'" in out and "Traceback" not in out
+    assert "results file not readable" not in rows["B-F2A"]
+    assert catalogue.figure_id_of(Path("H-F2.demo.results.json")) == "H-F2"
+    assert catalogue.figure_id_of(Path("S-4.2.results.json")) == "S-4.2"

@@ -160,8 +160,7 @@ def load_pages(book_dir: Path = paths.BOOK_DIR, problems: dict[str, str] | None 
         except (ValueError, OSError) as e:
             if problems is None:
                 raise
-            stem = res.name[: -len(".results.json")].split(".")[0]
-            problems[stem] = str(e)
+            problems[figure_id_of(res)] = str(e)
             continue
         stem = res.name[: -len(".results.json")]
         figure_id = results["id"]  # check_results: every results file names its figure
@@ -213,6 +212,7 @@ def check_results(results: Any, where: Path | str) -> None:
     bad = _non_finite(results)
     if bad:
         raise ValueError(f"{where}: {bad} is not a finite number ({_at(results, bad)!r}); re-run the page")
+    _check_provenance(results.get("provenance", {}), where)
     for n, c in enumerate(results["claims"]):
         name = c.get("key", n) if isinstance(c, dict) else n
         if not isinstance(c, dict) or not c.get("text"):
@@ -225,6 +225,38 @@ def check_results(results: Any, where: Path | str) -> None:
             check_verdict(c, results["scale"], str(where))
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_provenance(prov: Any, where: Path | str) -> None:
+    """The provenance fields the book computes with (wall time, the cache ledger) have the types
+    it computes with: a damaged field is an error naming it, never a TypeError deep in a listing."""
+    if not isinstance(prov, dict):
+        raise ValueError(f"{where}: 'provenance' must be an object, not {type(prov).__name__}")
+    if prov.get("wall_seconds") is not None and not _number(prov["wall_seconds"]):
+        raise ValueError(f"{where}: provenance.wall_seconds must be a number, not {prov['wall_seconds']!r}")
+    cache = prov.get("cache")
+    if cache is None:
+        return
+    if not isinstance(cache, dict):
+        raise ValueError(f"{where}: provenance.cache must be an object, not {type(cache).__name__}")
+    for field in ("new_seconds", "cached_seconds"):
+        if field in cache and not _number(cache[field]):
+            raise ValueError(f"{where}: provenance.cache.{field} must be a number, not {cache[field]!r}")
+    entries = cache.get("entries", {})
+    if not isinstance(entries, dict) or not all(_number(v) for v in entries.values()):
+        raise ValueError(f"{where}: provenance.cache.entries must map cache keys to seconds")
+
+
+def figure_id_of(results_file: Path) -> str:
+    """The figure a results file is of, from its name: ``S-4.2.results.json`` is S-4.2 (an ID may
+    hold a dot), ``H-F2.demo.results.json`` H-F2 (a scale's verdicts kept beside its page)."""
+    stem = results_file.name[: -len(".results.json")]
+    head, dot, tail = stem.rpartition(".")
+    return head if dot and tail in SCALES else stem
+
+
 def figure_docs(book_dir: Path, part: str) -> list[str]:
     """The figure pages of a part (``<ID>.ipynb`` or ``<ID>.md`` but not ``index``, nor the partial
     notebook a failed or stopped run leaves, ``<ID>.failed.ipynb``), catalogue order."""
@@ -234,5 +266,5 @@ def figure_docs(book_dir: Path, part: str) -> list[str]:
     return sorted(stems, key=sort_key)
 
 
-__all__ = ["CATALOGUE", "Page", "TITLES", "VERDICTS", "check_results", "empty_cache_seconds", "figure_docs",
+__all__ = ["CATALOGUE", "Page", "TITLES", "VERDICTS", "check_results", "empty_cache_seconds", "figure_docs", "figure_id_of",
            "load_pages", "ran_from_empty_cache", "source_hash"]
