@@ -246,6 +246,16 @@ def list_lines(infos: dict) -> list[str]:
     return lines
 
 
+def _check_id_and_scale(figure_id: str, scale: str) -> None:
+    """The figure's ID and the scale's name (and that the figure has that scale), before the data
+    lookup: a typo in either is named as such, not as a missing data set (issue 66, finding 8)."""
+    from .book.notebooks import get_notebook
+    from .scales import check_figure_scale, check_scale
+
+    check_scale(scale)
+    check_figure_scale(get_notebook(figure_id).id, scale)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     with on_sigterm():
@@ -295,6 +305,7 @@ def _main(args) -> int:
         elif args.command == "run":
             if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
+            _check_id_and_scale(args.id, args.scale)  # the command line's own checks before the data lookup
             check_data([args.id])  # missing data: exit 2 before any compute (not a failed cell)
             if args.dask:  # refused now if it does not answer; the kernel's grids connect to it themselves
                 connect(args.dask, args.dask_timeout).close()
@@ -308,6 +319,7 @@ def _main(args) -> int:
             values = _pairs(args.param, multi=True)
             if not values:
                 raise ValueError("sweep needs at least one -p KEY V1 [V2 ...]")
+            _check_id_and_scale(args.id, args.scale)
             check_data([args.id])
             if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")

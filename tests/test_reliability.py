@@ -929,3 +929,14 @@ def test_list_survives_a_malformed_field_and_names_a_dotted_id(tmp_path, monkeyp
     assert "results file not readable" not in rows["B-F2A"]
     assert catalogue.figure_id_of(Path("H-F2.demo.results.json")) == "H-F2"
     assert catalogue.figure_id_of(Path("S-4.2.results.json")) == "S-4.2"
+
+
+def test_an_unknown_scale_is_named_before_a_missing_data_set(tmp_path, monkeypatch, capsys):
+    """Issue 66, finding 8: with no data root, `run B-F2A --scale nonsense` reported the missing
+    data set, not the unknown scale."""
+    monkeypatch.setenv("STITCHKIT_DATA_ROOT", str(tmp_path / "nowhere"))
+    for command in ("run", "sweep"):
+        argv = [command, "B-F2A", "--scale", "nonsense", "--out", str(tmp_path / "out")]
+        assert cli.main(argv + (["-p", "width", "8"] if command == "sweep" else [])) == 2
+        err = capsys.readouterr().err
+        assert "unknown scale 'nonsense'" in err and "nowhere" not in err
