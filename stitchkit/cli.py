@@ -274,7 +274,8 @@ def _main(args) -> int:
         return 2
     from .cluster import DaskSchedulerError
     from .book.notebooks import discover, get_notebook
-    from .book.runs import OutputFolderError, SweepFailed, SweepInterrupted, Terminated
+    from .book.runs import SweepFailed, SweepInterrupted, Terminated
+    from .fileio import OutputFolderError
 
     if args.command != "compare" and not paths.NOTEBOOKS_DIR.is_dir():
         print(f"stitchkit: error: stitchkit {args.command} needs the book's checkout (no notebooks folder at "

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from .fileio import atomic_write_text
+from .fileio import atomic_write_files, claimed, output_folder
 
 # stitchkit.data.NORMALISATION's names, here without importing torch (the command line's choices; a test compares)
 NORMALISATIONS = ("cifar", "half", "mnist", "mnist3", "none", "imagenet")
@@ -137,10 +137,14 @@ def _normaliser(name: str):
     return lambda x: normalise(x, name)
 
 
-def load_images(data: str, split: str, n: int | None, normalisation: str | None):
+def load_images(data: str, split: str, n: int | None, normalisation: str | None, *, seed: int = 0):
     """(images, labels, normalisation used) of ``data`` (a data set's name or an image folder) at
-    ``split``: the first ``n`` images (all when None), normalised (the data set's own by default;
-    an image folder needs ``normalisation``)."""
+    ``split``: a seeded, class-balanced sample of ``n`` images (all when None) in a seeded random
+    order, normalised (the data set's own by default; an image folder needs ``normalisation``).
+
+    Never the first ``n``: a split stored class by class (the offline CIFAR-10 copy is) would give
+    one or two classes, and minibatches of one class. The fit sample comes from the training split
+    and the test sample from the test split, so the two never share an image."""
     from . import datasets
     from .archives import image_folder
 
@@ -154,8 +158,16 @@ def load_images(data: str, split: str, n: int | None, normalisation: str | None)
         spec = datasets.DataSpec(data)
         split_data = datasets.test_split(spec) if split == "test" else datasets.train_split(spec)
         normalisation = normalisation or datasets.default_normalisation(data)
-    count = len(split_data.labels) if n is None else min(n, len(split_data.labels))
-    return _normaliser(normalisation)(split_data.images[:count]), split_data.labels[:count], normalisation
+    import torch
+
+    from .splits import stratified_subset
+
+    labels = split_data.labels
+    count = len(labels) if n is None else min(n, len(labels))
+    idx = stratified_subset(labels, count, seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    idx = idx[torch.randperm(len(idx), generator=g)]  # mixed classes in every minibatch
+    return _normaliser(normalisation)(split_data.images[idx]), labels[idx], normalisation
 
 
 def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str, *,
@@ -164,12 +176,23 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
                   measures: Sequence[str] | None = None, batch_size: int = 250, trust_pickle: bool = False):
     """Load, compare (:func:`stitchkit.comparison.compare`) and write ``out/report.html`` and
     ``out/results.json``; returns the table."""
-    from .comparison import MEASURES, compare
+    from .comparison import MEASURES
 
     measures = tuple(measures or MEASURES)
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
+    out = output_folder(out)  # writable, before any compute (a file in its place, /proc, a read-only disk)
+    with claimed(out):  # and this run's alone while it computes and writes
+        return _compare_into(out, model_a, model_b, layers_a, layers_b, data, weights_a=weights_a,
+                             weights_b=weights_b, normalisation=normalisation, images=images, fit_images=fit_images,
+                             measures=measures, batch_size=batch_size, trust_pickle=trust_pickle)
+
+
+def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str,
+                  *, weights_a, weights_b, normalisation, images, fit_images, measures, batch_size, trust_pickle):
+    from .comparison import compare
+
     a = load_model(model_a, weights_a, trust_pickle=trust_pickle)
     b = load_model(model_b, weights_b, trust_pickle=trust_pickle)
     x, y, used = load_images(data, "test", images, normalisation)
@@ -208,10 +231,9 @@ def _heatmap(table, measure: str) -> str:
 def write_report(table, settings: dict[str, Any], out: Path) -> tuple[Path, Path]:
     """``out/report.html`` (what was compared, the controls' outcome, a heat map per measure, every
     row with its interval) and ``out/results.json`` (the settings and every row)."""
-    out.mkdir(parents=True, exist_ok=True)
     rows = json.loads(table.to_json(orient="records"))
     json_path, html_path = out / "results.json", out / "report.html"
-    atomic_write_text(json_path, json.dumps({"settings": settings, "rows": rows}, indent=1) + "\n")
+    results_text = json.dumps({"settings": settings, "rows": rows}, indent=1) + "\n"
     h = lambda v: html.escape(str(v), quote=True)  # noqa: E731
     controls = table[table.measure.isin(["tlm_self_penalty", "tlm_untrained_sender"])]
     failed = controls[controls.note.str.contains("FAILED")]
@@ -228,7 +250,7 @@ def write_report(table, settings: dict[str, Any], out: Path) -> tuple[Path, Path
                    f"<td>{r.value:.4g}</td><td>{'' if r.low != r.low else f'[{r.low:.4g}, {r.high:.4g}]'}</td>"
                    f"<td>{r.n_images}</td><td>{h(r.note)}</td></tr>" for r in table.itertuples())
     setting_rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in settings.items())
-    atomic_write_text(html_path, f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+    report_text = (f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>stitchkit compare</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:1rem auto;padding:0 1rem}}
 table{{border-collapse:collapse;font-size:.85rem}}td,th{{border:1px solid #ccc;padding:.2rem .4rem;text-align:left}}
@@ -244,6 +266,8 @@ of {h(settings.get('data'))}; intervals are 95% bootstrap intervals where a row 
 <p>Written by <code>stitchkit compare</code>; <code>results.json</code> beside this file holds every number.</p>
 </body></html>
 """)
+    # one set: a stop or a full disk while writing leaves the earlier report and its numbers together
+    atomic_write_files(out, {json_path.name: results_text, html_path.name: report_text})
     return html_path, json_path
 
 

@@ -162,3 +162,78 @@ def test_a_factory_in_the_current_folder_loads_and_a_failing_one_is_named(tmp_pa
     for bad in (".mymodels_cwd:net", "mymodels_cwd:"):
         with pytest.raises(ModelSpecError, match="neither module:callable"):
             load_model(bad)
+
+
+def test_compare_checks_its_output_folder_before_any_compute(tmp_path, monkeypatch, capsys):
+    """Issue 66, finding 4: --out was checked after the whole computation."""
+    from stitchkit import comparison
+
+    write_image_tree(tmp_path, "imgs")
+    monkeypatch.setattr(comparison, "compare", lambda *a, **k: pytest.fail("computed before checking --out"))
+    (tmp_path / "a_file").write_text("not a folder")
+    for out in (tmp_path / "a_file", tmp_path / "a_file" / "under", "/proc/stitchkit-out"):
+        assert cli.main(["compare", "test_compare_cli:tiny", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b",
+                         "1", "--data", str(tmp_path / "imgs"), "--normalisation", "half", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "cannot write to" in err and "Traceback" not in err
+
+
+def test_two_runs_into_one_out_folder_cannot_both_write_there(tmp_path, capsys):
+    """Issue 66, finding 5: two runs of one page into the same --out both exited 0 and printed the
+    same paths; the first run's results were lost."""
+    from stitchkit.fileio import claimed
+
+    write_image_tree(tmp_path, "imgs")
+    out = tmp_path / "out"
+    out.mkdir()
+    with claimed(out):  # as if another run were writing there now
+        assert cli.main(["compare", "test_compare_cli:tiny", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b",
+                         "1", "--data", str(tmp_path / "imgs"), "--normalisation", "half", "--out", str(out)]) == 2
+        assert f"another run is writing to {out}" in capsys.readouterr().err
+        assert cli.main(["run", "S-F1A", "--scale", "smoke", "--out", str(out)]) == 2
+        assert f"another run is writing to {out}" in capsys.readouterr().err
+
+
+def test_a_report_is_replaced_as_a_set(tmp_path, monkeypatch):
+    """Issue 66, finding 5: a stop right after results.json was written, or a full disk, left the
+    new results.json beside the old report.html. Now both are written in full first: a failure
+    while writing either leaves the old pair."""
+    import os
+
+    from stitchkit import fileio
+
+    out = tmp_path / "out"
+    fileio.atomic_write_files(out, {"results.json": "old numbers", "report.html": "old report"})
+    real = os.fdopen
+    calls = []
+
+    def full_disk_on_second(fd, *a, **k):
+        calls.append(fd)
+        if len(calls) == 2:
+            os.close(fd)
+            raise OSError(28, "No space left on device")
+        return real(fd, *a, **k)
+
+    monkeypatch.setattr(fileio.os, "fdopen", full_disk_on_second)
+    with pytest.raises(OSError, match="report.html"):
+        fileio.atomic_write_files(out, {"results.json": "new numbers", "report.html": "new report"})
+    monkeypatch.undo()
+    assert (out / "results.json").read_text() == "old numbers" and (out / "report.html").read_text() == "old report"
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "results.json"]  # no temporary file left
+
+
+def test_the_fit_and_test_samples_are_class_balanced_on_class_sorted_data(tmp_path):
+    """Issue 67, finding 1: the command took the first N images of each split; on a split stored
+    class by class (the shipped CIFAR-10 copy) that is one or two classes, and one-class minibatches."""
+    from collections import Counter
+
+    from stitchkit.compare_report import load_images
+
+    write_image_tree(tmp_path, "imgs", per_class=12)  # written (and read back) class by class
+    for split in ("train", "test"):
+        x, y, _ = load_images(str(tmp_path / "imgs"), split, 12, "half")
+        counts = Counter(y.tolist())
+        assert len(counts) >= 3 and max(counts.values()) - min(counts.values()) <= 1, counts
+        assert y[:4].unique().numel() > 1  # mixed order, not class blocks
+        again = load_images(str(tmp_path / "imgs"), split, 12, "half")[1]
+        assert again.tolist() == y.tolist()  # seeded

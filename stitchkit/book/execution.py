@@ -45,8 +45,8 @@ from .pages import page_boxes, put_under_title, tidy_page
 from ..figure_files import FIGURES_ENV
 from ..results import RESULTS_ENV
 from ..cluster import DaskSchedulerError, connect
-from .runs import (OutputFolderError, SweepFailed, SweepInterrupted, Terminated, describe_failure,
-                   fresh_folder, output_folder)
+from .runs import SweepFailed, SweepInterrupted, Terminated, describe_failure
+from ..fileio import OutputFolderError, claimed, fresh_folder, output_folder  # noqa: F401 (OutputFolderError: docs)
 from .. import figures
 from ..scales import SCALES, UnknownParameterError, check_figure_scale, check_scale, preset
 
@@ -192,7 +192,8 @@ def _run_checked(figure_id: str, scale: str, params: Mapping[str, Any], out_dir:
     info = get_notebook(figure_id)
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / figure_id, f"{_stamp()}-{scale}"))
     out = out_dir / f"{figure_id}.ipynb"
-    return out, _execute(info, out, scale, params, progress=progress)
+    with claimed(out_dir):  # a second run into the same --out is refused while this one writes there
+        return out, _execute(info, out, scale, params, progress=progress)
 
 
 _STATUS_COLUMNS = ("status", "error", "notebook")
@@ -233,6 +234,15 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     combos = grid(values)
     checked = [check_run(info, scale, c) for c in combos]  # every point, once, before any runs
     out_dir = output_folder(out_dir or fresh_folder(paths.RUNS_DIR / "sweeps", f"{figure_id}-{_stamp()}-{scale}"))
+    with claimed(out_dir):  # a second sweep into the same --out is refused while this one writes there
+        return _sweep_into(out_dir, figure_id, scale, values, combos, checked, dask_address, dask_timeout)
+
+
+def _sweep_into(out_dir: Path, figure_id: str, scale: str, values, combos: list[dict], checked: list[dict],
+                dask_address: str | None, dask_timeout: float):
+    """:func:`sweep`'s runs, into its claimed output folder."""
+    import pandas as pd
+
     csv = out_dir / "results.csv"
     dirs = [str(out_dir / f"run{i:03d}") for i in range(len(combos))]
     rows: list[dict | None] = [None] * len(combos)

@@ -1,5 +1,6 @@
-"""Where one-off runs and sweeps write, and how they stop: an output folder claimed by one run
-(:func:`fresh_folder`) or checked writable before any compute (:func:`output_folder`), the errors
+"""How one-off runs and sweeps stop (their output folders are :mod:`stitchkit.fileio`'s
+:func:`~stitchkit.fileio.fresh_folder`, :func:`~stitchkit.fileio.output_folder` and
+:func:`~stitchkit.fileio.claimed`), the errors
 a run or a sweep reports (an unwritable folder, a Dask scheduler that does not answer, failed or
 interrupted sweeps with their tables), SIGTERM turned into an exception (:func:`on_sigterm`), and
 the one line that says why a run failed (:func:`describe_failure`).
@@ -15,9 +16,6 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-
-class OutputFolderError(OSError):
-    """An output folder that cannot be created or written; the message names it."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -76,46 +74,6 @@ class SweepFailed(RuntimeError):
         return lines
 
 
-def fresh_folder(parent: Path, name: str) -> Path:
-    """A new folder ``parent/name`` claimed by this run alone: ``name-2``, ``name-3``, ... when
-    another run (started in the same second, say) has it already. ``mkdir`` without ``exist_ok``
-    claims it atomically, so two runs never share one."""
-    parent = Path(parent)
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputFolderError(f"cannot write to {parent}: {exc.strerror or exc}; choose a writable "
-                                "output folder (--out)") from None
-    for n in range(1, 1000):
-        path = parent / (name if n == 1 else f"{name}-{n}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise OutputFolderError(f"cannot write to {path}: {exc.strerror or exc}; choose a writable "
-                                    "output folder (--out)") from None
-    raise OutputFolderError(f"no free folder for {name} in {parent} after 999 tries")
-
-
-def output_folder(path: str | os.PathLike) -> Path:
-    """Create ``path`` and check that a file can be written in it, before any compute; raises
-    :class:`OutputFolderError` naming it."""
-    import tempfile
-
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise OutputFolderError(f"cannot write to {path}: {exc.strerror or exc}; choose a writable "
-                                "output folder (--out)") from None
-    return path
-
-
 def describe_failure(exc: BaseException) -> str:
     """One line saying why a run failed (for a notebook cell that raised, the cell's exception)."""
     if getattr(exc, "ename", None):  # papermill's PapermillExecutionError
@@ -165,5 +123,5 @@ def sweep_summary(table: "pd.DataFrame", names: list[str]) -> str:
     return out.rename(columns={c: c[len("claim."):] for c in claims} | {"wall_seconds": "wall"}).to_string(index=False)
 
 
-__all__ = ["OutputFolderError", "SweepFailed", "SweepInterrupted", "Terminated",
-           "describe_failure", "fresh_folder", "grid", "on_sigterm", "output_folder", "results_row", "sweep_summary"]
+__all__ = ["SweepFailed", "SweepInterrupted", "Terminated", "describe_failure", "grid", "on_sigterm", "results_row",
+           "sweep_summary"]
