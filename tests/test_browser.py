@@ -183,7 +183,7 @@ def test_scorecard_fits_and_every_badge_carries_its_scale(browser, html_dir, wid
     assert cells and cells[0]["col"] >= 0, "the scorecard has no verdict column"
     assert found["width"] <= found["room"] + 1, f"the scorecard scrolls sideways at {width} px ({found})"
     assert all(c["reachable"] for c in cells), f"a verdict cell is clipped at {width} px"
-    records = bookpages.rows(catalogue.load_pages())
+    records = bookpages.counted(bookpages.rows(catalogue.load_pages()))
     expected = {bookpages.badge_label(r["verdict"], r["scale"]) for r in records if r["verdict"]}
     badges = [c["badge"] for c in cells if c["badge"] is not None]
     assert set(badges) <= expected, f"unexpected verdict badges: {set(badges) - expected}"

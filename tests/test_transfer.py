@@ -97,8 +97,32 @@ def test_an_imported_page_replaces_a_lower_scale_and_keeps_its_verdicts_beside(a
                                                                       ("demo", False, "hernandez/H-F2")]
     records = [r for r in bookpages.rows(pages) if r["id"] == "H-F2"]
     assert [(r["scale"], r["verdict"]) for r in records] == [("gpu", "reproduced"), ("demo", "not reproduced")]
-    part = bookpages.part_markdown(papers.PAPER_BY_PART["hernandez"], pages, records)
-    assert part.count("hernandez/H-F2") == 0 and "(`demo` verdicts on the scorecard)" in part
+    # one run a figure is counted (issue 68, item 6): the gpu run, of the notebook as it is now
+    assert records[0]["superseded"] == "" and "the current gpu run is counted" in records[1]["superseded"]
+    counted = bookpages.counted(records)
+    assert [(r["scale"], r["verdict"]) for r in counted] == [("gpu", "reproduced")]
+    part = bookpages.part_markdown(papers.PAPER_BY_PART["hernandez"], pages, counted)
+    assert part.count("hernandez/H-F2") == 0 and "(`demo` verdicts beside it)" in part
+
+
+def test_a_higher_scale_run_under_retired_rules_is_not_counted_while_a_current_run_is_beside_it(archive, tmp_path):
+    """Issue 68, finding 6: H-F2's shown page was its gpu run under controls since retired, and the
+    scorecard counted its verdicts beside the current demo run's (each claim twice)."""
+    book = _book(tmp_path, "demo")
+    transfer.import_pages(archive, book)
+    gpu_file, demo_file = book / "hernandez" / "H-F2.results.json", book / "hernandez" / "H-F2.demo.results.json"
+    gpu, demo = json.loads(gpu_file.read_text()), json.loads(demo_file.read_text())
+    demo["source_sha256"], gpu["source_sha256"] = gpu["source_sha256"], "an earlier notebook"
+    gpu_file.write_text(json.dumps(gpu))
+    demo_file.write_text(json.dumps(demo))
+    pages = catalogue.load_pages(book)
+    records = [r for r in bookpages.rows(pages) if r["id"] == "H-F2"]
+    counted = bookpages.counted(records)
+    assert [(r["scale"], r["verdict"]) for r in counted] == [("demo", "not reproduced")]
+    assert "made from an earlier version of its notebook (rules since retired); the current demo run is counted" in \
+        records[0]["superseded"]
+    part = bookpages.part_markdown(papers.PAPER_BY_PART["hernandez"], pages, counted)
+    assert "`gpu` page; `demo` verdicts counted" in part and "not reproduced" in part
 
 
 def test_a_lower_scale_never_replaces_a_higher_one(archive, tmp_path):

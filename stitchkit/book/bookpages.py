@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping
 
 from .. import paths
 from . import amendments
-from .catalogue import CATALOGUE, TITLES, VERDICTS, Page, figure_docs, load_pages, minutes, sort_key
+from .catalogue import CATALOGUE, TITLES, VERDICTS, Page, counted_runs, figure_docs, load_pages, minutes, sort_key
 from ..figures import SCALES
 from ..papers import PAPERS, PAPER_BY_PART, Paper, paper_of
 from .apipage import api_markdown
@@ -51,7 +51,9 @@ CSV_FIELDS = ("paper", "part", "id", "title", "page", "claim_key", "claim", "cri
               # the numeric record (issue 33): the judged value, its 95% interval, the threshold
               "value", "low", "high", "threshold", "direction", "tolerance", "unit", "n_test", "reason",
               # a verdict an amendment changed (stitchkit.book.amendments): the earlier verdict, judged value and date
-              "verdict_before_amendment", "before_amendment", "amendment_date")
+              "verdict_before_amendment", "before_amendment", "amendment_date",
+              # a run of the figure the scorecard does not count, and why (stitchkit.book.catalogue.counted_runs)
+              "superseded")
 NO_INTERVAL = "no interval (run before the noise model)"
 
 
@@ -65,7 +67,12 @@ def _date(results: Mapping[str, Any]) -> str:
 
 def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
     """The scorecard as flat records (the CSV/JSON rows): every claim of every page, then, at its
-    catalogue position, every catalogue ID with no results as one ``no page yet`` row."""
+    catalogue position, every catalogue ID with no results as one ``no page yet`` row. A run of a
+    figure that is not the one counted (:func:`stitchkit.book.catalogue.counted_runs`: another
+    scale's, or one made under rules since retired) has its reason in ``superseded``; the scorecard
+    and every count read only the rows without one (:func:`counted`)."""
+    pages = list(pages)
+    chosen = counted_runs(pages)
     by_id: dict[str, list[Page]] = {}
     for page in pages:
         by_id.setdefault(page.id, []).append(page)
@@ -82,7 +89,8 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
             base_page = {**base, "paper": page.paper.name if page.paper else base["paper"], "part": page.part,
                          "page": f"{page.doc}.html" if page.doc else "", "date": _date(r),
                          "commit": prov.get("commit") or "", "device": prov.get("device") or "",
-                         "wall_seconds": prov.get("wall_seconds", "")}
+                         "wall_seconds": prov.get("wall_seconds", ""),
+                         "superseded": chosen[figure_id][1].get(id(page), "")}
             claims = r.get("claims", [])
             if not claims:
                 out.append({**dict.fromkeys(CSV_FIELDS, ""), **base_page, "scale": r.get("scale", ""),
@@ -102,6 +110,11 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                                for k in ("value", "low", "high", "threshold", "direction", "unit", "n_test",
                                          "reason", "tolerance")}, **amended})
     return out
+
+
+def counted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records the scorecard and the counts read: one run a figure, each claim once."""
+    return [r for r in records if not r.get("superseded")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,9 +374,9 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
         if page is None:
             body.append([fid, title, badge(MISSING), "", "", ""])
             continue
-        verdicts = [r["verdict"] for r in records if r["id"] == fid and r["verdict"] in VERDICTS
-                    and r["scale"] == page.results.get("scale")]
-        at = page.results.get("scale", "")
+        mine_counted = [r for r in records if r["id"] == fid and r["verdict"] in VERDICTS]  # the counted run's
+        verdicts = [r["verdict"] for r in mine_counted]
+        at = mine_counted[0]["scale"] if mine_counted else page.results.get("scale", "")
         cell = " ".join(badge(v, badge_label(v, at) if verdicts.count(v) == 1 else
                               f"{verdicts.count(v)} × {badge_label(v, at)}")
                         for v in VERDICTS if v in verdicts) or (
@@ -371,8 +384,9 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
             f"{escape(page.results['role'].rstrip('.'))}; makes no claim" if page.results.get("role")
             else "shows data; makes no claim")
         date = _date(page.results) + (" (behind the code)" if page in behind else "")
-        scale = f"`{page.results.get('scale', '?')}`" + "".join(
-            f" (`{s}` verdicts on the scorecard)" for s in beside.get(fid, []))
+        shown_scale = page.results.get("scale", "?")
+        scale = (f"`{shown_scale}`" + "".join(f" (`{s}` verdicts beside it)" for s in beside.get(fid, []))
+                 if at == shown_scale else f"`{shown_scale}` page; `{at}` verdicts counted")
         body.append([link(page.doc, fid, paper.part), title, cell, scale, date, minutes(page.wall_seconds)])
     walls = [p.wall_seconds for p in mine.values() if p.wall_seconds is not None]
     # the demo budget counts every demo run of the part, also one kept beside a page of a higher scale
@@ -482,12 +496,13 @@ def write_pages(book_dir: Path = paths.BOOK_DIR, toc: Path | None = None,
     unreadable = unreadable_pages(book_dir, problems)
     for fid, why in problems.items():
         warnings.warn(f"book page {fid} not available: {why}", stacklevel=2)
-    records = rows(pages)
+    every = rows(pages)  # the files keep every run, each not counted with its reason
+    records = counted(every)
     gpu = _bench(book_dir.parent / "benchmarks" / "results-gpu.json")
     outputs = {book_dir / "scorecard.md": scorecard_markdown(records, network_accuracies(pages)),
                book_dir / "scorecard-summary.md": summary_markdown(records),
-               book_dir / "_static" / "results.csv": results_csv(records),
-               book_dir / "_static" / "results.json": results_json(records),
+               book_dir / "_static" / "results.csv": results_csv(every),
+               book_dir / "_static" / "results.json": results_json(every),
                book_dir / "cost.md": cost_markdown(pages, _bench(book_dir.parent / "benchmarks" / "results.json"), gpu),
                book_dir / "api.md": api_markdown(),
                Path(toc or book_dir.parent / "_toc.yml"): toc_yaml(book_dir, skip=unreadable)}
@@ -513,5 +528,6 @@ def unreadable_pages(book_dir: Path, problems: dict[str, str]) -> set[str]:
     return bad
 
 
-__all__ = ["BADGES", "MISSING", "SHORT_VERDICT", "badge_label", "network_accuracies", "rows", "scorecard_markdown",
+__all__ = ["BADGES", "MISSING", "SHORT_VERDICT", "badge_label", "counted", "network_accuracies", "rows",
+           "scorecard_markdown",
            "write_pages"]

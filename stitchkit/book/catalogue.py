@@ -87,6 +87,42 @@ class Page:
         return behind_reason(self.results, Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py")
 
 
+def of_current_notebook(page: Page, notebooks_dir: Path | None = None) -> bool:
+    """Whether ``page`` was run from its figure's notebook as it is now (its rules, criteria and
+    controls are the current ones; a library module may still have changed since)."""
+    source = Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{page.id}.py"
+    return source.exists() and page.results.get("source_sha256") == source_hash(source)
+
+
+def counted_runs(pages: list[Page], notebooks_dir: Path | None = None) -> dict[str, tuple[Page, dict[int, str]]]:
+    """The one run of each figure the scorecard counts, and why each of its other runs is not:
+    figure ID -> (the counted page, {id(page): reason} for the others). A figure's runs are the page
+    shown and the verdicts of other scales kept beside it; the counted one is the run of the
+    highest scale among those made from the notebook as it is now (so no verdict judged under
+    rules since retired is counted while a current run exists), else the highest scale. A claim is
+    counted once however many scales it was run at."""
+    rank = {sc: i for i, sc in enumerate(SCALES)}
+    by_id: dict[str, list[Page]] = {}
+    for page in pages:
+        by_id.setdefault(page.id, []).append(page)
+    out = {}
+    for fid, runs in by_id.items():
+        current = {id(p): of_current_notebook(p, notebooks_dir) for p in runs}
+        best = max(runs, key=lambda p: (current[id(p)], rank.get(p.results.get("scale"), -1), p.shown))
+        reasons = {}
+        for p in runs:
+            if p is best:
+                continue
+            scale, date = p.results.get("scale", "?"), str(p.results.get("provenance", {}).get("date") or "?")[:10]
+            chosen = best.results.get("scale", "?")
+            reasons[id(p)] = (f"the {scale} run of {date} was made from an earlier version of its notebook (rules "
+                              f"since retired); the current {chosen} run is counted" if current[id(best)]
+                              and not current[id(p)] else f"the {chosen} run of this figure is counted (one run a "
+                              "figure)")
+        out[fid] = (best, reasons)
+    return out
+
+
 def empty_cache_seconds(pages: list[Page]) -> tuple[float, int]:
     """An estimate of what ``pages`` would take run one after another from an empty cache, and
     how many of them lack the record it needs. A page's results file keeps the compute seconds of
@@ -266,5 +302,6 @@ def figure_docs(book_dir: Path, part: str) -> list[str]:
     return sorted(stems, key=sort_key)
 
 
-__all__ = ["CATALOGUE", "Page", "TITLES", "VERDICTS", "check_results", "empty_cache_seconds", "figure_docs", "figure_id_of",
+__all__ = ["CATALOGUE", "Page", "TITLES", "VERDICTS", "check_results", "counted_runs", "empty_cache_seconds",
+           "figure_docs", "figure_id_of", "of_current_notebook",
            "load_pages", "ran_from_empty_cache", "source_hash"]

@@ -57,11 +57,43 @@ def table(header: list[str], body: list[list[str]]) -> str:
 # The boxes under the title of an executed page, and its tidying
 
 
-def page_boxes(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> str:
+def page_boxes(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = (),
+               counted: Mapping[str, Any] | None = None) -> str:
     """The boxes that open every page, in one cell: the verdicts at a glance (with those of
     ``beside``, runs at other scales kept beside the page), the run's provenance, and the
-    commands that rerun it (with measured times)."""
-    return result_box(results, beside) + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+    commands that rerun it (with measured times). ``counted``: a run beside the page that the
+    scorecard counts instead of the page's own (:func:`counted_beside`): its verdicts open the
+    page, the page's own beside each, with a note saying why."""
+    if counted is None:
+        glance = result_box(results, beside)
+    else:
+        others = [results, *(b for b in beside if b is not counted)]
+        date = str((results.get("provenance") or {}).get("date") or "?")[:10]
+        note = (f"The figures and text below are this figure's `{results.get('scale')}` run of {date}, made from an "
+                f"earlier version of its notebook, under rules since retired. The verdicts that count are those "
+                f"of its current `{counted.get('scale')}` run, here; the `{results.get('scale')}` run's are beside "
+                f"each (*also at {results.get('scale')}*) until a `{results.get('scale')}` machine runs the "
+                "notebook again.")
+        glance = f":::{{note}}\n{note}\n:::\n\n" + result_box(counted, others)
+    return glance + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+
+
+def counted_beside(results: Mapping[str, Any], beside: list[Mapping[str, Any]], source: Path) -> Mapping[str, Any] | None:
+    """The run kept beside a page that the scorecard counts instead of the page's own, or None:
+    where the page's run was made from an earlier version of its notebook (``source``) and a run
+    beside it from the current one, the highest-scale such run (the rule of
+    :func:`stitchkit.book.catalogue.counted_runs`)."""
+    from .catalogue import source_hash
+    from ..figures import SCALES
+
+    if not source.exists():
+        return None
+    current = source_hash(source)
+    if results.get("source_sha256") == current:
+        return None
+    rank = {sc: i for i, sc in enumerate(SCALES)}
+    fresh = [b for b in beside if b.get("source_sha256") == current]
+    return max(fresh, key=lambda b: rank.get(b.get("scale"), -1)) if fresh else None
 
 
 def put_under_title(nb, markdown: str) -> None:
@@ -478,14 +510,16 @@ def link_glossary(nb) -> None:
 GLANCE_START = ":::{admonition} Results at a glance"
 
 
-def refresh_boxes(nb, results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> None:
+def refresh_boxes(nb, results: Mapping[str, Any], beside: list[Mapping[str, Any]] = (),
+                  counted: Mapping[str, Any] | None = None) -> None:
     """Re-render the boxes that open an executed page (:func:`page_boxes`: the verdicts at a
     glance, the run's provenance, the rerun commands with measured times) from its results file,
     so that a page executed before a change of the boxes reads like a new one; every number in
     them is the results file's."""
     for cell in nb.cells:
-        if cell.cell_type == "markdown" and cell.source.startswith(GLANCE_START):
-            cell.source = page_boxes(results, beside)
+        if cell.cell_type == "markdown" and (cell.source.startswith(GLANCE_START) or
+                                             cell.source.startswith(":::{note}\nThe figures and text below are")):
+            cell.source = page_boxes(results, beside, counted)
             return
 
 
@@ -529,7 +563,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
         if results_path.exists():
             results = json.loads(results_path.read_text())
             beside = [json.loads(f.read_text()) for f in sorted(path.parent.glob(f"{path.stem}.*.results.json"))]
-            refresh_boxes(nb, results, beside)
+            refresh_boxes(nb, results, beside, counted_beside(results, beside, paths.NOTEBOOKS_DIR / f"{path.stem}.py"))
             refresh_claims(nb, results)
         changes.insert_into(nb, path.stem, str(results.get("provenance", {}).get("date") or "")[:10])
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
