@@ -39,6 +39,7 @@ from stitchkit.scales import as_table
 run, cfg = open_page("B-T1", globals(),
                       role="This page regenerates the paper's Table 1 from the other Bansal pages' results")
 results = tables.load(cfg)
+run.built_from({fid: (path, results[fid]) for fid, path in tables.source_files(cfg).items()})  # behind when one moves
 run.record(tables.numbers(results), [])
 
 # %% [markdown]

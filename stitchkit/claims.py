@@ -33,6 +33,7 @@ class ClaimSpec:
     controls: tuple[Control, ...] = ()
     n: int = 1
     kind: str = ""  # compatible, improves, fails, stitch_other, no_stitch (stitchkit.controls.KINDS); "" not stated
+    same_as: str = ""  # "ID:key": the same claim on the same evidence, counted on that page (the scorecard counts it once)
 
     def __post_init__(self) -> None:
         if self.kind:

@@ -274,6 +274,7 @@ class Claim:
     n_seeds: int = 1
     interval: str = ""
     kind: str = ""  # what the claim says of stitching (stitchkit.controls.KINDS); "" not stated
+    same_as: str = ""  # "ID:key": the same claim, on the same evidence, made and counted on that page ("": none)
 
     @property
     def failed_controls(self) -> list[Control]:
@@ -373,7 +374,8 @@ class Run:
         return value
 
     def claim(self, key: str, text: str, *, criterion: Criterion, paper: str, ours: str,
-              controls: tuple[Control, ...] | list[Control] = (), n: int = 1, kind: str = "") -> Claim:
+              controls: tuple[Control, ...] | list[Control] = (), n: int = 1, kind: str = "",
+              same_as: str = "") -> Claim:
         """Record a claim whose verdict follows from ``criterion`` and ``controls``."""
         if any(c.key == key for c in self.claims):
             raise ValueError(f"claim {key!r} recorded twice")
@@ -382,7 +384,7 @@ class Run:
         if self.scale != "smoke" and unexplained_zero_width(f):
             controls += (ZERO_WIDTH_CONTROL(f),)
         c = Claim(key, text, criterion.text, paper, ours, criterion.holds, self.scale, controls, n,
-                  **{**f, "n_seeds": max(n, f["n_seeds"])}, kind=kind)
+                  **{**f, "n_seeds": max(n, f["n_seeds"])}, kind=kind, same_as=same_as)
         self.claims.append(c)
         _glue(f"verdict_{key}", c.verdict)
         return c
@@ -401,6 +403,14 @@ class Run:
             self.figures[key] = write_figure_files(fig, folder, key)
         plt.close(fig)
 
+    def built_from(self, read: Mapping[str, tuple[Any, Mapping[str, Any] | None]]) -> None:
+        """For a page built from other pages' results (B-T1, B-F2B): record which it read (figure
+        ID -> (the results file, its contents or None)), so that the page is behind as soon as one
+        of them changes (:func:`stitchkit.staleness.source_changes`)."""
+        from .staleness import source_record
+
+        self.sources = {**getattr(self, "sources", {}), **source_record(read)}
+
     def record(self, numbers: dict[str, Any], claims: Iterable[Any]) -> None:
         """Record every named number and every claim (:class:`stitchkit.claims.ClaimSpec`, by its fields)."""
         for key, value in numbers.items():
@@ -409,7 +419,7 @@ class Run:
             if isinstance(c, Mapping):
                 raise TypeError(f"claim {c.get('key')!r} is a dict: build it with stitchkit.claims.ClaimSpec")
             self.claim(c.key, c.text, criterion=c.criterion, paper=c.paper, ours=c.ours, controls=c.controls, n=c.n,
-                       kind=c.kind)
+                       kind=c.kind, same_as=c.same_as)
 
     def claims_table(self):
         """The claims' details below the page's box (which shows each claim, the paper's value,
@@ -428,8 +438,11 @@ class Run:
                 "provenance": {**self.provenance, "compute_seconds": round(time.perf_counter() - self._t0, 1),
                                "cache": store.ledger_summary(), "networks": networks_used()},
                 "numbers": self.numbers, **({"role": self.role} if self.role else {}),
-                "claims": [{**asdict(c), "verdict": c.verdict, "reason": c.reason} for c in self.claims],
+                "claims": [{**{k: v for k, v in asdict(c).items() if k != "same_as" or v}, "verdict": c.verdict,
+                            "reason": c.reason} for c in self.claims],
                 **({"figures": dict(self.figures)} if self.figures else {}),
+                # the pages a derived page read, by the digest of their results (it is behind when one changes)
+                **({"sources": dict(self.sources)} if getattr(self, "sources", None) else {}),
                 # the library modules this run imported, by hash: the page is behind when one changes
                 "library_sha256": dict(sorted({**library_hashes(scale=self.scale), **self._library}.items())),
                 "library_hash": CODE_HASH}

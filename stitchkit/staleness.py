@@ -169,14 +169,70 @@ def named(modules: list[str], most: int = 4) -> str:
 
 def behind_reason(results: Mapping[str, Any], notebook: Path | None = None, root: Path | None = None) -> str | None:
     """Why the run of ``results`` is behind the code (its notebook ``notebook``, when given and
-    present, changed; or library modules it imported changed, named), or None when it is current."""
+    present, changed; or library modules it imported changed, named; or, for a page built from
+    other pages, one of those pages' results changed since it read them: :func:`source_changes`),
+    or None when it is current."""
     recorded = results.get("source_sha256")
     if notebook is not None and recorded and Path(notebook).is_file() and file_hash(Path(notebook)) != recorded:
         return "notebook changed since the run"
     changed = library_changes(results, root)
     if changed:
         return f"library changed since the run: {named(changed)}"
+    moved = source_changes(results, root)
+    if moved:
+        return f"a page it is built from changed since the run: {', '.join(moved)}"
     return None
+
+
+def results_digest(results: Mapping[str, Any] | None) -> str | None:
+    """SHA-256 of what a run found (its results less what describes the run, :data:`RUN_KEYS`, as
+    :func:`same_results` compares them): a re-run that reproduces a page bit for bit keeps it."""
+    import json
+
+    if results is None:
+        return None
+    found = {k: v for k, v in json.loads(json.dumps(results)).items() if k not in RUN_KEYS}
+    return hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()
+
+
+def source_record(read: Mapping[str, tuple[Path, Mapping[str, Any] | None]]) -> dict[str, dict[str, Any]]:
+    """What a page built from other pages records of them (``results["sources"]``): figure ID ->
+    the results file it read (relative to the repository root where it is inside it) and the
+    :func:`results_digest` of what it found there (None: the page had not run)."""
+    out = {}
+    for fid, (path, results) in read.items():
+        path = Path(path).resolve()
+        try:
+            shown = path.relative_to(paths.REPO_ROOT.resolve()).as_posix()
+        except ValueError:
+            shown = str(path)
+        out[fid] = {"path": shown, "digest": results_digest(results)}
+    return out
+
+
+def source_changes(results: Mapping[str, Any], root: Path | None = None) -> list[str]:
+    """The pages a derived page read (``results["sources"]``, :func:`source_record`) whose results
+    differ now from what it read: each named, with "not run then" or "gone now" where it applies."""
+    import json
+
+    sources = results.get("sources")
+    if not isinstance(sources, Mapping):
+        return []
+    base = Path(root or paths.REPO_ROOT)
+    out = []
+    for fid, rec in sources.items():
+        if not isinstance(rec, Mapping) or not isinstance(rec.get("path"), str):
+            continue
+        path = Path(rec["path"]) if Path(rec["path"]).is_absolute() else base / rec["path"]
+        try:
+            now = json.loads(path.read_text()) if path.exists() else None
+        except ValueError:
+            now = None
+        digest = results_digest(now)
+        if digest != rec.get("digest"):
+            out.append(fid + (" (gone now)" if now is None else " (not run then)" if rec.get("digest") is None
+                              else ""))
+    return out
 
 
 def _differences(a: Any, b: Any, where: str, out: list[str]) -> None:
@@ -204,5 +260,6 @@ def same_results(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
     return out
 
 
-__all__ = ["CODE_HASH", "OPTIONAL_ROWS", "PACKAGE", "SCALE_NAMES", "RUN_KEYS", "behind_reason", "code_hash", "file_hash", "library_changes", "library_hashes", "named",
-           "same_results"]
+__all__ = ["CODE_HASH", "OPTIONAL_ROWS", "PACKAGE", "SCALE_NAMES", "RUN_KEYS", "behind_reason", "code_hash", "file_hash",
+           "library_changes", "library_hashes", "named", "results_digest", "same_results", "source_changes",
+           "source_record"]

@@ -494,3 +494,20 @@ def test_a_zoo_grid_names_the_verdict_a_replaced_run_gave():
     assert pages.GLANCE_GRID_CLASS in box
     assert box.count("(the replaced run: reproduced)") == 1
     assert "(the replaced run:" not in pages.result_box({**res, "provenance": {}})
+
+
+def test_a_claim_made_on_two_pages_is_counted_once():
+    """Issue 68, finding 7: B-F5's random_early_stitch is B-F2A's random_early (the same stitches),
+    and the scorecard counted it twice."""
+    from stitchkit.book import bookpages
+    from stitchkit.book.catalogue import Page
+
+    def page(fid, claims):
+        return Page(fid, "bansal", {"id": fid, "scale": "demo", "claims": claims, "provenance": {}}, f"bansal/{fid}")
+
+    a = page("B-F2A", [{"key": "random_early", "text": "t", "verdict": "reproduced"}])
+    b = page("B-F5", [{"key": "random_early_stitch", "text": "t", "verdict": "reproduced",
+                       "same_as": "B-F2A:random_early"}, {"key": "random_early_cka", "text": "c", "verdict": "reproduced"}])
+    records = [r for r in bookpages.rows([a, b]) if r["claim_key"]]
+    assert [r["claim_key"] for r in bookpages.counted(records)] == ["random_early", "random_early_cka"]
+    assert "the same claim as B-F2A random_early" in next(r for r in records if r["claim_key"] == "random_early_stitch")["superseded"]

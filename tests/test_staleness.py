@@ -129,3 +129,33 @@ def test_a_file_rewritten_within_one_timestamp_tick_is_hashed_afresh(tmp_path):
     f.write_text("b = 2\n")  # same size, and the same modification time, as a coarse clock would give
     os.utime(f, ns=(stamp, stamp))
     assert staleness.file_hash(f) != first
+
+
+def test_a_page_built_from_other_pages_is_behind_when_one_of_them_changes(tmp_path):
+    """Issue 68, finding 6: B-T1 ran before its source pages were re-run and still showed their old
+    verdicts, and nothing marked it stale."""
+    import json
+
+    from stitchkit import staleness
+    from stitchkit.results import Run
+
+    src = tmp_path / "B-F2A.results.json"
+    first = {"id": "B-F2A", "scale": "demo", "claims": [{"key": "connected", "verdict": "not reproduced"}],
+             "numbers": {"x": 6.83}, "provenance": {"date": "2026-11-28"}}
+    src.write_text(json.dumps(first))
+    run = Run("B-T1", "smoke", {})
+    run.built_from({"B-F2A": (src, first), "B-F3A": (tmp_path / "B-F3A.results.json", None)})
+    results = run.to_dict()
+    assert set(results["sources"]) == {"B-F2A", "B-F3A"}
+    assert staleness.source_changes(results, tmp_path) == []
+    # re-run bit for bit (only what describes the run differs): still current
+    src.write_text(json.dumps({**first, "provenance": {"date": "2026-12-01"}}))
+    assert staleness.source_changes(results, tmp_path) == []
+    src.write_text(json.dumps({**first, "claims": [{"key": "connected", "verdict": "inconclusive at this scale"}]}))
+    (tmp_path / "B-F3A.results.json").write_text(json.dumps(first))
+    assert staleness.source_changes(results, tmp_path) == ["B-F2A", "B-F3A (not run then)"]
+    results["library_sha256"] = {}
+    assert staleness.behind_reason(results, root=tmp_path) == \
+        "a page it is built from changed since the run: B-F2A, B-F3A (not run then)"
+    src.unlink()
+    assert "B-F2A (gone now)" in staleness.source_changes(results, tmp_path)

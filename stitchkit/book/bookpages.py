@@ -104,6 +104,9 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                             "claim": c.get("text", ""), "criterion": c.get("criterion", ""),
                             "paper_value": c.get("paper", ""), "ours": c.get("ours", ""),
                             "verdict": c.get("verdict", ""),
+                            **({"superseded": f"the same claim as {c['same_as'].replace(':', ' ', 1)} (the same "
+                                              "evidence), counted there"}
+                               if c.get("same_as") and not base_page["superseded"] else {}),
                             "failed_controls": "; ".join(why_failed(k) for k in failed),
                             "n": c.get("n", ""), "scale": c.get("scale") or r.get("scale", ""),
                             **{k: ("" if c.get(k) is None else c.get(k))

@@ -269,7 +269,7 @@ def random_vs_trained_summary(table: pd.DataFrame, models: dict) -> tuple[dict[s
         numbers[f"trained_cka_{cut}"] = trained.cka[cut]
     positive = [k for k in f2a_claims[0].controls if k.kind == controls.POSITIVE]
     claims = [
-        replace(f2a_claims[1], key="random_early_stitch",
+        replace(f2a_claims[1], key="random_early_stitch", same_as="B-F2A:random_early",  # B-F2A's stitches
                 text="Stitching: the early layers of a trained network behave like a random network's (low penalty)"),
         ClaimSpec(key="random_early_cka",
                   text="CKA also finds the early layers of a trained network similar to a random network's",

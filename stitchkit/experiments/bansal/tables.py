@@ -41,14 +41,15 @@ PRESETS_T1 = {scale: TableConfig() for scale in ("smoke", "demo", "paper")}
 PRESETS_T1["gpu"] = TableConfig()
 
 
+def source_files(cfg: TableConfig) -> dict[str, Path]:
+    """Where each source page's results file is (figure ID -> path)."""
+    folder = Path(cfg.results_dir) if cfg.results_dir else paths.BOOK_DIR / "bansal"
+    return {fid: folder / f"{fid}.results.json" for fid in SOURCES}
+
+
 def load(cfg: TableConfig) -> dict[str, dict | None]:
     """Each source page's results (None where the page has not run)."""
-    folder = Path(cfg.results_dir) if cfg.results_dir else paths.BOOK_DIR / "bansal"
-    out = {}
-    for fid in SOURCES:
-        path = folder / f"{fid}.results.json"
-        out[fid] = json.loads(path.read_text()) if path.exists() else None
-    return out
+    return {fid: json.loads(path.read_text()) if path.exists() else None for fid, path in source_files(cfg).items()}
 
 
 def _verdicts(res: dict, keys: tuple[str, ...]) -> str:
@@ -167,10 +168,14 @@ PRESETS_F2B = {scale: StandInConfig() for scale in ("smoke", "demo", "paper")}
 PRESETS_F2B["gpu"] = StandInConfig()
 
 
+def stand_in_file(cfg: StandInConfig) -> Path:
+    """Where B-F6's results file is."""
+    return (Path(cfg.results_dir) if cfg.results_dir else paths.BOOK_DIR / "bansal") / "B-F6.results.json"
+
+
 def stand_in(cfg: StandInConfig) -> tuple[dict | None, pd.DataFrame]:
     """B-F6's results (None if it has not run) and its claims as a table."""
-    folder = Path(cfg.results_dir) if cfg.results_dir else paths.BOOK_DIR / "bansal"
-    path = folder / "B-F6.results.json"
+    path = stand_in_file(cfg)
     if not path.exists():
         return None, pd.DataFrame({"claim": ["B-F6 has not run yet"]})
     res = json.loads(path.read_text())
