@@ -220,7 +220,7 @@ seeds.component_table(seeds.seed_component(cfg, scale))
 # through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.bansal`
-# before any run; the thresholds are the paper's own wording turned into numbers. A claim whose
+# before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*); the thresholds are the paper's own wording turned into numbers. A claim whose
 # control fails is *inconclusive at this scale*. Until 2026-11-22 this page judged the raw
 # penalties; it now judges them beyond the self-stitch at the same cut, as the other Bansal
 # pages do, because an earlier `demo` run showed self-stitches well below zero (the ViT's).

@@ -151,7 +151,7 @@ longer.round(2)
 # through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal` before any run. "Compatible" and "as good as" use
+# `stitchkit.experiments.bansal` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). "Compatible" and "as good as" use
 # B-F2A's bound (penalty at most 3 points, the paper's "up to 3% error"); "improves" means a
 # gain of at least 1 point. A claim whose control fails (any of those it needs, above) is
 # *inconclusive at this scale*. A "more is better" claim also needs its premise: the bottom with

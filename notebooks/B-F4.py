@@ -134,7 +134,7 @@ longer.round(2)
 # ## Claims
 #
 # The verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.bansal`
-# before any run. The paper gives no number for "minimal"; we fix it at 2 points of spread at
+# before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). The paper gives no number for "minimal"; we fix it at 2 points of spread at
 # every cut, two thirds of the 3 points the paper calls "close to 0" in Table 1.
 
 # %%

@@ -121,7 +121,7 @@ run.figure("penalty_cka", plotting.penalty_and_cka(
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.bansal`
-# before any run. The penalty threshold is B-F2A's ("low penalty": at most 5 points at the first
+# before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). The penalty threshold is B-F2A's ("low penalty": at most 5 points at the first
 # cut). The paper gives no number for "high" CKA; we fix it at 0.5 (half the maximum), and "the
 # same trend" as a Spearman correlation of at most −0.5 between penalty and CKA over the cuts.
 # A claim whose control fails (any of those it needs, above) is *inconclusive at this scale*.

@@ -146,7 +146,7 @@ length.length_table(longer, claims)
 # through the cache (amended on 2026-11-27, after the runs had been seen).
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal` before any run. "Connected" uses B-F2A's bound (penalty
+# `stitchkit.experiments.bansal` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). "Connected" uses B-F2A's bound (penalty
 # at most 3 points, the paper's "up to 3% error"); "further apart by CKA" a difference of mean
 # CKA of at least 0.05. A claim whose control fails (any of those it needs, above) is
 # *inconclusive at this scale*.

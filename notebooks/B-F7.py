@@ -83,7 +83,7 @@ run.figure("cka", plotting.cka_lines(table, title=bottoms.title(cfg, scale), pap
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal` before any run. The paper gives "as low as 0" for
+# `stitchkit.experiments.bansal` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). The paper gives "as low as 0" for
 # samples (we take at most 0.2), the range 0.7-0.9 for width, and "similar" for training time
 # (we take at least 0.5 at every layer, B-F5's bound for high CKA). No claim here has a trained
 # stitch in it, so none carries a stitching control. "Width" has a premise instead (amended on

@@ -114,7 +114,7 @@ longer.round(2)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal.f8` before any run: "fine-tuning tells them apart less
+# `stitchkit.experiments.bansal.f8` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): "fine-tuning tells them apart less
 # well" needs stitching's separation to exceed fine-tuning's by at least 5 points, "stitching
 # can" a separation of at least 10 points. The trained top stitched into itself loses at most
 # {glue:text}`self_stitch_worst:.2f` points at a cut; its largest gain, the self-stitch gain, is

@@ -137,7 +137,7 @@ longer.round(2)
 # ## Claims
 #
 # The verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.bansal.f9` before any run: the paper's "up to ≈3%" as at most 3
+# `stitchkit.experiments.bansal.f9` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): the paper's "up to ≈3%" as at most 3
 # points of test accuracy. A failed control (any of those above) makes it *inconclusive at this
 # scale*.
 

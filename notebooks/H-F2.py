@@ -164,7 +164,7 @@ plain(longer)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.hernandez` before any run. The paper gives no numbers for "high" and
+# `stitchkit.experiments.hernandez` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). The paper gives no numbers for "high" and
 # "low"; we take at least 90% of the receiver's own accuracy on average on and below the
 # diagonal, at most 50% above it and, for the untrained controls, at most 50% outside the
 # corner, for every pair (the minimum or maximum over pairs). Each is judged on the 95%

@@ -113,7 +113,7 @@ longer.round(2)
 # ## Claims
 #
 # The verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.hernandez` before any run: "losing granularity" as a Spearman
+# `stitchkit.experiments.hernandez` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): "losing granularity" as a Spearman
 # correlation of at most −0.5 between the layer and the similarity to the original. It is
 # judged on the 95% interval of ρ (the judged value column), from a bootstrap over the scored
 # test images (one resample for every layer): the claim is reproduced or not reproduced only

@@ -127,7 +127,7 @@ longer.style.format({c: "{:.2e}" for c in longer.columns if c not in ("sender", 
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.hernandez` before any run: "typically" is at least half of the
+# `stitchkit.experiments.hernandez` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): "typically" is at least half of the
 # stitches with ES the smallest of the three, and "orders of magnitude" a median ratio EV / ES
 # of 100 or more; a network stitched into itself at i = j is left out of both (its
 # least-squares stitch is exact). Each is judged on the 95% interval of its value (the judged

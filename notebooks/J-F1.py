@@ -129,7 +129,7 @@ ood_longer.round(3)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.balogh` before any run.
+# `stitchkit.experiments.balogh` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*).
 
 # %%
 run.save()

@@ -119,7 +119,7 @@ longer.round(3)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.balogh` before any run. "High accuracy" is a relative accuracy of at
+# `stitchkit.experiments.balogh` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). "High accuracy" is a relative accuracy of at
 # least 0.9; where no stitch of a method reaches it, its median-AUROC claim has nothing to
 # measure: it records no value and is inconclusive.
 

@@ -159,7 +159,7 @@ identification_display.rivals_table(rivals)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.balogh` before any run.
+# `stitchkit.experiments.balogh` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*).
 
 # %%
 run.save()

@@ -143,7 +143,7 @@ run.figure("accuracy", plotting.spread_per_layer(
 # run").
 #
 # The verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.smith`
-# before any run: "beats the baseline" means the mean stitched accuracy over initialisations is
+# before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): "beats the baseline" means the mean stitched accuracy over initialisations is
 # at least the Digit model's own at every one of the 2 × 5 sender-layer points (the Digit
 # sender's own stitches are the positive control).
 

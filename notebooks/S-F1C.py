@@ -108,7 +108,7 @@ run.figure("rank", plotting.spread_per_layer(
 # {doc}`S-F1B`'s self-stitch control, which could make it inconclusive for a reason that is not
 # about ranks; it was removed after earlier runs had been seen (see "Changes after a run").
 #
-# "Clearly differs" is fixed before the run as: at both layers 2 and 3 and for both the Colour
+# "Clearly differs" is fixed before the page's first run as: at both layers 2 and 3 and for both the Colour
 # and the Correlated sender, the gap between mean ranks exceeds the sum of the two standard
 # deviations over initialisations.
 

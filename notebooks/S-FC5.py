@@ -131,7 +131,7 @@ run.figure("accuracy_rank", plotting.spread_per_layer(
 # a stitching verdict (kind *no_stitch*): it carries no stitching control. The controls were
 # matched to the claims in issue 46, after earlier runs had been seen (see "Changes after a run").
 #
-# Criteria fixed before the run: "full compatibility" means the mean stitched accuracy of the
+# Criteria fixed before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): "full compatibility" means the mean stitched accuracy of the
 # Colour-only and the noise sender is at least the Digit model's own at every layer; "rank
 # differs" means that at 3 or more of the 5 stitch points the noise sender's rank (mean ± sd)
 # lies entirely outside every learned sender's mean ± sd.

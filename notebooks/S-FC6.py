@@ -117,7 +117,7 @@ run.figure("vgg", vgg.plot_vgg(table, cfg, scale))
 # matched to the claims in issue 46, after earlier runs had been seen (see "Changes after a
 # run").
 #
-# Criteria fixed before the run: Digit "improves" when its mean noise-stitched accuracy is at
+# Criteria fixed before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): Digit "improves" when its mean noise-stitched accuracy is at
 # least its whole accuracy at every cut; Correlated "holds" when it stays within 2 points of its
 # whole accuracy at every cut; Colour and Colour-only "vary widely" when either spreads by 20
 # points or more over initialisations at some cut. The premise: every whole VGG19 must reach 90%

@@ -127,7 +127,7 @@ run.figure("gains", better_than.plot_gains(
 # result is the same. The controls were matched to the claims in issue 46, after earlier runs
 # had been seen (see "Changes after a run").
 #
-# Criteria fixed before the run: the contradiction holds when both gains are non-negative
+# Criteria fixed before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): the contradiction holds when both gains are non-negative
 # (means over initialisations); the self-stitch claim when Digit into itself scores at least
 # the Digit model. At `paper` scale a third claim compares all twelve numbers with the paper's
 # (each within 2 points); at smaller scales the models are smaller and weaker, so the

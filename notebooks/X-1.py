@@ -37,7 +37,7 @@
 # `balogh`: {doc}`../balogh/J-T1`'s ResNet-18s (seeds 0 and 1). The layers are every cut whose
 # output is a map (the stem and every block or stage).
 #
-# **Hypotheses**, per zoo, fixed in `stitchkit.experiments.across` before any run:
+# **Hypotheses**, per zoo, fixed in `stitchkit.experiments.across` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*):
 #
 # 1. *Linear CKA and DM (func.) rank the layer pairs between the networks alike*, $\tau \ge 0.5$.
 #    From Balogh & Jelasity (2025): in Ding et al.'s tests DM ranks with the best structural
@@ -142,7 +142,7 @@ across.partings(results)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.across` before any run. These are this book's hypotheses, not the
+# `stitchkit.experiments.across` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). These are this book's hypotheses, not the
 # papers' claims: the *paper* column names the paper each is derived from.
 
 # %%

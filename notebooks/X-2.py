@@ -35,7 +35,7 @@
 # {doc}`X-1`, whose computation this page shares.
 #
 # **Claims**, per zoo, Balogh & Jelasity's for ResNet-18 with J-T1's criteria, fixed in
-# `stitchkit.experiments.across_identify` before any run:
+# `stitchkit.experiments.across_identify` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*):
 #
 # 1. *Every notion identifies every layer within its network*: the lowest of the five
 #    intra-network percentages is 100%.
@@ -114,7 +114,7 @@ run.figure("identification", identify.plot_identification(results))
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.across_identify` before any run.
+# `stitchkit.experiments.across_identify` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*).
 
 # %%
 run.save()

@@ -161,7 +161,7 @@ conclusions.probe_table(probe)
 # ## Claims
 #
 # Each verdict is computed from the criterion in its row, fixed in
-# `stitchkit.experiments.across_conclusions` before any run.
+# `stitchkit.experiments.across_conclusions` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*).
 
 # %%
 run.save()

@@ -290,7 +290,8 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
         items.append(item)
     return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
             + "\n".join(items)
-            + "\n\nEach verdict follows from a criterion fixed before the run; see *Claims* below.\n:::")
+            + "\n\nEach verdict follows from its criterion (see *Claims* below); a criterion changed after a run is "
+              "listed, dated, under *Changes after a run*.\n:::")
 
 
 def _precision(p: Mapping[str, Any]) -> str:
