@@ -69,7 +69,13 @@ class ParameterValueError(ValueError):
 # Plausibility bounds by field name (suffix), for fields that state no ``le`` of their own: the
 # papers' longest schedules are 200 epochs and their widest networks 512 channels at the base
 # (VGG19's last stage) or 192 (ViT-Ti); a value past these bounds is refused before compute.
-PLAUSIBLE = {"epochs": 1000.0, "width": 1024.0, "steps": 10_000_000.0}
+# Counts a page repeats its work by (initialisations, networks, pairs), sizes (noise examples per
+# class: no more than a data set holds), learning rates and the like get a bound of the same kind
+# (issue 66, finding 6: `-p noise_per_class 1e12` computed for 2 minutes, then asked for 80 TB).
+PLAUSIBLE = {"epochs": 1000.0, "width": 1024.0, "steps": 10_000_000.0,
+             "inits": 100.0, "networks": 100.0, "pairs": 1000.0, "per_class": 60_000.0, "lr": 10.0,
+             "ranks": 10_000.0, "blocks": 1000.0, "pretrain": 1000.0, "finetune": 1000.0, "every": 1000.0,
+             "layer": 1000.0, "cuts": 1000.0, "threshold": 100.0}
 
 
 def _plausible_le(name: str) -> float | None:
@@ -101,16 +107,17 @@ MAX_TRAIN_IMAGES = 50_000  # the CIFAR-10 training split (MNIST has 60,000): no 
 
 def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
           gt: float | None = None, le: float | None = None, existing_folder: bool = False,
-          items: Mapping[str, Any] | None = None, unique: bool = False, nonempty: bool = False) -> Any:
+          items: Mapping[str, Any] | None = None, unique: bool = False, nonempty: bool = False,
+          length: int | None = None) -> Any:
     """A config field with its help text (the comment in the notebook's parameters cell) and
     its allowed values (``choices``, bounds ``ge``/``gt``/``le``, or for a path, a folder that
     must exist when the value is given). For a tuple, ``items`` holds the rules of each item
-    (keys ``choices``, ``ge``, ``gt``, ``le``, ``odd``), ``unique`` forbids repeats and
-    ``nonempty`` an empty one."""
+    (keys ``choices``, ``ge``, ``gt``, ``le``, ``odd``), ``unique`` forbids repeats,
+    ``nonempty`` an empty one and ``length`` any other number of items (a pair: 2)."""
     if items and set(items) - {"choices", "ge", "gt", "le", "odd"}:
         raise TypeError(f"unknown item rule(s) {sorted(set(items) - {'choices', 'ge', 'gt', 'le', 'odd'})}")
     meta = {"help": help, "choices": choices, "ge": ge, "gt": gt, "le": le, "existing_folder": existing_folder,
-            "items": dict(items or {}), "unique": unique, "nonempty": nonempty}
+            "items": dict(items or {}), "unique": unique, "nonempty": nonempty, "length": length}
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for a sequence default")
     return dataclasses.field(default=default, metadata=meta)
@@ -134,6 +141,7 @@ def _describe_items(meta: Mapping[str, Any]) -> str:
         what = f"each {what}" if what else ""
     what += (", " if what else "") + "no repeats" if meta.get("unique") else ""
     what = ("at least one" + (", " if what else "") + what) if meta.get("nonempty") else what
+    what = (f"exactly {meta['length']}" + (", " if what else "") + what) if meta.get("length") else what
     return f" ({what})" if what else ""
 
 
@@ -183,8 +191,8 @@ def validate(cls: type, name: str, value: Any) -> Any:
     original = value
 
     def bad() -> ParameterValueError:
-        return ParameterValueError(f"parameter {name!r} = {original!r} is invalid: expected {_describe(tp, meta)}"
-                                   + (" or None" if optional else ""))
+        return ParameterValueError(f"parameter {name!r} = {_shown(original)} is invalid: expected "
+                                   f"{_describe(tp, meta)}" + (" or None" if optional else ""))
 
     if value is None:
         if optional:
@@ -210,7 +218,17 @@ def validate(cls: type, name: str, value: Any) -> Any:
     elif base is tuple:
         if not isinstance(value, (list, tuple)):
             raise bad()
-        value = tuple(_check_item(v, _item_type(tp), meta.get("items") or {}, bad) for v in value)
+        if meta.get("length") is not None and len(value) != meta["length"]:
+            raise ParameterValueError(f"parameter {name!r} = {_shown(original)} is invalid: expected exactly "
+                                      f"{meta['length']} items, got {len(value)} ({_describe(tp, meta)})")
+        checked = []
+        for i, v in enumerate(value):
+            try:
+                checked.append(_check_item(v, _item_type(tp), meta.get("items") or {}, bad))
+            except ParameterValueError:  # name the item: "expected a list" alone misleads for a list
+                raise ParameterValueError(f"parameter {name!r} = {_shown(original)} is invalid: item {i + 1} "
+                                          f"({_shown(v)}) is not allowed; expected {_describe(tp, meta)}") from None
+        value = tuple(checked)
         if meta.get("unique") and len(set(value)) != len(value):
             raise bad()
         if meta.get("nonempty") and not value:
@@ -224,6 +242,12 @@ def validate(cls: type, name: str, value: Any) -> Any:
         if meta.get(key) is not None and not ok(value, meta[key]):
             raise bad()
     return value
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` as an error shows it: cut after ``limit`` characters (a 100 kB value is not echoed)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _check_item(value: Any, tp: Any, rules: Mapping[str, Any], bad) -> Any:

@@ -747,6 +747,19 @@ def test_the_kernel_socket_folder_goes_with_the_kernel():
     (["run", "B-F2A", "--scale", "smoke", "-p", "stitch_batch", "99999999999999999999"],
      "parameter 'stitch_batch' = 99999999999999999999 is invalid"),
     (["run", "B-F2A", "--scale", "smoke", "-p", "dm_images", "1000000000"], "parameter 'dm_images' = 1000000000 is invalid"),
+    # issue 66, finding 6: these computed for minutes (or for ever), or failed inside the notebook
+    (["run", "S-FC5", "--scale", "smoke", "-p", "noise_per_class", "1000000000000"],
+     "parameter 'noise_per_class' = 1000000000000 is invalid: expected an integer ≥ 1 and ≤ 60000"),
+    (["run", "S-F1B", "--scale", "smoke", "-p", "inits", "1000000000"], "parameter 'inits' = 1000000000 is invalid"),
+    (["run", "B-F7", "--scale", "smoke", "-p", "samples_pair", "[-5000, 100]"],
+     "parameter 'samples_pair' = [-5000, 100] is invalid: item 1 (-5000) is not allowed"),
+    (["run", "B-F7", "--scale", "smoke", "-p", "samples_pair", "[5000]"], "expected exactly 2 items, got 1"),
+    (["run", "B-F7", "--scale", "smoke", "-p", "samples_pair", "[512, 1024, 2048]"], "expected exactly 2 items, got 3"),
+    (["run", "B-F7", "--scale", "smoke", "-p", "width_pair", "[0.25, 1e309]"],
+     "parameter 'width_pair' = [0.25, inf] is invalid: item 2 (inf) is not allowed"),
+    (["run", "B-F2A", "--scale", "smoke", "-p", "stitch_lr", "1e6"], "parameter 'stitch_lr' = 1000000.0 is invalid"),
+    (["run", "B-F2C", "--scale", "smoke", "-p", "bottom_samples", "[5000, 99999999]"], "item 2 (99999999) is not allowed"),
+    (["run", "B-F4", "--scale", "smoke", "-p", "test_size", "9" * 100_000], "... (100002 characters) is invalid"),
 ])
 def test_values_out_of_range_are_refused_before_compute(argv, message, tmp_path, monkeypatch, capsys):
     """Issue 50, finding 4: each of these started computing (or failed inside a cell after 56 s)."""

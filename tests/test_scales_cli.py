@@ -234,11 +234,11 @@ def test_every_notebook_opens_with_its_own_figure():
 @pytest.mark.parametrize("argv, message", [
     # finding 1: an item of a list parameter
     (["run", "B-F2A", "-p", "other_archs", "['foo']"],
-     "parameter 'other_archs' = ['foo'] is invalid: expected a list (each one of 'resnet18_x0.5'"),
+     "parameter 'other_archs' = ['foo'] is invalid: item 1 ('foo') is not allowed; expected a list (each one of 'resnet18_x0.5'"),
     (["run", "B-F2A", "-p", "other_archs", "['vit', 'vit']"], "no repeats"),
     (["run", "B-F2A", "-p", "other_archs", "myrtle"], "expected a list (each one of"),
     # finding 2: every point of a sweep, before the first runs
-    (["sweep", "B-F4", "-p", "kernel_sizes", "[1]", "[2]"], "parameter 'kernel_sizes' = [2] is invalid: expected a "
+    (["sweep", "B-F4", "-p", "kernel_sizes", "[1]", "[2]"], "parameter 'kernel_sizes' = [2] is invalid: item 1 (2) is not allowed; expected a "
                                                             "list (at least one, each odd and ≥ 1 and ≤ 15, no repeats)"),
     # finding 3: rules that need the scale's model
     (["run", "B-F3B", "--scale", "demo", "-p", "cuts", "['stem', 'block3']"],

@@ -39,7 +39,8 @@ class SamplesConfig(BottomsConfig):
 
     top_samples: int = param(10_000, "training images of the top (paper 10k)", ge=1, le=50_000)
     bottom_samples: tuple[int, ...] = param((5_000, 25_000, 50_000), "training images of each bottom (paper "
-                                            "5k, 10k, 25k; the top into itself stands for 10k; 50k added)")
+                                            "5k, 10k, 25k; the top into itself stands for 10k; 50k added)",
+                                            items={"ge": 128, "le": 50_000})
 
     def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
         return _samples_models(self, scale)
@@ -248,7 +249,7 @@ class EpochsConfig(BottomsConfig):
     MIN_CUTS = 3  # early, middle and late layers
 
     snapshots: tuple[float, ...] = param((0.25, 1.0), "the bottoms: fractions of the run (paper: epochs 40 and 160 "
-                                         "of 160)")
+                                         "of 160)", items={"gt": 0, "le": 1})
     top_snapshot: float = param(0.5, "the top: fraction of the run (paper: epoch 80 of 160)", gt=0, le=1)
 
     def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:

@@ -38,7 +38,7 @@ class WidthConfig(BottomsConfig):
     """B-F3C: networks of several widths (seed 0) stitched into each other, every ordered pair."""
 
     width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
-                                             "(paper x0.25, x1, x2)")
+                                             "(paper x0.25, x1, x2)", items={"gt": 0, "le": 16})
 
     def networks(self, scale: str) -> list[zoo.ModelSpec]:
         """Every width's network and the seed-variance component's (at the base width)."""

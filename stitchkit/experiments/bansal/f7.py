@@ -36,10 +36,12 @@ class MoreCKAConfig:
     model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
     final_bn: bool = param(True, "BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)")
     samples_pair: tuple[int, ...] = param((5_000, 25_000), "training images of the two networks compared "
-                                          "(paper 5k vs 25k; seed 1, as B-F2C's bottoms)")
-    width_pair: tuple[float, ...] = param((0.25, 2.0), "widths compared (paper x0.25 vs x2; seed 0, as B-F3C)")
+                                          "(paper 5k vs 25k; seed 1, as B-F2C's bottoms)", length=2,
+                                          items={"ge": 128, "le": 50_000})
+    width_pair: tuple[float, ...] = param((0.25, 2.0), "widths compared (paper x0.25 vs x2; seed 0, as B-F3C)",
+                                          length=2, items={"gt": 0, "le": 16})
     length_pair: tuple[float, ...] = param((0.5, 1.0), "snapshots compared, as fractions of one run (paper "
-                                           "epoch 80 vs 160; seed 0, as B-F3B)")
+                                           "epoch 80 vs 160; seed 0, as B-F3B)", length=2, items={"gt": 0, "le": 1})
     cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
 
     def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
@@ -47,10 +49,6 @@ class MoreCKAConfig:
                                    **changes)
 
     def pairs(self, scale: str) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
-        for name, pair in (("samples_pair", self.samples_pair), ("width_pair", self.width_pair),
-                           ("length_pair", self.length_pair)):
-            if len(pair) != 2:
-                raise ValueError(f"{name} must name two values, got {pair}")
         (n1, n2), (w1, w2), (l1, l2) = self.samples_pair, self.width_pair, self.length_pair
         return {f"{thousands_label(n1)} vs {thousands_label(n2)} samples": (self.variant(scale, 1, train_size=n1),
                                                   self.variant(scale, 1, train_size=n2)),
