@@ -210,10 +210,17 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
     hooked_a, hooked_b = HookedModel(model_a, "A"), HookedModel(model_b, "B")
+    for which, cuts in (("A", cuts_a), ("B", cuts_b)):
+        twice = sorted({c for c in cuts if list(cuts).count(c) > 1})
+        if twice:
+            raise ValueError(f"layer(s) {', '.join(map(repr, twice))} named twice in {which}'s layers: name each once")
     for c in cuts_a:
         hooked_a.module(c)  # a wrong name is refused before any forward pass
     for c in cuts_b:
         hooked_b.module(c)
+    for which, model in (("A", model_a), ("B", model_b)):
+        if next(model.parameters(), None) is None:
+            raise ValueError(f"model {which} has no parameters: there is no trained network to compare")
     if batch_size < MIN_BATCH:
         raise ValueError(f"batch_size {batch_size}: CKA's unbiased minibatch estimator needs at least {MIN_BATCH}")
     tensor = isinstance(images, torch.Tensor)
@@ -238,6 +245,12 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     was = (model_a.training, model_b.training)
     model_a.eval()
     model_b.eval()
+    try:
+        probe(hooked_a, hooked_b, images, labels, dev_a, dev_b)  # before any pass over the images
+    except Exception:
+        model_a.train(was[0])
+        model_b.train(was[1])
+        raise
     # every forward pass, fit and stitch in exact fp32 (on a GPU, PyTorch lets convolutions use TF32, whose
     # 10-bit inputs would move the measures at the third digit)
     gpu = "cuda" if "cuda" in (dev_a.type, dev_b.type) else "cpu"
@@ -253,6 +266,56 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+class InputError(ValueError):
+    """The models cannot be compared on these images (channels, classes, non-finite outputs): the
+    message names which model and why, before any measurement."""
+
+
+@torch.no_grad()
+def probe(hooked_a: HookedModel, hooked_b: HookedModel, images, labels, dev_a, dev_b) -> None:
+    """One forward pass of each model on two of the images, before any measurement: a model that
+    cannot take them (a greyscale model given RGB images, and the reverse), one whose outputs are
+    not finite (NaN weights), and labels beyond the classes B outputs are each an
+    :class:`InputError` naming the model and the shapes, not a traceback after the compute."""
+    if isinstance(images, torch.Tensor):
+        x, y = images[:2], None if labels is None else labels[:2]
+        top = None if labels is None or not len(labels) else int(labels.max())
+    else:
+        first = next(iter(images), None)
+        if first is None:
+            raise InputError("no images to measure on (the batches are empty)")
+        x, y = (first[0], first[1]) if isinstance(first, (tuple, list)) else (first, None)
+        x = x[:2]
+        top = None if y is None else int(y.max())
+    for which, hooked, dev in (("A", hooked_a, dev_a), ("B", hooked_b, dev_b)):
+        convs = [m for m in hooked.model.modules() if isinstance(m, nn.Conv2d)]
+        if convs and x.dim() == 4 and convs[0].in_channels != x.shape[1]:
+            raise InputError(f"model {which} takes {convs[0].in_channels}-channel images, these have {x.shape[1]} "
+                             f"(shape {tuple(x.shape)}): give data of the model's kind (e.g. mnist for a greyscale "
+                             "model), or a model for these images")
+        try:
+            out = logits_of(hooked.model(x.to(dev)))
+        except Exception as exc:
+            line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise InputError(f"model {which} cannot take these images (shape {tuple(x.shape)}): "
+                             f"{type(exc).__name__}: {line}") from None
+        if not torch.isfinite(out).all():
+            raise InputError(f"model {which}'s outputs on these images are not finite (NaN or infinite): check its "
+                             "weights (a NaN weight makes every measure meaningless)")
+        if which == "B" and top is not None and out.dim() == 2 and top >= out.shape[1]:
+            raise InputError(f"model B outputs {out.shape[1]} classes, but the labels go up to {top}: give a model "
+                             f"with a head for these classes (e.g. --kwargs-b '{{\"num_classes\": {top + 1}}}')")
+
+
+def _undefined(values, what: str) -> str | None:
+    """Why a measure is undefined on these activations (not finite: a constant or NaN layer), or None."""
+    arr = np.asarray(values, dtype=np.float64)
+    if np.isfinite(arr).all():
+        return None
+    return f"undefined here: {what} is not finite on these images (a constant, NaN or infinite layer)"
+
+
+@torch.no_grad()
 def _fit_dm(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a,
             dev_b) -> dict:
     """The direct-matching maps of every pair, their normal equations accumulated batch by batch."""
@@ -275,7 +338,17 @@ def _fit_dm(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, fit_im
                         ne.update(_rows(_match(ha[part].to(hb.device), hb[part])), _rows(hb[part]))
                 except StitchError as exc:  # no linear map between these layers: its rows say so
                     eqs[(a, b)] = exc
-    return {pair: ne if isinstance(ne, StitchError) else _map_of(ne, like[pair[1]]) for pair, ne in eqs.items()}
+    maps = {}
+    for pair, ne in eqs.items():
+        if isinstance(ne, StitchError):
+            maps[pair] = ne
+            continue
+        try:
+            maps[pair] = _map_of(ne, like[pair[1]])
+        except (np.linalg.LinAlgError, RuntimeError, ValueError) as exc:  # NaN or degenerate activations
+            maps[pair] = StitchError(f"the least-squares fit failed ({type(exc).__name__}): the activations are "
+                                     "constant, NaN or infinite on the fit images")
+    return maps
 
 
 ROW_BUDGET = 1 << 22  # elements of A's rows (matched to B's layout) handled at once: 32 MB in float64
@@ -390,24 +463,39 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
 
     own_ok = np.concatenate(own) if own else None
     judged = own_ok is not None and ("dm_accuracy" in measures or "tlm_accuracy" in measures)
+    at_chance = _at_chance(own_ok, torch.cat(ys) if ys else None)
     counts = noise.resampler(n, "compare images").counts if judged else None  # (R, n): the paired bootstrap
     for a in cuts_a:
         for b in cuts_b:
-            if cka is not None:
-                e = noise.from_replicates(cka.replicates(a, b), n_test=n - small)
-                row(a, b, "cka", e.value, e.low, e.high, "linear CKA, minibatch unbiased HSIC (Nguyen et al. 2021); "
-                    "bootstrap over the minibatches", count=n - small)
+            if cka is not None and (a, b) not in cka.terms:
+                row(a, b, "cka", np.nan, note=f"undefined: no minibatch of at least {MIN_BATCH} images", count=0)
+            elif cka is not None:
+                reps = cka.replicates(a, b)
+                why = _undefined(reps, f"CKA between {a} and {b}")
+                if why:
+                    row(a, b, "cka", np.nan, note=why, count=n - small)
+                elif len(cka.terms[(a, b)]) < 2:
+                    row(a, b, "cka", float(np.asarray(reps)[0]), note="linear CKA, minibatch unbiased HSIC; ONE "
+                        "minibatch only, so no interval: it cannot carry the images' noise (give more images than "
+                        "--batch)", count=n - small)
+                else:
+                    e = noise.from_replicates(reps, n_test=n - small)
+                    row(a, b, "cka", e.value, e.low, e.high, "linear CKA, minibatch unbiased HSIC (Nguyen et al. "
+                        "2021); bootstrap over the minibatches", count=n - small)
             for m in ("pwcca", "procrustes"):
                 if m in measures:
                     x_, y_ = sim.preprocess(torch.cat(sample_a[a]), torch.cat(sample_b[b]), m)
                     fn = sim.pwcca_distance if m == "pwcca" else sim.procrustes_distance
                     try:
+                        if not (torch.isfinite(x_).all() and torch.isfinite(y_).all()):
+                            raise sim.SimilarityInputError("the activations are not finite (NaN or infinite)")
                         value = fn(*((y_, x_) if m == "pwcca" and x_.shape[1] > y_.shape[1] else (x_, y_)))
-                    except sim.SimilarityInputError as exc:
+                    except (sim.SimilarityInputError, np.linalg.LinAlgError, torch.linalg.LinAlgError) as exc:
                         row(a, b, m, np.nan, note=f"undefined here: {exc}", count=sampled)
                         continue
-                    row(a, b, m, value, note=f"distance; on the first {sampled} measured images (not resampled)",
-                        count=sampled)
+                    why = _undefined([value], f"{m} between {a} and {b}")
+                    row(a, b, m, np.nan if why else value,
+                        note=why or f"distance; on the first {sampled} measured images (not resampled)", count=sampled)
             if isinstance(maps.get((a, b)), StitchError):
                 for m in ("dm", "dm_accuracy"):
                     if m in measures:
@@ -415,15 +503,24 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
                 continue
             if (a, b) in resid:
                 num, den = resid[(a, b)]
-                row(a, b, "dm", num / max(den, 1e-300),
-                    note="relative residual ||XW + b - Y||² / ||Y||²; fitted on the fit images")
+                why = _undefined([num, den], f"the residual of {a} → {b}") or (
+                    "undefined here: B's layer is zero on these images" if den == 0 else None)
+                row(a, b, "dm", np.nan if why else num / den,
+                    note=why or "relative residual ||XW + b - Y||² / ||Y||²; fitted on the fit images")
             if (a, b) in stitched:
                 got = stitched[(a, b)]
                 if isinstance(got, StitchError):
                     row(a, b, "dm_accuracy", np.nan, note=f"cannot stitch here: {got}")
                     continue
+                if at_chance:
+                    row(a, b, "dm_accuracy", np.nan, note=at_chance)
+                    continue
                 ok = np.concatenate(got)
-                rel = np.r_[ok.mean(), counts @ ok / n] / np.maximum(np.r_[own_ok.mean(), counts @ own_ok / n], 1e-12)
+                rel = np.r_[ok.mean(), counts @ ok / n] / np.r_[own_ok.mean(), counts @ own_ok / n]
+                why = _undefined(rel, "B's accuracy on a resample")
+                if why:
+                    row(a, b, "dm_accuracy", np.nan, note=why)
+                    continue
                 e = noise.from_replicates(rel, n_test=n)
                 row(a, b, "dm_accuracy", e.value, e.low, e.high,
                     "B's accuracy with the DM stitch, relative to its own; paired bootstrap over the images")
@@ -432,15 +529,39 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
         if fit_y is None or len(fit_y) != len(fit_x):
             raise ValueError("tlm_accuracy trains its stitches on the fit images: give fit_labels, one per fit image")
         _tlm_rows(row, hooked_a, hooked_b, cuts_a, cuts_b, fit_x, fit_y, images, labels, own_ok, counts, recipe,
-                  batch_size)
+                  batch_size, at_chance)
     return rows
 
 
+def _at_chance(own: np.ndarray | None, labels: torch.Tensor | None) -> str | None:
+    """Why accuracies relative to B's own are undefined (B at or below chance on these images: a
+    ratio to nothing, 1e12 where B scores 0), or None."""
+    if own is None or labels is None or not len(labels):
+        return None
+    counts = torch.bincount(labels.long().flatten())
+    chance = float(counts.max()) / len(labels)  # always answering the commonest class
+    acc = float(own.mean())
+    if acc <= chance:
+        return (f"undefined: B's own accuracy on these images is {100 * acc:.1f}%, at or below chance "
+                f"({100 * chance:.1f}%: always answering the commonest of their {int((counts > 0).sum())} classes), "
+                "so an accuracy relative to it means nothing (is B trained for these images and classes?)")
+    return None
+
+
 def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
-              batch_size) -> None:
+              batch_size, at_chance: str | None = None) -> None:
     """The task-loss stitch's rows: per pair its relative accuracy and the negative control, per
-    layer of B the positive control (see the module's docstring)."""
+    layer of B the positive control (see the module's docstring). A pair that cannot be stitched
+    gets rows saying why, and the others go on; with B at chance every row says so (its controls
+    cannot tell anything either)."""
     n = len(own)
+    if at_chance:
+        for cut_b in cuts_b:
+            row("(B itself)", cut_b, "tlm_self_penalty", np.nan, note=f"control not informative: {at_chance}")
+            for cut_a in cuts_a:
+                row(cut_a, cut_b, "tlm_accuracy", np.nan, note=at_chance)
+                row(cut_a, cut_b, "tlm_untrained_sender", np.nan, note=f"control not informative: {at_chance}")
+        return
     blank = HookedModel(untrained_copy(a.model, recipe.seed), "A (untrained)")
 
     def accuracy(sender, cut_a, cut_b) -> np.ndarray:
@@ -454,15 +575,27 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
         return noise.from_replicates(np.r_[point, reps], n_test=n)
 
     for cut_b in cuts_b:
-        selfed = accuracy(b, cut_b, cut_b)
+        try:
+            selfed = accuracy(b, cut_b, cut_b)
+        except StitchError as exc:
+            row("(B itself)", cut_b, "tlm_self_penalty", np.nan, note=f"cannot stitch here: {exc}")
+            for cut_a in cuts_a:
+                for m in ("tlm_accuracy", "tlm_untrained_sender"):
+                    row(cut_a, cut_b, m, np.nan, note=f"cannot stitch into B's {cut_b}: {exc}")
+            continue
         e = estimate(100 * (own.mean() - selfed.mean()), 100 * (counts @ own - counts @ selfed) / n)
         ok = e.high <= POSITIVE_BOUND
         row("(B itself)", cut_b, "tlm_self_penalty", e.value, e.low, e.high,
             f"positive control {'passed' if ok else 'FAILED'}: B stitched into itself loses at most "
             f"{POSITIVE_BOUND:g} point (upper end); points, B's own minus the self-stitch's accuracy")
         for cut_a in cuts_a:
-            ok_a, ok_blank = accuracy(a, cut_a, cut_b), accuracy(blank, cut_a, cut_b)
-            rel = np.r_[ok_a.mean(), counts @ ok_a / n] / np.maximum(np.r_[own.mean(), counts @ own / n], 1e-12)
+            try:
+                ok_a, ok_blank = accuracy(a, cut_a, cut_b), accuracy(blank, cut_a, cut_b)
+            except StitchError as exc:  # this pair only: the others go on
+                for m in ("tlm_accuracy", "tlm_untrained_sender"):
+                    row(cut_a, cut_b, m, np.nan, note=f"cannot stitch here: {exc}")
+                continue
+            rel = np.r_[ok_a.mean(), counts @ ok_a / n] / np.r_[own.mean(), counts @ own / n]
             e = noise.from_replicates(rel, n_test=n)
             row(cut_a, cut_b, "tlm_accuracy", e.value, e.low, e.high,
                 "B's accuracy with the task-loss stitch, relative to its own; paired bootstrap over the images")
@@ -473,5 +606,5 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
                 f"least {NEGATIVE_MARGIN:g} points below B's self-stitch (lower end); points")
 
 
-__all__ = ["COLUMNS", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "StitchError", "activations", "compare",
-           "dm_map", "stitched_correct"]
+__all__ = ["COLUMNS", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "InputError", "StitchError", "activations",
+           "compare", "dm_map", "probe", "stitched_correct"]

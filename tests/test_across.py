@@ -86,6 +86,11 @@ def test_replicate_zero_is_what_compare_gives(images, replicates):
             assert v.shape == (noise.RESAMPLES + 1, len(pairs))
             if m == "cka":
                 continue
+            if m == "dm_accuracy" and "at or below chance" in table.loc[(la, lb, m), "note"]:
+                # compare leaves a ratio to an accuracy at chance undefined (issue 66, finding 3): the
+                # untrained B of this fixture is at chance on its labels
+                assert np.isnan(table.loc[(la, lb, m), "value"])
+                continue
             assert v[0, p] == pytest.approx(table.loc[(la, lb, m), "value"], rel=1e-7, abs=1e-9), (la, lb, m)
     assert own.shape == (len(x),)
 

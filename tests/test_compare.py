@@ -31,6 +31,20 @@ class Tower(nn.Module):
         return self.head(self.down(self.features(x)).mean(dim=(2, 3)))
 
 
+@torch.no_grad()
+def own_labels(model: nn.Module, images: torch.Tensor) -> torch.Tensor:
+    """Labels B predicts itself (B at 100%): an accuracy relative to B's own is defined only where
+    B is above chance (issue 66, finding 3), which an untrained B on random labels is not. The
+    head's bias is first centred on these images, so that the labels spread over the classes (an
+    untrained network tends to predict one class for everything, which is chance too)."""
+    from stitchkit.adapter import logits_of
+
+    model.eval()
+    head = [m for m in model.modules() if isinstance(m, nn.Linear)][-1]
+    head.bias -= logits_of(model(images)).mean(0)
+    return logits_of(model(images)).argmax(1)
+
+
 @pytest.fixture(scope="module")
 def data():
     g = torch.Generator().manual_seed(0)
@@ -42,6 +56,7 @@ def data():
 def test_a_network_against_itself_is_identical_by_every_measure(data):
     images, labels = data
     m = small_cnn(8, 0)
+    labels = own_labels(m, images)
     t = stitchkit.compare(m, m, ["1", "3"], ["1", "3"], images, labels)
     assert list(t.columns) == ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note"]
     same = t[t.layer_a == t.layer_b].set_index(["layer_a", "measure"]).value
@@ -51,13 +66,18 @@ def test_a_network_against_itself_is_identical_by_every_measure(data):
         assert same[(layer, "dm")] == pytest.approx(0.0, abs=1e-6)
         assert same[(layer, "dm_accuracy")] == pytest.approx(1.0, abs=1 / 120)  # the identity stitch: B's accuracy
     cka = t[(t.measure == "cka")]
-    assert ((cka.low <= cka.value + 1e-12) & (cka.value <= cka.high + 1e-12)).all() and (t.n_images == 120).all()
+    # 120 measured images, one minibatch of 250 at most: no interval, and the note says why (issue 67)
+    assert cka.low.isna().all() and cka.note.str.contains("ONE minibatch only").all() and (t.n_images == 120).all()
+    t = stitchkit.compare(m, m, ["1", "3"], ["1", "3"], images, labels, measures=("cka",), batch_size=40)
+    cka = t[(t.measure == "cka")]
+    assert ((cka.low <= cka.value + 1e-12) & (cka.value <= cka.high + 1e-12)).all()
     assert t[t.measure == "pwcca"].low.isna().all()  # not resampled: says so
 
 
 def test_two_unregistered_networks_of_different_shapes(data):
     images, labels = data
     a, b = small_cnn(8, 1), Tower(2)
+    labels = own_labels(b, images)
     t = stitchkit.compare(a, b, ["1", "3"], ["features", "down.1"], images, labels,
                           measures=("cka", "dm", "dm_accuracy"))
     assert len(t) == 2 * 2 * 3 and t.value.notna().all()
@@ -82,6 +102,7 @@ def test_bad_inputs_name_the_value_and_the_choices(data):
 def test_a_cut_that_cannot_be_stitched_is_named(data):
     images, labels = data
     m = Tower(0)
+    labels = own_labels(m, images)
     # B's flat head input cannot take A's conv map as a map: pooled, it can; a token layer of another length cannot
     t = stitchkit.compare(m, m, ["down"], ["head"], images, labels, measures=("dm", "dm_accuracy"))
     assert t.value.notna().all()  # A's map pooled to a vector, mapped onto the head's output (10 logits)
@@ -181,6 +202,7 @@ def test_the_task_loss_stitch_and_its_controls_on_torchvision_style_resnets(data
     images, labels = data
     images = torch.nn.functional.interpolate(images, size=32)
     a, b = TorchvisionStyleResNet18(seed=1), TorchvisionStyleResNet18(seed=2)
+    labels = own_labels(b, images)
     t = stitchkit.compare(a, b, ["layer1", "layer2.1"], ["layer2.1"], images, labels, measures=("cka", "tlm_accuracy"),
                           recipe=SHORT)
     rows = t.groupby("measure").size().to_dict()
@@ -193,6 +215,7 @@ def test_a_model_returning_an_output_object_is_compared_and_stitched(data):
     """Issue 49: a Hugging Face-style forward (an output object with .logits) broke dm_accuracy."""
     images, labels = data
     a, b = HFStyleModel(1), HFStyleModel(2)
+    labels = own_labels(b, images)
     t = stitchkit.compare(a, b, ["encoder.1"], ["encoder.1"], images, labels,
                           measures=("cka", "dm_accuracy", "tlm_accuracy"), recipe=SHORT)
     assert set(t.measure) == {"cka", "dm_accuracy", "tlm_accuracy", "tlm_self_penalty", "tlm_untrained_sender"}
@@ -206,6 +229,7 @@ def test_a_self_stitch_that_does_not_move_from_direct_matching_is_exact(data):
     the positive control passes with a zero-width interval."""
     images, labels = data
     m = small_cnn(8, 3)
+    labels = own_labels(m, images)
     t = stitchkit.compare(m, m, ["1"], ["1"], images, labels, measures=("tlm_accuracy",),
                           recipe=StitchRecipe(epochs=0.5, lr=1e-12, batch_size=32, dm_images=120))
     selfed = t[t.measure == "tlm_self_penalty"].iloc[0]
@@ -273,3 +297,86 @@ def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
     stitchkit.compare(m, m, ["1"], ["3"], images, labels)
     comparison.activations(m, images, ["1"])
     assert entered == ["cpu", "cpu"]
+
+
+
+def test_relative_accuracies_are_undefined_where_b_is_at_chance(data):
+    """Issue 66, finding 3: a model with 0% accuracy gave tlm_accuracy = 1e12; one at chance gave
+    ratios of noise, and its controls 'passed'."""
+    images, _ = data
+    b = small_cnn(8, 0)
+    wrong = (own_labels(b, images) + 1) % 10  # B is wrong on every image: 0%
+    t = stitchkit.compare(small_cnn(8, 1), b, ["1"], ["1"], images, wrong, measures=("cka", "dm_accuracy", "tlm_accuracy"),
+                          recipe=SHORT)
+    acc = t[t.measure.isin(["dm_accuracy", "tlm_accuracy", "tlm_self_penalty", "tlm_untrained_sender"])]
+    assert acc.value.isna().all() and acc.note.str.contains("at or below chance").all()
+    assert not acc.note.str.contains("passed").any()
+    assert np.isfinite(t[t.measure == "cka"].value).all()  # the representational measures are unaffected
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.Flatten(), nn.LazyLinear(10)), "model A takes 1-channel images, these have 3"),
+    (lambda: "nan", "model A's outputs on these images are not finite"),
+    (lambda: "two", "model B outputs 2 classes, but the labels go up to"),
+    (lambda: "dup", "layer(s) '1' named twice in A's layers"),
+    (lambda: "empty", "model A has no parameters"),
+])
+def test_inputs_the_models_cannot_take_are_refused_before_any_measurement(make, message, data):
+    """Issue 66, finding 2: a grey model on RGB data, NaN weights, a 2-class model on 10 classes
+    (IndexError after the compute), a repeated layer (refused for the wrong reason) and a model
+    without parameters (StopIteration) each gave a traceback."""
+    images, labels = data
+    a, b, cuts_a, cuts_b = small_cnn(8, 0), small_cnn(8, 1), ["1"], ["1"]
+    kind = make()
+    if isinstance(kind, nn.Module):
+        a, cuts_a = kind, ["0"]
+    elif kind == "nan":
+        with torch.no_grad():
+            a[0].weight.fill_(float("nan"))
+    elif kind == "two":
+        b = nn.Sequential(*list(small_cnn(8, 1))[:-1], nn.Linear(8, 2))
+    elif kind == "dup":
+        cuts_a = ["1", "1"]
+    elif kind == "empty":
+        a, cuts_a = nn.Sequential(nn.ReLU(), nn.Flatten(), nn.Identity()), ["0"]
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        stitchkit.compare(a, b, cuts_a, cuts_b, images, labels, measures=("cka", "dm_accuracy"))
+
+
+def test_a_constant_layer_gives_rows_marked_undefined_and_the_rest_is_kept(data):
+    """Issue 66, finding 2: a constant or infinite layer aborted everything with 'a bootstrap
+    replicate is not finite', naming no layer."""
+    images, _ = data
+
+    class Dead(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.live = nn.Conv2d(3, 4, 3, padding=1)
+            self.dead = nn.Conv2d(3, 4, 3, padding=1)
+            self.head = nn.Linear(4, 10)
+
+        def forward(self, x):
+            return self.head(self.live(x).mean(dim=(2, 3))) + 0 * self.dead(x).mean()
+
+    m = Dead()
+    with torch.no_grad():
+        m.dead.weight.zero_()
+        m.dead.bias.zero_()
+    labels = own_labels(m, images)
+    t = stitchkit.compare(m, m, ["live", "dead"], ["live"], images, labels, measures=("cka", "pwcca", "dm"))
+    dead = t[(t.layer_a == "dead") & t.measure.isin(["cka", "pwcca"])]  # similarities of a constant: undefined
+    assert dead.value.isna().all() and dead.note.str.contains("undefined").all()
+    # a constant sender's best map is B's mean: a residual of about 1, which is what DM should say
+    assert t[(t.layer_a == "dead") & (t.measure == "dm")].value.iloc[0] == pytest.approx(1.0, abs=0.05)
+    live = t[t.layer_a == "live"]
+    assert np.isfinite(live.value).all()
+
+
+def test_one_minibatch_gives_cka_no_interval_and_says_why(data):
+    images, _ = data
+    m = small_cnn(8, 0)
+    t = stitchkit.compare(m, m, ["1"], ["1"], images[:100], own_labels(m, images[:100]), measures=("cka",),
+                          fit_images=images[100:150], batch_size=250)
+    row = t.iloc[0]
+    assert np.isnan(row.low) and "ONE minibatch only, so no interval" in row.note
