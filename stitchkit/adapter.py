@@ -157,17 +157,30 @@ class HookedModel:
             hook.remove()
 
 
+UNTRAINED_STD = 0.02  # a parameter no module re-initialises (a ViT's CLS token, its position embeddings): N(0, 0.02²)
+
+
 def untrained_copy(model: nn.Module, seed: int = 0) -> nn.Module:
-    """A copy of ``model`` with every module that can re-initialise itself (``reset_parameters``)
-    re-initialised: the negative control's sender, the same architecture with no training."""
+    """A copy of ``model`` with no training left in it: the negative control's sender, the same
+    architecture untrained. Every module that can re-initialise itself (``reset_parameters``) is
+    re-initialised, and every other parameter (one a module holds directly without a way to reset
+    it: a ViT's CLS token and position embeddings, in this book's ViT, Hugging Face's and timm's)
+    is drawn again from a truncated N(0, 0.02²), the transformers' own initialisation: otherwise
+    the "untrained" sender would keep trained embeddings (issue 67, finding 5)."""
     twin = copy.deepcopy(model)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
+        reset: set[int] = set()
         for m in twin.modules():
             if hasattr(m, "reset_parameters") and callable(m.reset_parameters):
                 m.reset_parameters()
+                reset.update(id(p) for p in m.parameters(recurse=False))
             if isinstance(m, nn.modules.batchnorm._BatchNorm):
                 m.reset_running_stats()
+        with torch.no_grad():
+            for p in twin.parameters():
+                if id(p) not in reset:
+                    nn.init.trunc_normal_(p, std=UNTRAINED_STD, a=-2 * UNTRAINED_STD, b=2 * UNTRAINED_STD)
     return twin
 
 

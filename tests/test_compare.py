@@ -380,3 +380,24 @@ def test_one_minibatch_gives_cka_no_interval_and_says_why(data):
                           fit_images=images[100:150], batch_size=250)
     row = t.iloc[0]
     assert np.isnan(row.low) and "ONE minibatch only, so no interval" in row.note
+
+
+def test_the_untrained_sender_keeps_nothing_trained_not_even_a_vits_embeddings():
+    """Issue 67, finding 5: the untrained sender kept its trained CLS token and position
+    embeddings (reset_parameters only), for the book's, Hugging Face's and timm's ViTs alike."""
+    from stitchkit.adapter import untrained_copy
+    from stitchkit.models import build_model
+
+    vit = build_model("vit_ti", seed=0, width=32, depth=2, heads=2)
+    with torch.no_grad():
+        for p in vit.parameters():
+            p.add_(3.0)  # "trained": every parameter moved far from any initialisation
+    blank = untrained_copy(vit, seed=1)
+    trained = dict(vit.named_parameters())
+    for name, p in blank.named_parameters():
+        assert not torch.allclose(p, trained[name]), f"{name} kept its trained value"
+    embed = dict(blank.named_parameters())
+    cls = next(v for k, v in embed.items() if k.endswith("cls"))
+    assert cls.abs().max() <= 0.04 + 1e-6  # drawn from the truncated N(0, 0.02²)
+    again = untrained_copy(vit, seed=1)
+    assert all(torch.equal(p, q) for p, q in zip(blank.parameters(), again.parameters()))  # seeded
