@@ -24,6 +24,8 @@ import io
 import json
 import re
 from pathlib import Path
+
+import numpy as np
 from typing import Any, Sequence
 
 from .fileio import atomic_write_files, claimed, output_folder
@@ -170,6 +172,36 @@ def load_images(data: str, split: str, n: int | None, normalisation: str | None,
     return _normaliser(normalisation)(split_data.images[idx]), labels[idx], normalisation
 
 
+def _digest(tensors) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(str(tuple(t.shape)).encode() + str(t.dtype).encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def provenance(a, b, x, fit_x) -> dict[str, Any]:
+    """What the JSON records so that a report can be traced and reproduced: the versions, the
+    device, the sampling and resampling seeds, the resample count, a SHA-256 of each model's
+    weights (state dict, in order) and of the images measured and fitted on."""
+    import platform
+
+    import torch
+
+    from . import __version__, noise
+    from .hardware import device_name
+
+    return {"versions": {"stitchkit": __version__, "torch": torch.__version__, "numpy": np.__version__,
+                         "python": platform.python_version()},
+            "device": device_name(next(a.parameters()).device), "sample_seed": 0,
+            "resampling": "paired bootstrap over the measured images, seeded by the test set's name and size "
+                          "('compare images'), the same draws for every row", "resamples": noise.RESAMPLES,
+            "weights_sha256": {"A": _digest(a.state_dict().values()), "B": _digest(b.state_dict().values())},
+            "images_sha256": {"measured": _digest([x]), "fit": _digest([fit_x])}}
+
+
 def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str, *,
                   out: Path, weights_a: str | None = None, weights_b: str | None = None,
                   normalisation: str | None = None, images: int | None = 2000, fit_images: int | None = 2000,
@@ -202,25 +234,55 @@ def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str]
     settings = {"model_a": model_a, "weights_a": weights_a, "model_b": model_b, "weights_b": weights_b,
                 "layers_a": list(layers_a), "layers_b": list(layers_b), "data": data, "normalisation": used,
                 "images": len(y), "fit_images": len(fit_y), "measures": list(measures), "batch_size": batch_size,
-                "date": dt.datetime.now().isoformat(timespec="seconds")}
+                "date": dt.datetime.now().isoformat(timespec="seconds"), **provenance(a, b, x, fit_x)}
     write_report(table, settings, Path(out))
     return table
 
 
+# Each measure's direction and range, as the report states them (a similarity and a distance never share
+# a reading: the colour map runs so that "more alike" is always the bright end).
+MEASURE_SCALES = {
+    "cka": (True, "similarity, 0 to 1: higher is more alike"),
+    "pwcca": (False, "distance, 0 to 1: lower is more alike"),
+    "procrustes": (False, "distance, 0 to 2 (normalised orthogonal Procrustes): lower is more alike"),
+    "dm": (False, "distance, the relative residual of the least-squares map: 0 is an exact map, lower is more alike"),
+    "dm_accuracy": (True, "B's accuracy with the direct-matching stitch relative to its own: 1 is as good as B, "
+                          "higher is more alike"),
+    "tlm_accuracy": (True, "B's accuracy with the task-loss stitch relative to its own: 1 is as good as B, "
+                           "higher is more alike"),
+}
+
+
 def _heatmap(table, measure: str) -> str:
-    """A measure's values, layer of A by layer of B, as an inline PNG."""
+    """A measure's values, layer of A by layer of B in the order the user gave them, each cell
+    labelled with its value, the colour bar saying its direction and range; as an inline PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    grid = table[table.measure == measure].pivot(index="layer_a", columns="layer_b", values="value")
-    fig, ax = plt.subplots(figsize=(2.4 + 0.6 * grid.shape[1], 1.6 + 0.45 * grid.shape[0]), layout="constrained")
-    im = ax.imshow(grid.to_numpy(dtype=float), cmap="viridis", aspect="auto")
-    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(grid.shape[0]), grid.index, fontsize=8)
+    rows = table[table.measure == measure]
+    grid = rows.pivot(index="layer_a", columns="layer_b", values="value").reindex(
+        index=list(dict.fromkeys(rows.layer_a)), columns=list(dict.fromkeys(rows.layer_b)))
+    higher, reading = MEASURE_SCALES.get(measure, (True, measure))
+    fig, ax = plt.subplots(figsize=(3.2 + 0.7 * grid.shape[1], 1.8 + 0.5 * grid.shape[0]), layout="constrained")
+    values = grid.to_numpy(dtype=float)
+    im = ax.imshow(values, cmap="viridis" if higher else "viridis_r", aspect="auto")
+    if values.size <= 144:  # up to 12 x 12: every cell's value written on it
+        finite = values[np.isfinite(values)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                v = values[i, j]
+                t = 0.5 if v != v or hi == lo else (v - lo) / (hi - lo)
+                dark = t < 0.5 if higher else t >= 0.5  # viridis is dark at its low end
+                ax.text(j, i, "n/a" if v != v else f"{v:.2f}", ha="center", va="center", fontsize=9,
+                        color="white" if dark else "black")
+    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=45, ha="right", fontsize=9)
+    ax.set_yticks(range(grid.shape[0]), grid.index, fontsize=9)
     ax.set_xlabel("layer of B")
     ax.set_ylabel("layer of A")
+    ax.set_title(f"{measure} ({'higher' if higher else 'lower'} = more alike)", fontsize=10)
     fig.colorbar(im, ax=ax, label=measure)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
@@ -228,18 +290,49 @@ def _heatmap(table, measure: str) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def controls_summary(table, h=lambda v: html.escape(str(v), quote=True)) -> tuple[str, str, dict[str, Any]]:
+    """The controls' outcome for the report's summary box: (HTML, its state: ok | warn | bad, the
+    counts for the JSON). The book's gating rule in words: a failed positive control (B into itself
+    loses more than a point) makes a *low* stitched accuracy into that layer of B uninterpretable (the
+    recipe may be too weak); a failed negative control (the untrained A stitches as well) makes a
+    *high* one uninterpretable at that pair (the stitch does the task alone). Underpowered controls
+    (right side on their point estimate, the interval across the bound) decide neither way."""
+    controls = table[table.measure.isin(["tlm_self_penalty", "tlm_untrained_sender"])]
+    if not len(controls):
+        return "<p>No trained stitch asked for (tlm_accuracy): no controls.</p>", "ok", {}
+    counts = {k: int((controls.control == k).sum()) for k in ("passed", "failed", "underpowered", "not informative")}
+    lines = []
+    for r in controls[controls.control != "passed"].itertuples():
+        where = f"B's {h(r.layer_b)}" if r.measure == "tlm_self_penalty" else f"{h(r.layer_a)} → {h(r.layer_b)}"
+        if r.control == "failed":
+            what = ("a low tlm_accuracy into this layer may be the stitch recipe's fault, not a difference of the "
+                    "networks" if r.measure == "tlm_self_penalty" else
+                    "a high tlm_accuracy at this pair may be the stitch's own power, not A's representation")
+        elif r.control == "underpowered":
+            what = "too few images to tell either way: give more (--images, --fit-images)"
+        else:
+            what = "B is at chance: no accuracy row means anything"
+        lines.append(f"<li><b>{h(r.control)}</b> · {h(r.measure)} at {where}: {what}</li>")
+    state = "bad" if counts["failed"] or counts["not informative"] else "warn" if counts["underpowered"] else "ok"
+    head = (f"<p><b>Controls:</b> {counts['passed']} passed, {counts['failed']} failed, {counts['underpowered']} "
+            f"underpowered" + (f", {counts['not informative']} not informative" if counts["not informative"] else "")
+            + f" of {len(controls)}.</p>")
+    return head + (f"<ul>{''.join(lines)}</ul>" if lines else ""), state, counts
+
+
 def write_report(table, settings: dict[str, Any], out: Path) -> tuple[Path, Path]:
     """``out/report.html`` (what was compared, the controls' outcome, a heat map per measure, every
     row with its interval) and ``out/results.json`` (the settings and every row)."""
     rows = json.loads(table.to_json(orient="records"))
     json_path, html_path = out / "results.json", out / "report.html"
-    results_text = json.dumps({"settings": settings, "rows": rows}, indent=1) + "\n"
+    results_text = json.dumps({"settings": settings, "accuracy": table.attrs.get("accuracy") or {},
+                               "controls": controls_summary(table)[2], "rows": rows}, indent=1) + "\n"
     h = lambda v: html.escape(str(v), quote=True)  # noqa: E731
-    controls = table[table.measure.isin(["tlm_self_penalty", "tlm_untrained_sender"])]
-    failed = controls[controls.note.str.contains("FAILED")]
-    glance = (f"<p>{len(controls)} control row(s), {len(failed)} failed" + (
-        ": " + "; ".join(f"{h(r.measure)} at {h(r.layer_a)} → {h(r.layer_b)}" for r in failed.itertuples())
-        if len(failed) else "") + ".</p>") if len(controls) else "<p>No trained stitch asked for: no controls.</p>"
+    accuracy = table.attrs.get("accuracy") or {}
+    acc_text = "; ".join(f"{h(k)} {100 * v:.1f}%" for k, v in accuracy.items() if v is not None)
+    acc_line = (f"<p class=\"acc\"><b>Each model's own accuracy on these images:</b> {acc_text}. Every accuracy row "
+                "below is relative to B's own.</p>") if acc_text else "<p>No labels: no accuracies.</p>"
+    glance, state, _ = controls_summary(table, h)
     figures = "".join(
         f'<figure><img alt="{h(m)} for every layer pair (layer of A by layer of B)" '
         f'src="data:image/png;base64,{_heatmap(table, m)}"><figcaption>{h(m)}: '
@@ -247,22 +340,28 @@ def write_report(table, settings: dict[str, Any], out: Path) -> tuple[Path, Path
         for m in dict.fromkeys(table.measure) if table[table.measure == m].value.notna().any()
         and m in ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy"))
     body = "".join(f"<tr><td>{h(r.layer_a)}</td><td>{h(r.layer_b)}</td><td>{h(r.measure)}</td>"
-                   f"<td>{r.value:.4g}</td><td>{'' if r.low != r.low else f'[{r.low:.4g}, {r.high:.4g}]'}</td>"
-                   f"<td>{r.n_images}</td><td>{h(r.note)}</td></tr>" for r in table.itertuples())
+                   f"<td>{'n/a' if r.value != r.value else f'{r.value:.4g}'}</td>"
+                   f"<td>{'' if r.low != r.low else f'[{r.low:.4g}, {r.high:.4g}]'}</td>"
+                   f"<td>{r.n_images}</td><td>{h(r.control)}</td><td>{h(r.note)}</td></tr>" for r in table.itertuples())
+    scales = "".join(f"<li><b>{h(m)}</b>: {h(MEASURE_SCALES[m][1])}</li>" for m in dict.fromkeys(table.measure)
+                     if m in MEASURE_SCALES)
     setting_rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in settings.items())
     report_text = (f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>stitchkit compare</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:1rem auto;padding:0 1rem}}
 table{{border-collapse:collapse;font-size:.85rem}}td,th{{border:1px solid #ccc;padding:.2rem .4rem;text-align:left}}
-.glance{{background:#eef6ee;border-left:4px solid #2a7;padding:.5rem 1rem}}figure{{display:inline-block;margin:.5rem}}
+.glance{{border-left:4px solid;padding:.5rem 1rem}}.glance.ok{{background:#eef6ee;border-color:#2a7}}
+.glance.warn{{background:#fff7e6;border-color:#d90}}.glance.bad{{background:#fdecec;border-color:#c33}}
+figure{{display:inline-block;margin:.5rem}}
 img{{max-width:100%}}.scroll{{overflow-x:auto}}</style></head><body>
 <h1>{h(settings.get('model_a'))} vs {h(settings.get('model_b'))}</h1>
-<div class="glance"><p>{len(table)} rows: {h(', '.join(dict.fromkeys(table.measure)))} on {settings.get('images')} images
-of {h(settings.get('data'))}; intervals are 95% bootstrap intervals where a row has one.</p>{glance}</div>
+<div class="glance {state}">{acc_line}<p>{len(table)} rows: {h(', '.join(dict.fromkeys(table.measure)))} on
+{settings.get('images')} images of {h(settings.get('data'))}; intervals are 95% bootstrap intervals where a row has
+one.</p>{glance}</div>
 <h2>Settings</h2><div class="scroll"><table>{setting_rows}</table></div>
-<h2>Every layer pair</h2>{figures}
+<h2>Every layer pair</h2><ul>{scales}</ul>{figures}
 <h2>Every number</h2><div class="scroll"><table><tr><th>layer of A</th><th>layer of B</th><th>measure</th>
-<th>value</th><th>95% interval</th><th>images</th><th>note</th></tr>{body}</table></div>
+<th>value</th><th>95% interval</th><th>images</th><th>control</th><th>note</th></tr>{body}</table></div>
 <p>Written by <code>stitchkit compare</code>; <code>results.json</code> beside this file holds every number.</p>
 </body></html>
 """)

@@ -66,7 +66,11 @@ from .minibatch import MIN_BATCH, MinibatchCKA, gram
 
 MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy")
 CONTROL_ROWS = ("tlm_self_penalty", "tlm_untrained_sender")  # rows tlm_accuracy brings with it
-COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note"]
+COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note", "control"]
+# a control row's outcome (the "control" column; "" on other rows): its interval on the right side of the
+# bound; on the wrong side; or its point estimate on the right side but the interval across the bound,
+# too few images to tell (a verdict would be inconclusive, never "failed")
+CONTROL_OUTCOMES = ("passed", "failed", "underpowered", "not informative")
 
 
 @torch.no_grad()
@@ -258,12 +262,16 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
         with exact_fp32(gpu):
             maps = _fit_dm(hooked_a, hooked_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) \
                 if dm else {}
+            accuracy: dict = {}
             rows = _measure(hooked_a, hooked_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size,
-                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe())
+                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe(), accuracy)
     finally:
         model_a.train(was[0])
         model_b.train(was[1])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    # each model's own accuracy on the measured images (None without labels): what every relative row divides by
+    table.attrs["accuracy"] = accuracy
+    return table
 
 
 class InputError(ValueError):
@@ -412,17 +420,22 @@ def _map_of(ne: NormalEquations, like: torch.Tensor) -> Callable[[torch.Tensor],
 
 
 def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, images, labels, measures, maps, batch_size,
-             sample_images, dev_a, dev_b, fit, recipe) -> list[dict]:
-    """One pass over the measured images: every measure's sums, per-image results and sample."""
+             sample_images, dev_a, dev_b, fit, recipe, accuracy: dict) -> list[dict]:
+    """One pass over the measured images: every measure's sums, per-image results and sample;
+    ``accuracy`` gets each model's own accuracy on them (A, B, and the untrained A where the
+    task-loss stitch brings it)."""
     cka = MinibatchCKA() if "cka" in measures else None
     resid = {pair: [0.0, 0.0] for pair in maps} if "dm" in measures else {}
     own, stitched, ys = [], {pair: [] for pair in maps} if "dm_accuracy" in measures else {}, []
     sample_a: dict[str, list[torch.Tensor]] = {c: [] for c in cuts_a}
     sample_b: dict[str, list[torch.Tensor]] = {c: [] for c in cuts_b}
     sampled, n, small = 0, 0, 0
+    own_a: list[np.ndarray] = []
     for x, y in _stream(images, labels, batch_size):
-        acts_a, _ = hooked_a.outputs(x.to(dev_a), cuts_a)
+        acts_a, logits_a = hooked_a.outputs(x.to(dev_a), cuts_a)
         acts_b, logits = hooked_b.outputs(x.to(dev_b), cuts_b)
+        if y is not None and logits_a.dim() == 2:
+            own_a.append((logits_a.argmax(1).cpu() == y.cpu()).numpy())
         n += len(x)
         if cka is not None:
             if len(x) >= MIN_BATCH:
@@ -457,11 +470,13 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
         raise ValueError("dm_accuracy and tlm_accuracy need labels (the images' classes)")
     rows: list[dict] = []
 
-    def row(a, b, m, value, low=np.nan, high=np.nan, note="", count=n):
+    def row(a, b, m, value, low=np.nan, high=np.nan, note="", count=n, control=""):
         rows.append({"layer_a": a, "layer_b": b, "measure": m, "value": float(value), "low": float(low),
-                     "high": float(high), "n_images": count, "note": note})
+                     "high": float(high), "n_images": count, "note": note, "control": control})
 
     own_ok = np.concatenate(own) if own else None
+    accuracy["B"] = None if own_ok is None else float(own_ok.mean())
+    accuracy["A"] = float(np.concatenate(own_a).mean()) if own_a else None
     judged = own_ok is not None and ("dm_accuracy" in measures or "tlm_accuracy" in measures)
     at_chance = _at_chance(own_ok, torch.cat(ys) if ys else None)
     counts = noise.resampler(n, "compare images").counts if judged else None  # (R, n): the paired bootstrap
@@ -529,7 +544,7 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
         if fit_y is None or len(fit_y) != len(fit_x):
             raise ValueError("tlm_accuracy trains its stitches on the fit images: give fit_labels, one per fit image")
         _tlm_rows(row, hooked_a, hooked_b, cuts_a, cuts_b, fit_x, fit_y, images, labels, own_ok, counts, recipe,
-                  batch_size, at_chance)
+                  batch_size, at_chance, accuracy)
     return rows
 
 
@@ -549,7 +564,7 @@ def _at_chance(own: np.ndarray | None, labels: torch.Tensor | None) -> str | Non
 
 
 def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
-              batch_size, at_chance: str | None = None) -> None:
+              batch_size, at_chance: str | None = None, accuracy: dict | None = None) -> None:
     """The task-loss stitch's rows: per pair its relative accuracy and the negative control, per
     layer of B the positive control (see the module's docstring). A pair that cannot be stitched
     gets rows saying why, and the others go on; with B at chance every row says so (its controls
@@ -557,12 +572,19 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
     n = len(own)
     if at_chance:
         for cut_b in cuts_b:
-            row("(B itself)", cut_b, "tlm_self_penalty", np.nan, note=f"control not informative: {at_chance}")
+            row("(B itself)", cut_b, "tlm_self_penalty", np.nan, note=f"control not informative: {at_chance}",
+                control="not informative")
             for cut_a in cuts_a:
                 row(cut_a, cut_b, "tlm_accuracy", np.nan, note=at_chance)
-                row(cut_a, cut_b, "tlm_untrained_sender", np.nan, note=f"control not informative: {at_chance}")
+                row(cut_a, cut_b, "tlm_untrained_sender", np.nan, note=f"control not informative: {at_chance}",
+                    control="not informative")
         return
     blank = HookedModel(untrained_copy(a.model, recipe.seed), "A (untrained)")
+    if accuracy is not None:  # the untrained sender's own accuracy: a network that knows nothing of the task
+        with torch.no_grad():
+            hits = [(logits_of(blank.model(x.to(blank.device))).argmax(1).cpu() == y.cpu()).numpy()
+                    for x, y in _stream(images, labels, batch_size)]
+        accuracy["untrained A"] = float(np.concatenate(hits).mean()) if hits else None
 
     def accuracy(sender, cut_a, cut_b) -> np.ndarray:
         with torch.enable_grad():  # compare runs under no_grad; the stitch trains
@@ -584,10 +606,13 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
                     row(cut_a, cut_b, m, np.nan, note=f"cannot stitch into B's {cut_b}: {exc}")
             continue
         e = estimate(100 * (own.mean() - selfed.mean()), 100 * (counts @ own - counts @ selfed) / n)
-        ok = e.high <= POSITIVE_BOUND
+        outcome = "passed" if e.high <= POSITIVE_BOUND else "underpowered" if e.value <= POSITIVE_BOUND else "failed"
+        said = {"passed": "passed", "failed": "FAILED",
+                "underpowered": f"UNDERPOWERED (too few images to tell: {e.value:.2f} points, within the bound, but "
+                                "the interval reaches past it)"}[outcome]
         row("(B itself)", cut_b, "tlm_self_penalty", e.value, e.low, e.high,
-            f"positive control {'passed' if ok else 'FAILED'}: B stitched into itself loses at most "
-            f"{POSITIVE_BOUND:g} point (upper end); points, B's own minus the self-stitch's accuracy")
+            f"positive control {said}: B stitched into itself loses at most "
+            f"{POSITIVE_BOUND:g} point (upper end); points, B's own minus the self-stitch's accuracy", control=outcome)
         for cut_a in cuts_a:
             try:
                 ok_a, ok_blank = accuracy(a, cut_a, cut_b), accuracy(blank, cut_a, cut_b)
@@ -600,11 +625,15 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
             row(cut_a, cut_b, "tlm_accuracy", e.value, e.low, e.high,
                 "B's accuracy with the task-loss stitch, relative to its own; paired bootstrap over the images")
             e = estimate(100 * (selfed.mean() - ok_blank.mean()), 100 * (counts @ selfed - counts @ ok_blank) / n)
-            ok = e.low >= NEGATIVE_MARGIN
+            outcome = ("passed" if e.low >= NEGATIVE_MARGIN else "underpowered" if e.value >= NEGATIVE_MARGIN
+                       else "failed")
+            said = {"passed": "passed", "failed": "FAILED",
+                    "underpowered": f"UNDERPOWERED (too few images to tell: {e.value:.1f} points, past the margin, "
+                                    "but the interval reaches below it)"}[outcome]
             row(cut_a, cut_b, "tlm_untrained_sender", e.value, e.low, e.high,
-                f"negative control {'passed' if ok else 'FAILED'}: an untrained A stitched the same way stays at "
-                f"least {NEGATIVE_MARGIN:g} points below B's self-stitch (lower end); points")
+                f"negative control {said}: an untrained A stitched the same way stays at "
+                f"least {NEGATIVE_MARGIN:g} points below B's self-stitch (lower end); points", control=outcome)
 
 
-__all__ = ["COLUMNS", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "InputError", "StitchError", "activations",
+__all__ = ["COLUMNS", "CONTROL_OUTCOMES", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "InputError", "StitchError", "activations",
            "compare", "dm_map", "probe", "stitched_correct"]

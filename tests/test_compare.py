@@ -58,7 +58,8 @@ def test_a_network_against_itself_is_identical_by_every_measure(data):
     m = small_cnn(8, 0)
     labels = own_labels(m, images)
     t = stitchkit.compare(m, m, ["1", "3"], ["1", "3"], images, labels)
-    assert list(t.columns) == ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note"]
+    assert list(t.columns) == ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note", "control"]
+    assert t.attrs["accuracy"]["A"] == t.attrs["accuracy"]["B"] == 1.0  # labels B predicts: each model's own accuracy
     same = t[t.layer_a == t.layer_b].set_index(["layer_a", "measure"]).value
     for layer in ("1", "3"):
         assert same[(layer, "cka")] == pytest.approx(1.0, abs=1e-9)
@@ -191,6 +192,13 @@ def _tlm_rows_agree_with_their_verdicts(t: pd.DataFrame) -> None:
     selfed, blank = t[t.measure == "tlm_self_penalty"], t[t.measure == "tlm_untrained_sender"]
     assert (selfed.note.str.contains("positive control passed") == (selfed.high <= 1.0)).all()
     assert (blank.note.str.contains("negative control passed") == (blank.low >= 20.0)).all()
+    # each control's outcome is a field (issue 67): passed on its interval, underpowered where only the point
+    # estimate is on the right side of the bound, failed where even it is not
+    want_self = np.where(selfed.high <= 1.0, "passed", np.where(selfed.value <= 1.0, "underpowered", "failed"))
+    want_blank = np.where(blank.low >= 20.0, "passed", np.where(blank.value >= 20.0, "underpowered", "failed"))
+    assert list(selfed.control) == list(want_self) and list(blank.control) == list(want_blank)
+    assert (t[~t.measure.isin(["tlm_self_penalty", "tlm_untrained_sender"])].control == "").all()
+    assert 0.0 <= t.attrs["accuracy"]["untrained A"] <= 1.0
     judged = t[t.measure.isin(["tlm_accuracy", "tlm_self_penalty", "tlm_untrained_sender"])]
     assert np.isfinite(judged[["value", "low", "high"]].to_numpy()).all()
     assert ((judged.low <= judged.value + 1e-12) & (judged.value <= judged.high + 1e-12)).all()

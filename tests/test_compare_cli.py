@@ -237,3 +237,59 @@ def test_the_fit_and_test_samples_are_class_balanced_on_class_sorted_data(tmp_pa
         assert y[:4].unique().numel() > 1  # mixed order, not class blocks
         again = load_images(str(tmp_path / "imgs"), split, 12, "half")[1]
         assert again.tolist() == y.tolist()  # seeded
+
+
+def test_the_report_opens_with_the_accuracies_and_the_controls_outcome(tmp_path):
+    """Issue 67, finding 4: the accuracies of A, B and the untrained sender were shown nowhere, the
+    heat maps were sorted alphabetically, similarities and distances shared a colour map with no
+    direction, the summary stayed green when controls failed, and the JSON had no provenance."""
+    import numpy as np
+    import pandas as pd
+
+    from stitchkit.compare_report import controls_summary, write_report
+
+    rows = [["blocks.10", "x", "cka", 0.5, 0.4, 0.6, 100, "n", ""], ["blocks.2", "x", "cka", 0.7, 0.6, 0.8, 100, "n", ""],
+            ["(B itself)", "x", "tlm_self_penalty", 3.0, 2.0, 4.0, 100, "positive control FAILED", "failed"],
+            ["blocks.2", "x", "tlm_untrained_sender", 25.0, 15.0, 35.0, 100, "negative control UNDERPOWERED",
+             "underpowered"]]
+    table = pd.DataFrame(rows, columns=["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note",
+                                        "control"])
+    table.attrs["accuracy"] = {"A": 0.91, "B": 0.5, "untrained A": 0.1}
+    html_path, json_path = write_report(table, {"model_a": "a", "model_b": "b", "images": 100, "data": "d"}, tmp_path)
+    page = html_path.read_text()
+    assert "A 91.0%; B 50.0%; untrained A 10.0%" in page
+    assert 'class="glance bad"' in page and "1 passed" not in page and "1 failed, 1 underpowered" in page
+    assert "may be the stitch recipe's fault" in page and "too few images to tell" in page
+    assert "similarity, 0 to 1: higher is more alike" in page
+    doc = json.loads(json_path.read_text())
+    assert doc["accuracy"]["untrained A"] == 0.1 and doc["controls"]["failed"] == 1
+    ok = table[table.measure == "cka"]
+    assert controls_summary(ok)[1] == "ok"
+    # the heat map keeps the user's order (blocks.10 before blocks.2), not the alphabet's
+    from stitchkit import compare_report
+
+    seen = {}
+    real = compare_report._heatmap
+
+    def spy(t, m):
+        r = t[t.measure == m]
+        seen[m] = list(dict.fromkeys(r.layer_a))
+        return real(t, m)
+
+    compare_report._heatmap = spy
+    try:
+        write_report(table, {"model_a": "a", "model_b": "b"}, tmp_path / "again")
+    finally:
+        compare_report._heatmap = real
+    assert seen["cka"] == ["blocks.10", "blocks.2"] and np.isfinite(table.value).all()
+
+
+def test_the_json_records_its_provenance(tmp_path):
+    write_image_tree(tmp_path, "imgs", per_class=8)
+    out = tmp_path / "out"
+    assert cli.main(["compare", "test_compare_cli:tiny", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b", "1",
+                     "--data", str(tmp_path / "imgs"), "--normalisation", "half", "--images", "24", "--fit-images", "24",
+                     "--batch", "8", "--measures", "cka", "--out", str(out)]) == 0
+    s = json.loads((out / "results.json").read_text())["settings"]
+    assert {"versions", "device", "resamples", "weights_sha256", "images_sha256", "sample_seed"} <= set(s)
+    assert s["weights_sha256"]["A"] == s["weights_sha256"]["B"] and len(s["images_sha256"]["measured"]) == 64
