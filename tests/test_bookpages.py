@@ -511,3 +511,25 @@ def test_a_claim_made_on_two_pages_is_counted_once():
     records = [r for r in bookpages.rows([a, b]) if r["claim_key"]]
     assert [r["claim_key"] for r in bookpages.counted(records)] == ["random_early", "random_early_cka"]
     assert "the same claim as B-F2A random_early" in next(r for r in records if r["claim_key"] == "random_early_stitch")["superseded"]
+
+
+
+# Terms a reader meets on the pages that the glossary must define (issue 64, finding 6): each used
+# in the book's prose (a page's markdown) is a glossary term.
+DEFINED_TERMS = ("zoo", "self-stitch gain", "relative accuracy", "premise", "Correlated", "Digit", "Colour-only",
+                 "triangle", "spot check", "replicate", "amendment", "jackknife", "t interval", "energy detector")
+
+
+def test_every_term_the_pages_use_is_in_the_glossary():
+    import json
+
+    terms = glossary_terms()
+    prose = []
+    for path in Path(bookpages.paths.BOOK_DIR).glob("*/*.ipynb"):
+        nb = json.loads(path.read_text())
+        prose += ["".join(c["source"]) for c in nb.get("cells", []) if c.get("cell_type") == "markdown"]
+    text = "\n".join(prose)
+    used = [t for t in DEFINED_TERMS if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text, flags=re.I)]
+    assert len(used) >= 10, f"the pages use only {used} of the candidate terms: the test reads the wrong text"
+    missing = [t for t in used if t not in terms]
+    assert not missing, f"terms the pages use that book/glossary.md does not define: {missing}"
