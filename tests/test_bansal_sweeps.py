@@ -531,3 +531,22 @@ def test_width_cka_panels_shade_the_papers_range_on_the_x025_x2_line_only():
         if s:
             line = next(l for l in ax.get_lines() if l.get_label() in ("x0.25 width", "x2 width"))
             assert matplotlib.colors.same_color(s[0][0][:3], line.get_color()) and "0.7-0.9" in s[0][1]
+
+
+def test_samples_far_has_the_premise_that_the_sample_ladder_separates():
+    """Issue 68, finding 2: B-F7's samples_far had no premise although its 25k network was less
+    accurate than its 5k one (B-F2C gates the same networks on exactly that)."""
+    cfg = f7.PRESETS_F7["demo"]
+    names = list(cfg.pairs("demo"))
+    values = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.75, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
+    g = np.random.default_rng(0)
+    weak, strong = g.random(10_000) < 0.60, g.random(10_000) < 0.66
+    for more, fewer, passes in ((strong, weak, True), (weak, strong, False)):
+        rows = _cka_rows(names, values)
+        rows["a_correct"] = [fewer if p == names[0] else strong for p in rows.pair]
+        rows["b_correct"] = [more if p == names[0] else strong for p in rows.pair]
+        numbers, claims = f7.more_cka_summary(rows, cfg)
+        far = next(c for c in claims if c.key == "samples_far")
+        ladder = next(k for k in far.controls if "ladder separates" in k.text)
+        assert ladder.passed is passes
+        assert numbers["samples_accuracy_gap"] == pytest.approx(100 * (more.mean() - fewer.mean()))

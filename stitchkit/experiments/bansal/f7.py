@@ -111,6 +111,27 @@ def _width_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.
                             what="wider network's test accuracy minus the thinner one's"), gap
 
 
+def _samples_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.Estimate | None]:
+    """The premise of "samples_far" (issue 68, finding 2; B-F2C gates its claims on the same networks
+    the same way): the ladder separates, the network trained on more images is the more accurate one,
+    on the interval of the accuracy difference (the two compared image by image; the margin is
+    B-F2C's, :data:`stitchkit.experiments.bansal.bottoms.PREMISE_MARGIN`). Without it a low CKA
+    would be between two networks that learned alike from different data, not the "more is better"
+    pair the paper compares."""
+    from .bottoms import PREMISE_MARGIN
+
+    text = ("the sample-size ladder separates: the network trained on more images is the more accurate one "
+            "(the premise of 'more is better', as B-F2C judges it)")
+    row = t[t.pair == pair].iloc[0]
+    if "a_correct" not in t or row.a_correct is None:
+        return controls.Control(text, f"accuracy gap ≥ {PREMISE_MARGIN:g} points", "not measured", False), None
+    two = pd.DataFrame({"net": ["fewer", "more"], "correct": [row.a_correct, row.b_correct]})
+    gap = noise.bootstrap_table(two, lambda x: 100 * float(x.accuracy.iloc[1] - x.accuracy.iloc[0]),
+                                columns={"correct": "accuracy"})
+    return controls.premise(gap, PREMISE_MARGIN, text,
+                            what="the more-sample network's test accuracy minus the fewer-sample one's"), gap
+
+
 def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, list[ClaimSpec]]:
     """B-F7's claims, each on the minimum CKA over the cuts bootstrapped as a minimum (over the
     CKA images)."""
@@ -132,13 +153,19 @@ def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, lis
     if gap is not None:
         numbers.update({"width_accuracy_gap": gap.value, "width_accuracy_gap_low": gap.low,
                         "width_accuracy_gap_high": gap.high})
+    ladder, samples_gap = _samples_premise(t, samples_)
+    if samples_gap is not None:
+        numbers.update({"samples_accuracy_gap": samples_gap.value, "samples_accuracy_gap_low": samples_gap.low,
+                        "samples_accuracy_gap_high": samples_gap.high})
     claims = [
         ClaimSpec(key="samples_far", text=f"CKA between networks trained on different numbers of samples ({samples_}) "
                                           "can be close to 0",
                   criterion=at_most(mins[samples_], CKA_SAMPLES_NEAR_ZERO, "min CKA over the cuts", unit=""),
                   paper="can go as low as 0 (App. B.2, Table 1)",
-                  ours=f"min {mins[samples_].text(3)} (at {by[samples_].idxmin()}), mean {by[samples_].mean():.3f}",
-                  kind="no_stitch"),
+                  ours=f"min {mins[samples_].text(3)} (at {by[samples_].idxmin()}), mean {by[samples_].mean():.3f}"
+                       + (f"; the more-sample network's accuracy minus the other's {samples_gap.text(2, 'points')}"
+                          if samples_gap else ""),
+                  controls=[ladder], kind="no_stitch"),
         ClaimSpec(key="width_range", text=f"CKA between the {width_} networks is in the range 0.7-0.9 at its lowest",
                   criterion=within(mins[width_], (lo + hi) / 2, (hi - lo) / 2, "min CKA over the cuts", unit=""),
                   paper="0.7-0.9; as low as 0.7 for early layers (Sec. 6, App. B.2)",
