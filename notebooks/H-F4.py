@@ -30,12 +30,13 @@
 # every claim: R2222 stitched into itself on the diagonal (an exact stitch exists) loses at most
 # 1 point at its worst cell, on the upper end of the interval of the largest self-penalty (a gain
 # is reported, not gated); (2) the negative control, on the claim that stitches work (the lower
-# triangle) only: its untrained copy stitched into R2222 stays at most 50% of the receiver's
-# accuracy outside the corner $i, j \le 1$ (the stitch must not be able to do the task on random
-# features); (3) training length, on every claim, decided or not: the cells that decide the
+# triangle) only: the untrained copies of both networks, each stitched into its trained network
+# (at `demo` and above; R2222's alone at `smoke`), stay at most 50% of the receiver's accuracy
+# outside the corner $i, j \le 1$ (the stitch must not be able to do the task on random features;
+# ResNet-34's copy since 2026-12-02, so that the control has the deciding pair's receiver); (3) training length, on every claim, decided or not: the cells that decide the
 # claims (every cell at $j \le i$ of the direction with the lowest mean there, every cell at
 # $j > i$ of the direction with the highest mean there, the worst cell at $j \le i$ of the other
-# direction, and eight of the untrained R2222 into R2222 outside the corner $i, j \le 1$) are
+# direction, and eight cells of each untrained copy into its network outside the corner $i, j \le 1$) are
 # retrained with four times the epochs and put in place of their 1× values, and each claim,
 # judged again on that table, must give the same result. As in H-F2, every claim and control is
 # judged on its 95% interval from a paired bootstrap over the test images; a claim whose
@@ -44,7 +45,8 @@
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about
 # 17 minutes on 2 CPU cores after H-F2 (one new model, 50 new stitches and up to 11 new longer
 # ones; the untrained R2222's eight longer stitches are H-F2's, read from its cache), timed on
-# 2,000 test images (all 10,000 since 2026-11-27); `paper` a GPU.
+# 2,000 test images (all 10,000 since 2026-11-27), before the untrained ResNet-34's 50 stitches and
+# their eight longer ones were added (2026-12-02; not timed yet); `paper` a GPU.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -83,9 +83,10 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 #   stitches of 30 epochs on 50k images at batch 256 (~20 s each), the length control's at 4x on a sample:
 #   ~2,000 s with H-F2's grid cached.
 # Pages beyond one loan's call (a user's own GPU, a longer loan, the cluster), the same way:
-# - H-F4: R2222 73 s (measured) and ResNet-34 ~92 s (5,880 steps of 256 at ~15.6 ms), 125 stitches at
-#   4 epochs (~415 s: 0.3 s + 0.62 s x epochs x the receiver's cost, fitted to H-F2's gpu run), ~34 at 16
-#   epochs (~617 s), process and figures ~75 s: ~1,300 s;
+# - H-F4: R2222 73 s (measured) and ResNet-34 ~92 s (5,880 steps of 256 at ~15.6 ms), 175 stitches at
+#   4 epochs (~580 s: 0.3 s + 0.62 s x epochs x the receiver's cost, fitted to H-F2's gpu run; 50 of them
+#   the untrained ResNet-34's, into and from ResNet-34, since 2026-12-02), ~34 at 16 epochs (~617 s),
+#   process and figures ~75 s: ~1,450 s;
 # - S-FC6: 12 VGG19s at ~16 s (1,410 steps host-bound), 60 noise and 72 control stitches at ~3 s, 9 at
 #   2x, the coloured and noise sets ~60 s: ~700 s;
 # - J-T1: 3 ResNet-18s (~40 s) and 3 ViT-Tis (~55 s), 1,872 DM and 1,040 TLM stitches (~1,600 s), the
@@ -102,7 +103,7 @@ ESTIMATES: dict[str, dict[str, float]] = {
             "B-F8": 420.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
             "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 800.0,
             "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1800.0, "X-4": 400.0, "H-F5": 2000.0,
-            "H-F4": 1300.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
+            "H-F4": 1450.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
 }
 NETWORK_SHARE: dict[str, dict[str, float]] = {
     "gpu": {
