@@ -401,6 +401,26 @@ CHANGES: tuple[Change, ...] = (
            "resting on one set of networks (2026-11-28) found lcka_below_dm_vit decided 0.003 above its bar and "
            "dm_func_near_best_rn 0.021; with two networks the jackknife leaves one, so a third was needed",
            "19cd7de", "2026-11-28"),
+    # The amendment of 2026-12-02 ("Verdicts a referee signs, round two", issue 68), made before any page is run
+    # on the new networks ("Networks a reader can believe"), so that these criteria are fixed before those runs.
+    Change(("B-F7",), "amendment of 2026-12-02: samples_far carries a premise, that the sample-size ladder "
+           "separates (the network trained on more images is the more accurate one, on the interval of the "
+           "image-by-image accuracy gap, B-F2C's margin 0)",
+           "a referee review found its 25k network less accurate than its 5k one, where B-F2C gates the same networks "
+           "on exactly that premise: a low CKA between them was not the paper's 'more is better' pair",
+           "f23f20d", "2026-12-02"),
+    Change(("H-F4",), "amendment of 2026-12-02: the negative control stitches the untrained ResNet-34 into and from "
+           "ResNet-34 too, beside the untrained R2222 into R2222 (demo, gpu and paper; smoke keeps R2222's alone)",
+           "a referee review found that the control never had the deciding pair's receiver (ResNet-34)",
+           "5e76fd7", "2026-12-02"),
+    Change(("B-F5",), "amendment of 2026-12-02: random_early_stitch is marked the same claim as B-F2A's random_early "
+           "(the same stitches), and the scorecard counts it there only",
+           "a referee review found it counted twice", "6668c70", "2026-12-02"),
+    Change(("H-F2",), "amendment of 2026-12-02: the scorecard counts one run a figure, the highest scale among the "
+           "runs of the notebook as it is now: H-F2's current demo run, not its gpu run of 2026-11-24 (made under the "
+           "two-sided gate retired on 2026-11-27), which stays shown with a note until a GPU runs the notebook again",
+           "a referee review found the gpu run's verdicts, judged under a retired rule, counted on the scorecard "
+           "beside the demo run's", "843963a", "2026-12-02"),
 )
 
 
