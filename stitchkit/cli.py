@@ -13,6 +13,7 @@
     stitchkit import-pages F                        check an archive and place its pages into book/
     stitchkit sync [ID ...] [--check]               write notebooks' parameters cells from their configs
     stitchkit compare A B --layers-a L.. --layers-b L.. --data D   two of your own networks: report + JSON
+    stitchkit layers MODEL [--kwargs JSON]          a model's layers (compare's names) and output shapes
 
 Exit status: 0 done; 2 a bad input or environment (unknown notebook, scale or parameter, a value
 out of range, missing or corrupt data, an output folder that cannot be written, a Dask scheduler
@@ -150,6 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--batch", type=int, default=250, help="images per batch (memory grows with it, not with "
                                                            "--images)")
     cp.add_argument("--out", default="compare", help="output folder (default ./compare)")
+    cp.add_argument("--kwargs-a", metavar="JSON", help="keyword arguments of A's factory, a JSON object "
+                                                       "(e.g. '{\"num_classes\": 10}')")
+    cp.add_argument("--kwargs-b", metavar="JSON", help="the same, for B")
+    cp.add_argument("--device", help="where the models run: cpu, cuda, cuda:1 (default: where their parameters are)")
+    cp.add_argument("--seed", type=int, default=0, help="the seed of the class-balanced image samples (default 0)")
+    cp.add_argument("--resamples", type=int, help="bootstrap resamples of every interval (default 1000)")
+    cp.add_argument("-q", "--quiet", action="store_true", help="no progress or status lines on the terminal")
+    ly = sub.add_parser("layers", help="a model's layers as compare names them, with each one's output shape")
+    ly.add_argument("model", metavar="MODEL", help="module:callable (e.g. torchvision.models:resnet18) or, with "
+                                                   "--trust-pickle, a file holding a whole model")
+    ly.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory, a JSON object")
+    ly.add_argument("--weights", metavar="FILE", help="a state dict to load into it")
+    ly.add_argument("--trust-pickle", action="store_true", help="load a whole-model file (a pickle: runs its code)")
+    ly.add_argument("--data", help="a data set's name or an image folder whose image size to use (default 3x32x32)")
     sy = sub.add_parser("sync", help="write each notebook's parameters cell from its figure's config")
     sy.add_argument("ids", nargs="*", metavar="ID", help="these notebooks (default: every one)")
     sy.add_argument("--check", action="store_true", help="write nothing; exit 1 if a cell differs")
@@ -277,12 +292,12 @@ def _main(args) -> int:
     from .book.runs import SweepFailed, SweepInterrupted, Terminated
     from .fileio import OutputFolderError
 
-    if args.command != "compare" and not paths.NOTEBOOKS_DIR.is_dir():
+    if args.command not in ("compare", "layers") and not paths.NOTEBOOKS_DIR.is_dir():
         print(f"stitchkit: error: stitchkit {args.command} needs the book's checkout (no notebooks folder at "
               f"{paths.NOTEBOOKS_DIR}): clone the repository and install it there (make install); stitchkit compare "
               "works from any install", file=sys.stderr)
         return 2
-    if args.command not in ("list", "sync", "compare"):  # listing imports neither torch nor an experiment module
+    if args.command not in ("list", "sync", "compare", "layers"):  # listing imports neither torch nor an experiment module
         from .book import execution
         from .book.batch import check_data
     try:
@@ -341,16 +356,41 @@ def _main(args) -> int:
                 check_figure_scale(get_notebook(figure_id).id, args.scale)
             print(f"lane {args.lane}: {train_networks(args.ids, args.scale, args.lane, args.lanes)} networks ready")
         elif args.command == "compare":
-            from .compare_report import compare_files
+            from .compare_report import compare_files, parse_kwargs
 
             for flag in ("images", "fit_images", "batch"):
                 if getattr(args, flag) < 4:
                     raise ValueError(f"--{flag.replace('_', '-')} must be at least 4, got {getattr(args, flag)}")
+            if args.resamples is not None and not 20 <= args.resamples <= 100_000:
+                raise ValueError(f"--resamples must be from 20 to 100,000, got {args.resamples}")
+            if args.device is not None:
+                import torch
+
+                try:
+                    dev = torch.device(args.device)
+                except RuntimeError:
+                    raise ValueError(f"--device {args.device!r} is not a device; valid: cpu, cuda, cuda:N") from None
+                if dev.type == "cuda" and not torch.cuda.is_available():
+                    raise ValueError(f"--device {args.device}: torch sees no CUDA GPU here")
+            if args.quiet:
+                os.environ["STITCHKIT_PROGRESS"] = "0"
             compare_files(args.model_a, args.model_b, args.layers_a, args.layers_b, args.data, out=Path(args.out),
                           weights_a=args.weights_a, weights_b=args.weights_b, normalisation=args.normalisation,
                           images=args.images, fit_images=args.fit_images, measures=args.measures,
-                          batch_size=args.batch, trust_pickle=args.trust_pickle)
+                          batch_size=args.batch, trust_pickle=args.trust_pickle,
+                          kwargs_a=parse_kwargs(args.kwargs_a, "--kwargs-a"),
+                          kwargs_b=parse_kwargs(args.kwargs_b, "--kwargs-b"), device=args.device, seed=args.seed,
+                          resamples=args.resamples)
             print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
+        elif args.command == "layers":
+            from .compare_report import layers, parse_kwargs
+
+            rows = layers(args.model, kwargs=parse_kwargs(args.kwargs, "--kwargs"), weights=args.weights,
+                          trust_pickle=args.trust_pickle, data=args.data)
+            width = max((len(r[0]) for r in rows), default=4)
+            print(f"{'layer':{width}}  {'module':20}  output per image")
+            for name, kind, shape in rows:
+                print(f"{name:{width}}  {kind:20}  {shape}")
         elif args.command == "sync":
             from .book.sync import sync
 

@@ -71,7 +71,64 @@ def _first_line(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def load_model(spec: str, weights: str | None = None, *, trust_pickle: bool = False):
+def parse_kwargs(text: str | None, flag: str) -> dict[str, Any]:
+    """A factory's keyword arguments from ``--kwargs-a '{"num_classes": 10}'`` (a JSON object)."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ModelSpecError(f"{flag} {text[:200]!r} is not JSON ({exc}); give an object, e.g. "
+                             f"{flag} '{{\"num_classes\": 10}}'") from None
+    if not isinstance(value, dict):
+        raise ModelSpecError(f"{flag} must be a JSON object of keyword arguments, not a {type(value).__name__}")
+    return value
+
+
+def layers(spec: str, *, kwargs: dict[str, Any] | None = None, weights: str | None = None, trust_pickle: bool = False,
+           data: str | None = None, image_size: tuple[int, int, int] = (3, 32, 32)) -> list[tuple[str, str, str]]:
+    """``stitchkit layers MODEL``: every module a comparison can cut at (its name as ``--layers-a``
+    takes it), its type and the shape of its output on one image (of ``data``'s size, else
+    ``image_size``); a module that runs twice, or returns no tensor, says so."""
+    import torch
+
+    model = load_model(spec, weights, trust_pickle=trust_pickle, kwargs=kwargs)
+    if data is not None:
+        x, _, _ = load_images(data, "test", 1, None if not Path(data).is_dir() else "half")
+    else:
+        x = torch.zeros(1, *image_size)
+    shapes: dict[str, list[str]] = {}
+    hooks = []
+    for name, module in model.named_modules():
+        if not name:
+            continue
+
+        def hook(_m, _inp, out, name=name):
+            t = out if isinstance(out, torch.Tensor) else next((o for o in out if isinstance(o, torch.Tensor)), None) \
+                if isinstance(out, (tuple, list)) else None
+            shapes.setdefault(name, []).append("x".join(map(str, t.shape[1:])) if t is not None else "(no tensor)")
+        hooks.append(module.register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            model(x)
+    except Exception as exc:
+        raise ModelSpecError(f"{spec!r} cannot take an image of shape {tuple(x.shape)}: {type(exc).__name__}: "
+                             f"{_first_line(exc)} (give --data of the model's kind)") from None
+    finally:
+        for h in hooks:
+            h.remove()
+    out = []
+    for name, module in model.named_modules():
+        if not name:
+            continue
+        got = shapes.get(name)
+        shape = "(not run)" if not got else got[0] if len(got) == 1 else f"{got[0]} (runs {len(got)} times: not a cut)"
+        out.append((name, type(module).__name__, shape))
+    return out
+
+
+def load_model(spec: str, weights: str | None = None, *, trust_pickle: bool = False,
+               kwargs: dict[str, Any] | None = None):
     """An ``nn.Module`` from ``spec``, with ``weights`` (a state-dict file) loaded into it when
     given; in eval mode.
 
@@ -100,11 +157,15 @@ def load_model(spec: str, weights: str | None = None, *, trust_pickle: bool = Fa
         if not callable(factory):
             raise ModelSpecError(f"{spec!r} names a {type(factory).__name__}, not a callable that builds a model")
         try:
-            model = factory()
+            model = factory(**(kwargs or {}))
         except Exception as exc:
-            raise ModelSpecError(f"{spec!r} raised {type(exc).__name__} when called with no arguments: "
-                                 f"{_first_line(exc)}") from None
+            called = f"with {json.dumps(kwargs)}" if kwargs else "with no arguments"
+            raise ModelSpecError(f"{spec!r} raised {type(exc).__name__} when called {called}: "
+                                 f"{_first_line(exc)}" + ("" if kwargs else " (give its arguments with --kwargs-a/"
+                                                          "--kwargs-b, a JSON object)")) from None
     elif Path(spec).is_file():
+        if kwargs:
+            raise ModelSpecError(f"{spec} is a file: --kwargs-a/--kwargs-b are a factory's arguments (module:callable)")
         obj = _torch_load(Path(spec), "the model", trust_pickle=trust_pickle)
         if isinstance(obj, dict) and not isinstance(obj, nn.Module):
             raise ModelSpecError(f"{spec} holds a state dict, not a model: name the architecture as module:callable "
@@ -205,7 +266,9 @@ def provenance(a, b, x, fit_x) -> dict[str, Any]:
 def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str, *,
                   out: Path, weights_a: str | None = None, weights_b: str | None = None,
                   normalisation: str | None = None, images: int | None = 2000, fit_images: int | None = 2000,
-                  measures: Sequence[str] | None = None, batch_size: int = 250, trust_pickle: bool = False):
+                  measures: Sequence[str] | None = None, batch_size: int = 250, trust_pickle: bool = False,
+                  kwargs_a: dict[str, Any] | None = None, kwargs_b: dict[str, Any] | None = None,
+                  device: str | None = None, seed: int = 0, resamples: int | None = None):
     """Load, compare (:func:`stitchkit.comparison.compare`) and write ``out/report.html`` and
     ``out/results.json``; returns the table."""
     from .comparison import MEASURES
@@ -215,26 +278,38 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
     out = output_folder(out)  # writable, before any compute (a file in its place, /proc, a read-only disk)
+    if resamples is not None:
+        from . import noise
+
+        noise.use_resamples(resamples)
     with claimed(out):  # and this run's alone while it computes and writes
         return _compare_into(out, model_a, model_b, layers_a, layers_b, data, weights_a=weights_a,
                              weights_b=weights_b, normalisation=normalisation, images=images, fit_images=fit_images,
-                             measures=measures, batch_size=batch_size, trust_pickle=trust_pickle)
+                             measures=measures, batch_size=batch_size, trust_pickle=trust_pickle, kwargs_a=kwargs_a,
+                             kwargs_b=kwargs_b, device=device, seed=seed)
 
 
 def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str,
-                  *, weights_a, weights_b, normalisation, images, fit_images, measures, batch_size, trust_pickle):
+                  *, weights_a, weights_b, normalisation, images, fit_images, measures, batch_size, trust_pickle,
+                  kwargs_a=None, kwargs_b=None, device=None, seed: int = 0):
     from .comparison import compare
+    from .progress import say
 
-    a = load_model(model_a, weights_a, trust_pickle=trust_pickle)
-    b = load_model(model_b, weights_b, trust_pickle=trust_pickle)
-    x, y, used = load_images(data, "test", images, normalisation)
-    fit_x, fit_y, _ = load_images(data, "train", fit_images, used)
+    a = load_model(model_a, weights_a, trust_pickle=trust_pickle, kwargs=kwargs_a)
+    b = load_model(model_b, weights_b, trust_pickle=trust_pickle, kwargs=kwargs_b)
+    if device is not None:
+        a, b = a.to(device), b.to(device)
+    x, y, used = load_images(data, "test", images, normalisation, seed=seed)
+    fit_x, fit_y, _ = load_images(data, "train", fit_images, used, seed=seed)
+    say(f"[stitchkit] comparing {len(layers_a)} x {len(layers_b)} layer pairs by {', '.join(measures)} on "
+        f"{len(y)} images (fit on {len(fit_y)}), on {device or next(a.parameters()).device}")
     table = compare(a, b, list(layers_a), list(layers_b), x, y, measures=measures, fit_images=fit_x,
-                    fit_labels=fit_y, batch_size=batch_size)
+                    fit_labels=fit_y, batch_size=batch_size, device=device)
     settings = {"model_a": model_a, "weights_a": weights_a, "model_b": model_b, "weights_b": weights_b,
                 "layers_a": list(layers_a), "layers_b": list(layers_b), "data": data, "normalisation": used,
                 "images": len(y), "fit_images": len(fit_y), "measures": list(measures), "batch_size": batch_size,
-                "date": dt.datetime.now().isoformat(timespec="seconds"), **provenance(a, b, x, fit_x)}
+                "date": dt.datetime.now().isoformat(timespec="seconds"), "kwargs_a": kwargs_a or {},
+                "kwargs_b": kwargs_b or {}, **provenance(a, b, x, fit_x), "sample_seed": seed}
     write_report(table, settings, Path(out))
     return table
 
@@ -370,4 +445,5 @@ one.</p>{glance}</div>
     return html_path, json_path
 
 
-__all__ = ["ModelSpecError", "NORMALISATIONS", "compare_files", "load_images", "load_model", "write_report"]
+__all__ = ["MEASURE_SCALES", "ModelSpecError", "NORMALISATIONS", "compare_files", "controls_summary", "layers",
+           "load_images", "load_model", "parse_kwargs", "provenance", "write_report"]

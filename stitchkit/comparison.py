@@ -596,7 +596,11 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
     def estimate(point: float, reps: np.ndarray):
         return noise.from_replicates(np.r_[point, reps], n_test=n)
 
+    from .progress import progress_bar
+
+    bar = progress_bar(total=len(cuts_b) * (1 + 2 * len(cuts_a)), desc="task-loss stitches", unit="stitch")
     for cut_b in cuts_b:
+        bar.update(1)
         try:
             selfed = accuracy(b, cut_b, cut_b)
         except StitchError as exc:
@@ -615,7 +619,10 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
             f"{POSITIVE_BOUND:g} point (upper end); points, B's own minus the self-stitch's accuracy", control=outcome)
         for cut_a in cuts_a:
             try:
-                ok_a, ok_blank = accuracy(a, cut_a, cut_b), accuracy(blank, cut_a, cut_b)
+                ok_a = accuracy(a, cut_a, cut_b)
+                bar.update(1)
+                ok_blank = accuracy(blank, cut_a, cut_b)
+                bar.update(1)
             except StitchError as exc:  # this pair only: the others go on
                 for m in ("tlm_accuracy", "tlm_untrained_sender"):
                     row(cut_a, cut_b, m, np.nan, note=f"cannot stitch here: {exc}")
@@ -633,6 +640,7 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
             row(cut_a, cut_b, "tlm_untrained_sender", e.value, e.low, e.high,
                 f"negative control {said}: an untrained A stitched the same way stays at "
                 f"least {NEGATIVE_MARGIN:g} points below B's self-stitch (lower end); points", control=outcome)
+    bar.close()
 
 
 __all__ = ["COLUMNS", "CONTROL_OUTCOMES", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "InputError", "StitchError", "activations",

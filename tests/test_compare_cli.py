@@ -293,3 +293,34 @@ def test_the_json_records_its_provenance(tmp_path):
     s = json.loads((out / "results.json").read_text())["settings"]
     assert {"versions", "device", "resamples", "weights_sha256", "images_sha256", "sample_seed"} <= set(s)
     assert s["weights_sha256"]["A"] == s["weights_sha256"]["B"] and len(s["images_sha256"]["measured"]) == 64
+
+
+def test_layers_lists_a_models_cuts_with_their_shapes(capsys):
+    """Issue 67, finding 7: no command listed a model's layers with their shapes."""
+    assert cli.main(["layers", "test_compare_cli:tiny"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("layer") and any(line.split()[:3] == ["1", "ReLU", "6x32x32"] for line in out)
+    assert any(line.split()[:2] == ["6", "Linear"] for line in out)
+    assert cli.main(["layers", "test_compare_cli:nothing"]) == 2
+
+
+def wide(num_classes: int = 3, width: int = 6) -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, width, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(width, num_classes))
+
+
+def test_a_factorys_arguments_device_seed_and_resamples_reach_the_comparison(tmp_path, capsys):
+    write_image_tree(tmp_path, "imgs", per_class=8)
+    out = tmp_path / "out"
+    argv = ["compare", "test_compare_cli:wide", "test_compare_cli:wide", "--kwargs-a", '{"width": 4}',
+            "--kwargs-b", '{"num_classes": 3}', "--layers-a", "1", "--layers-b", "1", "--data", str(tmp_path / "imgs"),
+            "--normalisation", "half", "--images", "24", "--fit-images", "24", "--batch", "8", "--measures", "cka",
+            "--device", "cpu", "--seed", "3", "--resamples", "50", "-q", "--out", str(out)]
+    assert cli.main(argv) == 0
+    s = json.loads((out / "results.json").read_text())["settings"]
+    assert s["kwargs_a"] == {"width": 4} and s["sample_seed"] == 3 and s["resamples"] == 50
+    for bad, message in ((["--kwargs-a", "[1]"], "must be a JSON object"), (["--kwargs-a", "{x"], "is not JSON"),
+                         (["--device", "gpu0"], "is not a device"), (["--resamples", "5"], "--resamples must be")):
+        assert cli.main([*argv[:-2], *bad, "--out", str(tmp_path / "o2")]) == 2
+        assert message in capsys.readouterr().err
