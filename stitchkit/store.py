@@ -180,10 +180,24 @@ def _check_key(identity: dict, key: str, path: Path) -> None:
                                 f"{key[:12]} (an entry stored under another key)")
 
 
-def _safe_load(payload: bytes, path: Path) -> Any:
-    """``torch.load`` of tensors and plain data only: a pickle that would build any other object
-    (and so could run code) is refused as a corrupt entry."""
+def _numpy_scalars() -> list:
+    """The numpy constructors a first-format entry may hold (numpy scalars in its metrics): data
+    constructors only, allowed when such an entry is read so that it migrates instead of being
+    trained again."""
+    import numpy as np
+
+    core = getattr(np, "_core", None) or np.core
+    return [core.multiarray.scalar, np.dtype] + [getattr(np.dtypes, n) for n in dir(np.dtypes) if n.endswith("DType")]
+
+
+def _safe_load(payload: bytes, path: Path, numpy_scalars: bool = False) -> Any:
+    """``torch.load`` of tensors and plain data only (with ``numpy_scalars``, numpy's scalars
+    too: :func:`_numpy_scalars`): a pickle that would build any other object (and so could run
+    code) is refused as a corrupt entry."""
     try:
+        if numpy_scalars:
+            with torch.serialization.safe_globals(_numpy_scalars()):
+                return torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
         return torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
     except Exception as exc:  # UnpicklingError for a refused global; anything else for garbage
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
@@ -258,12 +272,13 @@ class Store:
         if hashlib.sha256(rest).hexdigest().encode() != parts[2]:
             raise CorruptEntryError(f"{path}: checksum mismatch (truncated or corrupt)")
         if parts[1] == b"1":
-            obj = _safe_load(rest, path)
+            obj = _safe_load(rest, path, numpy_scalars=True)
             if not isinstance(obj, dict) or not {"config", "metrics", "tensors"} <= set(obj):
                 raise CorruptEntryError(f"{path}: not a stitchkit entry (missing config, metrics or tensors)")
             identity = {"config": obj["config"], "salt": obj.get("salt")}
             _check_key(identity, key, path)
-            atomic_write_bytes(path, _encode(identity, {"metrics": plain(obj["metrics"]), "tensors": obj["tensors"]}))
+            obj["metrics"] = plain(obj["metrics"])  # as the second format holds them, and as a fresh read returns them
+            atomic_write_bytes(path, _encode(identity, {"metrics": obj["metrics"], "tensors": obj["tensors"]}))
         else:
             line, sep, payload = rest.partition(b"\n")
             try:

@@ -230,6 +230,13 @@ def test_an_entry_of_the_first_format_is_read_and_migrated(tmp_path):
     assert path.read_bytes().startswith(b"STITCHKIT-ENTRY 2 ")
     again = store.get({"x": 1})
     assert again.metrics == entry.metrics and torch.equal(again.tensors["w"], w)
+    # a first-format entry whose metrics hold numpy scalars migrates too (its network is not trained again)
+    path3 = store.path(config_key({"x": 5}))
+    path3.parent.mkdir(parents=True, exist_ok=True)
+    path3.write_bytes(_first_format({"x": 5}, {"acc": np.float64(0.75), "n": np.int64(4)}, {"w": w}))
+    got5 = store.get({"x": 5}).metrics
+    assert got5 == {"acc": 0.75, "n": 4} and type(got5["n"]) is int
+    assert store.get({"x": 5}).metrics == got5 and path3.read_bytes().startswith(b"STITCHKIT-ENTRY 2 ")
     # numpy scalars become Python numbers; other objects are refused at write time, naming them
     store.put({"x": 3}, {"n": np.int64(3), "f": np.float64(0.25), "b": np.bool_(True)}, {})
     got = store.get({"x": 3}).metrics
