@@ -41,8 +41,6 @@ stitch_init = None  # stitch initialisation: default (random, as the paper) or d
 stitch_epochs = None  # passes over the stitch training set (paper 10)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-4)
 stitch_train_size = None  # training images per stitch (paper: all 60000); None: all
-noise_epochs = None  # passes over the noise training set (paper 4)
-noise_per_class = None  # clustered-noise training examples per class (paper 6000)
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy and rank; None: all 10000
 

@@ -329,12 +329,13 @@ def resolve(presets: Mapping[str, T], scale: str, namespace: Mapping[str, Any]) 
     return preset(presets, scale, **{f.name: namespace[f.name] for f in fields(cls) if f.name in namespace})
 
 
-def parameters_cell(cls: type) -> str:
+def parameters_cell(cls: type, skip: tuple[str, ...] = ()) -> str:
     """The parameters cell a notebook for config ``cls`` must have (scale first, its comment every
     scale: which of them a figure offers is the registry's, so that a figure gaining a ``gpu``
-    preset leaves its notebook, and its pages at other scales, as they were)."""
+    preset leaves its notebook, and its pages at other scales, as they were), less the fields
+    ``skip`` (a shared config's fields this figure does not use)."""
     lines = [f'scale = "smoke"  # {" | ".join(SCALES)}']
-    lines += [f"{f.name} = None  # {f.metadata['help']}" for f in fields(cls)]
+    lines += [f"{f.name} = None  # {f.metadata['help']}" for f in fields(cls) if f.name not in skip]
     return "\n".join(lines)
 
 

@@ -953,3 +953,15 @@ def test_an_unknown_scale_is_named_before_a_missing_data_set(tmp_path, monkeypat
         assert cli.main(argv + (["-p", "width", "8"] if command == "sweep" else [])) == 2
         err = capsys.readouterr().err
         assert "unknown scale 'nonsense'" in err and "nowhere" not in err
+
+
+def test_a_parameter_a_page_does_not_use_is_refused(tmp_path, capsys):
+    """Issue 66, finding 6: S-4.2 accepted noise_per_class (a field of the Smith config it shares
+    with S-FC5) and never used it."""
+    assert cli.main(["run", "S-4.2", "--scale", "smoke", "-p", "noise_per_class", "10", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "S-4.2 does not use noise_per_class" in err and "inits" in err
+    from stitchkit.book.notebooks import get_notebook
+
+    assert "noise_per_class" not in get_notebook("S-4.2").parameter_names()
+    assert "noise_per_class" in get_notebook("S-FC5").parameter_names()

@@ -64,6 +64,10 @@ def check_run(info: NotebookInfo, scale: str, params: Mapping[str, Any] | None =
         raise UnknownParameterError(f"give the scale once, with --scale, not as a parameter (got scale={params['scale']!r})")
     valid = [n for n in info.parameter_names() if n != "scale"]  # the scale is given with --scale
     unknown = sorted(set(params) - set(valid))
+    unused = [n for n in unknown if info.id in figures.BY_ID and n in figures.BY_ID[info.id].unused]
+    if unused:
+        raise UnknownParameterError(f"{info.id} does not use {', '.join(unused)} (a field of the config it shares "
+                                    f"with other pages); its parameters: {', '.join(valid)}")
     if unknown:
         raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)} for {info.id}; "
                                     f"valid: {', '.join(valid)}")

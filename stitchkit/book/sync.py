@@ -45,7 +45,7 @@ def sync(ids: Iterable[str] | None = None, *, check: bool = False,
         text = source.read_text()
         lines = text.split("\n")
         start, end = _cell_span(lines, source)
-        wanted = parameters_cell(cls).split("\n")
+        wanted = parameters_cell(cls, figures.BY_ID[fid].unused).split("\n")
         if lines[start:end] != wanted:
             differed.append(fid)
             if not check:
