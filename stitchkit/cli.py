@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dask", metavar="ADDRESS", help="scheduler address of a Dask cluster (default: run here)")
     sw.add_argument("--dask-timeout", metavar="SECONDS", type=float, default=10.0,
                     help="how long to wait for the Dask scheduler to answer (default 10)")
+    sw.add_argument("--yes", action="store_true", help=f"start a sweep estimated at more than "
+                                                       f"{SWEEP_CONFIRM_SECONDS // 3600} hour(s)")
     bk = sub.add_parser("book", help="execute stale notebooks into book/ and build the HTML book")
     bk.add_argument("--scale", help=f"re-execute every notebook at this scale ({', '.join(SCALES)})")
     bk.add_argument("--stale-scale", default="demo", help="scale for notebooks that are stale (default demo)")
@@ -261,6 +263,38 @@ def list_lines(infos: dict) -> list[str]:
     return lines
 
 
+SWEEP_CONFIRM_SECONDS = 3600  # a sweep estimated at more than this asks for --yes
+
+
+def _sweep_estimate(figure_id: str, scale: str, values: dict, yes: bool) -> None:
+    """Say how many runs a sweep starts and, where the book has a run of the page at that scale
+    (or a measured smoke time), about how long they take one after another here; past
+    :data:`SWEEP_CONFIRM_SECONDS` refuse without ``--yes`` (a 64,000-point sweep started without a
+    word about its 85 hours)."""
+    from .book.catalogue import minutes as _minutes
+
+    def minutes(seconds: float) -> str:
+        return f"{seconds / 3600:.1f} hours" if seconds >= 7200 else _minutes(seconds)
+
+    n = math.prod(len(v) for v in values.values())
+    per = None
+    page = next((p for p in load_pages(problems={}) if p.id == figure_id and p.results.get("scale") == scale), None)
+    if page is not None and page.wall_seconds:
+        per, what = float(page.wall_seconds), f"the book's {scale} run"
+    elif scale == "smoke" and smoke_times().get(figure_id, {}).get("seconds"):
+        per, what = float(smoke_times()[figure_id]["seconds"]), "its measured smoke time from an empty cache"
+    if per is None:
+        print(f"sweep: {n} run(s) of {figure_id} at {scale}; no run of it at {scale} to estimate their time from",
+              file=sys.stderr)
+        return
+    total = n * per
+    print(f"sweep: {n} run(s) of {figure_id} at {scale}, about {minutes(per)} each ({what}): about {minutes(total)} "
+          "one after another here (less where runs share cached networks, or on a cluster)", file=sys.stderr)
+    if total > SWEEP_CONFIRM_SECONDS and not yes:
+        raise ValueError(f"this sweep is estimated at about {minutes(total)} ({n} runs): pass --yes to start it, "
+                         "or sweep fewer values")
+
+
 def _check_id_and_scale(figure_id: str, scale: str) -> None:
     """The figure's ID and the scale's name (and that the figure has that scale), before the data
     lookup: a typo in either is named as such, not as a missing data set (issue 66, finding 8)."""
@@ -336,6 +370,7 @@ def _main(args) -> int:
             if not values:
                 raise ValueError("sweep needs at least one -p KEY V1 [V2 ...]")
             _check_id_and_scale(args.id, args.scale)
+            _sweep_estimate(args.id, args.scale, values, args.yes)
             check_data([args.id])
             if not math.isfinite(args.dask_timeout) or args.dask_timeout <= 0:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")

@@ -965,3 +965,15 @@ def test_a_parameter_a_page_does_not_use_is_refused(tmp_path, capsys):
 
     assert "noise_per_class" not in get_notebook("S-4.2").parameter_names()
     assert "noise_per_class" in get_notebook("S-FC5").parameter_names()
+
+
+def test_a_long_sweep_says_its_estimate_and_asks_for_yes(tmp_path, monkeypatch, capsys):
+    """Issue 66, finding 8: a 64,000-point sweep started without a word about its estimated 85 hours."""
+    ran = []
+    monkeypatch.setattr(execution, "sweep", lambda *a, **k: ran.append(a))
+    values = [str(v) for v in range(100, 140)]
+    argv = ["sweep", "B-F4", "--scale", "demo", "-p", "test_size", *values, "--out", str(tmp_path / "s")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "sweep: 40 run(s) of B-F4 at demo" in err and "hours" in err and "pass --yes to start it" in err
+    assert not ran
