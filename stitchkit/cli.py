@@ -493,9 +493,12 @@ def _main(args) -> int:
 
 
 def _run_failed(exc: BaseException) -> int:
-    """The notebook itself failed (missing data, NaN loss, ...): its own message says why, and
-    its partial notebook was kept."""
-    print(f"stitchkit: error: the run failed: {describe_failure(exc)}", file=sys.stderr)
+    """The notebook itself failed (missing data, NaN loss, a full disk, ...): its own message says
+    why (a file error with its path), and its partial notebook was kept."""
+    why = describe_failure(exc)
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in why:
+        why += f": {exc.filename}"
+    print(f"stitchkit: error: the run failed: {why}", file=sys.stderr)
     if getattr(exc, "failed_notebook", None):
         print(f"  partial notebook: {exc.failed_notebook}", file=sys.stderr)
     return 1

@@ -977,3 +977,24 @@ def test_a_long_sweep_says_its_estimate_and_asks_for_yes(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert "sweep: 40 run(s) of B-F4 at demo" in err and "hours" in err and "pass --yes to start it" in err
     assert not ran
+
+
+def test_a_full_disk_names_the_path_and_keeps_a_valid_partial_notebook(tmp_path, monkeypatch, capsys):
+    """Issue 66, finding 5: on a full disk `run` said "No space left on device" without the path,
+    and the partial notebook it kept was truncated, invalid JSON."""
+    import errno
+
+    import papermill
+
+    def full_disk(nb, out_path, **kwargs):
+        Path(out_path).write_text(nbformat.writes(nb)[:200])  # cut off mid-write
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(papermill, "execute_notebook", full_disk)
+    out = tmp_path / "out"
+    assert cli.main(["run", "B-F2A", "--scale", "smoke", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and str(out) in err
+    kept = out / "B-F2A.failed.ipynb"
+    nb = nbformat.read(kept, as_version=4)  # valid JSON, a notebook
+    assert "could not be kept whole" in nb.cells[0].source

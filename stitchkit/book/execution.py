@@ -139,6 +139,22 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
     except BaseException as exc:
         running_results.unlink(missing_ok=True)
         shutil.rmtree(running_figures, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(tmp_nb)  # a full disk while papermill wrote the notebook: name where
+        if tmp_nb.exists() and not _readable_notebook(tmp_nb):
+            # papermill was cut off mid-write (a full disk): a truncated notebook is no notebook. Keep a
+            # small valid one that says so, if even that can be written
+            tmp_nb.unlink(missing_ok=True)
+            try:
+                import nbformat
+
+                stub = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+                    f"**This run of {info.id} failed, and its partial notebook could not be kept whole** "
+                    f"({describe_failure(exc)}).")])
+                atomic_write_text(tmp_nb, nbformat.writes(stub))
+            except Exception:  # the disk is still full: no partial notebook, and the message says so
+                tmp_nb.unlink(missing_ok=True)
+                exc.add_note("no partial notebook was kept (it could not be written whole)")
         if tmp_nb.exists():
             if stopped:
                 mark_interrupted(tmp_nb, stopped["signal"])
@@ -173,6 +189,15 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
 
 # --------------------------------------------------------------------------------------------
 # One-off runs and sweeps
+
+
+def _readable_notebook(path: Path) -> bool:
+    """Whether ``path`` holds a whole notebook (valid JSON with cells), not one cut off mid-write."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("cells"), list)
 
 
 def _stamp() -> str:
