@@ -484,8 +484,10 @@ def _main(args) -> int:
         print(f"stitchkit: error: {msg}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from papermill.exceptions import PapermillExecutionError
-
+        try:
+            from papermill.exceptions import PapermillExecutionError
+        except ImportError:  # a plain install (no book tools, so no notebook ran): the real error, unmasked
+            PapermillExecutionError = ()
         if not isinstance(exc, PapermillExecutionError) and not getattr(exc, "failed_notebook", None):
             raise
         return _run_failed(exc)

@@ -324,3 +324,28 @@ def test_a_factorys_arguments_device_seed_and_resamples_reach_the_comparison(tmp
                          (["--device", "gpu0"], "is not a device"), (["--resamples", "5"], "--resamples must be")):
         assert cli.main([*argv[:-2], *bad, "--out", str(tmp_path / "o2")]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_an_unexpected_error_is_not_masked_where_papermill_is_missing(monkeypatch):
+    """Issue 67, finding 3: the catch-all handler imported papermill, which the plain install
+    lacks, so any unexpected error in compare surfaced as ModuleNotFoundError: papermill."""
+    import builtins
+    import sys
+
+    from stitchkit import compare_report
+
+    real_import = builtins.__import__
+
+    def no_papermill(name, *a, **k):
+        if name.startswith("papermill"):
+            raise ModuleNotFoundError("No module named 'papermill'")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_papermill)
+    monkeypatch.delitem(sys.modules, "papermill.exceptions", raising=False)
+    def boom(*a, **k):
+        raise RuntimeError("the real one")
+
+    monkeypatch.setattr(compare_report, "compare_files", boom)
+    with pytest.raises(RuntimeError, match="the real one"):
+        cli.main(["compare", "a:b", "c:d", "--layers-a", "x", "--layers-b", "y", "--data", "cifar10"])
