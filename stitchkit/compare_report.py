@@ -277,16 +277,23 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
+    created = not Path(out).exists()
     out = output_folder(out)  # writable, before any compute (a file in its place, /proc, a read-only disk)
     if resamples is not None:
         from . import noise
 
         noise.use_resamples(resamples)
-    with claimed(out):  # and this run's alone while it computes and writes
-        return _compare_into(out, model_a, model_b, layers_a, layers_b, data, weights_a=weights_a,
-                             weights_b=weights_b, normalisation=normalisation, images=images, fit_images=fit_images,
-                             measures=measures, batch_size=batch_size, trust_pickle=trust_pickle, kwargs_a=kwargs_a,
-                             kwargs_b=kwargs_b, device=device, seed=seed)
+    try:
+        with claimed(out):  # and this run's alone while it computes and writes
+            return _compare_into(out, model_a, model_b, layers_a, layers_b, data, weights_a=weights_a,
+                                 weights_b=weights_b, normalisation=normalisation, images=images,
+                                 fit_images=fit_images, measures=measures, batch_size=batch_size,
+                                 trust_pickle=trust_pickle, kwargs_a=kwargs_a, kwargs_b=kwargs_b, device=device,
+                                 seed=seed)
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a comparison that failed leaves no empty folder of its own making
+        raise
 
 
 def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str,

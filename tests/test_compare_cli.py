@@ -349,3 +349,10 @@ def test_an_unexpected_error_is_not_masked_where_papermill_is_missing(monkeypatc
     monkeypatch.setattr(compare_report, "compare_files", boom)
     with pytest.raises(RuntimeError, match="the real one"):
         cli.main(["compare", "a:b", "c:d", "--layers-a", "x", "--layers-b", "y", "--data", "cifar10"])
+
+
+def test_a_failed_compare_leaves_no_empty_output_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["compare", "test_compare_cli:nothing", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b",
+                     "1", "--data", "cifar10"]) == 2
+    assert not (tmp_path / "compare").exists()
