@@ -187,8 +187,10 @@ def table() -> Path:
     lines = ["# CPU training recipes: test accuracy against training minutes (2 cores)", "",
              "Written by `benchmarks/cpu_recipes.py --table` from `benchmarks/cpu-recipes/*.json`. Each row is one",
              "network trained once (seed 0) by the library's own training path; accuracy on all 10,000 test images.",
-             "Wall minutes are the training's; CPU minutes / 2 is what it would take on two quiet cores (they differ",
-             "where the machine was shared with other work: see the load average).", ""]
+             "Wall minutes are the training's. CPU minutes / 2 leaves out the time the process waited for the cores,",
+             "but still counts its threads' spinning, so a run that shared the cores with other work reads high in",
+             "both. Load: the 1-minute load average at the start and the end; the run itself counts about 2 on two",
+             "cores, so above 2 other work shared them and the times are inflated (accuracy is not affected).", ""]
     for f in sorted(OUT_DIR.glob("*.json")):
         doc = _read(f)
         lines += [f"## {doc.get('cpu', f.stem)} — training precision {doc.get('precision')}", "",
@@ -203,7 +205,7 @@ def table() -> Path:
                       + (", Nesterov" if rec.get("nesterov") else ""))
             cpu = "—" if r.get("cpu_seconds") is None else f"{r['cpu_seconds'] / 120:.1f}"
             mark = "yes" if r["meets_target"] else "**no**"
-            lines.append(f"| `{r['name']}` | {r['network']} | {recipe} | {100 * r['test_accuracy']:.2f}% | "
+            lines.append(f"| `{r['name']}` | {r['network']}{' (' + r['note'] + ')' if r.get('note') else ''} | {recipe} | {100 * r['test_accuracy']:.2f}% | "
                          f"≥ {100 * r['target']:.0f}% ({mark}) | {r['train_seconds'] / 60:.1f} | {cpu} | "
                          f"{r['images_per_second']:,.0f} | {r['load_average'][0]}–{r['load_average'][1]} |")
         lines.append("")
