@@ -284,15 +284,14 @@ def _sweep_estimate(figure_id: str, scale: str, values: dict, yes: bool) -> None
     elif scale == "smoke" and smoke_times().get(figure_id, {}).get("seconds"):
         per, what = float(smoke_times()[figure_id]["seconds"]), "its measured smoke time from an empty cache"
     if per is None:
-        print(f"sweep: {n} run(s) of {figure_id} at {scale}; no run of it at {scale} to estimate their time from",
-              file=sys.stderr)
+        print(f"sweep: {n} run(s) of {figure_id} at {scale}; no run of it at {scale} to estimate their time from")
         return
     total = n * per
-    print(f"sweep: {n} run(s) of {figure_id} at {scale}, about {minutes(per)} each ({what}): about {minutes(total)} "
-          "one after another here (less where runs share cached networks, or on a cluster)", file=sys.stderr)
+    line = (f"sweep: {n} run(s) of {figure_id} at {scale}, about {minutes(per)} each ({what}): about {minutes(total)} "
+            "one after another here (less where runs share cached networks, or on a cluster)")
     if total > SWEEP_CONFIRM_SECONDS and not yes:
-        raise ValueError(f"this sweep is estimated at about {minutes(total)} ({n} runs): pass --yes to start it, "
-                         "or sweep fewer values")
+        raise ValueError(f"{line}; pass --yes to start it, or sweep fewer values")
+    print(line)
 
 
 def _check_id_and_scale(figure_id: str, scale: str) -> None:

@@ -279,10 +279,11 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
     created = not Path(out).exists()
     out = output_folder(out)  # writable, before any compute (a file in its place, /proc, a read-only disk)
-    if resamples is not None:
-        from . import noise
+    from . import noise
 
-        noise.use_resamples(resamples)
+    before = noise.RESAMPLES
+    if resamples is not None:
+        noise.use_resamples(resamples)  # for this comparison only: restored below
     try:
         with claimed(out):  # and this run's alone while it computes and writes
             return _compare_into(out, model_a, model_b, layers_a, layers_b, data, weights_a=weights_a,
@@ -294,6 +295,8 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a comparison that failed leaves no empty folder of its own making
         raise
+    finally:
+        noise.RESAMPLES = before
 
 
 def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str,

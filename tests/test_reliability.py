@@ -976,6 +976,7 @@ def test_a_long_sweep_says_its_estimate_and_asks_for_yes(tmp_path, monkeypatch, 
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "sweep: 40 run(s) of B-F4 at demo" in err and "hours" in err and "pass --yes to start it" in err
+    assert err.startswith("stitchkit: error: ") and err.count("\n") == 1  # one line
     assert not ran
 
 
