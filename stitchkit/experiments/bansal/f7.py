@@ -96,40 +96,41 @@ def more_cka(cfg: MoreCKAConfig, scale: str, *, device=None, store=None, progres
     return pd.DataFrame(rows)
 
 
+def _pair_premise(t: pd.DataFrame, pair: str, text: str, threshold: float, direction: str,
+                  what: str) -> tuple[controls.Control, noise.Estimate | None]:
+    """A premise on the accuracy gap of ``pair``'s two networks (the second's test accuracy minus
+    the first's, in points, compared image by image on its bootstrap interval): ``direction``
+    ``threshold``; not measured (a failed control) where the table has no per-image results."""
+    row = t[t.pair == pair].iloc[0]
+    if "a_correct" not in t or row.a_correct is None:
+        return controls.Control(text, f"accuracy gap {'≤' if direction == '<=' else '≥'} {threshold:g} points",
+                                "not measured", False), None
+    two = pd.DataFrame({"net": ["first", "second"], "correct": [row.a_correct, row.b_correct]})
+    gap = noise.bootstrap_table(two, lambda x: 100 * float(x.accuracy.iloc[1] - x.accuracy.iloc[0]),
+                                columns={"correct": "accuracy"})
+    return controls.premise(gap, threshold, text, direction=direction, what=what), gap
+
+
 def _width_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.Estimate | None]:
     """The premise of "width_range": both networks are trained, the thinner one's test accuracy
     within :data:`WIDTH_TRAINED_GAP` points of the wider one's (the two compared image by image)."""
-    text = (f"both networks are trained: the thinner one's test accuracy is within {WIDTH_TRAINED_GAP:g} points "
-            "of the wider one's (the paper compares trained networks of two widths)")
-    row = t[t.pair == pair].iloc[0]
-    if "a_correct" not in t or row.a_correct is None:
-        return controls.Control(text, f"accuracy gap ≤ {WIDTH_TRAINED_GAP:g} points", "not measured", False), None
-    two = pd.DataFrame({"net": ["thinner", "wider"], "correct": [row.a_correct, row.b_correct]})
-    gap = noise.bootstrap_table(two, lambda x: 100 * float(x.accuracy.iloc[1] - x.accuracy.iloc[0]),
-                                columns={"correct": "accuracy"})
-    return controls.premise(gap, WIDTH_TRAINED_GAP, text, direction="<=",
-                            what="wider network's test accuracy minus the thinner one's"), gap
+    return _pair_premise(t, pair, f"both networks are trained: the thinner one's test accuracy is within "
+                         f"{WIDTH_TRAINED_GAP:g} points of the wider one's (the paper compares trained networks of two "
+                         "widths)", WIDTH_TRAINED_GAP, "<=", "wider network's test accuracy minus the thinner one's")
 
 
 def _samples_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.Estimate | None]:
     """The premise of "samples_far" (issue 68, finding 2; B-F2C gates its claims on the same networks
     the same way): the ladder separates, the network trained on more images is the more accurate one,
-    on the interval of the accuracy difference (the two compared image by image; the margin is
-    B-F2C's, :data:`stitchkit.experiments.bansal.bottoms.PREMISE_MARGIN`). Without it a low CKA
-    would be between two networks that learned alike from different data, not the "more is better"
-    pair the paper compares."""
+    on the interval of the accuracy difference (the margin is B-F2C's,
+    :data:`stitchkit.experiments.bansal.bottoms.PREMISE_MARGIN`). Without it a low CKA would be
+    between two networks that learned alike from different data, not the "more is better" pair the
+    paper compares."""
     from .bottoms import PREMISE_MARGIN
 
-    text = ("the sample-size ladder separates: the network trained on more images is the more accurate one "
-            "(the premise of 'more is better', as B-F2C judges it)")
-    row = t[t.pair == pair].iloc[0]
-    if "a_correct" not in t or row.a_correct is None:
-        return controls.Control(text, f"accuracy gap ≥ {PREMISE_MARGIN:g} points", "not measured", False), None
-    two = pd.DataFrame({"net": ["fewer", "more"], "correct": [row.a_correct, row.b_correct]})
-    gap = noise.bootstrap_table(two, lambda x: 100 * float(x.accuracy.iloc[1] - x.accuracy.iloc[0]),
-                                columns={"correct": "accuracy"})
-    return controls.premise(gap, PREMISE_MARGIN, text,
-                            what="the more-sample network's test accuracy minus the fewer-sample one's"), gap
+    return _pair_premise(t, pair, "the sample-size ladder separates: the network trained on more images is the more "
+                         "accurate one (the premise of 'more is better', as B-F2C judges it)", PREMISE_MARGIN, ">=",
+                         "the more-sample network's test accuracy minus the fewer-sample one's")
 
 
 def more_cka_summary(table: pd.DataFrame, cfg: MoreCKAConfig) -> tuple[dict, list[ClaimSpec]]:
