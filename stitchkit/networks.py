@@ -141,17 +141,18 @@ def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
 
 def train_flops_per_image(model: nn.Module, images: torch.Tensor) -> float:
     """FLOPs of one supervised training step (forward and backward) per image, counted by torch on
-    two of ``images`` (uint8 or float, (N, C, H, W)) through a copy of ``model`` in eval mode: the
-    model, its statistics and every random stream stay as they were."""
+    two images of ``images``' shape ((N, C, H, W)) through a copy of ``model`` on the meta device:
+    shapes only, so nothing is computed, and the model, its statistics and every random stream stay
+    as they were. (Counting on the meta device also counts attention, as matrix products, where
+    the CPU's fused attention kernel is not counted; and it keeps the count clear of oneDNN's AVX2
+    1x1-convolution weight-gradient kernel, which hangs now and then on a two-image batch.)"""
     import copy
 
     from torch.utils.flop_counter import FlopCounterMode
 
-    device = next(model.parameters()).device
-    twin = copy.deepcopy(model).eval()
-    x = images[:2].to(device).float()
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []), \
-            FlopCounterMode(display=False) as counter:
+    twin = copy.deepcopy(model).to("meta").eval()
+    x = torch.empty((2, *images.shape[1:]), device="meta")
+    with FlopCounterMode(display=False) as counter:
         twin(x).float().sum().backward()
     return counter.get_total_flops() / len(x)
 
