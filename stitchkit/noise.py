@@ -98,6 +98,8 @@ class Estimate:
         """What the interval is, in words (for a claim's record and the page)."""
         if self.exact:
             return "exact (no sampling noise)" if self.method == "exact" else self.method
+        if self.method.startswith("exact binomial"):
+            return f"{LEVEL:.0%} {self.method}"
         what = f"{self.n_test:,} test images" if self.n_test else "its sample"
         if self.n_seeds > 1:
             what += f" and {self.n_seeds} seeds"
@@ -379,6 +381,50 @@ def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, wh
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     why = what or f"sd {sd:.2f} between networks from {k} replicates"
     return Estimate(e.value, lo, hi, e.n_test, e.n_seeds, f"{e.method}, widened by the seed-variance component ({why})")
+
+
+def clopper_pearson(successes: int, n: int, level: float | None = None) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided ``level`` interval of a binomial proportion, as
+    fractions: ``successes`` of ``n`` independent cases. At a limit it is one-sided in effect:
+    n of n gives [(α/2)^(1/n), 1], 0 of n gives [0, 1 − (α/2)^(1/n)] (α = 1 − level)."""
+    from scipy import stats
+
+    if not (isinstance(n, (int, np.integer)) and n >= 1):
+        raise ValueError(f"a binomial bound needs n >= 1 cases, got {n!r}")
+    if not (isinstance(successes, (int, np.integer)) and 0 <= successes <= n):
+        raise ValueError(f"successes must be a whole number in [0, {n}], got {successes!r}")
+    a = (1 - (LEVEL if level is None else level)) / 2
+    low = 0.0 if successes == 0 else float(stats.beta.ppf(a, successes, n - successes + 1))
+    high = 1.0 if successes == n else float(stats.beta.ppf(1 - a, successes + 1, n - successes))
+    return low, high
+
+
+def cases_to_decide(bar: float, level: float | None = None) -> int:
+    """The fewest cases for which n of n (or 0 of n) has an exact interval clear of ``bar`` (a
+    fraction in (0, 1)): below it a count at its limit cannot be told from the bar, whatever the
+    measure does. 36 for a 90% bar at the 95% level."""
+    if not 0 < bar < 1:
+        raise ValueError(f"bar must be a fraction in (0, 1), got {bar!r}")
+    a = (1 - (LEVEL if level is None else level)) / 2
+    n = int(np.ceil(np.log(a) / np.log(max(bar, 1 - bar))))
+    while clopper_pearson(n, n, level)[0] <= max(bar, 1 - bar):
+        n += 1
+    return n
+
+
+def with_count_bound(e: Estimate, cases: int, *, scale: float = 100.0) -> Estimate:
+    """``e``, a percentage of ``cases`` counted cases (``scale`` 100) or a fraction (1), widened
+    to contain the exact binomial (Clopper-Pearson) interval of its count where the value sits at
+    a limit (every case, or none): there no resample of the images or networks can move it, but
+    which cases were drawn can (24 of 24 is compatible with a rate of 86%). Off its limits ``e``
+    is returned as it is (its bootstrap already moves the count)."""
+    if not (e.value == 0 or e.value == scale):
+        return e
+    k = cases if e.value == scale else 0
+    lo, hi = (scale * x for x in clopper_pearson(k, cases))
+    how = f"exact binomial (Clopper-Pearson) bound of {k} of {cases} cases"
+    method = how if e.method == "exact" else f"{how}, around {e.method}"
+    return Estimate(e.value, min(e.low, lo), max(e.high, hi), e.n_test, e.n_seeds, method)
 
 
 def bootstrap(stat: Callable[[np.ndarray], float], n: int, *, name: str = "sample") -> Estimate:

@@ -183,3 +183,48 @@ def test_a_widened_interval_stays_in_the_statistics_range():
     wide = noise.with_seed_component(e, 0.03, 5, networks=2, bounds=(0.0, 1.0))
     assert wide.high == 1.0 and wide.low < 0.9 and wide.value == 0.92
     assert noise.with_seed_component(e, 0.03, 5, networks=2).high > 1.0  # unbounded, as for points
+
+
+# --------------------------------------------------------------------------------------------
+# Exact binomial bounds of a count at its limit (issue 68, item 4; amendment of 2026-12-02)
+
+
+def test_the_exact_binomial_interval_matches_its_closed_forms_at_the_limits():
+    a = (1 - noise.LEVEL) / 2
+    assert noise.clopper_pearson(24, 24) == pytest.approx((a ** (1 / 24), 1.0))  # the referee's 85.8%
+    assert noise.clopper_pearson(24, 24)[0] == pytest.approx(0.8575, abs=1e-4)
+    assert noise.clopper_pearson(0, 16) == pytest.approx((0.0, 1 - a ** (1 / 16)))
+    with pytest.raises(ValueError, match="successes"):
+        noise.clopper_pearson(25, 24)
+    with pytest.raises(ValueError, match="n >= 1"):
+        noise.clopper_pearson(0, 0)
+
+
+@pytest.mark.parametrize("n", [12, 24, 40])
+@pytest.mark.parametrize("rate", [0.5, 0.86, 0.95])
+def test_the_exact_binomial_interval_covers_the_true_rate_at_least_at_its_level(n, rate):
+    # exact: the coverage over every possible count, weighted by its probability, is >= 95%
+    from scipy import stats
+
+    k = np.arange(n + 1)
+    covered = np.array([lo <= rate <= hi for lo, hi in (noise.clopper_pearson(int(x), n) for x in k)])
+    assert float(stats.binom.pmf(k, n, rate)[covered].sum()) >= noise.LEVEL
+
+
+def test_a_perfect_measure_can_clear_a_90_percent_bar_from_36_cases_on_and_not_before():
+    need = noise.cases_to_decide(0.90)
+    assert need == 36
+    assert noise.clopper_pearson(need, need)[0] > 0.90 >= noise.clopper_pearson(need - 1, need - 1)[0]
+    bar = at_least(noise.with_count_bound(noise.exact(100.0, why="every case"), need), 90.0, "x", unit="%")
+    short = at_least(noise.with_count_bound(noise.exact(100.0, why="every case"), need - 1), 90.0, "x",
+                             unit="%")
+    assert bar.holds is True and short.holds is None  # within noise below 36 cases, never "not reproduced"
+
+
+def test_a_count_at_its_limit_is_widened_and_one_off_it_is_left_alone():
+    at = noise.with_count_bound(noise.exact(100.0, n_seeds=3, why="every case"), 24)
+    assert at.high == 100.0 and at.low == pytest.approx(85.75, abs=0.01) and "24 of 24" in at.describe()
+    none = noise.with_count_bound(noise.Estimate(0.0, 0.0, 3.0, 100, 1, "paired bootstrap"), 16)
+    assert none.low == 0.0 and none.high == pytest.approx(100 * (1 - 0.025 ** (1 / 16))) and "around paired bootstrap" in none.method
+    off = noise.Estimate(87.5, 80.0, 95.0, 100, 1, "paired bootstrap")
+    assert noise.with_count_bound(off, 24) is off
