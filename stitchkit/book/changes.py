@@ -421,6 +421,13 @@ CHANGES: tuple[Change, ...] = (
            "two-sided gate retired on 2026-11-27), which stays shown with a note until a GPU runs the notebook again",
            "a referee review found the gpu run's verdicts, judged under a retired rule, counted on the scorecard "
            "beside the demo run's", "843963a", "2026-12-02"),
+    Change(("J-T1",), "amendment of 2026-12-02: an identification percentage at its limit (every case identified, "
+           "or none) carries the exact binomial (Clopper-Pearson) 95% interval of its count, and others_intra is "
+           "judged against TLM's 90% bar (was 100%); a perfect measure is told from the bar from 36 cases on "
+           "(demo: 24 ResNet-18 and 18 ViT cases within networks, so there such a claim is within noise and says so)",
+           "a referee review found tlm_intra_rn 'not reproduced' at 100 [100, 100], where 24 of 24 has an exact 95% "
+           "lower bound of 85.8%, below the bar; with that bound a bar of 100% could never pass",
+           "cba915c", "2026-12-02"),
 )
 
 
