@@ -51,8 +51,12 @@ class ClaimSpec:
     @property
     def decided(self) -> bool:
         """Whether the verdict is decided: the criterion's interval on one side of its threshold
-        and every control passed (a claim that is not has nothing for a longer run to confirm)."""
-        return self.criterion.holds is not None and all(k.passed for k in self.controls)
+        and every control passed that could have produced its outcome (:func:`stitchkit.gating.gates`,
+        the verdict's own rule; a claim that is not decided has nothing for a longer run to confirm)."""
+        from .gating import gates
+
+        holds = self.criterion.holds
+        return holds is not None and all(k.passed or not gates(k.kind, self.kind, holds) for k in self.controls)
 
     def with_controls(self, *extra: Control) -> ClaimSpec:
         """A copy of this claim with ``extra`` appended to its controls (this one is unchanged)."""

@@ -63,6 +63,7 @@ double-counted the gain the penalties already subtract; it gated claims it canno
 from __future__ import annotations
 
 from .noise import Estimate, as_estimate
+from .gating import GUARANTEE
 from .results import Control, Criterion, at_least, at_most, control_passes
 
 
@@ -132,13 +133,16 @@ def gain_numbers(prefix: str, self_penalties) -> dict[str, float]:
 
 
 def premise(value: "float | Estimate", threshold: float, text: str, *, direction: str = ">=", what: str = "",
-            unit: str = "points", digits: int = 2) -> Control:
-    """A premise of the claim, judged on its interval: ``what`` ``direction`` ``threshold``."""
+            unit: str = "points", digits: int = 2, guarantee: bool = False) -> Control:
+    """A premise of the claim, judged on its interval: ``what`` ``direction`` ``threshold``.
+    ``guarantee``: without it the claim would hold by construction, so failed it gates only a
+    claim found to hold (:data:`stitchkit.gating.GUARANTEE`); else it gates either outcome."""
     rule = {">=": at_least, "<=": at_most}.get(direction)
     if rule is None:
         raise ValueError(f"premise direction must be '>=' or '<=', got {direction!r}")
     crit = rule(value, threshold, what or text, unit=unit, digits=digits)
-    return Control.of(text, crit, crit.describe_value(digits))  # the value with the criterion's digits
+    # the value with the criterion's digits
+    return Control.of(text, crit, crit.describe_value(digits), kind=GUARANTEE if guarantee else "")
 
 
 def trained(accuracy: "float | Estimate", floor: float, text: str, *, what: str = "accuracy",

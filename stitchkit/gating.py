@@ -24,10 +24,18 @@ CAN_BIAS: dict[str, dict[str, tuple[bool, ...]]] = {
 
 NOT_GATING = "it cannot have produced this outcome: shown, not gating"
 
+#: A premise without which the claim would hold by construction (B-F9's: a few-sample network already
+#: within the bound of the full one makes "freeze-training comes within the bound" true whatever the
+#: freezing does). Failed, it gates a claim found to hold, of any kind, and not one found not to hold
+#: (amendment of 2026-12-02, issue 68).
+GUARANTEE = "guarantee"
+
 
 def gates(control_kind: str, claim_kind: str, holds: bool | None) -> bool:
     """Whether a failed control of ``control_kind`` makes a claim of ``claim_kind`` whose
     criterion gave ``holds`` inconclusive (:data:`CAN_BIAS`)."""
+    if control_kind == GUARANTEE:
+        return holds is not False
     table = CAN_BIAS.get(control_kind or "", {})
     if holds is None or (claim_kind or "") not in table:
         return True
@@ -40,5 +48,5 @@ def gating_failures(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
             and gates(c.get("kind", ""), claim.get("kind", ""), claim.get("holds"))]
 
 
-__all__ = ["CAN_BIAS", "NOT_GATING", "gates", "gating_failures"]
+__all__ = ["CAN_BIAS", "GUARANTEE", "NOT_GATING", "gates", "gating_failures"]
 

@@ -11,6 +11,7 @@ from stitchkit import noise
 from stitchkit.experiments.bansal import common, length, seeds, f2a, f4_f5, f8, f9
 from stitchkit.grid_spec import LONGER
 from stitchkit.similarity import CKABootstrap
+from stitchkit.results import Run
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
 CUTS = ["stem", "block1", "block3", "block5", "pool"]
@@ -332,14 +333,33 @@ def test_freeze_claim_is_inconclusive_while_the_freeze_trained_net_is_below_the_
     numbers, claims = f9.freeze_summary(table, ("stem", "head"), metrics, cfg)
     c = claims[0]
     assert c.criterion.holds is False and numbers["gap_judged"] == pytest.approx(15.0)
-    assert [k.passed for k in c.controls] == [True, True, False]  # the anomaly: no verdict
-    table, metrics = _freeze_metrics(0.664, 0.632, 0.650)
+    assert [k.passed for k in c.controls][:3] == [True, True, False]  # the anomaly: no verdict
+    table, metrics = _freeze_metrics(0.664, 0.600, 0.650)
     numbers, claims = f9.freeze_summary(table, ("stem", "head"), metrics, cfg)
     assert all(k.passed for k in claims[0].controls) and claims[0].criterion.holds
-    assert numbers["freeze_minus_few_low"] > 0
+    assert numbers["freeze_minus_few_low"] > 0 and numbers["full_minus_few_low"] > f9.WITHIN_MAX
 
 
-def _freeze_curves(a_points, b_points, full=0.664, few=0.632, frz=0.650):
+def test_freeze_claim_needs_a_few_sample_network_beyond_the_bound_or_it_holds_by_construction():
+    # the referee's case: the 5k network alone within 1.49 points of the full one, under the 3-point bound
+    cfg = f9.PRESETS_F9["demo"]
+    table, metrics = _freeze_metrics(0.664, 0.649, 0.655)
+    numbers, claims = f9.freeze_summary(table, ("stem", "head"), metrics, cfg)
+    c = claims[0]
+    premise = c.controls[-1]
+    assert c.criterion.holds and not premise.passed and premise.kind == "guarantee"
+    run = Run("B-F9", "demo", {})
+    assert run.claim(c.key, c.text, criterion=c.criterion, paper=c.paper, ours=c.ours, controls=c.controls,
+                     kind=c.kind).verdict == "inconclusive at this scale"
+    # a claim found not to hold is not gated by it (the premise cannot have produced that outcome)
+    table, metrics = _freeze_metrics(0.664, 0.649, 0.60)
+    c = f9.freeze_summary(table, ("stem", "head"), metrics, cfg)[1][0]
+    assert c.criterion.holds is False and not c.controls[-1].passed
+    assert run.claim("again", c.text, criterion=c.criterion, paper=c.paper, ours=c.ours, controls=c.controls[-1:],
+                     kind=c.kind).verdict == "not reproduced"
+
+
+def _freeze_curves(a_points, b_points, full=0.664, few=0.600, frz=0.650):
     """A B-F9 table whose (a) penalties and (b) gaps to the full network are the given points per cut."""
 
     table, metrics = _freeze_metrics(full, few, frz)

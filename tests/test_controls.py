@@ -162,6 +162,11 @@ def _claim(kind, holds, control_kind, passed=False):
     ("fails", False, "", "inconclusive at this scale"),
     ("", False, "positive", "inconclusive at this scale"),
     ("fails", None, "positive", "inconclusive at this scale"),
+    # a premise without which the claim holds by construction gates a claim found to hold, of any kind, only
+    ("stitch_other", True, "guarantee", "inconclusive at this scale"),
+    ("stitch_other", False, "guarantee", "not reproduced"),
+    ("compatible", True, "guarantee", "inconclusive at this scale"),
+    ("fails", False, "guarantee", "not reproduced"),
 ])
 def test_a_failed_control_gates_only_the_outcome_it_could_have_produced(kind, holds, control, verdict):
     from dataclasses import asdict
