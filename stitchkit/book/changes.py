@@ -428,6 +428,12 @@ CHANGES: tuple[Change, ...] = (
            "a referee review found tlm_intra_rn 'not reproduced' at 100 [100, 100], where 24 of 24 has an exact 95% "
            "lower bound of 85.8%, below the bar; with that bound a bar of 100% could never pass",
            "cba915c", "2026-12-02"),
+    Change(("B-F9",), "amendment of 2026-12-02: 'within' carries a second premise, that the few-sample network "
+           "alone is more than 3 points below the full one on its interval; failed, it makes a claim found to hold "
+           "inconclusive (a new premise kind, which cannot bias a claim found not to hold)",
+           "a referee review found the 5k network alone within 1.49 points of the full one, under the 3-point "
+           "bound: once the freeze-trained network is gated to be no worse than it, the claim could not fail",
+           "8e1bb5b", "2026-12-02"),
 )
 
 
