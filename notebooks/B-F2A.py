@@ -266,7 +266,8 @@ run.claims_table()
 #   above) is far below the paper's, so its panel says little about a trained transformer. ResNet-164 is the same pre-activation bottleneck design at depth 20 (two
 #   blocks per stage, the paper's has 18) and base width 8 at `demo` (as on B-F8). The Myrtle CNN is trained with the paper's constant
 #   learning rate of 1 for 80k steps at `paper` only; `smoke` and `demo` use the ResNet-18
-#   recipe. At `demo` each other architecture is stitched at four cuts spread over its depth;
+#   recipe. Each other architecture is stitched at every cut (since the amendment of 2026-12-02:
+#   until then `demo` had four cuts spread over its depth, where the claim is "at every layer");
 #   an untrained network of it only at the last two (the negative control), and the untrained
 #   bottom at every cut is shown for the base ResNet-18 only.
 # - **Final BatchNorm.** Our pre-activation ResNet-18 has BN-ReLU before the pooling layer (the
@@ -287,7 +288,7 @@ run.claims_table()
 #   architecture, the Myrtle CNN at width 64 trained by Page's (2018) own short recipe (24 epochs at
 #   batch 512, Nesterov SGD, lr 0.4 after a 5-epoch linear warm-up, then a linear decay, label
 #   smoothing 0.2; the paper: 80,000 steps at a constant learning rate; its accuracy is measured on
-#   the page), at four cuts. The ViT, ResNet-18 ×0.5 and ×2 and ResNet-164 panels stay at `demo`:
+#   the page), at its five cuts. The ViT, ResNet-18 ×0.5 and ×2 and ResNet-164 panels stay at `demo`:
 #   with them the page would need more than one GPU loan (~540 s with the ViT alone). Chosen before
 #   any `gpu` run (2026-11-28).
 

@@ -560,7 +560,7 @@ def test_the_bansal_gpu_presets_name_the_papers_networks_and_each_builds():
 
     a = preset(presets("B-F2A"), "gpu")
     nets = [a.model("gpu", 0), a.model("gpu", 1), a.arch_model("gpu", "myrtle", 0)]
-    assert a.other_archs == ("myrtle",) and a.arch_cuts == 4 and a.test_size is None
+    assert a.other_archs == ("myrtle",) and a.arch_cuts is None and a.test_size is None
     assert [(n.width, n.data.train_size, n.train.batch_size) for n in nets] == [(64, None, 512)] * 3
     assert nets[2].train.schedule == "warmup_linear" and nets[2].train.label_smoothing == 0.2
     top, samples = preset(presets("B-F2C"), "gpu").models("gpu")

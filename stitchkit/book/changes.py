@@ -434,6 +434,10 @@ CHANGES: tuple[Change, ...] = (
            "a referee review found the 5k network alone within 1.49 points of the full one, under the 3-point "
            "bound: once the freeze-trained network is gated to be no worse than it, the claim could not fail",
            "8e1bb5b", "2026-12-02"),
+    Change(("B-F2A",), "amendment of 2026-12-02: each other architecture is stitched at every cut at demo and gpu "
+           "(demo had four of its 5-10 cuts, gpu four of the Myrtle CNN's five)",
+           "a referee review found the architecture claims, 'connected at every layer', each judged on 4 of up to "
+           "10 cuts", "HEAD", "2026-12-02"),
 )
 
 

@@ -34,7 +34,8 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # 30 epochs 106 s measured, its probe ~15 s; a random bottom's BatchNorm recalibration ~2 s; a stitch
 # ~4 s (625 steps at the ~6.4 ms a step Smith's stitches took, its direct-matching fit and a 10k test),
 # ~16 s at the training-length control's 4x; CKA ~10 s. Counting what each page computes:
-# - B-F2A: ResNet-18 seeds 0, 1 and the Myrtle CNN's two (162 s), 30 + 8 stitches (152 s), ~8 cells
+# - B-F2A: ResNet-18 seeds 0, 1 and the Myrtle CNN's two (162 s), 30 + 8 stitches (152 s; 30 + 10 at
+#   the Myrtle CNN's five cuts since 2026-12-02, ~8 s more), ~8 cells
 #   at 4x (128 s): ~450 s;
 # - B-F2C: four width-64 networks (each sample size trains the full set's steps) and the random bottom
 #   (222 s), 5 senders x 6 cuts (120 s), ~4 cells at 4x (64 s), CKA: ~430 s;

@@ -76,15 +76,15 @@ class ArchitecturesConfig(ConnectivityConfig):
 
 
 # smoke: two small panels at three cuts (the Myrtle CNN and the ViT: the code paths that differ from
-# the ResNet-18's; the widths are the same model); demo: four cuts per other architecture (first,
-# last and two between); paper: every cut.
+# the ResNet-18's; the widths are the same model); demo, gpu and paper: every cut, since each
+# architecture's claim is "connected at every layer" (amendment of 2026-12-02, issue 68: demo had
+# four cuts per other architecture, first, last and two between, of 5-10).
 PRESETS_F2A = extend_presets(ArchitecturesConfig, {"other_archs": ("myrtle", "vit"), "arch_cuts": 3})
-PRESETS_F2A["demo"] = replace(PRESETS_F2A["demo"], arch_cuts=4)
 # gpu: the base panel at every cut and one other architecture, the Myrtle CNN (the zoo's gpu recipe,
-# ~25 s a network), at four cuts: with the ViT (~30 s a network, 8 more stitches) the page would need
+# ~25 s a network), at its five cuts: with the ViT (~30 s a network, 8 more stitches) the page would need
 # ~540 s of one GPU, more than a loan's budget; the ResNet-18 x0.5 and x2 and ResNet-164 panels are
 # further out of reach (x2 alone ~210 s a network at 13.3 GFLOP an image). They stay at demo.
-PRESETS_F2A["gpu"] = replace(PRESETS_F2A["gpu"], other_archs=("myrtle",), arch_cuts=4)
+PRESETS_F2A["gpu"] = replace(PRESETS_F2A["gpu"], other_archs=("myrtle",))
 
 
 def spread(cuts: list[str], k: int | None) -> list[str]:
