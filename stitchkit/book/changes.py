@@ -437,7 +437,7 @@ CHANGES: tuple[Change, ...] = (
     Change(("B-F2A",), "amendment of 2026-12-02: each other architecture is stitched at every cut at demo and gpu "
            "(demo had four of its 5-10 cuts, gpu four of the Myrtle CNN's five)",
            "a referee review found the architecture claims, 'connected at every layer', each judged on 4 of up to "
-           "10 cuts", "HEAD", "2026-12-02"),
+           "10 cuts", "fa152dc", "2026-12-02"),
 )
 
 
