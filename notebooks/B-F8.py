@@ -47,6 +47,7 @@ scale = "smoke"  # smoke | demo | gpu | paper
 model_epochs = None  # passes over the training set per model; None: the zoo's recipe
 cuts = None  # cuts after which the bottom is kept (None: the end of the first two stages and the middle of the last)
 finetune_epochs = None  # epochs of fine-tuning the layers after the cut (None: the network's own training length)
+finetune_longer = None  # the fine-tuning length control's factor: finetune_blind re-judged with both bottoms fine-tuned this many times longer at every cut
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
 stitch_steps = None  # stitch optimiser steps (authors' scripts: 120000); None: use epochs
 stitch_augment = None  # crop + flip while training stitches (no activation caching then)
@@ -103,7 +104,12 @@ run.figure("finetune", f8.plot_finetune(table, f8.title(scale)))
 # only if the longer run gives the same result: decided the same way, or within noise both
 # times; otherwise the claim is *inconclusive at this scale*. (Added on 2026-11-25 for
 # "stitching can", after this page's earlier runs; since 2026-11-27 for both claims, decided or
-# not: see "Changes after a run".) Mean penalty over the cuts per bottom, in points:
+# not: see "Changes after a run".) Fine-tuning needs the same care: a fine-tuning that stopped
+# short over the random bottom makes fine-tuning look blind. So "fine-tuning tells them apart less
+# well" gets a second length control (since the amendment of 2026-12-02, before any run on the new
+# networks): both bottoms are fine-tuned again at every cut for `finetune_longer` (2) times the
+# epochs, the stitches as they were, and the claim judged again on them, by the same rule. Mean
+# penalty over the cuts per bottom, in points, and mean fine-tuned accuracy, in %:
 
 # %%
 longer = f8.training_length_control(cfg, scale, table, accuracy, claims)

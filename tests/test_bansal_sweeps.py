@@ -469,13 +469,26 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
                               "penalty": pen[s.name] / 100, "correct": stitched(pen[s.name])}
                              for s in senders for a, _ in pairs])
 
+    asked = []
+
+    def longer_finetuning(cfg_, scale, cuts_, *, factor, **kw):  # 2x: the random bottom catches up
+        asked.append((cuts_, factor))
+        return {(b, c): (a.mean(), a) for b, a in ((f8.TRAINED, stitched(1.0)), (f8.RANDOM, stitched(1.5)))
+                for c in cuts_}
+
     monkeypatch.setattr(f8, "stitch_grid", longer_grid)
+    monkeypatch.setattr(f8, "finetuned", longer_finetuning)
     out = f8.training_length_control(cfg, "demo", table, {}, claims)
     assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
-    # the comparative fine-tuning claim reads the same stitches: it is re-judged on them too (issue 46)
-    assert len(claims[0].controls) == 3 and claims[0].controls[-1].kind == "training length"
+    # the comparative fine-tuning claim reads the same stitches: it is re-judged on them too (issue 46), and
+    # on fine-tuning twice as long, both bottoms at every cut (amendment of 2026-12-02)
+    assert asked == [(cuts, cfg.finetune_longer)] and cfg.finetune_longer == 2.0
+    assert len(claims[0].controls) == 4 and [k.kind for k in claims[0].controls[-2:]] == ["training length"] * 2
+    assert "longer fine-tuning" in claims[0].controls[-1].text and "2x" in claims[0].controls[-1].text
     assert list(out["penalty 4x (points)"].round(2)) == [0.5, 6.0]
     assert list(out["penalty 1x (points)"].round(2)) == [2.0, 30.0]
+    assert list(out["fine-tuned 2x (%)"].round(1)) == [round(100 * stitched(1.0).mean(), 1),
+                                                       round(100 * stitched(1.5).mean(), 1)]
 
 
 def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):

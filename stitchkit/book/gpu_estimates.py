@@ -46,7 +46,8 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # - B-F6: two supervised networks, SimCLR and its probe, a random bottom (233 s), ~30 stitches both
 #   ways (120 s), ~4 at 4x, CKA: ~440 s;
 # - B-F8: two ResNet-164s and a random one (182 s), fine-tuning after 3 cuts from 2 bottoms for 5
-#   epochs (~90 s), 6 stitches into the deep top (~60 s), ~2 at 4x (~80 s): ~420 s.
+#   epochs (~90 s), 6 stitches into the deep top (~60 s), ~2 at 4x (~80 s): ~420 s; since 2026-12-02 the
+#   fine-tuning length control fine-tunes the same 6 again for 10 epochs (~180 s): ~600 s.
 # To each of B-F2A, B-F2C, B-F3A and B-F6 add the network-to-network variance component its claims' intervals
 # carry (stitchkit.experiments.bansal.seeds: seeds 1, 3, 4, 5 and 6 stitched into seed 0 at all 10 cuts, 60
 # stitches, ~240 s, and whichever of those networks the page does not train itself, ~220-275 s): ~410-515 s
@@ -101,7 +102,7 @@ ESTIMATES: dict[str, dict[str, float]] = {
     "gpu": {
             "H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
             "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 840.0, "B-F3C": 850.0, "B-F6": 850.0,
-            "B-F8": 420.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
+            "B-F8": 600.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
             "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 800.0,
             "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1800.0, "X-4": 400.0, "H-F5": 2000.0,
             "H-F4": 1450.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},

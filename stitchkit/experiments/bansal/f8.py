@@ -50,6 +50,8 @@ class FinetuneConfig:
                                          "two stages and the middle of the last)")
     finetune_epochs: float | None = param(None, "epochs of fine-tuning the layers after the cut (None: the "
                                           "network's own training length)", gt=0)
+    finetune_longer: float = param(2.0, "the fine-tuning length control's factor: finetune_blind re-judged with "
+                                   "both bottoms fine-tuned this many times longer at every cut", ge=1.5, le=8)
     stitch_epochs: float = param(2.0, "passes over the stitch training set (ignored when stitch_steps is set)", gt=0)
     stitch_steps: int | None = param(None, "stitch optimiser steps (authors' scripts: 120000); None: use epochs",
                                      ge=1)
@@ -120,23 +122,35 @@ def finetune_vs_stitch(cfg: FinetuneConfig, scale: str, *, device=None, store=No
     grid = stitch_grid([top, Net(TRAINED, trained_spec), Net(RANDOM, random_spec)], [Net("top", top_spec)],
                        [(c, c) for c in cuts], recipe, DataSpec("cifar10"), device=device, store=store,
                        progress=progress)
-    recipe_carrier = replace(top_spec, train=replace(top_spec.train, epochs=cfg.finetune_epochs, steps=None)) \
-        if cfg.finetune_epochs is not None else top_spec
+    tuned = finetuned(cfg, scale, cuts, device=device, store=store, progress=progress)
     rows = []
     for r in grid.itertuples():
-        ft, ft_correct = None, None
-        if r.sender != TOP:
-            bottom = trained_spec if r.sender == TRAINED else random_spec
-            blocks = list(zoo.build(bottom, 10, 3).cuts)
-            frozen = tuple(blocks[:blocks.index(r.cut_i) + 1])
-            model, m = freeze_train(FreezeSpec(bottom, recipe_carrier, frozen), device=device, store=store,
-                                    progress=progress)
-            ft = m["test"]["accuracy"]
-            ft_correct = own_correct(model, recipe_carrier, recipe, device)  # on the stitches' test images
+        ft, ft_correct = tuned.get((r.sender, r.cut_i), (None, None))
         rows.append({"bottom": r.sender, "cut": r.cut_i, "stitched": r.accuracy, "penalty": r.penalty,
                      "fine-tuned": ft, "top accuracy": r.receiver_accuracy, "correct": r.correct,
                      "receiver_correct": r.receiver_correct, "finetuned_correct": ft_correct})
     return pd.DataFrame(rows), accuracy
+
+
+def finetuned(cfg: FinetuneConfig, scale: str, cuts: list[str], *, factor: float = 1.0, device=None, store=None,
+              progress: bool = True) -> dict[tuple[str, str], tuple[float, object]]:
+    """Both bottoms (trained, random) kept up to each cut of ``cuts`` and the layers after it
+    fine-tuned for ``factor`` times the page's fine-tuning length, with the top's recipe:
+    (bottom, cut) -> (test accuracy, per-image results on the stitches' test images)."""
+    top_spec = cfg.resnet(scale, 0)
+    epochs = cfg.finetune_epochs if cfg.finetune_epochs is not None else top_spec.train.epochs
+    steps = None if cfg.finetune_epochs is not None or factor == 1 else top_spec.train.steps
+    train = replace(top_spec.train, epochs=epochs * factor if epochs is not None else None,
+                    steps=None if steps is None else int(round(steps * factor)))
+    carrier = replace(top_spec, train=train) if (cfg.finetune_epochs is not None or factor != 1) else top_spec
+    out = {}
+    for name, bottom in ((TRAINED, cfg.resnet(scale, 1)), (RANDOM, cfg.resnet(scale, 2, trained=False))):
+        blocks = list(zoo.build(bottom, 10, 3).cuts)
+        for cut in cuts:
+            frozen = tuple(blocks[:blocks.index(cut) + 1])
+            model, m = freeze_train(FreezeSpec(bottom, carrier, frozen), device=device, store=store, progress=progress)
+            out[(name, cut)] = (m["test"]["accuracy"], own_correct(model, carrier, cfg.recipe(), device))
+    return out
 
 
 # per-image column -> the accuracy the bootstrap recomputes (penalty = receiver_accuracy - accuracy)
@@ -213,8 +227,11 @@ def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame
     every cut of the random bottom's penalty minus the trained bottom's, so both bottoms' stitches
     at every cut (the claims' cells and their reference) are retrained with :data:`LONGER` times
     the epochs, the claims judged again on them and :func:`stitchkit.controls.training_length`
-    attached to each (its copy with the control takes its place in ``claims``); fine-tuning keeps
-    its own length premise. Returns one row per bottom."""
+    attached to each (its copy with the control takes its place in ``claims``). ``finetune_blind``
+    also reads fine-tuning, so it gets a second length control: both bottoms fine-tuned
+    ``cfg.finetune_longer`` times longer at every cut, the stitches as they were (fine-tuning also
+    keeps its own length premise). Returns one row per bottom (the mean penalty, and the mean
+    fine-tuned accuracy at both lengths)."""
     keys = [c.key for c in claims if c.key in ("stitch_tells", "finetune_blind")]
     columns = ["bottom", "cuts", "penalty 1x (points)", f"penalty {LONGER}x (points)", "change (points)"]
     if not keys:
@@ -234,12 +251,32 @@ def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame
             claim.criterion, rejudged[key], LONGER,
             what=f"the verdict survives {LONGER}x longer stitch training: both bottoms' stitches at every cut "
                  f"({', '.join(cuts)}) retrained, the claim re-judged on them"))
+    if "finetune_blind" in keys:
+        # fine-tuning's own length (amendment of 2026-12-02, issue 68): the claim also reads how well fine-tuning
+        # separates the bottoms, so both bottoms' fine-tuning at every cut is retrained cfg.finetune_longer times
+        # longer, and the claim re-judged on it with the stitches as they were
+        tuned = finetuned(cfg, scale, cuts, factor=cfg.finetune_longer, device=device, store=store, progress=progress)
+        ft = t.copy()
+        for i, r in ft.iterrows():
+            if (r.bottom, r.cut) in tuned:
+                ft.at[i, "fine-tuned"], ft.at[i, "finetuned_correct"] = tuned[(r.bottom, r.cut)]
+        again = next(c for c in finetune_summary(ft, accuracy)[1] if c.key == "finetune_blind").criterion
+        claim = next(c for c in claims if c.key == "finetune_blind")
+        replace_in(claims, "finetune_blind", controls.training_length(
+            claim.criterion, again, cfg.finetune_longer,
+            what=f"the verdict survives {cfg.finetune_longer:g}x longer fine-tuning: both bottoms fine-tuned again "
+                 f"at every cut ({', '.join(cuts)}), the claim re-judged on them with the stitches as they were"))
+        columns += ["fine-tuned 1x (%)", f"fine-tuned {cfg.finetune_longer:g}x (%)"]
     rows = []
     for bottom in (TRAINED, RANDOM):
         a = 100 * t[t.bottom == bottom].penalty.mean()
         b = 100 * new[new.bottom == bottom].penalty.mean()
-        rows.append({"bottom": bottom, "cuts": ", ".join(cuts), "penalty 1x (points)": a,
-                     f"penalty {LONGER}x (points)": b, "change (points)": b - a})
+        row = {"bottom": bottom, "cuts": ", ".join(cuts), "penalty 1x (points)": a,
+               f"penalty {LONGER}x (points)": b, "change (points)": b - a}
+        if "finetune_blind" in keys:
+            row[columns[-2]] = 100 * float(t[t.bottom == bottom]["fine-tuned"].astype(float).mean())
+            row[columns[-1]] = 100 * float(ft[ft.bottom == bottom]["fine-tuned"].astype(float).mean())
+        rows.append(row)
     return pd.DataFrame(rows, columns=columns)
 
 
