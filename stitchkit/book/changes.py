@@ -438,6 +438,12 @@ CHANGES: tuple[Change, ...] = (
            "(demo had four of its 5-10 cuts, gpu four of the Myrtle CNN's five)",
            "a referee review found the architecture claims, 'connected at every layer', each judged on 4 of up to "
            "10 cuts", "fa152dc", "2026-12-02"),
+    Change(("B-F8",), "amendment of 2026-12-02: finetune_blind carries a second training-length control, for the "
+           "fine-tuning itself: both bottoms fine-tuned again at every cut for 2x the epochs, the stitches as they "
+           "were, the claim re-judged on them by the same rule",
+           "a referee review found that the length control lengthened only the stitches, while the claim also "
+           "reads fine-tuning's separation, and fine-tuning ran 2 epochs with a premise that looks only at the "
+           "trained bottom", "0f56a8b", "2026-12-02"),
 )
 
 
