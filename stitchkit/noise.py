@@ -361,20 +361,90 @@ def seed_t_interval(image_reps: np.ndarray, leave_one_out: np.ndarray, *, n_test
                     f"t interval over {k} seeds (jackknife) and the test images (paired bootstrap)")
 
 
+@dataclass(frozen=True)
+class CrossedSpread:
+    """The spread of a statistic of one pair of networks (a receiver and a sender, each trained
+    by its recipe with its own seed) about the recipe's mean, both networks varied
+    (:func:`crossed_spread`): ``sd``, the degrees of freedom ``df`` of its estimate, and its
+    parts (variances: receivers', senders', and the pair's own with the interaction)."""
+
+    sd: float
+    df: float
+    receivers: int
+    senders: int
+    var_receiver: float
+    var_sender: float
+    var_pair: float
+
+    def text(self, unit: str = " points") -> str:
+        parts = (f"receivers' sd {np.sqrt(self.var_receiver):.2f}, senders' {np.sqrt(self.var_sender):.2f}, "
+                 f"the pair's own {np.sqrt(self.var_pair):.2f}")
+        return (f"sd {self.sd:.2f}{unit} between pairs of networks trained alike, receivers and senders both "
+                f"varied ({self.receivers} receivers x {self.senders} senders; {parts}; {self.df:.1f} df)")
+
+
+def crossed_spread(values: np.ndarray) -> CrossedSpread:
+    """The sd of a statistic of one (receiver, sender) pair about the recipe's mean, from
+    ``values`` (R, S): the statistic for every receiver r (rows) and sender s (columns), R >= 2
+    receivers and S >= 2 senders, each trained alike but for its seed. A statistic of one pair
+    varies with its receiver, its sender and the pair itself: var = σ²_R + σ²_S + σ²_e, estimated
+    by the two-way random-effects analysis of variance without replication (method of moments:
+    MS_R/S + MS_S/R + MS_E·(1 − 1/R − 1/S), each part kept at least 0), with Satterthwaite's
+    degrees of freedom capped at those of each part in it (R − 1, S − 1). The statistic is the claim's own (a maximum over cuts stays a maximum,
+    computed per pair). A sender-only spread (one fixed receiver) leaves σ²_R out: X-3 measured
+    the receivers' spread at four times the senders'."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise ValueError(f"a crossed spread needs at least 2 receivers x 2 senders, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("a crossed spread needs finite values for every (receiver, sender) pair")
+    r, s = x.shape
+    g = x.mean()
+    rows, cols = x.mean(axis=1), x.mean(axis=0)
+    ms_r = s * float(((rows - g) ** 2).sum()) / (r - 1)
+    ms_s = r * float(((cols - g) ** 2).sum()) / (s - 1)
+    resid = x - rows[:, None] - cols[None, :] + g
+    df_e = (r - 1) * (s - 1)
+    ms_e = float((resid ** 2).sum()) / df_e
+    var_e = ms_e
+    var_r = max(0.0, (ms_r - ms_e) / s)
+    var_s = max(0.0, (ms_s - ms_e) / r)
+    total = var_r + var_s + var_e
+    # Satterthwaite on the parts as kept (a part cut at 0 contributes neither variance nor df)
+    terms = [(ms_e, df_e, 1.0)]
+    if var_r > 0:
+        terms += [(ms_r, r - 1, 1 / s), (ms_e, df_e, -1 / s)]
+    if var_s > 0:
+        terms += [(ms_s, s - 1, 1 / r), (ms_e, df_e, -1 / r)]
+    coef: dict[tuple[float, int], float] = {}
+    for ms, df, c in terms:
+        coef[(ms, df)] = coef.get((ms, df), 0.0) + c
+    denom = sum((c * ms) ** 2 / df for (ms, df), c in coef.items())
+    df = float(total ** 2 / denom) if denom > 0 else float(df_e)
+    # capped at the df of each part that is in it: Satterthwaite alone covered 90-93% where the
+    # receivers dominate with 2-3 of them (tests/test_controls.py); capped, 95% or more
+    if var_r > 0:
+        df = min(df, r - 1)
+    if var_s > 0:
+        df = min(df, s - 1)
+    return CrossedSpread(float(np.sqrt(total)), max(1.0, df), r, s, var_r, var_s, var_e)
+
+
 def with_seed_component(e: Estimate, sd: float, k: int, *, networks: int = 1, what: str = "",
-                        bounds: tuple[float, float] | None = None) -> Estimate:
+                        bounds: tuple[float, float] | None = None, df: float | None = None) -> Estimate:
     """``e`` (an interval over the test images of one set of networks) widened by the
     network-to-network variance of the recipe: ``sd`` the standard deviation of the statistic
     between networks trained alike (points, measured from ``k`` replicate networks), ``networks``
     the number of independently trained networks whose difference the statistic is (1: one
     network against fixed references; 2: a difference of two such networks, variance 2 sd²).
     Each side's half-width becomes sqrt(half² + (t(k-1) · sd · sqrt(networks))²); ``bounds``: the
-    range the statistic cannot leave (a CKA's [0, 1]), where the widened interval is cut."""
+    range the statistic cannot leave (a CKA's [0, 1]), where the widened interval is cut. ``df``:
+    the degrees of freedom of ``sd`` where they are not k − 1 (a :class:`CrossedSpread`'s)."""
     from scipy import stats
 
     if k < 2 or not np.isfinite(sd) or sd < 0:
         raise ValueError(f"a seed-variance component needs k >= 2 replicates and a finite sd >= 0, got k={k}, sd={sd}")
-    extra = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1)) * sd * float(np.sqrt(networks))
+    extra = float(stats.t.ppf(0.5 + LEVEL / 2, k - 1 if df is None else df)) * sd * float(np.sqrt(networks))
     lo = e.value - float(np.hypot(e.value - e.low, extra))
     hi = e.value + float(np.hypot(e.high - e.value, extra))
     if bounds is not None:
