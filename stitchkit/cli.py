@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "run there (default: here)")
     rn.add_argument("--dask-timeout", metavar="SECONDS", type=float, default=10.0,
                     help="how long to wait for the Dask scheduler to answer (default 10)")
+    rp = _notebook_command(sub, "replicate", "re-run a page from an empty cache with other seeds and tabulate "
+                                             "which verdicts held against the book's run", ("KEY", "VALUE"),
+                           "override a parameter (repeatable)", "runs/<ID>/<stamp>-<scale>-seeds+<offset>")
+    rp.add_argument("--offset", type=int, default=1000,
+                    help="added to every trained network's seeds (default 1000); the run has a cache of its own")
     sw = _notebook_command(sub, "sweep", "run a grid of parameter values and collect the results", ("KEY", "V1"),
                            "a parameter and its values (repeatable; the grid is their product)",
                            "runs/sweeps/<ID>-<stamp>-<scale>")
@@ -364,6 +369,14 @@ def _main(args) -> int:
             print(f"executed notebook: {out}\nresults: {out.with_suffix('.results.json')}")
             for c in results.get("claims", []):
                 print(f"  [{c['verdict']}] {c['text']} (paper: {c['paper']}; ours: {c['ours']})")
+        elif args.command == "replicate":
+            from .book.replication import replicate, summary
+
+            _check_id_and_scale(args.id, args.scale)
+            check_data([args.id])
+            out, rows = replicate(args.id, args.scale, args.offset, _pairs(args.param, multi=False),
+                                  out_dir=Path(args.out) if args.out else None)
+            print(f"executed notebook: {out}\nagreement: {out.parent / 'replication.json'}\n{summary(rows)}")
         elif args.command == "sweep":
             values = _pairs(args.param, multi=True)
             if not values:

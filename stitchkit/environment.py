@@ -15,6 +15,7 @@ DASK_ENV = "STITCHKIT_DASK"  # a Dask scheduler's address (stitchkit.cluster)
 DASK_TIMEOUT_ENV = "STITCHKIT_DASK_TIMEOUT"  # seconds to wait for it
 PROGRESS_ENV = "STITCHKIT_PROGRESS"  # 0 turns the terminal's progress bars off (stitchkit.progress)
 ALLOW_PARTIAL_ENV = "STITCHKIT_ALLOW_PARTIAL_DATA"  # 1: accept a data set smaller than its release (stitchkit.integrity)
+SEED_OFFSET_ENV = "STITCHKIT_SEED_OFFSET"  # added to every trained network's seeds (the replication check)
 
 # The most bootstrap resamples a run may ask for: a resample keeps a few bytes per test image for each
 # claim, so 10^5 of them over 10,000 images is already gigabytes (the default is 1,000).
@@ -61,6 +62,27 @@ def dask_timeout_from_env(default: float = 10.0) -> float:
     return value
 
 
+MAX_SEED_OFFSET = 10**6
+
+
+def seed_offset_from_env() -> int:
+    """``STITCHKIT_SEED_OFFSET`` as a whole number in [0, :data:`MAX_SEED_OFFSET`] (0 when unset):
+    what :func:`stitchkit.networks.load_or_train` adds to every network's initialisation and
+    training seeds, so that a page re-run with it judges other networks of the same recipes
+    (``stitchkit replicate``)."""
+    raw = os.environ.get(SEED_OFFSET_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        n = int(raw)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= MAX_SEED_OFFSET:
+        raise ValueError(f"{SEED_OFFSET_ENV}={_cut(raw)} is invalid: expected a whole number from 0 to "
+                         f"{MAX_SEED_OFFSET:,} (unset: the pages' own seeds)")
+    return n
+
+
 def check_environment() -> None:
     """Check every ``STITCHKIT_*`` variable a run reads whose value has a form (the precision, the
     resamples, the compile switch, the Dask scheduler's address and timeout, the progress and
@@ -84,7 +106,9 @@ def check_environment() -> None:
         raise ValueError(f"{DASK_ENV}={_cut(address)} is not a Dask scheduler's address; expected tcp://HOST:PORT "
                          "(or HOST:PORT, tls://..., inproc://...), or unset to run here")
     dask_timeout_from_env()
+    seed_offset_from_env()
 
 
-__all__ = ["ALLOW_PARTIAL_ENV", "COMPILE_ENV", "DASK_ENV", "DASK_TIMEOUT_ENV", "MAX_RESAMPLES", "PRECISION_ENV",
-           "PROGRESS_ENV", "RESAMPLES_ENV", "check_environment", "dask_timeout_from_env", "resamples_from_env"]
+__all__ = ["ALLOW_PARTIAL_ENV", "COMPILE_ENV", "DASK_ENV", "DASK_TIMEOUT_ENV", "MAX_RESAMPLES", "MAX_SEED_OFFSET",
+           "PRECISION_ENV", "PROGRESS_ENV", "RESAMPLES_ENV", "SEED_OFFSET_ENV", "check_environment",
+           "dask_timeout_from_env", "resamples_from_env", "seed_offset_from_env"]

@@ -83,6 +83,22 @@ def recalibrate_batchnorm(model: nn.Module, batches) -> None:
         m.momentum = mom
 
 
+def with_seed_offset(spec: ModelSpec, offset: int | None = None) -> ModelSpec:
+    """``spec`` with ``offset`` (default ``STITCHKIT_SEED_OFFSET``, 0 when unset) added to its
+    initialisation seed and its training's (and a SimCLR probe's) seed: another network of the same
+    recipe. The replication check (``stitchkit replicate``) runs a page this way, in a cache of its
+    own, so that nothing trained with the pages' own seeds is read in its place."""
+    from dataclasses import replace
+
+    from .environment import seed_offset_from_env
+
+    k = seed_offset_from_env() if offset is None else offset
+    if not k:
+        return spec
+    probe = None if spec.probe is None else replace(spec.probe, seed=spec.probe.seed + k)
+    return replace(spec, seed=spec.seed + k, train=replace(spec.train, seed=spec.train.seed + k), probe=probe)
+
+
 def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, store: Store | None = None,
                   root: str | os.PathLike | None = None, progress: bool = True,
                   snapshots: tuple[float, ...] = ()) -> tuple[CutModel, dict]:
@@ -99,6 +115,7 @@ def load_or_train(spec: ModelSpec, *, device: torch.device | str | None = None, 
     """
     device = as_device(device)
     store = store or Store()
+    spec = with_seed_offset(spec)
     train_data = train_split(spec.data, root)
     model = build(spec, train_data.num_classes, int(train_data.images.shape[1]))
     salt = data_fingerprint(spec.data, root)  # the data's identity: other data, another model

@@ -62,9 +62,12 @@ def package_versions() -> dict[str, str]:
 
 
 def provenance(device: str | None = None, seed: int | None = None) -> dict[str, Any]:
+    from .environment import seed_offset_from_env
     from .hardware import MEASURE_PRECISION, default_device, device_name, resolve_precision
 
+    offset = seed_offset_from_env()  # a replication run's (stitchkit replicate): its networks are other seeds
     return {**git_state(), "packages": package_versions(), "device": device or device_name(),
+            **({"seed_offset": offset} if offset else {}),
             "precision": resolve_precision("auto", default_device()),  # training's
             "measure_precision": MEASURE_PRECISION,
             "platform": platform.platform(), "seed": seed,

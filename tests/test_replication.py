@@ -1,0 +1,70 @@
+"""The replication check (issue 68, item 8): other seeds, a cache of its own, the agreement table."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from stitchkit import environment, networks
+from stitchkit.book import replication
+from stitchkit.networks import ModelSpec
+from stitchkit.train import TrainConfig
+
+
+def test_a_seed_offset_shifts_every_seed_of_a_network_and_only_when_set(monkeypatch):
+    spec = ModelSpec("resnet10", 4, seed=3, train=TrainConfig(epochs=1, seed=3),
+                     probe=TrainConfig(epochs=1, seed=5), method="simclr")
+    monkeypatch.delenv(environment.SEED_OFFSET_ENV, raising=False)
+    assert networks.with_seed_offset(spec) is spec
+    monkeypatch.setenv(environment.SEED_OFFSET_ENV, "1000")
+    moved = networks.with_seed_offset(spec)
+    assert (moved.seed, moved.train.seed, moved.probe.seed) == (1003, 1003, 1005)
+    assert moved.width == spec.width and moved.train.epochs == spec.train.epochs
+
+
+@pytest.mark.parametrize("raw", ["-1", "x", "1.5", "10000000"])
+def test_a_bad_seed_offset_is_refused_naming_the_value(monkeypatch, raw):
+    monkeypatch.setenv(environment.SEED_OFFSET_ENV, raw)
+    with pytest.raises(ValueError, match=f"STITCHKIT_SEED_OFFSET={raw!r} is invalid"):
+        environment.check_environment()
+
+
+def test_the_agreement_table_compares_verdicts_at_the_same_scale_only():
+    book = {"scale": "demo", "claims": [{"key": "a", "verdict": "reproduced"}, {"key": "b", "verdict": "reproduced"}]}
+    rep = {"scale": "demo", "claims": [{"key": "a", "verdict": "reproduced", "text": "A"},
+                                       {"key": "b", "verdict": "not reproduced", "text": "B"},
+                                       {"key": "c", "verdict": "reproduced", "text": "C"}]}
+    rows = replication.agreement(book, rep)
+    assert [r["held"] for r in rows] == [True, False, None]
+    assert "1 of 2 verdicts held" in replication.summary(rows) and "CHANGED" in replication.summary(rows)
+    assert all(r["held"] is None for r in replication.agreement({**book, "scale": "gpu"}, rep))
+    assert all(r["held"] is None for r in replication.agreement(None, rep))
+
+
+def test_a_replication_runs_with_the_offset_in_its_own_cache_and_restores_the_environment(monkeypatch, tmp_path):
+    from stitchkit.book import execution
+
+    monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(environment.SEED_OFFSET_ENV, raising=False)
+    seen = {}
+
+    def fake_run(figure_id, scale, params, *, out_dir, progress):
+        seen.update(offset=os.environ[environment.SEED_OFFSET_ENV], cache=os.environ["STITCHKIT_CACHE"])
+        out = out_dir / f"{figure_id}.ipynb"
+        return out, {"scale": scale, "claims": [{"key": "k", "verdict": "reproduced", "text": "t"}]}
+
+    monkeypatch.setattr(execution, "run_notebook", fake_run)
+    monkeypatch.setattr(replication, "book_results", lambda fid: {"scale": "smoke", "claims": [
+        {"key": "k", "verdict": "not reproduced"}], "provenance": {"date": "2026-12-01"}})
+    out, rows = replication.replicate("B-F2A", "smoke", 7, out_dir=tmp_path / "run")
+    assert seen == {"offset": "7", "cache": str(tmp_path / "cache" / "replicate-seeds+7")}
+    assert environment.SEED_OFFSET_ENV not in os.environ and os.environ["STITCHKIT_CACHE"] == str(tmp_path / "cache")
+    record = json.loads((tmp_path / "run" / "replication.json").read_text())
+    assert record["seed_offset"] == 7 and record["held"] == 0 and record["compared"] == 1
+    assert rows[0]["book"] == "not reproduced" and rows[0]["replicate"] == "reproduced"
+    with pytest.raises(ValueError, match="offset must be a whole number >= 1"):
+        replication.replicate("B-F2A", "smoke", 0)
+    with pytest.raises(ValueError, match="unknown scale|scale"):
+        replication.replicate("B-F2A", "huge", 7)
