@@ -196,13 +196,16 @@ length.length_table(longer, claims + arch_claims)
 # ## Network-to-network variance of the recipe
 #
 # One network plays each role, so the recipe's spread between networks trained alike is measured
-# once: the trained sender (seed 1) and four more seeds of the same recipe (3 to 6) stitched into
-# the receiver at every cut, each penalty beyond the receiver's self-stitch there. The standard
-# deviation between them, pooled over the cuts, is {glue:text}`seed_sd:.2f` points; it widens the
-# intervals of the claims about the recipe on this page (the 3-point connectivity of the
-# ResNet-18) and on B-F2C, B-F3A, B-F3B, B-F3C and B-F6. The other architectures' claims and the
-# untrained bottom's keep intervals over the test images only (the component is the ResNet-18's,
-# measured on trained networks). Per cut and sender, in points:
+# once, with both networks varied: three senders (seeds 1, 5 and 6) stitched into each of three
+# receivers (seeds 0, 3 and 4) of the same recipe at every cut, each penalty beyond that
+# receiver's self-stitch there (since the amendment of 2026-12-02; before it, five senders into
+# seed 0 alone). Each claim's own statistic is computed per pair (the connectivity claim: the
+# largest penalty over the cuts), and its spread between pairs widens the claim's interval, on
+# this page (the 3-point connectivity of the ResNet-18) and on B-F2C, B-F3A, B-F3B, B-F3C and B-F6.
+# Each cut's spread, pooled over the cuts, is {glue:text}`seed_sd:.2f` points. The other
+# architectures' claims and the untrained bottom's keep intervals over the test images only (the
+# component is the ResNet-18's, measured on trained networks). Per cut and pair (receiver ←
+# sender), in points:
 
 # %%
 seeds.component_table(seeds.seed_component(cfg, scale))
@@ -212,12 +215,18 @@ seeds.component_table(seeds.seed_component(cfg, scale))
 #
 # **Network-to-network variance.** Each role here is played by one network, so the bootstrap over the
 # test images says how sure a number is for these networks, not for the recipe. The claims about
-# the recipe are judged on intervals widened by its seed-variance component: the spread between
-# five senders trained alike (seeds 1, 3, 4, 5 and 6 stitched into seed 0, beyond the self-stitch),
-# {glue:text}`seed_sd:.2f` points (standard deviation pooled over the cuts), times t with
-# {glue:text}`seed_k:.0f` − 1 degrees of freedom (and times √2 where a claim is a difference of two
-# networks). It is measured once for the recipe (the table above shows it cut by cut) and shared
-# through the cache (amended on 2026-11-27, after the runs had been seen).
+# the recipe are judged on intervals widened by its seed-variance component, with both networks
+# varied (amendment of 2026-12-02, before any run on the new networks): three senders trained
+# alike (seeds 1, 5 and 6) stitched into each of three receivers trained alike (seeds 0, 3 and 4),
+# beyond each receiver's self-stitch, and for each claim its own statistic (a maximum over the cuts
+# stays a maximum) computed per pair of networks. The spread of one pair's statistic (the
+# receivers', the senders' and the pair's own parts, by a two-way analysis of variance) times t
+# with its degrees of freedom (and times √2 where a claim is a difference of two networks) is
+# added to the interval; each claim's interval text names its spread. Each cut's spread, pooled
+# over the cuts, is {glue:text}`seed_sd:.2f` points. It is measured once for the recipe
+# (the table above shows it cut by cut) and shared through the cache. (Until the amendment the five
+# senders were stitched into seed 0 alone, so the receiver never varied, and a per-cut spread
+# widened maxima over cuts; amended first on 2026-11-27, after the runs had been seen.)
 #
 # Each verdict is computed from the criterion in its row, fixed in `stitchkit.experiments.bansal`
 # before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*); the thresholds are the paper's own wording turned into numbers. A claim whose

@@ -143,12 +143,18 @@ longer.round(2)
 #
 # **Network-to-network variance.** Each role here is played by one network, so the bootstrap over the
 # test images says how sure a number is for these networks, not for the recipe. The claims about
-# the recipe are judged on intervals widened by its seed-variance component: the spread between
-# five senders trained alike (seeds 1, 3, 4, 5 and 6 stitched into seed 0, beyond the self-stitch),
-# {glue:text}`seed_sd:.2f` points (standard deviation pooled over the cuts), times t with
-# {glue:text}`seed_k:.0f` − 1 degrees of freedom (and times √2 where a claim is a difference of two
-# networks). It is measured once for the recipe ({doc}`B-F2A` shows it cut by cut) and shared
-# through the cache (amended on 2026-11-27, after the runs had been seen).
+# the recipe are judged on intervals widened by its seed-variance component, with both networks
+# varied (amendment of 2026-12-02, before any run on the new networks): three senders trained
+# alike (seeds 1, 5 and 6) stitched into each of three receivers trained alike (seeds 0, 3 and 4),
+# beyond each receiver's self-stitch, and for each claim its own statistic (a maximum over the cuts
+# stays a maximum) computed per pair of networks. The spread of one pair's statistic (the
+# receivers', the senders' and the pair's own parts, by a two-way analysis of variance) times t
+# with its degrees of freedom (and times √2 where a claim is a difference of two networks) is
+# added to the interval; each claim's interval text names its spread. Each cut's spread, pooled
+# over the cuts, is {glue:text}`seed_sd:.2f` points. It is measured once for the recipe
+# ({doc}`B-F2A` shows it cut by cut) and shared through the cache. (Until the amendment the five
+# senders were stitched into seed 0 alone, so the receiver never varied, and a per-cut spread
+# widened maxima over cuts; amended first on 2026-11-27, after the runs had been seen.)
 #
 # Each verdict is computed from the criterion in its row, fixed in
 # `stitchkit.experiments.bansal` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*). "Compatible" and "as good as" use

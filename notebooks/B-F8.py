@@ -125,6 +125,12 @@ longer.round(2)
 # can" a separation of at least 10 points. The trained top stitched into itself loses at most
 # {glue:text}`self_stitch_worst:.2f` points at a cut; its largest gain, the self-stitch gain, is
 # {glue:text}`self_stitch_gain:.2f` points.
+#
+# **Network-to-network variance is not in these intervals**, and the claims say so: each role (the
+# top, the trained bottom, the random bottom) is one ResNet-164 stand-in, and the seed-variance
+# component measured on {doc}`B-F2A` is the ResNet-18 recipe's, not this one's; measuring this
+# recipe's would need replicate tops and bottoms. The verdicts are about these networks (test
+# images resampled).
 
 # %%
 run.save()

@@ -145,6 +145,12 @@ longer.round(2)
 # `stitchkit.experiments.bansal.f9` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): the paper's "up to ≈3%" as at most 3
 # points of test accuracy. A failed control (any of those above) makes it *inconclusive at this
 # scale*.
+#
+# **Network-to-network variance is not in this interval**, and the claim says so: the full, the
+# few-sample and the freeze-trained network are one network each, trained by recipes (a sample
+# size, a freezing) whose spread between networks this page does not measure; the seed-variance
+# component of {doc}`B-F2A` is a stitching penalty's, not a trained network's accuracy. The verdict
+# is about these networks (test images resampled).
 
 # %%
 run.save()

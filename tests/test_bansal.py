@@ -518,6 +518,32 @@ def test_the_seed_component_is_the_pooled_spread_between_replicate_senders_and_w
     assert wide[1] is claims[1] and wide[0].controls == claims[0].controls  # the others untouched
 
 
+def test_the_crossed_seed_component_varies_both_networks_and_reads_each_claims_own_statistic():
+    # three receivers x three senders at two cuts; the receiver moves every penalty (0, 2, 4 points at cut
+    # a), the senders barely (0, 0.2, 0.4): a sender-only spread into seed 0 would see 0.2 of it
+    rows = []
+    for i, r in enumerate(seeds.RECEIVERS):
+        rows += [{**x, "receiver": f"seed {r}"} for x in _rows(common.SELF, [0, 0], cuts=["a", "b"])]
+        for j, s_ in enumerate(seeds.SENDERS):
+            rows += [{**x, "receiver": f"seed {r}"} for x in _rows(f"seed {s_}", [2 * i + 0.2 * j, 0.5 * j],
+                                                                     cuts=["a", "b"])]
+    c = seeds.component_of(pd.DataFrame(rows))
+    assert c.crossed and c.k == 6
+    top = c.spread("max")  # per pair: max(2i + 0.2j, 0.5j)
+    assert np.sqrt(top.var_receiver) > 1.5 and top.receivers == 3 and top.senders == 3 and top.df <= 2
+    assert c.spread("cut").sd == pytest.approx(c.sd) and c.df == c.spread("cut").df
+    with pytest.raises(ValueError, match="unknown statistic"):
+        c.spread("median")
+    table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 2.5, 1, 0])
+                         + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
+    _, claims = common.connectivity_summary(table, MODELS)
+    wide = seeds.widen(claims, c, seeds.SEED_CLAIMS["B-F2A"])[0].criterion
+    assert seeds.SEED_CLAIMS["B-F2A"]["connected"] == (1, "max")
+    assert "receivers and senders both varied" in wide.interval and "largest penalty over the cuts" in wide.interval
+    assert wide.holds is None  # 2.5 points, widened by t(2) x the receivers' spread: within noise of 3
+    assert list(seeds.component_table(c).columns)[-1] == "crossed sd"
+
+
 def test_widening_rejudges_the_length_control_like_for_like():
     from stitchkit import controls
     from stitchkit.results import at_most

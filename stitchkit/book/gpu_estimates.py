@@ -50,7 +50,9 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 #   fine-tuning length control fine-tunes the same 6 again for 10 epochs (~180 s): ~600 s.
 # To each of B-F2A, B-F2C, B-F3A and B-F6 add the network-to-network variance component its claims' intervals
 # carry (stitchkit.experiments.bansal.seeds: seeds 1, 3, 4, 5 and 6 stitched into seed 0 at all 10 cuts, 60
-# stitches, ~240 s, and whichever of those networks the page does not train itself, ~220-275 s): ~410-515 s
+# stitches, ~240 s, and whichever of those networks the page does not train itself, ~220-275 s; since the
+# crossed design of 2026-12-02, seeds 1, 5, 6 and the self-stitch into each of 0, 3, 4: 120 stitches, ~240 s
+# more, not yet added to the figures below): ~410-515 s
 # from an empty cache, paid once by the first of them in a batch (they share it at width 64); B-F3C's base
 # width 32 needs its own (~430 s). So from an empty cache B-F2A ~910 s, B-F2C ~945 s, B-F3A ~840 s,
 # B-F3C ~850 s, B-F6 ~850 s: each more than one loan's call (550 s) alone, and far more than the 4 minutes
