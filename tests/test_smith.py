@@ -217,6 +217,22 @@ def test_rank_separation_uses_the_spread_over_initialisations():
     assert _verdict(weak) == "reproduced"
 
 
+def test_rank_gaps_carry_an_interval_over_the_initialisations_paired_by_initialisation():
+    # amendment of 2026-12-02: one initialisation whose Colour rank at layer 2 sits near Digit's leaves that
+    # gap within noise over three initialisations (S-F1C's re-run from an empty cache flipped its verdict)
+    t = _into_digit_table(0.96)
+    t["rank"] = t["rank"].astype(float)
+    t.loc[(t.sender == "Colour") & (t.cut == "layer1"), "rank"] = [30.0, 14.0, 31.0]
+    numbers, claim = rank_summary(t)
+    c = claim.criterion
+    assert c.low < 0 < c.high and "paired by initialisation" in c.interval and c.holds is None
+    assert "Colour vs Digit, Layer 2" in claim.ours and numbers["rank_gap_least_low"] == c.low
+    assert _verdict(claim) == "inconclusive at this scale"
+    # the same gap in every initialisation: exact, with its reason; significant
+    _, same = rank_summary(_into_digit_table(0.96))
+    assert same.criterion.low == same.criterion.high == 20 and "the same gap" in same.criterion.interval
+
+
 def _tc1_checks(inits=3, self_acc=None, untrained=0.3):
     """S-TC1's controls' rows: every model into itself at layer 1, and the late rows of Digit and
     Colour-only (the long form of smith.stitch_controls)."""

@@ -27,7 +27,9 @@ TC1_MODELS = ("Correlated", "Digit", "Colour", "Colour-only")  # Table C1 rows
 LONGER = 2  # the training-length control retrains the deciding cells and the self-stitch at this many x the epochs
 LONGER_CELLS = 1  # ... the (sender, layer) cell that decides the claim (with all its initialisations)
 PAPER_TOL = 0.02  # paper scale: a table number within 2 points of the paper's is reproduced
-RANK_SEPARATION = 1.0  # "clearly differs": |mean gap| > this x (sd_a + sd_b) over initialisations
+# The rank claims (S-F1C rank_differs, S-FC5 noise_rank_differs) are judged since the amendment of 2026-12-02
+# on the t interval over initialisations of each rank gap, paired by initialisation (digit_receiver.paired_gap);
+# before it, without an interval, on |mean gap| > 1 x (sd_a + sd_b) (S-F1C) and mean ± sd bands (S-FC5).
 RANK_NOISE = ("judged without an interval: the criterion is already in units of the spread over initialisations "
               "(a rank on the whole test set varies with the seed far more than with the images)")
 
