@@ -96,9 +96,11 @@ run.figure("rank", plotting.spread_per_layer(
 # %% [markdown]
 # ## Claims
 #
-# The rank claim is judged without an interval: its criterion is already in units of the spread
-# over the initialisations, which for a rank over the whole test set dwarfs the noise from the
-# images.
+# The rank claim is judged on intervals over the initialisations (since the amendment of
+# 2026-12-02, before any run on the new networks): each gap between the two senders' ranks is
+# paired by initialisation (the networks and the stitch of initialisation k together), and its
+# 95% t interval over the initialisations carries the seed-to-seed spread, which for a rank over
+# the whole test set dwarfs the noise from the images (not resampled).
 #
 # **Controls.** None. A rank is not a stitching verdict (kind *no_stitch*, `stitchkit.controls`):
 # whether the stitch reaches its receiver, or an untrained sender could do the task, does not
@@ -106,9 +108,12 @@ run.figure("rank", plotting.spread_per_layer(
 # {doc}`S-F1B`'s self-stitch control, which could make it inconclusive for a reason that is not
 # about ranks; it was removed after earlier runs had been seen (see "Changes after a run").
 #
-# "Clearly differs" is fixed before the page's first run as: at both layers 2 and 3 and for both the Colour
-# and the Correlated sender, the gap between mean ranks exceeds the sum of the two standard
-# deviations over initialisations.
+# "Clearly differs" (the paper: "a significantly different rank") is: at both layers 2 and 3 and for
+# both the Colour and the Correlated sender, the rank gap to the Digit sender, paired by
+# initialisation, has its t interval above 0; the claim is judged on the least significant of
+# the four (it clears 0 exactly when all four do). Until the amendment it was fixed as the gap
+# between mean ranks exceeding the sum of the two standard deviations, without an interval,
+# and a re-run from an empty cache (other trainings of the same networks) flipped its verdict.
 
 # %%
 run.save()

@@ -133,8 +133,12 @@ run.figure("accuracy_rank", plotting.spread_per_layer(
 #
 # Criteria fixed before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*): "full compatibility" means the mean stitched accuracy of the
 # Colour-only and the noise sender is at least the Digit model's own at every layer; "rank
-# differs" means that at 3 or more of the 5 stitch points the noise sender's rank (mean ± sd)
-# lies entirely outside every learned sender's mean ± sd.
+# differs" means that at 3 or more of the 5 stitch points the noise sender's rank differs
+# significantly from every learned sender's: since the amendment of 2026-12-02 (before any run
+# on the new networks), each gap is paired by initialisation and its 95% t interval over the
+# initialisations must lie above 0, and the claim is judged on the layer that ranks third by
+# that significance (until then: the noise rank's mean ± sd band apart from every learned
+# sender's, a count without an interval; the count is still shown).
 
 # %%
 run.save()

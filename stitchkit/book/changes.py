@@ -444,6 +444,21 @@ CHANGES: tuple[Change, ...] = (
            "a referee review found that the length control lengthened only the stitches, while the claim also "
            "reads fine-tuning's separation, and fine-tuning ran 2 epochs with a premise that looks only at the "
            "trained bottom", "0f56a8b", "2026-12-02"),
+    Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F6"),
+           "amendment of 2026-12-02: the seed-variance component varies both networks: senders (seeds 1, 5, 6) "
+           "stitched into each of three receivers (seeds 0, 3, 4), each claim's own statistic computed per pair (a "
+           "maximum over cuts stays a maximum), and its spread between pairs (receivers', senders' and the pair's "
+           "own parts, a two-way analysis of variance) times t with its degrees of freedom widens the interval",
+           "a referee review found the receiver fixed at seed 0 in every replicate, while X-3 measured the receivers' "
+           "spread at four times the senders' and a retrain moved B-F2A's connected by 3.4 points; and a per-cut "
+           "spread applied to a maximum over cuts", "7c098cc", "2026-12-02"),
+    Change(("S-F1C", "S-FC5"), "amendment of 2026-12-02: each rank gap is paired by initialisation and judged on its "
+           "t interval over the initialisations: rank_differs holds when the least significant of its four gaps has "
+           "its interval above 0 (was: |mean gap| > sd + sd, without an interval), noise_rank_differs when the layer "
+           "ranking third of five does (was: a count of layers whose mean ± sd bands are apart)",
+           "a referee review re-ran S-F1C from an empty cache: its networks trained to other accuracies and "
+           "rank_differs went from reproduced (1.77) to not reproduced (0.80), judged without an interval; S-FC5 "
+           "was reproduced at exactly 3 of 5 layers with none", "5f4021c", "2026-12-02"),
 )
 
 
