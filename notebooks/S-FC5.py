@@ -122,10 +122,15 @@ run.figure("accuracy_rank", plotting.spread_per_layer(
 # scale*. "Full compatibility" says stitches work (kind *compatible*): the *positive control*
 # (Digit stitched into itself loses at most 1 point at its worst stitch point, the upper end of
 # the basic bootstrap interval over the test images; a gain passes and is reported above, not
-# gated), the *negative control* (an untrained ResNet-18 stitched into Digit before layer 4 and
-# before the classifier with the same recipe stays at least 20 points below Digit's self-stitch
-# there: measured {glue:text}`untrained_beyond_self:.1f` points; else the stitch does the task by
-# itself) and the *training-length control* (the deciding cell and the self-stitch at its stitch
+# gated), the *negative control* (label-free noise (the clustered noise around one base for every class: it carries no label
+# information) stitched into Digit before layer 4 and before the classifier, with the noise
+# sender's recipe, stays at least 20 points below Digit's self-stitch there (measured
+# {glue:text}`label_free_beyond_self:.1f` points), else the stitch does the task without the
+# sender's information. Since the amendment of 2026-12-02 (before any run on the new networks);
+# until then the gate was an untrained ResNet-18, which on this data passes the colour to the
+# receiver like any sender, the shortcut the paper is about, so it could never pass where the
+# paper's thesis holds. Its result is now a finding, not a gate: the untrained sender stays
+# {glue:text}`untrained_beyond_self:.1f` points below the self-stitch) and the *training-length control* (the deciding cell and the self-stitch at its stitch
 # point retrained at {glue:text}`longer_factor` × the epochs, the claim re-judged for every
 # verdict, decided or not; it passes when the result is the same). "Rank differs" is a rank, not
 # a stitching verdict (kind *no_stitch*): it carries no stitching control. The controls were

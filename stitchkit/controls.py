@@ -113,11 +113,11 @@ def reaches_receiver(largest_penalty: "float | Estimate", *, what: str = "receiv
 
 def untrained_sender_fails(beyond_self: "float | Estimate", *, what: str = "an untrained sender stitched into the "
                            "receiver at the last two cuts", margin: float = NEGATIVE_MARGIN,
-                           unit: str = "points") -> Control:
-    """Negative control: the untrained sender's penalty beyond the self-stitch at the late cuts
-    (mean over them) is at least ``margin`` on its whole interval: the stitch cannot do the task
-    by itself."""
-    crit = at_least(beyond_self, margin, "untrained sender's penalty beyond the self-stitch", unit=unit, digits=0)
+                           unit: str = "points", sender: str = "untrained sender") -> Control:
+    """Negative control: the ``sender``'s (an untrained sender's, or one without the task's
+    information) penalty beyond the self-stitch at the late cuts (mean over them) is at least
+    ``margin`` on its whole interval: the stitch cannot do the task by itself."""
+    crit = at_least(beyond_self, margin, f"{sender}'s penalty beyond the self-stitch", unit=unit, digits=0)
     return Control.of(f"{what} stays at least {margin:g} {unit} beyond the self-stitch (the stitch cannot do "
                       "the task alone)", crit, kind=NEGATIVE)
 

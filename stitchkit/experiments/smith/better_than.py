@@ -110,15 +110,12 @@ def colour_only_summary(table: pd.DataFrame, baselines: pd.Series, longer: pd.Da
     if checks is not None:
         pos, pos_e = positive_control(checks[checks.data == "MNIST"], ["MNIST"],
                                       what="the MNIST model stitched into itself on MNIST at every cut")
-        neg, neg_e = negative_control(checks[checks.data == "Colour-only"], ["MNIST"],
-                                      what="an untrained ResNet-18 stitched into the MNIST model at the last two cuts "
-                                           "(trained and tested on Colour-only data, as the claim's stitches)")
+        neg, neg_numbers = negative_control(checks[checks.data == "Colour-only"], ["MNIST"],
+                                            what="label-free noise stitched into the MNIST model at the last two cuts "
+                                                 "(trained on noise, as the noise sender is; tested on it)")
         ctrl += [pos, neg]
         numbers.update(mnist_self_penalty=pos_e.value, mnist_self_penalty_high=pos_e.high,
-                       **gain_numbers("mnist_self_stitch", checks[checks.data == "MNIST"], ["MNIST"]))
-        if neg_e is not None:
-            numbers.update(untrained_beyond_self=neg_e.value, untrained_beyond_self_low=neg_e.low,
-                           untrained_beyond_self_high=neg_e.high)
+                       **gain_numbers("mnist_self_stitch", checks[checks.data == "MNIST"], ["MNIST"]), **neg_numbers)
     else:
         ctrl += [not_run(controls.POSITIVE, "the MNIST model stitched into itself"),
                  not_run(controls.NEGATIVE, "an untrained sender stitched into the MNIST model")]
@@ -254,14 +251,11 @@ def contradiction_summary(table: pd.DataFrame, scale: str, longer: pd.DataFrame 
                                                                   "layer 1")
         pos_s, pos_e = positive_control(at_stem, [RECEIVER], what="Digit stitched into itself at layer 1")
         pos_t, _ = positive_control(at_stem, TC1_MODELS, what="every Table C1 model stitched into itself at layer 1")
-        neg_c, neg_e = negative_control(checks, TC1_DECIDING)
+        neg_c, neg_numbers = negative_control(checks, TC1_DECIDING)
         ctrl_c += [pos_c, neg_c]
         ctrl_s.append(pos_s)
         ctrl_t.append(pos_t)
-        numbers.update(gain_numbers("tc1_self_stitch", at_stem, TC1_MODELS))
-        if neg_e is not None:
-            numbers.update(untrained_beyond_self=neg_e.value, untrained_beyond_self_low=neg_e.low,
-                           untrained_beyond_self_high=neg_e.high)
+        numbers.update(gain_numbers("tc1_self_stitch", at_stem, TC1_MODELS), **neg_numbers)
     else:
         pos = not_run(controls.POSITIVE, "the receivers stitched into themselves at layer 1")
         ctrl_c += [pos, not_run(controls.NEGATIVE, "an untrained sender stitched into Digit and Colour-only")]

@@ -190,11 +190,9 @@ def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, pap
                "n_seeds": int(table.init.nunique())}
     ctrl = [_self_control(table)]
     if negative is not None:
-        neg, neg_e = negative_control(negative, [RECEIVER])
+        neg, neg_numbers = negative_control(negative, [RECEIVER])
         ctrl.append(neg)
-        if neg_e is not None:
-            numbers.update(untrained_beyond_self=neg_e.value, untrained_beyond_self_low=neg_e.low,
-                           untrained_beyond_self_high=neg_e.high)
+        numbers.update(neg_numbers)
     else:
         ctrl.append(not_run(controls.NEGATIVE, "an untrained sender stitched into Digit at the last two cuts"))
     if longer is not None:

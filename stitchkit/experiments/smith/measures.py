@@ -51,12 +51,23 @@ class NoiseSender:
     def tensors(self, cut: str, shape: tuple[int, ...], split: str) -> tuple[torch.Tensor, torch.Tensor]:
         per_class = self.spec.train_per_class if split == "train" else self.spec.test_per_class
         seed = zlib.crc32(f"{self.spec.seed}/{cut}".encode())
+        if self.spec.kind == "label_free_noise":  # one cluster for every class: no label information at all
+            x, _ = colour_mnist.clustered_noise(shape, split, seed=seed, noise=self.spec.noise,
+                                                per_class=10 * per_class, num_classes=1)
+            return x, torch.arange(10).repeat_interleave(per_class)
         return colour_mnist.clustered_noise(shape, split, seed=seed, noise=self.spec.noise, per_class=per_class)
 
 
-def noise_sender(cfg: StitchConfig, seed: int) -> NoiseSender:
+NOISE_KINDS = ("clustered_noise", "label_free_noise")
+
+
+def noise_sender(cfg: StitchConfig, seed: int, kind: str = "clustered_noise", name: str = NOISE) -> NoiseSender:
+    """The Clustered-Noise sender (the paper's), or with ``kind="label_free_noise"`` the negative
+    control's: the same noise around one base for every class, so it carries no label information."""
+    if kind not in NOISE_KINDS:
+        raise ValueError(f"unknown noise kind {kind!r}; valid: {', '.join(NOISE_KINDS)}")
     test = 1000 if cfg.test_size is None else max(1, cfg.test_size // 10)
-    return NoiseSender(NOISE, NoiseSpec(seed=seed, train_per_class=cfg.noise_per_class, test_per_class=test))
+    return NoiseSender(name, NoiseSpec(kind=kind, seed=seed, train_per_class=cfg.noise_per_class, test_per_class=test))
 
 
 # --------------------------------------------------------------------------------------------
