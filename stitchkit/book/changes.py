@@ -459,6 +459,15 @@ CHANGES: tuple[Change, ...] = (
            "a referee review re-ran S-F1C from an empty cache: its networks trained to other accuracies and "
            "rank_differs went from reproduced (1.77) to not reproduced (0.80), judged without an interval; S-FC5 "
            "was reproduced at exactly 3 of 5 layers with none", "5f4021c", "2026-12-02"),
+    Change(("S-4.2", "S-F1B", "S-FC5", "S-TC1"),
+           "amendment of 2026-12-02: the negative control measures what the stitch can do without the sender's "
+           "information: label-free noise (the clustered noise around one base for every class) stitched into the "
+           "receiver at the last two cuts with the noise sender's recipe must stay 20 points below the self-stitch; "
+           "the untrained ResNet-18 is still stitched there and reported as a finding, gating nothing (the VGG19 "
+           "pages keep the untrained gate until they stitch the label-free noise too)",
+           "a referee review found that the untrained-sender gate tests the opposite of the paper's thesis: on "
+           "Correlated data the colour reaches the receiver through any sender, so S-4.2, S-F1B, S-FC5 and S-TC1's "
+           "contradiction could never be reproduced, at any seed count", "898dcea", "2026-12-02"),
 )
 
 
