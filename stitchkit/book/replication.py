@@ -76,7 +76,7 @@ def replicate(figure_id: str, scale: str, offset: int = DEFAULT_OFFSET, params: 
               *, out_dir: Path | None = None, progress: bool = True) -> tuple[Path, list[dict[str, Any]]]:
     """Run ``figure_id`` at ``scale`` with every network's seeds shifted by ``offset`` (≥ 1), from its
     own cache, and write ``replication.json`` (the agreement with the book's run) beside it."""
-    from .execution import _stamp, check_run, get_notebook, run_notebook
+    from .execution import check_run, get_notebook, run_notebook
 
     if not isinstance(offset, int) or offset < 1:
         raise ValueError(f"--offset must be a whole number >= 1 (0 would be the pages' own seeds), got {offset!r}")
@@ -94,6 +94,12 @@ def replicate(figure_id: str, scale: str, offset: int = DEFAULT_OFFSET, params: 
         "book_date": None if book is None else (book.get("provenance") or {}).get("date"),
         "held": sum(bool(r["held"]) for r in decided), "compared": len(decided), "claims": rows})
     return out, rows
+
+
+def _stamp() -> str:
+    import datetime as dt
+
+    return dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
 def summary(rows: list[dict[str, Any]]) -> str:
