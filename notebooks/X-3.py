@@ -57,30 +57,32 @@
 # say nothing about other seeds. The triangle's two means also carry the network-to-network
 # variance, chosen 2026-11-28 after a retrain of the same two networks had moved the lower mean
 # by 2.8 points against an interval of ±0.8 (and turned it from inconclusive to reproduced).
-# B-F2A's replicate ResNet-18s (`replicates`: at `demo` all five, seeds 1, 3, 4, 5 and 6; at
-# `smoke` the first two) are stitched into seed 0 over the same 25 cells (the senders vary), and
-# seed 1 is stitched into seed 0 and each of the others (the receivers vary). The standard
-# deviation of each mean between the senders and that between the receivers, added in
-# quadrature and times $t_{k-1}$, is added to the images' half-width in quadrature. Each of the
-# two spreads also holds the sender-receiver interaction, so the sum counts it twice: the
-# conservative side. The first run with the component (the same day) measured the senders only
-# and took the receiver to vary as much ($\sqrt 2$): the senders' spread was 0.49 points, far
-# below what the retrain's 2.8-point move of both networks implied, and the lower mean stayed
-# reproduced 0.24 points above its bar. So the receivers' spread is now measured instead of
-# assumed (listed under the changes after a run). {doc}`../bansal/B-F2A`'s connectivity claim
-# varies the sender only.
+# Since the amendment of 2026-12-02 it is measured as on the Bansal pages, by one library
+# function (`stitchkit.noise.crossed_spread`): B-F2A's replicate ResNet-18s split into
+# receivers (seeds 0, 3, 4) and senders (seeds 1, 5, 6; `replicates` of each role: 3 at `demo`,
+# 2 at `smoke`), each sender stitched into each receiver over the same 25 cells, the figure's
+# pair (seed 1 into seed 0) among them. Per pair, each mean; over the pairs, a two-way analysis
+# of variance gives the spread of one pair's mean with both networks varied (the receivers',
+# the senders' and the pair's own parts), and t on its Satterthwaite degrees of freedom (capped
+# at each part's) times it is added to the images' half-width in quadrature. The first run with
+# the component (2026-11-28) measured the senders only and took the receiver to vary as much
+# ($\sqrt 2$): the senders' spread was 0.49 points, far below what a retrain's 2.8-point move of
+# both networks implied. A star design then measured the receivers' too (seed 1 into each
+# other replicate), its two spreads in quadrature, counting the interaction twice; the crossed
+# design replaced it (listed under the changes after a run).
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
 # minutes; `demo` about 10 minutes once {doc}`X-2`, {doc}`../bansal/B-F2A` and
 # {doc}`../smith/S-F1B` have run (their networks, B-F2A's replicate ResNet-18s and {doc}`X-1`'s
 # notions are read from the cache), plus about 9 minutes for each 100 of the triangle's spread
-# stitches not yet in the cache (200 in all; the run that trained the senders' 100 took 577 s).
+# stitches not yet in the cache (225 in all at `demo`: 9 pairs of networks x 25 cells; a run
+# that trained 100 of them took 577 s).
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 test_images = None  # test images the notions of the shortcut probe are measured on (X-1's)
 dm_images = None  # training images each direct-matching map of the probe is fitted on (X-1's)
-replicates = None  # ResNet-18s (B-F2A's replicates, seed 1 first) stitched into seed 0, and seed 1 into seed 0 and the others, for the triangle's network-to-network spread
+replicates = None  # ResNet-18s in each role of the triangle's network-to-network spread: each sender (seeds 1, 5, 6, in order) stitched into each receiver (seeds 0, 3, 4), B-F2A's replicates
 
 # %%
 import pandas as pd
@@ -133,13 +135,11 @@ run.figure("conclusions", conclusions.plot_conclusions(connect, triangle))
 longer.round(2)
 
 # %% [markdown]
-# The triangle's network-to-network spread, with H-F2's recipe over the same 25 cells: each of
-# B-F2A's replicate ResNet-18s stitched into seed 0 (the senders vary), then seed 1 stitched into
-# seed 0 and each of the others (the receivers vary; seed 1 into seed 0 is the figure's pair, in
-# both groups). Per pair, the mean relative accuracy below and above the diagonal on the full
-# test set (% of that pair's receiver); per group, the standard deviation between its
-# {glue:text}`bansal_seed_k` pairs; the component, both in quadrature, widens both triangle
-# claims:
+# The triangle's network-to-network spread, with H-F2's recipe over the same 25 cells: each
+# sender stitched into each receiver ({glue:text}`bansal_seed_pairs` pairs; seed 1 into seed 0
+# is the figure's pair). Per pair, the mean relative accuracy below and above the diagonal on
+# the full test set (% of that pair's receiver); below them, the crossed spread's parts, one
+# pair's sd (the component that widens both triangle claims) and its degrees of freedom:
 
 # %%
 conclusions.spread_table(spread)

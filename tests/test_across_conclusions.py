@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from stitchkit import noise
 from stitchkit.experiments import across, across_conclusions as conclusions, across_identify
 from stitchkit.experiments.bansal import common
 from stitchkit.experiments.smith import config as smith_config
@@ -92,53 +93,58 @@ def _triangle(lower: float = 0.95, upper: float = 0.30, sender: str = "ResNet-18
     return pd.DataFrame(rows)
 
 
-def _replicates(senders, receivers):
-    """A replicate table: ``senders`` {seed: (lower, upper)} into #0, ``receivers`` {seed: ...} of #1."""
+def _replicates(means):
+    """A crossed replicate table: ``means`` {(receiver seed, sender seed): (lower, upper)}."""
     import pandas as pd
 
-    parts = []
-    for varies, group in (("sender", senders), ("receiver", receivers)):
-        for seed, (lo, up) in group.items():
-            t = _triangle(lo, up, sender=f"ResNet-18 #{seed if varies == 'sender' else 1}", controls=False)
-            parts.append(t.assign(receiver=f"ResNet-18 #{0 if varies == 'sender' else seed}", varies=varies))
+    parts = [_triangle(lo, up, sender=f"ResNet-18 #{s}", controls=False).assign(receiver=f"ResNet-18 #{r}")
+             for (r, s), (lo, up) in means.items()]
     return pd.concat(parts, ignore_index=True)
 
 
-def test_the_triangle_spread_adds_the_senders_and_the_receivers_sd():
-    reps = _replicates({1: (0.95, 0.30), 3: (0.91, 0.35), 4: (0.93, 0.20)},
-                       {0: (0.95, 0.30), 3: (0.85, 0.30), 4: (0.90, 0.30)})
-    spread = conclusions.triangle_spread(reps)
+def test_the_triangle_spread_is_the_crossed_spread_of_each_pairs_mean():
+    """The component is noise.crossed_spread of the per-pair means (receivers x senders), the
+    function the Bansal pages use; its parts are on the page's table."""
+    lower = np.array([[95.0, 91.0, 93.0], [85.0, 83.0, 86.0], [90.0, 88.0, 92.0]])
+    upper = np.array([[30.0, 35.0, 20.0], [31.0, 33.0, 22.0], [29.0, 36.0, 21.0]])
+    means = {(r, s): (lower[a, b] / 100, upper[a, b] / 100)
+             for a, r in enumerate(conclusions.RECEIVER_SEEDS) for b, s in enumerate(conclusions.SENDER_SEEDS)}
+    spread = conclusions.triangle_spread(_replicates(means))
     assert spread.k == 3
-    s, r = np.std([95, 91, 93], ddof=1), np.std([95, 85, 90], ddof=1)
-    assert np.isclose(spread.part(conclusions.LOWER_COLUMN, "sender"), s, atol=0.01)
-    assert np.isclose(spread.part(conclusions.LOWER_COLUMN, "receiver"), r, atol=0.01)
-    assert np.isclose(spread.sd(conclusions.LOWER_COLUMN), np.hypot(s, r), atol=0.01)
-    assert np.isclose(spread.sd(conclusions.UPPER_COLUMN), np.std([30, 35, 20], ddof=1), atol=0.01)
+    for col, x in ((conclusions.LOWER_COLUMN, lower), (conclusions.UPPER_COLUMN, upper)):
+        want = noise.crossed_spread(x)
+        got = spread.spread(col)
+        assert np.isclose(got.sd, want.sd, atol=1e-6) and np.isclose(got.df, want.df)
+    # receivers dominate the lower mean, senders the upper: each part lands where it belongs
+    lo, up = spread.spread(conclusions.LOWER_COLUMN), spread.spread(conclusions.UPPER_COLUMN)
+    assert lo.var_receiver > lo.var_sender and up.var_sender > up.var_receiver
     text = spread.text(conclusions.LOWER_COLUMN)
-    assert "3 senders (ResNet-18 #1, ResNet-18 #3, ResNet-18 #4) into ResNet-18 #0" in text
-    assert "3 receivers (ResNet-18 #0, ResNet-18 #3, ResNet-18 #4) of ResNet-18 #1" in text
+    assert "3 receivers x 3 senders" in text and "ResNet-18 #0, ResNet-18 #3, ResNet-18 #4" in text
     table = conclusions.spread_table(spread)
-    assert table.index[-1][1] == "component (in quadrature)" and len(table) == 3 + 1 + 3 + 1 + 1
+    assert len(table) == 9 + 5 and table.index[-2][1] == "component: one pair's sd"
+    assert np.isclose(table.iloc[-2][conclusions.LOWER_COLUMN], round(lo.sd, 2))
 
 
 def test_the_triangle_claims_carry_the_network_component_and_can_only_lose_a_verdict():
     """Without the spread the lower triangle (95% of the receiver's, bar 90) is reproduced on the
-    images alone; senders and receivers each spread by about 2 points (t(4) x 2.8 = 7.8 points)
-    make it inconclusive; the upper triangle (30%, bar 50) keeps its verdict."""
+    images alone; pairs spread by a few points (with few degrees of freedom) make it
+    inconclusive; the upper triangle (30%, bar 50) keeps its verdict."""
     table = _triangle()
     fixed = {c.key: c for c in conclusions.triangle_claims(table)[1]}
-    lows = {s: v for s, v in zip((1, 3, 4, 5, 6), (0.93, 0.97, 0.95, 0.93, 0.97))}
-    ups = (0.30, 0.31, 0.29, 0.30, 0.32)
-    spread = conclusions.triangle_spread(_replicates({s: (v, u) for (s, v), u in zip(lows.items(), ups)},
-                                                     {s: (v, u) for s, v, u in zip((0, 3, 4, 5, 6), lows.values(), ups)}))
+    lower = np.array([[93.0, 97.0, 95.0], [97.0, 93.0, 95.0], [95.0, 93.0, 97.0]])
+    upper = np.array([[30.0, 31.0, 29.0], [30.0, 32.0, 31.0], [29.0, 30.0, 32.0]])
+    means = {(r, s): (lower[a, b] / 100, upper[a, b] / 100)
+             for a, r in enumerate(conclusions.RECEIVER_SEEDS) for b, s in enumerate(conclusions.SENDER_SEEDS)}
+    spread = conclusions.triangle_spread(_replicates(means))
     numbers, claims = conclusions.triangle_claims(table, spread)
     wide = {c.key: c for c in claims}
-    assert numbers["bansal_seed_k"] == 5
-    assert np.isclose(numbers["bansal_lower_seed_sd"], np.hypot(*[np.std([93, 97, 95, 93, 97], ddof=1)] * 2), atol=0.02)
+    assert numbers["bansal_seed_k"] == 3 and numbers["bansal_seed_pairs"] == 9
+    assert np.isclose(numbers["bansal_lower_seed_sd"], noise.crossed_spread(lower).sd, atol=1e-6)
+    assert np.isclose(numbers["bansal_lower_seed_df"], noise.crossed_spread(lower).df)
     for key in fixed:
         a, b = fixed[key].criterion, wide[key].criterion
         assert b.value == a.value and b.low < a.low and b.high > a.high
-        assert "seed-variance component" in b.interval and "5 senders" in b.interval and "5 receivers" in b.interval
+        assert "seed-variance component" in b.interval and "3 receivers x 3 senders" in b.interval
     assert fixed["triangle_lower_bansal"].criterion.holds is True
     assert wide["triangle_lower_bansal"].criterion.holds is None
     assert wide["triangle_upper_bansal"].criterion.holds is True

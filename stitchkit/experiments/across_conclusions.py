@@ -41,6 +41,7 @@ from ..results import at_least, at_most, more_than
 from ..scales import param
 from . import across, across_identify
 from .bansal import common as bansal_common
+from .bansal import seeds as bansal_seeds
 from .across import NAMES, SIGN, ZooPair
 from .hernandez import grid as hgrid
 
@@ -55,11 +56,14 @@ RANDOM_SEED = hgrid.GridConfig.seed  # the untrained R2222: H-F2's control netwo
 LENGTH_SAMPLE = 5  # the triangle claims' training-length control: the cells nearest the decision retrained
 STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem and each stage's last block
 # The triangle's network-to-network component (chosen 2026-11-28 after a retrain of the same two networks had
-# moved the lower mean by 2.8 points): B-F2A's replicate ResNet-18s stitched into seed 0 (the senders' spread)
-# and seed 1 stitched into them (the receivers'), in quadrature. Its first run (same day) measured the
-# senders' only and counted the receiver as a second network of the same spread (sqrt 2); the senders' sd,
-# 0.49 points, was far below what the retrain's 2.8-point move implied, so the receivers' is measured now.
-REPLICATE_SEEDS = bansal_common.REPLICATES
+# moved the lower mean by 2.8 points). Its first run (same day) measured the senders' spread only and counted
+# the receiver as a second network of the same spread (sqrt 2); the senders' sd, 0.49 points, was far below
+# what the retrain's move implied, so a star design measured the receivers' too (seed 1 into each replicate),
+# in quadrature. Since the amendment of 2026-12-02 (issue 68) it is the Bansal pages' crossed design: each
+# sender of bansal.seeds.SENDERS into each receiver of bansal.seeds.RECEIVERS (the triangle's own pair, seed 1
+# into seed 0, among them), and :func:`stitchkit.noise.crossed_spread` of each mean, one library function for
+# both. No network is added: the six are B-F2A's replicates.
+RECEIVER_SEEDS, SENDER_SEEDS = bansal_seeds.RECEIVERS, bansal_seeds.SENDERS
 LOWER_COLUMN, UPPER_COLUMN = "j ≤ i (% of the receiver's)", "j > i (% of the receiver's)"
 SHORTCUT_NOTIONS = ("cka", "dm")
 
@@ -73,9 +77,9 @@ class ConclusionsConfig:
                              ge=20, le=10_000)
     dm_images: int = param(100, "training images each direct-matching map of the probe is fitted on (X-1's)",
                            ge=1, le=50_000)
-    replicates: int = param(len(REPLICATE_SEEDS), "ResNet-18s (B-F2A's replicates, seed 1 first) stitched into seed 0, "
-                            "and seed 1 into seed 0 and the others, for the triangle's network-to-network spread",
-                            ge=2, le=len(REPLICATE_SEEDS))
+    replicates: int = param(len(RECEIVER_SEEDS), "ResNet-18s in each role of the triangle's network-to-network "
+                            "spread: each sender (seeds 1, 5, 6, in order) stitched into each receiver (seeds 0, 3, "
+                            "4), B-F2A's replicates", ge=2, le=len(RECEIVER_SEEDS))
     @property
     def measures(self) -> tuple[str, ...]:
         """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
@@ -162,79 +166,71 @@ def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = 
 def triangle_replicates(cfg: ConclusionsConfig, scale: str, *, device=None, store=None,
                         progress: bool = True) -> pd.DataFrame:
     """The networks behind :func:`triangle_spread`, with H-F2's stitch recipe at every pair of
-    :data:`STAGES`: the first ``cfg.replicates`` of B-F2A's replicate ResNet-18s
-    (:data:`REPLICATE_SEEDS`, seed 1 first) as senders into seed 0 (``varies`` "sender"), and
-    seed 1 into seed 0 and each of the other replicates as receivers (``varies`` "receiver").
-    Seed 1 into seed 0 is the triangle's own pair, read from the cache."""
+    :data:`STAGES`: each of the first ``cfg.replicates`` senders of :data:`SENDER_SEEDS` (B-F2A's
+    replicate ResNet-18s) stitched into each of the first ``cfg.replicates`` receivers of
+    :data:`RECEIVER_SEEDS` (the crossed design of :mod:`.bansal.seeds`). Seed 1 into seed 0 is the
+    triangle's own pair, read from the cache."""
     bansal = bansal_common.PRESETS[scale]
-    seeds = REPLICATE_SEEDS[:cfg.replicates]
-    nets = {s: Net(f"ResNet-18 #{s}", bansal.model(scale, s)) for s in (0, *seeds)}
+    receivers, senders = RECEIVER_SEEDS[:cfg.replicates], SENDER_SEEDS[:cfg.replicates]
+    nets = {s: Net(f"ResNet-18 #{s}", bansal.model(scale, s)) for s in (*receivers, *senders)}
     pos = {c: k for k, c in enumerate(STAGES)}
     pairs = [(i, j) for i in STAGES for j in STAGES]
     recipe, data = hgrid.PRESETS_F2[scale].recipe(), DataSpec("cifar10")
-    senders = stitch_grid([nets[s] for s in seeds], [nets[0]], pairs, recipe, data, device=device, store=store,
-                          progress=progress)
-    receivers = stitch_grid([nets[seeds[0]]], [nets[s] for s in (0, *seeds[1:])], pairs, recipe, data,
-                            device=device, store=store, progress=progress)
-    t = pd.concat([senders.assign(varies="sender"), receivers.assign(varies="receiver")], ignore_index=True)
+    t = stitch_grid([nets[s] for s in senders], [nets[r] for r in receivers], pairs, recipe, data, device=device,
+                    store=store, progress=progress)
     return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
 
 
 @dataclass(frozen=True)
 class TriangleSpread:
     """The network-to-network spread of the triangle's two means: per pair of networks (a row of
-    ``table``: ``varies``, ``sender``, ``receiver``), the mean relative accuracy (% of that
-    receiver's own) at j ≤ i and at j > i on the full test set. Each mean's component is the
-    standard deviation between the senders into one receiver and that between the receivers of
-    one sender (ddof 1), added in quadrature (:func:`triangle_claims` widens its intervals by
-    it); each holds the sender-receiver interaction, so their sum counts it twice (conservative)."""
+    ``table``: ``receiver``, ``sender``), the mean relative accuracy (% of that receiver's own) at
+    j ≤ i and at j > i on the full test set. Each mean's component is the crossed spread of one
+    pair's mean, receivers and senders both varied (:func:`stitchkit.noise.crossed_spread`, the
+    function the Bansal pages' component uses); :func:`triangle_claims` widens its intervals by it."""
 
     table: pd.DataFrame
 
-    def _group(self, varies: str) -> pd.DataFrame:
-        return self.table[self.table.varies == varies]
+    def spread(self, column: str) -> noise.CrossedSpread:
+        grid = self.table.pivot_table(index="receiver", columns="sender", values=column, sort=False)
+        return noise.crossed_spread(grid.to_numpy())
 
     @property
     def k(self) -> int:
-        """Replicates behind the component: the smaller of its two groups (t's degrees of freedom + 1)."""
-        return int(min(len(self._group("sender")), len(self._group("receiver"))))
-
-    def part(self, column: str, varies: str) -> float:
-        return float(self._group(varies)[column].std(ddof=1))
+        """Networks in the smaller role."""
+        return int(min(self.table.receiver.nunique(), self.table.sender.nunique()))
 
     def sd(self, column: str) -> float:
-        return float(np.hypot(self.part(column, "sender"), self.part(column, "receiver")))
+        return self.spread(column).sd
 
     def text(self, column: str) -> str:
-        s, r = self._group("sender"), self._group("receiver")
-        return (f"sd {self.sd(column):.2f} points: {self.part(column, 'sender'):.2f} between {len(s)} senders "
-                f"({', '.join(s.sender)}) into {s.receiver.iloc[0]} and {self.part(column, 'receiver'):.2f} between "
-                f"{len(r)} receivers ({', '.join(r.receiver)}) of {r.sender.iloc[0]}, in quadrature; t with "
-                f"{self.k - 1} degrees of freedom")
+        return (f"{self.spread(column).text()}, of the mean over the cells: receivers "
+                f"{', '.join(self.table.receiver.unique())}; senders {', '.join(self.table.sender.unique())}")
 
 
 def triangle_spread(table: pd.DataFrame) -> TriangleSpread:
     """The per-pair means of :func:`triangle_replicates`' table, and their spread."""
     rows = []
-    for (varies, sender, receiver), g in table.groupby(["varies", "sender", "receiver"], sort=False):
+    for (receiver, sender), g in table.groupby(["receiver", "sender"], sort=False):
         rel = 100 * g.accuracy.to_numpy(dtype=float) / g.receiver_accuracy.to_numpy(dtype=float)
         lower = (g.j <= g.i).to_numpy()
-        rows.append({"varies": varies, "sender": sender, "receiver": receiver,
+        rows.append({"receiver": receiver, "sender": sender,
                      LOWER_COLUMN: float(rel[lower].mean()), UPPER_COLUMN: float(rel[~lower].mean())})
     return TriangleSpread(pd.DataFrame(rows))
 
 
 def spread_table(spread: TriangleSpread) -> pd.DataFrame:
-    """The replicate pairs' means (rows, the senders into one receiver, then the receivers of one
-    sender), each group's standard deviation, and the component (both in quadrature), for the page."""
-    t = spread.table
-    parts = []
-    for varies in ("sender", "receiver"):
-        g = t[t.varies == varies].set_index(["varies", "sender", "receiver"])
-        g.loc[(varies, "sd between networks", ""), :] = g.std(ddof=1)
-        parts.append(g)
-    out = pd.concat(parts)
-    out.loc[("both", "component (in quadrature)", ""), :] = [spread.sd(c) for c in out.columns]
+    """The replicate pairs' means (a row per receiver and sender), then the crossed spread's parts
+    (the receivers', the senders' and the pair's own sd), one pair's sd (the component) and its
+    degrees of freedom, for the page."""
+    out = spread.table.set_index(["receiver", "sender"])[[LOWER_COLUMN, UPPER_COLUMN]]
+    parts = {c: spread.spread(c) for c in out.columns}
+    for label, f in (("receivers' sd", lambda c: np.sqrt(c.var_receiver)),
+                     ("senders' sd", lambda c: np.sqrt(c.var_sender)),
+                     ("the pair's own sd", lambda c: np.sqrt(c.var_pair)),
+                     ("component: one pair's sd", lambda c: c.sd),
+                     ("its degrees of freedom", lambda c: c.df)):
+        out.loc[("crossed spread", label), :] = [f(parts[c]) for c in out.columns]
     return out.round(2)
 
 
@@ -305,8 +301,8 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
     """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
     relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i. With
     ``spread`` (:func:`triangle_spread`), each mean's interval over the test images is widened by
-    its network-to-network component (:func:`stitchkit.noise.with_seed_component`: t(k-1) times
-    the senders' and the receivers' sd in quadrature); without, the networks are fixed."""
+    its network-to-network component (:func:`stitchkit.noise.with_seed_component`: t times the
+    crossed spread of one pair's mean, with its degrees of freedom); without, the networks are fixed."""
     t = table.reset_index(drop=True)
     cross = ~t.sender.isin([SELF, RANDOM]).to_numpy()
     low = cross & (t.j <= t.i).to_numpy()
@@ -319,11 +315,13 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
     upper = bansal_common.boot(t, lambda x: float(rel(x)[up].mean()))
     seeds = {}
     if spread is not None:
-        lower, upper = (noise.with_seed_component(e, spread.sd(col), spread.k, what=spread.text(col),
-                                                  bounds=(0.0, np.inf))
+        parts = {col: spread.spread(col) for col in (LOWER_COLUMN, UPPER_COLUMN)}
+        lower, upper = (noise.with_seed_component(e, parts[col].sd, spread.k, what=spread.text(col),
+                                                  bounds=(0.0, np.inf), df=parts[col].df)
                         for e, col in ((lower, LOWER_COLUMN), (upper, UPPER_COLUMN)))
-        seeds = {"bansal_lower_seed_sd": spread.sd(LOWER_COLUMN), "bansal_upper_seed_sd": spread.sd(UPPER_COLUMN),
-                 "bansal_seed_k": spread.k}
+        seeds = {"bansal_lower_seed_sd": parts[LOWER_COLUMN].sd, "bansal_upper_seed_sd": parts[UPPER_COLUMN].sd,
+                 "bansal_lower_seed_df": parts[LOWER_COLUMN].df, "bansal_upper_seed_df": parts[UPPER_COLUMN].df,
+                 "bansal_seed_k": spread.k, "bansal_seed_pairs": len(spread.table)}
     control, _ = bansal_common.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
                                                  "ResNet-18 #0 stitched into itself on the diagonal")
     negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
