@@ -468,6 +468,13 @@ CHANGES: tuple[Change, ...] = (
            "a referee review found that the untrained-sender gate tests the opposite of the paper's thesis: on "
            "Correlated data the colour reaches the receiver through any sender, so S-4.2, S-F1B, S-FC5 and S-TC1's "
            "contradiction could never be reproduced, at any seed count", "898dcea", "2026-12-02"),
+    Change(("X-3",), "amendment of 2026-12-02: the triangle's network-to-network component is the Bansal pages' "
+           "crossed design: each sender (seeds 1, 5, 6) stitched into each receiver (seeds 0, 3, 4) over the 25 "
+           "cells, and the crossed spread of one pair's mean (receivers', senders' and the pair's own parts, a "
+           "two-way analysis of variance) times t with its degrees of freedom widens both means (was: a star "
+           "design, the senders into seed 0 and seed 1 into the receivers, their two sds in quadrature, t with "
+           "4 df)", "the issue's item 1 asks for one network-to-network function that X-3 and the Bansal pages "
+           "share; the star design counted the sender-receiver interaction twice", "a95d9c0", "2026-12-02"),
 )
 
 
