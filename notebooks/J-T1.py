@@ -28,12 +28,17 @@
 # **Noise.** Every judged percentage carries a 95% interval from one bootstrap that resamples,
 # in each replicate, the test images behind the stitched accuracies (every stitch and its rivals
 # re-scored on one shared resample), the 1,000 images linear CKA is computed on (in Gram form,
-# independently), and the networks themselves. With fewer than ten networks (three at `demo`) the
-# interval is a t interval: the images' variance with the networks fixed plus the networks' from
-# a jackknife that leaves one network, and every pair it is in, out (a percentile interval over
-# three networks is far too narrow); with ten or more, the percentile interval of a bootstrap that
-# draws the networks with replacement (between networks as senders and as receivers
-# independently). Where one network left out leaves nothing to judge (TLM between one pair of
+# independently), the target layers the percentage counts (drawn with replacement, the same draw
+# for every measure and pair: a cluster bootstrap over the layer cases, since the amendment of
+# 2026-12-02; one case of 12 moves a percentage by 8.3 points), and the networks themselves. With
+# fewer than ten networks (three at `demo`) the interval is a t interval: the variance over the
+# images and layers with the networks fixed (t on the layers' degrees of freedom) plus the
+# networks' from a jackknife that leaves one network, and every pair it is in, out (t on the
+# networks'; a percentile interval over three networks is far too narrow); with ten or more, the
+# percentile interval of a bootstrap that draws the networks with replacement (between networks as
+# senders and as receivers independently). A percentile interval over few layers is expanded for
+# their number (Hesterberg's expanded percentile interval: the plain one covered about 90% over 12
+# cases). Where one network left out leaves nothing to judge (TLM between one pair of
 # networks at `demo`) the networks stay fixed and the interval says so. Every measure's
 # percentage, TLM's and the others', is judged by one rule, and a difference of two is resampled
 # on the same draws. A verdict needs its whole interval on one side of the threshold, else it is

@@ -274,3 +274,40 @@ def test_a_new_pairs_interval_from_the_crossed_spread_covers_the_recipes_mean(re
     assert np.mean(hit) >= 0.94
     if sd_r >= 4 * sd_s and sd_r > 1:
         assert np.mean(sender_only) < 0.85
+
+
+def test_the_cluster_bootstrap_over_layer_cases_covers_the_architectures_rate():
+    """J-T1's percentages count layer cases of one pair of networks, and which layers an
+    architecture offers is a sample too: each layer j is identified with its own probability
+    p_j (drawn from a population of layers), so the rate the claim is about is E[p]. Drawing the
+    layer cases with replacement, with the expanded percentile interval for their number (the
+    exact count bound at a limit), covers it near its level; with the cases fixed (no resample
+    moves a count) it almost never does, and the plain percentile interval falls short."""
+    from stitchkit.experiments.balogh import identification_verdicts as iv
+
+    noise.use_resamples(400)
+    try:
+        rng = np.random.default_rng(7)
+        for layers, rate, conc in ((12, 0.6, 4.0), (12, 0.3, 4.0), (16, 0.8, 6.0)):
+            expanded = plain = fixed = 0
+            trials = 300  # the bar: 95% less three standard errors of a coverage over 300 trials (0.91)
+            for _ in range(trials):
+                y = rng.random(layers) < rng.beta(rate * conc, (1 - rate) * conc, size=layers)
+                reps = iv._pct({("A", "B"): np.broadcast_to(y, (noise.RESAMPLES + 1, layers))}, False, networks=False)
+                e = noise.with_count_bound(noise.from_replicates(reps, n_test=None, clusters=layers), layers)
+                p = noise.from_replicates(reps, n_test=None)
+                f = noise.with_count_bound(noise.exact(reps[0]), layers)
+                expanded += e.low <= 100 * rate <= e.high
+                plain += p.low <= 100 * rate <= p.high
+                fixed += f.low <= 100 * rate <= f.high
+            assert expanded / trials >= 0.91, (layers, rate, expanded / trials)
+            assert expanded >= plain and fixed / trials < 0.3
+    finally:
+        noise.use_resamples(noise.resamples_from_env(1000))
+
+
+def test_the_expanded_percentile_tail_shrinks_with_few_units_and_tends_to_the_plain_one():
+    assert noise.expanded_tail(12) < noise.expanded_tail(100) < 0.025
+    assert abs(noise.expanded_tail(100_000) - 0.025) < 1e-3
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        noise.expanded_tail(1)

@@ -30,7 +30,6 @@ identified, or none, on every resample) it is exact, with that reason (:func:`st
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -143,8 +142,7 @@ def identification(cfg: IdentificationConfig, scale: str, zoo_name: str, *, devi
 def _layer_draws(n_layers: int, rows: int) -> np.ndarray:
     """(rows, L) target layers drawn with replacement per replicate, row 0 every layer once: one
     draw for every notion and set (a difference of two percentages is paired over the layers)."""
-    rng = np.random.default_rng(zlib.crc32(f"X-2 layers:{n_layers}:{rows}".encode()))
-    return np.concatenate([np.arange(n_layers)[None], rng.integers(0, n_layers, size=(rows - 1, n_layers))])
+    return noise.case_draws(n_layers, rows, "X-2 layers")
 
 
 def pct_reps(ident: np.ndarray) -> np.ndarray:

@@ -33,6 +33,15 @@ networks' by a jackknife that leaves one network, and every pair it is in, out);
 percentile interval of a bootstrap that draws the networks with replacement. Where one network
 left out leaves no pair (TLM between one pair of networks at `demo`), the networks cannot be
 resampled: the interval covers the images and says so.
+
+**Cases.** A percentage counts (pair, layer) cases, and which layers an architecture offers is a
+sample too: one case moves a between-network % of 12 cases by 8.3 points. So every replicate also
+draws the target layers with replacement (a cluster bootstrap over the layers, crossed with the
+networks' draw; the same draw for every measure and pair, so a lead of one measure over another
+is paired over the layers: amendment of 2026-12-02), and the interval is the expanded percentile
+interval for that few units (:func:`stitchkit.noise.expanded_tail`: the plain one covered about
+90% over 12 layer cases). Where every case is identified (or none) no
+resample moves the %, and its interval is the exact binomial bound of its count.
 """
 
 from __future__ import annotations
@@ -68,6 +77,7 @@ VIT_STRUGGLE_MAX = 50.0  # ViT: "all methods struggle": the best measure's inter
 # units; floating-point rounding of a distance in [0, 2]: their image noise is not measured here)
 TIE_TOL = 1e-6
 DIFF = (-100.0, 100.0)  # the range of a difference of two percentages
+LAYER_KEY = "J-T1 layers"  # the cluster bootstrap's draws of the layer cases (noise.case_draws)
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,7 +160,9 @@ def _pct(ident: dict[tuple[str, str], np.ndarray], within: bool, *, networks: bo
          drop: str | None = None) -> np.ndarray | None:
     """(R+1,) % of the (pair, layer) cases identified, within networks or between them, on the
     full sample (element 0) and on each bootstrap replicate: ``ident`` (pair -> (R+1, L), each
-    replicate's identification on its resample of the images), with ``networks`` weighted by the
+    replicate's identification on its resample of the images), each replicate on its draw of the
+    target layers (:func:`stitchkit.noise.case_weights`: a layer drawn k times counts k times in
+    every pair, the same draw for every measure), with ``networks`` weighted by the
     replicate's draw of the networks (:func:`_network_weights`), else with the networks fixed;
     ``drop``: a network left out with every pair it is in (the jackknife). None when no pair is of
     the kind asked for."""
@@ -158,9 +170,13 @@ def _pct(ident: dict[tuple[str, str], np.ndarray], within: bool, *, networks: bo
              if (p[0] == p[1]) == within and (drop is None or drop not in p)}
     if not parts:
         return None
-    hits = np.stack([v.sum(1) for v in parts.values()], axis=1).astype(np.float64)  # (R+1, pairs)
-    if hits.shape[0] != noise.RESAMPLES + 1:
-        raise ValueError(f"identification on {hits.shape[0] - 1} resamples, this run uses {noise.RESAMPLES}")
+    rows = next(iter(parts.values())).shape[0]
+    if rows != noise.RESAMPLES + 1:
+        raise ValueError(f"identification on {rows - 1} resamples, this run uses {noise.RESAMPLES}")
+    # the layer cases drawn with replacement in each replicate (the cluster bootstrap over the cases,
+    # amendment of 2026-12-02): one draw per number of layers, shared by every pair and measure
+    layer_w = {n: noise.case_weights(n, rows, LAYER_KEY) for n in {v.shape[1] for v in parts.values()}}
+    hits = np.stack([(v * layer_w[v.shape[1]]).sum(1) for v in parts.values()], axis=1)  # (R+1, pairs)
     w = _network_weights(list(parts), within)[0] if networks else np.ones_like(hits)
     size = np.array([v.shape[1] for v in parts.values()], dtype=np.float64)
     return 100 * (w * hits).sum(1) / (w @ size)
@@ -231,8 +247,8 @@ def intra_with_ties(result: dict) -> dict[str, float]:
 
 
 def _pct_method(result: dict, measures) -> tuple[str, str]:
-    """What a % (or a statistic of several) over ``measures`` resamples of its images, and what
-    it leaves fixed."""
+    """What a % (or a statistic of several) over ``measures`` resamples (its images, and the
+    layer cases it counts), and what it leaves fixed."""
     resampled, fixed = [], []
     if {"tlm", "dm_func"} & set(measures):
         resampled.append("the stitched accuracies' test images")
@@ -242,6 +258,7 @@ def _pct_method(result: dict, measures) -> tuple[str, str]:
         else:
             fixed.append("linear CKA on the fixed measure images (their image noise not included)")
     fixed += [FIXED_IMAGES[m] for m in measures if m in FIXED_IMAGES]
+    resampled.append("the target layers (drawn with replacement, the same draw for every measure)")
     return ", ".join(resampled), "; ".join(fixed)
 
 
@@ -275,6 +292,7 @@ def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measur
     ``bounds`` (a % lies in [0, 100], a difference of two in [-100, 100])."""
     nets = sorted({n for ident, within in idents for p in ident if (p[0] == p[1]) == within for n in p})
     k = len(nets)
+    layers = min(np.shape(v)[1] for ident, within in idents for p, v in ident.items() if (p[0] == p[1]) == within)
     images, fixed = _pct_method(result, measures)
     tail = "; " + fixed if fixed else ""
     if k >= noise.SEED_T_BELOW:
@@ -282,7 +300,8 @@ def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measur
         drawn = (f"the {k} networks (drawn with replacement" + ("; between networks as senders and as receivers "
                  "independently, a draw with no measured pair redrawn)" if between else ")"))
         what = ", ".join(x for x in (images, drawn) if x)
-        return noise.from_replicates(reps, n_test=n_test, n_seeds=k, method=f"bootstrap over {what}{tail}")
+        return noise.from_replicates(reps, n_test=n_test, n_seeds=k, method=f"bootstrap over {what}{tail}",
+                                     clusters=min(layers, k))
     image = np.asarray(stat(*(_pct(i, w, networks=False) for i, w in idents)), dtype=np.float64)
     loo = []
     for n in nets:
@@ -295,10 +314,12 @@ def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measur
         how = f"bootstrap over {images}" if images else "not resampled"
         net = (f"the {k} networks fixed: network-to-network variance is not in it (one network left out leaves no "
                "pair to judge)" if k > 1 else "one network: network-to-network variance is not in it")
-        return noise.from_replicates(image, n_test=n_test, n_seeds=1, method=f"{how}; {net}{tail}")
-    e = noise.seed_t_interval(image, np.array(loo), n_test=n_test)
-    method = (f"t interval over the {k} networks (jackknife: one network and its pairs left out)"
-              + (f" and {images} (bootstrap)" if images else "") + tail)
+        return noise.from_replicates(image, n_test=n_test, n_seeds=1, method=f"{how}; {net}{tail}",
+                                     clusters=layers if layers >= 2 else None)
+    e = noise.seed_t_interval(image, np.array(loo), n_test=n_test, image_clusters=layers if layers >= 2 else None)
+    method = (f"t interval over the {k} networks (jackknife: one network and its pairs left out, t with {k - 1} df)"
+              + (f" and {images} (bootstrap; that part with t on the {layers} layer clusters' {layers - 1} df)"
+                 if images else "") + tail)
     if e.low == e.high:
         why = (f"{e.value:.2f} whichever of the {k} networks is left out, and on every resample of "
                f"{images or 'the images'}: no sampling noise left to resample (within a network each case is "
