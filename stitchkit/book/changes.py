@@ -475,6 +475,13 @@ CHANGES: tuple[Change, ...] = (
            "design, the senders into seed 0 and seed 1 into the receivers, their two sds in quadrature, t with "
            "4 df)", "the issue's item 1 asks for one network-to-network function that X-3 and the Bansal pages "
            "share; the star design counted the sender-receiver interaction twice", "a95d9c0", "2026-12-02"),
+    Change(("J-T1",), "amendment of 2026-12-02: every identification percentage and lead also resamples the layer "
+           "cases it counts (a cluster bootstrap over the target layers, the same draw for every measure and pair), "
+           "a percentile interval over few layers is the expanded percentile interval for their number, and the t "
+           "interval over fewer than ten networks gives the images-and-layers part t on the layers' degrees of "
+           "freedom and the networks' part t on theirs (was: t on the networks' for both)",
+           "a referee review found the between-network claims resting on 12-16 cases of one pair of networks with "
+           "the cases fixed, where one case moves a percentage 8.3 points", "0959685", "2026-12-02"),
 )
 
 
