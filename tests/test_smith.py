@@ -315,9 +315,10 @@ def test_contradiction_table_and_paper_scale_claim():
     assert tc1_longer_models("demo") == TC1_DECIDING
 
 
-def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95):
+def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95, label_free=0.1):
     """S-FC6's controls' rows (smith.vgg.vgg_controls): every VGG19 into itself at every cut on its own
-    test set, and an untrained VGG19 into Digit and Correlated at the last two cuts."""
+    test set, and an untrained VGG19 and label-free noise (on its own test set) into Digit and
+    Correlated at the last two cuts."""
     import pandas as pd
     rows = []
     for k in range(inits):
@@ -331,6 +332,9 @@ def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95):
                     rows.append({"init": k, "sender": UNTRAINED, "receiver": m, "cut": c, "accuracy": untrained,
                                  "baseline": whole, "correct": _correct(untrained, seed=70 + k),
                                  "baseline_correct": base})
+                    rows.append({"init": k, "sender": LABEL_FREE, "receiver": m, "cut": c, "accuracy": label_free,
+                                 "baseline": whole, "correct": _correct(label_free, seed=80 + k),
+                                 "baseline_correct": base, "test_set": f"label-free noise {k} at {c}"})
     return pd.DataFrame(rows)
 
 
@@ -378,9 +382,15 @@ def test_vgg_training_length_control_rejudges_each_claim_on_the_longer_cells():
     digit = next(c for c in claims if c.key == "digit_improves")
     assert _verdict(digit) == "inconclusive at this scale" and not digit.controls[-1].passed
     assert _verdict(next(c for c in claims if c.key == "correlated_holds")) == "reproduced"
-    # an untrained VGG19 that reaches the task through the stitch: Digit's and Correlated's claims undecided
-    _, easy = vgg_summary(table, table, _vgg_checks(untrained=0.9))
+    # label-free noise that reaches the task through the stitch: Digit's and Correlated's claims undecided
+    numbers, easy = vgg_summary(table, table, _vgg_checks(label_free=0.9))
     assert [_verdict(c) for c in easy] == ["inconclusive at this scale"] * 2 + ["reproduced"]
+    assert "label-free noise" in easy[0].controls[2].text
+    # an untrained VGG19 that reaches it is a finding (the shortcut any sender passes on), gating nothing
+    numbers, found = vgg_summary(table, table, _vgg_checks(untrained=0.9))
+    assert [_verdict(c) for c in found] == ["reproduced"] * 3
+    assert numbers["vgg_untrained_beyond_self_digit"] == pytest.approx(5.0, abs=2.0)
+    assert numbers["vgg_label_free_beyond_self_digit"] > 20
 
 
 def test_s_f1a_gpu_preset_shows_the_same_images_as_demo():

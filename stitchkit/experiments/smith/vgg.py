@@ -27,7 +27,7 @@ from ...store import Store
 from ...train import TrainConfig
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
 from .measures import NoiseSender, NoiseSpec, with_longer_stitches, baseline_rank, per_layer, stitched_rank
-from .stitch_controls import gain_numbers, long_rows, negative_control, not_run, positive_control
+from .stitch_controls import LABEL_FREE, gain_numbers, long_rows, negative_control, not_run, positive_control
 
 VGG_CUTS = ("features_1", "features_9", "features_22", "features_29", "avgpool")
 VGG_CUT_LABELS = {"features_1": "features.2", "features_9": "features.10", "features_22": "features.23",
@@ -72,6 +72,12 @@ class VGGNoiseConfig:
         # rank_images of them
         return NoiseSender(NOISE, NoiseSpec(seed=seed, train_per_class=self.noise_per_class,
                                             test_per_class=max(1, (self.test_size or 10_000) // 10)))
+
+    def label_free(self, seed: int) -> NoiseSender:
+        """The negative control's sender: :meth:`noise` with one base for every class (the same noise,
+        no label information), tested on its own noise test set."""
+        spec = self.noise(seed).spec
+        return NoiseSender(LABEL_FREE, replace(spec, kind="label_free_noise"))
 
     def control_recipe(self, seed: int) -> StitchRecipe:
         """The controls' stitches (a model into itself, an untrained VGG19 into a model) on the
@@ -199,7 +205,9 @@ def vgg_controls(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None,
     (:meth:`VGGNoiseConfig.control_recipe`), in the long form of :mod:`.stitch_controls`: every
     VGG19 stitched into itself at every cut (the positive control), and an untrained VGG19 stitched
     into the Digit and Correlated models at the last two cuts (the negative control, beyond those
-    self-stitches)."""
+    self-stitches, reported: a finding that gates nothing) and label-free noise stitched into them
+    there with the noise stitches' own recipe (:meth:`VGGNoiseConfig.label_free`, tested on its
+    own noise: the negative control's gate since the amendment of 2026-12-02)."""
     store = store or Store()
     frames = []
     for k in range(cfg.inits):
@@ -210,9 +218,12 @@ def vgg_controls(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None,
             frames.append(long_rows(stitch_grid([net], [net], [(c, c) for c in VGG_CUTS], cfg.control_recipe(k), data,
                                                 store=store, device=device, progress=False), k))
             if name in VGG_NEGATIVE:
-                frames.append(long_rows(stitch_grid([untrained], [net], [(c, c) for c in VGG_LATE],
-                                                    cfg.control_recipe(k), data, store=store, device=device,
-                                                    progress=False), k))
+                late = [(c, c) for c in VGG_LATE]
+                frames.append(long_rows(stitch_grid([untrained], [net], late, cfg.control_recipe(k), data,
+                                                    store=store, device=device, progress=False), k))
+                frames.append(long_rows(stitch_grid([cfg.label_free(k)], [net], late, cfg.recipe(k), data,
+                                                    store=store, device=device, progress=False), k,
+                                        test_set="label-free noise"))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -287,18 +298,17 @@ def vgg_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None,
             numbers[f"vgg_self_penalty_{'_'.join(m.lower().replace('-', '_') for m in models)}"] = pos_e.value
         for ctrl, model in ((ctrl_d, "Digit"), (ctrl_c, "Correlated")):
             late = ", ".join(VGG_CUT_LABELS[c] for c in VGG_LATE)
-            # the VGG pages keep the untrained gate (the ResNet pages' label-free one is not yet stitched here)
-            neg, neg_numbers = negative_control(checks, [model], gate=UNTRAINED,
-                                                what=f"an untrained VGG19 stitched into the {model} model before {late}")
+            neg, neg_numbers = negative_control(checks, [model], what=f"label-free noise (one cluster for every "
+                                                f"class: no label information) stitched into the {model} model "
+                                                f"before {late} with the noise stitches' recipe")
             ctrl.append(neg)
-            if "untrained_beyond_self" in neg_numbers:
-                numbers[f"vgg_untrained_beyond_self_{model.lower()}"] = neg_numbers["untrained_beyond_self"]
+            numbers.update({f"vgg_{key}_{model.lower()}": v for key, v in neg_numbers.items()})
         numbers.update(gain_numbers("vgg_self_stitch", checks, VGG_MODELS))  # reported, gated nowhere
     else:
         for ctrl in (ctrl_d, ctrl_c, ctrl_v):
             ctrl.append(not_run(controls.POSITIVE, "each VGG19 stitched into itself"))
         for ctrl in (ctrl_d, ctrl_c):
-            ctrl.append(not_run(controls.NEGATIVE, "an untrained VGG19 stitched into the model"))
+            ctrl.append(not_run(controls.NEGATIVE, "label-free noise stitched into the model"))
     if longer is not None:
         numbers["longer_factor"] = LONGER
         ctrl_d.append(controls.training_length(crit_d, at_least(_vgg_boot(longer, _vgg_gap("Digit")), 0.0, what_d),
