@@ -105,8 +105,12 @@ run.figure("vgg", vgg.plot_vgg(table, cfg, scale))
 # with the page's recipe on as many training examples as the noise stitches see, loses at most 1
 # point at its worst cut, the upper end of the basic bootstrap interval over the test images; a
 # gain passes and is reported, up to {glue:text}`vgg_self_stitch_gain:.2f` points, not gated), the
-# *negative control* (an untrained VGG19 stitched into the model before `features.30` and
-# `classifier.0` the same way stays at least 20 points below the model's self-stitch there) and
+# *negative control* (label-free noise, the clustered noise around one base for every class,
+# so no label information, stitched into the model before `features.30` and `classifier.0` with
+# the noise stitches' recipe stays at least 20 points below the model's self-stitch there; since
+# the amendment of 2026-12-02: an untrained VGG19 is still stitched there the same way and
+# reported, gating nothing, since the colour of Correlated images reaches the receiver through any
+# sender, the shortcut the paper is about) and
 # the *training-length control*. "Vary widely", a statistic of trained stitches (kind
 # *stitch_other*), carries the positive control (Colour and Colour-only into themselves) and the
 # training-length control. The training-length control retrains, for every initialisation, the
@@ -155,7 +159,8 @@ run.claims_table()
 #   per class); the rank reads the first `rank_images` of them (a tenth per class).
 # - **Controls' stitches** (a model into itself, an untrained VGG19 into a model; issue 46) train
 #   on the model's own images with the noise stitches' recipe, on 10 × `noise_per_class` training
-#   images so that they take as many steps; the paper has no such controls.
+#   images so that they take as many steps; the label-free noise trains and is tested on its own
+#   noise, as the clustered noise does; the paper has no such controls.
 # - **Scale (`gpu`).** The paper's VGG19s (64 ... 512 channels, 4,096 hidden units) on all 60,000
 #   images, trained 6 epochs (paper 50) in batches of 256 (paper 64) at the paper's lr 1e-2 with a
 #   cosine decay (the paper names no schedule), keeping `demo`'s fan-in initialisation and gradient

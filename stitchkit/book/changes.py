@@ -463,8 +463,8 @@ CHANGES: tuple[Change, ...] = (
            "amendment of 2026-12-02: the negative control measures what the stitch can do without the sender's "
            "information: label-free noise (the clustered noise around one base for every class) stitched into the "
            "receiver at the last two cuts with the noise sender's recipe must stay 20 points below the self-stitch; "
-           "the untrained ResNet-18 is still stitched there and reported as a finding, gating nothing (the VGG19 "
-           "pages keep the untrained gate until they stitch the label-free noise too)",
+           "the untrained ResNet-18 is still stitched there and reported as a finding, gating nothing (S-FC6's "
+           "VGG19s follow in their own entry)",
            "a referee review found that the untrained-sender gate tests the opposite of the paper's thesis: on "
            "Correlated data the colour reaches the receiver through any sender, so S-4.2, S-F1B, S-FC5 and S-TC1's "
            "contradiction could never be reproduced, at any seed count", "898dcea", "2026-12-02"),
@@ -482,6 +482,13 @@ CHANGES: tuple[Change, ...] = (
            "freedom and the networks' part t on theirs (was: t on the networks' for both)",
            "a referee review found the between-network claims resting on 12-16 cases of one pair of networks with "
            "the cases fixed, where one case moves a percentage 8.3 points", "0959685", "2026-12-02"),
+    Change(("S-FC6",), "amendment of 2026-12-02: the negative control of digit_improves and correlated_holds is "
+           "label-free noise (the clustered noise around one base for every class) stitched into the Digit and "
+           "Correlated models at the last two cuts with the noise stitches' recipe, at least 20 points below the "
+           "self-stitch; the untrained VGG19 is still stitched there and reported, gating nothing",
+           "the ResNet pages' negative control was redesigned the same day (a referee review: the untrained sender "
+           "tests the opposite of the paper's thesis on Correlated data); the VGG19 page follows", "dc2e4dc",
+           "2026-12-02"),
 )
 
 
