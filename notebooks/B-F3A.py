@@ -41,6 +41,15 @@
 # there; otherwise the stitch could do the task by itself. "except_noise" says a stitch fails
 # and needs none. The *training-length control*, on every stitching claim, is below.
 #
+# **The plateau premise** (amendment of 2026-12-02, before any run on the new networks), on
+# "first_half": a weak bottom far from its plateau keeps early layers near their
+# initialisation, and those stitch well whatever the labels ({doc}`B-F5`), so the claim could
+# hold because the weak networks had not finished training. Each weak bottom is trained again
+# for `plateau_longer` times its epochs (the same seed, the schedule stretched); the largest
+# gain in test accuracy of a longer one over the one stitched (on its own task's test images,
+# paired) must be at most 3 points, the claim's own bound, on its interval (the networks fixed).
+# Failed, it makes a claim found to hold inconclusive; a claim found not to hold stands.
+#
 # **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` tens of minutes on 2 CPU cores from an empty cache (four new models, 24 stitches), a few when they are cached; `paper` a GPU. The time of this run is in its provenance; the part page adds up the part.
 
 # %% tags=["parameters"]
@@ -61,6 +70,7 @@ test_size = None  # test images for every accuracy; None: all 10k
 cuts = None  # cuts to stitch at (e.g. ['stem', 'block3']); None: every cut
 cka_images = None  # test images for the per-layer CKA between bottom and top
 variants = None  # label distributions of the bottoms: objects vs animals, 10% random labels, 50% random labels, 100% random labels
+plateau_longer = None  # the plateau premise: each weak bottom trained again for this many times its epochs (the same seed and schedule, stretched)
 
 # %%
 from stitchkit import plotting
@@ -79,9 +89,18 @@ run, cfg = open_page("B-F3A", globals())
 
 # %%
 table, accuracy = f2c_f3ab.labels(cfg, scale)
-numbers, claims = f2c_f3ab.labels_summary(table, accuracy, cfg)
+plateau = f2c_f3ab.weak_plateau(cfg, scale)
+numbers, claims = f2c_f3ab.labels_summary(table, accuracy, cfg, plateau)
 run.record(numbers, [])  # the claims after the training-length control below
 bottoms.accuracy_table(accuracy)
+
+# %% [markdown]
+# The plateau premise's networks: each weak bottom as stitched and trained
+# {glue:text}`plateau_factor:g` times as long, test accuracy on its own task (%, all test
+# images of the page), and the gain (points):
+
+# %%
+f2c_f3ab.plateau_table(plateau)
 
 # %%
 bottoms.per_cut(table, "penalty")

@@ -137,11 +137,51 @@ def test_samples_verdicts():
     assert not claims[0].controls[1].passed
 
 
+def _plateau(gains: dict[str, float], base: float = 0.6, n: int = 2000):
+    """weak_plateau's table: per weak bottom, per-image results as trained (``base``) and trained
+    longer (``base`` + gain points), on the same n images."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for v, g in gains.items():
+        a = rng.random(n) < base
+        b = a.copy()
+        flip = rng.choice(np.flatnonzero(~a), size=int(round(g / 100 * n)), replace=False)
+        b[flip] = True
+        rows += [{"variant": v, "run": "as trained", "epochs": 3.0, "accuracy": 100 * a.mean(), "correct": a},
+                 {"variant": v, "run": "longer", "epochs": 6.0, "accuracy": 100 * b.mean(), "correct": b}]
+    return pd.DataFrame(rows)
+
+
+def test_the_plateau_premise_gates_only_a_first_half_found_to_hold():
+    """B-F3A (amendment of 2026-12-02): a weak bottom that gains 10 points when trained twice as long
+    had not finished training, and a first_half found to hold is then inconclusive; found not to
+    hold, it stands; without the premise's networks the premise fails, not run."""
+    cfg = f2c_f3ab.PRESETS_F3A["demo"]
+    weak = [v for v in cfg.variants if v != f2c_f3ab.WEAK_EXCLUDED]
+    good = {common.SELF: [0] * 6, f2c_f3ab.NORMAL: [0] * 6, **{v: [0, 0.5, 1, 8, 20, 40] for v in weak},
+            "100% random labels": [0.2, 4, 15, 40, 60, 70]}
+    numbers, claims = f2c_f3ab.labels_summary(_table(good), {}, cfg, _plateau({**{v: 0.5 for v in weak},
+                                                                                 weak[-1]: 10.0}))
+    first = next(c for c in claims if c.key == "first_half")
+    premise = first.controls[-1]
+    assert first.criterion.holds is True and not premise.passed and premise.kind == "guarantee"
+    assert numbers["plateau_gain"] == pytest.approx(10.0) and numbers["plateau_gain_low"] > 3
+    assert _verdicts(claims)["first_half"] == (True, False) and not first.decided
+    bad = {**good, weak[0]: [0, 5, 9, 8, 20, 40]}  # 9 points beyond the self-stitch in the first half
+    _, claims = f2c_f3ab.labels_summary(_table(bad), {}, cfg, _plateau({v: 10.0 for v in weak}))
+    first = next(c for c in claims if c.key == "first_half")
+    assert first.criterion.holds is False and not first.controls[-1].passed and first.decided
+    _, claims = f2c_f3ab.labels_summary(_table(good), {}, cfg)
+    assert "not run" in next(c for c in claims if c.key == "first_half").controls[-1].value
+    assert f2c_f3ab.plateau_table(_plateau({weak[0]: 2.0})).loc[weak[0], "gain (points)"] == pytest.approx(2.0)
+
+
 def test_labels_and_epochs_and_width_verdicts():
     labels = _table({common.SELF: [0] * 6, f2c_f3ab.NORMAL: [0, 0.5, 1, 1, 1, 1],
                      "objects vs animals": [0, 1, 2.5, 8, 20, 40], "10% random labels": [0, 0.5, 1, 2, 3, 4],
                      "50% random labels": [0, 1, 2, 5, 9, 12], "100% random labels": [0.2, 4, 15, 40, 60, 70]})
-    _, claims = f2c_f3ab.labels_summary(labels, {}, f2c_f3ab.PRESETS_F3A["demo"])
+    cfg = f2c_f3ab.PRESETS_F3A["demo"]
+    _, claims = f2c_f3ab.labels_summary(labels, {}, cfg, _plateau({v: 0.5 for v in cfg.variants[:3]}))
     assert _verdicts(claims) == {"first_half": (True, True), "except_noise": (True, True)}
 
     e = f2c_f3ab.PRESETS_F3B["demo"]

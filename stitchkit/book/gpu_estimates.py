@@ -40,7 +40,8 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 # - B-F2C: four width-64 networks (each sample size trains the full set's steps) and the random bottom
 #   (222 s), 5 senders x 6 cuts (120 s), ~4 cells at 4x (64 s), CKA: ~430 s;
 # - B-F3A: the top, the normal bottom and two label variants (222 s), 5 senders x 6 cuts, ~4 at 4x,
-#   CKA: ~430 s;
+#   CKA: ~430 s; since 2026-12-02 the plateau premise trains the weak bottom (objects vs animals at gpu)
+#   again for twice its epochs (~110 s): ~540 s;
 # - B-F3C: widths 8, 32 and 64 and their random bottoms (140 s), 3 receivers x 4 senders x 4 cuts
 #   (192 s), ~4 at 4x, CKA: ~420 s;
 # - B-F6: two supervised networks, SimCLR and its probe, a random bottom (233 s), ~30 stitches both
@@ -103,7 +104,7 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 ESTIMATES: dict[str, dict[str, float]] = {
     "gpu": {
             "H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
-            "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 840.0, "B-F3C": 850.0, "B-F6": 850.0,
+            "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 950.0, "B-F3C": 850.0, "B-F6": 850.0,
             "B-F8": 600.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
             "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 800.0,
             "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1800.0, "X-4": 400.0, "H-F5": 2000.0,
@@ -112,7 +113,7 @@ ESTIMATES: dict[str, dict[str, float]] = {
 NETWORK_SHARE: dict[str, dict[str, float]] = {
     "gpu": {
             "H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
-            "B-F5": 110.0, "B-F2A": 382.0, "B-F2C": 497.0, "B-F3A": 442.0, "B-F3C": 345.0, "B-F6": 453.0,
+            "B-F5": 110.0, "B-F2A": 382.0, "B-F2C": 497.0, "B-F3A": 552.0, "B-F3C": 345.0, "B-F6": 453.0,
             "B-F8": 182.0, "B-F3B": 275.0, "B-F4": 110.0, "B-F7": 509.0, "B-F9": 110.0, "H-F6": 73.0,
             "H-T1": 133.0, "H-T2": 133.0, "J-T2": 285.0, "J-T3": 285.0, "X-1": 363.0, "X-2": 376.0,
             "X-3": 536.0, "X-4": 110.0, "H-F5": 133.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0,

@@ -125,8 +125,12 @@ def own_correct(model, spec: zoo.ModelSpec, recipe: StitchRecipe, device=None) -
     """(n_test,) bool: which of the grid's test images (``recipe``'s stratified subset, in the
     grid's order) ``model`` gets right on its own; the premise controls compare two networks on
     them image by image."""
+    return task_correct(model, spec, test_split(DataSpec("cifar10"), recipe.test_size, recipe.subset_seed), device)
+
+
+def task_correct(model, spec: zoo.ModelSpec, test, device=None) -> np.ndarray:
+    """(n,) bool: which images of ``test`` (a split with its task's labels) ``model`` gets right."""
     device = as_device(device)
-    test = test_split(DataSpec("cifar10"), recipe.test_size, recipe.subset_seed)
     batches = data_mod.Batches(test, 500, normalisation=spec.normalisation, device=device,
                                channels_last=channels_last_ok(model))
     return evaluate(model, batches, device=device, per_image=True)["correct"]
