@@ -489,6 +489,12 @@ CHANGES: tuple[Change, ...] = (
            "the ResNet pages' negative control was redesigned the same day (a referee review: the untrained sender "
            "tests the opposite of the paper's thesis on Correlated data); the VGG19 page follows", "dc2e4dc",
            "2026-12-02"),
+    Change(("B-F3A",), "amendment of 2026-12-02: first_half carries a plateau premise: each weak bottom trained "
+           "again for plateau_longer (2) times its epochs gains at most 3 points of test accuracy on its own task, "
+           "on the interval over the test images; failed, it gates only a first_half found to hold",
+           "a referee review found no premise that the weak networks had finished training (the 50%-noise one at "
+           "49%), while early layers near their initialisation stitch well whatever the labels", "cc36bf0",
+           "2026-12-02"),
 )
 
 
