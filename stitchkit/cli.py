@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "override a parameter (repeatable)", "runs/<ID>/<stamp>-<scale>-seeds+<offset>")
     rp.add_argument("--offset", type=int, default=1000,
                     help="added to every trained network's seeds (default 1000); the run has a cache of its own")
+    rp.add_argument("--record", action="store_true",
+                    help="also keep the agreement beside the page's results in book/, where the page shows it")
     sw = _notebook_command(sub, "sweep", "run a grid of parameter values and collect the results", ("KEY", "V1"),
                            "a parameter and its values (repeatable; the grid is their product)",
                            "runs/sweeps/<ID>-<stamp>-<scale>")
@@ -375,7 +377,7 @@ def _main(args) -> int:
             _check_id_and_scale(args.id, args.scale)
             check_data([args.id])
             out, rows = replicate(args.id, args.scale, args.offset, _pairs(args.param, multi=False),
-                                  out_dir=Path(args.out) if args.out else None)
+                                  out_dir=Path(args.out) if args.out else None, record_in_book=args.record)
             print(f"executed notebook: {out}\nagreement: {out.parent / 'replication.json'}\n{summary(rows)}")
         elif args.command == "sweep":
             values = _pairs(args.param, multi=True)

@@ -68,3 +68,41 @@ def test_a_replication_runs_with_the_offset_in_its_own_cache_and_restores_the_en
         replication.replicate("B-F2A", "smoke", 0)
     with pytest.raises(ValueError, match="unknown scale|scale"):
         replication.replicate("B-F2A", "huge", 7)
+
+
+def _doc(**kw):
+    base = {"id": "S-F1C", "scale": "demo", "seed_offset": 1000, "date": "2026-12-03T10:00:00",
+            "book_date": "2026-12-02T09:00:00", "book_source_sha256": "abc", "held": 1, "compared": 2,
+            "claims": [{"claim": "a", "text": "A holds", "book": "reproduced", "replicate": "reproduced", "held": True},
+                       {"claim": "b", "text": "B holds", "book": "reproduced", "replicate": "not reproduced",
+                        "held": False}]}
+    return {**base, **kw}
+
+
+def test_a_kept_replication_is_shown_on_its_page_and_warns_when_the_page_ran_again(tmp_path):
+    import nbformat
+
+    part = tmp_path / "smith"
+    part.mkdir()
+    results = {"scale": "demo", "source_sha256": "abc", "provenance": {"date": "2026-12-02T09:00:00"}, "claims": []}
+    (part / "S-F1C.results.json").write_text(json.dumps(results))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# S-F1C"),
+                                         nbformat.v4.new_markdown_cell("## Deviations from the paper")])
+    assert not replication.insert_into(nb, "S-F1C", results, tmp_path)  # nothing kept: nothing shown
+    path = replication.record("S-F1C", _doc(), tmp_path)
+    assert path == part / "S-F1C.replication.json"
+    assert replication.insert_into(nb, "S-F1C", results, tmp_path)
+    text = nb.cells[1].source
+    assert nb.cells[2].source.startswith("## Deviations") and "**1 of 2 verdicts held.**" in text
+    assert "**changed**" in text and "shifted by 1000" in text and "warning" not in text
+    assert not replication.insert_into(nb, "S-F1C", results, tmp_path)  # idempotent
+    rerun = {**results, "provenance": {"date": "2026-12-05T09:00:00"}}  # the page ran again since
+    assert replication.insert_into(nb, "S-F1C", rerun, tmp_path)
+    assert "compared with an earlier run of this page" in nb.cells[1].source and len(nb.cells) == 3
+    path.unlink()  # the record removed: so is the section
+    assert replication.insert_into(nb, "S-F1C", rerun, tmp_path) and len(nb.cells) == 2
+
+
+def test_a_replication_is_kept_only_beside_a_page_the_book_has(tmp_path):
+    with pytest.raises(ValueError, match="S-F1C has no run in the book"):
+        replication.record("S-F1C", _doc(), tmp_path)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import paths
-from . import amendments, changes
+from . import amendments, changes, replication
 from .catalogue import Page, empty_cache_seconds, minutes, smoke_times, visible
 from ..papers import PAPER_BY_PART, ZOOS
 from ..fileio import atomic_write_text
@@ -567,6 +567,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
             refresh_boxes(nb, results, beside, counted_beside(results, beside, paths.NOTEBOOKS_DIR / f"{path.stem}.py"))
             refresh_claims(nb, results)
         changes.insert_into(nb, path.stem, str(results.get("provenance", {}).get("date") or "")[:10])
+        replication.insert_into(nb, path.stem, results, Path(book_dir))
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)
