@@ -31,6 +31,7 @@ a claim judged on a zero-width interval without one gets a failed control
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -516,21 +517,26 @@ def cases_to_decide(bar: float, level: float | None = None) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=64)
 def case_draws(n_cases: int, rows: int, key: str) -> np.ndarray:
     """(rows, n_cases) indices of counted cases (layers) drawn with replacement, one draw per
     bootstrap replicate, row 0 every case once (the full sample): the cluster bootstrap over the
     cases a percentage counts. The draws depend only on ``key``, ``n_cases`` and ``rows``, so every
     percentage drawn with the same key is resampled alike (a difference of two is paired)."""
     rng = np.random.default_rng(zlib.crc32(f"{key}:{n_cases}:{rows}".encode()))
-    return np.concatenate([np.arange(n_cases)[None], rng.integers(0, n_cases, size=(rows - 1, n_cases))])
+    out = np.concatenate([np.arange(n_cases)[None], rng.integers(0, n_cases, size=(rows - 1, n_cases))])
+    out.setflags(write=False)  # shared by every caller (memoised)
+    return out
 
 
+@functools.lru_cache(maxsize=64)
 def case_weights(n_cases: int, rows: int, key: str) -> np.ndarray:
     """(rows, n_cases) float64: how often each case is drawn in each replicate of :func:`case_draws`
     (row 0 ones), for a weighted count."""
     draws = case_draws(n_cases, rows, key)
     out = np.zeros((rows, n_cases))
     np.add.at(out, (np.repeat(np.arange(rows), n_cases), draws.ravel()), 1.0)
+    out.setflags(write=False)  # shared by every caller (memoised)
     return out
 
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from stitchkit import environment, networks
-from stitchkit.book import replication
+from stitchkit.book import pages, replicated, replication
 from stitchkit.networks import ModelSpec
 from stitchkit.train import TrainConfig
 
@@ -88,21 +88,21 @@ def test_a_kept_replication_is_shown_on_its_page_and_warns_when_the_page_ran_aga
     (part / "S-F1C.results.json").write_text(json.dumps(results))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# S-F1C"),
                                          nbformat.v4.new_markdown_cell("## Deviations from the paper")])
-    assert not replication.insert_into(nb, "S-F1C", results, tmp_path)  # nothing kept: nothing shown
-    path = replication.record("S-F1C", _doc(), tmp_path)
+    assert not pages.insert_replication(nb, "S-F1C", results, tmp_path)  # nothing kept: nothing shown
+    path = replicated.record("S-F1C", _doc(), tmp_path)
     assert path == part / "S-F1C.replication.json"
-    assert replication.insert_into(nb, "S-F1C", results, tmp_path)
+    assert pages.insert_replication(nb, "S-F1C", results, tmp_path)
     text = nb.cells[1].source
     assert nb.cells[2].source.startswith("## Deviations") and "**1 of 2 verdicts held.**" in text
     assert "**changed**" in text and "shifted by 1000" in text and "warning" not in text
-    assert not replication.insert_into(nb, "S-F1C", results, tmp_path)  # idempotent
+    assert not pages.insert_replication(nb, "S-F1C", results, tmp_path)  # idempotent
     rerun = {**results, "provenance": {"date": "2026-12-05T09:00:00"}}  # the page ran again since
-    assert replication.insert_into(nb, "S-F1C", rerun, tmp_path)
+    assert pages.insert_replication(nb, "S-F1C", rerun, tmp_path)
     assert "compared with an earlier run of this page" in nb.cells[1].source and len(nb.cells) == 3
     path.unlink()  # the record removed: so is the section
-    assert replication.insert_into(nb, "S-F1C", rerun, tmp_path) and len(nb.cells) == 2
+    assert pages.insert_replication(nb, "S-F1C", rerun, tmp_path) and len(nb.cells) == 2
 
 
 def test_a_replication_is_kept_only_beside_a_page_the_book_has(tmp_path):
     with pytest.raises(ValueError, match="S-F1C has no run in the book"):
-        replication.record("S-F1C", _doc(), tmp_path)
+        replicated.record("S-F1C", _doc(), tmp_path)

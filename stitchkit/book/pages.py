@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import paths
-from . import amendments, changes, replication
+from . import amendments, changes, replicated
 from .catalogue import Page, empty_cache_seconds, minutes, smoke_times, visible
 from ..papers import PAPER_BY_PART, ZOOS
 from ..fileio import atomic_write_text
@@ -539,6 +539,62 @@ def refresh_claims(nb, results: Mapping[str, Any]) -> None:
             return
 
 
+# --------------------------------------------------------------------------------------------
+# A page's replication (stitchkit replicate --record)
+
+
+REPLICATION_TAG = "replication"
+
+
+def replication_section(doc: Mapping[str, Any], results: Mapping[str, Any]) -> str:
+    """The page's "Replication" section (markdown) from a kept replication ``doc``: how many verdicts
+    held, claim by claim, and a warning when the page's run is not the one it was compared with."""
+    held, compared = doc.get("held", 0), doc.get("compared", 0)
+    date = str(doc.get("date") or "?")[:10]
+    lines = ["## Replication: other seeds, an empty cache", "",
+             f"This page was run again at `{doc.get('scale')}` on {date} with every trained network's seeds "
+             f"shifted by {doc.get('seed_offset')} (`stitchkit replicate {doc.get('id')} --scale {doc.get('scale')}`),"
+             " from an empty cache of its own, so that no network of the page's run was reused. "
+             f"**{held} of {compared} verdicts held.**"]
+    same = (doc.get("book_date") == (results.get("provenance") or {}).get("date")
+            and doc.get("book_source_sha256") == results.get("source_sha256"))
+    if not same:
+        lines += ["", ":::{warning}\nThe replication was compared with an earlier run of this page "
+                  f"(of {str(doc.get('book_date') or '?')[:10]}), not the one shown here: the agreement below is "
+                  "that run's, until the replication is run again.\n:::"]
+    body = [[escape(r.get("text") or r["claim"]), f"`{r['claim']}`", escape(r.get("book") or "-"),
+             escape(r["replicate"]), {True: "held", False: "**changed**", None: "not comparable"}[r["held"]]]
+            for r in doc.get("claims", [])]
+    lines += ["", table(["claim", "key", "this page", "other seeds", ""], body)]
+    return "\n".join(lines)
+
+
+def insert_replication(nb, figure_id: str, results: Mapping[str, Any], book_dir: Path = paths.BOOK_DIR) -> bool:
+    """Put (or refresh) the page's "Replication" section in an executed notebook ``nb`` from its kept
+    replication (:func:`stitchkit.book.replicated.record`), before its "Deviations from the paper" section (else at the end);
+    remove it when none is kept. True if it changed."""
+    import nbformat
+
+    doc = replicated.load(figure_id, book_dir)
+    at = next((i for i, c in enumerate(nb.cells) if REPLICATION_TAG in c.get("metadata", {}).get("tags", [])), None)
+    if doc is None:
+        if at is None:
+            return False
+        del nb.cells[at]
+        return True
+    text = replication_section(doc, results)
+    if at is not None:
+        if nb.cells[at].source == text:
+            return False
+        nb.cells[at].source = text
+        return True
+    cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": [REPLICATION_TAG]})
+    where = next((i for i, c in enumerate(nb.cells)
+                  if c.cell_type == "markdown" and c.source.lstrip().startswith("## Deviations")), len(nb.cells))
+    nb.cells.insert(where, cell)
+    return True
+
+
 def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> list[Path]:
     """:func:`link_glossary`, :func:`refresh_boxes`, the "Changes after a run" section
     (:func:`stitchkit.book.changes.insert_into`), :func:`tag_claims_table` and :func:`hide_code` on
@@ -567,14 +623,14 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
             refresh_boxes(nb, results, beside, counted_beside(results, beside, paths.NOTEBOOKS_DIR / f"{path.stem}.py"))
             refresh_claims(nb, results)
         changes.insert_into(nb, path.stem, str(results.get("provenance", {}).get("date") or "")[:10])
-        replication.insert_into(nb, path.stem, results, Path(book_dir))
+        insert_replication(nb, path.stem, results, Path(book_dir))
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
             atomic_write_text(path, nbformat.writes(nb))
             changed.append(path)
     return changed
 
 
-__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "REPLICATION_TAG", "insert_replication", "replication_section", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
            "link_pages", "link_terms", "page_boxes", "provenance_banner", "put_under_title",
            "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
            "zoo_grid", "zoo_of"]

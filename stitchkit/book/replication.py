@@ -9,10 +9,11 @@ training seeds shifted by the offset: :func:`stitchkit.networks.with_seed_offset
 its own (``<cache>/replicate-seeds+<offset>``, empty the first time, so nothing trained with the
 pages' own seeds is read in its place), into ``runs/<ID>/<stamp>-<scale>-seeds+<offset>/``, and
 writes ``replication.json`` there: per claim, the book's verdict, the replicate's, and whether
-it held. The book is touched only with ``--record`` (:func:`record`): the file is then also kept
-beside the page's results (``book/<part>/<ID>.replication.json``), and the book's build puts a
-"Replication" section on the page from it (:func:`insert_into`), which says so when the page's run
-has changed since the replication was compared with it. A page quotes a replication only from
+it held. The book is touched only with ``--record`` (:func:`stitchkit.book.replicated.record`):
+the file is then also kept beside the page's results (``book/<part>/<ID>.replication.json``), and
+the book's build puts a "Replication" section on the page from it
+(:func:`stitchkit.book.replicated.insert_into`), which says so when the page's run has changed
+since the replication was compared with it. A page quotes a replication only from
 such a file.
 """
 
@@ -100,83 +101,14 @@ def replicate(figure_id: str, scale: str, offset: int = DEFAULT_OFFSET, params: 
            "book_source_sha256": None if book is None else book.get("source_sha256"),
            "date": (results.get("provenance") or {}).get("date"),
            "commit": (results.get("provenance") or {}).get("commit"),
-           "wall_seconds": results.get("wall_seconds"),
+           "wall_seconds": (results.get("provenance") or {}).get("wall_seconds"),
            "held": sum(bool(r["held"]) for r in decided), "compared": len(decided), "claims": rows}
     atomic_write_json(out.parent / "replication.json", doc)
     if record_in_book:
+        from .replicated import record
+
         record(figure_id, doc)
     return out, rows
-
-
-def record_path(figure_id: str, book_dir: Path = paths.BOOK_DIR) -> Path | None:
-    """Where a page's replication is kept: beside its results file (None when the book has no run)."""
-    found = sorted(Path(book_dir).glob(f"**/{figure_id}.results.json"))
-    return found[0].with_name(f"{figure_id}.replication.json") if found else None
-
-
-def record(figure_id: str, doc: Mapping[str, Any], book_dir: Path = paths.BOOK_DIR) -> Path:
-    """Keep a replication beside the page's results (atomically), for the page to show."""
-    path = record_path(figure_id, book_dir)
-    if path is None:
-        raise ValueError(f"{figure_id} has no run in the book to keep a replication beside; run it first "
-                         f"(stitchkit run {figure_id} --scale ...)")
-    atomic_write_json(path, dict(doc))
-    return path
-
-
-SECTION_TAG = "replication"
-
-
-def section(doc: Mapping[str, Any], results: Mapping[str, Any]) -> str:
-    """The page's "Replication" section (markdown) from a kept replication ``doc``: how many verdicts
-    held, claim by claim, and a warning when the page's run is not the one it was compared with."""
-    from .pages import escape, table
-
-    held, compared = doc.get("held", 0), doc.get("compared", 0)
-    date = str(doc.get("date") or "?")[:10]
-    lines = ["## Replication: other seeds, an empty cache", "",
-             f"This page was run again at `{doc.get('scale')}` on {date} with every trained network's seeds "
-             f"shifted by {doc.get('seed_offset')} (`stitchkit replicate {doc.get('id')} --scale {doc.get('scale')}`),"
-             " from an empty cache of its own, so that no network of the page's run was reused. "
-             f"**{held} of {compared} verdicts held.**"]
-    same = (doc.get("book_date") == (results.get("provenance") or {}).get("date")
-            and doc.get("book_source_sha256") == results.get("source_sha256"))
-    if not same:
-        lines += ["", ":::{warning}\nThe replication was compared with an earlier run of this page "
-                  f"(of {str(doc.get('book_date') or '?')[:10]}), not the one shown here: the agreement below is "
-                  "that run's, until the replication is run again.\n:::"]
-    body = [[escape(r.get("text") or r["claim"]), f"`{r['claim']}`", escape(r.get("book") or "-"),
-             escape(r["replicate"]), {True: "held", False: "**changed**", None: "not comparable"}[r["held"]]]
-            for r in doc.get("claims", [])]
-    lines += ["", table(["claim", "key", "this page", "other seeds", ""], body)]
-    return "\n".join(lines)
-
-
-def insert_into(nb, figure_id: str, results: Mapping[str, Any], book_dir: Path = paths.BOOK_DIR) -> bool:
-    """Put (or refresh) the page's "Replication" section in an executed notebook ``nb`` from its kept
-    replication (:func:`record`), before its "Deviations from the paper" section (else at the end);
-    remove it when none is kept. True if it changed."""
-    import nbformat
-
-    path = record_path(figure_id, book_dir)
-    doc = json.loads(path.read_text()) if path is not None and path.exists() else None
-    at = next((i for i, c in enumerate(nb.cells) if SECTION_TAG in c.get("metadata", {}).get("tags", [])), None)
-    if doc is None:
-        if at is None:
-            return False
-        del nb.cells[at]
-        return True
-    text = section(doc, results)
-    if at is not None:
-        if nb.cells[at].source == text:
-            return False
-        nb.cells[at].source = text
-        return True
-    cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": [SECTION_TAG]})
-    where = next((i for i, c in enumerate(nb.cells)
-                  if c.cell_type == "markdown" and c.source.lstrip().startswith("## Deviations")), len(nb.cells))
-    nb.cells.insert(where, cell)
-    return True
 
 
 def _stamp() -> str:
@@ -197,5 +129,4 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DEFAULT_OFFSET", "SECTION_TAG", "agreement", "book_results", "insert_into", "record", "record_path",
-           "replicate", "replicate_cache", "section", "summary"]
+__all__ = ["DEFAULT_OFFSET", "agreement", "book_results", "replicate", "replicate_cache", "summary"]
