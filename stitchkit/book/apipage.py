@@ -49,7 +49,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("The book",
      "The machinery of this book, in its own package: executing notebooks into pages, the part pages and the "
      "scorecard, the Cost page, what changed after a run, and pages computed on a GPU elsewhere.",
-     ("book.execution", "book.replication", "book.notebooks",
+     ("book.execution", "book.replication", "book.replicated", "book.notebooks",
       "book.sync", "book.kernels", "book.runs", "book.pages", "book.bookpages",
       "book.catalogue", "book.changes", "book.amendments", "book.cost", "book.findings", "book.batch", "book.gpu_estimates",
       "book.transfer", "book.apipage")),

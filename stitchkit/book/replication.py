@@ -12,7 +12,7 @@ writes ``replication.json`` there: per claim, the book's verdict, the replicate'
 it held. The book is touched only with ``--record`` (:func:`stitchkit.book.replicated.record`):
 the file is then also kept beside the page's results (``book/<part>/<ID>.replication.json``), and
 the book's build puts a "Replication" section on the page from it
-(:func:`stitchkit.book.replicated.insert_into`), which says so when the page's run has changed
+(:func:`stitchkit.book.pages.insert_replication`), which says so when the page's run has changed
 since the replication was compared with it. A page quotes a replication only from
 such a file.
 """
