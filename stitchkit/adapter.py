@@ -22,21 +22,26 @@ their models.
 same-size maps; a linear map on tokens, a resize then a 1x1 convolution between maps of different
 sizes), initialised by direct matching (Balogh & Jelasity) on a subset of the training images and
 then trained on the task loss through the frozen receiver, both networks in eval mode, the
-stitch's BatchNorm statistics kept where direct matching set them (:class:`StitchRecipe`).
+stitch's BatchNorm statistics kept where direct matching set them (:data:`COMPARE_RECIPE`). It is
+the book's stitch path: the recipe is the book's :class:`stitchkit.grid_spec.StitchRecipe`, and
+the stitch is built, started and trained by the same functions as every stitch of the book's
+pages (:mod:`stitchkit.stitching`, :func:`stitchkit.train.train`).
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import fields, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from .stitching import Stitch, init_dm, make_stitch
+from .grid_spec import StitchRecipe
+from .splits import stratified_subset
+from .stitching import Stitch, TensorBatches, init_dm, make_stitch
+from .train import TrainConfig, train
 
 
 class CutNotFoundError(ValueError):
@@ -184,6 +189,48 @@ def untrained_copy(model: nn.Module, seed: int = 0) -> nn.Module:
     return twin
 
 
+class PositionsAsTokens(nn.Module):
+    """A conv map (N, C, H, W) as tokens (N, H*W, C): each spatial position a token, row by row
+    (the order a ViT's patch embedding gives its patches)."""
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h.flatten(2).transpose(1, 2)
+
+
+class TokensAsPositions(nn.Module):
+    """Tokens (N, T, D) as a conv map (N, D, H, W): token ``skip + i`` at position ``i`` row by row;
+    the first ``skip`` tokens (a CLS token) have no position and are left out."""
+
+    def __init__(self, size: tuple[int, int], skip: int = 0) -> None:
+        super().__init__()
+        self.size, self.skip = tuple(size), skip
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h[:, self.skip:].transpose(1, 2).reshape(h.shape[0], h.shape[2], *self.size)
+
+
+def layout_bridge(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> nn.Module | None:
+    """The reshaping between a CNN's layer and a ViT's, spatial positions as tokens, that a map
+    between them starts with: a conv map (C, H, W) into H*W tokens (:class:`PositionsAsTokens`);
+    tokens (T, D) into an H x W map where T is H*W, or H*W + 1 with a CLS token first
+    (:class:`TokensAsPositions`). None between layers of one kind; a :class:`StitchError` saying
+    why where the counts do not match (a map has no position for a CLS token to come from)."""
+    if len(in_shape) == 3 and len(out_shape) == 2:
+        (_, h, w), t = in_shape, out_shape[0]
+        if t == h * w:
+            return PositionsAsTokens()
+        extra = " (a CLS token has no position to come from)" if t == h * w + 1 else ""
+        raise StitchError(f"a conv map of {h}x{w} positions into {t} tokens: positions become tokens only one to "
+                          f"one{extra}")
+    if len(in_shape) == 2 and len(out_shape) == 3:
+        t, (_, h, w) = in_shape[0], out_shape
+        if t in (h * w, h * w + 1):
+            return TokensAsPositions((h, w), skip=t - h * w)
+        raise StitchError(f"{t} tokens into a conv map of {h}x{w} positions: tokens become positions only one to "
+                          "one (a CLS token first is left out)")
+    return None
+
+
 def stitch_kind(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     """The stitch between two layers' per-image shapes: Bansal et al.'s BN-1x1-BN on same-size maps
     and on vectors, a resize then a 1x1 convolution between maps of other sizes, a linear map on
@@ -193,41 +240,77 @@ def stitch_kind(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return "conv" if len(in_shape) == 2 else "bn_conv_bn"
 
 
-@dataclass(frozen=True)
-class StitchRecipe:
-    """How a task-loss stitch is trained: direct-matching start on ``dm_images`` training images,
-    then ``epochs`` of SGD (momentum 0.9, ``lr`` with cosine decay, batch ``batch_size``) on the
-    cross-entropy of the receiver's logits, both networks frozen in eval mode. ``stitch_bn``:
-    ``frozen`` (default) keeps the stitch's BatchNorm statistics where direct matching set them, so
-    the stitch stays an affine map and only its parameters move (Balogh & Jelasity's setting, the
-    book's ``stitch_bn="frozen"``); ``train`` lets them follow the batches. Measured on X-4's
-    networks (B-F2A's at demo): with ``train``, the receiver stitched into itself at block7 lost
-    1.7 points (3.2 at lr 1e-3), failing the positive control; with ``frozen`` it gained 0.3."""
+# compare's task-loss stitch, as a recipe of the book's own kind (stitchkit.grid_spec.StitchRecipe, trained by
+# stitchkit.train.train like every stitch of the book): a direct-matching start on 500 of the fit images, then
+# 2 epochs of SGD (momentum 0.9, lr 1e-2 with a cosine decay, batch 128, no weight decay) on the cross-entropy
+# of B's logits, both networks frozen in eval mode, the stitch's BatchNorm statistics kept where direct
+# matching set them (stitch_bn "frozen"). Measured on X-4's networks (B-F2A's at demo): with "train", B
+# stitched into itself at block7 lost 1.7 points (3.2 at lr 1e-3), failing the positive control; frozen, it
+# gained 0.3. In fp32, as every other pass of compare is (its report promises exact fp32); a recipe with
+# precision "auto" trains in bf16 where the CPU or GPU has it natively.
+COMPARE_RECIPE = StitchRecipe(
+    kind="bn_conv_bn", init="dm", dm_images=500, stitch_bn="frozen", frozen_bn="eval",
+    train=TrainConfig(epochs=2.0, batch_size=128, optimizer="sgd", lr=1e-2, momentum=0.9, weight_decay=0.0,
+                      schedule="cosine", augment=False, precision="fp32", seed=0))
 
-    epochs: float = 2.0
-    lr: float = 1e-2
-    batch_size: int = 128
-    dm_images: int = 500
-    seed: int = 0
-    stitch_bn: str = "frozen"  # frozen: the stitch's BatchNorm keeps the statistics DM set; train: they update
 
-    def __post_init__(self) -> None:
-        for name, ok in (("epochs", self.epochs > 0), ("lr", self.lr > 0), ("batch_size", self.batch_size >= 2),
-                         ("dm_images", self.dm_images >= 2)):
-            if not ok:
-                raise ValueError(f"stitch recipe: {name} = {getattr(self, name)!r} is out of range")
-        if self.stitch_bn not in ("frozen", "train"):
-            raise ValueError(f"stitch recipe: stitch_bn = {self.stitch_bn!r}; valid: frozen, train")
+def compare_recipe(**changes: Any) -> StitchRecipe:
+    """:data:`COMPARE_RECIPE` with ``changes``, each a field of the recipe (``dm_images``,
+    ``stitch_bn``, ``init_seed``, ...) or of its training (``epochs``, ``lr``, ``batch_size``,
+    ``optimizer``, ``seed``, ...): ``compare_recipe(epochs=4, lr=3e-3)``. A name that is neither
+    is refused, listing the valid ones."""
+    recipe_fields = {f.name for f in fields(StitchRecipe)} - {"train"}
+    train_fields = {f.name for f in fields(TrainConfig)}
+    unknown = sorted(set(changes) - recipe_fields - train_fields)
+    if unknown:
+        raise ValueError(f"unknown stitch recipe field(s) {', '.join(map(repr, unknown))}; valid: "
+                         f"{', '.join(sorted(recipe_fields | train_fields))}")
+    train_changes = {k: v for k, v in changes.items() if k in train_fields and k not in recipe_fields}
+    own = {k: v for k, v in changes.items() if k in recipe_fields}
+    return check_recipe(replace(COMPARE_RECIPE, train=replace(COMPARE_RECIPE.train, **train_changes), **own))
+
+
+def check_recipe(recipe: StitchRecipe) -> StitchRecipe:
+    """``recipe`` if compare can train it, else a ValueError naming the field: compare's images
+    are given (no ``train_size``/``test_size`` subsets), its networks stay in eval mode (no
+    ``frozen_bn="train"``), and its inputs are tensors (no augmentation)."""
+    if not isinstance(recipe, StitchRecipe):
+        raise TypeError(f"recipe: a stitchkit.grid_spec.StitchRecipe (e.g. stitchkit.adapter.COMPARE_RECIPE), "
+                        f"not a {type(recipe).__name__}")
+    bad = [(f, v) for f, v, ok in (("train_size", recipe.train_size, recipe.train_size is None),
+                                   ("test_size", recipe.test_size, recipe.test_size is None),
+                                   ("frozen_bn", recipe.frozen_bn, recipe.frozen_bn == "eval"),
+                                   ("train.augment", recipe.train.augment, not recipe.train.augment)) if not ok]
+    if bad:
+        f, v = bad[0]
+        raise ValueError(f"stitch recipe: {f} = {v!r} does not apply to compare (its fit images are given, both "
+                         "networks stay in eval mode, and it does not augment): leave it at None/eval/False")
+    if recipe.kind not in ("bn_conv_bn", "conv", "resize_conv"):
+        raise ValueError(f"stitch recipe: kind = {recipe.kind!r}; compare trains bn_conv_bn (chosen by the "
+                         "layers' shapes: resize_conv between maps of other sizes, a linear map on tokens), conv "
+                         "or resize_conv")
+    return recipe
 
 
 class HookedStitch(nn.Module):
     """``sender`` up to ``cut_a`` -> ``stitch`` -> ``receiver`` from ``cut_b``: logits. The two
     networks are frozen (no gradient to their parameters) and stay in eval mode."""
 
-    def __init__(self, sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: str, stitch: Stitch) -> None:
+    def __init__(self, sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: str, stitch: Stitch,
+                 stitch_bn: str = "frozen") -> None:
         super().__init__()
         self.sender, self.receiver, self.cut_a, self.cut_b = sender, receiver, cut_a, cut_b
-        self.stitch = stitch
+        self.stitch, self.stitch_bn = stitch, stitch_bn
+
+    def train(self, mode: bool = True) -> "HookedStitch":
+        """Only the stitch trains (the two networks are not submodules: they stay in eval mode);
+        with ``stitch_bn="frozen"`` its BatchNorm statistics stay where direct matching set them."""
+        super().train(mode)
+        if self.stitch_bn == "frozen":
+            for m in self.stitch.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    m.eval()
+        return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
@@ -235,64 +318,65 @@ class HookedStitch(nn.Module):
         return self.receiver.forward_replacing(x, self.cut_b, self.stitch(h))
 
 
-def _batches(n: int, size: int, generator: torch.Generator | None = None):
-    order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
-    return [order[s:s + size] for s in range(0, n, size)]
-
-
 @torch.no_grad()
 def _acts(model: HookedModel, images: torch.Tensor, cut: str, batch_size: int) -> torch.Tensor:
     dev = model.device
-    return torch.cat([model.activations(images[idx].to(dev), cut).float().cpu()
-                      for idx in _batches(len(images), batch_size)])
+    return torch.cat([model.activations(images[s:s + batch_size].to(dev), cut).float().cpu()
+                      for s in range(0, len(images), batch_size)])
+
+
+def _make(recipe: StitchRecipe, in_shape: tuple[int, ...], out_shape: tuple[int, ...], what: str) -> Stitch:
+    """The stitch ``recipe`` builds between the two shapes (seeded by its ``init_seed``), starting
+    with the CNN <-> ViT reshaping where one is needed (:func:`layout_bridge`); a
+    :class:`StitchError` naming the pair where none can be built."""
+    bridge = layout_bridge(in_shape, out_shape)
+    if bridge is not None:
+        in_shape = tuple(bridge(torch.zeros(1, *in_shape)).shape[1:])
+    kind = stitch_kind(in_shape, out_shape) if recipe.kind == "bn_conv_bn" else recipe.kind
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(recipe.init_seed)
+            stitch = make_stitch(kind, in_shape, out_shape)
+    except ValueError as exc:  # no stitch of this kind between these shapes: this pair's rows say so
+        raise StitchError(f"{what}: {exc}") from None
+    if bridge is not None:
+        stitch.pre = nn.Sequential(bridge, stitch.pre)
+    return stitch
 
 
 def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: str, images: torch.Tensor,
-                 labels: torch.Tensor, recipe: StitchRecipe = StitchRecipe()) -> HookedStitch:
+                 labels: torch.Tensor, recipe: StitchRecipe = COMPARE_RECIPE) -> HookedStitch:
     """The task-loss stitch from ``sender``'s module ``cut_a`` into ``receiver``'s ``cut_b``, trained
-    on ``images`` (N, C, H, W, preprocessed as both networks expect) and ``labels`` by ``recipe``."""
+    on ``images`` (N, C, H, W, preprocessed as both networks expect) and ``labels`` by ``recipe``
+    (:data:`COMPARE_RECIPE` by default; :func:`check_recipe` says what compare can train).
+
+    The book's path: the stitch is :func:`stitchkit.stitching.make_stitch`'s, started by
+    :func:`stitchkit.stitching.init_dm` on a seeded class-balanced sample of ``dm_images`` of the
+    images (``init="dm"``), and trained by :func:`stitchkit.train.train` with ``recipe.train``, the
+    loop every stitch and network of the book trains in (its schedule, precision and the error on a
+    non-finite loss)."""
+    check_recipe(recipe)
     sender.module(cut_a)
     receiver.module(cut_b)
     for model in (sender.model, receiver.model):
         model.eval()
     dev = receiver.device
-    dm = torch.arange(min(recipe.dm_images, len(images)))
-    x_dm, y_dm = _acts(sender, images[dm], cut_a, recipe.batch_size), _acts(receiver, images[dm], cut_b,
-                                                                             recipe.batch_size)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(recipe.seed)
-        stitch = make_stitch(stitch_kind(tuple(x_dm.shape[1:]), tuple(y_dm.shape[1:])), tuple(x_dm.shape[1:]),
-                             tuple(y_dm.shape[1:]))
-    init_dm(stitch, x_dm, y_dm)
-    stitched = HookedStitch(sender, cut_a, receiver, cut_b, stitch.to(dev))
+    if len(labels) != len(images):
+        raise ValueError(f"{len(labels)} labels for {len(images)} fit images")
+    dm = stratified_subset(labels, min(recipe.dm_images, len(images)), recipe.subset_seed)
+    x_dm = _acts(sender, images[dm], cut_a, recipe.train.batch_size)
+    y_dm = _acts(receiver, images[dm], cut_b, recipe.train.batch_size)
+    stitch = _make(recipe, tuple(x_dm.shape[1:]), tuple(y_dm.shape[1:]), f"{cut_a} -> {cut_b}")
+    if recipe.init == "dm":
+        init_dm(stitch, x_dm, y_dm)
+    stitched = HookedStitch(sender, cut_a, receiver, cut_b, stitch.to(dev), stitch_bn=recipe.stitch_bn_mode)
     frozen = [p for m in (sender.model, receiver.model) for p in m.parameters() if p.requires_grad]
     for p in frozen:
         p.requires_grad_(False)
     try:
-        opt = torch.optim.SGD(stitch.parameters(), lr=recipe.lr, momentum=0.9)
-        per_epoch = -(-len(images) // recipe.batch_size)
-        steps = max(1, round(recipe.epochs * per_epoch))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-        gen = torch.Generator().manual_seed(recipe.seed)
-        done = 0
-        stitch.train()
-        if recipe.stitch_bn == "frozen":  # the statistics DM set stay: the stitch is the affine map DM found
-            for m in stitch.modules():
-                if isinstance(m, nn.modules.batchnorm._BatchNorm):
-                    m.eval()
-        while done < steps:
-            for idx in _batches(len(images), recipe.batch_size, gen):
-                if done == steps:
-                    break
-                loss = F.cross_entropy(stitched(images[idx].to(dev)), labels[idx].to(dev))
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(f"the stitch {cut_a} -> {cut_b}: training loss became {loss.item()} at "
-                                             f"step {done}; lower the learning rate (lr={recipe.lr:g})")
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                sched.step()
-                done += 1
+        batches = TensorBatches(images.to(dev), labels.to(dev), recipe.train.batch_size, shuffle=True,
+                                seed=recipe.train.seed)
+        train(stitched, batches, recipe.train, device=dev, desc=f"stitch {cut_a} -> {cut_b}", progress=False)
     finally:
         for p in frozen:
             p.requires_grad_(True)
@@ -315,5 +399,5 @@ def correct(forward, images: torch.Tensor, labels: torch.Tensor, *, batch_size: 
     return np.concatenate(out)
 
 
-__all__ = ["CutNotFoundError", "HookedModel", "HookedStitch", "StitchError", "StitchRecipe", "correct", "logits_of",
-           "module_tensor", "stitch_kind", "train_stitch", "untrained_copy"]
+__all__ = ["COMPARE_RECIPE", "CutNotFoundError", "HookedModel", "HookedStitch", "PositionsAsTokens", "StitchError",
+           "TokensAsPositions", "check_recipe", "compare_recipe", "correct", "layout_bridge", "logits_of", "module_tensor", "stitch_kind", "train_stitch", "untrained_copy"]

@@ -24,7 +24,8 @@ The measures:
   with a paired bootstrap interval. It needs ``labels``.
 - ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.adapter.train_stitch`: Bansal
   et al.'s BN-1x1-BN, started from direct matching as Balogh & Jelasity do, trained on the task
-  loss through the frozen B on the fit images), B's accuracy with it relative to B's own, with a
+  loss through the frozen B on the fit images by the book's own stitch path and a recipe of the
+  book's kind, :data:`stitchkit.adapter.COMPARE_RECIPE`), B's accuracy with it relative to B's own, with a
   paired bootstrap interval. It needs ``labels`` and ``fit_labels`` and brings the book's two
   stitching controls, stated before the run (:mod:`stitchkit.controls`), as rows of their own:
   ``tlm_self_penalty`` (positive control, once per layer of B: B stitched into itself at that
@@ -41,8 +42,10 @@ unchanged on it. That works for any module whose output is a single tensor that 
 network reads, of the same shape as the stitched one (a module called twice in one forward pass,
 or whose output is read before the module returns, cannot be stitched; :class:`StitchError` names
 the cut). The maps: a 1x1 convolution between two conv maps (A's resized to B's spatial size,
-bilinear, when they differ), a linear map between token or flat layers, and A's map pooled to a
-vector when B's layer is flat.
+bilinear, when they differ), a linear map between token or flat layers, A's map pooled to a
+vector when B's layer is flat, and between a CNN's conv map and a ViT's tokens, spatial positions
+as tokens (H x W positions are H*W tokens, row by row; a CLS token first is left out of tokens
+going into a map, and a map cannot feed one: those pairs get rows saying so).
 """
 
 from __future__ import annotations
@@ -57,14 +60,16 @@ from torch import nn
 
 from . import noise
 from . import similarity as sim
-from .adapter import (CutNotFoundError, HookedModel, StitchError, StitchRecipe, logits_of,
-                      train_stitch, untrained_copy)
+from .adapter import (COMPARE_RECIPE, CutNotFoundError, HookedModel, StitchError, check_recipe, layout_bridge,
+                      logits_of, train_stitch, untrained_copy)
+from .grid_spec import StitchRecipe
 from .controls import NEGATIVE_MARGIN, POSITIVE_BOUND
 from .hardware import exact_fp32
 from .linalg import NormalEquations, least_squares
 from .minibatch import MIN_BATCH, MinibatchCKA, gram
 
 MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy")
+DEFAULT_MEASURES = MEASURES  # the API's and the command line's default alike: every measure
 CONTROL_ROWS = ("tlm_self_penalty", "tlm_untrained_sender")  # rows tlm_accuracy brings with it
 COLUMNS = ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note", "control"]
 # a control row's outcome (the "control" column; "" on other rows): its interval on the right side of the
@@ -74,22 +79,22 @@ CONTROL_OUTCOMES = ("passed", "failed", "underpowered", "not informative")
 
 
 @torch.no_grad()
-def activations(model: nn.Module, images: torch.Tensor, cuts: Sequence[str], *, which: str = "A",
+def activations(model: nn.Module, images: torch.Tensor, layers: Sequence[str], *, which: str = "A",
                 batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
-    """The outputs (float32, on the CPU) of the modules ``cuts`` of ``model`` on ``images``
+    """The outputs (float32, on the CPU) of the modules ``layers`` of ``model`` on ``images``
     (already preprocessed as the model expects), one forward pass per batch, in eval mode, in
     exact fp32 (no TF32 on a GPU: :func:`stitchkit.hardware.exact_fp32`)."""
     hooked = HookedModel(model, which)
-    for c in cuts:
+    for c in layers:
         hooked.module(c)  # a wrong name is refused before any forward pass
     device = torch.device(device) if device is not None else next(model.parameters()).device
-    out: dict[str, list[torch.Tensor]] = {c: [] for c in cuts}
+    out: dict[str, list[torch.Tensor]] = {c: [] for c in layers}
     was_training = model.training
     model.eval()
     try:
         with exact_fp32(device):
             for s in range(0, len(images), batch_size):
-                got, _ = hooked.outputs(images[s:s + batch_size].to(device), cuts)
+                got, _ = hooked.outputs(images[s:s + batch_size].to(device), layers)
                 for c, h in got.items():
                     out[c].append(h.cpu())
     finally:
@@ -104,9 +109,13 @@ def _rows(h: torch.Tensor) -> torch.Tensor:
 
 def _match(ha: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """A's activations brought to the layout of B's: conv maps resized to B's spatial size;
-    pooled to vectors when B's layer is flat."""
+    pooled to vectors when B's layer is flat; a conv map as tokens and tokens as a map between a
+    CNN's layer and a ViT's (:func:`stitchkit.adapter.layout_bridge`)."""
     if like.ndim == 2 and ha.ndim > 2:
         return sim.pooled(ha)
+    bridge = layout_bridge(tuple(ha.shape[1:]), tuple(like.shape[1:]))  # CNN <-> ViT: positions as tokens
+    if bridge is not None:
+        return bridge(ha)
     if like.ndim == 4 and ha.ndim == 4 and ha.shape[2:] != like.shape[2:]:
         return F.interpolate(ha, size=like.shape[2:], mode="bilinear", align_corners=False)
     if like.ndim == 3 and ha.ndim == 3 and ha.shape[1] != like.shape[1]:
@@ -189,20 +198,38 @@ def _materialise(images, labels, batch_size: int) -> tuple[torch.Tensor, torch.T
     return torch.cat(xs), (torch.cat(ys) if all(y is not None for y in ys) else None)
 
 
+def balanced_halves(n: int, labels: torch.Tensor | None, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(fit, measured): indices of ``n`` images split in two disjoint halves drawn by ``seed``. Where
+    ``labels`` are given, every class is itself split in half (the two halves' counts of a class
+    differ by at most one), so both halves hold the classes in the proportions of the whole; each
+    half is in a seeded random order (mixed classes in every batch). ``fit`` has ``n // 2`` images."""
+    g = torch.Generator().manual_seed(seed)
+    order = torch.randperm(n, generator=g)
+    if labels is not None:  # class by class, each class's images in the random order: alternate halves
+        order = order[torch.sort(labels.cpu()[order], stable=True).indices]
+    fit, measured = order[1::2], order[0::2]
+    return fit[torch.randperm(len(fit), generator=g)], measured[torch.randperm(len(measured), generator=g)]
+
+
 @torch.no_grad()
-def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_b: Sequence[str],
-            images: Images, labels: torch.Tensor | None = None, *, measures: Sequence[str] = ("cka", "pwcca",
-            "procrustes", "dm", "dm_accuracy"), fit_images: Images | None = None,
-            fit_labels: torch.Tensor | None = None, recipe: StitchRecipe | None = None, batch_size: int = 250,
-            sample_images: int = 2000, device: torch.device | str | None = None) -> pd.DataFrame:
-    """Every pair (layer of A in ``cuts_a``, layer of B in ``cuts_b``) compared by each of
-    ``measures`` on ``images`` (preprocessed as both models expect: a tensor (N, C, H, W) with
-    ``labels`` (N,), or an iterable of batches such as a DataLoader, yielding images or (images,
-    labels)). The direct-matching maps (``dm``, ``dm_accuracy``) and the task-loss stitch
-    (``tlm_accuracy``, with ``fit_labels``; its ``recipe``) are fitted on ``fit_images`` (default,
-    for a tensor: its first half, the rest then measured). Returns one row per pair and measure
-    (:data:`COLUMNS`); ``low``/``high`` are a 95% bootstrap interval where the measure is
-    resampled, NaN where it is not.
+def compare(model_a: nn.Module, model_b: nn.Module, layers_a: Sequence[str], layers_b: Sequence[str],
+            images: Images, labels: torch.Tensor | None = None, *, measures: Sequence[str] = DEFAULT_MEASURES,
+            fit_images: Images | None = None, fit_labels: torch.Tensor | None = None,
+            recipe: StitchRecipe | None = None, batch_size: int = 250, sample_images: int = 2000,
+            device: torch.device | str | None = None, seed: int = 0) -> pd.DataFrame:
+    """Every pair (layer of A in ``layers_a``, layer of B in ``layers_b``: module paths, as
+    ``model.named_modules()`` and ``stitchkit layers`` list them) compared by each of ``measures``
+    (default: every one, as on the command line) on ``images`` (preprocessed as both models
+    expect: a tensor (N, C, H, W) with ``labels`` (N,), or an iterable of batches such as a
+    DataLoader, yielding images or (images, labels)). The direct-matching maps (``dm``,
+    ``dm_accuracy``) and the task-loss stitch (``tlm_accuracy``, with ``fit_labels``; its
+    ``recipe``, :data:`stitchkit.adapter.COMPARE_RECIPE` by default, the book's kind of recipe:
+    :func:`stitchkit.adapter.compare_recipe` derives one) are fitted on ``fit_images``. Without
+    them, a tensor is split in two halves drawn by ``seed``, class-balanced where ``labels`` are
+    given, in a seeded random order, disjoint (:func:`balanced_halves`): never its first half, which
+    for a data set stored class by class would fit every map on a few classes. Returns one row
+    per pair and measure (:data:`COLUMNS`); ``low``/``high`` are a 95% bootstrap interval where
+    the measure is resampled, NaN where it is not.
 
     Memory is bounded by one batch, not by the number of images: CKA is the minibatch estimator
     (:mod:`stitchkit.minibatch`, its interval over the batches), direct matching accumulates its
@@ -214,19 +241,20 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
     hooked_a, hooked_b = HookedModel(model_a, "A"), HookedModel(model_b, "B")
-    for which, cuts in (("A", cuts_a), ("B", cuts_b)):
-        twice = sorted({c for c in cuts if list(cuts).count(c) > 1})
+    for which, layers in (("A", layers_a), ("B", layers_b)):
+        twice = sorted({c for c in layers if list(layers).count(c) > 1})
         if twice:
             raise ValueError(f"layer(s) {', '.join(map(repr, twice))} named twice in {which}'s layers: name each once")
-    for c in cuts_a:
+    for c in layers_a:
         hooked_a.module(c)  # a wrong name is refused before any forward pass
-    for c in cuts_b:
+    for c in layers_b:
         hooked_b.module(c)
     for which, model in (("A", model_a), ("B", model_b)):
         if next(model.parameters(), None) is None:
             raise ValueError(f"model {which} has no parameters: there is no trained network to compare")
     if batch_size < MIN_BATCH:
         raise ValueError(f"batch_size {batch_size}: CKA's unbiased minibatch estimator needs at least {MIN_BATCH}")
+    recipe = check_recipe(recipe if recipe is not None else COMPARE_RECIPE)  # before any compute
     tensor = isinstance(images, torch.Tensor)
     for m in ("dm_accuracy", "tlm_accuracy"):
         if m in measures and tensor and labels is None:
@@ -235,10 +263,10 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
         raise ValueError(f"{len(labels)} labels for {len(images)} images")
     dm = [m for m in measures if m.startswith("dm")]
     if fit_images is None and tensor:
-        half = len(images) // 2
-        fit_images, images = images[:half], images[half:]
-        fit_labels = labels[:half] if labels is not None else None
-        labels = labels[half:] if labels is not None else None
+        fit_idx, test_idx = balanced_halves(len(images), labels, seed)
+        fit_images, images = images[fit_idx], images[test_idx]
+        fit_labels = labels[fit_idx] if labels is not None else None
+        labels = labels[test_idx] if labels is not None else None
     elif fit_images is None and (dm or "tlm_accuracy" in measures):
         raise ValueError("with images given as batches, give fit_images (and fit_labels) for dm, dm_accuracy and "
                          "tlm_accuracy")
@@ -260,11 +288,11 @@ def compare(model_a: nn.Module, model_b: nn.Module, cuts_a: Sequence[str], cuts_
     gpu = "cuda" if "cuda" in (dev_a.type, dev_b.type) else "cpu"
     try:
         with exact_fp32(gpu):
-            maps = _fit_dm(hooked_a, hooked_b, cuts_a, cuts_b, fit_images, fit_labels, batch_size, dev_a, dev_b) \
+            maps = _fit_dm(hooked_a, hooked_b, layers_a, layers_b, fit_images, fit_labels, batch_size, dev_a, dev_b) \
                 if dm else {}
             accuracy: dict = {}
-            rows = _measure(hooked_a, hooked_b, cuts_a, cuts_b, images, labels, measures, maps, batch_size,
-                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe or StitchRecipe(), accuracy)
+            rows = _measure(hooked_a, hooked_b, layers_a, layers_b, images, labels, measures, maps, batch_size,
+                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe, accuracy)
     finally:
         model_a.train(was[0])
         model_b.train(was[1])
@@ -579,7 +607,7 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
                 row(cut_a, cut_b, "tlm_untrained_sender", np.nan, note=f"control not informative: {at_chance}",
                     control="not informative")
         return
-    blank = HookedModel(untrained_copy(a.model, recipe.seed), "A (untrained)")
+    blank = HookedModel(untrained_copy(a.model, recipe.init_seed), "A (untrained)")
     if accuracy is not None:  # the untrained sender's own accuracy: a network that knows nothing of the task
         with torch.no_grad():
             hits = [(logits_of(blank.model(x.to(blank.device))).argmax(1).cpu() == y.cpu()).numpy()
@@ -643,5 +671,5 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
     bar.close()
 
 
-__all__ = ["COLUMNS", "CONTROL_OUTCOMES", "CONTROL_ROWS", "MEASURES", "CutNotFoundError", "InputError", "StitchError", "activations",
-           "compare", "dm_map", "probe", "stitched_correct"]
+__all__ = ["COLUMNS", "CONTROL_OUTCOMES", "CONTROL_ROWS", "DEFAULT_MEASURES", "MEASURES", "CutNotFoundError", "InputError", "StitchError", "activations",
+           "balanced_halves", "compare", "dm_map", "probe", "stitched_correct"]

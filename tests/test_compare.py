@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 import stitchkit
-from stitchkit.adapter import StitchRecipe
+from stitchkit.adapter import COMPARE_RECIPE, compare_recipe
 from stitchkit.comparison import CutNotFoundError, StitchError
 
 
@@ -53,11 +53,28 @@ def data():
     return images, labels
 
 
+NO_TRAINING = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy")  # every measure but the trained stitch's
+
+
+def test_the_api_and_the_command_line_share_one_vocabulary_and_one_default():
+    """Issue 67, finding 7: layers were "cuts" in the API and "layers" on the command line, and the
+    default measures differed."""
+    import inspect
+
+    from stitchkit import compare_report
+    from stitchkit.comparison import DEFAULT_MEASURES, MEASURES
+
+    params = inspect.signature(stitchkit.compare).parameters
+    assert "layers_a" in params and "layers_b" in params and not any("cut" in p for p in params)
+    assert params["measures"].default == DEFAULT_MEASURES == MEASURES
+    assert inspect.signature(compare_report.compare_files).parameters["measures"].default in (None, DEFAULT_MEASURES)
+
+
 def test_a_network_against_itself_is_identical_by_every_measure(data):
     images, labels = data
     m = small_cnn(8, 0)
     labels = own_labels(m, images)
-    t = stitchkit.compare(m, m, ["1", "3"], ["1", "3"], images, labels)
+    t = stitchkit.compare(m, m, ["1", "3"], ["1", "3"], images, labels, measures=NO_TRAINING)
     assert list(t.columns) == ["layer_a", "layer_b", "measure", "value", "low", "high", "n_images", "note", "control"]
     assert t.attrs["accuracy"]["A"] == t.attrs["accuracy"]["B"] == 1.0  # labels B predicts: each model's own accuracy
     same = t[t.layer_a == t.layer_b].set_index(["layer_a", "measure"]).value
@@ -185,7 +202,7 @@ class HFStyleModel(nn.Module):
         return ImageClassifierOutput(logits=self.classifier(h), hidden_states=(h,))
 
 
-SHORT = StitchRecipe(epochs=0.5, batch_size=32, dm_images=64)
+SHORT = compare_recipe(epochs=0.5, batch_size=32, dm_images=64)
 
 
 def _tlm_rows_agree_with_their_verdicts(t: pd.DataFrame) -> None:
@@ -239,7 +256,7 @@ def test_a_self_stitch_that_does_not_move_from_direct_matching_is_exact(data):
     m = small_cnn(8, 3)
     labels = own_labels(m, images)
     t = stitchkit.compare(m, m, ["1"], ["1"], images, labels, measures=("tlm_accuracy",),
-                          recipe=StitchRecipe(epochs=0.5, lr=1e-12, batch_size=32, dm_images=120))
+                          recipe=compare_recipe(epochs=0.5, lr=1e-12, batch_size=32, dm_images=120))
     selfed = t[t.measure == "tlm_self_penalty"].iloc[0]
     assert selfed.value == selfed.low == selfed.high == 0.0 and "positive control passed" in selfed.note
     assert t[t.measure == "tlm_accuracy"].value.iloc[0] == pytest.approx(1.0)
@@ -253,16 +270,88 @@ def test_task_loss_stitches_need_labels_for_the_fit_images(data):
     with pytest.raises(ValueError, match="give fit_labels, one per fit image"):
         stitchkit.compare(m, m, ["1"], ["1"], images[:100], labels[:100], measures=("tlm_accuracy",),
                           fit_images=images[100:])
-    with pytest.raises(ValueError, match="stitch recipe: lr = 0"):
-        StitchRecipe(lr=0)
+    with pytest.raises(ValueError, match="lr must be positive"):
+        compare_recipe(lr=0)
 
 
 def test_the_stitch_recipe_keeps_its_batchnorm_statistics_by_default():
     """StitchRecipe.stitch_bn: frozen by default (the statistics direct matching set stay), after
     X-4's first demo run, where updating them made the receiver stitched into itself lose 1.7 points."""
-    assert StitchRecipe().stitch_bn == "frozen"
-    with pytest.raises(ValueError, match="stitch_bn = 'both'; valid: frozen, train"):
-        StitchRecipe(stitch_bn="both")
+    assert COMPARE_RECIPE.stitch_bn == "frozen"
+    with pytest.raises(ValueError, match="unknown stitch_bn 'both'; valid: train, frozen"):
+        compare_recipe(stitch_bn="both")
+
+
+def test_compare_trains_its_stitches_on_the_books_path(data, monkeypatch):
+    """Issue 67, finding 6: compare's task-loss stitch is the book's: a StitchRecipe of the book's
+    kind, trained by stitchkit.train.train (the loop every stitch of the pages trains in), not a
+    second loop of its own."""
+    import stitchkit.adapter as adapter
+    import stitchkit.grid_spec as grid_spec
+    import stitchkit.train as train_module
+
+    assert isinstance(COMPARE_RECIPE, grid_spec.StitchRecipe)
+    calls = []
+
+    def recording(model, batches, cfg, **kw):
+        calls.append(cfg)
+        return train_module.train(model, batches, cfg, **kw)
+
+    monkeypatch.setattr(adapter, "train", recording)
+    images, labels = data
+    m = small_cnn(8, 3)
+    labels = own_labels(m, images)
+    stitchkit.compare(m, m, ["1"], ["1"], images, labels, measures=("tlm_accuracy",), recipe=SHORT)
+    assert calls and all(cfg == SHORT.train for cfg in calls)  # the self-stitch, the pair, the untrained sender
+
+
+def test_a_recipe_compare_cannot_train_is_refused_before_any_compute(data):
+    images, labels = data
+    m = small_cnn(8, 3)
+    with pytest.raises(ValueError, match="unknown stitch recipe field.*'epoch'.*valid: .*epochs"):
+        compare_recipe(epoch=3)
+    for bad, field in ((dict(train_size=100), "train_size"), (dict(frozen_bn="train"), "frozen_bn"),
+                       (dict(augment=True), "train.augment")):
+        with pytest.raises(ValueError, match=f"stitch recipe: {field} = .* does not apply to compare"):
+            compare_recipe(**bad)
+
+
+def test_the_default_split_of_a_class_sorted_tensor_is_balanced_and_disjoint():
+    """Issue 67, finding 1 (the API's half): a tensor without fit images was split into its first
+    and second halves, so a data set stored class by class fitted every map on half the classes
+    and measured on the others."""
+    from stitchkit.comparison import balanced_halves
+
+    labels = torch.arange(10).repeat_interleave(30)  # class-sorted, as the offline CIFAR-10 copy is
+    fit, measured = balanced_halves(len(labels), labels, seed=0)
+    assert len(set(fit.tolist()) & set(measured.tolist())) == 0 and len(fit) + len(measured) == 300
+    assert torch.bincount(labels[fit], minlength=10).tolist() == [15] * 10
+    assert torch.bincount(labels[measured], minlength=10).tolist() == [15] * 10
+    assert not torch.equal(fit, fit.sort().values)  # a seeded random order: mixed classes in every batch
+    again, _ = balanced_halves(len(labels), labels, seed=0)
+    other, _ = balanced_halves(len(labels), labels, seed=1)
+    assert torch.equal(fit, again) and not torch.equal(fit, other)
+
+
+def test_compare_measures_a_class_sorted_tensor_on_every_class(data):
+    """B always answers class 0. Measured on the second half of a class-sorted set (the old default)
+    it scores 0; on a balanced half, one image in ten."""
+    images, _ = data
+    n = (len(images) // 20) * 20
+    images, labels = images[:n], torch.arange(10).repeat_interleave(n // 10)
+
+    class Zero(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Conv2d(images.shape[1], 4, 3)
+
+        def forward(self, x):
+            out = torch.zeros(len(x), 10)
+            out[:, 0] = 1.0
+            return out + 0.0 * self.body(x).mean()
+
+    t = stitchkit.compare(Zero(), Zero(), ["body"], ["body"], images, labels, measures=("cka", "dm_accuracy"))
+    assert t.attrs["accuracy"]["B"] == pytest.approx(0.1)
 
 
 def test_the_commands_normalisations_are_the_data_modules():
@@ -302,7 +391,7 @@ def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
     monkeypatch.setattr(comparison.HookedModel, "outputs", outputs)
     images, labels = data
     m = small_cnn(8, 0)
-    stitchkit.compare(m, m, ["1"], ["3"], images, labels)
+    stitchkit.compare(m, m, ["1"], ["3"], images, labels, measures=NO_TRAINING)
     comparison.activations(m, images, ["1"])
     assert entered == ["cpu", "cpu"]
 
@@ -409,3 +498,51 @@ def test_the_untrained_sender_keeps_nothing_trained_not_even_a_vits_embeddings()
     assert cls.abs().max() <= 0.04 + 1e-6  # drawn from the truncated N(0, 0.02²)
     again = untrained_copy(vit, seed=1)
     assert all(torch.equal(p, q) for p, q in zip(blank.parameters(), again.parameters()))  # seeded
+
+
+class TinyViT(nn.Module):
+    """Patches of 2x2 as tokens (an 8x8 image: 16 tokens), optionally a CLS token first."""
+
+    def __init__(self, seed: int, cls: bool = False, dim: int = 12) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.patch = nn.Conv2d(3, dim, 2, stride=2)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02) if cls else None
+        self.blocks = nn.Sequential(nn.Sequential(nn.Linear(dim, dim), nn.ReLU()),
+                                    nn.Sequential(nn.Linear(dim, dim), nn.ReLU()))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        if self.cls is not None:
+            t = torch.cat([self.cls.expand(len(x), -1, -1), t], 1)
+        return self.head(self.blocks(t).mean(1))
+
+
+def test_a_cnn_and_a_vit_are_mapped_with_positions_as_tokens(data):
+    """Issue 67, item 6: where the shapes allow, a CNN's 4x4 map and a ViT's 16 tokens are stitched
+    (positions as tokens, both ways; a CLS token left out going into the map); a map into a ViT
+    with a CLS token cannot be, and its rows say why while the other pairs go on."""
+    from stitchkit.adapter import PositionsAsTokens, TokensAsPositions
+
+    h = torch.randn(2, 5, 3, 4)
+    assert torch.equal(TokensAsPositions((3, 4))(PositionsAsTokens()(h)), h)  # one the other's inverse
+    assert PositionsAsTokens()(h)[0, 4].tolist() == h[0, :, 1, 0].tolist()  # row by row: (1, 0) is token 4
+    images, _ = data
+    cnn = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                        nn.Linear(8, 10))  # "1": a 4x4 map of 8 channels
+    vit, vit_cls = TinyViT(1), TinyViT(2, cls=True)
+    labels = own_labels(vit, images)
+    t = stitchkit.compare(cnn, vit, ["1"], ["blocks.0"], images, labels, measures=("cka", "dm", "dm_accuracy",
+                          "tlm_accuracy"), recipe=SHORT)
+    assert np.isfinite(t.set_index("measure").loc[["dm", "dm_accuracy", "tlm_accuracy"], "value"]).all()
+    labels = own_labels(cnn, images)
+    t = stitchkit.compare(vit_cls, cnn, ["blocks.0"], ["1"], images, labels, measures=("dm", "dm_accuracy",
+                          "tlm_accuracy"), recipe=SHORT)
+    assert np.isfinite(t.set_index("measure").loc[["dm", "dm_accuracy", "tlm_accuracy"], "value"]).all()
+    labels = own_labels(vit_cls, images)
+    t = stitchkit.compare(cnn, vit_cls, ["1", "2"], ["blocks.0"], images, labels,
+                          measures=("cka", "dm", "tlm_accuracy"), recipe=SHORT)
+    bad = t[(t.layer_a == "1") & t.measure.isin(["dm", "tlm_accuracy"])]
+    assert bad.value.isna().all() and bad.note.str.contains("a CLS token has no position").all()
+    assert np.isfinite(t[t.measure == "cka"].value).all()  # the pair's other measures, and the others, go on

@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from .. import zoo
-from ..adapter import StitchRecipe
+from ..adapter import compare_recipe
 from ..comparison import MEASURES, compare
 from ..data import normalise, stratified_subset
 from ..datasets import DataSpec, test_split, train_split
@@ -84,7 +84,7 @@ def worked_example(cfg: OwnConfig, scale: str, folder: Path, *, progress: bool =
         users.append(model.to(next(net.parameters()).device).eval())  # where the zoo's copy is: one device, one numerics
     x, y, xf, yf = _data(cfg, specs[0].normalisation)
     cuts = [f"pieces.{c}" for c in cfg.cuts]
-    recipe = StitchRecipe(epochs=cfg.stitch_epochs)
+    recipe = compare_recipe(epochs=cfg.stitch_epochs)
     kw = dict(measures=MEASURES, fit_images=xf, fit_labels=yf, recipe=recipe)
     table = compare(users[0], users[1], cuts, cuts, x, y, **kw)
     via_zoo = compare(zoo_models[0], zoo_models[1], cuts, cuts, x, y, **kw)
