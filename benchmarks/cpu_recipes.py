@@ -126,6 +126,40 @@ CANDIDATES: dict[str, Candidate] = {
     "myrtle-w32-e12": Candidate(
         "Bansal's Myrtle CNN", 0.90, ModelSpec("myrtle", 32, CIFAR, "cifar", 0, _page(12)),
         "width 16 reached 81.0%; on a CPU with native bf16, width 32 trains at about a third of width 16's rate"),
+    "smith-vgg19-w8-digit-b64-e3": Candidate(
+        "Smith's VGG19 on Digit", 0.98,
+        ModelSpec("vgg19", 8, DataSpec("cmnist_digit", size=32), "half", 0,
+                  TrainConfig(epochs=3, batch_size=64, optimizer="sgd", lr=1e-2, momentum=0.9, weight_decay=1e-4,
+                              schedule="constant", clip_norm=1.0, augment=False),
+                  options=(("hidden", 512), ("init", "fan_in"))),
+        "demo's recipe (batch 64, constant lr) on all 60k images: batch 128 with a warm-up and cosine stayed at 18%"),
+    "smith-vgg19-w8-digit-b64-e8": Candidate(
+        "Smith's VGG19 on Digit", 0.98,
+        ModelSpec("vgg19", 8, DataSpec("cmnist_digit", size=32), "half", 0,
+                  TrainConfig(epochs=8, batch_size=64, optimizer="sgd", lr=1e-2, momentum=0.9, weight_decay=1e-4,
+                              schedule="constant", clip_norm=1.0, augment=False),
+                  options=(("hidden", 512), ("init", "fan_in"))),
+        "3 epochs of the same reached 96.7%"),
+    "smith-vgg19-w16-digit-b64-e6": Candidate(
+        "Smith's VGG19 on Digit", 0.98,
+        ModelSpec("vgg19", 16, DataSpec("cmnist_digit", size=32), "half", 0,
+                  TrainConfig(epochs=6, batch_size=64, optimizer="sgd", lr=1e-2, momentum=0.9, weight_decay=1e-4,
+                              schedule="constant", clip_norm=1.0, augment=False),
+                  options=(("hidden", 512), ("init", "fan_in"))),
+        "width 8 for 3 epochs reached 96.7%"),
+    "balogh-r18-w16-e16": Candidate(
+        "Balogh's ResNet-18 (BasicBlock, no normalisation)", 0.85,
+        ModelSpec("resnet18", 16, CIFAR, "none", 0, _adam(16)), "10 epochs reached 80.0% (fp32)"),
+    "hernandez-resnet34-w16-e8": Candidate(
+        "Hernandez's ResNet-34", 0.80, ModelSpec("resnet34", 16, CIFAR, "cifar", 0, _fast(8)),
+        "width 8 reached 77.2% (fp32); on native bf16 width 16 costs about what width 8 does"),
+    "bansal-r164-d20-w16-e10": Candidate(
+        "Bansal's ResNet-164 stand-in (depth 20)", 0.80,
+        ModelSpec("preact_resnet164", 16, CIFAR, "cifar", 0, _fast(10), options=(("depth", 20),))),
+    "balogh-vit-d64x6-e16": Candidate(
+        "Balogh's ViT (dim 64, depth 6)", 0.60,
+        ModelSpec("vit_ti", 64, CIFAR, "none", 0, _adam(16, lr=1e-3), options=(("depth", 6), ("heads", 2))),
+        "10 epochs reached 57.6% (fp32)"),
 }
 
 

@@ -11,7 +11,8 @@ nothing below the book imports it):
    ``scales`` (presets, figure configs, parameter validation), ``staleness``
    (the library a run imported, by hash: is a page behind the code?);
 2. data: ``splits`` (a split in memory, subsets, label transforms), ``integrity`` (data errors),
-   ``archives`` (reading, decoding and caching the data root), ``data`` (normalisation, device
+   ``archives`` (reading, decoding and caching the data root), ``downloads`` (the canonical archives
+   fetched and checked, without torchvision), ``data`` (normalisation, device
    batches with batch-level augmentation), ``colour_mnist`` (Smith & Marcu's generated sets),
    ``datasets`` (the registry); ``models`` (registry, named cuts, ``forward_intermediates``),
    ``store`` (content-addressed artifacts, stable keys), ``train`` (one loop, pluggable
@@ -28,8 +29,9 @@ nothing below the book imports it):
    ``experiments`` (a package per paper, a module per figure or figure family), ``adapter`` (any PyTorch classifier as a network
    to stitch, by module path; the task-loss stitch between two), ``comparison``
    (``stitchkit.compare``: every measure between two of a user's own networks, in bounded memory),
-   ``minibatch`` (minibatch CKA from unbiased HSIC), ``compare_report`` (``stitchkit compare``: models
-   and images loaded by name, an HTML report and a JSON), ``notions`` (every notion on every layer pair,
+   ``minibatch`` (minibatch CKA from unbiased HSIC), ``compare_inputs`` (what ``stitchkit compare``
+   compares: models and images loaded by name, the user's own data, normalisation per model),
+   ``compare_report`` (``stitchkit compare``: an HTML report and a JSON), ``notions`` (every notion on every layer pair,
    on all images and on shared bootstrap resamples of them; Kendall's tau between notions);
 6. the book, in its own package :mod:`stitchkit.book` (executing notebooks into pages, the part
    pages, the Cost page, pages computed on a GPU elsewhere: its docstring lists its modules),

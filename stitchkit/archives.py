@@ -7,10 +7,15 @@ Sources, searched in the data root in this order:
   also under ``MNIST/raw/``);
 - an image-folder tree ``<name>/<split>/<class>/<file>``, or a ``.tar.gz`` of one such as
   ``cifar10-images.tar.gz`` (class folders sort into label order);
-- a torchvision download, only when torchvision imports and ``download=True``.
+- when none of these exists and a download is asked for (``load(..., download=True)``, or
+  ``STITCHKIT_DOWNLOAD=1`` for every loader that leaves ``download`` unset: what ``stitchkit run``
+  and ``stitchkit compare`` reach), the canonical archives, fetched into the data root and checked
+  against their published MD5s by :mod:`stitchkit.downloads` (no torchvision).
 
 Whatever the source, it is decoded once into a cache file (``<cache>/datasets``) keyed by the
-source's path, size and mtime.
+source's path, size and mtime. The first decoded split a process writes to a cache root it did
+not get from ``$STITCHKIT_CACHE`` is announced on the terminal, one line saying where
+(:func:`stitchkit.paths.cache_root`: in a plain install, the user's cache folder).
 
 Each split carries the *fingerprint* of its source (:func:`fingerprint`): the SHA-256 of an
 archive (the value ``sha256sum`` prints; computed once per path, size and mtime and remembered
@@ -43,32 +48,32 @@ import numpy as np
 import torch
 
 from . import paths
+from .downloads import CHECKSUMS, download_canonical, download_requested
+from .environment import DOWNLOAD_ENV
 from .fileio import atomic_write_bytes, remove_stale_tmp_once
 from .integrity import CorruptDataError, DataNotFoundError, check_shape
+from .progress import terminal
 from .splits import DATASETS, SPLITS, Split
 
 
-def load(name: str, split: str = "train", root: str | os.PathLike | None = None, download: bool = False, *,
+def load(name: str, split: str = "train", root: str | os.PathLike | None = None, download: bool | None = None, *,
          allow_partial: bool | None = None) -> Split:
     """Load ``name`` ('cifar10' | 'mnist'), ``split`` ('train' | 'test') as a :class:`Split`.
 
-    ``root`` defaults to ``$STITCHKIT_DATA_ROOT`` or ``<repo>/data``. Raises
-    :class:`DataNotFoundError` listing every place searched when no source exists,
-    :class:`CorruptDataError` naming the file when the source does not read, and
-    :class:`IncompleteDataError` when the split's size differs from the official release, unless
-    ``allow_partial`` (default: ``$STITCHKIT_ALLOW_PARTIAL_DATA`` set to 1/true/yes).
+    ``root`` defaults to ``$STITCHKIT_DATA_ROOT`` or ``<repo>/data``. ``download``: fetch the
+    canonical archives into ``root`` when no source is there (default: ``$STITCHKIT_DOWNLOAD`` set
+    to 1/true/yes; see the module docstring). Raises :class:`DataNotFoundError` listing every place
+    searched when no source exists (or naming each URL tried when a download fails),
+    :class:`CorruptDataError` naming the file when the source does not read or a download does not
+    match its checksum, and :class:`IncompleteDataError` when the split's size differs from the
+    official release, unless ``allow_partial`` (default: ``$STITCHKIT_ALLOW_PARTIAL_DATA`` set to
+    1/true/yes).
     """
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")
-    base = paths.data_root(root)
-    source, looked = _find_source(name, base)
-    if source is None and download:
-        source = _torchvision_download(name, base)
-    if source is None:
-        raise _not_found(name, base, looked)
-    kind, path = source
+    kind, path = _source(name, root, download)
     cache_file = _cache_file(name, split, path)
     data = _LOADED.get(cache_file)
     if data is None:
@@ -85,22 +90,26 @@ def load(name: str, split: str = "train", root: str | os.PathLike | None = None,
     return data
 
 
-def _source(name: str, root: str | os.PathLike | None) -> tuple[str, Path]:
-    """(kind, path) of ``name``'s source under the data root; raises :class:`DataNotFoundError`
-    listing every place searched."""
+def _source(name: str, root: str | os.PathLike | None, download: bool | None = None) -> tuple[str, Path]:
+    """(kind, path) of ``name``'s source under the data root, downloaded first when none is there
+    and :func:`download_requested`; raises :class:`DataNotFoundError` listing every place searched."""
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
     base = paths.data_root(root)
     source, looked = _find_source(name, base)
+    if source is None and download_requested(download):
+        download_canonical(name, base)
+        source, looked = _find_source(name, base)
     if source is None:
         raise _not_found(name, base, looked)
     return source
 
 
-def locate(name: str, root: str | os.PathLike | None = None) -> Path:
+def locate(name: str, root: str | os.PathLike | None = None, download: bool | None = None) -> Path:
     """Where ``name``'s source is (a folder or an archive), without reading it: what a batch checks
-    before any training. Raises :class:`DataNotFoundError` listing every place searched."""
-    return _source(name, root)[1]
+    before any training (downloading it first, as :func:`load` would). Raises
+    :class:`DataNotFoundError` listing every place searched."""
+    return _source(name, root, download)[1]
 
 
 def fingerprint(name: str, root: str | os.PathLike | None = None) -> str:
@@ -112,7 +121,8 @@ def fingerprint(name: str, root: str | os.PathLike | None = None) -> str:
 def _not_found(name: str, base: Path, looked: list[Path]) -> DataNotFoundError:
     hint = (
         f"Provide {name} in one of these forms, or set STITCHKIT_DATA_ROOT to a folder that has it "
-        f"(`make` uses ../shared/data when it exists); with a network and torchvision, load(..., download=True)."
+        f"(`make` uses ../shared/data when it exists); with a network, set {DOWNLOAD_ENV}=1 (or pass "
+        f"load(..., download=True)) to download the canonical archives ({', '.join(CHECKSUMS[name])}) into {base}."
     )
     found = [_why_unusable(p) for p in looked if p.is_dir()]
     there = "".join(f"\n{why}" for why in found if why)
@@ -161,22 +171,6 @@ def _find_source(name: str, base: Path) -> tuple[tuple[str, Path] | None, list[P
     return None, looked
 
 
-def _torchvision_download(name: str, base: Path) -> tuple[str, Path] | None:
-    try:
-        import torchvision  # noqa: F401  (optional: fails next to the CPU torch build)
-        from torchvision import datasets
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        raise DataNotFoundError(f"download=True needs torchvision, which did not import: {exc}") from exc
-    base.mkdir(parents=True, exist_ok=True)
-    if name == "cifar10":
-        datasets.CIFAR10(str(base), train=True, download=True)
-        datasets.CIFAR10(str(base), train=False, download=True)
-        return "cifar_pickle", base / "cifar-10-batches-py"
-    datasets.MNIST(str(base), train=True, download=True)
-    datasets.MNIST(str(base), train=False, download=True)
-    return "mnist_idx", base / "MNIST" / "raw"
-
-
 # ---- cache of decoded splits
 
 
@@ -187,11 +181,28 @@ def _cache_file(name: str, split: str, source: Path) -> Path:
     return paths.cache_root() / "datasets" / f"{name}-{split}-{tag}.npz"
 
 
+_ANNOUNCED: list[Path] = []  # the cache file whose write this process announced (at most one)
+
+
 def _write_cache(path: Path, data: Split) -> None:
     buf = io.BytesIO()
     np.savez(buf, images=data.images.numpy(), labels=data.labels.numpy(), classes=np.array(data.classes),
              fingerprint=np.array(data.fingerprint))
+    if not _ANNOUNCED and paths.cache_origin() != "env":
+        _ANNOUNCED.append(path)
+        where = "the user cache folder" if paths.cache_origin() == "user" else "the checkout's cache"
+        _announce(f"stitchkit: writing decoded datasets to {path.parent}, {where} (this first one, {path.name}, "
+                  f"is {len(buf.getvalue()) / 1e6:.1f} MB); to keep them elsewhere set {paths.CACHE_ENV} to another "
+                  "folder, and move or delete this one")
     atomic_write_bytes(path, buf.getvalue())
+
+
+def _announce(line: str) -> None:
+    """One line on the terminal (standard error; never on a notebook's page), whatever
+    ``STITCHKIT_PROGRESS`` says: a notice, not progress."""
+    stream = terminal()
+    if stream is not None:
+        print(line, file=stream, flush=True)
 
 
 def _read_cache(path: Path) -> Split:

@@ -149,9 +149,24 @@ def build_parser() -> argparse.ArgumentParser:
                          "only for files you made; prefer a state dict with --weights-*, always read as tensors)")
     cp.add_argument("--layers-a", nargs="+", required=True, metavar="L", help="A's modules, by path (named_modules)")
     cp.add_argument("--layers-b", nargs="+", required=True, metavar="L", help="B's modules, by path")
-    cp.add_argument("--data", required=True, help="a data set's name (cifar10, mnist) or an image folder "
-                                                  "<root>/<split>/<class>/<image>")
-    cp.add_argument("--normalisation", help="how the models expect the images normalised (default: the data set's)")
+    cp.add_argument("--data", required=True,
+                    help="a data set's name (cifar10, mnist), an image folder <root>/<split>/<class>/<image>, or "
+                         "module:callable, your own data: called with 'train' (the fit images) and 'test' (the "
+                         "measured images), it returns a torch Dataset of (image, label) items or a DataLoader of "
+                         "(images, labels) batches, images float tensors (C, H, W) in [0, 1], labels ints")
+    from .compare_inputs import NORMALISATIONS
+
+    choices = ", ".join(NORMALISATIONS)
+    cp.add_argument("--normalisation", metavar="NAME",
+                    help=f"how both models expect the images normalised: {choices} (default: the data set's own; "
+                         "an image folder and module:callable data need it, none for images normalised already)")
+    cp.add_argument("--normalisation-a", metavar="NAME",
+                    help="A's own normalisation (default: --normalisation's); when A's and B's differ, the images stay "
+                         "on the [0, 1] scale and each model normalises its own input (a forward pre-hook on the "
+                         "model: its layers keep their names)")
+    cp.add_argument("--normalisation-b", metavar="NAME", help="B's own normalisation (default: --normalisation's)")
+    cp.add_argument("--resize", "--size", nargs=2, type=int, metavar=("H", "W"),
+                    help="resize every image to H x W (bilinear, antialiased when shrinking) before it is normalised")
     cp.add_argument("--images", type=int, default=2000, help="test images measured (default 2000)")
     cp.add_argument("--fit-images", type=int, default=2000, help="training images the stitches are fitted on "
                                                                  "(default 2000)")
@@ -173,7 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     ly.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory, a JSON object")
     ly.add_argument("--weights", metavar="FILE", help="a state dict to load into it")
     ly.add_argument("--trust-pickle", action="store_true", help="load a whole-model file (a pickle: runs its code)")
-    ly.add_argument("--data", help="a data set's name or an image folder whose image size to use (default 3x32x32)")
+    ly.add_argument("--data", help="a data set's name, an image folder or module:callable (as compare takes them) "
+                                   "whose image size to use (default 3x32x32)")
+    ly.add_argument("--resize", "--size", nargs=2, type=int, metavar=("H", "W"),
+                    help="resize the image to H x W first (as compare does)")
     sy = sub.add_parser("sync", help="write each notebook's parameters cell from its figure's config")
     sy.add_argument("ids", nargs="*", metavar="ID", help="these notebooks (default: every one)")
     sy.add_argument("--check", action="store_true", help="write nothing; exit 1 if a cell differs")
@@ -405,7 +423,8 @@ def _main(args) -> int:
                 check_figure_scale(get_notebook(figure_id).id, args.scale)
             print(f"lane {args.lane}: {train_networks(args.ids, args.scale, args.lane, args.lanes)} networks ready")
         elif args.command == "compare":
-            from .compare_report import compare_files, parse_kwargs
+            from .compare_inputs import parse_kwargs
+            from .compare_report import compare_files
 
             for flag in ("images", "fit_images", "batch"):
                 if getattr(args, flag) < 4:
@@ -425,6 +444,8 @@ def _main(args) -> int:
                 os.environ["STITCHKIT_PROGRESS"] = "0"
             compare_files(args.model_a, args.model_b, args.layers_a, args.layers_b, args.data, out=Path(args.out),
                           weights_a=args.weights_a, weights_b=args.weights_b, normalisation=args.normalisation,
+                          normalisation_a=args.normalisation_a, normalisation_b=args.normalisation_b,
+                          size=args.resize,
                           images=args.images, fit_images=args.fit_images, measures=args.measures,
                           batch_size=args.batch, trust_pickle=args.trust_pickle,
                           kwargs_a=parse_kwargs(args.kwargs_a, "--kwargs-a"),
@@ -432,10 +453,10 @@ def _main(args) -> int:
                           resamples=args.resamples)
             print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
         elif args.command == "layers":
-            from .compare_report import layers, parse_kwargs
+            from .compare_inputs import layers, parse_kwargs
 
             rows = layers(args.model, kwargs=parse_kwargs(args.kwargs, "--kwargs"), weights=args.weights,
-                          trust_pickle=args.trust_pickle, data=args.data)
+                          trust_pickle=args.trust_pickle, data=args.data, size=args.resize)
             width = max((len(r[0]) for r in rows), default=4)
             print(f"{'layer':{width}}  {'module':20}  output per image")
             for name, kind, shape in rows:

@@ -1,15 +1,9 @@
 """``stitchkit compare``: two of a user's networks compared from the command line, written as one
 HTML report and one JSON of every number.
 
-The models are named as the command line can load them (:func:`load_model`): a ``module:callable``
-that builds one (``torchvision.models:resnet18``, ``stitchkit.models:resnet18``, a function of the
-user's), optionally with ``--weights`` (a state dict file, read as tensors only), or a file holding
-a whole pickled ``nn.Module``, loaded only with ``--trust-pickle`` (unpickling runs code). The images (:func:`load_images`) are one of the package's data sets by name
-(``cifar10``, ``mnist``; the data root's copy) or an image folder ``<root>/<split>/<class>/<image>``,
-normalised as the models expect (``--normalisation``). Nothing is downloaded.
-
-The report (:func:`write_report`) opens with what was compared and the controls' outcome, then a
-heat map per measure (layer of A by layer of B) and the table of every row with its interval;
+What it compares, the models and the images, is read by :mod:`stitchkit.compare_inputs`. The
+report (:func:`write_report`) opens with what was compared and the controls' outcome, then a heat
+map per measure (layer of A by layer of B) and the table of every row with its interval;
 ``results.json`` holds the same rows and the settings. :func:`compare_files` is the Python entry the
 command calls and returns the table it wrote.
 """
@@ -19,218 +13,16 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
-import importlib
 import io
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 from typing import Any, Sequence
 
+from .compare_inputs import (check_images, check_size, data_kind, load_model, normalisations, normalise_images,
+                             normalise_inputs, sample_images)
 from .fileio import atomic_write_files, claimed, output_folder
-
-# stitchkit.data.NORMALISATION's names, here without importing torch (the command line's choices; a test compares)
-NORMALISATIONS = ("cifar", "half", "mnist", "mnist3", "none", "imagenet")
-
-
-class ModelSpecError(ValueError):
-    pass
-
-
-# ``module:callable``: dotted module path, a colon, a name; resolved as such before any file lookup
-_SPEC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
-
-PICKLE_WARNING = ("a whole-model file is a pickle, and unpickling it runs whatever code it holds; pass "
-                  "--trust-pickle (trust_pickle=True) only for a file you made yourself, or save a state dict "
-                  "(torch.save(model.state_dict(), f)) and name the architecture as module:callable with "
-                  "--weights-a/--weights-b")
-
-
-def _torch_load(path: Path, what: str, *, trust_pickle: bool = False):
-    """``torch.load`` of ``path`` on the CPU: tensors and plain data only (``weights_only``) unless
-    ``trust_pickle``; every failure a :class:`ModelSpecError` naming the file."""
-    import pickle
-
-    import torch
-
-    try:
-        return torch.load(path, map_location="cpu", weights_only=not trust_pickle)
-    except pickle.UnpicklingError as exc:
-        if not trust_pickle and "weights_only" in str(exc):
-            raise ModelSpecError(f"{path} ({what}) holds more than tensors and plain data, so it was not loaded: "
-                                 f"{PICKLE_WARNING}") from None
-        raise ModelSpecError(f"{path} ({what}) cannot be read: {_first_line(exc)}") from None
-    except (OSError, EOFError, RuntimeError, ValueError, AttributeError, ImportError, ModuleNotFoundError) as exc:
-        raise ModelSpecError(f"{path} ({what}) cannot be read as a torch file: {type(exc).__name__}: "
-                             f"{_first_line(exc)}") from None
-
-
-def _first_line(exc: BaseException, limit: int = 300) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def parse_kwargs(text: str | None, flag: str) -> dict[str, Any]:
-    """A factory's keyword arguments from ``--kwargs-a '{"num_classes": 10}'`` (a JSON object)."""
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ModelSpecError(f"{flag} {text[:200]!r} is not JSON ({exc}); give an object, e.g. "
-                             f"{flag} '{{\"num_classes\": 10}}'") from None
-    if not isinstance(value, dict):
-        raise ModelSpecError(f"{flag} must be a JSON object of keyword arguments, not a {type(value).__name__}")
-    return value
-
-
-def layers(spec: str, *, kwargs: dict[str, Any] | None = None, weights: str | None = None, trust_pickle: bool = False,
-           data: str | None = None, image_size: tuple[int, int, int] = (3, 32, 32)) -> list[tuple[str, str, str]]:
-    """``stitchkit layers MODEL``: every module a comparison can cut at (its name as ``--layers-a``
-    takes it), its type and the shape of its output on one image (of ``data``'s size, else
-    ``image_size``); a module that runs twice, or returns no tensor, says so."""
-    import torch
-
-    model = load_model(spec, weights, trust_pickle=trust_pickle, kwargs=kwargs)
-    if data is not None:
-        x, _, _ = load_images(data, "test", 1, None if not Path(data).is_dir() else "half")
-    else:
-        x = torch.zeros(1, *image_size)
-    shapes: dict[str, list[str]] = {}
-    hooks = []
-    for name, module in model.named_modules():
-        if not name:
-            continue
-
-        def hook(_m, _inp, out, name=name):
-            t = out if isinstance(out, torch.Tensor) else next((o for o in out if isinstance(o, torch.Tensor)), None) \
-                if isinstance(out, (tuple, list)) else None
-            shapes.setdefault(name, []).append("x".join(map(str, t.shape[1:])) if t is not None else "(no tensor)")
-        hooks.append(module.register_forward_hook(hook))
-    try:
-        with torch.no_grad():
-            model(x)
-    except Exception as exc:
-        raise ModelSpecError(f"{spec!r} cannot take an image of shape {tuple(x.shape)}: {type(exc).__name__}: "
-                             f"{_first_line(exc)} (give --data of the model's kind)") from None
-    finally:
-        for h in hooks:
-            h.remove()
-    out = []
-    for name, module in model.named_modules():
-        if not name:
-            continue
-        got = shapes.get(name)
-        shape = "(not run)" if not got else got[0] if len(got) == 1 else f"{got[0]} (runs {len(got)} times: not a cut)"
-        out.append((name, type(module).__name__, shape))
-    return out
-
-
-def load_model(spec: str, weights: str | None = None, *, trust_pickle: bool = False,
-               kwargs: dict[str, Any] | None = None):
-    """An ``nn.Module`` from ``spec``, with ``weights`` (a state-dict file) loaded into it when
-    given; in eval mode.
-
-    ``spec`` is ``module:callable`` (resolved as such before any file lookup, with the current
-    folder on the import path), or a file holding a whole pickled module, which is loaded only with
-    ``trust_pickle`` (:data:`PICKLE_WARNING`). ``weights`` is always read as tensors only. Every
-    failure is a :class:`ModelSpecError` naming the spec."""
-    import os
-    import sys
-
-    import torch
-    from torch import nn
-
-    if _SPEC.match(spec):
-        module, _, name = spec.partition(":")
-        if os.getcwd() not in sys.path and "" not in sys.path:
-            sys.path.insert(0, os.getcwd())  # a user's module in the current folder, as `python -m` finds it
-        try:
-            factory = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
-            raise ModelSpecError(f"cannot load {spec!r}: {_first_line(exc)} (the current folder is on the import "
-                                 "path; a module elsewhere needs PYTHONPATH)") from None
-        except Exception as exc:  # the module itself raised on import
-            raise ModelSpecError(f"cannot load {spec!r}: importing {module} raised {type(exc).__name__}: "
-                                 f"{_first_line(exc)}") from None
-        if not callable(factory):
-            raise ModelSpecError(f"{spec!r} names a {type(factory).__name__}, not a callable that builds a model")
-        try:
-            model = factory(**(kwargs or {}))
-        except Exception as exc:
-            called = f"with {json.dumps(kwargs)}" if kwargs else "with no arguments"
-            raise ModelSpecError(f"{spec!r} raised {type(exc).__name__} when called {called}: "
-                                 f"{_first_line(exc)}" + ("" if kwargs else " (give its arguments with --kwargs-a/"
-                                                          "--kwargs-b, a JSON object)")) from None
-    elif Path(spec).is_file():
-        if kwargs:
-            raise ModelSpecError(f"{spec} is a file: --kwargs-a/--kwargs-b are a factory's arguments (module:callable)")
-        obj = _torch_load(Path(spec), "the model", trust_pickle=trust_pickle)
-        if isinstance(obj, dict) and not isinstance(obj, nn.Module):
-            raise ModelSpecError(f"{spec} holds a state dict, not a model: name the architecture as module:callable "
-                                 f"and give this file as its weights (--weights-a/--weights-b {spec})")
-        model = obj
-    else:
-        raise ModelSpecError(f"{spec!r} is neither module:callable (e.g. stitchkit.models:resnet18, "
-                             "torchvision.models:resnet18) nor a file (a .pt file holding a whole model, with "
-                             "--trust-pickle)")
-    if not isinstance(model, nn.Module):
-        raise ModelSpecError(f"{spec!r} gave a {type(model).__name__}, not a torch nn.Module")
-    if weights is not None:
-        state = _torch_load(Path(weights), "the weights")
-        if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-            raise ModelSpecError(f"{weights} is not a state dict (a dict of tensors): it holds a "
-                                 f"{type(state).__name__}")
-        try:
-            model.load_state_dict(state)
-        except RuntimeError as exc:
-            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            detail = " ".join(lines[1:3]) if len(lines) > 1 else lines[0] if lines else ""
-            detail = detail if len(detail) <= 600 else detail[:600] + "..."
-            raise ModelSpecError(f"{weights} does not fit {spec}: {detail}") from None
-    return model.eval()
-
-
-def _normaliser(name: str):
-    from .data import NORMALISATION, normalise
-
-    if name not in NORMALISATION:
-        raise ValueError(f"unknown normalisation {name!r}; valid: {', '.join(NORMALISATIONS)}")
-    return lambda x: normalise(x, name)
-
-
-def load_images(data: str, split: str, n: int | None, normalisation: str | None, *, seed: int = 0):
-    """(images, labels, normalisation used) of ``data`` (a data set's name or an image folder) at
-    ``split``: a seeded, class-balanced sample of ``n`` images (all when None) in a seeded random
-    order, normalised (the data set's own by default; an image folder needs ``normalisation``).
-
-    Never the first ``n``: a split stored class by class (the offline CIFAR-10 copy is) would give
-    one or two classes, and minibatches of one class. The fit sample comes from the training split
-    and the test sample from the test split, so the two never share an image."""
-    from . import datasets
-    from .archives import image_folder
-
-    if Path(data).is_dir():
-        split_data = image_folder(Path(data), split)
-        if normalisation is None:
-            raise ValueError(f"{data} is an image folder: say how the models expect its images normalised "
-                             f"(--normalisation {' | '.join(NORMALISATIONS)})")
-    else:
-        datasets.check_dataset(data)
-        spec = datasets.DataSpec(data)
-        split_data = datasets.test_split(spec) if split == "test" else datasets.train_split(spec)
-        normalisation = normalisation or datasets.default_normalisation(data)
-    import torch
-
-    from .splits import stratified_subset
-
-    labels = split_data.labels
-    count = len(labels) if n is None else min(n, len(labels))
-    idx = stratified_subset(labels, count, seed)
-    g = torch.Generator().manual_seed(seed + 1)
-    idx = idx[torch.randperm(len(idx), generator=g)]  # mixed classes in every minibatch
-    return _normaliser(normalisation)(split_data.images[idx]), labels[idx], normalisation
 
 
 def _digest(tensors) -> str:
@@ -265,18 +57,24 @@ def provenance(a, b, x, fit_x) -> dict[str, Any]:
 
 def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str, *,
                   out: Path, weights_a: str | None = None, weights_b: str | None = None,
-                  normalisation: str | None = None, images: int | None = 2000, fit_images: int | None = 2000,
+                  normalisation: str | None = None, normalisation_a: str | None = None,
+                  normalisation_b: str | None = None, size: Sequence[int] | None = None,
+                  images: int | None = 2000, fit_images: int | None = 2000,
                   measures: Sequence[str] | None = None, batch_size: int = 250, trust_pickle: bool = False,
                   kwargs_a: dict[str, Any] | None = None, kwargs_b: dict[str, Any] | None = None,
                   device: str | None = None, seed: int = 0, resamples: int | None = None):
     """Load, compare (:func:`stitchkit.comparison.compare`) and write ``out/report.html`` and
-    ``out/results.json``; returns the table."""
-    from .comparison import MEASURES
+    ``out/results.json``; returns the table. ``normalisation_a`` and ``normalisation_b`` default
+    to ``normalisation`` (:func:`normalisations`); ``size`` (H, W) resizes every image."""
+    from .comparison import DEFAULT_MEASURES, MEASURES
 
-    measures = tuple(measures or MEASURES)
+    measures = tuple(measures or DEFAULT_MEASURES)
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:
         raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; valid: {', '.join(MEASURES)}")
+    data_kind(data)  # an unknown --data refused before any model is loaded
+    norms = dict(zip("AB", normalisations(data, normalisation, normalisation_a, normalisation_b)))
+    check_size(size)
     created = not Path(out).exists()
     out = output_folder(out)  # writable, before any compute (a file in its place, /proc, a read-only disk)
     from . import noise
@@ -287,7 +85,7 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
     try:
         with claimed(out):  # and this run's alone while it computes and writes
             return _compare_into(out, model_a, model_b, layers_a, layers_b, data, weights_a=weights_a,
-                                 weights_b=weights_b, normalisation=normalisation, images=images,
+                                 weights_b=weights_b, norms=norms, size=size, images=images,
                                  fit_images=fit_images, measures=measures, batch_size=batch_size,
                                  trust_pickle=trust_pickle, kwargs_a=kwargs_a, kwargs_b=kwargs_b, device=device,
                                  seed=seed)
@@ -299,9 +97,12 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
         noise.RESAMPLES = before
 
 
+
 def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str,
-                  *, weights_a, weights_b, normalisation, images, fit_images, measures, batch_size, trust_pickle,
-                  kwargs_a=None, kwargs_b=None, device=None, seed: int = 0):
+                  *, weights_a, weights_b, norms: dict[str, str], size, images, fit_images, measures, batch_size,
+                  trust_pickle, kwargs_a=None, kwargs_b=None, device=None, seed: int = 0):
+    import copy
+
     from .comparison import compare
     from .progress import say
 
@@ -309,14 +110,30 @@ def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str]
     b = load_model(model_b, weights_b, trust_pickle=trust_pickle, kwargs=kwargs_b)
     if device is not None:
         a, b = a.to(device), b.to(device)
-    x, y, used = load_images(data, "test", images, normalisation, seed=seed)
-    fit_x, fit_y, _ = load_images(data, "train", fit_images, used, seed=seed)
+    x, y = sample_images(data, "test", images, seed=seed, size=size)
+    fit_x, fit_y = sample_images(data, "train", fit_images, seed=seed, size=size)
+    check_images(x, fit_x, data, norms)
+    same = norms["A"] == norms["B"]
+    if same:  # as before: the images normalised once, for both
+        x, fit_x = normalise_images(x, norms["A"]), normalise_images(fit_x, norms["A"])
+    elif a is b:  # a factory that gave one object twice: each model needs a root of its own for its hook
+        b = copy.deepcopy(a)
+    hooks = [] if same else [normalise_inputs(a, norms["A"]), normalise_inputs(b, norms["B"])]
     say(f"[stitchkit] comparing {len(layers_a)} x {len(layers_b)} layer pairs by {', '.join(measures)} on "
         f"{len(y)} images (fit on {len(fit_y)}), on {device or next(a.parameters()).device}")
-    table = compare(a, b, list(layers_a), list(layers_b), x, y, measures=measures, fit_images=fit_x,
-                    fit_labels=fit_y, batch_size=batch_size, device=device)
+    try:
+        table = compare(a, b, list(layers_a), list(layers_b), x, y, measures=measures, fit_images=fit_x,
+                        fit_labels=fit_y, batch_size=batch_size, device=device)
+    finally:
+        for hook in hooks:
+            if hook is not None:
+                hook.remove()
     settings = {"model_a": model_a, "weights_a": weights_a, "model_b": model_b, "weights_b": weights_b,
-                "layers_a": list(layers_a), "layers_b": list(layers_b), "data": data, "normalisation": used,
+                "layers_a": list(layers_a), "layers_b": list(layers_b), "data": data,
+                "normalisation": norms["A"] if same else "per model", "normalisation_a": norms["A"],
+                "normalisation_b": norms["B"], "normalised": "the images, once" if same else
+                "by each model, in a forward pre-hook on its root module (the images kept on the [0, 1] scale)",
+                "resize": list(size) if size is not None else None, "image_shape": list(x.shape[1:]),
                 "images": len(y), "fit_images": len(fit_y), "measures": list(measures), "batch_size": batch_size,
                 "date": dt.datetime.now().isoformat(timespec="seconds"), "kwargs_a": kwargs_a or {},
                 "kwargs_b": kwargs_b or {}, **provenance(a, b, x, fit_x), "sample_seed": seed}
@@ -455,5 +272,7 @@ one.</p>{glance}</div>
     return html_path, json_path
 
 
-__all__ = ["MEASURE_SCALES", "ModelSpecError", "NORMALISATIONS", "compare_files", "controls_summary", "layers",
-           "load_images", "load_model", "parse_kwargs", "provenance", "write_report"]
+__all__ = ["DataSpecError", "EXPECTED_DATA", "MEASURE_SCALES", "ModelSpecError", "NORMALISATIONS", "check_images",
+           "compare_files", "controls_summary", "data_kind", "layers", "load_images", "load_model", "normalisations",
+           "normalise_images", "normalise_inputs", "parse_kwargs", "provenance", "resolve_normalisation",
+           "sample_images", "user_data", "write_report"]

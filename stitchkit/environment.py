@@ -16,6 +16,8 @@ DASK_TIMEOUT_ENV = "STITCHKIT_DASK_TIMEOUT"  # seconds to wait for it
 PROGRESS_ENV = "STITCHKIT_PROGRESS"  # 0 turns the terminal's progress bars off (stitchkit.progress)
 ALLOW_PARTIAL_ENV = "STITCHKIT_ALLOW_PARTIAL_DATA"  # 1: accept a data set smaller than its release (stitchkit.integrity)
 SEED_OFFSET_ENV = "STITCHKIT_SEED_OFFSET"  # added to every trained network's seeds (the replication check)
+DOWNLOAD_ENV = "STITCHKIT_DOWNLOAD"  # 1: download a missing CIFAR-10 or MNIST (stitchkit.archives)
+MIRROR_ENV = "STITCHKIT_DATA_MIRROR"  # base URLs (http(s):// or file://) the downloads are fetched from
 
 # The most bootstrap resamples a run may ask for: a resample keeps a few bytes per test image for each
 # claim, so 10^5 of them over 10,000 images is already gigabytes (the default is 1,000).
@@ -85,8 +87,8 @@ def seed_offset_from_env() -> int:
 
 def check_environment() -> None:
     """Check every ``STITCHKIT_*`` variable a run reads whose value has a form (the precision, the
-    resamples, the compile switch, the Dask scheduler's address and timeout, the progress and
-    partial-data switches); an error names the variable, the value and the valid ones. The paths
+    resamples, the compile switch, the Dask scheduler's address and timeout, the progress,
+    partial-data and download switches, the download mirrors); an error names the variable, the value and the valid ones. The paths
     (``STITCHKIT_DATA_ROOT``, ``STITCHKIT_CACHE``) are checked where they are used, naming them."""
     forced = os.environ.get(PRECISION_ENV, "").strip().lower()
     if forced and forced not in ("bf16", "fp32"):
@@ -97,7 +99,7 @@ def check_environment() -> None:
     if flag is not None and flag not in ("", "0", "1"):
         raise ValueError(f"{COMPILE_ENV}={_cut(flag)} is invalid; valid: 0 (never compile), 1 (always), or unset "
                          "(where it is measured to win)")
-    for name in (PROGRESS_ENV, ALLOW_PARTIAL_ENV):
+    for name in (PROGRESS_ENV, ALLOW_PARTIAL_ENV, DOWNLOAD_ENV):
         value = os.environ.get(name, "").strip().lower()
         if value and value not in _SWITCH:
             raise ValueError(f"{name}={_cut(value)} is invalid; valid: {', '.join(_SWITCH)}")
@@ -107,8 +109,13 @@ def check_environment() -> None:
                          "(or HOST:PORT, tls://..., inproc://...), or unset to run here")
     dask_timeout_from_env()
     seed_offset_from_env()
+    for url in os.environ.get(MIRROR_ENV, "").replace(",", " ").split():
+        if not url.startswith(("http://", "https://", "file://")):
+            raise ValueError(f"{MIRROR_ENV}: {_cut(url)} is not a base URL; give http://, https:// or file:// URLs, "
+                             "separated by spaces or commas (or unset: the data sets' own sites)")
 
 
-__all__ = ["ALLOW_PARTIAL_ENV", "COMPILE_ENV", "DASK_ENV", "DASK_TIMEOUT_ENV", "MAX_RESAMPLES", "MAX_SEED_OFFSET",
+__all__ = ["ALLOW_PARTIAL_ENV", "COMPILE_ENV", "DASK_ENV", "DASK_TIMEOUT_ENV", "DOWNLOAD_ENV", "MAX_RESAMPLES",
+           "MAX_SEED_OFFSET", "MIRROR_ENV",
            "PRECISION_ENV", "PROGRESS_ENV", "RESAMPLES_ENV", "SEED_OFFSET_ENV", "check_environment",
            "dask_timeout_from_env", "resamples_from_env", "seed_offset_from_env"]

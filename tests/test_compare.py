@@ -355,11 +355,11 @@ def test_compare_measures_a_class_sorted_tensor_on_every_class(data):
 
 
 def test_the_commands_normalisations_are_the_data_modules():
-    from stitchkit import compare_report, data
+    from stitchkit import compare_inputs, data
 
-    assert compare_report.NORMALISATIONS == tuple(data.NORMALISATION)
+    assert compare_inputs.NORMALISATIONS == tuple(data.NORMALISATION)
     x = torch.full((1, 3, 2, 2), 255, dtype=torch.uint8)
-    assert compare_report._normaliser("imagenet")(x)[0, :, 0, 0].tolist() == pytest.approx(
+    assert compare_inputs._normaliser("imagenet")(x)[0, :, 0, 0].tolist() == pytest.approx(
         [(1 - 0.485) / 0.229, (1 - 0.456) / 0.224, (1 - 0.406) / 0.225], rel=1e-6)
 
 

@@ -136,7 +136,7 @@ def test_a_spec_is_resolved_as_a_spec_before_a_file_of_its_name(tmp_path, monkey
     marker = tmp_path / "ran.txt"
     monkeypatch.chdir(tmp_path)
     torch.save(_Payload(marker), tmp_path / "test_compare_cli:tiny")
-    from stitchkit.compare_report import load_model
+    from stitchkit.compare_inputs import load_model
 
     model = load_model("test_compare_cli:tiny")
     assert isinstance(model, nn.Module) and not marker.exists()
@@ -145,7 +145,7 @@ def test_a_spec_is_resolved_as_a_spec_before_a_file_of_its_name(tmp_path, monkey
 def test_a_factory_in_the_current_folder_loads_and_a_failing_one_is_named(tmp_path, monkeypatch):
     import sys
 
-    from stitchkit.compare_report import ModelSpecError, load_model
+    from stitchkit.compare_inputs import ModelSpecError, load_model
 
     (tmp_path / "mymodels_cwd.py").write_text(
         "import torch\n"
@@ -227,7 +227,7 @@ def test_the_fit_and_test_samples_are_class_balanced_on_class_sorted_data(tmp_pa
     class by class (the shipped CIFAR-10 copy) that is one or two classes, and one-class minibatches."""
     from collections import Counter
 
-    from stitchkit.compare_report import load_images
+    from stitchkit.compare_inputs import load_images
 
     write_image_tree(tmp_path, "imgs", per_class=12)  # written (and read back) class by class
     for split in ("train", "test"):

@@ -781,6 +781,7 @@ def test_values_out_of_range_are_refused_before_compute(argv, message, tmp_path,
     ("STITCHKIT_COMPILE", "maybe", "valid: 0 (never compile), 1 (always)"),
     ("STITCHKIT_PROGRESS", "sometimes", "valid: 0, 1"),
     ("STITCHKIT_ALLOW_PARTIAL_DATA", "perhaps", "valid: 0, 1"),
+    ("STITCHKIT_DOWNLOAD", "please", "valid: 0, 1"),
 ])
 def test_a_bad_environment_variable_is_refused_at_start_up(var, value, valid, monkeypatch, capsys):
     monkeypatch.setenv(var, value)
@@ -795,6 +796,13 @@ def test_a_malformed_dask_address_is_refused_at_start_up(address, monkeypatch, c
     assert cli.main(["list"]) == 2
     err = capsys.readouterr().err
     assert f"STITCHKIT_DASK={address!r} is not a Dask scheduler's address" in err and "Traceback" not in err
+
+
+def test_a_download_mirror_that_is_not_a_url_is_refused_at_start_up(monkeypatch, capsys):
+    monkeypatch.setenv("STITCHKIT_DATA_MIRROR", "https://example.org/mnist/ mirror.example.org")
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert "STITCHKIT_DATA_MIRROR: 'mirror.example.org' is not a base URL" in err and "Traceback" not in err
 
 
 def test_well_formed_dask_addresses_pass_the_check(monkeypatch):

@@ -19,7 +19,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Your own networks",
      "Compare two PyTorch models of your own at named layers: every similarity measure, direct matching and "
      "the papers' task-loss stitch, with the book's controls and intervals, in bounded memory.",
-     ("comparison", "adapter", "minibatch", "compare_report", "notions")),
+     ("comparison", "adapter", "minibatch", "compare_inputs", "compare_report", "notions")),
     ("Stitching and similarity",
      "Stitch layers and their initialisations, task-loss and direct matching, the similarity measures, linear "
      "probes and the OOD detectors.",
@@ -27,8 +27,8 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Models, data and training",
      "The model registry and its named cuts, the data sets read from the data root, one training loop, and "
      "the networks each paper trains.",
-     ("models", "zoo", "networks", "train", "simclr", "data", "datasets", "splits", "archives", "colour_mnist",
-      "integrity", "hardware")),
+     ("models", "zoo", "networks", "train", "simclr", "data", "datasets", "splits", "archives", "downloads",
+      "colour_mnist", "integrity", "hardware")),
     ("Intervals, claims and verdicts",
      "Paired-bootstrap intervals, claims and their controls, and the verdict each follows to.",
      ("noise", "claims", "controls", "gating", "results", "page")),
