@@ -345,7 +345,8 @@ def _make(recipe: StitchRecipe, in_shape: tuple[int, ...], out_shape: tuple[int,
 
 
 def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: str, images: torch.Tensor,
-                 labels: torch.Tensor, recipe: StitchRecipe = COMPARE_RECIPE) -> HookedStitch:
+                 labels: torch.Tensor, recipe: StitchRecipe = COMPARE_RECIPE, *,
+                 progress: bool = False) -> HookedStitch:
     """The task-loss stitch from ``sender``'s module ``cut_a`` into ``receiver``'s ``cut_b``, trained
     on ``images`` (N, C, H, W, preprocessed as both networks expect) and ``labels`` by ``recipe``
     (:data:`COMPARE_RECIPE` by default; :func:`check_recipe` says what compare can train).
@@ -354,7 +355,7 @@ def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: 
     :func:`stitchkit.stitching.init_dm` on a seeded class-balanced sample of ``dm_images`` of the
     images (``init="dm"``), and trained by :func:`stitchkit.train.train` with ``recipe.train``, the
     loop every stitch and network of the book trains in (its schedule, precision and the error on a
-    non-finite loss)."""
+    non-finite loss), with its progress bar on the terminal when ``progress``."""
     check_recipe(recipe)
     sender.module(cut_a)
     receiver.module(cut_b)
@@ -376,7 +377,7 @@ def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: 
     try:
         batches = TensorBatches(images.to(dev), labels.to(dev), recipe.train.batch_size, shuffle=True,
                                 seed=recipe.train.seed)
-        train(stitched, batches, recipe.train, device=dev, desc=f"stitch {cut_a} -> {cut_b}", progress=False)
+        train(stitched, batches, recipe.train, device=dev, desc=f"stitch {cut_a} -> {cut_b}", progress=progress)
     finally:
         for p in frozen:
             p.requires_grad_(True)

@@ -182,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--seed", type=int, default=0, help="the seed of the class-balanced image samples (default 0)")
     cp.add_argument("--resamples", type=int, help="bootstrap resamples of every interval (default 1000)")
     cp.add_argument("-q", "--quiet", action="store_true", help="no progress or status lines on the terminal")
+    cp.add_argument("-v", "--verbose", action="store_true", help="also each task-loss stitch's own training bar")
     ly = sub.add_parser("layers", help="a model's layers as compare names them, with each one's output shape")
     ly.add_argument("model", metavar="MODEL", help="module:callable (e.g. torchvision.models:resnet18) or, with "
                                                    "--trust-pickle, a file holding a whole model")
@@ -450,6 +451,7 @@ def _main(args) -> int:
                           batch_size=args.batch, trust_pickle=args.trust_pickle,
                           kwargs_a=parse_kwargs(args.kwargs_a, "--kwargs-a"),
                           kwargs_b=parse_kwargs(args.kwargs_b, "--kwargs-b"), device=args.device, seed=args.seed,
+                          verbose=args.verbose,
                           resamples=args.resamples)
             print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
         elif args.command == "layers":

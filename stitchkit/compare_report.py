@@ -62,10 +62,11 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
                   images: int | None = 2000, fit_images: int | None = 2000,
                   measures: Sequence[str] | None = None, batch_size: int = 250, trust_pickle: bool = False,
                   kwargs_a: dict[str, Any] | None = None, kwargs_b: dict[str, Any] | None = None,
-                  device: str | None = None, seed: int = 0, resamples: int | None = None):
+                  device: str | None = None, seed: int = 0, resamples: int | None = None, verbose: bool = False):
     """Load, compare (:func:`stitchkit.comparison.compare`) and write ``out/report.html`` and
     ``out/results.json``; returns the table. ``normalisation_a`` and ``normalisation_b`` default
-    to ``normalisation`` (:func:`normalisations`); ``size`` (H, W) resizes every image."""
+    to ``normalisation`` (:func:`normalisations`); ``size`` (H, W) resizes every image;
+    ``verbose`` shows each task-loss stitch's own training bar."""
     from .comparison import DEFAULT_MEASURES, MEASURES
 
     measures = tuple(measures or DEFAULT_MEASURES)
@@ -88,7 +89,7 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
                                  weights_b=weights_b, norms=norms, size=size, images=images,
                                  fit_images=fit_images, measures=measures, batch_size=batch_size,
                                  trust_pickle=trust_pickle, kwargs_a=kwargs_a, kwargs_b=kwargs_b, device=device,
-                                 seed=seed)
+                                 seed=seed, verbose=verbose)
     except BaseException:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a comparison that failed leaves no empty folder of its own making
@@ -100,7 +101,7 @@ def compare_files(model_a: str, model_b: str, layers_a: Sequence[str], layers_b:
 
 def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str], layers_b: Sequence[str], data: str,
                   *, weights_a, weights_b, norms: dict[str, str], size, images, fit_images, measures, batch_size,
-                  trust_pickle, kwargs_a=None, kwargs_b=None, device=None, seed: int = 0):
+                  trust_pickle, kwargs_a=None, kwargs_b=None, device=None, seed: int = 0, verbose: bool = False):
     import copy
 
     from .comparison import compare
@@ -123,7 +124,7 @@ def _compare_into(out: Path, model_a: str, model_b: str, layers_a: Sequence[str]
         f"{len(y)} images (fit on {len(fit_y)}), on {device or next(a.parameters()).device}")
     try:
         table = compare(a, b, list(layers_a), list(layers_b), x, y, measures=measures, fit_images=fit_x,
-                        fit_labels=fit_y, batch_size=batch_size, device=device)
+                        fit_labels=fit_y, batch_size=batch_size, device=device, verbose=verbose)
     finally:
         for hook in hooks:
             if hook is not None:

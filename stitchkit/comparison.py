@@ -216,7 +216,7 @@ def compare(model_a: nn.Module, model_b: nn.Module, layers_a: Sequence[str], lay
             images: Images, labels: torch.Tensor | None = None, *, measures: Sequence[str] = DEFAULT_MEASURES,
             fit_images: Images | None = None, fit_labels: torch.Tensor | None = None,
             recipe: StitchRecipe | None = None, batch_size: int = 250, sample_images: int = 2000,
-            device: torch.device | str | None = None, seed: int = 0) -> pd.DataFrame:
+            device: torch.device | str | None = None, seed: int = 0, verbose: bool = False) -> pd.DataFrame:
     """Every pair (layer of A in ``layers_a``, layer of B in ``layers_b``: module paths, as
     ``model.named_modules()`` and ``stitchkit layers`` list them) compared by each of ``measures``
     (default: every one, as on the command line) on ``images`` (preprocessed as both models
@@ -229,7 +229,9 @@ def compare(model_a: nn.Module, model_b: nn.Module, layers_a: Sequence[str], lay
     given, in a seeded random order, disjoint (:func:`balanced_halves`): never its first half, which
     for a data set stored class by class would fit every map on a few classes. Returns one row
     per pair and measure (:data:`COLUMNS`); ``low``/``high`` are a 95% bootstrap interval where
-    the measure is resampled, NaN where it is not.
+    the measure is resampled, NaN where it is not. Long work shows progress bars on the terminal
+    (the passes over the fit and measured images, the task-loss stitches); ``verbose`` adds each
+    stitch's own training bar.
 
     Memory is bounded by one batch, not by the number of images: CKA is the minibatch estimator
     (:mod:`stitchkit.minibatch`, its interval over the batches), direct matching accumulates its
@@ -292,7 +294,7 @@ def compare(model_a: nn.Module, model_b: nn.Module, layers_a: Sequence[str], lay
                 if dm else {}
             accuracy: dict = {}
             rows = _measure(hooked_a, hooked_b, layers_a, layers_b, images, labels, measures, maps, batch_size,
-                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe, accuracy)
+                            sample_images, dev_a, dev_b, (fit_images, fit_labels), recipe, accuracy, verbose)
     finally:
         model_a.train(was[0])
         model_b.train(was[1])
@@ -357,7 +359,7 @@ def _fit_dm(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, fit_im
     """The direct-matching maps of every pair, their normal equations accumulated batch by batch."""
     eqs: dict[tuple[str, str], NormalEquations | StitchError] = {}
     like: dict[str, torch.Tensor] = {}
-    for x, _ in _stream(fit_images, fit_labels, batch_size):
+    for x, _ in _passing(_stream(fit_images, fit_labels, batch_size), fit_images, batch_size, "direct matching: fit"):
         acts_a, _ = hooked_a.outputs(x.to(dev_a), cuts_a)
         acts_b, _ = hooked_b.outputs(x.to(dev_b), cuts_b)
         for b, hb in acts_b.items():
@@ -447,8 +449,21 @@ def _map_of(ne: NormalEquations, like: torch.Tensor) -> Callable[[torch.Tensor],
     return stitch
 
 
+def _passing(batches, images, batch_size: int, desc: str):
+    """``batches`` with a progress bar on the terminal (its length known for a tensor or a sized
+    loader); closed when the pass ends."""
+    from .progress import progress_bar
+
+    total = -(-len(images) // batch_size) if isinstance(images, torch.Tensor) else (
+        len(images) if hasattr(images, "__len__") else None)
+    with progress_bar(total=total, desc=desc, unit="batch") as bar:
+        for item in batches:
+            yield item
+            bar.update(1)
+
+
 def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, images, labels, measures, maps, batch_size,
-             sample_images, dev_a, dev_b, fit, recipe, accuracy: dict) -> list[dict]:
+             sample_images, dev_a, dev_b, fit, recipe, accuracy: dict, verbose: bool = False) -> list[dict]:
     """One pass over the measured images: every measure's sums, per-image results and sample;
     ``accuracy`` gets each model's own accuracy on them (A, B, and the untrained A where the
     task-loss stitch brings it)."""
@@ -459,7 +474,7 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
     sample_b: dict[str, list[torch.Tensor]] = {c: [] for c in cuts_b}
     sampled, n, small = 0, 0, 0
     own_a: list[np.ndarray] = []
-    for x, y in _stream(images, labels, batch_size):
+    for x, y in _passing(_stream(images, labels, batch_size), images, batch_size, "measuring"):
         acts_a, logits_a = hooked_a.outputs(x.to(dev_a), cuts_a)
         acts_b, logits = hooked_b.outputs(x.to(dev_b), cuts_b)
         if y is not None and logits_a.dim() == 2:
@@ -572,7 +587,7 @@ def _measure(hooked_a: HookedModel, hooked_b: HookedModel, cuts_a, cuts_b, image
         if fit_y is None or len(fit_y) != len(fit_x):
             raise ValueError("tlm_accuracy trains its stitches on the fit images: give fit_labels, one per fit image")
         _tlm_rows(row, hooked_a, hooked_b, cuts_a, cuts_b, fit_x, fit_y, images, labels, own_ok, counts, recipe,
-                  batch_size, at_chance, accuracy)
+                  batch_size, at_chance, accuracy, verbose)
     return rows
 
 
@@ -592,7 +607,7 @@ def _at_chance(own: np.ndarray | None, labels: torch.Tensor | None) -> str | Non
 
 
 def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, fit_labels, images, labels, own, counts, recipe,
-              batch_size, at_chance: str | None = None, accuracy: dict | None = None) -> None:
+              batch_size, at_chance: str | None = None, accuracy: dict | None = None, verbose: bool = False) -> None:
     """The task-loss stitch's rows: per pair its relative accuracy and the negative control, per
     layer of B the positive control (see the module's docstring). A pair that cannot be stitched
     gets rows saying why, and the others go on; with B at chance every row says so (its controls
@@ -616,7 +631,7 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
 
     def accuracy(sender, cut_a, cut_b) -> np.ndarray:
         with torch.enable_grad():  # compare runs under no_grad; the stitch trains
-            stitched = train_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe)
+            stitched = train_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe, progress=verbose)
         dev = b.device
         return np.concatenate([(logits_of(stitched(x.to(dev))).argmax(1).cpu() == y.cpu()).numpy()
                                for x, y in _stream(images, labels, batch_size)])

@@ -546,3 +546,15 @@ def test_a_cnn_and_a_vit_are_mapped_with_positions_as_tokens(data):
     bad = t[(t.layer_a == "1") & t.measure.isin(["dm", "tlm_accuracy"])]
     assert bad.value.isna().all() and bad.note.str.contains("a CLS token has no position").all()
     assert np.isfinite(t[t.measure == "cka"].value).all()  # the pair's other measures, and the others, go on
+
+
+def test_the_task_loss_stitches_show_progress_and_verbose_adds_each_ones_bar(data, capsys, monkeypatch):
+    monkeypatch.setenv("STITCHKIT_PROGRESS", "1")
+    images, labels = data
+    m = small_cnn(8, 3)
+    labels = own_labels(m, images)
+    stitchkit.compare(m, m, ["1"], ["1"], images, labels, measures=("tlm_accuracy",), recipe=SHORT)
+    err = capsys.readouterr().err
+    assert "task-loss stitches" in err and "stitch 1 -> 1" not in err
+    stitchkit.compare(m, m, ["1"], ["1"], images, labels, measures=("tlm_accuracy",), recipe=SHORT, verbose=True)
+    assert "stitch 1 -> 1" in capsys.readouterr().err

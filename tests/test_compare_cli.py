@@ -356,3 +356,18 @@ def test_a_failed_compare_leaves_no_empty_output_folder(tmp_path, monkeypatch, c
     assert cli.main(["compare", "test_compare_cli:nothing", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b",
                      "1", "--data", "cifar10"]) == 2
     assert not (tmp_path / "compare").exists()
+
+
+def test_long_work_shows_progress_and_quiet_shows_none(tmp_path, capsys, monkeypatch):
+    """Issue 67, finding 7: a timm ResNet-18 pair ran 531 s in silence. The passes over the images
+    show bars on the terminal (the task-loss stitches too: tests/test_compare.py); -q shows none."""
+    monkeypatch.setenv("STITCHKIT_PROGRESS", "1")
+    write_image_tree(tmp_path, "imgs", per_class=8)
+    argv = ["compare", "test_compare_cli:tiny", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b", "1",
+            "--data", str(tmp_path / "imgs"), "--normalisation", "half", "--images", "24", "--fit-images", "24",
+            "--batch", "8", "--measures", "dm", "--resamples", "50"]
+    assert cli.main([*argv, "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert "direct matching: fit" in err and "measuring" in err
+    assert cli.main([*argv, "-q", "--out", str(tmp_path / "c")]) == 0
+    assert "measuring" not in capsys.readouterr().err
