@@ -521,20 +521,33 @@ def markdown(figure_id: str, run_date: str = "") -> str:
     return "\n".join(lines)
 
 
+def put_section(nb, tag: str, text: str | None) -> bool:
+    """Put (or refresh) the markdown cell tagged ``tag`` in an executed notebook ``nb``, holding
+    ``text``, before its "Deviations from the paper" section (else at the end); remove it when
+    ``text`` is None. True if the notebook changed. The page sections the build writes (this
+    module's "Changes after a run", the replication's) go through it."""
+    import nbformat
+
+    at = next((i for i, c in enumerate(nb.cells) if tag in c.get("metadata", {}).get("tags", [])), None)
+    if text is None:
+        if at is None:
+            return False
+        del nb.cells[at]
+        return True
+    if at is not None:
+        if nb.cells[at].source == text:
+            return False
+        nb.cells[at].source = text
+        return True
+    where = next((i for i, c in enumerate(nb.cells)
+                  if c.cell_type == "markdown" and c.source.lstrip().startswith("## Deviations")), len(nb.cells))
+    nb.cells.insert(where, nbformat.v4.new_markdown_cell(text, metadata={"tags": [tag]}))
+    return True
+
+
 def insert_into(nb, figure_id: str, run_date: str = "") -> bool:
     """Put (or refresh) the page's "Changes after a run" cell in an executed notebook ``nb``,
     before its "Deviations from the paper" section (else at the end); True if it changed."""
-    import nbformat
+    return put_section(nb, CELL_TAG, markdown(figure_id, run_date))
 
-    text = markdown(figure_id, run_date)
-    for cell in nb.cells:
-        if CELL_TAG in cell.get("metadata", {}).get("tags", []):
-            if cell.source == text:
-                return False
-            cell.source = text
-            return True
-    cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": [CELL_TAG]})
-    at = next((i for i, c in enumerate(nb.cells)
-               if c.cell_type == "markdown" and c.source.lstrip().startswith("## Deviations")), len(nb.cells))
-    nb.cells.insert(at, cell)
-    return True
+

@@ -571,28 +571,10 @@ def replication_section(doc: Mapping[str, Any], results: Mapping[str, Any]) -> s
 
 def insert_replication(nb, figure_id: str, results: Mapping[str, Any], book_dir: Path = paths.BOOK_DIR) -> bool:
     """Put (or refresh) the page's "Replication" section in an executed notebook ``nb`` from its kept
-    replication (:func:`stitchkit.book.replicated.record`), before its "Deviations from the paper" section (else at the end);
-    remove it when none is kept. True if it changed."""
-    import nbformat
-
+    replication (:func:`stitchkit.book.replicated.record`), before its "Deviations from the paper"
+    section (else at the end); remove it when none is kept. True if it changed."""
     doc = replicated.load(figure_id, book_dir)
-    at = next((i for i, c in enumerate(nb.cells) if REPLICATION_TAG in c.get("metadata", {}).get("tags", [])), None)
-    if doc is None:
-        if at is None:
-            return False
-        del nb.cells[at]
-        return True
-    text = replication_section(doc, results)
-    if at is not None:
-        if nb.cells[at].source == text:
-            return False
-        nb.cells[at].source = text
-        return True
-    cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": [REPLICATION_TAG]})
-    where = next((i for i, c in enumerate(nb.cells)
-                  if c.cell_type == "markdown" and c.source.lstrip().startswith("## Deviations")), len(nb.cells))
-    nb.cells.insert(where, cell)
-    return True
+    return changes.put_section(nb, REPLICATION_TAG, None if doc is None else replication_section(doc, results))
 
 
 def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> list[Path]:

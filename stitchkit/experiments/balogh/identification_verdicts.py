@@ -311,18 +311,19 @@ def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measur
             break
         loo.append(float(np.asarray(stat(*(p[:1] for p in parts)))[0]))
     if loo is None or k < 2:
-        how = f"bootstrap over {images}" if images else "not resampled"
+        how = f"bootstrap over {images}"  # the target layers at least: never empty
         net = (f"the {k} networks fixed: network-to-network variance is not in it (one network left out leaves no "
                "pair to judge)" if k > 1 else "one network: network-to-network variance is not in it")
         return noise.from_replicates(image, n_test=n_test, n_seeds=1, method=f"{how}; {net}{tail}",
                                      clusters=layers if layers >= 2 else None)
     e = noise.seed_t_interval(image, np.array(loo), n_test=n_test, image_clusters=layers if layers >= 2 else None)
     method = (f"t interval over the {k} networks (jackknife: one network and its pairs left out, t with {k - 1} df)"
-              + (f" and {images} (bootstrap; that part with t on the {layers} layer clusters' {layers - 1} df)"
-                 if images else "") + tail)
+              + f" and {images} (bootstrap"
+              + (f"; that part with t on the {layers} layer clusters' {layers - 1} df" if layers >= 2 else "")
+              + ")" + tail)
     if e.low == e.high:
         why = (f"{e.value:.2f} whichever of the {k} networks is left out, and on every resample of "
-               f"{images or 'the images'}: no sampling noise left to resample (within a network each case is "
+               f"{images}: no sampling noise left to resample (within a network each case is "
                "decided by the tie rule: a rival must beat the self-match by more than noise)" + tail)
         return noise.exact(e.value, n_test=n_test, n_seeds=k, why=why)
     return dataclasses.replace(e, low=max(e.low, bounds[0]), high=min(e.high, bounds[1]), method=method)
