@@ -261,7 +261,8 @@ run.claims_table()
 #   leaves a 625-step stitch short (seed 1 into seed 0 at block4 of earlier 5-epoch networks:
 #   6.26 points at 1e-3, 4.18 after 8 epochs). A higher lr (1e-2) trains faster but moved the
 #   exact start of ResNet-164's wider cuts by up to 1.24 points in the self-stitch; 3e-3 keeps
-#   them within 0.2. The training-length control above checks whether this turned any
+#   them within 0.20, and every architecture's within 0.42 (×0.5's worst; the changes log below
+#   gives that bound). The training-length control above checks whether this turned any
 #   verdict. `paper` follows the authors' run scripts: 120k Adam steps at lr 1e-3, batch 128, crop
 #   and flip, all 50k images.
 # - **Test images.** Every stitched accuracy, and the receiver's beside it, is on all 10,000
@@ -298,7 +299,8 @@ run.claims_table()
 #   batch 512, Nesterov SGD, lr 0.4 after a 5-epoch linear warm-up, then a linear decay, label
 #   smoothing 0.2; the paper: 80,000 steps at a constant learning rate; its accuracy is measured on
 #   the page), at its five cuts. The ViT, ResNet-18 ×0.5 and ×2 and ResNet-164 panels stay at `demo`:
-#   with them the page would need more than one GPU loan (~540 s with the ViT alone). Chosen before
+#   with them the page would need more than the ~9 minutes of one GPU the `gpu` scale gives a page (~540 s
+#   with the ViT alone). Chosen before
 #   any `gpu` run (2026-11-28).
 
 # %% [markdown]

@@ -209,7 +209,7 @@ run.claims_table()
 #   3e-3; the paper: 120,000 steps), whose length the training-length control judges at 4× the
 #   epochs, at `demo`'s six cuts; two of the four label distributions, objects vs animals and 100%
 #   random labels (the 10% and 50% random-label bottoms stay at `demo`: all four would need more
-#   than one GPU loan). Chosen before any `gpu` run (2026-11-28).
+#   than the ~9 minutes of one GPU the `gpu` scale gives a page). Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

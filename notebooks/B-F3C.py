@@ -184,8 +184,8 @@ run.claims_table()
 # - **Widths.** At `demo` the base width is 8, so x0.25, x1 and x2 are widths 2, 8 and 16
 #   (the paper: 16, 64 and 128).
 # - **`gpu`.** The paper's width ratios ×0.25, ×1 and ×2 of a base width of 32 (widths 8, 32 and
-#   64), not of the paper's 64 (16, 64 and 128): the width-128 network alone would take ~210 s of a
-#   loan. Each is trained in the gpu schedule (40 epochs at batch 512, SGD lr 0.2 after a 10%
+#   64), not of the paper's 64 (16, 64 and 128): the width-128 network alone would take ~210 s of the
+#   ~9 GPU minutes the `gpu` scale gives a page. Each is trained in the gpu schedule (40 epochs at batch 512, SGD lr 0.2 after a 10%
 #   warm-up, cosine decay, weight decay 5e-4) on all 50,000 images; `demo`'s stitch recipe (a
 #   direct-matching start, then 2 epochs on 10,000 images, Adam 3e-3; the paper: 120,000 steps),
 #   whose length the training-length control judges at 4× the epochs; four cuts (stem, block3,

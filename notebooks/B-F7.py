@@ -125,7 +125,7 @@ run.claims_table()
 #   {doc}`B-F3B`'s snapshots at half and all of the seed-0 run, and {doc}`B-F3C`'s thinnest and
 #   widest networks, widths 8 and 64. Those two are the paper's ratio of 8 (its ×0.25 and ×2, widths
 #   16 and 128), here named ×0.125 and ×1 of the base width 64; a width-128 network would take about
-#   210 s of a loan by itself. The width-8 network's accuracy in this schedule is not yet measured:
+#   210 s of one GPU by itself. The width-8 network's accuracy in this schedule is not yet measured:
 #   should it fall more than 10 points below the width-64 one, the premise of "width_range" fails
 #   and that claim is inconclusive. The network-to-network spread of the CKA comes from the `gpu`
 #   networks of seeds 1, 3, 4, 5 and 6. Chosen before any `gpu` run (2026-11-28).

@@ -193,7 +193,7 @@ run.claims_table()
 #   gained 3.26 points on average, so the preset was lengthened to 4 epochs on 2026-11-27 after
 #   that run, from a measurement on the same kind of GPU (the paper's 4 epochs: self-stitch within
 #   0.15 points, 4× gains at most 0.38 points at j ≤ i; `benchmarks/spot/hernandez-f2-gpu-length.json`).
-#   At about 20-25 GPU minutes this preset does not fit a 15-minute GPU loan.
+#   At about 20-25 GPU minutes this preset is longer than the `gpu` scale's minutes per page.
 # - **Data.** The offline CIFAR-10 copy is JPEG-compressed (accuracies about 1-3 points lower).
 # - **Stitch training.** Stitches start from direct matching (the float64 least-squares fit of
 #   the receiver's activations, with k×k patches as rows for strided stitches), then train with

@@ -188,8 +188,8 @@ run.claims_table()
 #   paper stitches every block), started from direct matching and trained by the paper's recipe (4
 #   epochs on 50,000 images in batches of 256) at lr 0.001 with the authors' effective schedule (the
 #   warm-up never ends), as at `paper` and on {doc}`H-F2`; the training-length control retrains its
-#   sample at 4×. Estimated at ~1,300 s of one GPU, more than one loan's call: a page for a longer
-#   loan or the cluster. Chosen before any `gpu` run (2026-11-28).
+#   sample at 4×. Estimated at ~1,300 s of one GPU, more than the `gpu` scale's ~9 minutes a page: a page for
+#   a longer GPU run or the cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

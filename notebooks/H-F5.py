@@ -142,7 +142,7 @@ run.claims_table()
 #   warm-up and a cosine decay rather than the grid's lr 0.001 without decay, which from a random
 #   start would give it about a third of `demo`'s learning rate × steps (and `demo`'s recipe already
 #   left its self-stitch 8.4 points short); its positive control judges whether that is enough.
-#   Estimated at ~2,000 s of one GPU with H-F2's grid cached: a page for a longer loan or the
+#   Estimated at ~2,000 s of one GPU with H-F2's grid cached: a page for a longer GPU run or the
 #   cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]

@@ -167,7 +167,7 @@ run.claims_table()
 #   trained the paper's 4 epochs on 50,000 images in batches of 256 at lr 0.001 (paper 0.01) with
 #   the authors' effective schedule. The MSEs are measured on 1,000 test images, and the length
 #   control retrains up to 16 stitches at 16 epochs. Estimated at ~870 s of one GPU from an empty
-#   cache (~240 s after H-F2's `gpu` run): more than one loan's call alone. Chosen before any `gpu`
+#   cache (~240 s after H-F2's `gpu` run): more than the `gpu` scale's ~9 minutes a page alone. Chosen before any `gpu`
 #   run (2026-11-28).
 
 # %% [markdown]

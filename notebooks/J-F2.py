@@ -153,7 +153,7 @@ run.claims_table()
 #   paper's, a ResNet-18 of width 64 or 12 ViT-Ti blocks trained on all 50,000 training images, with
 #   5 epochs of classification pre-training (the paper gives none; our default is 20) and the
 #   paper's 10 epochs of energy fine-tuning against the generated outliers. Estimated at ~1,560 s
-#   (J-F1) and ~3,970 s (J-F2) of one GPU from an empty cache: pages for a longer loan or the
+#   (J-F1) and ~3,970 s (J-F2) of one GPU from an empty cache: pages for a longer GPU run or the
 #   cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]

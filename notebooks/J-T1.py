@@ -206,7 +206,7 @@ run.claims_table()
 #   images with the paper's Adam (lr 1e-3, weight decay 1e-5) but 30 (ResNet) or 40 (ViT) epochs at
 #   batch 512 (paper 100 at batch 64) with a 10% warm-up and a cosine decay; TLM 2 epochs on 10,000
 #   images at batch 256 (paper 30 epochs on 50,000), within every network and between one pair both
-#   ways. Estimated at ~2,400 s of one GPU: a page for a longer loan or the cluster. Chosen before
+#   ways. Estimated at ~2,400 s of one GPU: a page for a longer GPU run or the cluster. Chosen before
 #   any `gpu` run (2026-11-28).
 
 # %% [markdown]

@@ -139,7 +139,7 @@ run.claims_table()
 #   on all 50,000 would take ~49 GB per ResNet-18, held twice while the next network's are computed,
 #   beyond the GPU's memory. Estimated at ~1,100 s of one GPU from an empty cache, most of it J-T1's
 #   six networks and 1,872 direct-matching stitches (~60 s after J-T1's `gpu` run): a page for after
-#   J-T1, a longer loan or the cluster. Chosen before any `gpu` run (2026-11-28).
+#   J-T1, a longer GPU run or the cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -166,8 +166,8 @@ run.claims_table()
 #   cosine decay (the paper names no schedule), keeping `demo`'s fan-in initialisation and gradient
 #   clipping at norm 1 (untested at this width); stitches as at `demo` (4 epochs on 500 noise
 #   examples per class); rank on 2,000 test examples. Whether the networks reach the 90% premise in
-#   1,410 steps is not known before the run. Estimated at ~700 s of one GPU, more than one loan's
-#   call. Chosen before any `gpu` run (2026-11-28).
+#   1,410 steps is not known before the run. Estimated at ~700 s of one GPU, more than the `gpu` scale's
+#   ~9 minutes a page. Chosen before any `gpu` run (2026-11-28).
 #
 # ## Configuration
 

@@ -174,7 +174,7 @@ run.claims_table()
 #   fitted on K = 100. The notions' bootstrap (1,000 resamples) runs on the host's CPU in float64:
 #   at width 64 its 1,001 decompositions of matrices of up to 512 × 512 per layer pair, not the GPU,
 #   set the time. Estimated at ~4,400 s from an empty cache (the CPU part uncertain by a factor of
-#   two): a page for a long loan or the cluster. Chosen before any `gpu` run (2026-11-28).
+#   two): a page for a long GPU run or the cluster. Chosen before any `gpu` run (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -171,12 +171,14 @@ run.claims_table()
 # ## Deviations
 #
 # - **Beyond the papers.** The papers judge these conclusions on their own networks only.
-# - **Networks** are the zoos' at this scale, as their pages trained them (at `demo` width 8,
-#   16 for Smith & Marcu's, and 3 to 4 epochs), far from the papers' accuracies; one pair each.
+# - **Networks** are the zoos' at this scale, as their pages trained them (their accuracies are in
+#   the tables above), far from the papers'. Each conclusion's figure is drawn from one pair of
+#   networks; the two triangle claims' intervals carry the network-to-network spread of the
+#   crossed design above (`replicates` senders each stitched into `replicates` receivers).
 # - **The triangle at stage ends.** H-F2 at `demo` stitches the stem and each stage's last
 #   block; so does this page on the ResNet-18 (the stem and blocks 2, 4, 6 and 8), and $i$, $j$
-#   count those cuts. Only one ordered pair of networks is stitched, where H-F2 stitches every
-#   pair of its zoo.
+#   count those cuts. The figure's triangle is one ordered pair of networks, and its spread the
+#   crossed pairs of B-F2A's replicate ResNet-18s, where H-F2 stitches every pair of its zoo.
 # - **The shortcut probe** measures on the Digit set's test images ({doc}`X-1`'s), where the
 #   colour carries no label information; S-F1B stitches on the Correlated set.
 # - **`gpu`.** The zoos' `gpu` networks (X-2's R2222s, B-F2A's ResNet-18s and S-F1B's Digit and

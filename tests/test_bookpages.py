@@ -414,9 +414,9 @@ def test_the_scorecard_states_how_well_trained_each_scales_networks_are():
     assert "CIFAR-10 93-93%" in text and scale_notes([{"scale": "demo"}]).count("test accuracy") == 0
 
 
-def test_the_cost_page_counts_the_loans_the_gpu_pages_not_yet_current_need(monkeypatch):
+def test_the_cost_page_counts_the_gpu_runs_the_pages_not_yet_current_need(monkeypatch):
     """Issue 47: each gpu page's time (its run where the book shows one at gpu, else its estimate),
-    in the batch's priority order, and the loans the rest need, packed one page after another."""
+    in the batch's priority order, and the GPU runs the rest need, packed one page after another."""
     from stitchkit import figures
     from stitchkit.book import cost, gpu_estimates
     from stitchkit.book.catalogue import Page
@@ -432,8 +432,9 @@ def test_the_cost_page_counts_the_loans_the_gpu_pages_not_yet_current_need(monke
     assert [r[0].split("`")[1].split(" ")[0] if "{doc}" in r[0] else r[0] for r in rows] == ["H-F2", "B-F8", "J-F2",
                                                                                               "B-F5"]
     assert rows[0][1:] == ["5.0 min", "5.0 min", "current"] and rows[1][1:] == ["5.0 min", "-", "not run"]
-    # B-F8 (300 s) opens a loan, J-F2 is beyond one call, B-F5 (400 s) does not fit the 250 s left: a second
-    assert "need 2 loans" in text and "(J-F2) would take more than one call" in text
+    # B-F8 (300 s) opens a run, J-F2 is beyond one, B-F5 (400 s) does not fit the 250 s left: a second
+    assert "fill 2 runs of up to" in text and "(J-F2) take longer than that on one GPU" in text
+    assert "loan" not in text and "session" not in text  # no workplace logistics on a reader's page (issue 64)
 
 
 def test_a_rerun_that_moves_results_keeps_the_run_it_replaced_and_its_page_shows_it(tmp_path, capsys):

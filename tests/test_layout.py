@@ -170,3 +170,31 @@ def test_no_facades_and_no_private_names_across_modules():
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("stitchkit")):
                 private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
                 assert not private, (name, node.module, private)
+
+
+def test_each_papers_title_and_authors_read_the_same_everywhere():
+    """Issue 64, finding 3: the Smith & Marcu title differed between the introduction and its part
+    page, and CITATION.cff misspelt Soljačić. The introduction and CITATION.cff give each paper's
+    title as stitchkit.papers does (the part pages are generated from it)."""
+    import yaml
+
+    from stitchkit.papers import PAPERS
+
+    repo = ROOT.parent
+    intro = (repo / "book" / "intro.md").read_text().lower()
+    cited = {r["title"].lower() for r in yaml.safe_load((repo / "CITATION.cff").read_text())["references"]}
+    for paper in PAPERS:
+        if paper.beyond:
+            continue
+        assert paper.title.lower() in intro, paper.title
+        assert paper.title.lower() in cited, paper.title
+    text = (repo / "book" / "intro.md").read_text() + (repo / "CITATION.cff").read_text()
+    assert "Soljačić" in text and "Soljacic" not in text and "Soljagic" not in text
+
+
+def test_the_glossary_states_the_gating_rule_as_the_verdicts_apply_it():
+    """Issue 64, finding 3: "a failed control makes the verdict inconclusive" contradicted the rule
+    that a failed control gates only an outcome it could have produced (stitchkit.gating)."""
+    glossary = " ".join((ROOT.parent / "book" / "glossary.md").read_text().split())
+    assert "A failed control makes the verdict {term}`inconclusive at this scale`. " not in glossary
+    assert "when it could have produced the outcome observed" in glossary

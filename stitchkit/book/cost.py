@@ -59,14 +59,14 @@ def _bench_table(bench: Mapping[str, Any]) -> list[str]:
             *([""] if notes else [])]
 
 
-LOAN_SECONDS = 550  # what one GPU loan's call gives the pages (benchmarks/gpu_batch.sh's default BUDGET)
+LOAN_SECONDS = 550  # one GPU run's time for pages (benchmarks/gpu_batch.sh's default BUDGET), in the plan's runs
 
 
 def gpu_plan(pages: list[Page]) -> tuple[list[list[str]], str]:
     """The rows of the Cost page's `gpu` table (every figure offering `gpu`, in the batch's priority
     order: its estimate or measured time, and where the book stands with it) and a sentence on how
-    many loans the pages not yet current at `gpu` need at those times, each loan's call giving
-    :data:`LOAN_SECONDS` to pages run one after another."""
+    many GPU runs of :data:`LOAN_SECONDS` the pages not yet current at `gpu` fill at those times,
+    run one after another."""
     from .. import paths
     from ..figures import FIGURES
     from ..staleness import file_hash
@@ -97,21 +97,21 @@ def gpu_plan(pages: list[Page]) -> tuple[list[list[str]], str]:
             left -= est
         else:
             loans, left = loans + 1, LOAN_SECONDS - est
-    text = (f"At these times the pages not yet current at `gpu` that fit one loan's call ({LOAN_SECONDS} s, one "
-            f"page after another) need {loans} loan{'s' if loans != 1 else ''}; at about one loan in five "
-            f"sessions, some {5 * loans} sessions.")
+    text = (f"At these times, the pages not yet current at `gpu` that each take at most {minutes(LOAN_SECONDS)} "
+            f"of one GPU fill {loans} run{'s' if loans != 1 else ''} of up to {minutes(LOAN_SECONDS)}, one page "
+            "after another.")
     if beyond:
-        text += (f" {len(beyond)} page{'s' if len(beyond) != 1 else ''} ({', '.join(beyond)}) would take more than "
-                 "one call and need a longer loan, a GPU of the reader's own or the cluster.")
+        text += (f" {len(beyond)} page{'s' if len(beyond) != 1 else ''} ({', '.join(beyond)}) take longer than that "
+                 "on one GPU: a longer run of a GPU of the reader's own, or the cluster.")
     if unknown:
         text += f" No estimate yet for {', '.join(unknown)}."
-    return rows, text + (" Several processes sharing the GPU (measured by `benchmarks/gpu_lanes.py` on a loan's "
-                         "first call) would shorten this; until measured, the plan counts one.")
+    return rows, text + (" Several processes sharing the GPU (`benchmarks/gpu_lanes.py`) would shorten this; until "
+                         "measured, the plan counts one.")
 
 
 def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mapping[str, Any] | None = None) -> str:
     """The Cost page: wall time of every committed page (per paper), each `gpu` page's estimate and
-    measured time with the loans the rest need, the benchmark tables of side-by-side ratios (CPU,
+    measured time with the GPU runs the rest need, the benchmark tables of side-by-side ratios (CPU,
     and GPU where one was lent), and the paper-scale projections."""
     out = ["# Cost", "",
            "What each page cost to compute, and how much faster this companion's code paths are than the "
