@@ -25,6 +25,11 @@ class Paper:
     demo_budget_minutes: float | None = None  # the bound on the whole part at `demo` (2 CPU cores)
     beyond: bool = False  # this book's own questions across the papers: no paper's claims, the book's hypotheses
     arxiv: str = ""  # its arXiv identifier, where one was found (checked against the arXiv listing, not typed from memory)
+    # the paper's central claims, as "ID:claim key", in the order the landing page's "What we found" lists them
+    # (a choice of which claims to show: every value and verdict beside them is read from the results files)
+    headline: tuple[str, ...] = ()
+    # the test accuracy of the paper's networks, in its own words, where its text states one ("" where it does not)
+    network_accuracy: str = ""
 
     @property
     def short(self) -> str:
@@ -50,7 +55,8 @@ PAPERS: tuple[Paper, ...] = (
           "Pre-activation ResNet-18 of width k on CIFAR-10 (mean/std normalised); SGD with momentum "
           "0.9, lr 0.05 decayed x0.2 at 32k and 48k of 64k steps, weight decay 1e-4, batch 128, random "
           "crop and flip; stitches after the stem, after each of the 8 blocks and on the pooled vector, "
-          "trained with Adam (lr 1e-3, cosine decay).", demo_budget_minutes=90, arxiv="2106.07682"),
+          "trained with Adam (lr 1e-3, cosine decay).", demo_budget_minutes=90, arxiv="2106.07682",
+          headline=("B-F2A:connected", "B-F2A:random_early", "B-F2A:random_late", "B-F2C:improves", "B-F6:connected")),
     Paper("hernandez", "H", "Hernandez et al. 2022",
           "Model stitching: looking for functional similarity between representations", "SVRHM workshop 2022",
           "The paper stitches every block of a sender into every block of a receiver across 16 small "
@@ -64,7 +70,9 @@ PAPERS: tuple[Paper, ...] = (
           "BasicBlock ResNets with a CIFAR stem (3x3 conv, BN, ReLU, no max-pool), trained for 40 "
           "epochs to over 90% on CIFAR-10; stitches without BatchNorm (a strided k x k conv when the "
           "receiver's map is smaller, nearest upsampling and a 1x1 conv when larger), trained with SGD "
-          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs.", demo_budget_minutes=45, arxiv="2303.11277"),
+          "(momentum 0.9, lr 0.01, weight decay 0.01, batch 256) for 4 epochs.", demo_budget_minutes=45, arxiv="2303.11277",
+          headline=("H-F2:lower_high", "H-F2:upper_low", "H-F2:random_low", "H-F5:similarity_low"),
+          network_accuracy="above 90% on CIFAR-10"),
     Paper("smith", "S", "Smith & Marcu 2024", "Comparing apples and oranges: is stitching similarity a load of spheres?",
           "NeurIPS SciDL workshop 2024",
           "The paper builds colour-MNIST data sets in which the background colour can stand in for the "
@@ -78,7 +86,9 @@ PAPERS: tuple[Paper, ...] = (
           "torchvision-style ResNet-18 (7x7 stem and max-pool) on 28x28 colour images and VGG19 without "
           "BatchNorm on 32x32; models trained with SGD (lr 0.1, momentum 0.9, weight decay 1e-4, batch "
           "128) for 4 epochs without augmentation; BatchNorm, 1x1 conv, BatchNorm stitches before each "
-          "stage and before the classifier, trained with SGD (lr 1e-4) for 10 epochs.", demo_budget_minutes=30),
+          "stage and before the classifier, trained with SGD (lr 1e-4) for 10 epochs.", demo_budget_minutes=30,
+          headline=("S-F1B:compatible", "S-F1C:rank_differs", "S-FC5:noise_compatible", "S-TC1:contradiction"),
+          network_accuracy="over 98% on the Correlated set"),
     Paper("balogh", "J", "Balogh & Jelasity 2025",
           "How not to stitch representations to measure similarity: task loss matching versus direct "
           "matching", "AAAI 2025",
@@ -93,7 +103,8 @@ PAPERS: tuple[Paper, ...] = (
           "BasicBlock ResNet-18 with a CIFAR stem and ViT-Ti (patch 4, dimension 192, depth 12) on "
           "CIFAR-10 with inputs in [0, 1]; models trained with Adam (lr 1e-3, weight decay 1e-5) for 100 "
           "epochs with crop and flip; 1x1-conv stitches (one linear map per token for ViT) initialised "
-          "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60, arxiv="2412.11299"),
+          "by DM on 100 images, then trained with Adam for 30 epochs (TLM).", demo_budget_minutes=60, arxiv="2412.11299",
+          headline=("J-F1:far_as_similar", "J-F1:most_ood", "J-T1:tlm_intra_rn", "J-T1:tlm_inter_rn")),
     Paper("across", "X", "Across the papers", "Every similarity notion against every model zoo",
           "this book's own part, beyond the four papers",
           "No paper claims what this part judges. The four papers disagree about what stitching measures "

@@ -44,3 +44,38 @@ def test_a_page_of_claims_zoo_by_zoo_opens_with_a_grid_and_others_keep_their_lis
     assert "| notions rank alike | {bdg-success}`reproduced` 80% | {bdg-danger}`not reproduced` 20% |" in box
     plain = result_box({"scale": "demo", "claims": [claim("connected", "reproduced", 1.0, "t")]})
     assert plain.startswith(f":::{{admonition}} Results at a glance (scale demo)\n:class: {GLANCE_CLASS}\n- {{bdg-success}}") and "| hypothesis |" not in plain
+
+
+def _claim(fid, key, verdict, *, scale="demo", n_seeds=1, before=""):
+    from stitchkit.papers import paper_of
+
+    paper = paper_of(fid)
+    return {"id": fid, "part": paper.part, "page": f"{paper.part}/{fid}.html", "claim_key": key,
+            "claim": f"the claim {key.replace('_', ' ')} of {fid}", "paper_value": "the paper's number",
+            "ours": f"ours for {key.replace('_', ' ')}",
+            "verdict": verdict, "scale": scale, "n_seeds": n_seeds, "verdict_before_amendment": before}
+
+
+def test_what_we_found_names_each_papers_headline_claims_with_ours_and_the_verdict():
+    """Issue 64, item 1: the landing page's first screen names each paper's headline claims with
+    ours against the paper's, and the trust lines, all computed from the records."""
+    from stitchkit.book.findings import found_markdown
+    from stitchkit.papers import PAPERS
+
+    records = [_claim(*ref.split(":"), "reproduced" if i % 2 else "not reproduced", n_seeds=3 if i == 0 else 1)
+               for p in PAPERS for i, ref in enumerate(p.headline)]
+    acc = {"demo": ({"CIFAR-10": [60.0, 70.0, 80.0]}, 3, 3)}
+    text = found_markdown(records, acc)
+    for p in PAPERS:
+        if p.beyond:
+            continue
+        assert p.headline, p.name  # every paper names its headline claims
+        fid, key = p.headline[0].split(":")
+        key = key.replace("_", " ")
+        assert f"the claim {key} of {fid}" in text and f"ours for {key}" in text
+    assert "**reproduced · demo**" in text and "**not reproduced · demo**" in text
+    assert "at `demo` a median 70% (60-80%, 3 networks)" in text
+    heads = sum(len(p.headline) for p in PAPERS)
+    assert f"{sum(1 for p in PAPERS if p.headline)} of the {heads} verdicts' intervals carry" in text
+    missing = found_markdown(records[1:], acc)
+    assert "*(no run yet)*" in missing  # a headline claim without a run says so, never a typed value
