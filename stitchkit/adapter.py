@@ -240,14 +240,14 @@ def stitch_kind(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> str:
     return "conv" if len(in_shape) == 2 else "bn_conv_bn"
 
 
-# compare's task-loss stitch, as a recipe of the book's own kind (stitchkit.grid_spec.StitchRecipe, trained by
-# stitchkit.train.train like every stitch of the book): a direct-matching start on 500 of the fit images, then
-# 2 epochs of SGD (momentum 0.9, lr 1e-2 with a cosine decay, batch 128, no weight decay) on the cross-entropy
-# of B's logits, both networks frozen in eval mode, the stitch's BatchNorm statistics kept where direct
-# matching set them (stitch_bn "frozen"). Measured on X-4's networks (B-F2A's at demo): with "train", B
-# stitched into itself at block7 lost 1.7 points (3.2 at lr 1e-3), failing the positive control; frozen, it
-# gained 0.3. In fp32, as every other pass of compare is (its report promises exact fp32); a recipe with
-# precision "auto" trains in bf16 where the CPU or GPU has it natively.
+#: compare's task-loss stitch, as a recipe of the book's own kind (stitchkit.grid_spec.StitchRecipe, trained by
+#: stitchkit.train.train like every stitch of the book): a direct-matching start on 500 of the fit images, then
+#: 2 epochs of SGD (momentum 0.9, lr 1e-2 with a cosine decay, batch 128, no weight decay) on the cross-entropy
+#: of B's logits, both networks frozen in eval mode, the stitch's BatchNorm statistics kept where direct
+#: matching set them (stitch_bn "frozen"). Measured on X-4's networks (B-F2A's at demo): with "train", B
+#: stitched into itself at block7 lost 1.7 points (3.2 at lr 1e-3), failing the positive control; frozen, it
+#: gained 0.3. In fp32, as every other pass of compare is (its report promises exact fp32); a recipe with
+#: precision "auto" trains in bf16 where the CPU or GPU has it natively.
 COMPARE_RECIPE = StitchRecipe(
     kind="bn_conv_bn", init="dm", dm_images=500, stitch_bn="frozen", frozen_bn="eval",
     train=TrainConfig(epochs=2.0, batch_size=128, optimizer="sgd", lr=1e-2, momentum=0.9, weight_decay=0.0,

@@ -115,7 +115,12 @@ def test_scorecard_lists_every_claim_once_and_every_catalogue_id(book):
     # the verdict badge carries its scale; the details say why a verdict is inconclusive, in words
     early = by_id["B-F2A"][1]
     assert early["cells"][4] == "inconclusive · demo" and early["attrs"]["data-scale"] == "demo"
-    assert "why inconclusive receiver into itself: measured 3.2 points, needed ≤ 1" in early["cells"][2]
+    assert "failed control receiver into itself: measured 3.2 points, needed ≤ 1" in early["cells"][2]
+    # the scorecard's tool (issue 64, item 3): why, amended and networks are each a filter and a row attribute
+    assert early["attrs"]["data-why"] == "failed control" and early["attrs"]["data-networks"] == "one set"
+    for name in ("why", "amended", "networks"):
+        assert f'data-filter="{name}"' in text
+    assert "data-search" in text and 'data-sort="verdict"' in text
     assert by_id["B-F2A"][0]["html"] == ["bansal/B-F2A.html"]  # links to its page
     assert by_id["H-F2"][0]["html"] == []  # results but no page yet: no link
     assert by_id["H-F2"][0]["cells"][4] == "not assessed · smoke"

@@ -194,6 +194,50 @@ def test_scorecard_fits_and_every_badge_carries_its_scale(browser, html_dir, wid
     assert hidden == 0
 
 
+def test_a_scorecard_view_survives_a_reload_through_its_address(browser, html_dir):
+    """Issue 64, item 3: the filters, the search and the sort are kept in the page's address."""
+    url = (html_dir / f"{SCORECARD}.html").as_uri()
+    visit = Visit(browser, url, 1280)
+    try:
+        visit.page.select_option('select[data-filter="verdict"]', "not reproduced")
+        visit.page.click('.sk-scorecard-table th[data-sort="paper"]')
+        kept = visit.page.url
+        first = visit.page.evaluate("() => Array.from(document.querySelectorAll('.sk-scorecard-table tbody tr'))"
+                                    ".filter(tr => !tr.hidden).length")
+    finally:
+        visit.close()
+    assert "verdict=not+reproduced" in kept and "sort=paper" in kept, kept
+    again = Visit(browser, kept, 1280)
+    try:
+        value = again.page.eval_on_selector('select[data-filter="verdict"]', "s => s.value")
+        shown = again.page.evaluate("() => Array.from(document.querySelectorAll('.sk-scorecard-table tbody tr'))"
+                                    ".filter(tr => !tr.hidden).map(tr => tr.dataset.verdict)")
+        sorted_by = again.page.eval_on_selector('.sk-scorecard-table th[data-sort="paper"]',
+                                                "th => th.getAttribute('aria-sort')")
+    finally:
+        again.close()
+    assert value == "not reproduced" and len(shown) == first and set(shown) <= {"not reproduced"}
+    assert sorted_by == "ascending"
+
+
+def test_the_landing_page_names_a_claim_of_each_paper_in_what_we_found(browser, html_dir):
+    """Issue 64, items 1 and 8: the first thing the landing page says is what was found, claim by
+    claim, for each of the four papers."""
+    from stitchkit.papers import PAPERS
+
+    visit = Visit(browser, (html_dir / f"{DOCS[0]}.html").as_uri(), 1366)
+    try:
+        rows = visit.page.evaluate("() => Array.from(document.querySelectorAll('.sk-found-table tbody tr'))"
+                                   ".map(tr => Array.from(tr.children).map(td => td.textContent.trim()))")
+    finally:
+        visit.close()
+    for paper in PAPERS:
+        if paper.beyond:
+            continue
+        mine = [r for r in rows if r and r[0] == paper.short]
+        assert mine and all(r[2] for r in mine), f"no claim of {paper.name} in 'What we found'"
+
+
 def test_search_finds_a_figure(browser, html_dir):
     visit = Visit(browser, (html_dir / "search.html").as_uri() + "?q=B-F2A", 1280)
     try:

@@ -52,6 +52,9 @@ CSV_FIELDS = ("paper", "part", "id", "title", "page", "claim_key", "claim", "cri
               "value", "low", "high", "threshold", "direction", "tolerance", "unit", "n_test", "n_seeds", "reason",
               # a verdict an amendment changed (stitchkit.book.amendments): the earlier verdict, judged value and date
               "verdict_before_amendment", "before_amendment", "amendment_date",
+              # the scorecard's filters (issue 64, item 3): why the verdict is what it is, whether an amendment
+              # judged it again, how many networks its interval carries, and what it rests on, from its record
+              "why", "amended", "networks", "cause",
               # a run of the figure the scorecard does not count, and why (stitchkit.book.catalogue.counted_runs)
               "superseded")
 NO_INTERVAL = "no interval (run before the noise model)"
@@ -97,7 +100,10 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                             "verdict": ""})
             for c in claims:
                 failed = gating_failures(c)
-                prior = amendments.changed(figure_id, c, c.get("scale") or r.get("scale", ""))
+                scale = c.get("scale") or r.get("scale", "")
+                prior = amendments.changed(figure_id, c, scale)
+                judged_again = bool(amendments.before(figure_id, c.get("key", ""), scale))
+                seeds = int(c.get("n_seeds") or 1)
                 amended = ({"verdict_before_amendment": prior["verdict"], "before_amendment": amendments.describe(prior),
                             "amendment_date": prior["date"]} if prior else {})
                 out.append({**dict.fromkeys(CSV_FIELDS, ""), **base_page, "claim_key": c.get("key", ""),
@@ -111,8 +117,48 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                             "n": c.get("n", ""), "scale": c.get("scale") or r.get("scale", ""),
                             **{k: ("" if c.get(k) is None else c.get(k))
                                for k in ("value", "low", "high", "threshold", "direction", "unit", "n_test",
-                                         "n_seeds", "reason", "tolerance")}, **amended})
+                                         "n_seeds", "reason", "tolerance")}, **amended,
+                            "why": why_kind(c.get("verdict", ""), failed, c.get("holds")),
+                            "amended": "judged again" if judged_again else "as first run",
+                            "networks": "one set" if seeds <= 1 else f"{seeds} networks",
+                            "cause": cause_text(c, failed, seeds)})
     return out
+
+
+WHY_KINDS = ("decided", "within noise", "failed control", "failed premise", "not measured", "not assessed")
+
+
+def why_kind(verdict: str, failed: list[Mapping[str, Any]], holds: bool | None) -> str:
+    """Why a claim's verdict is what it is, in one of :data:`WHY_KINDS`: decided on its interval,
+    or inconclusive because a control that could bias it failed, a premise failed, or the
+    interval straddles the threshold (the first that applies, in that order)."""
+    if verdict in ("reproduced", "not reproduced"):
+        return "decided"
+    if verdict != "inconclusive at this scale":
+        return "not assessed"
+    kinds = {k.get("kind") for k in failed}
+    if kinds & {"positive", "negative", "training length", None}:  # None: recorded before controls had kinds
+        return "failed control"
+    if failed:
+        return "failed premise"
+    return "within noise" if holds is None else "not measured"
+
+
+def cause_text(claim: Mapping[str, Any], failed: list[Mapping[str, Any]], seeds: int) -> str:
+    """What a not-reproduced or inconclusive verdict rests on, from the claim's record alone: the
+    failed controls or premises that gate it (with their numbers), the interval that straddles the
+    threshold, and whether the interval carries the network-to-network variance. "" for the
+    others."""
+    verdict = claim.get("verdict", "")
+    if verdict not in ("not reproduced", "inconclusive at this scale"):
+        return ""
+    nets = ("on one set of networks: its interval has no network-to-network variance" if seeds <= 1
+            else f"its interval carries the variance of {seeds} networks")
+    if failed:
+        return "; ".join(why_failed(k) for k in failed) + f" ({nets})"
+    if verdict == "inconclusive at this scale":
+        return (claim.get("reason") or "inconclusive") + f" ({nets})"
+    return f"the whole interval is on the wrong side of the threshold, every control that could bias it passed ({nets})"
 
 
 def counted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -195,7 +241,8 @@ def _scorecard_row(r: Mapping[str, Any]) -> str:
     page = f'<a href="{_h(r["page"])}">{_h(r["id"])}</a>' if r["page"] else _h(r["id"])
     verdict = r["verdict"]
     attrs = (f'data-paper="{_h(paper)}" data-verdict="{_h(SHORT_VERDICT.get(verdict, verdict) or "no claim")}" '
-             f'data-scale="{_h(r["scale"] or "none")}"')
+             f'data-scale="{_h(r["scale"] or "none")}" data-why="{_h(r.get("why") or "no claim")}" '
+             f'data-amended="{_h(r.get("amended") or "no claim")}" data-networks="{_h(r.get("networks") or "no claim")}"')
     if verdict == MISSING:
         return (f'<tr {attrs}><td>{_h(paper)}</td><td>{page}</td><td><em>{_h(r["title"])}</em></td><td></td>'
                 f'<td>{html_badge(MISSING)}</td></tr>')
@@ -211,12 +258,14 @@ def _scorecard_row(r: Mapping[str, Any]) -> str:
     judged = judged_text(r, html=True)
     if judged:
         details.append(f"<b>judged</b> {judged}")
-    if r["failed_controls"]:
-        details.append(f"<b>why inconclusive</b> {_h(r['failed_controls'])}")
-    elif r.get("reason"):
-        details.append(f"<b>why inconclusive</b> {_h(r['reason'])}")
+    details.append(f"<b>networks</b> {_h(r.get('networks') or '')}; <b>criterion</b> "
+                   f"{_h(r.get('amended') or '')}" + (f" (verdict before the amendment: "
+                                                      f"{_h(r['verdict_before_amendment'])})"
+                                                      if r.get("verdict_before_amendment") else ""))
     details.append(f"<b>run</b> {_h(r['scale'])} scale, {_h(r['date'])}, commit {_h(str(r['commit'])[:7])}")
     more = "<details><summary>details</summary>" + "".join(f"<p>{d}</p>" for d in details) + "</details>"
+    if r.get("cause"):  # what a not-reproduced or inconclusive verdict rests on, shown with the claim
+        more = f'<p class="sk-cause"><span class="sk-label">{_h(r.get("why") or "")}</span> {_h(r["cause"])}</p>' + more
     values = (f'<p><span class="sk-label">ours</span> {_h(r["ours"])}</p>'
               f'<p><span class="sk-label">paper</span> {_h(r["paper_value"])}</p>')
     return (f"<tr {attrs}><td>{_h(paper)}</td><td>{page}</td><td>{claim}{more}</td><td>{values}</td>"
@@ -278,10 +327,17 @@ def scorecard_markdown(records: list[dict[str, Any]],
     verdicts += ["no claim"] if any(not r["verdict"] for r in records) else []
     scales = [s for s in SCALES if any(r["scale"] == s for r in records)]
     body = "\n".join(_scorecard_row(r) for r in records)
+    whys = [w for w in (*WHY_KINDS, "no claim") if any((r.get("why") or "no claim") == w for r in records
+                                                        if r["verdict"] != MISSING)]
+    amended = [a for a in ("as first run", "judged again") if any(r.get("amended") == a for r in records)]
+    networks = sorted({r["networks"] for r in records if r.get("networks")}, key=lambda v: (v != "one set", v))
     filters = (f'<div class="sk-filters">{_filter("paper", papers)}{_filter("verdict", verdicts)}'
-               f'{_filter("scale", scales)}<span class="sk-shown" aria-live="polite"></span></div>')
-    table = ('<table class="table sk-scorecard-table">\n<thead><tr><th>paper</th><th>page</th><th>claim</th>'
-             '<th>ours and the paper</th><th>verdict</th></tr></thead>\n<tbody>\n' + body + '\n</tbody></table>')
+               f'{_filter("why", whys)}{_filter("amended", amended)}{_filter("networks", networks)}'
+               f'{_filter("scale", scales)}<label>search <input type="search" data-search size="14" '
+               'placeholder="claim, page, value"></label><span class="sk-shown" aria-live="polite"></span></div>')
+    table = ('<table class="table sk-scorecard-table">\n<thead><tr><th data-sort="paper">paper</th>'
+             '<th data-sort="page">page</th><th>claim</th><th>ours and the paper</th>'
+             '<th data-sort="verdict">verdict</th></tr></thead>\n<tbody>\n' + body + '\n</tbody></table>')
     return f"""---
 html_theme.sidebar_secondary.remove: true
 ---
@@ -300,9 +356,16 @@ on their badge:
 
 Each judged number carries its 95% interval (a paired bootstrap over the test images, and over
 seeds where a page runs several): a claim is reproduced or not only when the whole interval
-lies on one side of its threshold, and inconclusive otherwise. A row's *details* give its
-criterion, the judged interval, why a verdict is inconclusive and the run. The same table is
-available as {{download}}`CSV <_static/results.csv>` and {{download}}`JSON <_static/results.json>`.
+lies on one side of its threshold, and inconclusive otherwise. A not-reproduced or inconclusive
+row says what its verdict rests on (the failed control or premise with its numbers, or the
+interval within noise, and whether the interval carries several networks); its *details* give the
+criterion, the judged interval, whether an amendment judged it again, and the run. The filters
+choose by paper, verdict, *why* (decided, within noise, failed control, failed premise), whether
+an {{term}}`amendment` made after runs had been seen judged the claim again, how many networks its
+interval carries, and scale; the search box matches a row's text, and a column's header sorts by
+it. The filters are kept in the page's address, so a view can be linked and survives a reload.
+The same table is available as {{download}}`CSV <_static/results.csv>` and
+{{download}}`JSON <_static/results.json>`.
 
 ## At a glance
 
