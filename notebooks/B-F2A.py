@@ -48,11 +48,8 @@
 # the grid; for each other architecture, an untrained network of that architecture stitched at
 # its last two cuts. Every claim also gets a training-length control (below).
 #
-# **Prerequisites.** CIFAR-10 in the data root (see the book's introduction). Time: `smoke`
-# a few minutes; `demo` the longest page of the part on 2 CPU cores from an empty cache (twelve
-# networks of six architectures and 70 stitches; the time of this run is in its provenance, the
-# part page adds up the whole part); `paper` a GPU (64k SGD steps per model, 120k Adam steps
-# per stitch).
+# **Prerequisites.** CIFAR-10 in the data root (see the book's introduction). Its times, as run and
+# from an empty cache, are measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

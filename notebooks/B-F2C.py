@@ -42,7 +42,8 @@
 # stitches and needs no negative control. The *training-length control*, on every stitching
 # claim, is below.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` tens of minutes on 2 CPU cores from an empty cache (three new models, 24 stitches); `paper` a GPU. The time of this run is in its provenance; the part page adds up the part.
+# **Prerequisites.** CIFAR-10 in the data root. Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

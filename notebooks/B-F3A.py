@@ -50,7 +50,8 @@
 # paired) must be at most 3 points, the claim's own bound, on its interval (the networks fixed).
 # Failed, it makes a claim found to hold inconclusive; a claim found not to hold stands.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` tens of minutes on 2 CPU cores from an empty cache (four new models, 24 stitches), a few when they are cached; `paper` a GPU. The time of this run is in its provenance; the part page adds up the part.
+# **Prerequisites.** CIFAR-10 in the data root. Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -42,7 +42,9 @@
 # stitch could do the task by itself. "early_first" compares the shorter run's own penalties and
 # needs none. The *training-length control*, on every stitching claim, is below.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` minutes after B-F2A (whose receiver run stores the snapshots; 18 stitches); `paper` a GPU. The time of this run is in its provenance.
+# **Prerequisites.** CIFAR-10 in the data root. Run it after B-F2A (it reuses what it trained, from
+# the cache). Its times, as run and from an empty cache, are measured and given in the rerun box
+# above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

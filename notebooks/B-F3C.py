@@ -41,7 +41,8 @@
 # do the task by itself. "not_vice_versa" says a stitch fails to improve and needs none. The
 # *training-length control*, on both claims, is below.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` tens of minutes on 2 CPU cores from an empty cache (a new narrow model; the wide one is B-F2A's; 45 stitches); `paper` a GPU. The time of this run is in its provenance.
+# **Prerequisites.** CIFAR-10 in the data root. Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

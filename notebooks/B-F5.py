@@ -43,8 +43,9 @@
 # stitches and the self-stitches retrained). The CKA claim has no trained stitch in it and
 # carries no stitching control.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` a few
-# minutes after B-F2A (its models and stitches are reused); `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Run it after B-F2A (it reuses what it trained, from
+# the cache). Its times, as run and from an empty cache, are measured and given in the rerun box
+# above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

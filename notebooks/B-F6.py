@@ -40,7 +40,9 @@
 # claims are inconclusive at this scale. The CKA claim has no trained stitch in it and carries
 # no stitching control.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` minutes after B-F2A (SimCLR pre-training of 3 epochs, 18 new stitches); `paper` a GPU. The time of this run is in its provenance.
+# **Prerequisites.** CIFAR-10 in the data root. Run it after B-F2A (it reuses what it trained, from
+# the cache). Its times, as run and from an empty cache, are measured and given in the rerun box
+# above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -27,9 +27,8 @@
 # With column-centred activations $X$ and $Y$ of $n$ test images, flattened per image,
 # $\operatorname{CKA}(X, Y) = \lVert Y^\top X \rVert_F^2 / (\lVert X^\top X \rVert_F \lVert Y^\top Y \rVert_F)$.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` a few
-# minutes when B-F2C, B-F3B and B-F3C have run (their models are reused), far longer from an
-# empty cache; `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

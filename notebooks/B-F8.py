@@ -39,8 +39,9 @@
 # recipe learns nothing. (3) The *training-length control*, on both claims, below. The untrained
 # bottom is the claims' own subject, so there is no separate negative control.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` minutes
-# after B-F2A (its ResNet-164s are reused; 9 stitches, 6 fine-tuning runs); `paper` a GPU. The time of this run is in its provenance.
+# **Prerequisites.** CIFAR-10 in the data root. Run it after B-F2A (it reuses what it trained, from
+# the cache). Its times, as run and from an empty cache, are measured and given in the rerun box
+# above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

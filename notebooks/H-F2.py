@@ -56,11 +56,8 @@
 # their 1× values, and each claim, judged again on that table, must give the same result
 # (below).
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about
-# 18 minutes on 2 CPU cores, timed on 2,000 test images (all 10,000 since 2026-11-27) and
-# before the training-length control took in eight cells of the untrained sender (three
-# models, 125 stitches and up to 19 longer ones); `paper` a GPU (16 networks, about 12,500
-# stitches of 4 epochs).
+# **Prerequisites.** CIFAR-10 in the data root. Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

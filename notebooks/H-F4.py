@@ -42,11 +42,9 @@
 # judged on its 95% interval from a paired bootstrap over the test images; a claim whose
 # interval straddles its threshold is *inconclusive at this scale (within noise)*.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about
-# 17 minutes on 2 CPU cores after H-F2 (one new model, 50 new stitches and up to 11 new longer
-# ones; the untrained R2222's eight longer stitches are H-F2's, read from its cache), timed on
-# 2,000 test images (all 10,000 since 2026-11-27), before the untrained ResNet-34's 50 stitches and
-# their eight longer ones were added (2026-12-02; not timed yet); `paper` a GPU.
+# **Prerequisites.** CIFAR-10 in the data root. Run it after H-F2 (it reuses what it trained, from
+# the cache). Its times, as run and from an empty cache, are measured and given in the rerun box
+# above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -39,10 +39,9 @@
 # 1× values, and the claim judged again must give the same result. No negative control: an
 # untrained sender guards claims that a stitch *works*.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: after H-F2 (its networks and vanilla
-# stitches are read from the cache), `demo` trains about 40 similarity stitches of 790 small
-# steps each and the control's longer ones on 2 CPU cores (an estimate, not yet timed: several
-# minutes).
+# **Prerequisites.** CIFAR-10 in the data root. Run it after H-F2 (it reuses what it trained, from
+# the cache). Its times, as run and from an empty cache, are measured and given in the rerun box
+# above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

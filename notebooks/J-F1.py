@@ -40,8 +40,9 @@
 # interval (a paired bootstrap over the test images: a relative accuracy or an AUROC is
 # recomputed on each resample from results on the same images).
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1`, about 35
-# minutes at `demo` on 2 CPU cores (one detector per block, 3-5 minutes each).
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Run it after {doc}`J-T1` (it reuses what
+# it trained, from the cache). Its times, as run and from an empty cache, are measured and given in
+# the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -36,9 +36,9 @@
 # Each AUROC carries a 95% interval from a paired bootstrap over the test images; "DM less out
 # of distribution than TLM" needs the interval of the difference of the mean AUROCs to exclude 0.
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time: after {doc}`J-T1` and
-# {doc}`J-F1`, about 25 minutes at `demo` on 2 CPU cores (the ViT's stitch grids and its six
-# detectors, about 3 minutes each).
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Run it after {doc}`J-T1` and {doc}`J-F1`
+# (it reuses what they trained, from the cache). Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -81,9 +81,8 @@
 # OPD, linear CKA and direct matching (an exact least-squares map) have no trained stitch in
 # them, and no stitching control. If a control fails, its claim is inconclusive at this scale.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: `smoke` about a minute; `demo` about an
-# hour on 2 CPU cores (six networks, 900 direct-matching stitches, 500 TLM stitches);
-# `paper` a GPU (20 networks of 100 epochs, 12,800 DM and as many TLM stitches of 30 epochs).
+# **Prerequisites.** CIFAR-10 in the data root. Its times, as run and from an empty cache, are
+# measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -46,10 +46,9 @@
 # needs (with two, leaving one out leaves no pair), were chosen after an audit had found
 # `lcka_below_dm_vit` decided 0.003 above its bar, before their first run.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time on 2 CPU cores: about 11 minutes at `demo`
-# after {doc}`J-T1` (652 s on 2026-11-28; the networks come from its cache; this page trains one
-# probe per network, rank and layer, and fits one least-squares stitch per representation, again
-# against a second reference where the networks' jackknife re-chooses it).
+# **Prerequisites.** CIFAR-10 in the data root. Run it after {doc}`J-T1` (it reuses what it trained,
+# from the cache). Its times, as run and from an empty cache, are measured and given in the rerun
+# box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -39,9 +39,9 @@
 # seed-to-seed variance. The jackknife was chosen after an audit had found `dm_func_high_rn`
 # decided 0.025 above its bar on that interval, before its first run.
 #
-# **Prerequisites.** CIFAR-10 in the data root. Time: a few minutes after {doc}`J-T1` (the
-# networks and the direct-matching stitches come from its cache; this page trains one linear
-# probe per representation).
+# **Prerequisites.** CIFAR-10 in the data root. Run it after {doc}`J-T1` (it reuses what it trained,
+# from the cache). Its times, as run and from an empty cache, are measured and given in the rerun
+# box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

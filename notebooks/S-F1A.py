@@ -30,7 +30,8 @@
 # machine builds the same images; a test pins a checksum of a few of them. The Clustered Noise
 # sender of {doc}`S-FC5` makes activations, not images, so it has no row here.
 #
-# **Prerequisites.** MNIST in the data root. Time: seconds at every scale.
+# **Prerequisites.** MNIST in the data root. Its times, as run and from an empty cache, are measured
+# and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -28,8 +28,9 @@
 # in an equivalent way. The paper finds a clear gap between the Colour or Correlated sender and
 # the Digit sender when stitching before layers 2 and 3.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` under a minute; `demo` about a minute after
-# {doc}`S-F1B` (its stitches are reused from the cache); `paper` a GPU.
+# **Prerequisites.** MNIST in the data root. Run it after {doc}`S-F1B` (it reuses what it trained,
+# from the cache). Its times, as run and from an empty cache, are measured and given in the rerun
+# box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -24,9 +24,8 @@
 # between initialisations (40-80% in a follow-up); the rank after the stitch differs from the
 # rank the Digit model's own data produces.
 #
-# **Prerequisites.** MNIST in the data root. Time: `smoke` about a minute; `demo` about 19 minutes on
-# 2 CPU cores from an empty cache (a third of it training 12 VGG19s); `paper` (full-width
-# VGG19s, 50 epochs) a GPU.
+# **Prerequisites.** MNIST in the data root. Its times, as run and from an empty cache, are measured
+# and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

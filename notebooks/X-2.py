@@ -66,10 +66,8 @@
 # network-to-network variance is not in the intervals. A percentage that no resample moves
 # (every layer identified, or none, on every resample) is exact, and its record says why.
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
-# minutes; `demo` a few minutes once {doc}`X-1` has run at `demo` (its notions are read from
-# the cache; Hernandez et al.'s second R2222 and its notions, about 3 minutes, are new), about
-# 11 minutes more without it, and about 15 more from an empty cache (the networks' training).
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Its times, as run and from an empty cache,
+# are measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

@@ -71,12 +71,8 @@
 # other replicate), its two spreads in quadrature, counting the interaction twice; the crossed
 # design replaced it (listed under the changes after a run).
 #
-# **Prerequisites.** CIFAR-10 and MNIST in the data root. Time on 2 CPU cores: `smoke` about 3
-# minutes; `demo` about 10 minutes once {doc}`X-2`, {doc}`../bansal/B-F2A` and
-# {doc}`../smith/S-F1B` have run (their networks, B-F2A's replicate ResNet-18s and {doc}`X-1`'s
-# notions are read from the cache), plus about 9 minutes for each 100 of the triangle's spread
-# stitches not yet in the cache (225 in all at `demo`: 9 pairs of networks x 25 cells; a run
-# that trained 100 of them took 577 s).
+# **Prerequisites.** CIFAR-10 and MNIST in the data root. Its times, as run and from an empty cache,
+# are measured and given in the rerun box above.
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper

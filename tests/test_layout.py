@@ -198,3 +198,17 @@ def test_the_glossary_states_the_gating_rule_as_the_verdicts_apply_it():
     glossary = " ".join((ROOT.parent / "book" / "glossary.md").read_text().split())
     assert "A failed control makes the verdict {term}`inconclusive at this scale`. " not in glossary
     assert "when it could have produced the outcome observed" in glossary
+
+
+def test_no_notebook_types_its_own_run_time():
+    """Issue 64, item 4: the pages' typed times ("about 4 minutes", "about an hour") disagreed
+    with their measured ones and the Cost page's. A page's times are the rerun box's, measured
+    (as run, and from an empty cache); its prerequisites say what it needs, and no time."""
+    import re
+
+    for nb in sorted((ROOT.parent / "notebooks").glob("*.py")):
+        text = nb.read_text()
+        m = re.search(r"^# \*\*Prerequisites\.\*\*.*?(?=^#\s*$|^# \*\*|^[^#])", text, re.M | re.S)
+        assert m, f"{nb.name}: no Prerequisites paragraph"
+        assert not re.search(r"\b(minutes?|hours?|seconds)\b", m.group(0).replace("runs in seconds", "")), \
+            f"{nb.name}: its prerequisites type a time: {m.group(0)!r}"
