@@ -170,7 +170,7 @@ def test_counts_csv_and_json_agree_with_the_claims(book):
 def test_part_pages_toc_and_idempotence(book):
     toc_path = book.parent / "_toc.yml"
     written = bookpages.write_pages(book, toc=toc_path)
-    assert len(written) == 12  # scorecard, summary, csv, json, cost, API reference, toc, five part pages
+    assert len(written) == 13  # scorecard, summary, csv, json, cost, report, API reference, toc, five part pages
     cost = (book / "cost.md").read_text()
     assert "Not measured yet: run `make bench`." in cost and "the measured column is empty" in cost
     assert "14,144" in cost and "≤ 4 H100-hours" in cost  # the H-F2 paper grid, counted from its preset
@@ -186,16 +186,16 @@ def test_part_pages_toc_and_idempotence(book):
     toc = yaml.safe_load(toc_path.read_text())
     files = [c["file"] for c in toc["chapters"]]
     assert toc["root"] == "book/intro"
-    assert files == ["book/scorecard", "book/bansal/index", "book/hernandez/index", "book/smith/index",
+    assert files == ["book/scorecard", "book/report", "book/bansal/index", "book/hernandez/index", "book/smith/index",
                      "book/balogh/index", "book/across/index", "book/cost", "book/glossary", "book/api"]
     across = (book / "across" / "index.md").read_text()
     assert "**What this part asks.**" in across and "beyond the four papers" in across and "| X-1 |" in across
-    assert toc["chapters"][1]["sections"] == [{"file": "book/bansal/B-F2A"}]
+    assert toc["chapters"][2]["sections"] == [{"file": "book/bansal/B-F2A"}]
     # a stopped run's partial notebook is no page: the toc leaves it out (the build excludes it)
     (book / "bansal" / "B-F3A.failed.ipynb").write_text("{}")
     assert catalogue.figure_docs(book, "bansal") == ["B-F2A"]
     (book / "bansal" / "B-F3A.failed.ipynb").unlink()
-    assert "sections" not in toc["chapters"][2]  # H-F2 has results but no page
+    assert "sections" not in toc["chapters"][3]  # H-F2 has results but no page
     assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten
 
 
@@ -539,3 +539,21 @@ def test_every_term_the_pages_use_is_in_the_glossary():
     assert len(used) >= 10, f"the pages use only {used} of the candidate terms: the test reads the wrong text"
     missing = [t for t in used if t not in terms]
     assert not missing, f"terms the pages use that book/glossary.md does not define: {missing}"
+
+
+def test_the_reproducibility_report_is_computed_from_the_pages(book):
+    """Issue 64, item 6: one page in the manner of a reproducibility report (scope, method and
+    compute, results in a paragraph, what reproduced readily, what was hard, the deviations),
+    every number read from the results files."""
+    bookpages.write_pages(book, toc=book.parent / "_toc.yml")
+    text = (book / "report.md").read_text()
+    for heading in ("## Scope", "## Method and compute", "## Results", "## What reproduced readily",
+                    "## What was hard", "## The deviations that matter most"):
+        assert heading in text, heading
+    records = bookpages.counted(bookpages.rows(catalogue.load_pages(book)))
+    claims = [r for r in records if r.get("claim") and r.get("verdict")]
+    ours = [r for r in claims if r["part"] != "across"]
+    assert f"{len(ours)} of the papers' claims are judged" in text
+    reproduced = sum(r["verdict"] == "reproduced" for r in ours)
+    assert f"*reproduced* ({reproduced} of {len(ours)})" in text
+    assert "report" in (book.parent / "_toc.yml").read_text()

@@ -6,7 +6,8 @@ command line; a test checks both.
 and their parameters cells, read without torch), ``sync`` (parameters cells written from the
 configs), ``changes`` (what changed after a run, shown on its page), ``amendments`` (verdicts from
 before a redesign, shown beside the new ones), ``pages`` (what goes on each executed page),
-``cost`` (the Cost page), ``findings`` (the part beyond the papers at a glance), ``apipage`` (the
+``cost`` (the Cost page), ``findings`` (what the book and the part beyond the papers find, at a
+glance), ``report`` (the reproducibility report), ``apipage`` (the
 API reference page, from the docstrings), ``bookpages`` (scorecard, part pages, table of
 contents), ``runs`` (output folders, run errors, a sweep's table), ``kernels`` (a page's kernel:
 IPC sockets, stopped at once by a signal), ``execution`` (papermill, sweeps, the book build),

@@ -51,8 +51,8 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "scorecard, the Cost page, what changed after a run, and pages computed on a GPU elsewhere.",
      ("book.execution", "book.replication", "book.replicated", "book.notebooks",
       "book.sync", "book.kernels", "book.runs", "book.pages", "book.bookpages",
-      "book.catalogue", "book.changes", "book.amendments", "book.cost", "book.findings", "book.batch", "book.gpu_estimates",
-      "book.transfer", "book.apipage")),
+      "book.catalogue", "book.changes", "book.amendments", "book.cost", "book.findings", "book.report",
+      "book.batch", "book.gpu_estimates", "book.transfer", "book.apipage")),
 )
 
 
