@@ -119,6 +119,21 @@ f2a.penalty_table(table)
 # {glue:text}`random_late_penalty_beyond:.2f` at the last two (the negative control's number).
 
 # %%
+run.figure("judged", f2a.plot_judged(table, models, scale))
+
+# %% [markdown]
+# ```{glue:figure} judged
+# :name: fig-b-f2a-judged
+# :alt: A line plot over the stitch points stem, block1 to block8 and pool of the penalty in points beyond the receiver stitched into itself, for the trained sender and the untrained bottom, each with a shaded 95% band, and the claims' bounds as dashed lines with the failing side shaded.
+#
+# What the claims judge: the penalty beyond the receiver stitched into itself at the same cut,
+# for the trained sender (seed 1 into seed 0) and the untrained bottom, with 95% bands over the
+# test images. Dashed lines are the criteria, each shaded on the side that fails it: the paper's
+# 3 points at every cut for the trained sender (Table 1), and for the untrained bottom at most 5
+# points at the first cut and at least 20 at the last two.
+# ```
+
+# %%
 run.figure("penalty", f2a.plot_penalty(table, models, scale))
 
 # %% [markdown]

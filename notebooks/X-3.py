@@ -112,10 +112,12 @@ run.figure("conclusions", conclusions.plot_conclusions(connect, triangle))
 # %% [markdown]
 # ```{glue:figure} conclusions
 # :name: fig-x3-conclusions
-# :alt: Left, a line plot over the R2222's cuts of the stitching penalty in points for the second seed and for the network into itself, with a grey band from minus 3 to plus 3 points; right, a five by five heat map of the relative accuracy of ResNet-18 seed 1 stitched into seed 0, sender cut on the rows and receiver cut on the columns, each cell annotated.
+# :alt: Left, a line plot over the R2222's cuts of the second seed's stitching penalty in points beyond the network stitched into itself, the self-stitch's own penalty dotted, and a dashed line at 3 points with the area above it shaded; right, a five by five heat map of the relative accuracy of ResNet-18 seed 1 stitched into seed 0, sender cut on the rows and receiver cut on the columns, each cell annotated.
 #
-# Left: stitching penalty (points) of R2222 seed 1 into seed 0 with B-F2A's recipe, and of
-# seed 0 into itself (the control); grey, Bansal et al.'s "up to 3%". Right: accuracy of
+# Left: what the connectivity claim judges, the penalty (points) of R2222 seed 1 into seed 0 with
+# B-F2A's recipe beyond seed 0 stitched into itself at the same cut (dotted: the self-stitch's own
+# penalty, the control); dashed, Bansal et al.'s "up to 3%" as the claim reads it, one-sided, the
+# shaded side failing it. Right: accuracy of
 # ResNet-18 seed 1 stitched into seed 0 with H-F2's recipe, in percent of seed 0's own, sender
 # cut $i$ (rows) into receiver cut $j$ (columns); Hernandez et al.'s triangle is high on and
 # below the diagonal ($j \le i$) and low above it.

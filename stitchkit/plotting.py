@@ -34,6 +34,37 @@ def finish_panels(fig, axes, cuts: Sequence[str], xlabel: str, title: str):
     return fig
 
 
+def judged_per_layer(cuts: Sequence[str], lines: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *,
+                     bounds: Sequence[tuple[str, float, str, Sequence[int] | None]] = (), ylabel: str, title: str = "",
+                     xlabel: str = "stitch point (sender layer = receiver layer)", width: float = 8.0):
+    """The quantity a page's claims judge, per cut: one line per series with its 95% band
+    (``lines``: label -> (value, low, high) arrays over ``cuts``), and each criterion drawn as it
+    reads (``bounds``: (label, threshold, "<=" or ">=", the cut positions it applies to or None
+    for every cut)): a one-sided bound is a line with the side that fails it shaded, never a
+    two-sided band."""
+    x = np.arange(len(cuts))
+    fig, ax = plt.subplots(figsize=(width, 4.2))
+    for (label, (value, low, high)), colour in zip(lines.items(), PALETTE):
+        ax.fill_between(x, low, high, color=colour, alpha=0.2, lw=0)
+        ax.plot(x, value, "o-", color=colour, label=f"{label} (95% band)")
+    top = max([float(np.nanmax(h)) for _, (_, _, h) in lines.items()] + [b[1] for b in bounds] + [1.0])
+    bottom = min([float(np.nanmin(lo)) for _, (_, lo, _) in lines.items()] + [0.0])
+    span = top - bottom
+    ylim = (bottom - 0.05 * span, top + 0.1 * span)
+    for label, threshold, direction, where in bounds:
+        at = np.asarray(list(range(len(cuts))) if where is None else list(where), dtype=float)
+        left, right = at.min() - 0.4, at.max() + 0.4
+        ax.plot([left, right], [threshold, threshold], color=PAPER_COLOUR, ls="--", lw=1.4,
+                label=f"{label} ({direction} {threshold:g})")
+        fails = (threshold, ylim[1]) if direction == "<=" else (ylim[0], threshold)
+        ax.fill_between([left, right], *fails, color=PAPER_COLOUR, alpha=0.08, lw=0)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False, fontsize=9, loc="upper left")
+    return finish_panels(fig, [ax], cuts, xlabel, title)
+
+
 def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float = 5.5,
                       paper: tuple[float, float, str] | None = None):
     """Stitching penalty (percentage points of test accuracy) at every cut, one line per sender,

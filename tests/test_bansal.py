@@ -51,6 +51,29 @@ def test_connectivity_is_judged_beyond_the_self_stitch_and_a_self_stitch_gain_is
     assert numbers["self_stitch_gain"] == pytest.approx(5)
 
 
+def test_b_f2a_plots_what_its_claims_judge_with_bands_and_one_sided_bounds():
+    """Issue 64, item 2: B-F2A plotted the raw penalty, while its verdicts judge the penalty beyond
+    the self-stitch; its first figure now plots that, each series with its 95% band (the claims'
+    bootstrap), and each bound one-sided, the failing side shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    table = pd.DataFrame(_rows(common.SELF, [-5] * 5) + _rows(common.TRAINED, [-1] * 5)
+                         + _rows(common.RANDOM, [-4, 5, 20, 40, 45]))
+    fig = f2a.plot_judged(table, {"width": 8}, "demo")
+    ax = fig.axes[0]
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    trained = lines["trained sender (seed 1) (95% band)"]
+    assert np.allclose(trained.get_ydata(), 4.0)  # -1 raw, beyond a self-stitch at -5: 4 points at every cut
+    assert np.allclose(lines["untrained bottom (95% band)"].get_ydata(), [1, 10, 25, 45, 50])
+    assert len(ax.collections) == 2 + 3  # a band per series, a shaded failing side per bound
+    bound = lines["connected (paper: Table 1) (<= 3)"]
+    assert np.allclose(bound.get_ydata(), 3.0) and "penalty beyond the self-stitch" in ax.get_ylabel()
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("self_pen, passes", [(0, True), (0.5, True), (-3, True), (2, False), (0.95, False)])
 def test_the_positive_control_passes_only_below_its_bound_one_sided(self_pen, passes):
     # 0.95 points lies inside the 1-point bound, but its interval reaches past it: not shown; a gain passes

@@ -22,16 +22,15 @@ from ...results import Control, Criterion, at_most
 from ...scales import param
 from .common import (BEYOND, CONNECTED_MAX_PENALTY, RANDOM, RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF,
                      TRAINED, ConnectivityConfig, beyond_self, connectivity_claims, extend_presets, boot,
-                     estimate_numbers, points, positions, self_stitch_control)
+                     estimate_numbers, points, positions, replicate_networks, replicate_vectors, self_stitch_control)
 from .length import retrain_longer
-from .common import replicate_networks
 
 __all__ = [
     # B-F2A's other architectures and training-length control
     "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "architectures", "architectures_summary", "deciding_cuts",
     "spread", "training_length_control",
     # B-F2A's tables and figures
-    "architectures_table", "penalty_table", "plot_architectures", "plot_penalty",
+    "architectures_table", "penalty_table", "plot_architectures", "plot_judged", "plot_penalty",
 ]
 
 
@@ -203,6 +202,30 @@ def plot_penalty(table: pd.DataFrame, models: dict, scale: str):
     return plotting.penalty_per_layer(
         table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'",
         paper=(0, 100 * CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)"))
+
+
+def plot_judged(table: pd.DataFrame, models: dict, scale: str):
+    """What B-F2A's claims judge, per cut: the trained sender's and the untrained bottom's penalty
+    beyond the receiver stitched into itself, each with its 95% band over the test images (the
+    claims' paired bootstrap), and each criterion drawn one-sided where it reads: the trained
+    sender at most 3 points at every cut (the paper's Table 1), the untrained bottom at most 5 at
+    the first cut and at least 20 at the last two."""
+    t = table.reset_index(drop=True)
+    cuts = list(dict.fromkeys(t[t.sender == TRAINED].cut))
+    p_self = positions(t, SELF, cuts)
+    lines = {}
+    for sender, label in ((TRAINED, "trained sender (seed 1)"), (RANDOM, "untrained bottom")):
+        pos = positions(t, sender, cuts)
+        reps = replicate_vectors(t, lambda x, pos=pos: points(x, pos) - points(x, p_self))
+        low, high = np.percentile(reps[1:], [2.5, 97.5], axis=0)
+        lines[label] = (reps[0], low, high)
+    n = len(cuts)
+    bounds = [("connected (paper: Table 1)", 100 * CONNECTED_MAX_PENALTY, "<=", None),
+              ("untrained bottom low at the first cut", 100 * RANDOM_EARLY_MAX_PENALTY, "<=", [0]),
+              ("untrained bottom high at the last two", 100 * RANDOM_LATE_MIN_PENALTY, ">=", [n - 2, n - 1])]
+    return plotting.judged_per_layer(
+        cuts, lines, bounds=bounds, ylabel="penalty beyond the self-stitch (points)",
+        title=f"What the claims judge: ResNet-18 (width {models['width']}), scale '{scale}'")
 
 
 def architectures_table(models: dict[str, dict], numbers: dict[str, float]) -> pd.DataFrame:
