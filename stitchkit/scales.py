@@ -105,6 +105,23 @@ MIN_TEST_IMAGES = 100  # fewer test images cannot resolve a point of accuracy (a
 MAX_TRAIN_IMAGES = 50_000  # the CIFAR-10 training split (MNIST has 60,000): no fit or batch can take more
 
 
+def derived(cls: type, base: Any, *, drop: tuple[str, ...] = (), **changes: Any) -> Any:
+    """``base`` (a preset) as a preset of ``cls``, a dataclass that takes its fields (a subclass
+    adding fields, or a figure's own config on another's presets), with ``changes``; ``drop``:
+    fields of ``base`` that ``cls`` does not take. The one way a figure derives its presets from
+    another's."""
+    values = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name not in drop}
+    return cls(**{**values, **changes})
+
+
+def derive_presets(cls: type, presets: Mapping[str, Any], per_scale: Mapping[str, Mapping[str, Any]] | None = None,
+                   *, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every scale's preset of ``presets`` as a preset of ``cls`` (:func:`derived`), with that
+    scale's changes in ``per_scale``."""
+    per_scale = per_scale or {}
+    return {scale: derived(cls, cfg, drop=drop, **per_scale.get(scale, {})) for scale, cfg in presets.items()}
+
+
 def param(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
           gt: float | None = None, le: float | None = None, existing_folder: bool = False,
           items: Mapping[str, Any] | None = None, unique: bool = False, nonempty: bool = False,

@@ -212,3 +212,10 @@ def test_no_notebook_types_its_own_run_time():
         assert m, f"{nb.name}: no Prerequisites paragraph"
         assert not re.search(r"\b(minutes?|hours?|seconds)\b", m.group(0).replace("runs in seconds", "")), \
             f"{nb.name}: its prerequisites type a time: {m.group(0)!r}"
+
+
+def test_one_helper_derives_a_figures_presets_from_anothers():
+    """Issue 63, finding 3: the idiom that copies a preset into another config class appeared 8
+    times; stitchkit.scales.derived / derive_presets is the one way now."""
+    offenders = [p.relative_to(ROOT) for p in ROOT.rglob("*.py") if "__dataclass_fields__" in p.read_text()]
+    assert not offenders, f"copy a preset with stitchkit.scales.derived / derive_presets, not by hand: {offenders}"

@@ -23,7 +23,7 @@ from ...noise import Estimate
 from ...probes import probe_accuracy, probe_features
 from ...progress import progress_bar
 from ...results import Control, at_least, more_than
-from ...scales import check_scale, param
+from ...scales import check_scale, derive_presets, derived, param
 from ...similarity import LowRank, pwcca, rank_list
 from ...store import Store
 from .common import ARCH_NAMES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy
@@ -56,17 +56,14 @@ class SpecificityConfig(IdentConfig):
     probe_epochs: int = param(30, "Adam epochs of each linear probe", ge=1)
 
 
-PRESETS_T3 = {scale: SpecificityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
-                                       **({"probe_images": 1000, "probe_epochs": 5} if scale == "smoke" else
-                                          {"probe_images": 5000} if scale == "demo" else {}))
-              for scale, cfg in PRESETS_T1.items()}
+PRESETS_T3 = derive_presets(SpecificityConfig, PRESETS_T1, {"smoke": {"probe_images": 1000, "probe_epochs": 5},
+                                                             "demo": {"probe_images": 5000}})
 # One GPU: J-T1's gpu networks and direct-matching grid (read from its cache), each probe on 20,000 of the
 # 50,000 training images for 15 epochs (1,185 steps; demo: 5,000 for 30, 600 steps). Not all 50,000: the
 # probes see every block of a network at once, and the width-64 ResNet-18's eight blocks on 50,000 images
 # are ~49 GB of float32 activations, held twice while one network's replace the last (~150 GB at the
 # peak, more than the H200's memory); on 20,000, ~60 GB. J-T2 (below) derives its gpu preset from this one.
-PRESETS_T3["gpu"] = SpecificityConfig(**{f: getattr(PRESETS_T1["gpu"], f) for f in IdentConfig.__dataclass_fields__},
-                                      probe_images=20_000, probe_epochs=15)
+PRESETS_T3["gpu"] = derived(SpecificityConfig, PRESETS_T1["gpu"], probe_images=20_000, probe_epochs=15)
 
 
 def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, store=None,
@@ -335,10 +332,8 @@ class SensitivityConfig(SpecificityConfig):
                                       "leaves a pair of networks)", ge=2)
 
 
-PRESETS_T2 = {scale: SensitivityConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
-                                       **({"ranks": 5, "rn_blocks": 2, "sensitivity_networks": 2}
-                                          if scale == "smoke" else {}))
-              for scale, cfg in PRESETS_T3.items()}
+PRESETS_T2 = derive_presets(SensitivityConfig, PRESETS_T3,
+                            {"smoke": {"ranks": 5, "rn_blocks": 2, "sensitivity_networks": 2}})
 
 
 def sensitivity_layers(cfg: SensitivityConfig, arch: str, layers: list[str]) -> list[str]:

@@ -25,7 +25,7 @@ from ...noise import Estimate
 from ...ood import DetectorSpec
 from ...progress import progress_bar
 from ...results import Control, Criterion, at_least, at_most, more_than
-from ...scales import check_scale, param
+from ...scales import check_scale, derive_presets, param
 from ...store import Store
 from ...zoo import ModelSpec
 from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
@@ -88,8 +88,7 @@ _OOD_SCALE = {"smoke": {"detector_width": 4, "detector_blocks": 1, "detector_ima
               "gpu": {"detector_width": 64, "detector_blocks": 12, "detector_images": None, "detector_pretrain": 5.0,
                       "detector_finetune": 10.0},
               "paper": {}}
-PRESETS_OOD = {scale: OODConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, **_OOD_SCALE[scale])
-               for scale, cfg in PRESETS_T1.items()}
+PRESETS_OOD = derive_presets(OODConfig, PRESETS_T1, _OOD_SCALE)
 
 
 def detector_recipe(cfg: OODConfig, arch: str):

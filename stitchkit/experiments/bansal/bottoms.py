@@ -41,7 +41,7 @@ from ...grid import stitch_grid
 from ...grid_spec import Net, StitchRecipe
 from ...hardware import as_device, channels_last_ok
 from ...results import Control
-from ...scales import check_names, param
+from ...scales import check_names, derived, param
 from ...similarity import CKABootstrap
 from ...train import evaluate
 from .common import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
@@ -89,13 +89,9 @@ SMOKE_CUTS = ("stem", "block3", "block5")  # three: early, middle and late need 
 
 def sweep_presets(cls: type, **per_scale: dict) -> dict:
     """B-F2A's presets as presets of ``cls``, with the sweep's cut subsets and ``per_scale`` changes."""
-    out = {}
-    for scale, cfg in PRESETS.items():
-        values = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
-        values.update(cuts={"smoke": SMOKE_CUTS, "demo": DEMO_CUTS, "gpu": DEMO_CUTS}.get(scale),
-                      cka_images=500 if scale == "smoke" else 2000, **per_scale.get(scale, {}))
-        out[scale] = cls(**values)
-    return out
+    return {scale: derived(cls, cfg, cuts={"smoke": SMOKE_CUTS, "demo": DEMO_CUTS, "gpu": DEMO_CUTS}.get(scale),
+                           cka_images=500 if scale == "smoke" else 2000, **per_scale.get(scale, {}))
+            for scale, cfg in PRESETS.items()}
 
 
 def _grams(spec: zoo.ModelSpec, cuts, images, device, store, progress) -> dict[str, torch.Tensor]:

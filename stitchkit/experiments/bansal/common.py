@@ -24,7 +24,7 @@ cannot see an under-trained stitch: that is the length control's job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -37,7 +37,7 @@ from ...datasets import DataSpec
 from ...grid import stitch_grid
 from ...grid_spec import Net, StitchRecipe
 from ...results import Control, at_least, at_most
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, derive_presets, param
 from ...similarity import CKA_METHOD
 from ...train import TrainConfig
 
@@ -165,9 +165,7 @@ def trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: b
 
 def extend_presets(cls: type, smoke: dict) -> dict:
     """B-F2A's presets as presets of ``cls`` (a subclass adding fields), with ``smoke`` changes."""
-    out = {scale: cls(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}) for scale, cfg in PRESETS.items()}
-    out["smoke"] = replace(out["smoke"], **smoke)
-    return out
+    return derive_presets(cls, PRESETS, {"smoke": smoke})
 
 
 def connectivity(cfg: ConnectivityConfig, scale: str, *, device: torch.device | str | None = None,

@@ -54,7 +54,7 @@ from ...grid import stitch_grid
 from ...grid_spec import LONGER, Net
 from ...hardware import as_device, channels_last_ok, compile_wins, to_memory_format
 from ...results import Control, at_least, at_most
-from ...scales import param
+from ...scales import derive_presets, param
 from ...store import Store, config_key
 from ...train import evaluate, train
 from .bottoms import own_correct
@@ -76,15 +76,7 @@ class FreezeConfig(ConnectivityConfig):
                              "3-point bound)", ge=0)
 
 
-def _presets() -> dict:
-    out = {}
-    for scale, cfg in PRESETS.items():
-        values = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
-        out[scale] = FreezeConfig(**values, **({"few_samples": 512} if scale == "smoke" else {}))
-    return out
-
-
-PRESETS_F9 = _presets()
+PRESETS_F9 = derive_presets(FreezeConfig, PRESETS, {"smoke": {"few_samples": 512}})
 
 
 @dataclass(frozen=True)

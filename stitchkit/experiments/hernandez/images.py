@@ -18,7 +18,7 @@ from ...grid import stitch_grid
 from ...grid_spec import LONGER, Net, StitchRecipe
 from ...noise import Estimate
 from ...results import Control, at_most
-from ...scales import param
+from ...scales import derive_presets, param
 from .grid import PRESETS_F2, GridConfig, block_index, display_name
 from .verdicts import NO_IMAGES, self_stitch_control, retrained_longer, self_gain_numbers
 
@@ -36,10 +36,9 @@ class ImagesConfig(GridConfig):
 
 
 # H-F6 stitches the stem and blocks 1..max_layer (the paper's layers 0-5), whatever H-F2's demo cuts.
-PRESETS_F6 = {scale: ImagesConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__ if f != "cut_at"},
-                                  **({"sender_arch": "r1111", "receiver_arch": "r1111", "max_layer": 2,
-                                      "score_images": 200} if scale == "smoke" else {}))
-              for scale, cfg in PRESETS_F2.items()}  # gpu too: offered where the registry lists the figure
+PRESETS_F6 = derive_presets(ImagesConfig, PRESETS_F2,  # gpu too: offered where the registry lists the figure
+                            {"smoke": {"sender_arch": "r1111", "receiver_arch": "r1111", "max_layer": 2,
+                                       "score_images": 200}}, drop=("cut_at",))
 GRANULARITY_MAX_RHO = -0.5  # "images lose granularity with depth": Spearman rho(layer, similarity) at most this
 
 

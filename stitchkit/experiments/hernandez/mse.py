@@ -28,7 +28,7 @@ from ...grid import stitch_grid
 from ...grid_spec import LONGER, Net
 from ...noise import Estimate
 from ...results import Control, Criterion, at_least, at_most
-from ...scales import param
+from ...scales import derive_presets, param
 from .grid import PRESETS_F2, GridConfig, display_name
 from .verdicts import NO_IMAGES, self_stitch_control, self_gain_numbers
 
@@ -44,9 +44,7 @@ class MSEConfig(GridConfig):
 
 
 # H-T2 measures H-F2's stitches (a direct-matching start, then the task), read from its cache.
-PRESETS_T2 = {scale: MSEConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
-                               **({"mse_images": 200} if scale == "smoke" else {}))
-              for scale, cfg in PRESETS_F2.items()}  # gpu too: offered where the registry lists the figure
+PRESETS_T2 = derive_presets(MSEConfig, PRESETS_F2, {"smoke": {"mse_images": 200}})  # gpu too, as the registry offers
 # H-T1 at `smoke` and `demo`: the diagonal (i = j) of H-F2's stitches, as H-T2 reads all of them; the
 # control that V is not the least-squares stitch S (median SV / EV) guards the direct-matching start.
 # `paper`: the paper's vanilla stitch, trained from a random start on the task only. At `demo` that
