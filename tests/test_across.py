@@ -11,7 +11,7 @@ from scipy import stats
 from torch import nn
 
 import stitchkit
-from stitchkit import noise
+from stitchkit import noise, notions
 from stitchkit import similarity as sim
 from stitchkit.experiments import across
 from stitchkit.experiments.bansal import common
@@ -80,7 +80,8 @@ def test_replicate_zero_is_what_compare_gives(images, replicates):
     compare's the minibatch one that bounds its memory (tests/test_minibatch.py)."""
     x, y, fit = images
     a, b, cuts_a, cuts_b, pairs, reps, own = replicates
-    table = stitchkit.compare(a, b, cuts_a, cuts_b, x, y, fit_images=fit).set_index(["layer_a", "layer_b", "measure"])
+    table = stitchkit.compare(a, b, cuts_a, cuts_b, x, y, fit_images=fit, measures=notions.NOTIONS).set_index(
+        ["layer_a", "layer_b", "measure"])
     for p, (la, lb) in enumerate(pairs):
         for m, v in reps.items():
             assert v.shape == (noise.RESAMPLES + 1, len(pairs))
