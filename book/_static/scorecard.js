@@ -1,6 +1,7 @@
 // The scorecard as a tool (issue 64, item 3): filters (paper, verdict, why, amended, networks,
 // scale), a search box over each row's text, and sorting by a column's header. The state is kept
-// in the address (?verdict=...&q=...), so a view can be linked and survives a reload. Rows that do
+// in the address (?verdict=...&q=..., or #verdict=... where a file:// page may not rewrite its query),
+// so a view can be linked and survives a reload. Rows that do
 // not match are hidden, and the count of rows shown is announced. Offline, no library.
 document.addEventListener("DOMContentLoaded", function () {
   var box = document.querySelector(".sk-filters");
@@ -12,7 +13,13 @@ document.addEventListener("DOMContentLoaded", function () {
   var search = box.querySelector("input[data-search]");
   var shown = box.querySelector(".sk-shown");
   var sortKey = "", sortDir = 1;
-  var params = new URLSearchParams(window.location.search);
+  // The view's state: the query string, or (where the browser refuses to rewrite a file:// address's
+  // query, as Chromium may) the fragment, when it holds key=value pairs rather than a section's id.
+  function stateOf() {
+    var hash = window.location.hash.slice(1);
+    return hash.indexOf("=") !== -1 ? hash : window.location.search.slice(1);
+  }
+  var params = new URLSearchParams(stateOf());
   selects.forEach(function (s) {
     var want = params.get(s.getAttribute("data-filter"));
     if (want && Array.prototype.some.call(s.options, function (o) { return o.value === want; })) { s.value = want; }
@@ -25,7 +32,13 @@ document.addEventListener("DOMContentLoaded", function () {
     if (search && search.value.trim()) { p.set("q", search.value.trim()); }
     if (sortKey) { p.set("sort", sortKey); if (sortDir < 0) { p.set("dir", "desc"); } }
     var query = p.toString();
-    window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+    if (query === new URLSearchParams(stateOf()).toString()) { return; }  // nothing to write (and none at load)
+    var hash = window.location.hash.indexOf("=") !== -1 ? "" : window.location.hash;
+    try {
+      window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") + hash);
+    } catch (e) {  // a SecurityError on a file:// page: keep the state in the fragment instead
+      window.location.replace("#" + query);
+    }
   }
   function cellText(tr, key) {
     var index = { paper: 0, page: 1, verdict: 4 }[key];
