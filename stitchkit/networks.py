@@ -144,6 +144,11 @@ def _note(spec: ModelSpec, key: str, metrics: dict) -> None:
     note_network(key, {"model": spec.model, "width": spec.width, "seed": spec.seed, "data": spec.data.dataset,
                        "train_size": spec.data.train_size, "epochs": spec.train.epochs, "steps": spec.train.steps,
                        "trained": bool(spec.train.epochs or spec.train.steps),
+                       # the recipe a reader needs to tell two networks apart (issue 65, item 3): its labels, how
+                       # far through its schedule it stopped, the method, the optimiser and the builder's options
+                       "labels": spec.data.labels, "label_noise": spec.data.label_noise, "stop": spec.train.stop,
+                       "method": spec.method, "optimizer": spec.train.optimizer, "lr": spec.train.lr,
+                       "schedule": spec.train.schedule, "options": {k: v for k, v in spec.options},
                        "accuracy": None if accuracy is None else round(float(accuracy), 4),
                        # how fast it trained, where and in what precision (the run that trained it: a network
                        # read from the cache keeps these); a batch on a GPU reports them per page

@@ -170,7 +170,7 @@ def test_counts_csv_and_json_agree_with_the_claims(book):
 def test_part_pages_toc_and_idempotence(book):
     toc_path = book.parent / "_toc.yml"
     written = bookpages.write_pages(book, toc=toc_path)
-    assert len(written) == 13  # scorecard, summary, csv, json, cost, report, API reference, toc, five part pages
+    assert len(written) == 14  # scorecard, summary, csv, json, cost, report, networks, API reference, toc, five parts
     cost = (book / "cost.md").read_text()
     assert "Not measured yet: run `make bench`." in cost and "the measured column is empty" in cost
     assert "14,144" in cost and "≤ 4 H100-hours" in cost  # the H-F2 paper grid, counted from its preset
@@ -186,16 +186,16 @@ def test_part_pages_toc_and_idempotence(book):
     toc = yaml.safe_load(toc_path.read_text())
     files = [c["file"] for c in toc["chapters"]]
     assert toc["root"] == "book/intro"
-    assert files == ["book/scorecard", "book/report", "book/bansal/index", "book/hernandez/index", "book/smith/index",
+    assert files == ["book/scorecard", "book/report", "book/networks", "book/bansal/index", "book/hernandez/index", "book/smith/index",
                      "book/balogh/index", "book/across/index", "book/cost", "book/glossary", "book/api"]
     across = (book / "across" / "index.md").read_text()
     assert "**What this part asks.**" in across and "beyond the four papers" in across and "| X-1 |" in across
-    assert toc["chapters"][2]["sections"] == [{"file": "book/bansal/B-F2A"}]
+    assert toc["chapters"][3]["sections"] == [{"file": "book/bansal/B-F2A"}]
     # a stopped run's partial notebook is no page: the toc leaves it out (the build excludes it)
     (book / "bansal" / "B-F3A.failed.ipynb").write_text("{}")
     assert catalogue.figure_docs(book, "bansal") == ["B-F2A"]
     (book / "bansal" / "B-F3A.failed.ipynb").unlink()
-    assert "sections" not in toc["chapters"][3]  # H-F2 has results but no page
+    assert "sections" not in toc["chapters"][4]  # H-F2 has results but no page
     assert bookpages.write_pages(book, toc=toc_path) == []  # nothing changed: nothing rewritten
 
 
@@ -557,3 +557,33 @@ def test_the_reproducibility_report_is_computed_from_the_pages(book):
     reproduced = sum(r["verdict"] == "reproduced" for r in ours)
     assert f"*reproduced* ({reproduced} of {len(ours)})" in text
     assert "report" in (book.parent / "_toc.yml").read_text()
+
+
+def test_the_networks_page_lists_every_network_and_the_median_of_the_full_clean_ones():
+    """Issue 65, item 3: every network the verdicts rest on, with its recipe, data and labels, how
+    far through its schedule, its accuracy, time, device and pages; the headline median counts only
+    CIFAR-10 networks on all 50k clean images to the end of their schedule."""
+    from stitchkit.book.catalogue import Page
+    from stitchkit.book.networks_page import full_clean, headline, networks_markdown
+
+    def net(key, acc, **kw):
+        return {"key": key, "model": "preact_resnet18", "width": 16, "seed": 0, "data": "cifar10", "train_size": None,
+                "epochs": 16, "steps": None, "trained": True, "accuracy": acc, "train_seconds": 600.0,
+                "batch_size": 512, "device": "cpu", "precision": "bf16", "labels": "none", "label_noise": 0.0,
+                "stop": 1.0, "method": "supervised", "optimizer": "sgd", "lr": 0.2, "schedule": "warmup_cosine",
+                "options": {}, **kw}
+
+    nets = [net("a", 0.85), net("b", 0.87), net("c", 0.11, labels="random", label_noise=1.0),
+            net("d", 0.70, stop=0.5), net("e", 0.60, train_size=5000), net("f", 0.10, trained=False, epochs=0)]
+    old = {k: v for k, v in net("g", 0.5).items() if k not in ("labels", "stop", "method")}
+    pages = [Page("B-F2A", "bansal/B-F2A", {"id": "B-F2A", "scale": "demo", "provenance": {"networks": nets}}, None),
+             Page("B-F3A", "bansal/B-F3A", {"id": "B-F3A", "scale": "demo", "provenance": {"networks": [nets[0], old]}},
+                  None)]
+    assert [full_clean(n) for n in nets] == [True, True, False, False, False, False] and full_clean(old) is None
+    line = headline(pages)
+    assert "median **86.0%** test accuracy (85.0-87.0%, 2 networks)" in line and "1 CIFAR-10 network" in line
+    text = networks_markdown(pages)
+    assert "100% random labels" in text and "stopped at 50% of its schedule" in text and "5,000 images" in text
+    assert "untrained (a control)" in text and "10.0 min on cpu (bf16)" in text
+    row_a = next(l for l in text.splitlines() if l.startswith("| `a`"))
+    assert "B-F2A" in row_a and "B-F3A" in row_a  # a network several pages share: one row, every page

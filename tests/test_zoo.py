@@ -53,7 +53,9 @@ def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_p
     key = config_key(spec, datasets.fingerprint(spec.data, tmp_path))[:16]
     mine = [n for n in ledger.networks_used() if n["key"] == key]
     assert mine == [{"key": key, "model": "resnet10", "width": 4, "seed": 3, "data": "cifar10", "train_size": None,
-                     "epochs": 1, "steps": None, "trained": True, "accuracy": round(metrics["test"]["accuracy"], 4),
+                     "epochs": 1, "steps": None, "trained": True, "labels": "none", "label_noise": 0.0, "stop": 1.0,
+                     "method": "supervised", "optimizer": "sgd", "lr": spec.train.lr, "schedule": spec.train.schedule,
+                     "options": {}, "accuracy": round(metrics["test"]["accuracy"], 4),
                      "images_per_second": round(metrics["images_per_second"], 1),
                      "train_seconds": round(metrics["train_seconds"], 2), "batch_size": 10, "device": "cpu",
                      "precision": metrics["precision"], "train_flops_per_image": metrics["train_flops_per_image"]}]

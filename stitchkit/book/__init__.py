@@ -7,8 +7,8 @@ and their parameters cells, read without torch), ``sync`` (parameters cells writ
 configs), ``changes`` (what changed after a run, shown on its page), ``amendments`` (verdicts from
 before a redesign, shown beside the new ones), ``pages`` (what goes on each executed page),
 ``cost`` (the Cost page), ``findings`` (what the book and the part beyond the papers find, at a
-glance), ``report`` (the reproducibility report), ``apipage`` (the
-API reference page, from the docstrings), ``bookpages`` (scorecard, part pages, table of
+glance), ``report`` (the reproducibility report), ``networks_page`` (every network the verdicts
+rest on), ``apipage`` (the API reference page, from the docstrings), ``bookpages`` (scorecard, part pages, table of
 contents), ``runs`` (output folders, run errors, a sweep's table), ``kernels`` (a page's kernel:
 IPC sockets, stopped at once by a signal), ``execution`` (papermill, sweeps, the book build),
 ``batch`` (the pages a lent GPU runs: priority, budget, checks before any training), ``transfer``

@@ -52,7 +52,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("book.execution", "book.replication", "book.replicated", "book.notebooks",
       "book.sync", "book.kernels", "book.runs", "book.pages", "book.bookpages",
       "book.catalogue", "book.changes", "book.amendments", "book.cost", "book.findings", "book.report",
-      "book.batch", "book.gpu_estimates", "book.transfer", "book.apipage")),
+      "book.networks_page", "book.batch", "book.gpu_estimates", "book.transfer", "book.apipage")),
 )
 
 

@@ -40,8 +40,8 @@ def scale_gap_line(records: list[dict[str, Any]],
     ours = ("The CIFAR-10 networks behind these verdicts reach " + ", ".join(parts) + " test accuracy"
             if parts else "No page records its networks' accuracy yet")
     return (f"**The networks.** {ours}; the papers' networks are better trained ({stated}; Bansal et al. and "
-            "Balogh & Jelasity state none in their text). A verdict holds for networks like ours, at the scale on "
-            "its badge.")
+            "Balogh & Jelasity state none in their text; the {doc}`networks` page lists each network). A verdict holds "
+            "for networks like ours, at the scale on its badge.")
 
 
 def variance_line(records: list[dict[str, Any]]) -> str:
