@@ -22,6 +22,7 @@ import json
 import re
 import warnings
 from pathlib import Path
+from statistics import median
 from typing import Any, Iterable, Mapping
 
 from .. import paths
@@ -312,7 +313,7 @@ def scale_notes(records: list[dict[str, Any]],
     lines = []
     for s in used:
         by_data, recorded, total = (accuracies or {}).get(s, ({}, 0, 0))
-        parts = [f"{d} {a[0]:.0f}-{a[-1]:.0f}% (median {a[len(a) // 2]:.0f}%, {len(a)} networks)"
+        parts = [f"{d} {a[0]:.0f}-{a[-1]:.0f}% (median {median(a):.0f}%, {len(a)} networks)"
                  for d, a in sorted(by_data.items()) if a]
         measured = (f" Its trained networks' test accuracy: {'; '.join(parts)}; recorded by {recorded} of its "
                     f"{total} pages.") if parts else ""

@@ -12,6 +12,7 @@ interval, all read from the results files: nothing in it is written by hand.
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any, Mapping
 
 
@@ -19,11 +20,6 @@ from ..papers import PAPER_BY_PART, PAPERS, Paper
 from ..results import badge_label
 from . import amendments
 from .pages import escape, link, table, zoo_grid, zoo_of
-
-
-def _median(values: list[float]) -> float:
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 def scale_gap_line(records: list[dict[str, Any]],
@@ -35,7 +31,7 @@ def scale_gap_line(records: list[dict[str, Any]],
     for s in used:
         acc = (accuracies.get(s) or ({}, 0, 0))[0].get("CIFAR-10") or []
         if acc:
-            parts.append(f"at `{s}` a median {_median(acc):.0f}% ({min(acc):.0f}-{max(acc):.0f}%, {len(acc)} networks)")
+            parts.append(f"at `{s}` a median {median(acc):.0f}% ({min(acc):.0f}-{max(acc):.0f}%, {len(acc)} networks)")
     stated = "; ".join(f"{p.name}: {p.network_accuracy}" for p in PAPERS if p.network_accuracy)
     ours = ("The CIFAR-10 networks behind these verdicts reach " + ", ".join(parts) + " test accuracy"
             if parts else "No page records its networks' accuracy yet")

@@ -10,6 +10,7 @@ the landing page and the scorecard quote.
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 from ..papers import paper_of
@@ -40,11 +41,6 @@ def full_clean(record: dict[str, Any]) -> bool | None:
         and float(record.get("stop") or 1.0) >= 1.0
 
 
-def _median(values: list[float]) -> float:
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-
-
 def headline(pages: list[Page]) -> str:
     """The median accuracy line: over the networks known to be trained on all 50k clean CIFAR-10
     images to the end of their schedule, and how many records cannot say yet."""
@@ -54,7 +50,7 @@ def headline(pages: list[Page]) -> str:
     unknown = sum(full_clean(r["record"]) is None for r in rows)
     if known:
         text = (f"The CIFAR-10 networks trained on all 50,000 clean images to the end of their schedule reach a median "
-                f"**{_median(known):.1f}%** test accuracy ({min(known):.1f}-{max(known):.1f}%, {len(known)} networks).")
+                f"**{median(known):.1f}%** test accuracy ({min(known):.1f}-{max(known):.1f}%, {len(known)} networks).")
     else:
         text = "No record yet says which networks were trained on all 50,000 clean CIFAR-10 images to the end."
     if unknown:
