@@ -262,7 +262,7 @@ def _scorecard_row(r: Mapping[str, Any]) -> str:
     judged = judged_text(r, html=True)
     if judged:
         details.append(f"<b>judged</b> {judged}")
-    details.append(f"<b>networks</b> {_h(r.get('networks') or '')}; <b>criterion</b> "
+    details.append(f"<b>networks</b> {_h(r.get('networks') or '')}; <b>amendment</b> "
                    f"{_h(r.get('amended') or '')}" + (f" (verdict before the amendment: "
                                                       f"{_h(r['verdict_before_amendment'])})"
                                                       if r.get("verdict_before_amendment") else ""))
