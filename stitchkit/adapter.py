@@ -40,7 +40,7 @@ from torch import nn
 
 from .grid_spec import StitchRecipe
 from .splits import stratified_subset
-from .stitching import Stitch, TensorBatches, init_dm, make_stitch
+from .stitching import Stitch, TensorBatches, hold_bn_statistics, init_dm, make_stitch
 from .train import TrainConfig, train
 
 
@@ -265,7 +265,7 @@ def compare_recipe(**changes: Any) -> StitchRecipe:
     if unknown:
         raise ValueError(f"unknown stitch recipe field(s) {', '.join(map(repr, unknown))}; valid: "
                          f"{', '.join(sorted(recipe_fields | train_fields))}")
-    train_changes = {k: v for k, v in changes.items() if k in train_fields and k not in recipe_fields}
+    train_changes = {k: v for k, v in changes.items() if k in train_fields}
     own = {k: v for k, v in changes.items() if k in recipe_fields}
     return check_recipe(replace(COMPARE_RECIPE, train=replace(COMPARE_RECIPE.train, **train_changes), **own))
 
@@ -307,9 +307,7 @@ class HookedStitch(nn.Module):
         with ``stitch_bn="frozen"`` its BatchNorm statistics stay where direct matching set them."""
         super().train(mode)
         if self.stitch_bn == "frozen":
-            for m in self.stitch.modules():
-                if isinstance(m, nn.modules.batchnorm._BatchNorm):
-                    m.eval()
+            hold_bn_statistics(self.stitch)
         return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -165,9 +165,7 @@ class StitchedModel(nn.Module):
             self.sender.eval()
             self.receiver.eval()
         if self.stitch_bn == "frozen":
-            for m in self.stitch.modules():
-                if isinstance(m, _BN):
-                    m.eval()
+            hold_bn_statistics(self.stitch)
         return self
 
     def bottom(self, x: torch.Tensor) -> torch.Tensor:
@@ -181,6 +179,14 @@ class StitchedModel(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.top(self.bottom(x))
+
+
+def hold_bn_statistics(stitch: nn.Module) -> None:
+    """Put ``stitch``'s BatchNorm layers in eval mode, so their statistics stay where
+    initialisation (direct matching) set them while the rest trains (``stitch_bn="frozen"``)."""
+    for m in stitch.modules():
+        if isinstance(m, _BN):
+            m.eval()
 
 
 def stitch_models(sender: CutModel, cut_i: str, receiver: CutModel, cut_j: str, *, kind: str = "bn_conv_bn",

@@ -16,17 +16,23 @@ from statistics import median
 from typing import Any, Mapping
 
 
+from ..figures import SCALES
 from ..papers import PAPER_BY_PART, PAPERS, Paper
 from ..results import badge_label
 from . import amendments
 from .pages import escape, link, table, zoo_grid, zoo_of
 
 
+def judged_claims(records: list[dict[str, Any]], part: str | None = None) -> list[dict[str, Any]]:
+    """The records that are a judged claim (a claim with a verdict), of one part where given."""
+    return [r for r in records if r.get("claim") and r.get("verdict") and (part is None or r["part"] == part)]
+
+
 def scale_gap_line(records: list[dict[str, Any]],
                    accuracies: Mapping[str, tuple[dict[str, list[float]], int, int]]) -> str:
     """The trust line on the networks: at each scale the verdicts ran at, the median (and range)
     test accuracy of its CIFAR-10 networks, beside what the papers state of theirs."""
-    used = [s for s in ("smoke", "demo", "gpu", "paper") if any(r.get("scale") == s for r in records)]
+    used = [s for s in SCALES if any(r.get("scale") == s for r in records)]
     parts = []
     for s in used:
         acc = (accuracies.get(s) or ({}, 0, 0))[0].get("CIFAR-10") or []
@@ -43,7 +49,7 @@ def scale_gap_line(records: list[dict[str, Any]],
 def variance_line(records: list[dict[str, Any]]) -> str:
     """The trust line on the intervals: how many decided and inconclusive verdicts' intervals carry
     the network-to-network variance (several networks trained from other seeds)."""
-    claims = [r for r in records if r.get("claim") and r.get("verdict")]
+    claims = judged_claims(records)
     several = sum(int(r.get("n_seeds") or 1) > 1 for r in claims)
     return (f"**The intervals.** {several} of the {len(claims)} verdicts' intervals carry the network-to-network "
             "variance (networks trained from several seeds); the others carry the test images' noise on one set of "
@@ -53,7 +59,7 @@ def variance_line(records: list[dict[str, Any]]) -> str:
 def amended_line(records: list[dict[str, Any]]) -> str:
     """The trust line on the criteria: how many verdicts were judged again under an amendment made
     after runs had been seen (:mod:`stitchkit.book.amendments`), and how many it changed."""
-    claims = [r for r in records if r.get("claim") and r.get("verdict")]
+    claims = judged_claims(records)
     again = [r for r in claims if amendments.before(r["id"], r.get("claim_key", ""), r.get("scale", ""))]
     moved = sum(bool(r.get("verdict_before_amendment")) for r in claims)
     dates = ", ".join(sorted(amendments.AMENDMENTS))
