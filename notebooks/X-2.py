@@ -38,7 +38,10 @@
 # `stitchkit.experiments.across_identify` before the page's first run (a criterion changed after a run is listed, dated, under *Changes after a run*):
 #
 # 1. *Every notion identifies every layer within its network*: the lowest of the five
-#    intra-network percentages is 100%.
+#    intra-network percentages is at least 90%, J-T1's bar, on its interval (was 100% until the
+#    amendment of 2026-12-02: with the exact bound of a count at its limit, below, 100% could
+#    never pass; a perfect notion is told from 90% from 36 layers on, so on a zoo's 5-10 layers
+#    this claim is within noise, and says so).
 # 2. *Between networks, linear CKA and DM (struct.) identify most corresponding layers*: both
 #    percentages at least 75% (theirs: 96.11% and 92.50%; 75% allows two of nine layers missed).
 # 3. *Between networks, PWCCA and Procrustes struggle while linear CKA performs very well*:
@@ -64,7 +67,9 @@
 # two is paired); a percentage over $L$ layers moves in steps of $100/L$. The two networks of a
 # zoo are fixed: where J-T1 averages over several networks, each zoo here has one pair, so
 # network-to-network variance is not in the intervals. A percentage that no resample moves
-# (every layer identified, or none, on every resample) is exact, and its record says why.
+# (every layer identified, or none, on every resample) carries the exact binomial
+# (Clopper-Pearson) 95% interval of its count of layers, around the reason no resample moves it:
+# 8 of 8 layers is compatible with a rate of 63%.
 #
 # **Prerequisites.** CIFAR-10 and MNIST in the data root. Its times, as run and from an empty cache,
 # are measured and given in the rerun box above.

@@ -489,6 +489,13 @@ CHANGES: tuple[Change, ...] = (
            "the ResNet pages' negative control was redesigned the same day (a referee review: the untrained sender "
            "tests the opposite of the paper's thesis on Correlated data); the VGG19 page follows", "dc2e4dc",
            "2026-12-02"),
+    Change(("X-2",), "amendment of 2026-12-02 (J-T1's, applied to X-2): a percentage at its limit (every layer "
+           "identified, or none) carries the exact binomial (Clopper-Pearson) 95% interval of its count of layers, "
+           "and the within-network claim is judged against J-T1's 90% bar (was 100%); a perfect notion is told "
+           "from the bar from 36 layers on, so on a zoo's 5-10 layers the claim is within noise and says so",
+           "J-T1's amendment of the same day (a referee review: n of n cases judged exact at its limit); under "
+           "that bound a bar of 100% could never pass, however well a notion identified its layers",
+           "f3db9cd", "2026-12-02"),
     Change(("B-F3A",), "amendment of 2026-12-02: first_half carries a plateau premise: each weak bottom trained "
            "again for plateau_longer (2) times its epochs gains at most 3 points of test accuracy on its own task, "
            "on the interval over the test images; failed, it gates only a first_half found to hold",
