@@ -48,5 +48,24 @@ def gating_failures(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
             and gates(c.get("kind", ""), claim.get("kind", ""), claim.get("holds"))]
 
 
-__all__ = ["CAN_BIAS", "GUARANTEE", "NOT_GATING", "gates", "gating_failures"]
+#: why a verdict is what it is (:func:`why_kind`), for the pages, the scorecard and the report
+WHY_KINDS = ("decided", "within noise", "failed control", "failed premise", "not measured", "not assessed")
 
+
+def why_kind(verdict: str, failed: list[Mapping[str, Any]], holds: bool | None) -> str:
+    """Why a claim's verdict is what it is, in one of :data:`WHY_KINDS`: decided on its interval,
+    or inconclusive because a control that could bias it failed, a premise failed, or the
+    interval straddles the threshold (the first that applies, in that order)."""
+    if verdict in ("reproduced", "not reproduced"):
+        return "decided"
+    if verdict != "inconclusive at this scale":
+        return "not assessed"
+    kinds = {k.get("kind") for k in failed}
+    if kinds & {"positive", "negative", "training length", None}:  # None: recorded before controls had kinds
+        return "failed control"
+    if failed:
+        return "failed premise"
+    return "within noise" if holds is None else "not measured"
+
+
+__all__ = ["CAN_BIAS", "GUARANTEE", "NOT_GATING", "WHY_KINDS", "gates", "gating_failures", "why_kind"]

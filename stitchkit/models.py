@@ -297,17 +297,35 @@ class _MaxFlatten(nn.Module):
         return torch.amax(x, dim=(2, 3))
 
 
+class _ScaledLinear(nn.Linear):
+    """A linear layer whose output is multiplied by a constant (Page's ``Mul(0.125)``)."""
+
+    def __init__(self, c_in: int, c_out: int, scale: float) -> None:
+        super().__init__(c_in, c_out)
+        self.scale = float(scale)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) * self.scale
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, scale={self.scale}"
+
+
 @register_model("myrtle")
-def myrtle(width: int = 64, num_classes: int = 10, in_channels: int = 3) -> CutModel:
+def myrtle(width: int = 64, num_classes: int = 10, in_channels: int = 3, logit_scale: float = 1.0) -> CutModel:
     """The Myrtle CNN (Page 2018, as in Bansal et al.): Conv-BN-ReLU of ``width`` channels, then
     three Conv-BN-ReLU-MaxPool layers of 2, 4, 8 times ``width``, a global max pool and a linear
-    layer. Cuts: layer1 ... layer4, pool."""
+    layer. Cuts: layer1 ... layer4, pool. ``logit_scale``: Page's network multiplies the logits
+    by 0.125 (``Mul(0.125)``), which its learning rate of 0.4 assumes; 1 leaves them as they are."""
+    if not logit_scale > 0:
+        raise ValueError(f"logit_scale must be positive, got {logit_scale!r}")
     widths = [width, 2 * width, 4 * width, 8 * width]
     pieces, c = [], in_channels
     for k, w in enumerate(widths):
         pieces.append((f"layer{k + 1}", _ConvBNReLU(c, w, pool=k > 0)))
         c = w
-    return CutModel([*pieces, ("pool", _MaxFlatten())], nn.Linear(c, num_classes))
+    head = nn.Linear(c, num_classes) if logit_scale == 1.0 else _ScaledLinear(c, num_classes, logit_scale)
+    return CutModel([*pieces, ("pool", _MaxFlatten())], head)
 
 
 @register_model("resnet10")

@@ -245,8 +245,11 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     # a list item per claim: the badge and the claim, then ours beside the paper's value, then why
     # a verdict is inconclusive (only where it is)
     assert f":class: {GLANCE_CLASS}\n- {{bdg-success}}`reproduced · demo` t\n\n  **ours** o · **paper** p\n- " in box
-    assert "{bdg-warning}`inconclusive · demo` u\n\n  **ours** r · **paper** q\n\n  *why:* within noise" in box
-    assert box.count("*why:*") == 1
+    # an inconclusive verdict names its kind of reason beside the claim; the reason in full, and
+    # what moved a verdict, fold under the box (issue 64: a compact table, then the figure)
+    assert "{bdg-warning}`inconclusive · demo` u · *within noise*\n\n  **ours** r · **paper** q\n" in box
+    assert box.count("*why:*") == 1 and box.index(f":::{{dropdown}} {pages.GLANCE_WHY}") < box.index("*why:* within")
+    assert "`reproduced · demo` t\n\n  *why" not in box  # a claim with nothing to say has no entry there
     # a run at another scale kept beside the page: its verdict and value under each claim's own
     demo = {"scale": "demo", "claims": [{"key": "k2", "verdict": "reproduced", "scale": "demo", "ours": "d"}]}
     gpu = {**res, "scale": "gpu", "claims": [{**c, "key": f"k{n}", "scale": "gpu"} for n, c in enumerate(res["claims"], 1)]}
@@ -587,3 +590,37 @@ def test_the_networks_page_lists_every_network_and_the_median_of_the_full_clean_
     assert "untrained (a control)" in text and "10.0 min on cpu (bf16)" in text
     row_a = next(l for l in text.splitlines() if l.startswith("| `a`"))
     assert "B-F2A" in row_a and "B-F3A" in row_a  # a network several pages share: one row, every page
+
+
+def test_the_main_figure_moves_under_the_verdicts_and_its_section_links_to_it():
+    """Issue 64: a page's first figure follows the boxes that open it; where it stood, a line links
+    to it; a second pass changes nothing; a page without a figure is left as it is."""
+    import nbformat
+
+    from stitchkit.book.pages import GLANCE_START, MAIN_FIGURE_TAG, figure_first
+
+    fig = "```{glue:figure} penalty\n:name: fig-x-penalty\n:alt: Lines.\n\nCaption, with `code`.\n```"
+    second = "```{glue:figure} other\n:name: fig-x-other\n\nAnother.\n```"
+    cells = [nbformat.v4.new_markdown_cell("# X-0 · A page"),
+             nbformat.v4.new_markdown_cell(GLANCE_START + " (scale demo)\n:class: tip\n- a claim\n:::"),
+             nbformat.v4.new_markdown_cell("**Paper.** Someone (2024).\n\n**Overview.** Words."),
+             nbformat.v4.new_code_cell("run.figure('penalty', fig)"),
+             nbformat.v4.new_markdown_cell("## Penalty per layer\n\nThe penalty below.\n\n" + fig + "\n\nAfter it."),
+             nbformat.v4.new_markdown_cell(second)]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    assert figure_first(nb) is True
+    assert nb.cells[2].source == fig and nb.cells[2].metadata["tags"] == [MAIN_FIGURE_TAG]
+    assert nb.cells[3].source.startswith("**Paper.**")
+    section = nb.cells[5].source
+    assert "{glue:figure}" not in section and "{ref}`the figure <fig-x-penalty>`" in section
+    assert section.startswith("## Penalty per layer") and section.endswith("After it.")
+    assert nb.cells[6].source == second  # only the first figure moves
+    before = [c.source for c in nb.cells]
+    assert figure_first(nb) is False and [c.source for c in nb.cells] == before
+    # the boxes re-rendered above an old order: the figure goes back under them
+    nb.cells.insert(1, nb.cells.pop(2))
+    assert figure_first(nb) is True and MAIN_FIGURE_TAG in nb.cells[2].metadata["tags"]
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
+                                            nbformat.v4.new_markdown_cell(GLANCE_START + " (scale demo)\n:::"),
+                                            nbformat.v4.new_markdown_cell("A table page.")])
+    assert figure_first(plain) is False

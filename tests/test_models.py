@@ -96,3 +96,23 @@ def test_cut_shapes_are_computed_once_per_input_shape():
     assert m.cut_shapes((3, 32, 32))["block1"] == (4, 32, 32)
     assert m.shape_at("block8", (3, 64, 64)) == (32, 8, 8)
     assert len(m.__dict__["_shape_cache"]) == 2
+
+
+def test_myrtles_logit_scale_multiplies_the_logits_and_keeps_the_cuts():
+    """Page's Myrtle CNN multiplies its logits by 0.125 (``logit_scale``); the same weights give
+    the unscaled logits times that constant, and the cuts are the same."""
+    import pytest
+    import torch
+
+    from stitchkit.models import build_model
+
+    torch.manual_seed(0)
+    plain = build_model("myrtle", width=4)
+    scaled = build_model("myrtle", width=4, logit_scale=0.125)
+    scaled.load_state_dict(plain.state_dict())
+    x = torch.randn(2, 3, 32, 32)
+    plain.eval(), scaled.eval()
+    assert torch.allclose(scaled(x), 0.125 * plain(x), atol=1e-6)
+    assert plain.cuts == scaled.cuts
+    with pytest.raises(ValueError, match="logit_scale"):
+        build_model("myrtle", width=4, logit_scale=0.0)

@@ -40,7 +40,7 @@ from .findings import findings_markdown, found_markdown
 from .pages import escape, link, link_pages, table
 from ..results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
 from ..results import badge_label as results_badge_label
-from ..gating import gating_failures
+from ..gating import WHY_KINDS, gating_failures, why_kind
 from ..results import why_failed
 from ..scales import SCALE_MEANING
 
@@ -127,25 +127,6 @@ def rows(pages: Iterable[Page]) -> list[dict[str, Any]]:
                             "networks": "one set" if seeds <= 1 else f"{seeds} networks",
                             "cause": cause_text(c, failed, seeds)})
     return out
-
-
-WHY_KINDS = ("decided", "within noise", "failed control", "failed premise", "not measured", "not assessed")
-
-
-def why_kind(verdict: str, failed: list[Mapping[str, Any]], holds: bool | None) -> str:
-    """Why a claim's verdict is what it is, in one of :data:`WHY_KINDS`: decided on its interval,
-    or inconclusive because a control that could bias it failed, a premise failed, or the
-    interval straddles the threshold (the first that applies, in that order)."""
-    if verdict in ("reproduced", "not reproduced"):
-        return "decided"
-    if verdict != "inconclusive at this scale":
-        return "not assessed"
-    kinds = {k.get("kind") for k in failed}
-    if kinds & {"positive", "negative", "training length", None}:  # None: recorded before controls had kinds
-        return "failed control"
-    if failed:
-        return "failed premise"
-    return "within noise" if holds is None else "not measured"
 
 
 def cause_text(claim: Mapping[str, Any], failed: list[Mapping[str, Any]], seeds: int) -> str:

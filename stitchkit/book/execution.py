@@ -41,7 +41,7 @@ from ..fileio import atomic_write_json, atomic_write_text
 from ..staleness import behind_reason, same_results
 from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
 from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
-from .pages import page_boxes, put_under_title, tidy_page
+from .pages import figure_first, page_boxes, put_under_title, tidy_page
 from ..figure_files import FIGURES_ENV
 from ..results import RESULTS_ENV
 from ..cluster import DaskSchedulerError, connect
@@ -178,6 +178,7 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
     tidy_page(executed)
     figure_files.link_figure_files(executed, out_notebook.stem, results.get("figures") or {})
     put_under_title(executed, page_boxes(results))
+    figure_first(executed)
     # the figure files, the page and its results, one after the other (the page links the files)
     figure_files.replace_folder(running_figures, figure_files.figures_folder(out_notebook))
     atomic_write_text(out_notebook, nbformat.writes(executed))

@@ -22,7 +22,7 @@ from .catalogue import Page, empty_cache_seconds, minutes, smoke_times, visible
 from ..papers import PAPER_BY_PART, ZOOS
 from ..fileio import atomic_write_text
 from ..staleness import behind_reason
-from ..gating import gating_failures
+from ..gating import gating_failures, why_kind
 from ..results import badge_label, claims_html, why_failed
 from ..figures import config_class, scales_of
 from ..scales import ParameterValueError, validate
@@ -259,39 +259,55 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
                   "(pt: points). The criteria, the paper each hypothesis comes from, and why a verdict is "
                   "inconclusive are under *Claims* below; a verdict that moved when this run replaced "
                   "an earlier one names the earlier verdict (see *Run provenance*).\n:::")
-    items = []
+    items, notes = [], []
     for c in claims:
         badge = VERDICT_BADGES.get(c["verdict"], "secondary")
         failed = gating_failures(c)
         why = "; ".join(why_failed(k) for k in failed) if failed else (c.get("reason") or "")
         label = badge_label(c["verdict"], c.get("scale") or results["scale"]).replace("`", "")
-        item = (f"- {{bdg-{badge}}}`{label}` {_cell(c['text'])}\n\n"
-                f"  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
+        kind = why_kind(c["verdict"], failed, c.get("holds"))
+        head = f"{{bdg-{badge}}}`{label}` {_cell(c['text'])}"
+        items.append(head + (f" · *{kind}*" if kind in WHY_SHOWN else "")
+                     + f"\n\n  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
+        note = []  # why, and what moved the verdict: folded under the box (GLANCE_WHY)
         if why:
-            item += f"\n\n  *why:* {_cell(why)}"
+            note.append(f"*why:* {_cell(why)}")
         prior = amendments.changed(results.get("id", ""), c, c.get("scale") or results["scale"])
         if prior is not None:  # a verdict an amendment changed: the earlier one beside it
             p_label = badge_label(prior["verdict"], c.get("scale") or results["scale"]).replace("`", "")
-            item += (f"\n\n  *before the amendment of {prior['date']}:* "
-                     f"{{bdg-{VERDICT_BADGES.get(prior['verdict'], 'secondary')}}}`{p_label}` "
-                     f"{_cell(amendments.describe(prior))} (see *Changes after a run*)")
+            note.append(f"*before the amendment of {prior['date']}:* "
+                        f"{{bdg-{VERDICT_BADGES.get(prior['verdict'], 'secondary')}}}`{p_label}` "
+                        f"{_cell(amendments.describe(prior))} (see *Changes after a run*)")
         was = previous.get("claims", {}).get(c.get("key"))
         if was is not None:  # a re-run moved this verdict: the run it replaced beside it
             w_label = badge_label(was["verdict"], c.get("scale") or results["scale"]).replace("`", "")
-            item += (f"\n\n  *in the run this one replaced ({str(previous.get('date') or '?')[:10]}):* "
-                     f"{{bdg-{VERDICT_BADGES.get(was['verdict'], 'secondary')}}}`{w_label}` {_cell(was['ours'])} "
-                     "(see *Run provenance*)")
+            note.append(f"*in the run this one replaced ({str(previous.get('date') or '?')[:10]}):* "
+                        f"{{bdg-{VERDICT_BADGES.get(was['verdict'], 'secondary')}}}`{w_label}` {_cell(was['ours'])} "
+                        "(see *Run provenance*)")
         for other in beside:
             o = next((x for x in other.get("claims", []) if x.get("key") == c.get("key")), None)
             if o is not None:
                 o_label = badge_label(o["verdict"], o.get("scale") or other.get("scale", "")).replace("`", "")
-                item += (f"\n\n  *also at {other.get('scale', '?')}:* "
-                         f"{{bdg-{VERDICT_BADGES.get(o['verdict'], 'secondary')}}}`{o_label}` {_cell(o['ours'])}")
-        items.append(item)
-    return (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
-            + "\n".join(items)
-            + "\n\nEach verdict follows from its criterion (see *Claims* below); a criterion changed after a run is "
-              "listed, dated, under *Changes after a run*.\n:::")
+                note.append(f"*also at {other.get('scale', '?')}:* "
+                            f"{{bdg-{VERDICT_BADGES.get(o['verdict'], 'secondary')}}}`{o_label}` {_cell(o['ours'])}")
+        if note:
+            notes.append(f"- {head}\n\n" + "\n\n".join(f"  {n}" for n in note))
+    box = (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
+           + "\n".join(f"- {i}" for i in items)
+           + "\n\nEach verdict follows from its criterion (see *Claims* below); a criterion changed after a run is "
+             "listed, dated, under *Changes after a run*.\n:::")
+    if not notes:
+        return box
+    return (box + f"\n\n:::{{dropdown}} {GLANCE_WHY}\n:class-container: sk-glance-why\n" + "\n".join(notes)
+            + "\n:::")
+
+
+# The verdicts at a glance stay compact, so that the page's main figure follows within two screens
+# (issue 64): an inconclusive verdict names its kind of reason beside its claim (WHY_SHOWN), and
+# the reasons in full, with what moved a verdict (an amendment, a re-run, a run at another scale),
+# fold into one click under the box.
+WHY_SHOWN = ("within noise", "failed control", "failed premise", "not measured")
+GLANCE_WHY = "Why each verdict is what it is, and what moved it"
 
 
 def _precision(p: Mapping[str, Any]) -> str:
@@ -524,6 +540,56 @@ def refresh_boxes(nb, results: Mapping[str, Any], beside: list[Mapping[str, Any]
             return
 
 
+# The tag of the cell that holds a page's main figure, moved under the boxes that open the page
+# (:func:`figure_first`).
+MAIN_FIGURE_TAG = "sk-main-figure"
+_GLUE_FIGURE = re.compile(r"^(`{3,}|:{3,})\{glue:figure\}[ \t]+\S+.*$", re.M)
+
+
+def _is_boxes(cell) -> bool:
+    return cell.cell_type == "markdown" and (cell.source.startswith(GLANCE_START) or
+                                             cell.source.startswith(":::{note}\nThe figures and text below are"))
+
+
+def figure_first(nb) -> bool:
+    """Move a page's main figure, the first ``{glue:figure}`` below the boxes that open it, into
+    its own cell directly under those boxes (issue 64: the figure within the first two screens,
+    after the verdicts it supports). Where it stood, a line links to it, so that its section still
+    points at its evidence. The figure's data stays where it was computed (myst-nb reads a page's
+    glued outputs before rendering any cell). Idempotent; True if the page changed. A page without
+    a figure, or without the boxes, is left as it is."""
+    import nbformat
+
+    at = next((i for i, c in enumerate(nb.cells) if _is_boxes(c)), None)
+    if at is None:
+        return False
+    moved = next((i for i, c in enumerate(nb.cells) if MAIN_FIGURE_TAG in c.metadata.get("tags", [])), None)
+    if moved is not None:
+        if moved == at + 1:
+            return False
+        fig = nb.cells.pop(moved)
+        nb.cells.insert(next(i for i, c in enumerate(nb.cells) if _is_boxes(c)) + 1, fig)
+        return True
+    for cell in nb.cells[at + 1:]:
+        m = _GLUE_FIGURE.search(cell.source) if cell.cell_type == "markdown" else None
+        if m is None:
+            continue
+        fence = m.group(1)
+        close = re.compile(rf"^{re.escape(fence)}[ \t]*$", re.M).search(cell.source, m.end())
+        if close is None:
+            return False  # not a block this function can read: leave the page as it is
+        block = cell.source[m.start():close.end()]
+        name = re.search(r"^:name:[ \t]+(\S+)", block, re.M)
+        pointer = ("*This section's figure is the page's first, under its verdicts"
+                   + (f": {{ref}}`the figure <{name.group(1)}>`" if name else "") + ".*")
+        cell.source = (cell.source[:m.start()] + pointer + cell.source[close.end():]).strip("\n")
+        fig = nbformat.v4.new_markdown_cell(block)
+        fig.metadata["tags"] = [MAIN_FIGURE_TAG]
+        nb.cells.insert(at + 1, fig)
+        return True
+    return False
+
+
 def refresh_claims(nb, results: Mapping[str, Any]) -> None:
     """Re-render the output of the page's claims cell (tagged by :func:`tag_claims_table`) from
     its results file (:func:`stitchkit.results.claims_html`), so that pages executed before a
@@ -604,6 +670,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
             beside = [json.loads(f.read_text()) for f in sorted(path.parent.glob(f"{path.stem}.*.results.json"))]
             refresh_boxes(nb, results, beside, counted_beside(results, beside, paths.NOTEBOOKS_DIR / f"{path.stem}.py"))
             refresh_claims(nb, results)
+        figure_first(nb)
         changes.insert_into(nb, path.stem, str(results.get("provenance", {}).get("date") or "")[:10])
         insert_replication(nb, path.stem, results, Path(book_dir))
         if tagged or [c.source for c in nb.cells] != before or [c.get("outputs") for c in nb.cells] != outputs:
@@ -612,7 +679,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
     return changed
 
 
-__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "REPLICATION_TAG", "insert_replication", "replication_section", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLANCE_WHY", "MAIN_FIGURE_TAG", "figure_first", "REPLICATION_TAG", "insert_replication", "replication_section", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
            "link_pages", "link_terms", "page_boxes", "provenance_banner", "put_under_title",
            "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
            "zoo_grid", "zoo_of"]
