@@ -168,6 +168,11 @@ CANDIDATES: dict[str, Candidate] = {
         "Bansal's Myrtle CNN", 0.90,
         ModelSpec("myrtle", 32, CIFAR, "cifar", 0, _page(12), options=(("logit_scale", 0.125),)),
         "Page's logits times 0.125; without it the same reached 83.7%"),
+    "balogh-vit-d128x4-e10": Candidate(
+        "Balogh's ViT (dim 128, depth 4)", 0.60,
+        ModelSpec("vit_ti", 128, CIFAR, "none", 0, _adam(10, lr=1e-3), options=(("depth", 4), ("heads", 2))),
+        "dim 64, depth 6 for 16 epochs reached 62.3% in 24.9 min: on 2 cores a step of so small a ViT is bound by "
+        "its elementwise work, so fewer, wider blocks may use the bf16 rate better"),
 }
 
 

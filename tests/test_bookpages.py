@@ -214,7 +214,7 @@ def test_rerun_box_commands(book, monkeypatch):
     assert "--scale gpu\n" in pages.rerun_box({**res, "id": "H-F2"})
     assert "\n.venv/bin/stitchkit sweep B-F2A --scale demo -p width 16 32\n" in box
     # the page's own scale quotes its measured times; the others say they are not timed
-    assert "measured 11.6 min for this page on cpu" in box.split("--scale smoke")[1].split("--scale demo")[0]
+    assert "measured 11.6 min as run on cpu" in box.split("--scale smoke")[1].split("--scale demo")[0]
     assert "not timed for this page yet" in box.split("--scale smoke")[0]
     # ... and smoke quotes benchmarks/smoke_times.py's measure where there is one
     monkeypatch.setattr(pages, "smoke_times", lambda: {"B-F2A": {"seconds": 42.0, "device": "cpu (2 cores)",
@@ -267,7 +267,7 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     assert nb.cells[1].source == page_boxes(res) and nb.cells[1].source.startswith(box)  # re-rendered
     pages.refresh_boxes(nb, res)
     assert nb.cells[1].source == page_boxes(res)  # idempotent
-    assert "# demo: 2 CPU cores; measured 5 s for this page on cpu" in nb.cells[1].source  # a measured time
+    assert "# demo: 2 CPU cores; measured 5 s as run on cpu" in nb.cells[1].source  # a measured time
     assert "# smoke: tiny networks; assesses no claim; not timed for this page yet" in nb.cells[1].source
     # the claims table's cell is tagged (tag_sk-claims on the page), once
     from stitchkit.book.pages import CLAIMS_TAG, tag_claims_table

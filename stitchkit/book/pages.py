@@ -351,22 +351,38 @@ def previous_run_text(results: Mapping[str, Any]) -> str:
     return out + "\n\n"
 
 
+def page_times(results: Mapping[str, Any], *, device: bool = True) -> str:
+    """A page's one time figure, in two labelled parts, the same in its provenance and its rerun
+    box (issue 64): the run's wall time as run (reading from the cache whatever earlier runs had
+    computed), and the estimate from an empty cache (:func:`stitchkit.book.catalogue.
+    empty_cache_seconds`: the run less what it computed, plus the recorded compute time of every
+    cached piece it used; "at least" where a piece recorded none). ``device``: name the machine
+    (the provenance names it apart)."""
+    prov = results.get("provenance") or {}
+    wall = prov.get("wall_seconds")
+    if wall is None:
+        return "not recorded"
+    out = f"measured {minutes(wall)} as run" + (f" on {prov.get('device') or 'an unrecorded device'}" if device else "")
+    cache = prov.get("cache")
+    if not isinstance(cache, dict):
+        return out + " (the run kept no record of its cache: no estimate from an empty cache)"
+    cold, missing = empty_cache_seconds([Page(results.get("id", ""), "", results, None)])
+    return out + f", {'at least' if missing else 'about'} {minutes(cold)} from an empty cache"
+
+
 def provenance_banner(results: Mapping[str, Any]) -> str:
     """The admonition shown under every page title."""
     p = results["provenance"]
     commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
-    wall = p.get("wall_seconds")
-    wall_s = f"{wall / 60:.1f} min" if wall and wall >= 60 else f"{wall:.0f} s" if wall is not None else "unknown"
     first = p.get("first_run") or {}
-    if first.get("wall_seconds") is not None:  # a re-run from the cache that reproduced the page bit for bit
-        wall_s += (f" (from the cache; first computed in {minutes(first['wall_seconds'])} at commit "
-                   f"`{str(first.get('commit') or 'unknown')[:10]}` on {str(first.get('date') or '?')[:10]}, "
-                   "and reproduced bit for bit)")
+    again = (f" · a re-run from the cache that reproduced the run of {str(first.get('date') or '?')[:10]} at commit "
+             f"`{str(first.get('commit') or 'unknown')[:10]}` bit for bit" if first.get("wall_seconds") is not None
+             else "")
     behind = behind_reason(results, paths.NOTEBOOKS_DIR / f"{results['id']}.py")
     return ("```{admonition} Run provenance\n:class: note\n"
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
             f"**precision** {_precision(p)} · "
-            f"**wall time** {wall_s} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
+            f"**time** {page_times(results, device=False)}{again} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
             + previous_run_text(results)
             + (f"**Behind the code**: {behind}; `make rerun` re-runs it.\n\n" if behind else "")
             + f"Rerun: `stitchkit run {results['id']} --scale {results['scale']}`. "
@@ -436,10 +452,7 @@ def rerun_box(results: Mapping[str, Any]) -> str:
     where = {"smoke": "tiny networks; assesses no claim", "demo": "2 CPU cores",
              "gpu": "one GPU (`stitchkit pages ID --scale gpu --pack F` packs it for `stitchkit import-pages F`)",
              "paper": "the paper's settings, on a GPU cluster"}
-    prov = results.get("provenance", {})
-    cold, missing = empty_cache_seconds([Page(fid, "", results, None)])
-    measured = (f"measured {minutes(prov.get('wall_seconds'))} for this page on {prov.get('device') or 'unknown'}, "
-                f"{'at least ' if missing else ''}{minutes(cold)} from an empty cache")
+    measured = page_times(results)
     smoke = smoke_times().get(fid)
     timed = {scale: measured}
     if smoke and scale != "smoke":  # benchmarks/smoke_times.py: every page from an empty cache
@@ -680,6 +693,6 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
 
 
 __all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLANCE_WHY", "MAIN_FIGURE_TAG", "figure_first", "REPLICATION_TAG", "insert_replication", "replication_section", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
-           "link_pages", "link_terms", "page_boxes", "provenance_banner", "put_under_title",
+           "link_pages", "link_terms", "page_boxes", "page_times", "provenance_banner", "put_under_title",
            "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
            "zoo_grid", "zoo_of"]
