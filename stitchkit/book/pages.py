@@ -354,10 +354,10 @@ def previous_run_text(results: Mapping[str, Any]) -> str:
 def page_times(results: Mapping[str, Any], *, device: bool = True) -> str:
     """A page's one time figure, in two labelled parts, the same in its provenance and its rerun
     box (issue 64): the run's wall time as run (reading from the cache whatever earlier runs had
-    computed), and the estimate from an empty cache (:func:`stitchkit.book.catalogue.
-    empty_cache_seconds`: the run less what it computed, plus the recorded compute time of every
-    cached piece it used; "at least" where a piece recorded none). ``device``: name the machine
-    (the provenance names it apart)."""
+    computed), and the estimate from an empty cache
+    (:func:`stitchkit.book.catalogue.empty_cache_seconds`: the run less what it computed, plus the
+    recorded compute time of every cached piece it used; "at least" where a piece recorded none).
+    ``device``: name the machine (the provenance names it apart)."""
     prov = results.get("provenance") or {}
     wall = prov.get("wall_seconds")
     if wall is None:
