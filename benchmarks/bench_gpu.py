@@ -95,8 +95,8 @@ def _runs(quick: bool):
     cfg = grid.PRESETS_F2["paper"]
     if quick:
         cfg = replace(cfg, stitch_train_size=5000, test_size=1000)
-    s = Net("R1111", cfg.model("paper", "r1111", trained=False))
-    r = Net("R2222", cfg.model("paper", "r2222", trained=False))
+    s = Net("R1111", cfg.model("r1111", trained=False))
+    r = Net("R2222", cfg.model("r2222", trained=False))
     pairs = [(i, j) for j in cfg.cuts(r.spec) for i in cfg.cuts(s.spec)]
     yield ("H-F2", lambda e: (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {e:g} epoch(s) x "
                               f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}"),
@@ -104,7 +104,7 @@ def _runs(quick: bool):
     t1 = common.PRESETS_T1["paper"]
     if quick:
         t1 = replace(t1, tlm_train_size=5000, test_size=1000)
-    nets = replace(t1, networks=2, model_epochs=0).nets("paper", "resnet18")
+    nets = replace(t1, networks=2, model_epochs=0).nets("resnet18")
     layers = t1.layers(nets[0])
     pairs = [(i, j) for j in layers[::2] for i in layers]
     yield ("J-T1 ResNet-18",

@@ -37,8 +37,8 @@ from stitchkit.train import TrainConfig
 def run(cut: str = "block4", receivers: int = 3, epochs: float = 2, images: int = 4000, test_size: int = 2000,
         dm_images: int = 1000) -> list[dict]:
     device = default_device()
-    sender = Net("sender", zoo.bansal_resnet18("smoke", 1))
-    recvs = [Net(f"receiver{s}", zoo.bansal_resnet18("smoke", s)) for s in [0, 2, 3, 4, 5][:receivers]]
+    sender = Net("sender", zoo.bansal_resnet18(zoo.BANSAL_RESNET18["smoke"], 1))
+    recvs = [Net(f"receiver{s}", zoo.bansal_resnet18(zoo.BANSAL_RESNET18["smoke"], s)) for s in [0, 2, 3, 4, 5][:receivers]]
     for net in [sender, *recvs]:
         net.load(device, Store(), None, progress=False)
     train_cfg = TrainConfig(epochs=epochs, batch_size=32, optimizer="adam", lr=1e-3, weight_decay=0.0,
@@ -127,8 +127,8 @@ def dask_scaling(cut: str = "block4", receivers: int = 4, epochs: float = 1, ima
 
     import distributed
 
-    sender = Net("sender", zoo.bansal_resnet18("smoke", 1))
-    recvs = [Net(f"receiver{s}", zoo.bansal_resnet18("smoke", s)) for s in [0, 2, 3, 4, 5][:receivers]]
+    sender = Net("sender", zoo.bansal_resnet18(zoo.BANSAL_RESNET18["smoke"], 1))
+    recvs = [Net(f"receiver{s}", zoo.bansal_resnet18(zoo.BANSAL_RESNET18["smoke"], s)) for s in [0, 2, 3, 4, 5][:receivers]]
     for net in [sender, *recvs]:
         net.load(torch.device("cpu"), Store(), None, progress=False)
     data = DataSpec("cifar10")

@@ -50,7 +50,7 @@ def main() -> None:
     t0 = time.perf_counter()
     nets, acc = {}, {}
     for arch in ("r1111", "r2222"):
-        nets[arch] = Net(display_name(arch), cfg.model(args.scale, arch))
+        nets[arch] = Net(display_name(arch), cfg.model(arch))
         nets[arch].model, m = zoo.load_or_train(nets[arch].spec, device=device, progress=False)
         acc[arch] = m["test"]["accuracy"]
     out = {"figure": "H-F2", "scale": args.scale, "device": device_name(device),

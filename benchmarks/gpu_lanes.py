@@ -39,7 +39,7 @@ def child(epochs: float, scale: str, start_at: float) -> None:
     from stitchkit.hardware import default_device
     from stitchkit.store import Store
 
-    spec = PRESETS[scale].model(scale, "Digit", 0)
+    spec = PRESETS[scale].model("Digit", 0)
     spec = replace(spec, train=replace(spec.train, epochs=epochs))
     device = default_device()
     train_split(spec.data), fingerprint(spec.data)

@@ -50,7 +50,7 @@ def main() -> None:
                           "train_images": len(split.images)}), flush=True)
     nets = {}
     for name in ("Digit", "Correlated"):
-        spec = cfg.model(args.scale, name, 0)
+        spec = cfg.model(name, 0)
         spec = replace(spec, train=replace(spec.train, epochs=spec.train.epochs * args.fraction))
         t0 = time.perf_counter()
         model, metrics = zoo.load_or_train(spec, device=device, store=store, progress=False)

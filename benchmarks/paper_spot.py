@@ -49,7 +49,7 @@ def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str 
         cfg = replace(cfg, stitch_init=stitch_init)
     nets, accuracy, train_s = {}, {}, {}
     for a in cfg.archs:
-        net = Net(display_name(a), cfg.model("paper", a))
+        net = Net(display_name(a), cfg.model(a))
         t1 = time.perf_counter()
         net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
         nets[a], accuracy[net.name], train_s[net.name] = net, m["test"]["accuracy"], time.perf_counter() - t1
@@ -94,9 +94,9 @@ def hernandez_t1(out: Path, commit: str, stitch_lr: float | None = None, stem: s
         cfg = replace(cfg, stitch_lr=stitch_lr)
     if stitch_init is not None:
         cfg = replace(cfg, stitch_init=stitch_init)
-    table, accuracy = all_pairs(cfg, scale, device=device, progress=False, diagonal=True)
+    table, accuracy = all_pairs(cfg, device=device, progress=False, diagonal=True)
     print(f"networks {accuracy}; {len(table)} stitches in {time.perf_counter() - t0:.0f} s", flush=True)
-    per, stats = mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images, device=device,
+    per, stats = mse_stats(table, cfg, diagonal=True, n_images=cfg.mse_images, device=device,
                            progress=False)
     numbers, claims = mse_summary(per, stats, table, "corresponding layers, i = j")
     judged = [{"key": c.key, "text": c.text, "criterion": c.criterion.text, "holds": bool(c.criterion.holds),

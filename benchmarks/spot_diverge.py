@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     device = default_device()
     cfg = PRESETS_F2[args.scale]
-    net = Net("R1111", cfg.model(args.scale, "r1111"))
+    net = Net("R1111", cfg.model("r1111"))
     cuts = cfg.cuts(net.spec) if args.cuts == "all" else [args.cut]
     t0 = time.perf_counter()
     net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)

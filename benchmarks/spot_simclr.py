@@ -37,7 +37,7 @@ def main() -> None:
     device = default_device()
     cfg = replace(PRESETS_F6["demo"], width=args.width)
     t0 = time.perf_counter()
-    sup_spec = cfg.variant("demo", cfg.seeds[0])
+    sup_spec = cfg.variant(cfg.seeds[0])
     _, m = zoo.load_or_train(sup_spec, device=device, progress=False)
     result = {"figure": "B-F6", "what": "SimCLR linear-probe accuracy against SimCLR epochs at the demo's width",
               "supervised": {"seed": cfg.seeds[0], "width": sup_spec.width, "accuracy": m["test"]["accuracy"]},
@@ -45,7 +45,7 @@ def main() -> None:
               "torch": torch.__version__, "commit": args.commit}
     print(f"supervised (seed {cfg.seeds[0]}): {100 * m['test']['accuracy']:.2f}%", flush=True)
     for epochs in args.epochs:
-        spec = zoo.bansal_simclr("demo", cfg.seeds[1], width=cfg.width, epochs=epochs, final_bn=cfg.final_bn)
+        spec = zoo.bansal_simclr(cfg.simclr, cfg.seeds[1], width=cfg.width, epochs=epochs, final_bn=cfg.final_bn)
         t1 = time.perf_counter()
         _, m = zoo.load_or_train(spec, device=device, progress=False)
         seconds = time.perf_counter() - t1

@@ -53,8 +53,8 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
@@ -66,6 +66,8 @@ stitch_batch = None  # images per stitch step (paper 128)
 dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
+seed_networks = None  # receivers, and senders, of the seed-variance component; None: all three of each
+seed_cuts = None  # cuts of the seed-variance component; None: every cut
 other_archs = None  # architectures beside the base ResNet-18, one panel each: resnet18_x0.5, resnet18_x2, resnet164, myrtle, vit
 arch_cuts = None  # cuts per other architecture, spread from first to last; None: every cut
 
@@ -89,7 +91,7 @@ run, cfg = open_page("B-F2A", globals())
 # fine-tuning, in points.
 
 # %%
-table, models = common.connectivity(cfg, scale)
+table, models = common.connectivity(cfg)
 numbers, claims = common.connectivity_summary(table, models)
 run.record(numbers, [])  # the claims after the training-length control below
 f2a.penalty_table(table)
@@ -119,7 +121,7 @@ f2a.penalty_table(table)
 # {glue:text}`random_late_penalty_beyond:.2f` at the last two (the negative control's number).
 
 # %%
-run.figure("judged", f2a.plot_judged(table, models, scale))
+run.figure("judged", f2a.plot_judged(table, models))
 
 # %% [markdown]
 # ```{glue:figure} judged
@@ -134,7 +136,7 @@ run.figure("judged", f2a.plot_judged(table, models, scale))
 # ```
 
 # %%
-run.figure("penalty", f2a.plot_penalty(table, models, scale))
+run.figure("penalty", f2a.plot_penalty(table, models))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -162,13 +164,13 @@ run.figure("penalty", f2a.plot_penalty(table, models, scale))
 # control. The untrained bottom at every cut is shown for the base ResNet-18 only.
 
 # %%
-arch_table, arch_models = f2a.architectures(cfg, scale)
+arch_table, arch_models = f2a.architectures(cfg)
 arch_numbers, arch_claims = f2a.architectures_summary(arch_table, arch_models)
 run.record(arch_numbers, [])
 f2a.architectures_table(arch_models, arch_numbers)
 
 # %%
-run.figure("architectures", f2a.plot_architectures(table, models, arch_table, arch_models, scale))
+run.figure("architectures", f2a.plot_architectures(table, models, arch_table, arch_models))
 
 # %% [markdown]
 # ```{glue:figure} architectures
@@ -199,8 +201,8 @@ run.figure("architectures", f2a.plot_architectures(table, models, arch_table, ar
 # in points:
 
 # %%
-longer = f2a.training_length_control(cfg, scale, (table, claims), (arch_table, arch_claims))
-seed_numbers, claims = seeds.with_seeds("B-F2A", cfg, scale, claims)
+longer = f2a.training_length_control(cfg, (table, claims), (arch_table, arch_claims))
+seed_numbers, claims = seeds.with_seeds("B-F2A", cfg, claims)
 run.record(seed_numbers, claims + arch_claims)
 length.length_table(longer, claims + arch_claims)
 
@@ -220,7 +222,7 @@ length.length_table(longer, claims + arch_claims)
 # sender), in points:
 
 # %%
-seeds.component_table(seeds.seed_component(cfg, scale))
+seeds.component_table(seeds.seed_component(cfg))
 
 # %% [markdown]
 # ## Claims

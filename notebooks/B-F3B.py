@@ -48,8 +48,8 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
@@ -61,6 +61,8 @@ stitch_batch = None  # images per stitch step (paper 128)
 dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
+seed_networks = None  # receivers, and senders, of the seed-variance component; None: all three of each
+seed_cuts = None  # cuts of the seed-variance component; None: every cut
 cuts = None  # cuts to stitch at (e.g. ['stem', 'block3']); None: every cut
 cka_images = None  # test images for the per-layer CKA between bottom and top
 snapshots = None  # the bottoms: fractions of the run (paper: epochs 40 and 160 of 160)
@@ -82,7 +84,7 @@ run, cfg = open_page("B-F3B", globals())
 # linear CKA between bottom and top at that cut.
 
 # %%
-table, accuracy = f2c_f3ab.epochs(cfg, scale)
+table, accuracy = f2c_f3ab.epochs(cfg)
 numbers, claims = f2c_f3ab.epochs_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
 bottoms.accuracy_table(accuracy)
@@ -94,7 +96,7 @@ bottoms.per_cut(table, "penalty")
 bottoms.per_cut(table, "cka")
 
 # %%
-run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=bottoms.title(cfg, scale)))
+run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=bottoms.title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -107,7 +109,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=
 # ```
 
 # %%
-run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.title(cfg, scale)))
+run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} cka
@@ -136,9 +138,9 @@ run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.
 # after a run".) One row per check, in points:
 
 # %%
-longer = bottoms.training_length_control(cfg, scale, table, claims)
+longer = bottoms.training_length_control(cfg, table, claims)
 # the recipe's network-to-network variance (measured once, shared with the other pages through the cache)
-seed_numbers, claims = seeds.with_seeds("B-F3B", cfg, scale, claims)
+seed_numbers, claims = seeds.with_seeds("B-F3B", cfg, claims)
 run.record(seed_numbers, claims)
 longer.round(2)
 

@@ -41,8 +41,8 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
@@ -54,6 +54,8 @@ stitch_batch = None  # images per stitch step (paper 128)
 dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
+seed_networks = None  # receivers, and senders, of the seed-variance component; None: all three of each
+seed_cuts = None  # cuts of the seed-variance component; None: every cut
 kernel_sizes = None  # stitch conv kernel sizes (paper 1, 3, 5, 7, 9)
 cuts = None  # cuts to stitch at (maps only, not 'pool'); None: every map cut
 kernel_lr = None  # the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) or over_k2 (stitch_lr / k^2)
@@ -73,7 +75,7 @@ run, cfg = open_page("B-F4", globals())
 # the trained sender.
 
 # %%
-table, models = f4_f5.kernel_sizes(cfg, scale)
+table, models = f4_f5.kernel_sizes(cfg)
 numbers, claims = f4_f5.kernel_sizes_summary(table)
 run.record(numbers, [])
 trained = table[table.sender == common.TRAINED]
@@ -127,7 +129,7 @@ run.figure("kernel", plotting.penalty_per_layer(
 # already inconclusive got no check: see "Changes after a run".) In points:
 
 # %%
-longer = f4_f5.kernel_length_control(cfg, scale, table, claims)
+longer = f4_f5.kernel_length_control(cfg, table, claims)
 run.record({}, claims)
 longer.round(2)
 

@@ -49,8 +49,8 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
@@ -62,6 +62,8 @@ stitch_batch = None  # images per stitch step (paper 128)
 dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
+seed_networks = None  # receivers, and senders, of the seed-variance component; None: all three of each
+seed_cuts = None  # cuts of the seed-variance component; None: every cut
 cka_images = None  # test images for the per-layer CKA
 
 # %%
@@ -80,11 +82,11 @@ run, cfg = open_page("B-F5", globals())
 # same cut.
 
 # %%
-table, models = f4_f5.random_vs_trained(cfg, scale)
+table, models = f4_f5.random_vs_trained(cfg)
 numbers, claims = f4_f5.random_vs_trained_summary(table, models)
 # B-F2A's training-length control for the stitching claim (the random bottom's first cut and the
 # receiver's self-stitch there retrained at 4x, the claim re-judged; see B-F2A)
-longer = f2a.training_length_control(cfg, scale, (table, claims))
+longer = f2a.training_length_control(cfg, (table, claims))
 run.record(numbers, claims)
 view = table[table.sender != common.SELF].assign(penalty=lambda t: (100 * t.penalty).round(2),
                                                  cka=lambda t: t.cka.round(3))

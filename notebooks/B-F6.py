@@ -46,8 +46,8 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
@@ -59,9 +59,11 @@ stitch_batch = None  # images per stitch step (paper 128)
 dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
+seed_networks = None  # receivers, and senders, of the seed-variance component; None: all three of each
+seed_cuts = None  # cuts of the seed-variance component; None: every cut
 cuts = None  # cuts to stitch at (e.g. ['stem', 'block3']); None: every cut
 cka_images = None  # test images for the per-layer CKA between bottom and top
-simclr_epochs = None  # SimCLR pre-training epochs; None: the zoo's recipe at this scale
+simclr_epochs = None  # SimCLR pre-training epochs; None: the recipe's
 
 # %%
 from stitchkit import plotting
@@ -79,7 +81,7 @@ run, cfg = open_page("B-F6", globals())
 # linear CKA between bottom and top at that cut.
 
 # %%
-table, accuracy = f3c_f6.simclr_vs_e2e(cfg, scale)
+table, accuracy = f3c_f6.simclr_vs_e2e(cfg)
 numbers, claims = f3c_f6.simclr_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
 bottoms.accuracy_table(accuracy)
@@ -91,7 +93,7 @@ bottoms.per_cut(table, "penalty")
 bottoms.per_cut(table, "cka")
 
 # %%
-run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=bottoms.title(cfg, scale)))
+run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=bottoms.title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} penalty
@@ -104,7 +106,7 @@ run.figure("penalty", plotting.penalty_panels(table, control=common.SELF, title=
 # ```
 
 # %%
-run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.title(cfg, scale),
+run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.title(cfg),
                                       paper=f3c_f6.PAPER_SIMCLR_CKA))
 
 # %% [markdown]
@@ -129,9 +131,9 @@ run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.
 # a run".) One row per direction and bottom, in points:
 
 # %%
-longer = bottoms.training_length_control(cfg, scale, table, claims)
+longer = bottoms.training_length_control(cfg, table, claims)
 # the recipe's network-to-network variance (measured once, shared with the other pages through the cache)
-seed_numbers, claims = seeds.with_seeds("B-F6", cfg, scale, claims)
+seed_numbers, claims = seeds.with_seeds("B-F6", cfg, claims)
 run.record(seed_numbers, claims)
 length.length_table(longer, claims)
 

@@ -32,13 +32,14 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 samples_pair = None  # training images of the two networks compared (paper 5k vs 25k; seed 1, as B-F2C's bottoms)
 width_pair = None  # widths compared (paper x0.25 vs x2; seed 0, as B-F3C)
 length_pair = None  # snapshots compared, as fractions of one run (paper epoch 80 vs 160; seed 0, as B-F3B)
 cka_images = None  # test images for the per-layer CKA
+test_size = None  # test images of each network's own accuracy (the premises; B-F2C's grid's images); None: all 10k
 
 # %%
 from stitchkit import plotting
@@ -54,16 +55,16 @@ run, cfg = open_page("B-F7", globals())
 # Linear CKA on {glue:text}`cka_images_used` test images (float64, Gram form), at every cut.
 
 # %%
-table = f7.more_cka(cfg, scale)
+table = f7.more_cka(cfg)
 numbers, claims = f7.more_cka_summary(table, cfg)
-component = seeds.cka_seed_component(cfg, scale, cfg.cka_images)
+component = seeds.cka_seed_component(cfg, cfg.cka_images)
 claims = seeds.widen(claims, component, seeds.CKA_SEED_CLAIMS, bounds=(0.0, 1.0))
 run.record({**numbers, "cka_seed_sd": component.sd, "cka_seed_k": component.k}, claims)
 table.assign(cka=table.cka.round(3)).pivot(index="cut", columns="pair", values="cka").loc[list(dict.fromkeys(table.cut))]
 
 # %%
 pairs = list(dict.fromkeys(table.pair))  # samples, width, length: the order of more_cka
-run.figure("cka", plotting.cka_lines(table, title=bottoms.title(cfg, scale), paper={
+run.figure("cka", plotting.cka_lines(table, title=bottoms.title(cfg), paper={
     pairs[0]: (0, f7.CKA_SAMPLES_NEAR_ZERO, "paper: can go as low as 0 (samples)"),
     pairs[1]: (*f7.CKA_WIDTH_RANGE, "paper: 0.7-0.9 (widths)")}))
 

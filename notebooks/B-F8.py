@@ -45,7 +45,7 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+model_epochs = None  # passes over the training set per model; None: the recipe's
 cuts = None  # cuts after which the bottom is kept (None: the end of the first two stages and the middle of the last)
 finetune_epochs = None  # epochs of fine-tuning the layers after the cut (None: the network's own training length)
 finetune_longer = None  # the fine-tuning length control's factor: finetune_blind re-judged with both bottoms fine-tuned this many times longer at every cut
@@ -72,7 +72,7 @@ run, cfg = open_page("B-F8", globals())
 # stitched), and the accuracy after fine-tuning every layer above the cut.
 
 # %%
-table, accuracy = f8.finetune_vs_stitch(cfg, scale)
+table, accuracy = f8.finetune_vs_stitch(cfg)
 numbers, claims = f8.finetune_summary(table, accuracy)
 run.record(numbers, [])  # the claims after the training-length control below
 table.drop(columns=["correct", "receiver_correct", "finetuned_correct"]) \
@@ -81,7 +81,7 @@ table.drop(columns=["correct", "receiver_correct", "finetuned_correct"]) \
                      "top accuracy": "top network (%)"}).set_index(["bottom", "cut"])
 
 # %%
-run.figure("finetune", f8.plot_finetune(table, f8.title(scale)))
+run.figure("finetune", f8.plot_finetune(table, f8.title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} finetune
@@ -113,7 +113,7 @@ run.figure("finetune", f8.plot_finetune(table, f8.title(scale)))
 # penalty over the cuts per bottom, in points, and mean fine-tuned accuracy, in %:
 
 # %%
-longer = f8.training_length_control(cfg, scale, table, accuracy, claims)
+longer = f8.training_length_control(cfg, table, accuracy, claims)
 run.record({}, claims)
 longer.round(2)
 

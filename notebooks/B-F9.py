@@ -58,8 +58,8 @@
 
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
-width = None  # base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model; None: the zoo's recipe
+width = None  # base width k of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model; None: the recipe's
 final_bn = None  # BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (ignored when stitch_steps is set)
@@ -71,6 +71,8 @@ stitch_batch = None  # images per stitch step (paper 128)
 dm_images = None  # training images of the direct-matching fit
 frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code quirk)
 test_size = None  # test images for every accuracy; None: all 10k
+seed_networks = None  # receivers, and senders, of the seed-variance component; None: all three of each
+seed_cuts = None  # cuts of the seed-variance component; None: every cut
 few_samples = None  # training images of the few-sample network (paper 5k)
 threshold = None  # penalty (points) up to which a cut counts as 'close to 0' (B-F2A's 3-point bound)
 
@@ -89,7 +91,7 @@ run, cfg = open_page("B-F9", globals())
 # pieces, and each network's test accuracy.
 
 # %%
-table, frozen, metrics = f9.freeze_training(cfg, scale)
+table, frozen, metrics = f9.freeze_training(cfg)
 numbers, claims = f9.freeze_summary(table, frozen, metrics, cfg)
 run.record(numbers, [])  # the claim after the training-length control below
 f9.choice_table(table, frozen)
@@ -106,7 +108,7 @@ f9.accuracy_table(metrics)
 # {glue:text}`self_stitch_gain:.2f` points.
 
 # %%
-run.figure("freeze", f9.plot_freeze(table, frozen, metrics, cfg, title=title(cfg, scale)))
+run.figure("freeze", f9.plot_freeze(table, frozen, metrics, cfg, title=title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} freeze
@@ -134,7 +136,7 @@ run.figure("freeze", f9.plot_freeze(table, frozen, metrics, cfg, title=title(cfg
 # full network):
 
 # %%
-longer = f9.training_length_control(cfg, scale, table, frozen, metrics, claims)
+longer = f9.training_length_control(cfg, table, frozen, metrics, claims)
 run.record({}, claims)
 longer.round(2)
 

@@ -50,8 +50,8 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
-width = None  # base width (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 40); None: the zoo's
+width = None  # base width (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 40); None: the recipe's
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (paper 4)
 stitch_train_size = None  # training images per stitch; None: all 50k
@@ -79,8 +79,8 @@ run, cfg = open_page("H-F4", globals())
 # ($j > i$), and outside the corner $i, j \le 1$.
 
 # %%
-table, accuracy = grid.all_pairs(cfg, scale)
-longer = verdicts.longer_sample(table, cfg, scale)
+table, accuracy = grid.all_pairs(cfg)
+longer = verdicts.longer_sample(table, cfg)
 numbers, claims = verdicts.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
 grid.accuracy_table(accuracy)
@@ -89,7 +89,7 @@ grid.accuracy_table(accuracy)
 grid.triangle_table(table)
 
 # %%
-run.figure("grids", grid.plot_grids(table, title=grid.title(cfg, scale), counts=cfg.layer_name))
+run.figure("grids", grid.plot_grids(table, title=grid.title(cfg), counts=cfg.layer_name))
 
 # %% [markdown]
 # ```{glue:figure} grids

@@ -47,8 +47,8 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
-width = None  # base width (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 40); None: the zoo's
+width = None  # base width (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 40); None: the recipe's
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (paper 4)
 stitch_train_size = None  # training images per stitch; None: all 50k
@@ -60,6 +60,9 @@ test_size = None  # test images for every accuracy; None: all 10k
 self_pairs = None  # architectures also stitched into themselves (the convergence control is their diagonal); None: every one of archs
 cut_every = None  # stitch at the stem and every k-th block (and the last); 1: every block
 cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
+similarity_epochs = None  # epochs of SGD on the MSE per similarity-trained stitch (paper 30)
+similarity_lr = None  # SGD learning rate of the similarity-trained stitch; None: stitch_lr
+similarity_warmup = None  # fraction of the similarity-trained stitch's steps spent in linear warmup; None: warmup
 
 # %%
 from stitchkit.experiments.hernandez import grid, similarity
@@ -77,16 +80,16 @@ run, cfg = open_page("H-F5", globals())
 # the similarity-trained stitch approaches).
 
 # %%
-table, accuracy = grid.all_pairs(cfg, scale)
-sim = similarity.similarity_stitches(table, cfg, scale)
-longer = similarity.similarity_longer(table, sim, cfg, scale)
+table, accuracy = grid.all_pairs(cfg)
+sim = similarity.similarity_stitches(table, cfg)
+longer = similarity.similarity_longer(table, sim, cfg)
 numbers, claims = similarity.similarity_summary(table, sim, longer)
-run.record({**numbers, "similarity_epochs": similarity.SIMILARITY_EPOCHS[scale]}, claims)
+run.record({**numbers, "similarity_epochs": cfg.similarity_epochs}, claims)
 similarity.similarity_table(table, sim)
 
 # %%
 cells = table.merge(sim[["sender", "receiver", "i", "j", "sim_accuracy"]], on=["sender", "receiver", "i", "j"])
-run.figure("similarity", grid.plot_grids(cells, value="sim_accuracy", title=grid.title(cfg, scale),
+run.figure("similarity", grid.plot_grids(cells, value="sim_accuracy", title=grid.title(cfg),
                                          counts=cfg.layer_name, label="test accuracy, similarity-trained stitch (%)"))
 
 # %% [markdown]

@@ -44,8 +44,8 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
-width = None  # base width (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 40); None: the zoo's
+width = None  # base width (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 40); None: the recipe's
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (paper 4)
 stitch_train_size = None  # training images per stitch; None: all 50k
@@ -77,15 +77,15 @@ run, cfg = open_page("H-F6", globals())
 # correlation with the originals (1: the same image up to brightness and contrast).
 
 # %%
-table, generated, original, corr = images.generate(cfg, scale)
-longer = images.images_longer(table, cfg, scale)
-self_table = images.images_self_stitches(cfg, scale)  # the positive control
+table, generated, original, corr = images.generate(cfg)
+longer = images.images_longer(table, cfg)
+self_table = images.images_self_stitches(cfg)  # the positive control
 numbers, claims = images.images_summary(table, corr, longer, self_table=self_table)
 run.record(numbers, claims)
 images.images_table(table, corr)
 
 # %%
-run.figure("images", images.plot_images(generated, original, table, title=grid.title(cfg, scale)))
+run.figure("images", images.plot_images(generated, original, table, title=grid.title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} images

@@ -63,8 +63,8 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # small ResNets (of r1111 ... r2222; paper: all 16)
 controls = None  # architectures whose untrained copy is stitched into and from the trained one (the controls)
-width = None  # base width (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 40); None: the zoo's
+width = None  # base width (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 40); None: the recipe's
 stitch_init = None  # stitch initialisation: dm (direct matching) or default (random)
 stitch_epochs = None  # passes over the stitch training set (paper 4)
 stitch_train_size = None  # training images per stitch; None: all 50k
@@ -92,8 +92,8 @@ run, cfg = open_page("H-T1", globals())
 # stitches (the paper's layout: one column per statistic and pair of tensors).
 
 # %%
-table, accuracy = grid.all_pairs(cfg, scale, diagonal=True)
-per, stats = mse.mse_stats(table, cfg, scale, diagonal=True, n_images=cfg.mse_images)
+table, accuracy = grid.all_pairs(cfg, diagonal=True)
+per, stats = mse.mse_stats(table, cfg, diagonal=True, n_images=cfg.mse_images)
 numbers, claims = mse.mse_summary(per, stats, table, "corresponding layers, i = j")
 run.record(numbers, [])  # the claims after the training-length control below
 stats.T.style.format("{:.2e}")
@@ -117,7 +117,7 @@ per.set_index(["sender", "receiver", "i", "j"]).style.format("{:.2e}")
 # empty table: no verdict to check):
 
 # %%
-longer = mse.mse_longer(table, per, stats, cfg, scale, claims, "corresponding layers, i = j", diagonal=True,
+longer = mse.mse_longer(table, per, stats, cfg, claims, "corresponding layers, i = j", diagonal=True,
                         n_images=cfg.mse_images)
 run.record({}, claims)
 longer.style.format({c: "{:.2e}" for c in longer.columns if c not in ("sender", "receiver", "i", "j")})

@@ -48,7 +48,7 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # architectures (resnet18, vit)
 networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
-model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale
+model_epochs = None  # passes over the training set per network (paper 100); None: the recipe's
 measure_images = None  # test images of the structural measures (paper 1,000)
 test_size = None  # test images of every accuracy; None: all 10k
 dm_images = None  # training images of the direct-matching fit (K in the paper: 100)
@@ -70,10 +70,10 @@ from stitchkit.scales import as_table
 run, cfg = open_page("J-F1", globals())
 
 # %%
-result = ood.ood_analysis(cfg, scale, "resnet18")
-longer = ood.far_longer(cfg, scale, result)
+result = ood.ood_analysis(cfg, "resnet18")
+longer = ood.far_longer(cfg, result)
 numbers, claims = ood.intra_claims(result, longer)
-ood_longer = ood.most_ood_longer(cfg, scale, result, claims)
+ood_longer = ood.most_ood_longer(cfg, result, claims)
 run.record(numbers, claims)
 result["detectors"].set_index("layer").round(3)
 
@@ -84,8 +84,8 @@ result["detectors"].set_index("layer").round(3)
 
 # %%
 run.figure("matrices", ood_display.plot_ood_grid(result, methods=("TLM",), kinds=("intra",),
-                                              title=common.title(scale, "resnet18")))
-run.figure("energies", ood_display.plot_energies(result, title=common.title(scale, "resnet18")))
+                                              title=common.title(cfg.resnet18)))
+run.figure("energies", ood_display.plot_energies(result, title=common.title(cfg.resnet18)))
 
 # %% [markdown]
 # ```{glue:figure} matrices

@@ -44,7 +44,7 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # architectures (resnet18, vit)
 networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
-model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale
+model_epochs = None  # passes over the training set per network (paper 100); None: the recipe's
 measure_images = None  # test images of the structural measures (paper 1,000)
 test_size = None  # test images of every accuracy; None: all 10k
 dm_images = None  # training images of the direct-matching fit (K in the paper: 100)
@@ -68,7 +68,7 @@ from stitchkit.scales import as_table
 run, cfg = open_page("J-F2", globals())
 
 # %%
-results = {arch: ood.ood_analysis(cfg, scale, arch) for arch in cfg.archs}
+results = {arch: ood.ood_analysis(cfg, arch) for arch in cfg.archs}
 claims = {}
 for arch, res in results.items():
     numbers, claims[arch] = ood.ood_claims(res)
@@ -80,7 +80,7 @@ ood_display.detector_table(results)
 # per method and pairing, relative accuracy on the left, AUROC on the right.
 
 # %%
-run.figure("grid", ood_display.plot_ood_grid_all(results, scale))
+run.figure("grid", ood_display.plot_ood_grid_all(results, cfg))
 
 # %% [markdown]
 # ```{glue:figure} grid
@@ -109,7 +109,7 @@ run.figure("grid", ood_display.plot_ood_grid_all(results, scale))
 # after a run".) An empty table: no high-accuracy TLM stitch to retrain (the control then fails).
 
 # %%
-longer = pd.concat([ood.ood_longer(cfg, scale, res, claims[arch]) for arch, res in results.items()],
+longer = pd.concat([ood.ood_longer(cfg, res, claims[arch]) for arch, res in results.items()],
                    ignore_index=True)
 for arch in results:
     run.record({}, claims[arch])

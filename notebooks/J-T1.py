@@ -88,7 +88,7 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # architectures (resnet18, vit)
 networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
-model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale
+model_epochs = None  # passes over the training set per network (paper 100); None: the recipe's
 measure_images = None  # test images of the structural measures (paper 1,000)
 test_size = None  # test images of every accuracy; None: all 10k
 dm_images = None  # training images of the direct-matching fit (K in the paper: 100)
@@ -112,8 +112,8 @@ run, cfg = open_page("J-T1", globals())
 # and the structural measures on the same pairs. The networks' test accuracies:
 
 # %%
-results = {arch: identification.layer_identification(cfg, scale, arch) for arch in cfg.archs}
-rivals = {arch: identification.identification_longer(cfg, scale, res) for arch, res in results.items()}
+results = {arch: identification.layer_identification(cfg, arch) for arch in cfg.archs}
+rivals = {arch: identification.identification_longer(cfg, res) for arch, res in results.items()}
 for arch, res in results.items():
     run.record(*identification_verdicts.identification_claims(res, rivals[arch]))
 common.accuracy_table(results)
@@ -134,8 +134,8 @@ identification_display.table1(results)
 # Per architecture: network #0 stitched into itself, and network #0 against network #1.
 
 # %%
-run.figure("intra", identification_display.plot_matrices_all(results, "intra", scale))
-run.figure("inter", identification_display.plot_matrices_all(results, "inter", scale))
+run.figure("intra", identification_display.plot_matrices_all(results, "intra", cfg))
+run.figure("inter", identification_display.plot_matrices_all(results, "inter", cfg))
 
 # %% [markdown]
 # ```{glue:figure} intra

@@ -54,7 +54,7 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # architectures (resnet18, vit)
 networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
-model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale
+model_epochs = None  # passes over the training set per network (paper 100); None: the recipe's
 measure_images = None  # test images of the structural measures (paper 1,000)
 test_size = None  # test images of every accuracy; None: all 10k
 dm_images = None  # training images of the direct-matching fit (K in the paper: 100)
@@ -84,7 +84,7 @@ run, cfg = open_page("J-T2", globals())
 # $A$.
 
 # %%
-results = {arch: ding.sensitivity(cfg, scale, arch) for arch in cfg.archs}
+results = {arch: ding.sensitivity(cfg, arch) for arch in cfg.archs}
 for arch, res in results.items():
     run.record(*ding.sensitivity_claims(res))
 
@@ -105,7 +105,7 @@ ding_display.table2(results)
 ding_display.jackknife_table(results)
 
 # %%
-run.figure("ranks", ding_display.plot_sensitivity_all(results, scale))
+run.figure("ranks", ding_display.plot_sensitivity_all(results, cfg))
 
 # %% [markdown]
 # ```{glue:figure} ranks

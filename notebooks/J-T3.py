@@ -47,7 +47,7 @@
 scale = "smoke"  # smoke | demo | gpu | paper
 archs = None  # architectures (resnet18, vit)
 networks = None  # networks per architecture, seeds 0 .. n-1 (paper 10)
-model_epochs = None  # passes over the training set per network (paper 100); None: the zoo's at this scale
+model_epochs = None  # passes over the training set per network (paper 100); None: the recipe's
 measure_images = None  # test images of the structural measures (paper 1,000)
 test_size = None  # test images of every accuracy; None: all 10k
 dm_images = None  # training images of the direct-matching fit (K in the paper: 100)
@@ -71,7 +71,7 @@ run, cfg = open_page("J-T3", globals())
 # The networks' test accuracies:
 
 # %%
-results = {arch: ding.specificity(cfg, scale, arch) for arch in cfg.archs}
+results = {arch: ding.specificity(cfg, arch) for arch in cfg.archs}
 for arch, res in results.items():
     run.record(*ding.specificity_claims(res))
 common.accuracy_table(results)
@@ -93,7 +93,7 @@ ding_display.table3(results)
 ding_display.jackknife_table(results)
 
 # %%
-run.figure("scatter", ding_display.plot_specificity_all(results, scale))
+run.figure("scatter", ding_display.plot_specificity_all(results, cfg))
 
 # %% [markdown]
 # ```{glue:figure} scatter

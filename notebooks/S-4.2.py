@@ -28,9 +28,9 @@
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, stitch seed k); paper 5
-width = None  # base width of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 4); None: the zoo's
-model_train_size = None  # training images per model (paper 60000); None: the zoo's
+width = None  # base width of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 4); None: the recipe's
+model_train_size = None  # training images per model (paper 60000); None: the recipe's
 stitch_init = None  # stitch initialisation: default (random, as the paper) or dm
 stitch_epochs = None  # passes over the stitch training set (paper 10)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-4)
@@ -49,9 +49,9 @@ run, cfg = open_page("S-4.2", globals())
 # ## Stitch Colour-only into MNIST at every layer
 
 # %%
-table, baselines = better_than.colour_only_into_mnist(cfg, scale)
-longer, _ = better_than.colour_only_into_mnist(cfg, scale, factor=config.LONGER, cuts=better_than.worst_cuts(table))
-checks = better_than.mnist_controls(cfg, scale)  # the positive and negative controls' stitches
+table, baselines = better_than.colour_only_into_mnist(cfg)
+longer, _ = better_than.colour_only_into_mnist(cfg, factor=config.LONGER, cuts=better_than.worst_cuts(table))
+checks = better_than.mnist_controls(cfg)  # the positive and negative controls' stitches
 numbers, claims = better_than.colour_only_summary(table, baselines, longer, checks)
 run.record(numbers, claims)
 stats = measures.per_layer(table)

@@ -32,9 +32,9 @@
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, stitch seed k); paper 5
-width = None  # base width of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 4); None: the zoo's
-model_train_size = None  # training images per model (paper 60000); None: the zoo's
+width = None  # base width of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 4); None: the recipe's
+model_train_size = None  # training images per model (paper 60000); None: the recipe's
 stitch_init = None  # stitch initialisation: default (random, as the paper) or dm
 stitch_epochs = None  # passes over the stitch training set (paper 10)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-4)
@@ -61,9 +61,9 @@ run, cfg = open_page("S-F1B", globals())
 # ResNet-18 there is reported beside it).
 
 # %%
-table = digit_receiver.into_digit(cfg, scale, senders=config.FIG1_SENDERS, with_rank=False)
-longer = digit_receiver.into_digit_longer(cfg, scale, table, digit_receiver.deciding_cells(table, config.FIG1_SENDERS))
-negative = digit_receiver.untrained_into_digit(cfg, scale)
+table = digit_receiver.into_digit(cfg, senders=config.FIG1_SENDERS, with_rank=False)
+longer = digit_receiver.into_digit_longer(cfg, table, digit_receiver.deciding_cells(table, config.FIG1_SENDERS))
+negative = digit_receiver.untrained_into_digit(cfg)
 numbers, claim = digit_receiver.compatibility_summary(
     table, config.FIG1_SENDERS, "compatible",
     "Every sender beats the Digit baseline at every layer (stitch trained and tested on Correlated)",

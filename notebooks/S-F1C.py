@@ -35,9 +35,9 @@
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, stitch seed k); paper 5
-width = None  # base width of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 4); None: the zoo's
-model_train_size = None  # training images per model (paper 60000); None: the zoo's
+width = None  # base width of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 4); None: the recipe's
+model_train_size = None  # training images per model (paper 60000); None: the recipe's
 stitch_init = None  # stitch initialisation: default (random, as the paper) or dm
 stitch_epochs = None  # passes over the stitch training set (paper 10)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-4)
@@ -61,7 +61,7 @@ run, cfg = open_page("S-F1C", globals())
 # unstitched Digit model on the same images.
 
 # %%
-table = digit_receiver.into_digit(cfg, scale, senders=config.FIG1_SENDERS)
+table = digit_receiver.into_digit(cfg, senders=config.FIG1_SENDERS)
 numbers, claim = digit_receiver.rank_summary(table)
 run.record(numbers, [claim])
 ranks = measures.per_layer(table, "rank")

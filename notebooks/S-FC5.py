@@ -31,9 +31,9 @@
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, stitch seed k); paper 5
-width = None  # base width of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 4); None: the zoo's
-model_train_size = None  # training images per model (paper 60000); None: the zoo's
+width = None  # base width of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 4); None: the recipe's
+model_train_size = None  # training images per model (paper 60000); None: the recipe's
 stitch_init = None  # stitch initialisation: default (random, as the paper) or dm
 stitch_epochs = None  # passes over the stitch training set (paper 10)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-4)
@@ -58,9 +58,9 @@ run, cfg = open_page("S-FC5", globals())
 # on its own synthetic train and test sets (batch 64, `noise_epochs` epochs).
 
 # %%
-table = digit_receiver.into_digit(cfg, scale, senders=config.FC5_SENDERS)
-longer = digit_receiver.into_digit_longer(cfg, scale, table, digit_receiver.deciding_cells(table, ("Colour-only", config.NOISE)))
-negative = digit_receiver.untrained_into_digit(cfg, scale)  # the negative control (S-F1B's, from the cache)
+table = digit_receiver.into_digit(cfg, senders=config.FC5_SENDERS)
+longer = digit_receiver.into_digit_longer(cfg, table, digit_receiver.deciding_cells(table, ("Colour-only", config.NOISE)))
+negative = digit_receiver.untrained_into_digit(cfg)  # the negative control (S-F1B's, from the cache)
 numbers, claims = digit_receiver.noise_summary(table, longer, negative)
 run.record(numbers, claims)
 acc, ranks = measures.per_layer(table), measures.per_layer(table, "rank")

@@ -30,9 +30,9 @@
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, noise and stitch seed k); paper 3
-width = None  # base width of the VGG19 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 50); None: the zoo's
-model_train_size = None  # training images per model (paper 60000); None: the zoo's
+width = None  # base width of the VGG19 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 50); None: the recipe's
+model_train_size = None  # training images per model (paper 60000); None: the recipe's
 stitch_epochs = None  # passes over the noise training set per stitch (paper 50)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-2)
 noise_per_class = None  # clustered-noise training examples per class (paper 6000)
@@ -53,10 +53,10 @@ run, cfg = open_page("S-FC6", globals())
 # noise-stitched accuracy at each cut.
 
 # %%
-table = vgg.vgg_noise(cfg, scale)
+table = vgg.vgg_noise(cfg)
 # the training-length control: the cells that decide each claim, their stitches retrained longer
-longer = vgg.vgg_longer(cfg, scale, table, vgg.vgg_deciding_cells(table))
-checks = vgg.vgg_controls(cfg, scale)  # the positive and negative controls' stitches
+longer = vgg.vgg_longer(cfg, table, vgg.vgg_deciding_cells(table))
+checks = vgg.vgg_controls(cfg)  # the positive and negative controls' stitches
 numbers, claims = vgg.vgg_summary(table, longer, checks)
 run.record(numbers, claims)
 vgg.vgg_accuracy_table(table)
@@ -70,7 +70,7 @@ vgg.vgg_accuracy_table(table)
 # for Colour-only.
 
 # %%
-run.figure("vgg", vgg.plot_vgg(table, cfg, scale))
+run.figure("vgg", vgg.plot_vgg(table, cfg))
 
 # %% [markdown]
 # ```{glue:figure} vgg

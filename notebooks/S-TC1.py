@@ -30,9 +30,9 @@
 # %% tags=["parameters"]
 scale = "smoke"  # smoke | demo | gpu | paper
 inits = None  # independent initialisations (models of seed k, stitch seed k); paper 5
-width = None  # base width of the ResNet-18 (paper 64); None: the zoo's width at this scale
-model_epochs = None  # passes over the training set per model (paper 4); None: the zoo's
-model_train_size = None  # training images per model (paper 60000); None: the zoo's
+width = None  # base width of the ResNet-18 (paper 64); None: the recipe's width
+model_epochs = None  # passes over the training set per model (paper 4); None: the recipe's
+model_train_size = None  # training images per model (paper 60000); None: the recipe's
 stitch_init = None  # stitch initialisation: default (random, as the paper) or dm
 stitch_epochs = None  # passes over the stitch training set (paper 10)
 stitch_lr = None  # SGD learning rate of the stitch (paper 1e-4)
@@ -52,10 +52,10 @@ run, cfg = open_page("S-TC1", globals())
 # ## Base accuracy, Digit as receiver, Digit as sender (layer 1)
 
 # %%
-table = better_than.contradiction(cfg, scale)
-longer = better_than.contradiction(cfg, scale, factor=config.LONGER, models=better_than.tc1_longer_models(scale))
-checks = better_than.tc1_controls(cfg, scale)  # the positive and negative controls' stitches
-numbers, claims, side = better_than.contradiction_summary(table, scale, longer, checks)
+table = better_than.contradiction(cfg)
+longer = better_than.contradiction(cfg, factor=config.LONGER, models=better_than.tc1_longer_models(cfg))
+checks = better_than.tc1_controls(cfg)  # the positive and negative controls' stitches
+numbers, claims, side = better_than.contradiction_summary(table, longer, checks, paper_numbers=cfg.paper_numbers)
 run.record(numbers, claims)
 side
 

@@ -99,7 +99,7 @@ run, cfg = open_page("X-1", globals())
 # each $\tau$ ranks:
 
 # %%
-results = {z: across.agreement(cfg, scale, z) for z in cfg.zoos()}
+results = {z: across.agreement(cfg, z) for z in cfg.zoos()}
 run.record(*across.agreement_claims(results))
 across.networks_table(results)
 

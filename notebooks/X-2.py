@@ -96,7 +96,7 @@ run, cfg = open_page("X-2", globals())
 # column is Balogh & Jelasity's ResNet-18 result between networks (their Table 1):
 
 # %%
-results = {z: identify.identification(cfg, scale, z) for z in cfg.zoos()}
+results = {z: identify.identification(cfg, z) for z in cfg.zoos()}
 run.record(*identify.identification_claims(results))
 identify.identification_table(results)
 

@@ -79,6 +79,7 @@ scale = "smoke"  # smoke | demo | gpu | paper
 test_images = None  # test images the notions of the shortcut probe are measured on (X-1's)
 dm_images = None  # training images each direct-matching map of the probe is fitted on (X-1's)
 replicates = None  # ResNet-18s in each role of the triangle's network-to-network spread: each sender (seeds 1, 5, 6, in order) stitched into each receiver (seeds 0, 3, 4), B-F2A's replicates
+spread_stages = None  # stages of the triangle's network-to-network spread (each pair of them a cell)
 
 # %%
 import pandas as pd
@@ -97,13 +98,13 @@ run, cfg = open_page("X-3", globals())
 # ResNet-18 #1 stitched into ResNet-18 #0 at every pair of cuts, Hernandez et al.'s layout.
 
 # %%
-connect = conclusions.connectivity_on_hernandez(scale)
-triangle = conclusions.triangle_on_bansal(scale)
-spread = conclusions.triangle_spread(conclusions.triangle_replicates(cfg, scale))
+connect = conclusions.connectivity_on_hernandez(cfg)
+triangle = conclusions.triangle_on_bansal(cfg)
+spread = conclusions.triangle_spread(conclusions.triangle_replicates(cfg))
 c_numbers, c_claims = conclusions.connectivity_claims(connect)
 t_numbers, t_claims = conclusions.triangle_claims(triangle, spread)
-longer = pd.concat([conclusions.connectivity_longer(connect, c_claims, scale).assign(claim="connectivity"),
-                    conclusions.triangle_longer(triangle, t_claims, scale, spread=spread).assign(claim="triangle")],
+longer = pd.concat([conclusions.connectivity_longer(connect, c_claims, cfg).assign(claim="connectivity"),
+                    conclusions.triangle_longer(triangle, t_claims, cfg, spread=spread).assign(claim="triangle")],
                    ignore_index=True)
 run.record(c_numbers, c_claims)
 run.record(t_numbers, t_claims)
@@ -150,7 +151,7 @@ conclusions.spread_table(spread)
 # images:
 
 # %%
-probe = conclusions.shortcut_probe(cfg, scale)
+probe = conclusions.shortcut_probe(cfg)
 run.record({"test_images_used": probe["digit"]["n_test"]}, [])
 run.record(*conclusions.shortcut_claims(probe))
 conclusions.probe_table(probe)

@@ -73,7 +73,7 @@ run, cfg = open_page("X-4", globals(),
 
 # %%
 with tempfile.TemporaryDirectory() as folder:
-    out = across_own.worked_example(cfg, scale, Path(folder), progress=False)
+    out = across_own.worked_example(cfg, Path(folder), progress=False)
 table = out["table"]
 run.number("rows", len(table))
 run.number("zoo_gap", out["zoo_gap"])

@@ -8,8 +8,11 @@ for a scale it has no preset for is an error naming the ones it has.
 
 Each figure defines its settings once as a frozen dataclass whose fields are made with
 :func:`param` (default, help text, allowed values); its presets (scale -> an instance) are named in
-the figure registry, and the dataclass is the presets' type. It is the one source of truth for the
-figure's parameters:
+the figure registry, and the dataclass is the presets' type. A preset is self-contained: besides
+its parameters it holds the recipes of the networks it trains (fields made with
+:func:`stitchkit.zoo.recipe_field`, set at the preset's scale by :func:`stitchkit.zoo.at_scale`),
+so that nothing below the page takes a scale and printing the config shows everything that runs.
+It is the one source of truth for the figure's parameters:
 
 - the notebook's ``parameters`` cell lists exactly its fields, each ``name = None  # help``
   (``stitchkit sync`` writes it; a test checks every notebook), and its opening line,
@@ -19,8 +22,8 @@ figure's parameters:
 - the CLI validates ``-p`` values against it before any data is read or model built.
 
 A field's allowed values are its type, ``choices``, bounds, and for a tuple the same rules per
-item (``items``) and ``unique``. Rules between fields, or that need the scale's preset (enough
-cuts, layer names of the model in use), are the config's ``check()`` method, which
+item (``items``) and ``unique``. Rules between fields, or that need the networks the config's
+recipes build (enough cuts, layer names of the model in use), are the config's ``check()`` method, which
 :func:`preset` calls: ``run``, every point of a ``sweep`` and the notebook's own first cell all
 check through it, before any compute. Fields named like a length or a size also get a
 plausibility bound (:data:`PLAUSIBLE`) unless they state their own ``le``: a value past it is a
@@ -305,12 +308,13 @@ def check_names(name: str, given: Any, valid: "typing.Sequence[str]", *, at_leas
                                   f"{', '.join(valid)}" + (f" (at least {at_least})" if at_least > 1 else ""))
 
 
-def check_config(config: T, scale: str | None = None) -> T:
-    """``config`` with its cross-field rules checked (its ``check(scale)`` method, if any; it raises
-    :class:`ParameterValueError` naming the parameter and what is allowed)."""
+def check_config(config: T) -> T:
+    """``config`` with its cross-field rules checked (its ``check()`` method, if any, which checks
+    layer names against the networks its recipes build; it raises :class:`ParameterValueError`
+    naming the parameter and what is allowed)."""
     check = getattr(config, "check", None)
     if callable(check):
-        check(scale)
+        check()
     return config
 
 
@@ -335,7 +339,7 @@ def preset(presets: Mapping[str, T], scale: str, **overrides: Any) -> T:
         raise UnknownScaleError(f"no {scale!r} preset for {type(presets['demo']).__name__} yet; its scales: "
                                 f"{', '.join(have)}")
     base = presets[scale]
-    return check_config(dataclasses.replace(base, **check_overrides(type(base), overrides)), scale)
+    return check_config(dataclasses.replace(base, **check_overrides(type(base), overrides)))
 
 
 def resolve(presets: Mapping[str, T], scale: str, namespace: Mapping[str, Any]) -> T:
@@ -356,7 +360,7 @@ def parameters_cell(cls: type, skip: tuple[str, ...] = ()) -> str:
     return "\n".join(lines)
 
 
-# Fields whose None means "the zoo's recipe at this scale": the value that ran is read from the
+# Fields whose None means "the network recipe's value": the value that ran is read from the
 # networks the run used (:mod:`stitchkit.ledger`), by this attribute of their record.
 FROM_NETWORKS = {"width": "width", "model_epochs": "epochs", "model_train_size": "train_size"}
 
@@ -379,7 +383,7 @@ def _ran(name: str, networks: list[dict[str, Any]]) -> str | None:
 
 def as_table(config: Any):
     """A config as a table (setting, value, meaning) for display on a page, showing the values
-    that ran: a None that means "the zoo's recipe" shows the value of the networks this run used
+    that ran: a None that means "the recipe's" shows the value of the networks this run used
     (:data:`FROM_NETWORKS`), another None what its help says None means ("all 10k"). Meanings are
     shown whole (a Styler: pandas would cut them at 50 characters)."""
     import pandas as pd
@@ -387,12 +391,12 @@ def as_table(config: Any):
     networks = networks_used()
     rows = []
     for f in dataclasses.fields(config):
-        value, text = getattr(config, f.name), f.metadata.get("help", "")
+        value, text = getattr(config, f.name), f.metadata.get("help") or f.metadata.get("recipe", "")
         shown = repr(value)
         if value is None:
             ran = _ran(f.name, networks)
             clause = text.rpartition("None: ")[2].rstrip(")") if "None: " in text else ""
-            shown = f"{ran} (None: the zoo's)" if ran else f"{clause} (None)" if clause else "None"
+            shown = f"{ran} (None: the recipe's)" if ran else f"{clause} (None)" if clause else "None"
         rows.append((f.name, shown, text))
     table = pd.DataFrame(rows, columns=["setting", "value", "meaning"]).set_index("setting")
     return table.style.set_properties(**{"text-align": "left"})

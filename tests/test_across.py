@@ -255,14 +255,14 @@ def test_zoos_are_the_networks_their_pages_trained(scale):
     from stitchkit.experiments.smith import config
 
     c = common.PRESETS[scale]
-    assert across.zoo_pair("bansal", scale).specs == (c.model(scale, 0), c.model(scale, 1))
+    assert across.zoo_pair("bansal", across.PRESETS_X1[scale]).specs == (c.model(0), c.model(1))
     h = grid.PRESETS_F2[scale]
-    assert across.zoo_pair("hernandez", scale).specs == (h.model(scale, "r2222"), h.model(scale, "r1111"))
+    assert across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs == (h.model("r2222"), h.model("r1111"))
     s = config.PRESETS[scale]
-    assert across.zoo_pair("smith", scale).specs == (s.model(scale, "Digit", 0), s.model(scale, "Digit", 1))
-    nets = balogh_common.PRESETS_T1[scale].nets(scale, "resnet18")
-    assert across.zoo_pair("balogh", scale).specs == (nets[0].spec, nets[1].spec)
-    assert dataclasses.is_dataclass(across.zoo_pair("smith", scale))
+    assert across.zoo_pair("smith", across.PRESETS_X1[scale]).specs == (s.model("Digit", 0), s.model("Digit", 1))
+    nets = balogh_common.PRESETS_T1[scale].nets("resnet18")
+    assert across.zoo_pair("balogh", across.PRESETS_X1[scale]).specs == (nets[0].spec, nets[1].spec)
+    assert dataclasses.is_dataclass(across.zoo_pair("smith", across.PRESETS_X1[scale]))
 
 
 def test_an_svd_that_does_not_converge_is_done_again_by_the_robust_driver(monkeypatch):

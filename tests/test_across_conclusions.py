@@ -9,6 +9,7 @@ import pytest
 from stitchkit import noise
 from stitchkit.experiments import across, across_conclusions as conclusions, across_identify
 from stitchkit.experiments.bansal import common
+from stitchkit.experiments.hernandez import grid
 from stitchkit.experiments.smith import config as smith_config
 from stitchkit.results import Run
 from stitchkit.scales import preset
@@ -20,12 +21,15 @@ from test_across import synthetic
 def test_the_networks_are_the_zoos(scale):
     """Same specs as the pages that trained them, so the same cache entries."""
     s = smith_config.PRESETS[scale]
-    digit = across.zoo_pair("smith", scale)
-    assert digit.specs == (s.model(scale, "Digit", 0), s.model(scale, "Digit", 1))
-    assert conclusions.zoo.smith_resnet18(scale, "cmnist_colour", 0) == s.model(scale, "Colour", 0)
+    digit = across.zoo_pair("smith", across.PRESETS_X1[scale])
+    assert digit.specs == (s.model("Digit", 0), s.model("Digit", 1))
+    assert conclusions.zoo.smith_resnet18(conclusions.PRESETS_X3[scale].smith, "cmnist_colour", 0) == s.model("Colour", 0)
     c = common.PRESETS[scale]
-    assert across.zoo_pair("bansal", scale).specs == (c.model(scale, 0), c.model(scale, 1))
-    assert across_identify.zoo_pair("hernandez", scale).specs[0] == across.zoo_pair("hernandez", scale).specs[0]
+    assert across.zoo_pair("bansal", across.PRESETS_X1[scale]).specs == (c.model(0), c.model(1))
+    assert across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2[scale]).specs[0] == across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs[0]
+    # X-3 stitches with B-F2A's and H-F2's own configs at its scale (their networks, their stitch recipes)
+    x3 = conclusions.PRESETS_X3[scale]
+    assert x3.connectivity == common.PRESETS[scale] and x3.triangle == grid.PRESETS_F2[scale]
 
 
 def test_presets_use_x1s_notions_and_settings():

@@ -11,7 +11,7 @@ from stitchkit.experiments.balogh import ood as balogh_ood
 
 
 def test_recipes():
-    rn, vit = zoo.balogh_model("paper", "resnet18", 3), zoo.balogh_model("paper", "vit", 3)
+    rn, vit = zoo.balogh_model(zoo.BALOGH_RESNET18["paper"], 3), zoo.balogh_model(zoo.BALOGH_VIT["paper"], 3)
     for spec in (rn, vit):
         t = spec.train
         assert (spec.normalisation, t.optimizer, t.lr, t.weight_decay, t.batch_size, t.epochs, t.augment) == (
@@ -19,15 +19,16 @@ def test_recipes():
         assert spec.seed == 3
     assert (rn.model, rn.width) == ("resnet18", 64)
     assert (vit.model, vit.width, dict(vit.options)) == ("vit_ti", 192, {"depth": 12, "heads": 3})
-    with pytest.raises(ValueError, match="'vgg'.*resnet18, vit"):
-        zoo.balogh_model("demo", "vgg")
+    with pytest.raises(ValueError, match="balogh_resnet18 or balogh_vit recipe"):
+        zoo.balogh_model(zoo.BANSAL_RESNET18["demo"])
     cfg = common.PRESETS_T1["paper"]
     rec = cfg.recipe(tlm=True)
     assert (rec.kind, rec.init, rec.dm_images, rec.train.optimizer, rec.train.lr, rec.train.weight_decay,
             rec.train.batch_size, rec.train.epochs) == ("resize_conv", "dm", 100, "adam", 1e-3, 1e-5, 256, 30)
     assert cfg.recipe(tlm=False).train.epochs == 0  # direct matching alone
-    nets = cfg.nets("smoke", "resnet18")
+    nets = cfg.nets("resnet18")
     assert len(nets) == 10 and cfg.layers(nets[0]) == [f"block{k}" for k in range(1, 9)]
+    assert nets[3].spec == zoo.balogh_model(zoo.BALOGH_RESNET18["paper"], 3)  # the recipe the preset holds
     assert common.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
     assert len(common.IdentConfig(networks=3).inter_pairs()) == 6
 
@@ -234,7 +235,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     res = _ident_result(intra, inter)
     asked = []
 
-    def retrained(cfg, scale, arch, cells, **kw):  # 4x: between networks, the rivals overtake every own stitch
+    def retrained(cfg, arch, cells, **kw):  # 4x: between networks, the rivals overtake every own stitch
         asked.extend(cells)
         acc = [0.9 if (c[1] == "R #1" and c[2] != c[3]) else 0.8 if c[2] == c[3] else 0.3 for c in cells]
         return pd.DataFrame({"sender": [c[0] for c in cells], "receiver": [c[1] for c in cells],
@@ -243,7 +244,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
                              "correct": [_correct(a) for a in acc]})
 
     monkeypatch.setattr(identification, "tlm_retrained", retrained)
-    rivals = identification.identification_longer(common.PRESETS_T1["smoke"], "smoke", res)
+    rivals = identification.identification_longer(common.PRESETS_T1["smoke"], res)
     # every case, identified or not: its own stitch and its strongest rival (2 pairs x 4 layers)
     assert len(rivals) == 8 and len(set(asked)) == 16
     assert ("R #0", "R #1", "block4", "block2") in asked and ("R #0", "R #0", "block3", "block3") in asked
@@ -283,7 +284,7 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
     res = _far_result(rel)
     asked = []
 
-    def retrained(cfg, scale, arch, cells, **kw):  # 4x: the far stitches reach their self-stitches
+    def retrained(cfg, arch, cells, **kw):  # 4x: the far stitches reach their self-stitches
         asked.extend(cells)
         return pd.DataFrame({"sender": [c[0] for c in cells], "receiver": [c[1] for c in cells],
                              "cut_i": [c[2] for c in cells], "cut_j": [c[3] for c in cells],
@@ -291,7 +292,7 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
                              "correct": [_correct(0.8)] * len(cells)})
 
     monkeypatch.setattr(balogh_ood, "tlm_retrained", retrained)
-    longer = balogh_ood.far_longer(balogh_ood.PRESETS_OOD["smoke"], "smoke", res)
+    longer = balogh_ood.far_longer(balogh_ood.PRESETS_OOD["smoke"], res)
     assert len(longer) == balogh_ood.FAR_SAMPLE
     far = [c for c in asked if c[2] != c[3]]
     own = [c for c in asked if c[2] == c[3]]
@@ -598,7 +599,7 @@ def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkey
     assert c["dm_less_ood_rn"].criterion.holds is None  # undecided: it gets the length control all the same
 
     monkeypatch.setattr(balogh_ood, "_retrained_aurocs", _far_out_of_distribution)
-    table = balogh_ood.ood_longer(balogh_ood.PRESETS_OOD["smoke"], "smoke", res, claims)
+    table = balogh_ood.ood_longer(balogh_ood.PRESETS_OOD["smoke"], res, claims)
     assert len(table) == balogh_ood.OOD_SAMPLE
     c = _by_key(claims)
     for key in ("tlm_ood_rn", "dm_less_ood_rn"):
@@ -619,7 +620,7 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
     assert "tlm_self_stitch_gain" in numbers
 
     monkeypatch.setattr(balogh_ood, "_retrained_aurocs", _far_out_of_distribution)
-    table = balogh_ood.most_ood_longer(balogh_ood.PRESETS_OOD["smoke"], "smoke", res, claims)
+    table = balogh_ood.most_ood_longer(balogh_ood.PRESETS_OOD["smoke"], res, claims)
     assert len(table) == balogh_ood.OOD_SAMPLE and (table.i != table.j).all()
     most = _by_key(claims)["most_ood"]
     # 0% OOD at 1x, 8 of 20 at 4x: both below half, the same result: the control passes
@@ -631,7 +632,19 @@ def test_demo_judges_every_accuracy_on_all_test_images():
         assert presets["demo"].test_size is None
 
 
-def _far_out_of_distribution(cfg, scale, result, rows, **kw):
+def test_every_preset_holds_both_architectures_recipes_at_its_scale():
+    for presets in (common.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
+        for scale, cfg in presets.items():
+            assert (cfg.resnet18, cfg.vit) == (zoo.BALOGH_RESNET18[scale], zoo.BALOGH_VIT[scale])
+            assert cfg.net_recipe("vit") is cfg.vit and "Recipe(family='balogh_vit'" in repr(cfg)
+    cfg = common.PRESETS_T1["demo"]
+    assert common.title(cfg.resnet18) == "ResNet-18 (width 8) on CIFAR-10"
+    assert common.title(cfg.net_recipe("vit")) == "ViT-Ti (dim 64, depth 6) on CIFAR-10"
+    with pytest.raises(ValueError, match="unknown architecture 'vgg'"):
+        cfg.net_recipe("vgg")
+
+
+def _far_out_of_distribution(cfg, result, rows, **kw):
     """A stand-in for the 4x retraining: the retrained stitches' AUROCs far out of distribution."""
     new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
     new_reps[:, rows] = 0.99

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stitchkit import noise
+from stitchkit import noise, zoo
 from stitchkit.experiments.bansal import common, length, seeds, f2a, f4_f5, f8, f9
 from stitchkit.grid_spec import LONGER
 from stitchkit.similarity import CKABootstrap
@@ -60,7 +60,7 @@ def test_b_f2a_plots_what_its_claims_judge_with_bands_and_one_sided_bounds():
     matplotlib.use("Agg")
     table = pd.DataFrame(_rows(common.SELF, [-5] * 5) + _rows(common.TRAINED, [-1] * 5)
                          + _rows(common.RANDOM, [-4, 5, 20, 40, 45]))
-    fig = f2a.plot_judged(table, {"width": 8}, "demo")
+    fig = f2a.plot_judged(table, {"width": 8})
     ax = fig.axes[0]
     lines = {l.get_label(): l for l in ax.get_lines()}
     trained = lines["trained sender (seed 1) (95% band)"]
@@ -159,7 +159,7 @@ def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monk
         return _grid_rows({common.TRAINED: {"block1": {1: 2.5, 3: 1.0}[recipe.kernel_size]}}, pairs)
 
     monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
-    out = f4_f5.kernel_length_control(cfg, "demo", table, claims)
+    out = f4_f5.kernel_length_control(cfg, table, claims)
     assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
     # at 4x: kernels 1, 3 and (1x) 9 at block1 give 2.5, 1.0, 2.0: a spread of 1.5, within 2: the
     # claim turns, the stitches were short, and the control fails
@@ -219,7 +219,7 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
         return _grid_rows({s.name: pen[s.name] for s in senders}, pairs)
 
     monkeypatch.setattr(length, "stitch_grid", longer_grid)
-    out = f2a.training_length_control(cfg, "demo", (table, claims))
+    out = f2a.training_length_control(cfg, (table, claims))
     # the reference retrained too, at the same cuts
     assert seen == [[common.SELF], [common.TRAINED], [common.SELF], [common.RANDOM], [common.SELF], [common.RANDOM]]
     by = {c.key: c for c in claims}
@@ -241,7 +241,7 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
     _, claims = common.connectivity_summary(table, MODELS)
     cfg = f2a.PRESETS_F2A["demo"]
     checks = [dict(chk, table=table, rejudge=f2a._rejudge_connectivity(chk["base_key"]), recipe=cfg.recipe(),
-                   receiver=cfg.model("demo", cfg.seeds[0]), sender_spec=cfg.model("demo", cfg.seeds[1]))
+                   receiver=cfg.model(cfg.seeds[0]), sender_spec=cfg.model(cfg.seeds[1]))
               for chk in f2a._length_checks(table, claims, "resnet18")]
     monkeypatch.setattr(length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
         {s.name: {c: 0.0 for c, _ in pairs} for s in senders}, pairs))
@@ -430,7 +430,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
     monkeypatch.setattr(f9, "stitch_grid", longer_grid)
     monkeypatch.setattr(f9, "freeze_train", freeze_train)
     monkeypatch.setattr(f9, "own_correct", lambda *a: np.arange(N) < int(0.60 * N))
-    out = f9.training_length_control(cfg, "demo", table, frozen, metrics, claims)
+    out = f9.training_length_control(cfg, table, frozen, metrics, claims)
     assert calls == [(f9.A, ["stem", "block1", "block3"]), (f9.B, ["block3", "block5", "pool"])]
     # at 4x (a) comes within the bound at block3 too: one more piece frozen, and the network freeze-trained on
     # them is 6.4 points below the full one: the verdict turns, so the control fails
@@ -456,13 +456,13 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
 
     monkeypatch.setattr(f9, "stitch_grid", same_grid)
     monkeypatch.setattr(f9, "freeze_train", never)
-    out = f9.training_length_control(cfg, "demo", table, frozen, metrics, claims)
+    out = f9.training_length_control(cfg, table, frozen, metrics, claims)
     assert claims[0].controls[-1].passed and len(out) == 6
     # a claim not decided gets its check too (issue 46)
     _, undecided = f9.freeze_summary(table, frozen, {**metrics, "freeze-trained": metrics["few-sample network"]
                                                      | {"correct": np.arange(N) < int(0.632 * N)}}, cfg)
     n = len(undecided[0].controls)
-    assert not f9.training_length_control(cfg, "demo", table, frozen, metrics, undecided).empty
+    assert not f9.training_length_control(cfg, table, frozen, metrics, undecided).empty
     assert len(undecided[0].controls) == n + 1 and undecided[0].controls[-1].kind == "training length"
 
 
@@ -473,7 +473,7 @@ def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_ke
     from stitchkit.models import build_model
     from stitchkit.store import canonical, config_key
 
-    few, full = zoo.bansal_resnet18("demo", 1, train_size=5000), zoo.bansal_resnet18("demo", 0)
+    few, full = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1, train_size=5000), zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0)
     old = f9.FreezeSpec(few, full, ("stem", "block1", "pool", "head"))
     assert "frozen_above_bn" not in canonical(old)  # networks trained before the fix keep their keys
     new = f9.FreezeSpec(few, full, ("stem", "block1", "pool", "head"), frozen_above_bn="train")
@@ -508,7 +508,7 @@ def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch)
         return _grid_rows({common.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
 
     monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
-    f4_f5.kernel_length_control(cfg, "demo", table, claims)
+    f4_f5.kernel_length_control(cfg, table, claims)
     assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}
 
 
@@ -608,25 +608,25 @@ def test_the_bansal_gpu_presets_name_the_papers_networks_and_each_builds():
     from stitchkit.scales import preset
 
     a = preset(presets("B-F2A"), "gpu")
-    nets = [a.model("gpu", 0), a.model("gpu", 1), a.arch_model("gpu", "myrtle", 0)]
+    nets = [a.model(0), a.model(1), a.arch_model("myrtle", 0)]
     assert a.other_archs == ("myrtle",) and a.arch_cuts is None and a.test_size is None
     assert [(n.width, n.data.train_size, n.train.batch_size) for n in nets] == [(64, None, 512)] * 3
     assert nets[2].train.schedule == "warmup_linear" and nets[2].train.label_smoothing == 0.2
-    top, samples = preset(presets("B-F2C"), "gpu").models("gpu")
+    top, samples = preset(presets("B-F2C"), "gpu").models()
     assert top.width == 64 and sorted(b.data.train_size or 50_000 for b in samples.values()) == [5_000, 25_000, 50_000]
     assert len({b.train.steps for b in samples.values() if b.data.train_size}) == 1  # the full set's steps each
     labels = preset(presets("B-F3A"), "gpu")
     assert labels.variants == ("objects vs animals", "100% random labels") and labels.cuts == bottoms.DEMO_CUTS
     widths = preset(presets("B-F3C"), "gpu")
-    assert [widths.variant("gpu", 0, width_factor=f).width for f in widths.width_factors] == [8, 32, 64]
-    sup, simclr = preset(presets("B-F6"), "gpu").models("gpu")
+    assert [widths.variant(0, width_factor=f).width for f in widths.width_factors] == [8, 32, 64]
+    sup, simclr = preset(presets("B-F6"), "gpu").models()
     assert (sup.width, simclr.width, simclr.method, simclr.train.epochs) == (64, 64, "simclr", 30)
     ft = preset(presets("B-F8"), "gpu")
-    deep = ft.resnet("gpu", 0)
+    deep = ft.resnet(0)
     assert (deep.width, dict(deep.options)["depth"], ft.finetune_epochs) == (16, 164, 5.0)
     assert f3c_f6.PRESETS_F3C["demo"].width is None and f8.PRESETS_F8["demo"].finetune_epochs == 2.0  # demo as it was
     assert f2a.PRESETS_F2A["demo"].other_archs == tuple(f2a.ARCHS)
-    for spec in (*nets, top, widths.variant("gpu", 0, width_factor=0.25), sup, simclr, deep):
+    for spec in (*nets, top, widths.variant(0, width_factor=0.25), sup, simclr, deep):
         assert _classifies_two_images(spec)
 
 
@@ -637,15 +637,15 @@ def test_the_remaining_bansal_gpu_presets_read_the_gpu_pages_networks():
     from stitchkit.experiments.bansal import bottoms, f2a, f2c_f3ab, f3c_f6, f4_f5, f7, f9, tables
     from stitchkit.scales import preset
 
-    receiver = preset(f2a.PRESETS_F2A, "gpu").model("gpu", 0)
-    sender = preset(f2a.PRESETS_F2A, "gpu").model("gpu", 1)
+    receiver = preset(f2a.PRESETS_F2A, "gpu").model(0)
+    sender = preset(f2a.PRESETS_F2A, "gpu").model(1)
     assert (receiver.width, receiver.data.train_size, receiver.train.epochs, receiver.train.batch_size) == \
         (64, None, 40, 512)
-    _, samples = preset(f2c_f3ab.PRESETS_F2C, "gpu").models("gpu")
+    _, samples = preset(f2c_f3ab.PRESETS_F2C, "gpu").models()
     widths = preset(f3c_f6.PRESETS_F3C, "gpu")
     # B-F3B: one run of B-F2A's receiver, its snapshots at a quarter, half and all of it, demo's six cuts
     epochs = preset(f2c_f3ab.PRESETS_F3B, "gpu")
-    top, snaps = epochs.models("gpu")
+    top, snaps = epochs.models()
     assert epochs.cuts == bottoms.DEMO_CUTS and epochs.test_size is None
     assert [s.train.stop for s in (top, *snaps.values())] == [0.5, 0.25, 1.0]
     assert all(replace(s, train=replace(s.train, stop=1.0)) == receiver for s in (top, *snaps.values()))
@@ -653,27 +653,27 @@ def test_the_remaining_bansal_gpu_presets_read_the_gpu_pages_networks():
     kernels = preset(f4_f5.PRESETS_F4, "gpu")
     assert (kernels.kernel_sizes, kernels.cuts, kernels.kernel_lr) == ((1, 3, 5, 7, 9), ("stem", "block3", "block6"),
                                                                      "over_k2")
-    assert kernels.model("gpu", 0) == receiver and kernels.model("gpu", 1) == sender
+    assert kernels.model(0) == receiver and kernels.model(1) == sender
     assert kernels.kernel_recipe(1) == preset(f2a.PRESETS_F2A, "gpu").recipe()  # kernel 1: B-F2A's stitches
     assert kernels.kernel_recipe(9).train.lr == pytest.approx(kernels.stitch_lr / 81)
     # B-F7: B-F2C's 5k and 25k bottoms, B-F3C's widths 8 and 64, B-F3B's half and full run
     more = preset(f7.PRESETS_F7, "gpu")
-    pairs = list(more.pairs("gpu").values())
+    pairs = list(more.pairs().values())
     assert pairs[0] == (samples["5k samples"], samples["25k samples"])
-    assert pairs[1] == (widths.variant("gpu", 0, width_factor=0.25), widths.variant("gpu", 0, width_factor=2.0))
+    assert pairs[1] == (widths.variant(0, width_factor=0.25), widths.variant(0, width_factor=2.0))
     assert [s.width for s in pairs[1]] == [8, 64] and pairs[1][1] == receiver
     assert pairs[2] == (top, snaps["1 of the run (epoch 160 of 160 in the paper)"])
-    assert more.variant("gpu", 3) == preset(f2a.PRESETS_F2A, "gpu").model("gpu", 3)  # the seed component's networks
+    assert more.variant(3) == preset(f2a.PRESETS_F2A, "gpu").model(3)  # the seed component's networks
     # B-F9: B-F2C's 5k bottom frozen in part, B-F2A's receiver as the full network
     freeze = preset(f9.PRESETS_F9, "gpu")
-    assert f9._specs(freeze, "gpu") == (samples["5k samples"], receiver) and freeze.test_size is None
+    assert f9._specs(freeze) == (samples["5k samples"], receiver) and freeze.test_size is None
     # B-F2B and B-T1: the book's results, as at demo
     assert preset(tables.PRESETS_F2B, "gpu") == tables.StandInConfig()
     assert preset(tables.PRESETS_T1, "gpu") == tables.TableConfig()
     # demo as it was
     assert (f4_f5.PRESETS_F4["demo"].cuts, f4_f5.PRESETS_F4["demo"].kernel_lr) == (("stem", "block3", "block7"),
                                                                                  "over_k2")
-    assert f7.PRESETS_F7["demo"] == f7.MoreCKAConfig() and f7.PRESETS_F7["demo"].width_pair == (0.25, 2.0)
+    assert f7.PRESETS_F7["demo"] == f7.MoreCKAConfig(net=zoo.BANSAL_RESNET18["demo"]) and f7.PRESETS_F7["demo"].width_pair == (0.25, 2.0)
     assert f2c_f3ab.PRESETS_F3B["demo"].cuts == bottoms.DEMO_CUTS and f9.PRESETS_F9["demo"].width is None
     assert tables.PRESETS_T1["demo"] == tables.TableConfig() and tables.PRESETS_F2B["demo"] == tables.StandInConfig()
     for spec in (top, pairs[0][0], pairs[1][0]):

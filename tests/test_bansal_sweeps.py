@@ -52,29 +52,29 @@ def _verdicts(claims):
 
 
 def test_fewer_samples_keep_the_step_count_and_pages_share_models():
-    base = zoo.bansal_resnet18("demo", 1)
-    few = zoo.bansal_resnet18("demo", 1, train_size=5000)
-    epochs = zoo.BANSAL_RESNET18["demo"]["epochs"]
+    base = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1)
+    few = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1, train_size=5000)
+    epochs = zoo.BANSAL_RESNET18["demo"].epochs
     assert few.data.train_size == 5000 and few.train.steps == epochs * (50_000 // 128) and few.train.epochs == 0
-    assert config_key(zoo.bansal_resnet18("demo", 1, train_size=50_000)) == config_key(base)
-    assert zoo.bansal_resnet18("paper", 0, train_size=5000).train.steps == 64_000
-    assert zoo.bansal_resnet18("paper", 0, length_factor=0.5).train.steps == 32_000
-    assert zoo.bansal_resnet18("demo", 0, length_factor=2).train.epochs == 2 * epochs
+    assert config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1, train_size=50_000)) == config_key(base)
+    assert zoo.bansal_resnet18(zoo.BANSAL_RESNET18["paper"], 0, train_size=5000).train.steps == 64_000
+    assert zoo.bansal_resnet18(zoo.BANSAL_RESNET18["paper"], 0, length_factor=0.5).train.steps == 32_000
+    assert zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0, length_factor=2).train.epochs == 2 * epochs
     # B-F3B's snapshots: the full run is B-F2A's network; the midpoint is another model
-    assert config_key(zoo.bansal_resnet18("demo", 0, stop=1.0)) == config_key(zoo.bansal_resnet18("demo", 0))
-    assert zoo.bansal_resnet18("demo", 0, stop=0.5).train.stop_step(390) == round(0.5 * epochs * 390)
+    assert config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0, stop=1.0)) == config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0))
+    assert zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0, stop=0.5).train.stop_step(390) == round(0.5 * epochs * 390)
     with pytest.raises(ValueError, match="length_factor"):
-        zoo.bansal_resnet18("demo", 0, length_factor=0)
+        zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0, length_factor=0)
     for bad in (100, 5000):  # below one batch; above the smoke scale's 2048 images
         with pytest.raises(ValueError, match="train_size"):
-            zoo.bansal_resnet18("smoke", 0, train_size=bad)
+            zoo.bansal_resnet18(zoo.BANSAL_RESNET18["smoke"], 0, train_size=bad)
     # the sweeps' 1x networks are B-F2A's: pages share them
     cfg = f2c_f3ab.PRESETS_F3B["demo"]
-    assert config_key(cfg.variant("demo", 0)) == config_key(zoo.bansal_resnet18("demo", 0))
-    assert config_key(f7.PRESETS_F7["demo"].variant("demo", 1, train_size=5000)) == config_key(few)
+    assert config_key(cfg.variant(0)) == config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0))
+    assert config_key(f7.PRESETS_F7["demo"].variant(1, train_size=5000)) == config_key(few)
     # B-F2A's receiver run stores B-F3B's snapshots on the way (one run trains them all)
-    f3b = {config_key(cfg.variant("demo", 0, stop=f)) for f in (cfg.top_snapshot, *cfg.snapshots)}
-    assert f3b <= {config_key(s) for s in common.receiver_snapshots(f2a.PRESETS_F2A["demo"], "demo")}
+    f3b = {config_key(cfg.variant(0, stop=f)) for f in (cfg.top_snapshot, *cfg.snapshots)}
+    assert f3b <= {config_key(s) for s in common.receiver_snapshots(f2a.PRESETS_F2A["demo"])}
 
 
 SAMPLES_OWN = {"5k samples": 0.45, "25k samples": 0.52, "50k samples": 0.54}  # the top: 0.5
@@ -217,7 +217,7 @@ def _cka_rows(names, values, noise_sd=0.01):
 
 def test_cka_claims_and_table1_read_results_files(tmp_path):
     cfg = f7.PRESETS_F7["demo"]
-    names = list(cfg.pairs("demo"))
+    names = list(cfg.pairs())
     values = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.75, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
     numbers, claims = f7.more_cka_summary(_cka_rows(names, values), cfg)
     assert {c.key: c.criterion.holds for c in claims} == {"samples_far": True, "width_range": True,
@@ -274,9 +274,9 @@ def test_simclr_views_loss_and_verdicts():
     assert all(torch.allclose(s, o, atol=1e-5) or torch.allclose(s, o.flip(-1), atol=1e-5) for s, o in zip(same, x))
     z = torch.randn(16, 8)
     assert simclr.nt_xent(z, z + 0.01 * torch.randn(16, 8)) < simclr.nt_xent(z, torch.randn(16, 8))
-    spec = zoo.bansal_simclr("demo", 1)
+    spec = zoo.bansal_simclr(zoo.BANSAL_SIMCLR["demo"], 1)
     assert spec.method == "simclr" and spec.train.batch_size == 256 and spec.probe.epochs == 30
-    assert config_key(spec) != config_key(zoo.bansal_resnet18("demo", 1))
+    assert config_key(spec) != config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1))
     with pytest.raises(ValueError, match="method"):
         zoo.ModelSpec(method="byol")
 
@@ -307,7 +307,7 @@ def test_resnet164_and_finetune_preset():
     from stitchkit import zoo
     from stitchkit.models import build_model
 
-    spec = zoo.bansal_resnet164("paper", 0)
+    spec = zoo.bansal_resnet164(zoo.BANSAL_RESNET164["paper"], 0)
     assert (spec.model, spec.width, dict(spec.options), spec.train.steps, spec.train.lr) == (
         "preact_resnet164", 16, {"depth": 164}, 64_000, 0.05)
     m = build_model("preact_resnet164", width=16)
@@ -316,10 +316,10 @@ def test_resnet164_and_finetune_preset():
     with pytest.raises(ValueError, match="9n"):
         build_model("preact_resnet164", depth=21)
     cfg = f8.PRESETS_F8["demo"]
-    assert cfg.chosen_cuts(zoo.bansal_resnet164("demo", 0)) == ["block2", "block4", "block5"]
+    assert cfg.chosen_cuts(zoo.bansal_resnet164(zoo.BANSAL_RESNET164["demo"], 0)) == ["block2", "block4", "block5"]
     with pytest.raises(ValueError, match="block99"):
-        f8.FinetuneConfig(cuts=("block99",)).chosen_cuts(zoo.bansal_resnet164("demo", 0))
-    assert zoo.bansal_resnet164("demo", 2, trained=False).calibrate_bn > 0
+        f8.FinetuneConfig(cuts=("block99",)).chosen_cuts(zoo.bansal_resnet164(zoo.BANSAL_RESNET164["demo"], 0))
+    assert zoo.bansal_resnet164(zoo.BANSAL_RESNET164["demo"], 2, trained=False).calibrate_bn > 0
 
 
 def test_myrtle_cnn():
@@ -338,9 +338,9 @@ def test_f2a_other_architectures_are_checked_and_cuts_spread():
     assert f2a.spread(cuts[:3], 5) == cuts[:3]
     cfg = dataclasses.replace(f2a.PRESETS_F2A["smoke"], other_archs=("resnet18_x0.5", "alexnet"))
     with pytest.raises(ValueError, match="alexnet.*valid: resnet18_x0.5"):
-        f2a.architectures(cfg, "smoke")
+        f2a.architectures(cfg)
     demo = f2a.PRESETS_F2A["demo"]
-    assert demo.arch_model("demo", "resnet18_x2", 0).width == 2 * demo.model("demo", 0).width
+    assert demo.arch_model("resnet18_x2", 0).width == 2 * demo.model(0).width
     assert demo.arch_recipe("vit").kind == "conv" and demo.arch_recipe("myrtle").kind == "bn_conv_bn"
 
 
@@ -395,12 +395,12 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
                          lambda name, cut: pen.get(name, {}).get(cut, base[name][CUTS.index(cut)]))
 
     monkeypatch.setattr(length, "stitch_grid", longer_grid)
-    out = bottoms.training_length_control(cfg, "demo", table, claims)
+    out = bottoms.training_length_control(cfg, table, claims)
     by = {c.key: c for c in claims}
     assert not by["compatible"].controls[-1].passed and not by["improves"].controls[-1].passed
     assert by["early_similar"].controls[-1].passed and by["mid_degrades"].controls[-1].passed
     assert by["mid_degrades"].controls[-1].kind == "training length"
-    top, senders = f2c_f3ab._samples_models(cfg, "demo")
+    top, senders = f2c_f3ab._samples_models(cfg)
     # the page's own models, and the top's self-stitch retrained beside the deciding stitch
     assert seen == [([top], [common.SELF], top), ([senders["25k samples"]], ["25k samples"], top)] * 2 + [
         ([top], [common.SELF], top), ([senders["5k samples"]], ["5k samples"], top),
@@ -476,7 +476,7 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: -pen)
 
     monkeypatch.setattr(length, "stitch_grid", longer_grid)
-    out = bottoms.training_length_control(cfg, "demo", table, claims)
+    out = bottoms.training_length_control(cfg, table, claims)
     assert seen == [(common.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
                     (common.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
     by = {c.key: c for c in claims}
@@ -511,14 +511,14 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
 
     asked = []
 
-    def longer_finetuning(cfg_, scale, cuts_, *, factor, **kw):  # 2x: the random bottom catches up
+    def longer_finetuning(cfg_, cuts_, *, factor, **kw):  # 2x: the random bottom catches up
         asked.append((cuts_, factor))
         return {(b, c): (a.mean(), a) for b, a in ((f8.TRAINED, stitched(1.0)), (f8.RANDOM, stitched(1.5)))
                 for c in cuts_}
 
     monkeypatch.setattr(f8, "stitch_grid", longer_grid)
     monkeypatch.setattr(f8, "finetuned", longer_finetuning)
-    out = f8.training_length_control(cfg, "demo", table, {}, claims)
+    out = f8.training_length_control(cfg, table, {}, claims)
     assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
     # the comparative fine-tuning claim reads the same stitches: it is re-judged on them too (issue 46), and
     # on fine-tuning twice as long, both bottoms at every cut (amendment of 2026-12-02)
@@ -554,7 +554,7 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: 0.5 if name != common.SELF else 0.0)
 
     monkeypatch.setattr(length, "stitch_grid", longer_grid)
-    out = bottoms.training_length_control(cfg, "demo", table, claims)
+    out = bottoms.training_length_control(cfg, table, claims)
     assert seen == [(common.SELF, f3c_f6.E2E_TOP, ["block3"]), (f3c_f6.SIMCLR, f3c_f6.E2E_TOP, ["block3"]),
                     (common.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),
                     (f3c_f6.E2E_BOTTOM, "SimCLR top (seed 1, linear probe)", ["block5"])]
@@ -590,7 +590,7 @@ def test_samples_far_has_the_premise_that_the_sample_ladder_separates():
     """Issue 68, finding 2: B-F7's samples_far had no premise although its 25k network was less
     accurate than its 5k one (B-F2C gates the same networks on exactly that)."""
     cfg = f7.PRESETS_F7["demo"]
-    names = list(cfg.pairs("demo"))
+    names = list(cfg.pairs())
     values = ([0.9, 0.6, 0.3, 0.1, 0.05, 0.2], [0.95, 0.8, 0.75, 0.85, 0.9, 0.9], [0.99, 0.95, 0.9, 0.8, 0.7, 0.8])
     g = np.random.default_rng(0)
     weak, strong = g.random(10_000) < 0.60, g.random(10_000) < 0.66

@@ -11,6 +11,7 @@ import torch
 from stitchkit import zoo
 from stitchkit.book import execution
 from stitchkit.figures import presets, scales_of
+from stitchkit.scales import fields
 
 
 def _gpu_figures() -> list[str]:
@@ -31,7 +32,7 @@ def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
     from stitchkit.experiments.smith.config import PRESETS
 
     cfg = presets("S-F1B")["gpu"]
-    spec = cfg.model("gpu", name, 0)
+    spec = cfg.model(name, 0)
     assert (spec.width, spec.data.train_size, spec.train.epochs) == (64, None, 4)  # the paper's networks
     model = zoo.build(spec, num_classes=10, in_channels=3).eval()
     with torch.no_grad():
@@ -41,7 +42,7 @@ def test_smith_gpu_networks_are_the_papers_and_run_on_a_tiny_batch(name):
 
 def test_bansal_b_f5_gpu_preset_uses_the_zoos_gpu_network_and_demos_stitch_recipe():
     cfg = presets("B-F5")["gpu"]
-    nets = cfg.networks("gpu")
+    nets = cfg.networks()
     # the receiver's run with its snapshots (one training stores them: B-F3B's), then the second seed
     assert [(n.seed, n.train.stop) for n in nets] == [(0, 0.25), (0, 0.5), (0, 1.0), (1, 1.0)]
     assert {(n.width, n.train.epochs) for n in nets} == {(64, 40)}
@@ -58,10 +59,10 @@ def test_hernandez_h_f4_gpu_preset_uses_the_papers_networks_and_h_f2s_gpu_stitch
     cfg = preset(PRESETS_F4, "gpu")
     assert cfg.archs == ("r2222", "resnet34") and cfg.cut_at == "stages"
     assert cfg.recipe() == preset(PRESETS_F2, "gpu").recipe()  # H-F2's gpu stitch recipe (4 epochs, lr 0.001)
-    nets = cfg.networks("gpu")
+    nets = cfg.networks()
     assert [n.model for n in nets] == ["r2222", "resnet34"]
     assert {(n.width, n.data.train_size, n.train.epochs) for n in nets} == {(64, None, 30)}
-    assert cfg.model("gpu", "r2222", trained=False).train.epochs == 0  # the untrained control
+    assert cfg.model("r2222", trained=False).train.epochs == 0  # the untrained control
     for spec in nets:
         model = zoo.build(spec, num_classes=10, in_channels=3).eval()
         with torch.no_grad():
@@ -78,7 +79,7 @@ def test_smith_s_fc6_gpu_preset_trains_the_papers_vgg19_and_runs_on_a_tiny_batch
     cfg = preset(PRESETS_FC6, "gpu")
     assert cfg.inits == 3 and cfg.recipe(0) == preset(PRESETS_FC6, "demo").recipe(0)  # demo's stitch recipe
     for name in VGG_MODELS:
-        spec = cfg.model("gpu", name, 0)
+        spec = cfg.model(name, 0)
         assert spec.data.dataset == SETS[name] and spec.data.size == 32
         assert (spec.width, dict(spec.options)["hidden"], spec.data.train_size) == (64, 4096, None)  # the paper's
         assert spec.train.epochs > 0 and spec.train.lr == 1e-2
@@ -86,7 +87,7 @@ def test_smith_s_fc6_gpu_preset_trains_the_papers_vgg19_and_runs_on_a_tiny_batch
     with torch.no_grad():
         assert model(torch.rand(2, 3, 32, 32)).shape == (2, 10)
         assert set(VGG_CUTS) <= set(model.cuts)
-    untrained = cfg.untrained("gpu", 0)
+    untrained = cfg.untrained(0)
     assert untrained.train.epochs == 0 and untrained.width == 64
 
 
@@ -104,7 +105,7 @@ def test_balogh_j_t1_gpu_preset_names_the_papers_networks_and_each_builds():
     assert (PRESETS_T1["demo"].tlm_train_size, PRESETS_T1["demo"].tlm_batch) == (2500, 64)  # demo as it was
     arch_of = {"resnet18": ("resnet18", 64, (), 8), "vit": ("vit_ti", 192, (("depth", 12), ("heads", 3)), 12)}
     for arch, (model, width, options, layers) in arch_of.items():
-        nets = cfg.nets("gpu", arch)
+        nets = cfg.nets(arch)
         assert [n.spec.seed for n in nets] == [0, 1, 2]
         spec = nets[0].spec
         assert (spec.model, spec.width, spec.options, spec.data.train_size, spec.normalisation) == \
@@ -117,7 +118,7 @@ def test_balogh_j_t1_gpu_preset_names_the_papers_networks_and_each_builds():
         m = zoo.build(spec, num_classes=10, in_channels=3).eval()
         with torch.no_grad():
             assert m(torch.rand(2, 3, 32, 32)).shape == (2, 10)
-    assert zoo.bansal_vit("gpu") == zoo.balogh_model("gpu", "vit", 0)  # Bansal's gpu ViT is this one
+    assert zoo.bansal_vit(zoo.BANSAL_VIT["gpu"]) == zoo.balogh_model(zoo.BALOGH_VIT["gpu"], 0)  # Bansal's gpu ViT is this one
 
 
 def test_balogh_j_f1_j_f2_gpu_preset_shares_j_t1s_stitches_and_trains_the_papers_detectors():
@@ -140,7 +141,7 @@ def test_balogh_j_f1_j_f2_gpu_preset_shares_j_t1s_stitches_and_trains_the_papers
         ("resnet18", 64, 12, None, 10.0)
     assert PRESETS_OOD["demo"].detector_width == 8  # demo as it was
     for arch, shape in (("resnet18", (512, 4, 4)), ("vit", (65, 192))):
-        rx = cfg.nets("gpu", arch)[0]
+        rx = cfg.nets(arch)[0]
         model = zoo.build(rx.spec, num_classes=10, in_channels=3).eval()
         last = cfg.layers(rx)[-1]
         assert tuple(model.shape_at(last, (3, 32, 32))) == shape
@@ -159,17 +160,17 @@ def test_hernandez_h_f6_h_t1_h_t2_gpu_presets_read_h_f2s_gpu_networks_and_stitch
     from stitchkit.scales import preset
 
     f2 = preset(PRESETS_F2, "gpu")
-    nets = f2.networks("gpu")
+    nets = f2.networks()
     assert [n.model for n in nets] == ["r1111", "r2222"]
     assert {(n.width, n.data.train_size, n.train.epochs) for n in nets} == {(64, None, 30)}
     for table in (PRESETS_F6, PRESETS_T1, PRESETS_T2):
         cfg = preset(table, "gpu")
-        assert cfg.recipe() == f2.recipe() and cfg.networks("gpu") == nets  # H-F2's stitches and networks
+        assert cfg.recipe() == f2.recipe() and cfg.networks() == nets  # H-F2's stitches and networks
         assert (cfg.recipe().init, cfg.recipe().train.lr, cfg.recipe().train.epochs) == ("dm", 1e-3, 4)
         assert cfg.cut_at == "blocks" and cfg.pairs() == f2.pairs()
     assert preset(PRESETS_T1, "gpu").mse_images == preset(PRESETS_T2, "gpu").mse_images == 1000
     f6 = preset(PRESETS_F6, "gpu")
-    sender = f6.model("gpu", f6.sender_arch)
+    sender = f6.model(f6.sender_arch)
     assert (f6.sender_arch, f6.receiver_arch, f6.max_layer, f6.score_images) == ("r2222", "r2222", 5, 1000)
     assert sender == nets[1] and list(f6.layers(sender).values())[:f6.max_layer + 1] == [0, 1, 2, 3, 4, 5]
     model = zoo.build(sender, num_classes=10, in_channels=3).eval()
@@ -201,8 +202,8 @@ def test_balogh_j_t2_j_t3_gpu_presets_probe_j_t1s_gpu_networks_on_20k_images():
     tested = {"resnet18": ("resnet18", 64, [f"block{k}" for k in range(5, 9)]),
               "vit": ("vit_ti", 192, [f"block{k}" for k in range(7, 13)])}
     for arch, (model_name, width, layers) in tested.items():
-        nets = t2.nets("gpu", arch)[:t2.sensitivity_networks]
-        assert [n.spec for n in nets] == [n.spec for n in t1.nets("gpu", arch)[:3]]  # J-T1's three
+        nets = t2.nets(arch)[:t2.sensitivity_networks]
+        assert [n.spec for n in nets] == [n.spec for n in t1.nets(arch)[:3]]  # J-T1's three
         assert (nets[0].spec.model, nets[0].spec.width, nets[0].spec.data.train_size) == (model_name, width, None)
         assert sensitivity_layers(t2, arch, t2.layers(nets[0])) == layers
         m = zoo.build(nets[0].spec, num_classes=10, in_channels=3).eval()
@@ -226,18 +227,18 @@ def test_across_x_1_x_2_x_3_gpu_presets_share_one_setting_on_the_zoos_gpu_networ
     for table in all_presets:
         cfg = preset(table, "gpu")
         assert (cfg.measures, cfg.test_images, cfg.dm_images) == (NOTIONS, 1000, 100)
-        assert table["demo"] == type(table["demo"])()  # demo as it was: the defaults
+        assert all(getattr(table["demo"], f.name) == f.default for f in fields(type(table["demo"])))  # demo: the defaults
     assert preset(across.PRESETS_X1, "gpu").zoos() == preset(across_identify.PRESETS_X2, "gpu").zoos() == across.ZOOS
     f2, t1 = preset(PRESETS_F2, "gpu"), preset(PRESETS_T1, "gpu")
-    assert across.zoo_pair("hernandez", "gpu").specs == (f2.model("gpu", "r2222"), f2.model("gpu", "r1111"))
-    assert across_identify.zoo_pair("hernandez", "gpu").specs[0] == f2.model("gpu", "r2222")
-    assert across.zoo_pair("balogh", "gpu").specs == tuple(n.spec for n in t1.nets("gpu", "resnet18")[:2])
-    receiver, sender, untrained = across_conclusions._bansal_nets("gpu")
-    assert (receiver.spec, sender.spec) == across.zoo_pair("bansal", "gpu").specs and untrained.spec.train.epochs == 0
-    receiver, sender, untrained = across_conclusions._hernandez_nets("gpu")
-    assert (receiver.spec, sender.spec) == across_identify.zoo_pair("hernandez", "gpu").specs
+    assert across.zoo_pair("hernandez", across.PRESETS_X1["gpu"]).specs == (f2.model("r2222"), f2.model("r1111"))
+    assert across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2["gpu"]).specs[0] == f2.model("r2222")
+    assert across.zoo_pair("balogh", across.PRESETS_X1["gpu"]).specs == tuple(n.spec for n in t1.nets("resnet18")[:2])
+    receiver, sender, untrained = across_conclusions._bansal_nets(across_conclusions.PRESETS_X3["gpu"])
+    assert (receiver.spec, sender.spec) == across.zoo_pair("bansal", across.PRESETS_X1["gpu"]).specs and untrained.spec.train.epochs == 0
+    receiver, sender, untrained = across_conclusions._hernandez_nets(across_conclusions.PRESETS_X3["gpu"])
+    assert (receiver.spec, sender.spec) == across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2["gpu"]).specs
     for name in across.ZOOS:
-        specs = across.zoo_pair(name, "gpu").specs
+        specs = across.zoo_pair(name, across.PRESETS_X1["gpu"]).specs
         assert {s.width for s in specs} == {64} and all(s.train.epochs > 0 for s in specs)
         size = 28 if name == "smith" else 32
         model = zoo.build(specs[0], num_classes=10, in_channels=3).eval()
@@ -249,7 +250,8 @@ def test_x4_gpu_compares_b_f2as_gpu_pair_as_demo_does():
     from stitchkit.experiments import across_own
     from stitchkit.scales import preset
 
-    assert preset(across_own.PRESETS_X4, "gpu") == preset(across_own.PRESETS_X4, "demo")
+    gpu, demo = preset(across_own.PRESETS_X4, "gpu"), preset(across_own.PRESETS_X4, "demo")
+    assert replace(gpu, net=demo.net) == demo and gpu.net == zoo.BANSAL_RESNET18["gpu"]  # demo's comparison, gpu's pair
     assert "gpu" in presets("X-4")
 
 
@@ -260,9 +262,9 @@ def test_h_f5_gpu_trains_its_similarity_stitch_at_the_papers_rate_with_a_decay()
     from stitchkit.experiments.hernandez import grid, similarity
     from stitchkit.scales import preset
 
-    gpu = similarity.similarity_recipe(preset(grid.PRESETS_F2, "gpu"), "gpu").train
+    gpu = similarity.similarity_recipe(preset(similarity.PRESETS_F5, "gpu")).train
     assert (gpu.lr, gpu.warmup, gpu.schedule, gpu.epochs, gpu.batch_size) == (0.01, 0.05, "warmup_cosine", 30.0, 256)
     assert preset(grid.PRESETS_F2, "gpu").recipe().train.warmup == 2.5  # the vanilla stitch keeps the authors'
-    demo_cfg = preset(grid.PRESETS_F2, "demo")
-    demo = similarity.similarity_recipe(demo_cfg, "demo")
+    demo_cfg = preset(similarity.PRESETS_F5, "demo")
+    demo = similarity.similarity_recipe(demo_cfg)
     assert demo.train == replace(demo_cfg.recipe().train, epochs=10.0) and demo.init == "default"

@@ -7,11 +7,11 @@ import pytest
 from stitchkit import zoo
 from stitchkit.experiments.hernandez import mse as hernandez_mse, similarity as hernandez_similarity
 from stitchkit.experiments.hernandez import verdicts as hernandez_verdicts
-from stitchkit.experiments.hernandez.grid import (LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, RANDOM_MAX, GridConfig,
-                                                  display_name, triangle)
+from stitchkit.experiments.hernandez.grid import (ARCHS, LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, PRESETS_F4, RANDOM_MAX,
+                                                  GridConfig, display_name, title, triangle)
 from stitchkit.experiments.hernandez.images import PRESETS_F6, LayerScores, images_summary
 from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2, mse_longer, mse_summary
-from stitchkit.experiments.hernandez.similarity import SIMILARITY_EPOCHS, similarity_recipe, similarity_summary
+from stitchkit.experiments.hernandez.similarity import PRESETS_F5, similarity_recipe, similarity_summary
 from stitchkit.experiments.hernandez.spot import load_spot, spot_claims, spot_diagnosis
 from stitchkit.experiments.hernandez.verdicts import grid_summary, longer_sample, with_longer
 from stitchkit.grid_spec import LONGER
@@ -79,14 +79,14 @@ def _verdicts(claims):
 
 
 def test_recipe_and_architectures():
-    spec = zoo.hernandez_resnet("paper", "r1212", 0)
+    spec = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["paper"], "r1212", 0)
     t = spec.train
     assert (spec.model, spec.width, t.epochs, t.lr, t.weight_decay, t.batch_size, t.schedule) == (
         "r1212", 64, 40, 0.01, 0.01, 256, "warmup_cosine")
-    assert zoo.hernandez_resnet("demo", "r2222", trained=False).calibrate_bn > 0
+    assert zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["demo"], "r2222", trained=False).calibrate_bn > 0
     assert len(zoo.HERNANDEZ_ARCHS) == 17
     with pytest.raises(ValueError, match="r3333"):
-        zoo.hernandez_resnet("demo", "r3333")
+        zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["demo"], "r3333")
     with pytest.raises(ValueError, match=r"parameter .controls. = \[.r2222.\] is invalid: architecture.s. 'r2222' not in archs"):
         GridConfig(archs=("r1111",), controls=("r2222",)).check()
     rec = PRESETS_F2["paper"].recipe()
@@ -98,20 +98,26 @@ def test_recipe_and_architectures():
     for scale in ("smoke", "demo"):
         assert PRESETS_T1[scale].recipe() == PRESETS_F2[scale].recipe()
     assert PRESETS_T1["paper"].recipe().init == "default"
+    # each preset holds its scale's recipe, and builds its networks by it
+    for scale in zoo.HERNANDEZ_RESNET:
+        assert PRESETS_F2[scale].net == PRESETS_F4[scale].net == zoo.HERNANDEZ_RESNET[scale]
+    assert PRESETS_F2["demo"].model("r2222") == zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["demo"], "r2222")
+    assert PRESETS_F2["paper"].networks() == [zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["paper"], a) for a in ARCHS]
+    assert title(PRESETS_F2["demo"]) == "Small ResNets (width 8) on CIFAR-10"  # the recipe's width
     # every sender cut into every receiver cut: stem + blocks
     cfg = PRESETS_F2["smoke"]
-    assert cfg.cuts(zoo.hernandez_resnet("smoke", "r1111")) == ["stem", "block1", "block2", "block3", "block4"]
+    assert cfg.cuts(cfg.model("r1111")) == ["stem", "block1", "block2", "block3", "block4"]
     from dataclasses import replace
     every2 = replace(cfg, cut_every=2)
-    assert every2.cuts(zoo.hernandez_resnet("smoke", "resnet34")) == ["stem", *[f"block{k}" for k in range(2, 17, 2)]]
-    assert every2.cuts(zoo.hernandez_resnet("smoke", "r1112")) == ["stem", "block2", "block4", "block5"]
+    assert every2.cuts(cfg.model("resnet34")) == ["stem", *[f"block{k}" for k in range(2, 17, 2)]]
+    assert every2.cuts(cfg.model("r1112")) == ["stem", "block2", "block4", "block5"]
     # stage cuts: the stem and each stage's last block, keeping their block numbers (the paper's indexing)
     stages = replace(cfg, cut_at="stages")
-    assert stages.layers(zoo.hernandez_resnet("smoke", "resnet34")) == {
+    assert stages.layers(cfg.model("resnet34")) == {
         "stem": 0, "block3": 3, "block7": 7, "block13": 13, "block16": 16}
-    assert stages.layers(zoo.hernandez_resnet("smoke", "r1211")) == {
+    assert stages.layers(cfg.model("r1211")) == {
         "stem": 0, "block1": 1, "block3": 3, "block4": 4, "block5": 5}
-    assert every2.layers(zoo.hernandez_resnet("smoke", "r1112"))["block5"] == 5  # blocks keep their numbers
+    assert every2.layers(cfg.model("r1112"))["block5"] == 5  # blocks keep their numbers
     assert (stages.layer_name, cfg.layer_name) == ("block", "block")
     with pytest.raises(ValueError, match="parameter .cut_every. = 2 is invalid"):
         replace(stages, cut_every=2).check()
@@ -274,8 +280,8 @@ def test_stage_cuts_keep_the_papers_block_indexing():
     from dataclasses import replace
 
     stages = replace(PRESETS_F2["smoke"], cut_at="stages")
-    si = stages.layers(zoo.hernandez_resnet("smoke", "r1111"))
-    rj = stages.layers(zoo.hernandez_resnet("smoke", "r2222"))
+    si = stages.layers(stages.model("r1111"))
+    rj = stages.layers(stages.model("r2222"))
     assert list(si.values()) == [0, 1, 2, 3, 4] and list(rj.values()) == [0, 2, 4, 6, 8]
     assert rj["block4"] > si["block2"]
     # the triangle sorts each cell by those numbers: R1111 -> R2222 has 9 of its 25 cells at j <= i
@@ -386,13 +392,20 @@ def test_similarity_claim_compares_with_the_vanilla_stitch():
 
 
 def test_similarity_recipe_is_the_grids_from_a_random_start():
-    cfg = PRESETS_F2["demo"]
-    r = similarity_recipe(cfg, "demo")
-    assert r.init == "default" and r.train.epochs == SIMILARITY_EPOCHS["demo"] == 10
+    cfg = PRESETS_F5["demo"]
+    r = similarity_recipe(cfg)
+    assert r.init == "default" and r.train.epochs == cfg.similarity_epochs == 10
     assert (r.kind, r.train.lr, r.train.batch_size, r.train_size) == (
         cfg.recipe().kind, cfg.recipe().train.lr, cfg.recipe().train.batch_size, cfg.recipe().train_size)
-    assert similarity_recipe(cfg, "demo", 4).train.epochs == 40
-    assert similarity_recipe(PRESETS_F2["paper"], "paper").train.epochs == 30
+    assert similarity_recipe(cfg, 4).train.epochs == 40
+    assert similarity_recipe(PRESETS_F5["paper"]).train.epochs == 30
+    assert PRESETS_F5["smoke"].similarity_epochs == 1
+    # H-F5 reads H-F2's grid: the same stitches and networks at every scale
+    for scale, f2 in PRESETS_F2.items():
+        assert PRESETS_F5[scale].recipe() == f2.recipe() and PRESETS_F5[scale].networks() == f2.networks()
+    # gpu: the paper's lr 0.01 with a 5% warm-up (the grid's stitch: lr 0.001, the authors' warm-up)
+    gpu = similarity_recipe(PRESETS_F5["gpu"]).train
+    assert (gpu.lr, gpu.warmup, gpu.epochs) == (0.01, 0.05, 30.0)
 
 
 def _per(ev, es, sv, n=400, seed=0):
@@ -517,7 +530,7 @@ def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeyp
 
     monkeypatch.setattr(hernandez_verdicts, "_retrained", retrained)
     monkeypatch.setattr(pd, "concat", lambda parts, **kw: parts[0])
-    out = longer_sample(table, cfg, "smoke")
+    out = longer_sample(table, cfg)
     below = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j <= i)
     above = sorted((f"c{i}", f"c{j}") for i in range(3) for j in range(3) if j > i)
     assert seen[(r2, r1)] == below and seen[(r1, r2)] == above
@@ -540,7 +553,7 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     _, claims = mse_summary(per, stats, table, "test")
     assert all(k.passed for k in claims[0].controls)
     cfg = PRESETS_T2["demo"]
-    monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg, scale: {"A": "net A", "B": "net B"})
+    monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg: {"A": "net A", "B": "net B"})
     trained = []
     monkeypatch.setattr(hernandez_mse, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
         (s[0], r[0], pairs[0], recipe.train.epochs)))
@@ -552,7 +565,7 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
                 "SV": torch.full((n,), 1e-4, dtype=torch.float64)}
 
     monkeypatch.setattr(grid_mod, "stitch_mse", longer_mse)
-    out = mse_longer(table, per, stats, cfg, "demo", claims, "test", diagonal=False, n_images=n)
+    out = mse_longer(table, per, stats, cfg, claims, "test", diagonal=False, n_images=n)
     # every claim gets the control, decided or not (issue 46)
     assert len(out) == 8 and len(trained) == 8  # every judged stitch (8 = MSE_SAMPLE); the exact self-stitch not
     assert all(e == LONGER * cfg.recipe().train.epochs for *_, e in trained)

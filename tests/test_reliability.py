@@ -708,7 +708,7 @@ def test_two_runs_from_an_empty_cache_are_bit_identical(tmp_path, monkeypatch):
     for run in ("a", "b"):
         monkeypatch.setenv("STITCHKIT_CACHE", str(tmp_path / run))
         store = Store(tmp_path / run / "store")
-        rx, sx = Net("receiver", cfg.model("smoke", 0)), Net("trained", cfg.model("smoke", 1))
+        rx, sx = Net("receiver", cfg.model(0)), Net("trained", cfg.model(1))
         t = stitch_grid([sx], [rx], [("block3", "block3")], cfg.recipe(), DataSpec("cifar10"), store=store,
                         progress=False)
         # the stitch starts from a least-squares fit to both models' activations: equal stitches
@@ -878,8 +878,8 @@ def test_a_warm_run_measures_what_the_cold_run_measured(tmp_path):
         from dataclasses import replace
         from stitchkit.experiments.hernandez import grid, mse
         cfg = replace(mse.PRESETS_T1["smoke"], archs=("r1111",), controls=("r1111",), mse_images=200)  # one network: its stitches into itself
-        table, _ = grid.all_pairs(cfg, "smoke", diagonal=True, progress=False)
-        per, _ = mse.mse_stats(table, cfg, "smoke", diagonal=True, n_images=cfg.mse_images, progress=False)
+        table, _ = grid.all_pairs(cfg, diagonal=True, progress=False)
+        per, _ = mse.mse_stats(table, cfg, diagonal=True, n_images=cfg.mse_images, progress=False)
         np.savez(sys.argv[1], **{k: np.asarray(v) for k, v in per.attrs["per_image"].items()})
     """)
     env = {**os.environ, "STITCHKIT_CACHE": str(tmp_path / "cache"), "STITCHKIT_PROGRESS": "0"}

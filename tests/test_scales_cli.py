@@ -278,10 +278,10 @@ def test_the_configuration_table_shows_the_values_that_ran(monkeypatch):
         ledger.note_network(key, {"model": "preact_resnet18", "width": width, "epochs": epochs, "steps": steps,
                                   "train_size": None, "trained": bool(epochs or steps), "accuracy": 0.6})
     table = scales.as_table(cfg).data  # a Styler: meanings are not cut at 50 characters
-    assert table.loc["width", "value"] == "8, 16 (None: the zoo's)"  # the untrained network's width is left out
-    assert table.loc["model_epochs", "value"] == "3, 1170 steps (None: the zoo's)"
+    assert table.loc["width", "value"] == "8, 16 (None: the recipe's)"  # the untrained network's width is left out
+    assert table.loc["model_epochs", "value"] == "3, 1170 steps (None: the recipe's)"
     ledger._NETWORKS.clear()
-    assert scales.as_table(cfg).data.loc["width", "value"] == "the zoo's width at this scale (None)"
+    assert scales.as_table(cfg).data.loc["width", "value"] == "the recipe's width (None)"
 
 
 def test_sync_writes_a_parameters_cell_from_its_config_and_nothing_else(tmp_path, capsys):

@@ -8,7 +8,7 @@ import torch
 from stitchkit import colour_mnist, data, datasets
 from stitchkit.experiments.smith.better_than import (TC1_DECIDING, contradiction_summary, plot_gains, tc1_gains,
                                                      tc1_longer_models)
-from stitchkit.experiments.smith.config import CUT_LABELS, CUTS, FIG1_SENDERS, RECEIVER, TC1_MODELS, UNTRAINED
+from stitchkit.experiments.smith.config import CUT_LABELS, CUTS, FIG1_SENDERS, PRESETS, RECEIVER, TC1_MODELS, UNTRAINED
 from stitchkit.experiments.smith.digit_receiver import compatibility_summary, rank_summary
 from stitchkit.experiments.smith.measures import NoiseSender, NoiseSpec, first_layer_after
 from stitchkit.experiments.smith.stitch_controls import LABEL_FREE, LATE, negative_control
@@ -276,7 +276,7 @@ def test_contradiction_table_and_paper_scale_claim():
                          "base_correct": _correct(b, seed=k), "digit_receiver_correct": _correct(r, seed=10 + k),
                          "digit_sender_correct": _correct(s, seed=20 + k)})
     table = pd.DataFrame(rows)
-    numbers, claims, side = contradiction_summary(table, "demo", table, _tc1_checks())
+    numbers, claims, side = contradiction_summary(table, table, _tc1_checks())
     assert [c.key for c in claims] == ["contradiction", "self_stitch_gain"]
     assert [c.kind for c in claims] == ["improves", "stitch_other"]
     assert [[k.kind for k in c.controls] for c in claims] == [["positive", "negative", "training length"],
@@ -285,13 +285,13 @@ def test_contradiction_table_and_paper_scale_claim():
     # the self-stitch gain is the paper's own finding: a claim, gated nowhere (no control reads it)
     assert numbers["self_gain"] == pytest.approx(3.0, abs=0.01)
     # a receiver that its own stitch cannot reach leaves both claims inconclusive
-    _, weak, _ = contradiction_summary(table, "demo", table, _tc1_checks(self_acc=0.6))
+    _, weak, _ = contradiction_summary(table, table, _tc1_checks(self_acc=0.6))
     assert {_verdict(c) for c in weak} == {"inconclusive at this scale"}
     # ... and a stitch that does the task without the sender's information (label-free noise) leaves the
     # contradiction inconclusive; an untrained sender that does is the paper's shortcut, reported only
-    _, alone, _ = contradiction_summary(table, "demo", table, _tc1_checks(free=0.94))
+    _, alone, _ = contradiction_summary(table, table, _tc1_checks(free=0.94))
     assert [_verdict(c) for c in alone] == ["inconclusive at this scale", "reproduced"]
-    n_short, shortcut, _ = contradiction_summary(table, "demo", table, _tc1_checks(untrained=0.94))
+    n_short, shortcut, _ = contradiction_summary(table, table, _tc1_checks(untrained=0.94))
     assert [_verdict(c) for c in shortcut] == ["reproduced", "reproduced"]
     assert n_short["untrained_beyond_self"] == pytest.approx(1.0, abs=0.01)
     # percent, as every accuracy of the book (the paper's table gives fractions)
@@ -308,11 +308,30 @@ def test_contradiction_table_and_paper_scale_claim():
     heights = [[round(p.get_height(), 6) for p in ax.patches] for ax in fig.axes]
     plt.close(fig)
     assert heights == [[4.0, 3.0, 4.0, 4.0], [-2.0, 3.0, -1.0, 28.0]]
-    _, paper_claims, _ = contradiction_summary(table, "paper", table, _tc1_checks())
+    _, paper_claims, _ = contradiction_summary(table, table, _tc1_checks(), paper_numbers=True)
     assert paper_claims[-1].key == "table_numbers" and _verdict(paper_claims[-1], "paper") == "not reproduced"
     assert paper_claims[-1].kind == "stitch_other"
-    assert tc1_longer_models("paper") == TC1_MODELS
-    assert tc1_longer_models("demo") == TC1_DECIDING
+    # the paper preset judges every number, so its training-length control retrains every model's stitches
+    assert tc1_longer_models(PRESETS["paper"]) == TC1_MODELS
+    assert tc1_longer_models(PRESETS["demo"]) == TC1_DECIDING
+
+
+@pytest.mark.parametrize("scale", ["smoke", "demo", "gpu", "paper"])
+def test_presets_hold_their_scales_recipes(scale):
+    """Issue 63: each preset holds its networks' recipe at its scale, and builds its networks from it."""
+    from stitchkit import zoo
+    from stitchkit.experiments.smith.config import SETS
+    from stitchkit.experiments.smith.vgg import PRESETS_FC6
+
+    cfg, vgg = PRESETS[scale], PRESETS_FC6[scale]
+    assert cfg.net == zoo.SMITH_RESNET18[scale] and vgg.net == zoo.SMITH_VGG19[scale]
+    assert cfg.paper_numbers == (scale == "paper")
+    assert cfg.model("Colour", 1) == zoo.smith_resnet18(zoo.SMITH_RESNET18[scale], SETS["Colour"], 1)
+    assert cfg.untrained(0, "MNIST") == zoo.smith_resnet18(zoo.SMITH_RESNET18[scale], SETS["MNIST"], 0, trained=False)
+    assert cfg.networks() == [cfg.model(name, k) for k in range(cfg.inits) for name in SETS]
+    assert vgg.model("Digit", 0) == zoo.smith_vgg19(zoo.SMITH_VGG19[scale], SETS["Digit"], 0)
+    assert vgg.untrained(2) == zoo.smith_vgg19(zoo.SMITH_VGG19[scale], SETS["Digit"], 2, trained=False)
+    assert "Recipe(family='smith_resnet18'" in repr(cfg)  # printed with the config
 
 
 def _vgg_checks(inits=3, self_acc=0.95, untrained=0.3, whole=0.95, label_free=0.1):

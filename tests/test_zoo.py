@@ -16,21 +16,21 @@ from conftest import write_cifar_pickles
 
 def test_two_pages_asking_for_the_same_recipe_get_the_same_cached_model():
     for scale in ("smoke", "demo", "paper"):
-        from_page = common.PRESETS[scale].model(scale, 0)
-        assert config_key(from_page) == config_key(zoo.bansal_resnet18(scale, 0))
-    assert config_key(zoo.bansal_resnet18("demo", 0)) != config_key(zoo.bansal_resnet18("demo", 1))
-    assert zoo.bansal_resnet18("demo", 0, width_factor=2).width == 2 * zoo.bansal_resnet18("demo", 0).width
+        from_page = common.PRESETS[scale].model(0)
+        assert config_key(from_page) == config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18[scale], 0))
+    assert config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0)) != config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1))
+    assert zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0, width_factor=2).width == 2 * zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0).width
 
 
 def test_paper_recipe_is_the_papers():
-    spec = zoo.bansal_resnet18("paper", 0)
+    spec = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["paper"], 0)
     t = spec.train
     assert (spec.width, t.steps, t.lr, t.weight_decay, t.batch_size) == (64, 64_000, 0.05, 1e-4, 128)
     assert t.milestones == (0.5, 0.75) and t.gamma == 0.2 and spec.normalisation == "cifar" and t.augment
     st = common.PRESETS["paper"].recipe()
     assert (st.train.optimizer, st.train.lr, st.train.schedule, st.train.steps, st.train.batch_size) == (
         "adam", 1e-3, "cosine", 120_000, 128)
-    assert zoo.bansal_resnet18("paper", 0, trained=False).calibrate_bn == 2000
+    assert zoo.bansal_resnet18(zoo.BANSAL_RESNET18["paper"], 0, trained=False).calibrate_bn == 2000
 
 
 def test_load_or_train_trains_once_then_loads(tmp_path, monkeypatch):
@@ -157,7 +157,7 @@ def test_bansal_gpu_recipe_is_the_best_measured_candidate():
 
     rows = json.loads((paths.REPO_ROOT / "benchmarks" / "spot" / "gpu-recipes.json").read_text())["rows"]
     best = max(rows, key=lambda r: r["test_accuracy"])
-    spec = zoo.bansal_resnet18("gpu", seed=3)
+    spec = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["gpu"], seed=3)
     assert spec.width == best["width"] == 64 and spec.data.train_size is None
     got = {k: v for k, v in asdict(spec.train).items() if k != "seed"}
     want = {k: (tuple(v) if isinstance(v, list) else v) for k, v in best["recipe"].items() if k != "seed"}
@@ -167,24 +167,87 @@ def test_bansal_gpu_recipe_is_the_best_measured_candidate():
             want.setdefault(f.name, f.default)
     assert got == want
     # fewer images: the scale's epochs of the full set become steps at the recipe's batch
-    small = zoo.bansal_resnet18("gpu", train_size=5000)
+    small = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["gpu"], train_size=5000)
     assert small.train.steps == 40 * (50_000 // 512) and small.train.batch_size == 512
 
 
 def test_a_scale_row_may_shorten_its_familys_training_recipe(monkeypatch):
     """A ``gpu`` row names what it changes of its family's recipe (batch, schedule, label
     smoothing, ...: zoo.TRAIN_KEYS); the other scales' recipes stay the papers'."""
-    row = {"width": 64, "train_size": None, "epochs": 15, "calibrate_bn": 2000, "batch": 512, "lr": 0.4,
-           "nesterov": True, "schedule": "warmup_linear", "warmup": 0.2, "label_smoothing": 0.1}
+    row = zoo.Recipe("hernandez_resnet", width=64, train_size=None, epochs=15, calibrate_bn=2000, batch=512, lr=0.4,
+                     nesterov=True, schedule="warmup_linear", warmup=0.2, label_smoothing=0.1)
     monkeypatch.setitem(zoo.HERNANDEZ_RESNET, "gpu", row)
-    train = zoo.hernandez_resnet("gpu", "r1111").train
+    train = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["gpu"], "r1111").train
     assert (train.batch_size, train.lr, train.nesterov, train.schedule, train.warmup, train.label_smoothing,
             train.epochs, train.weight_decay) == (512, 0.4, True, "warmup_linear", 0.2, 0.1, 15, 0.01)
-    demo = zoo.hernandez_resnet("demo", "r1111").train
+    demo = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["demo"], "r1111").train
     assert (demo.batch_size, demo.lr, demo.schedule, demo.label_smoothing) == (256, 0.01, "warmup_cosine", 0.0)
-    monkeypatch.setitem(zoo.BALOGH_VIT, "gpu", {**zoo.BALOGH_VIT["paper"], "epochs": 30, "batch": 512,
-                                                "schedule": "warmup_cosine", "warmup": 0.05})
-    assert zoo.bansal_vit("gpu").train.batch_size == 512  # Bansal's ViT at gpu is Balogh & Jelasity's
-    monkeypatch.delitem(zoo.BALOGH_VIT, "gpu")
-    with pytest.raises(zoo.UnknownScaleError, match="no 'gpu' recipe for Balogh & Jelasity's vit yet"):
-        zoo.bansal_vit("gpu")
+    vit = dataclasses.replace(zoo.BALOGH_VIT["paper"], epochs=30, batch=512, schedule="warmup_cosine", warmup=0.05)
+    assert zoo.bansal_vit(vit).train.batch_size == 512  # Bansal's ViT at gpu is Balogh & Jelasity's
+    assert zoo.BANSAL_VIT["gpu"] is zoo.BALOGH_VIT["gpu"]
+    # a preset at a scale its networks' family has no recipe for is refused where the presets are made
+    no_gpu = {s: r for s, r in zoo.BALOGH_VIT.items() if s != "gpu"}
+    with pytest.raises(ValueError, match="no 'gpu' recipe for vit; scales: vit: smoke, demo, paper"):
+        zoo.at_scale({"gpu": common.PRESETS["gpu"]}, vit=no_gpu)
+
+
+def test_a_recipe_is_checked_by_its_builder_and_prints_what_it_sets():
+    """A builder takes a recipe of its own family (a scale name or another family's recipe is
+    refused, naming what it takes), and a printed recipe shows the fields it sets."""
+    with pytest.raises(TypeError, match="bansal_resnet18 builds from a zoo.Recipe"):
+        zoo.bansal_resnet18("demo", 0)
+    with pytest.raises(ValueError, match="cannot build from a hernandez_resnet recipe"):
+        zoo.bansal_resnet18(zoo.HERNANDEZ_RESNET["demo"], 0)
+    with pytest.raises(ValueError, match="unknown network family 'resnet9'"):
+        zoo.Recipe("resnet9", width=8)
+    assert repr(zoo.BANSAL_RESNET18["demo"]) == ("Recipe(family='bansal_resnet18', width=8, train_size=None, epochs=3, "
+                                                "calibrate_bn=2000)")
+    # every figure's preset holds its networks' recipes at its own scale
+    assert common.PRESETS["smoke"].net is zoo.BANSAL_RESNET18["smoke"]
+    assert common.PRESETS["demo"].model(0) == zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0)
+
+
+def test_the_simclr_networks_are_as_wide_as_their_supervised_twins():
+    for scale, recipe in zoo.BANSAL_SIMCLR.items():
+        assert recipe.width == zoo.BANSAL_RESNET18[scale].width
+
+
+def test_a_recipe_tables_gpu_row_stays_out_of_a_demo_pages_code_hash(tmp_path):
+    """The zoo's tables are dict literals keyed by scale: tuning a ``gpu`` recipe leaves the CPU
+    pages current (stitchkit.staleness), tuning a ``demo`` recipe does not."""
+    from stitchkit import paths, staleness
+
+    source = (paths.REPO_ROOT / "stitchkit" / "zoo.py").read_text()
+    gpu_row = '"gpu": dict(width=64, train_size=None, epochs=40, calibrate_bn=2000, batch=512, lr=0.2,'
+    demo_row = '"demo": dict(width=8, train_size=None, epochs=3, calibrate_bn=2000),'
+    assert gpu_row in source and demo_row in source
+    m = tmp_path / "zoo.py"
+    m.write_text(source)
+    demo = staleness.code_hash(m, "demo")
+    m.write_text(source.replace(gpu_row, gpu_row.replace("epochs=40", "epochs=41")))
+    assert staleness.code_hash(m, "demo") == demo and staleness.code_hash(m, "gpu") != demo
+    m.write_text(source.replace(demo_row, demo_row.replace("epochs=3", "epochs=4")))
+    assert staleness.code_hash(m, "demo") != demo
+
+
+def test_every_preset_holds_the_recipes_of_its_own_scale():
+    """A preset derived from another scale's (``PRESETS["gpu"] = replace(PRESETS["demo"], ...)``)
+    must not carry that scale's networks: every recipe a registered figure's preset holds, however
+    deep (X-3 holds B-F2A's config), is its own scale's row of a zoo table."""
+    import dataclasses
+
+    from stitchkit import figures
+
+    tables = [v for v in vars(zoo).values() if isinstance(v, dict) and v and
+              all(isinstance(r, zoo.Recipe) for r in v.values())]
+
+    def recipes(cfg):
+        for f in dataclasses.fields(cfg):
+            if "recipe" in f.metadata:
+                value = getattr(cfg, f.name)
+                yield from ([value] if isinstance(value, zoo.Recipe) else recipes(value))
+
+    for fig in figures.FIGURES:
+        for scale, cfg in figures.presets(fig.id).items():
+            for recipe in recipes(cfg):
+                assert any(t.get(scale) is recipe for t in tables), (fig.id, scale, recipe)

@@ -221,14 +221,14 @@ def matmul_peak(size: int = 8192, repeats: int = 20) -> float | None:
 
 def networks_of(ids: Iterable[str], scale: str) -> list:
     """The trained networks the pages ``ids`` need at ``scale``, once each, in order: from each
-    page's preset whose config says (a ``networks(scale)`` method); pages whose config does not
+    page's preset at ``scale`` whose config says (a ``networks()`` method); pages whose config does not
     train theirs inside the page as before."""
     from ..figures import presets
 
     out, seen = [], set()
     for figure_id in ids:
         cfg = (presets(figure_id) or {}).get(scale)
-        for spec in (cfg.networks(scale) if callable(getattr(cfg, "networks", None)) else []):
+        for spec in (cfg.networks() if callable(getattr(cfg, "networks", None)) else []):
             if spec not in seen:
                 seen.add(spec)
                 out.append(spec)

@@ -68,26 +68,41 @@ class ZooPair:
     dataset: str
 
 
-def zoo_pair(name: str, scale: str) -> ZooPair:
-    """The two networks of zoo ``name`` at ``scale``: the specs (so the cache entries) of the page
-    named in ``page``."""
+@dataclass(frozen=True)
+class ZooRecipes:
+    """The recipes of the four zoos' networks, as the pages that train them hold them at the
+    preset's scale (:data:`ZOO_TABLES`): a base of the configs of the part beyond the papers."""
+
+    bansal: zoo.Recipe = zoo.recipe_field("Bansal et al.'s ResNet-18s (zoo.BANSAL_RESNET18, B-F2A's)")
+    hernandez: zoo.Recipe = zoo.recipe_field("Hernandez et al.'s ResNets (zoo.HERNANDEZ_RESNET, H-F2's)")
+    smith: zoo.Recipe = zoo.recipe_field("Smith & Marcu's ResNet-18s (zoo.SMITH_RESNET18, S-F1B's)")
+    balogh: zoo.Recipe = zoo.recipe_field("Balogh & Jelasity's ResNet-18s (zoo.BALOGH_RESNET18, J-T1's)")
+
+
+ZOO_TABLES = {"bansal": zoo.BANSAL_RESNET18, "hernandez": zoo.HERNANDEZ_RESNET, "smith": zoo.SMITH_RESNET18,
+              "balogh": zoo.BALOGH_RESNET18}
+
+
+def zoo_pair(name: str, recipes: ZooRecipes) -> ZooPair:
+    """The two networks of zoo ``name`` by its recipe in ``recipes``: the specs (so the cache
+    entries) of the page named in ``page``."""
     if name == "bansal":  # B-F2A's receiver and trained sender
         return ZooPair(name, "Bansal et al.: ResNet-18 seeds 0, 1", "B-F2A", ("ResNet-18 #0", "ResNet-18 #1"),
-                       (zoo.bansal_resnet18(scale, 0), zoo.bansal_resnet18(scale, 1)), "cifar10")
+                       tuple(zoo.bansal_resnet18(recipes.bansal, s) for s in (0, 1)), "cifar10")
     if name == "hernandez":  # H-F2's two architectures (seed 0 each)
         return ZooPair(name, "Hernandez et al.: R2222 and R1111", "H-F2", ("R2222", "R1111"),
-                       (zoo.hernandez_resnet(scale, "r2222"), zoo.hernandez_resnet(scale, "r1111")), "cifar10")
+                       tuple(zoo.hernandez_resnet(recipes.hernandez, a) for a in ("r2222", "r1111")), "cifar10")
     if name == "smith":  # S-F1B's Digit receivers of initialisations 0 and 1
         return ZooPair(name, "Smith & Marcu: Digit ResNet-18 seeds 0, 1", "S-F1B", ("Digit #0", "Digit #1"),
-                       tuple(zoo.smith_resnet18(scale, "cmnist_digit", s) for s in (0, 1)), "cmnist_digit")
+                       tuple(zoo.smith_resnet18(recipes.smith, "cmnist_digit", s) for s in (0, 1)), "cmnist_digit")
     if name == "balogh":  # J-T1's ResNet-18 networks 0 and 1
         return ZooPair(name, "Balogh & Jelasity: ResNet-18 seeds 0, 1", "J-T1", ("ResNet-18 #0", "ResNet-18 #1"),
-                       tuple(zoo.balogh_model(scale, "resnet18", s) for s in (0, 1)), "cifar10")
+                       tuple(zoo.balogh_model(recipes.balogh, s) for s in (0, 1)), "cifar10")
     raise ValueError(f"unknown zoo {name!r}; valid: {', '.join(ZOOS)}")
 
 
 @dataclass(frozen=True)
-class AgreementConfig:
+class AgreementConfig(ZooRecipes):
     """X-1: every notion on every layer pair of a zoo's two networks; Kendall's tau between notions."""
 
     zoo: str = param("all", "the zoo: bansal (B-F2A's ResNet-18 seeds 0, 1), hernandez (H-F2's R2222 and R1111), "
@@ -105,13 +120,13 @@ class AgreementConfig:
     def zoos(self) -> tuple[str, ...]:
         return ZOOS if self.zoo == "all" else (self.zoo,)
 
-    def check(self, scale: str | None = None) -> None:
+    def check(self) -> None:
         if len(self.measures) < 2:
             raise ParameterValueError(f"parameter 'measures' = {list(self.measures)!r} is invalid: a rank agreement "
                                       f"needs at least 2 notions; valid: {', '.join(NOTIONS)}")
 
 
-PRESETS_X1 = {
+PRESETS_X1 = zoo.at_scale({
     # CI: seconds. The zoos' smoke networks, 200 test images, DM fitted on 50 training images.
     "smoke": AgreementConfig(test_images=200, dm_images=50),
     # 2 CPU cores: the networks the four parts' demo pages trained (read from the cache), 1,000 test images.
@@ -122,7 +137,7 @@ PRESETS_X1 = {
     # layer pair): at width 64 that, not the GPU, sets the page's time (~4,400 s estimated; see its deviations).
     "gpu": AgreementConfig(),
     "paper": AgreementConfig(),
-}
+}, **ZOO_TABLES)
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,11 +190,11 @@ def notions_of(pair: ZooPair, cfg, *, device=None, store=None, progress: bool = 
     return raw
 
 
-def agreement(cfg: AgreementConfig, scale: str, zoo_name: str, *, device=None, store=None,
+def agreement(cfg: AgreementConfig, zoo_name: str, *, device=None, store=None,
               progress: bool = True) -> dict:
     """Zoo ``zoo_name``'s two networks, every notion within the first and between the two
     (:func:`notions_of`), and the taus (:func:`rank_agreement`)."""
-    return rank_agreement(notions_of(zoo_pair(zoo_name, scale), cfg, device=device, store=store, progress=progress))
+    return rank_agreement(notions_of(zoo_pair(zoo_name, cfg), cfg, device=device, store=store, progress=progress))
 
 
 def rank_agreement(raw: dict) -> dict:

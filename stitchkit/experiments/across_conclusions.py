@@ -70,7 +70,7 @@ SHORTCUT_NOTIONS = ("cka", "dm")
 
 
 @dataclass(frozen=True)
-class ConclusionsConfig:
+class ConclusionsConfig(across.ZooRecipes):
     """X-3: Bansal's connectivity on Hernandez's R2222s, Hernandez's triangle on Bansal's
     ResNet-18s, Smith & Marcu's shortcut seen by CKA and DM."""
 
@@ -81,50 +81,55 @@ class ConclusionsConfig:
     replicates: int = param(len(RECEIVER_SEEDS), "ResNet-18s in each role of the triangle's network-to-network "
                             "spread: each sender (seeds 1, 5, 6, in order) stitched into each receiver (seeds 0, 3, "
                             "4), B-F2A's replicates", ge=2, le=len(RECEIVER_SEEDS))
+    spread_stages: tuple[str, ...] = param(STAGES, "stages of the triangle's network-to-network spread (each pair "
+                                           "of them a cell)", items={"choices": STAGES}, unique=True, nonempty=True)
+    connectivity: bansal_common.ConnectivityConfig = zoo.recipe_field(
+        "B-F2A's config at the preset's scale: its ResNet-18s and its stitch recipe")
+    triangle: hgrid.GridConfig = zoo.recipe_field("H-F2's config at the preset's scale: its stitch recipe")
     @property
     def measures(self) -> tuple[str, ...]:
         """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
         return across.NOTIONS
 
 
-PRESETS_X3 = {
+PRESETS_X3 = zoo.at_scale({
     # CI: seconds. The zoos' smoke networks and each paper's smoke stitch recipe.
-    "smoke": ConclusionsConfig(test_images=200, dm_images=50, replicates=2),
+    "smoke": ConclusionsConfig(test_images=200, dm_images=50, replicates=2, spread_stages=SMOKE_SPREAD_STAGES),
     # 2 CPU cores: the networks of B-F2A, H-F2 / X-2 and S-F1B / X-1 from the cache, each paper's demo stitch recipe.
     "demo": ConclusionsConfig(),
     # One GPU: the zoos' gpu networks, each paper's gpu stitch recipe (B-F2A's, H-F2's), X-1's gpu notions.
     "gpu": ConclusionsConfig(),
     "paper": ConclusionsConfig(),
-}
+}, **across.ZOO_TABLES, connectivity=bansal_common.PRESETS, triangle=hgrid.PRESETS_F2)
 
 
 # --------------------------------------------------------------------------------------------
 # The three experiments
 
 
-def _hernandez_nets(scale: str) -> tuple[Net, Net, Net]:
+def _hernandez_nets(cfg: ConclusionsConfig) -> tuple[Net, Net, Net]:
     """X-2's R2222 pair (receiver seed 0, sender seed 1) and an untrained R2222 (the negative control)."""
-    pair = across_identify.zoo_pair("hernandez", scale)
+    pair = across_identify.zoo_pair("hernandez", cfg)
     receiver, sender = (Net(n, s) for n, s in zip(pair.names, pair.specs))
-    return receiver, sender, Net(RANDOM, zoo.hernandez_resnet(scale, "r2222", RANDOM_SEED, trained=False))
+    return receiver, sender, Net(RANDOM, zoo.hernandez_resnet(cfg.hernandez, "r2222", RANDOM_SEED, trained=False))
 
 
-def _bansal_nets(scale: str) -> tuple[Net, Net, Net]:
+def _bansal_nets(cfg: ConclusionsConfig) -> tuple[Net, Net, Net]:
     """B-F2A's ResNet-18 seeds 0 (receiver) and 1 (sender) and its untrained bottom (the negative control)."""
-    cfg = bansal_common.PRESETS[scale]
-    return (Net("ResNet-18 #0", cfg.model(scale, 0)), Net("ResNet-18 #1", cfg.model(scale, 1)),
-            Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
+    b = cfg.connectivity
+    return (Net("ResNet-18 #0", b.model(0)), Net("ResNet-18 #1", b.model(1)),
+            Net(RANDOM, b.model(b.random_seed, trained=False)))
 
 
-def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: bool = True,
+def connectivity_on_hernandez(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True,
                               longer: bool = False, cuts=None) -> pd.DataFrame:
     """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
     receiver into itself, at every cut of the receiver, and an untrained R2222 into the receiver
     at the last two cuts (the negative control); one row per sender and cut. ``longer``: the
     recipe at :data:`LONGER` x the epochs, at ``cuts`` (the trained sender and the self-stitch
     only: the training-length control's stitches)."""
-    receiver, sender, untrained = _hernandez_nets(scale)
-    recipe = bansal_common.PRESETS[scale].recipe()
+    receiver, sender, untrained = _hernandez_nets(cfg)
+    recipe = cfg.connectivity.recipe()
     if longer:
         recipe = recipe.longer()
     if cuts is None:
@@ -138,7 +143,7 @@ def connectivity_on_hernandez(scale: str, *, device=None, store=None, progress: 
     return table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
 
 
-def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = True, longer: bool = False,
+def triangle_on_bansal(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True, longer: bool = False,
                        pairs=None) -> pd.DataFrame:
     """H-F2's stitch recipe from B-F2A's ResNet-18 seed 1 into seed 0 at every pair of
     :data:`STAGES` (sender cut i, receiver cut j), seed 0 into itself on the diagonal, and B-F2A's
@@ -146,8 +151,8 @@ def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = 
     ``longer``: the recipe at :data:`LONGER` x the epochs, for the trained sender at ``pairs``
     only (the training-length control's stitches; the receiver's own accuracy, every relative
     accuracy's reference, does not depend on the stitches)."""
-    receiver, sender, untrained = _bansal_nets(scale)
-    recipe = hgrid.PRESETS_F2[scale].recipe()
+    receiver, sender, untrained = _bansal_nets(cfg)
+    recipe = cfg.triangle.recipe()
     data = DataSpec("cifar10")
     pos = {c: k for k, c in enumerate(STAGES)}
     if longer:
@@ -164,21 +169,19 @@ def triangle_on_bansal(scale: str, *, device=None, store=None, progress: bool = 
     return table.assign(i=table.cut_i.map(pos), j=table.cut_j.map(pos))
 
 
-def triangle_replicates(cfg: ConclusionsConfig, scale: str, *, device=None, store=None,
+def triangle_replicates(cfg: ConclusionsConfig, *, device=None, store=None,
                         progress: bool = True) -> pd.DataFrame:
     """The networks behind :func:`triangle_spread`, with H-F2's stitch recipe at every pair of
-    :data:`STAGES` (`smoke`: of :data:`SMOKE_SPREAD_STAGES`): each of the first ``cfg.replicates``
+    ``cfg.spread_stages``: each of the first ``cfg.replicates``
     senders of :data:`SENDER_SEEDS` (B-F2A's
     replicate ResNet-18s) stitched into each of the first ``cfg.replicates`` receivers of
     :data:`RECEIVER_SEEDS` (the crossed design of :mod:`.bansal.seeds`). Seed 1 into seed 0 is the
     triangle's own pair, read from the cache."""
-    bansal = bansal_common.PRESETS[scale]
     receivers, senders = RECEIVER_SEEDS[:cfg.replicates], SENDER_SEEDS[:cfg.replicates]
-    nets = {s: Net(f"ResNet-18 #{s}", bansal.model(scale, s)) for s in (*receivers, *senders)}
+    nets = {s: Net(f"ResNet-18 #{s}", cfg.connectivity.model(s)) for s in (*receivers, *senders)}
     pos = {c: k for k, c in enumerate(STAGES)}
-    stages = SMOKE_SPREAD_STAGES if scale == "smoke" else STAGES
-    pairs = [(i, j) for i in stages for j in stages]
-    recipe, data = hgrid.PRESETS_F2[scale].recipe(), DataSpec("cifar10")
+    pairs = [(i, j) for i in cfg.spread_stages for j in cfg.spread_stages]
+    recipe, data = cfg.triangle.recipe(), DataSpec("cifar10")
     t = stitch_grid([nets[s] for s in senders], [nets[r] for r in receivers], pairs, recipe, data, device=device,
                     store=store, progress=progress)
     return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
@@ -237,13 +240,13 @@ def spread_table(spread: TriangleSpread) -> pd.DataFrame:
     return out.round(2)
 
 
-def shortcut_probe(cfg: ConclusionsConfig, scale: str, *, device=None, store=None, progress: bool = True) -> dict:
+def shortcut_probe(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True) -> dict:
     """Every notion between S-F1B's Digit receiver (seed 0) and, as the second network, a second
     Digit model (X-1's Smith pair, from the store) or the Colour model (seed 0), on the Digit
     set's test images: {"digit": ..., "colour": ...}, each :func:`across.notions_of`'s result."""
-    digit = across.zoo_pair("smith", scale)
+    digit = across.zoo_pair("smith", cfg)
     colour = ZooPair("smith", "Smith & Marcu: Digit and Colour ResNet-18", "S-F1B", ("Digit #0", "Colour #0"),
-                     (digit.specs[0], zoo.smith_resnet18(scale, "cmnist_colour", 0)), digit.dataset)
+                     (digit.specs[0], zoo.smith_resnet18(cfg.smith, "cmnist_colour", 0)), digit.dataset)
     return {name: across.notions_of(pair, cfg, device=device, store=store, progress=progress)
             for name, pair in (("digit", digit), ("colour", colour))}
 
@@ -359,7 +362,7 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
 # The training-length control of the stitching claims (issue 46: every verdict, decided or not)
 
 
-def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
+def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: ConclusionsConfig, *, device=None, store=None,
                         progress: bool = True) -> pd.DataFrame:
     """Bansal et al.'s connectivity claim re-judged like for like, B-F2A's way: at the cuts that
     decide it (every cut whose penalty beyond the self-stitch is over the bound, or the worst
@@ -376,7 +379,7 @@ def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str
     by = {n: g.set_index("cut") for n, g in t.groupby("sender", sort=False)}
     beyond = 100 * (by[SELF].accuracy - by[sender].accuracy)
     cuts = [c for c in beyond.index if beyond[c] > CONNECTED_MAX] or [beyond.idxmax()]
-    new = connectivity_on_hernandez(scale, device=device, store=store, progress=progress, longer=True, cuts=cuts)
+    new = connectivity_on_hernandez(cfg, device=device, store=store, progress=progress, longer=True, cuts=cuts)
     swapped = replace_cells(t, new, ["sender", "cut"], ["accuracy", "correct"])
     swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
     again = connectivity_claims(swapped)[1][0].criterion
@@ -388,7 +391,7 @@ def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str
     return _longer_cells(t, new, ["sender", "cut"])
 
 
-def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *, device=None, store=None,
+def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: ConclusionsConfig, *, device=None, store=None,
                     progress: bool = True, spread: TriangleSpread | None = None) -> pd.DataFrame:
     """Hernandez et al.'s triangle claims re-judged like for like: the :data:`LENGTH_SAMPLE`
     cells at j ≤ i with the lowest relative accuracy (where a stitch that stopped short pulls the
@@ -407,7 +410,7 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], scale: str, *,
     low = cross[cross.j <= cross.i].nsmallest(LENGTH_SAMPLE, "rel")
     up = cross[cross.j > cross.i].nlargest(LENGTH_SAMPLE, "rel")
     cells = pd.concat([low, up])
-    new = triangle_on_bansal(scale, device=device, store=store, progress=progress, longer=True,
+    new = triangle_on_bansal(cfg, device=device, store=store, progress=progress, longer=True,
                              pairs=list(zip(cells.cut_i, cells.cut_j)))
     swapped = replace_cells(t, new, ["sender", "cut_i", "cut_j"], ["accuracy", "correct"])
     swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy

@@ -64,18 +64,18 @@ PAPER = {"cka": 96.11, "pwcca": 12.50, "procrustes": 19.17, "dm": 92.50, "dm_acc
 ORDER = ("pwcca", "procrustes", "cka", "dm", "dm_accuracy")  # J-T1's row order
 
 
-def zoo_pair(name: str, scale: str) -> ZooPair:
+def zoo_pair(name: str, recipes: across.ZooRecipes) -> ZooPair:
     """Zoo ``name``'s two networks of one architecture: X-1's pair, except Hernandez et al.'s,
     whose X-1 pair has two depths: here R2222 at seeds 0 and 1 (H-F2 trained seed 0; seed 1 is
     trained by the same recipe)."""
     if name == "hernandez":
         return ZooPair(name, "Hernandez et al.: R2222 seeds 0, 1", "H-F2", ("R2222 #0", "R2222 #1"),
-                       tuple(zoo.hernandez_resnet(scale, "r2222", s) for s in (0, 1)), "cifar10")
-    return across.zoo_pair(name, scale)
+                       tuple(zoo.hernandez_resnet(recipes.hernandez, "r2222", s) for s in (0, 1)), "cifar10")
+    return across.zoo_pair(name, recipes)
 
 
 @dataclass(frozen=True)
-class IdentificationConfig:
+class IdentificationConfig(across.ZooRecipes):
     """X-2: J-T1's layer-identification test, by every notion, on a pair of networks of each zoo."""
 
     zoo: str = param("all", "the zoo: bansal (B-F2A's ResNet-18 seeds 0, 1), hernandez (H-F2's R2222, seeds 0 and "
@@ -94,7 +94,7 @@ class IdentificationConfig:
         return ZOOS if self.zoo == "all" else (self.zoo,)
 
 
-PRESETS_X2 = {
+PRESETS_X2 = zoo.at_scale({
     # CI: seconds. The zoos' smoke networks, 200 test images, DM fitted on 50 training images (X-1's).
     "smoke": IdentificationConfig(test_images=200, dm_images=50),
     # 2 CPU cores: X-1's settings, so its cached notions are read, not recomputed.
@@ -102,7 +102,7 @@ PRESETS_X2 = {
     # One GPU: X-1's gpu settings (the zoos' gpu networks), so its cached notions are read, not recomputed.
     "gpu": IdentificationConfig(),
     "paper": IdentificationConfig(),
-}
+}, **across.ZOO_TABLES)
 
 
 # --------------------------------------------------------------------------------------------
@@ -136,11 +136,11 @@ def identified_reps(pairs: list[tuple[str, str]], reps: np.ndarray, sign: float,
     return np.isfinite(own) & (own >= m.max(axis=1))
 
 
-def identification(cfg: IdentificationConfig, scale: str, zoo_name: str, *, device=None, store=None,
+def identification(cfg: IdentificationConfig, zoo_name: str, *, device=None, store=None,
                    progress: bool = True) -> dict:
     """Zoo ``zoo_name``'s notions (:func:`stitchkit.experiments.across.notions_of`) and, per set
     (within, between) and notion, the identification replicates (:func:`identified_reps`)."""
-    raw = across.notions_of(zoo_pair(zoo_name, scale), cfg, device=device, store=store, progress=progress)
+    raw = across.notions_of(zoo_pair(zoo_name, cfg), cfg, device=device, store=store, progress=progress)
     out = dict(raw)
     out["identified"] = {s: {m: identified_reps(raw[s]["pairs"], v, SIGN[m], ties=s == "within")
                              for m, v in raw[s]["reps"].items()} for s in across.SETS}

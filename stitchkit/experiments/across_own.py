@@ -46,9 +46,10 @@ class OwnConfig:
     cuts: tuple[str, ...] = param(("block3", "block7"), "B-F2A's cuts compared, each of A's against each of B's",
                                   items={"choices": CUTS}, unique=True, nonempty=True)
     stitch_epochs: float = param(1.0, "epochs of each task-loss stitch (SGD 1e-2 from a DM start)", gt=0, le=20)
+    net: zoo.Recipe = zoo.recipe_field("B-F2A's ResNet-18s' recipe (zoo.BANSAL_RESNET18 at the preset's scale)")
 
 
-PRESETS_X4 = {
+PRESETS_X4 = zoo.at_scale({
     # CI: seconds. One cut, a few hundred images, half an epoch per stitch.
     "smoke": OwnConfig(test_images=200, fit_images=200, cuts=("block3",), stitch_epochs=0.5),
     # 2 CPU cores: two cuts, 2,000 images each way, one epoch per stitch.
@@ -57,7 +58,7 @@ PRESETS_X4 = {
     # in exact fp32 (stitchkit.compare): ~400 s, most of it the host's float64 bootstrap and the stitches.
     "gpu": OwnConfig(),
     "paper": OwnConfig(test_images=10_000, fit_images=10_000, cuts=CUTS, stitch_epochs=2.0),
-}
+}, net=zoo.BANSAL_RESNET18)
 
 
 def _data(cfg: OwnConfig, normalisation: str):
@@ -67,12 +68,12 @@ def _data(cfg: OwnConfig, normalisation: str):
     return normalise(test.images, normalisation), test.labels, normalise(fit.images, normalisation), fit.labels
 
 
-def worked_example(cfg: OwnConfig, scale: str, folder: Path, *, progress: bool = True) -> dict:
+def worked_example(cfg: OwnConfig, folder: Path, *, progress: bool = True) -> dict:
     """Save, reload and compare (see the module docstring). Returns the comparison (``table``), the
     networks' test accuracies, and the two agreements (largest absolute difference)."""
     from ..notions import notion_replicates
 
-    specs = [zoo.bansal_resnet18(scale, seed) for seed in (0, 1)]
+    specs = [zoo.bansal_resnet18(cfg.net, seed) for seed in (0, 1)]
     zoo_models = [zoo.load_or_train(s, progress=progress)[0] for s in specs]
     folder.mkdir(parents=True, exist_ok=True)
     users = []

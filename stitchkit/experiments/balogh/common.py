@@ -38,7 +38,7 @@ class IdentConfig:
                                    items={"choices": zoo.BALOGH_ARCHS}, unique=True)
     networks: int = param(10, "networks per architecture, seeds 0 .. n-1 (paper 10)", ge=2)
     model_epochs: float | None = param(None, "passes over the training set per network (paper 100); None: the "
-                                       "zoo's at this scale", ge=0)
+                                       "recipe's", ge=0)
     measure_images: int = param(1000, "test images of the structural measures (paper 1,000)", ge=10, le=10_000)
     test_size: int | None = param(None, "test images of every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
     dm_images: int = param(100, "training images of the direct-matching fit (K in the paper: 100)", ge=1, le=MAX_TRAIN_IMAGES)
@@ -48,8 +48,18 @@ class IdentConfig:
     tlm_inter_pairs: int | None = param(None, "ordered pairs of different networks stitched by TLM, the first k of "
                                         "(0,1), (1,0), (0,2), (2,0), ...; None: all", ge=0)
 
-    def nets(self, scale: str, arch: str) -> list[Net]:
-        return [Net(f"{ARCH_NAMES[arch]} #{s}", zoo.balogh_model(scale, arch, s, epochs=self.model_epochs))
+    resnet18: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.BALOGH_RESNET18 at the preset's scale)")
+    vit: zoo.Recipe = zoo.recipe_field("the ViTs' recipe (zoo.BALOGH_VIT at the preset's scale)")
+
+    def net_recipe(self, arch: str) -> zoo.Recipe:
+        """The recipe of ``arch``'s networks (``resnet18`` or ``vit``: the field of that name)."""
+        if arch not in zoo.BALOGH_ARCHS:
+            raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(zoo.BALOGH_ARCHS)}")
+        return getattr(self, arch)
+
+    def nets(self, arch: str) -> list[Net]:
+        """``arch``'s networks, seeds 0 .. ``networks`` - 1, by the recipe this config holds."""
+        return [Net(f"{ARCH_NAMES[arch]} #{s}", zoo.balogh_model(self.net_recipe(arch), s, epochs=self.model_epochs))
                 for s in range(self.networks)]
 
     def layers(self, net: Net) -> list[str]:
@@ -66,7 +76,7 @@ class IdentConfig:
         return pairs if self.tlm_inter_pairs is None else pairs[:self.tlm_inter_pairs]
 
 
-PRESETS_T1 = {
+PRESETS_T1 = zoo.at_scale({
     # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images, every accuracy on 200
     # test images (a grid's cost is mostly its stitches' evaluations: 500 made the smoke runs of J-T1, J-F1
     # and J-F2 the suite's longest).
@@ -87,7 +97,7 @@ PRESETS_T1 = {
     # for the length control, about 40 minutes of H100 (not yet measured; see stitchkit.book.gpu_estimates).
     "gpu": IdentConfig(networks=3, tlm_epochs=2, tlm_train_size=10_000, tlm_inter_pairs=2),
     "paper": IdentConfig(),
-}
+}, resnet18=zoo.BALOGH_RESNET18, vit=zoo.BALOGH_VIT)
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,13 +191,13 @@ def net_index(name: str) -> int:
 RETRAINED_COLS = ["sender", "receiver", "cut_i", "cut_j", "relative", "accuracy", "correct"]
 
 
-def tlm_retrained(cfg: IdentConfig, scale: str, arch: str, cells: list[tuple[str, str, str, str]], *, device=None,
-                  store=None, progress: bool = True) -> pd.DataFrame:
+def tlm_retrained(cfg: IdentConfig, arch: str, cells: list[tuple[str, str, str, str]], *, device=None, store=None,
+                  progress: bool = True) -> pd.DataFrame:
     """The TLM stitches ``cells`` (sender name, receiver name, cut_i, cut_j) retrained with
     :data:`LONGER` times ``cfg.tlm_epochs``, everything else the same (from the same DM start).
     Returns one row per cell: sender, receiver, cut_i, cut_j, the longer stitch's ``relative``
     accuracy (to the receiver's), its ``accuracy`` and its per-image results (``correct``)."""
-    nets = cfg.nets(scale, arch)
+    nets = cfg.nets(arch)
     recipe = cfg.recipe(tlm=True).longer()
     parts = []
     for a, b in dict.fromkeys((c[0], c[1]) for c in cells):
@@ -218,10 +228,11 @@ def with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
 # Shared by the pages' tables and figures
 
 
-def title(scale: str, arch: str) -> str:
-    cfg = (zoo.BALOGH_RESNET18 if arch == "resnet18" else zoo.BALOGH_VIT)[scale]
-    what = f"width {cfg['width']}" if arch == "resnet18" else f"dim {cfg['width']}, depth {cfg['depth']}"
-    return f"{ARCH_NAMES[arch]} ({what}) on CIFAR-10, scale '{scale}'"
+def title(recipe: zoo.Recipe) -> str:
+    """A figure's title: the architecture of ``recipe`` (a Balogh & Jelasity recipe) and its size."""
+    if recipe.family == "balogh_resnet18":
+        return f"{ARCH_NAMES['resnet18']} (width {recipe.width}) on CIFAR-10"
+    return f"{ARCH_NAMES['vit']} (dim {recipe.width}, depth {recipe.depth}) on CIFAR-10"
 
 
 def accuracy_table(results: dict[str, dict]) -> pd.DataFrame:

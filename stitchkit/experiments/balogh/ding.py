@@ -23,7 +23,7 @@ from ...noise import Estimate
 from ...probes import probe_accuracy, probe_features
 from ...progress import progress_bar
 from ...results import Control, at_least, more_than
-from ...scales import check_scale, derive_presets, derived, param
+from ...scales import derive_presets, derived, param
 from ...similarity import LowRank, pwcca, rank_list
 from ...store import Store
 from .common import ARCH_NAMES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy
@@ -66,8 +66,7 @@ PRESETS_T3 = derive_presets(SpecificityConfig, PRESETS_T1, {"smoke": {"probe_ima
 PRESETS_T3["gpu"] = derived(SpecificityConfig, PRESETS_T1["gpu"], probe_images=20_000, probe_epochs=15)
 
 
-def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, store=None,
-                progress: bool = True) -> dict:
+def specificity(cfg: SpecificityConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
     """Probe accuracy F of every (network, layer) (with its per-image results on the test
     images), the reference A (highest F), the five dissimilarities d(A, B) for every other B, and
     their rank correlations with |F(A) - F(B)|."""
@@ -75,8 +74,7 @@ def specificity(cfg: SpecificityConfig, scale: str, arch: str, *, device=None, s
 
     device = as_device(device)
     store = store or Store()
-    check_scale(scale)
-    nets = cfg.nets(scale, arch)
+    nets = cfg.nets(arch)
     layers = cfg.layers(nets[0])
     dm = dm_grid(cfg, nets, layers, device=device, store=store, progress=progress)  # J-T1's, from the cache
     data = DataSpec("cifar10")
@@ -363,8 +361,7 @@ def _top_accuracy(model, layer: str, h: torch.Tensor, labels: torch.Tensor) -> t
     return float(ok.mean()), ok
 
 
-def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, store=None,
-                progress: bool = True) -> dict:
+def sensitivity(cfg: SensitivityConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
     """Per tested layer, the authors' design: the layer of ``cfg.sensitivity_networks`` networks
     (seeds 0, 1, ...), each at every rank of :func:`rank_list`, are the representations; F is each
     one's probe accuracy, A the one of highest F, and every other B (the other ranks of A's
@@ -375,8 +372,7 @@ def sensitivity(cfg: SensitivityConfig, scale: str, arch: str, *, device=None, s
 
     device = as_device(device)
     store = store or Store()
-    check_scale(scale)
-    nets = cfg.nets(scale, arch)[:cfg.sensitivity_networks]
+    nets = cfg.nets(arch)[:cfg.sensitivity_networks]
     if len(nets) < 2:
         raise ValueError(f"the sensitivity test compares representations of at least 2 networks, got {len(nets)} "
                          "(networks and sensitivity_networks must be >= 2)")

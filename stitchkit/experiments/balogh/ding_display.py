@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .common import ARCH_NAMES, NAMES, stacked, title
+from .common import ARCH_NAMES, NAMES, IdentConfig, stacked, title
 from .ding import DING_MEASURES, leave_one_out, sensitivity_leave_one_out
 
 
@@ -44,8 +44,10 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
     return fig
 
 
-def plot_sensitivity_all(results: dict[str, dict], scale: str):
-    return stacked([(plot_sensitivity, dict(result=r, title=title(scale, a))) for a, r in results.items()], 10.5, 6.6)
+def plot_sensitivity_all(results: dict[str, dict], cfg: IdentConfig):
+    """J-T2's figure for every architecture, titled by its networks' recipe in ``cfg``."""
+    return stacked([(plot_sensitivity, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
+                   10.5, 6.6)
 
 
 def correlation_table(result: dict) -> pd.DataFrame:
@@ -91,6 +93,7 @@ def plot_specificity(result: dict, *, title: str = "", fig=None):
     return fig
 
 
-def plot_specificity_all(results: dict[str, dict], scale: str):
+def plot_specificity_all(results: dict[str, dict], cfg: IdentConfig):
+    """J-T3's figure for every architecture, titled by its networks' recipe in ``cfg``."""
     return stacked([(plot_specificity, dict(result=r, title=f"reference A = {r['reference'][0]}, {r['reference'][1]} · "
-                                            + title(scale, a))) for a, r in results.items()], 10.5, 6.6)
+                                            + title(cfg.net_recipe(a)))) for a, r in results.items()], 10.5, 6.6)

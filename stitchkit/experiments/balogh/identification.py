@@ -17,7 +17,6 @@ from ...grid import stitch_grid
 from ...grid_spec import Net
 from ...hardware import as_device
 from ...progress import progress_bar
-from ...scales import check_scale
 from ...similarity import CKABootstrap, pwcca
 from ...store import Store
 from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig, dm_grid,
@@ -99,8 +98,7 @@ def identified(matrix: np.ndarray, higher_is_similar: bool) -> np.ndarray:
     return np.array([m[j, j] >= m[:, j].max() for j in range(m.shape[1])])
 
 
-def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None, store=None,
-                         progress: bool = True) -> dict:
+def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
     """Every similarity matrix of ``arch``'s networks (per ordered pair and measure) and the
     grids they come from. Returns {"matrices": {(a, b): {measure: (L, L) array}}, "lcka_reps":
     {(a, b): (R+1, L, L) linear CKA on the measure images and each bootstrap resample of them},
@@ -116,9 +114,8 @@ def layer_identification(cfg: IdentConfig, scale: str, arch: str, *, device=None
     about 14 times the page's cost with its stitches cached (about 6 minutes). Their
     identification enters fixed on the measure images (the networks are still resampled), and
     the claims say so."""
-    check_scale(scale)
     store = store or Store()
-    nets = cfg.nets(scale, arch)
+    nets = cfg.nets(arch)
     layers = cfg.layers(nets[0])
     cut_pairs = [(i, j) for i in layers for j in layers]
     data = DataSpec("cifar10")
@@ -186,7 +183,7 @@ def _within_noise(correct: dict, i: str, j: str) -> bool:
     return bool(d.mean() + 1.96 * d.std(ddof=1) / np.sqrt(len(d)) >= 0)
 
 
-def identification_longer(cfg: IdentConfig, scale: str, result: dict, *, device=None, store=None,
+def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=None,
                           progress: bool = True) -> pd.DataFrame:
     """The training-length control of J-T1's TLM claims, like for like: for every case TLM is
     judged on (pair, target layer j), identified or not, the stitch that decides it, the
@@ -220,8 +217,7 @@ def identification_longer(cfg: IdentConfig, scale: str, result: dict, *, device=
             "own_accuracy", "rival_accuracy", "own_correct", "rival_correct"]
     if not cases:
         return pd.DataFrame(columns=cols)
-    out = tlm_retrained(cfg, scale, result["arch"], list(dict.fromkeys(cells)), device=device, store=store,
-                        progress=progress)
+    out = tlm_retrained(cfg, result["arch"], list(dict.fromkeys(cells)), device=device, store=store, progress=progress)
     longer = {(r.sender, r.receiver, r.cut_i, r.cut_j): r for r in out.itertuples()}
     rows = []
     for a, b, j, i, own, rival in cases:
@@ -235,7 +231,7 @@ def paper_work(arch: str = "resnet18", cfg: IdentConfig | None = None) -> dict:
     """The size of J-T1's paper-scale TLM grid for ``arch``, counted from its preset: every
     ordered pair of networks (within and between), every layer pair, trained by TLM."""
     cfg = cfg or PRESETS_T1["paper"]
-    layers = len(cfg.layers(cfg.nets("paper", arch)[0]))
+    layers = len(cfg.layers(cfg.nets(arch)[0]))
     pairs = cfg.networks + len(cfg.inter_pairs())
     stitches = pairs * layers ** 2
     images = cfg.tlm_train_size or 50_000

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...grid_spec import LONGER
-from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, net_index, stacked, title
+from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, IdentConfig, net_index, stacked, title
 from .identification import identification_table
 
 
@@ -69,14 +69,14 @@ def _pair(result: dict, kind: str) -> tuple[str, str]:
     return (names[0], names[0]) if kind == "intra" else (names[0], names[1])
 
 
-def plot_matrices_all(results: dict[str, dict], kind: str, scale: str):
+def plot_matrices_all(results: dict[str, dict], kind: str, cfg: IdentConfig):
     """J-T1's matrices for every architecture: one network into itself (``kind="intra"``) or
-    network #0 against #1 (``"inter"``)."""
+    network #0 against #1 (``"inter"``), titled by its networks' recipe in ``cfg``."""
     draws = []
     for arch, res in results.items():
         a, b = _pair(res, kind)
         what = f"within {a}" if kind == "intra" else f"{a} → {b}"
-        draws.append((plot_matrices, dict(result=res, pair=(a, b), title=f"{what} · {title(scale, arch)}")))
+        draws.append((plot_matrices, dict(result=res, pair=(a, b), title=f"{what} · {title(cfg.net_recipe(arch))}")))
     return stacked(draws, 12.6, 8.8)
 
 

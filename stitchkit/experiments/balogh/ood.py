@@ -25,7 +25,7 @@ from ...noise import Estimate
 from ...ood import DetectorSpec
 from ...progress import progress_bar
 from ...results import Control, Criterion, at_least, at_most, more_than
-from ...scales import check_scale, derive_presets, param
+from ...scales import derive_presets, param
 from ...store import Store
 from ...zoo import ModelSpec
 from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
@@ -115,7 +115,7 @@ class StitchEnergies:
     test_size: int | None
 
 
-def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
+def ood_analysis(cfg: OODConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
     """TLM and DM stitches into network #0 from itself (intra) and from network #1 (inter):
     relative accuracy and detector AUROC per (source block i, target block j); the detectors'
     own controls (near outliers, MNIST as far outliers, the detector's own training images); the
@@ -126,8 +126,7 @@ def ood_analysis(cfg: OODConfig, scale: str, arch: str, *, device=None, store=No
 
     device = as_device(device)
     store = store or Store()
-    check_scale(scale)
-    nets = cfg.nets(scale, arch)
+    nets = cfg.nets(arch)
     rx, other = nets[0], nets[1]
     layers = cfg.layers(rx)
     cut_pairs = [(i, j) for i in layers for j in layers]
@@ -266,8 +265,7 @@ def _far_gap_reps(grid: pd.DataFrame, layers: list[str]) -> tuple[np.ndarray, pd
     return 100 * gaps.max(1), pairs
 
 
-def far_longer(cfg: OODConfig, scale: str, result: dict, *, device=None, store=None,
-               progress: bool = True) -> pd.DataFrame:
+def far_longer(cfg: OODConfig, result: dict, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """J-F1's training-length control, like for like: the :data:`FAR_SAMPLE` far pairs closest to
     their target's self-stitch (the pairs that decide ``far_as_similar``), every other far pair
     into those targets, *and those targets' self-stitches* (the reference, trained by TLM too)
@@ -282,7 +280,7 @@ def far_longer(cfg: OODConfig, scale: str, result: dict, *, device=None, store=N
     every = pairs[pairs.cut_j.isin(set(top.cut_j))]
     cells = [(rx, rx, r.cut_i, r.cut_j) for r in every.itertuples()]
     cells += list(dict.fromkeys((rx, rx, r.cut_j, r.cut_j) for r in top.itertuples()))
-    out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
+    out = tlm_retrained(cfg, result["arch"], cells, device=device, store=store, progress=progress)
     rel = out.set_index(["cut_i", "cut_j"]).relative
     return pd.DataFrame({"i": top.i.to_numpy(), "j": top.j.to_numpy(), "cut_i": top.cut_i.to_numpy(),
                          "cut_j": top.cut_j.to_numpy(), "gap": top.gap.to_numpy(),
@@ -403,7 +401,7 @@ OOD_SAMPLE = 8  # J-F1's and J-F2's length controls retrain this many TLM stitch
 OOD_LENGTH_COLUMNS = ["arch", "kind", "i", "j", "relative", f"relative {LONGER}x", "AUROC", f"AUROC {LONGER}x"]
 
 
-def _retrained_aurocs(cfg: OODConfig, scale: str, result: dict, rows: np.ndarray, *, device=None, store=None,
+def _retrained_aurocs(cfg: OODConfig, result: dict, rows: np.ndarray, *, device=None, store=None,
                       progress: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
     """The TLM stitches at ``rows`` of ``result["table"]`` retrained with :data:`LONGER` times the
     epochs (the same DM start), their relative accuracy and AUROC measured again (the same
@@ -414,11 +412,11 @@ def _retrained_aurocs(cfg: OODConfig, scale: str, result: dict, rows: np.ndarray
 
     t = result["table"]
     device, store = as_device(device), store or Store()
-    nets = cfg.nets(scale, result["arch"])
+    nets = cfg.nets(result["arch"])
     rx, other = nets[0], nets[1]
     src_of = {"intra": rx, "inter": other}
     cells = [(src_of[t.kind.iloc[k]].name, rx.name, t.cut_i.iloc[k], t.cut_j.iloc[k]) for k in rows]
-    out = tlm_retrained(cfg, scale, result["arch"], cells, device=device, store=store, progress=progress)
+    out = tlm_retrained(cfg, result["arch"], cells, device=device, store=store, progress=progress)
     rel = {(r.sender, r.cut_i, r.cut_j): r.relative for r in out.itertuples()}
     data, layers, norm = DataSpec("cifar10"), result["layers"], rx.spec.normalisation
     test = test_split(data, cfg.test_size, 0)
@@ -455,7 +453,7 @@ def _length_table(result: dict, rows: np.ndarray, new_t: pd.DataFrame) -> pd.Dat
                          f"AUROC {LONGER}x": new_t.auroc.to_numpy()[rows]}, columns=OOD_LENGTH_COLUMNS)
 
 
-def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
+def ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
     """J-F2's training-length control for the TLM claims of one architecture (``tlm_ood_*``, a
     median AUROC over the high-accuracy TLM stitches, and ``dm_less_ood_*``, TLM's mean AUROC
@@ -480,7 +478,7 @@ def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec]
         return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
     med = float(np.median(t.auroc.to_numpy()[high]))
     rows = high[np.argsort(np.abs(t.auroc.to_numpy()[high] - med), kind="stable")[:OOD_SAMPLE]]
-    new_t, new_reps = _retrained_aurocs(cfg, scale, result, rows, device=device, store=store, progress=progress)
+    new_t, new_reps = _retrained_aurocs(cfg, result, rows, device=device, store=store, progress=progress)
     again = {c.key: c.criterion for c in ood_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
     for c in todo:  # in place in the page's list: it records that list
         replace_in(claims, c.key, controls.training_length(
@@ -490,7 +488,7 @@ def ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec]
     return _length_table(result, rows, new_t)
 
 
-def most_ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
+def most_ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
                     progress: bool = True) -> pd.DataFrame:
     """J-F1's training-length control for ``most_ood`` (the share of off-diagonal TLM stitches
     within network #0 with AUROC ≥ :data:`AUROC_OOD_MIN`), decided or not (issue 46): the
@@ -506,7 +504,7 @@ def most_ood_longer(cfg: OODConfig, scale: str, result: dict, claims: list[Claim
             replace_in(claims, c.key, length_not_run(f"{LONGER}× longer TLM (no off-diagonal TLM stitch)"))
         return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
     rows = off[np.argsort(np.abs(t.auroc.to_numpy()[off] - AUROC_OOD_MIN), kind="stable")[:OOD_SAMPLE]]
-    new_t, new_reps = _retrained_aurocs(cfg, scale, result, rows, device=device, store=store, progress=progress)
+    new_t, new_reps = _retrained_aurocs(cfg, result, rows, device=device, store=store, progress=progress)
     again = {c.key: c.criterion for c in intra_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
     for c in todo:
         replace_in(claims, c.key, controls.training_length(

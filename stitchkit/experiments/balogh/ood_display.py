@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .common import ARCH_NAMES, stacked, title
+from .common import ARCH_NAMES, IdentConfig, stacked, title
 from .ood import NEAR_KINDS
 
 
@@ -82,5 +82,7 @@ def detector_table(results: dict[str, dict]) -> pd.DataFrame:
     return pd.concat(parts, names=["architecture"])
 
 
-def plot_ood_grid_all(results: dict[str, dict], scale: str):
-    return stacked([(plot_ood_grid, dict(result=r, title=title(scale, a))) for a, r in results.items()], 8.4, 14.8)
+def plot_ood_grid_all(results: dict[str, dict], cfg: IdentConfig):
+    """J-F2's grids for every architecture, titled by its networks' recipe in ``cfg``."""
+    return stacked([(plot_ood_grid, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
+                   8.4, 14.8)

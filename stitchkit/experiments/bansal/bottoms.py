@@ -70,16 +70,15 @@ class BottomsConfig(ConnectivityConfig):
 
     MIN_CUTS = 1  # pages that read early, middle and late layers need 3
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[zoo.ModelSpec]:
         """The trained networks the page needs (a batch trains them ahead): its top and bottoms
         (``models``) and the seed-variance component's, which every such page is judged with."""
-        top, bottoms = self.models(scale)
-        return [top, *bottoms.values(), *replicate_networks(self, scale)]
+        top, bottoms = self.models()
+        return [top, *bottoms.values(), *replicate_networks(self)]
 
-    def check(self, scale: str | None = None) -> None:
-        if scale is not None:
-            check_names("cuts", self.cuts, zoo.build(self.model(scale, self.seeds[0]), 10, 3).cuts,
-                        at_least=self.MIN_CUTS)
+    def check(self) -> None:
+        super().check()
+        check_names("cuts", self.cuts, zoo.build(self.model(self.seeds[0]), 10, 3).cuts, at_least=self.MIN_CUTS)
 
 
 # Demo: six of the ten cuts (two early, two middle, two late) keep each page within minutes.
@@ -139,15 +138,15 @@ def same_task(a: zoo.ModelSpec, b: zoo.ModelSpec) -> bool:
     return (da.dataset, da.labels, da.label_noise, da.size) == (db.dataset, db.labels, db.label_noise, db.size)
 
 
-def untrained_like(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec) -> zoo.ModelSpec:
+def untrained_like(cfg: BottomsConfig, receiver: zoo.ModelSpec) -> zoo.ModelSpec:
     """The negative control's sender for ``receiver``: an untrained pre-activation ResNet-18 of the
     receiver's width (seed ``cfg.random_seed``, BatchNorm recalibrated; B-F2A's random bottom for
     the base width)."""
-    return zoo.bansal_resnet18(scale, cfg.random_seed, width=receiver.width, trained=False,
+    return zoo.bansal_resnet18(cfg.net, cfg.random_seed, width=receiver.width, trained=False,
                                final_bn=dict(receiver.options).get("final_bn", True))
 
 
-def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, senders: dict[str, zoo.ModelSpec], *,
+def bottoms_into_top(cfg: BottomsConfig, receiver: zoo.ModelSpec, senders: dict[str, zoo.ModelSpec], *,
                      receiver_name: str = "top", device=None, store=None, progress: bool = True,
                      client=None, cka_replicates: bool = False,
                      negative: bool = True) -> tuple[pd.DataFrame, dict[str, float]]:
@@ -175,7 +174,7 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
                         store=store, progress=progress, client=client)
     if negative:  # the negative control: an untrained network of the top's width at the last two cuts
         late = cuts[-controls.NEGATIVE_CUTS:]
-        rnd = stitch_grid([Net(RANDOM, untrained_like(cfg, scale, receiver))], [rx], [(c, c) for c in late], recipe,
+        rnd = stitch_grid([Net(RANDOM, untrained_like(cfg, receiver))], [rx], [(c, c) for c in late], recipe,
                           DataSpec("cifar10"), device=device, store=store, progress=progress, client=client)
         table = pd.concat([table, rnd], ignore_index=True)
     table = table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
@@ -183,7 +182,7 @@ def bottoms_into_top(cfg: BottomsConfig, scale: str, receiver: zoo.ModelSpec, se
     own.update({net.name: own_correct(net.model, net.spec, recipe, device) if same_task(net.spec, receiver) else None
                 for net in nets[1:]})
     if negative:  # the untrained network's own results (near chance), so every row carries them
-        untrained = untrained_like(cfg, scale, receiver)
+        untrained = untrained_like(cfg, receiver)
         model, _ = zoo.load_or_train(untrained, device=device, store=store, progress=progress)
         own[RANDOM] = own_correct(model, untrained, recipe, device)
     table["sender_correct"] = [own[s] for s in table.sender]
@@ -367,9 +366,8 @@ def per_cut(table: pd.DataFrame, value: str = "penalty") -> pd.DataFrame:
     return view.pivot_table(index=index, columns="sender", values=value, sort=False)
 
 
-def title(cfg: BottomsConfig, scale: str) -> str:
-    width = cfg.width or zoo.BANSAL_RESNET18[scale]["width"]
-    return f"Pre-activation ResNet-18 (width {width}) on CIFAR-10, scale '{scale}'"
+def title(cfg: BottomsConfig) -> str:
+    return f"Pre-activation ResNet-18 (width {cfg.width or cfg.net.width}) on CIFAR-10"
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,7 +375,7 @@ def title(cfg: BottomsConfig, scale: str) -> str:
 # claims, retrained by :func:`.length.retrain_longer` and re-judged by the page's summary.
 
 
-def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec], *,
+def training_length_control(cfg: BottomsConfig, table: pd.DataFrame, claims: list[ClaimSpec], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's decided claims (``cfg`` a :class:`SamplesConfig`,
     :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or :class:`SimCLRConfig`: its
@@ -386,7 +384,7 @@ def training_length_control(cfg: BottomsConfig, scale: str, table: pd.DataFrame,
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`.length.retrain_longer`: the claim's copy with the control takes its place in
     ``claims``). Returns one row per check and sender."""
-    return retrain_longer(cfg.length_checks(scale, table, claims), claims, device=device, store=store,
+    return retrain_longer(cfg.length_checks(table, claims), claims, device=device, store=store,
                           progress=progress)
 
 

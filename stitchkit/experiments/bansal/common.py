@@ -37,7 +37,7 @@ from ...datasets import DataSpec
 from ...grid import stitch_grid
 from ...grid_spec import Net, StitchRecipe
 from ...results import Control, at_least, at_most
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, derive_presets, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, derive_presets, param
 from ...similarity import CKA_METHOD
 from ...train import TrainConfig
 
@@ -46,9 +46,8 @@ from ...train import TrainConfig
 class ConnectivityConfig:
     """B-F2A: two seeds of ResNet-18 (and an untrained bottom) stitched into a receiver at every cut."""
 
-    width: int | None = param(None, "base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale",
-                              ge=1)
-    model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
+    width: int | None = param(None, "base width k of the ResNet-18 (paper 64); None: the recipe's width", ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model; None: the recipe's", ge=0)
     final_bn: bool = param(True, "BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)")
     stitch_init: str = param("dm", "stitch initialisation: dm (direct matching) or default (random)",
                              choices=("dm", "default"))
@@ -63,6 +62,11 @@ class ConnectivityConfig:
     frozen_bn: str = param("eval", "frozen halves' BatchNorm: eval, or train (the authors' code quirk)",
                            choices=("eval", "train"))
     test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
+    seed_networks: int | None = param(None, "receivers, and senders, of the seed-variance component; None: all "
+                                            "three of each", ge=2, le=3)
+    seed_cuts: tuple[str, ...] | None = param(None, "cuts of the seed-variance component; None: every cut",
+                                              nonempty=True, unique=True)
+    net: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.BANSAL_RESNET18 at the preset's scale)")
 
     seeds = (0, 1)  # receiver, trained sender
     random_seed = 2  # the untrained bottom
@@ -75,27 +79,35 @@ class ConnectivityConfig:
                             frozen_bn=self.frozen_bn, train=train, train_size=self.stitch_train_size,
                             test_size=self.test_size)
 
-    def model(self, scale: str, seed: int, trained: bool = True) -> zoo.ModelSpec:
-        return self.variant(scale, seed, trained=trained)
+    def check(self) -> None:
+        if self.seed_cuts is not None:
+            check_names("seed_cuts", self.seed_cuts, zoo.build(self.model(self.seeds[0]), 10, 3).cuts)
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def model(self, seed: int, trained: bool = True) -> zoo.ModelSpec:
+        return self.variant(seed, trained=trained)
+
+    def networks(self) -> list[zoo.ModelSpec]:
         """The trained networks the page needs, for a lent GPU's batch to train ahead in parallel
         (:func:`stitchkit.book.batch.prefetch`): the receiver's run with its snapshots, and the
         second seed."""
-        return [*receiver_snapshots(self, scale), self.model(scale, self.seeds[1])]
+        return [*receiver_snapshots(self), self.model(self.seeds[1])]
 
-    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
-        """The zoo's ResNet-18 with this config's width and length, and ``changes`` (data, length,
-        ``stop`` for a snapshot, ``trained``)."""
-        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
+    def variant(self, seed: int, **changes) -> zoo.ModelSpec:
+        """The ResNet-18 of :attr:`net` with this config's width and length, and ``changes`` (data,
+        length, ``stop`` for a snapshot, ``trained``)."""
+        return zoo.bansal_resnet18(self.net, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
                                    **changes)
 
 
 DEMO_STITCH_LR = 3e-3  # see the demo preset
 
-PRESETS = {
+# smoke judges nothing: the seed-variance component on two receivers and two senders at three cuts keeps CI short
+SMOKE_SEED_CUTS = ("stem", "block3", "block5")
+
+PRESETS = zoo.at_scale({
     # CI: seconds. Width-8 nets on 2k images (above chance, ~30%); stitches 1 epoch on 1k images.
-    "smoke": ConnectivityConfig(stitch_epochs=1, stitch_train_size=1000, dm_images=500, test_size=1000),
+    "smoke": ConnectivityConfig(stitch_epochs=1, stitch_train_size=1000, dm_images=500, test_size=1000,
+                                seed_networks=2, seed_cuts=SMOKE_SEED_CUTS),
     # 2 CPU cores: the zoo's width-8 nets; stitches DM-initialised, then 2 epochs on 10k images
     # without augmentation (sender activations computed once) at batch 32 (625 steps), Adam at
     # 3x the paper's lr: the paper's 1e-3 is for 120k steps, and in 625 it leaves the stitch short.
@@ -119,7 +131,7 @@ PRESETS = {
     # adequacy the page's training-length control (4x the steps at the deciding cells) judges, instead of the
     # authors' 120k steps: each stitch is seconds, and a page must fit a loan of minutes.
     "gpu": ConnectivityConfig(test_size=None, stitch_lr=DEMO_STITCH_LR),
-}
+}, net=zoo.BANSAL_RESNET18)
 
 # Verdict criteria for B-F2A, fixed before any run (percentage points of test accuracy).
 # the positive control (stitchkit.controls.reaches_receiver): the receiver stitched into itself loses
@@ -138,25 +150,25 @@ TRAINED, RANDOM, SELF = "trained (seed 1)", "random bottom", "receiver into itse
 REPLICATES = (1, 3, 4, 5, 6)
 
 
-def receiver_snapshots(cfg: ConnectivityConfig, scale: str) -> list[zoo.ModelSpec]:
+def receiver_snapshots(cfg: ConnectivityConfig) -> list[zoo.ModelSpec]:
     """The receiver's run as snapshots at :data:`RECEIVER_SNAPSHOTS` and its end (the receiver)."""
-    return [cfg.variant(scale, cfg.seeds[0], stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)]
+    return [cfg.variant(cfg.seeds[0], stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)]
 
 
-def replicate_networks(cfg: ConnectivityConfig, scale: str) -> list[zoo.ModelSpec]:
+def replicate_networks(cfg: ConnectivityConfig) -> list[zoo.ModelSpec]:
     """The networks the seed-variance component trains (:func:`.seeds.seed_component`): the receiver
     (seed 0) and the :data:`REPLICATES` senders of ``cfg``'s recipe (what a batch trains ahead for a
     page judged with the component)."""
-    return [cfg.model(scale, s) for s in (cfg.seeds[0], *REPLICATES)]
+    return [cfg.model(s) for s in (cfg.seeds[0], *REPLICATES)]
 
 
-def trained_pair(cfg: ConnectivityConfig, scale: str, device, store, progress: bool):
+def trained_pair(cfg: ConnectivityConfig, device, store, progress: bool):
     """The receiver (first seed, loaded), and as senders the receiver itself (the control) and the
     second seed (loaded); plus both trained models' metrics by name."""
-    receiver = Net("receiver", cfg.model(scale, cfg.seeds[0]))
-    senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))]
+    receiver = Net("receiver", cfg.model(cfg.seeds[0]))
+    senders = [Net(SELF, receiver.spec), Net(TRAINED, cfg.model(cfg.seeds[1]))]
     # the receiver's run also stores B-F3B's snapshots on the way (one run, not two)
-    zoo.train_snapshots(receiver_snapshots(cfg, scale), device=device, store=store, progress=progress)
+    zoo.train_snapshots(receiver_snapshots(cfg), device=device, store=store, progress=progress)
     metrics = {}
     for net in (receiver, senders[1]):
         net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
@@ -168,13 +180,13 @@ def extend_presets(cls: type, smoke: dict) -> dict:
     return derive_presets(cls, PRESETS, {"smoke": smoke})
 
 
-def connectivity(cfg: ConnectivityConfig, scale: str, *, device: torch.device | str | None = None,
+def connectivity(cfg: ConnectivityConfig, *, device: torch.device | str | None = None,
                  store=None, progress: bool = True, client=None) -> tuple[pd.DataFrame, dict]:
     """Stitch a second seed, an untrained network and the receiver itself into the receiver
     (seed 0) at every cut. Returns the grid's table (one row per sender and cut) and the
     models' metrics (test accuracy on the full test set, training time and throughput)."""
-    receiver, senders, metrics = trained_pair(cfg, scale, device, store, progress)
-    senders.append(Net(RANDOM, cfg.model(scale, cfg.random_seed, trained=False)))
+    receiver, senders, metrics = trained_pair(cfg, device, store, progress)
+    senders.append(Net(RANDOM, cfg.model(cfg.random_seed, trained=False)))
     cuts = receiver.model.cuts
     table = stitch_grid(senders, [receiver], [(c, c) for c in cuts], cfg.recipe(), DataSpec("cifar10"),
                         device=device, store=store, progress=progress, client=client)

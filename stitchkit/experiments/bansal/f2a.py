@@ -49,24 +49,27 @@ class ArchitecturesConfig(ConnectivityConfig):
                                          + ", ".join(ARCHS), items={"choices": tuple(ARCHS)}, unique=True)
     arch_cuts: int | None = param(None, "cuts per other architecture, spread from first to last; None: every cut",
                                   ge=2)
+    resnet164: zoo.Recipe = zoo.recipe_field("the ResNet-164s' recipe (zoo.BANSAL_RESNET164 at the preset's scale)")
+    myrtle: zoo.Recipe = zoo.recipe_field("the Myrtle CNNs' recipe (zoo.BANSAL_MYRTLE at the preset's scale)")
+    vit: zoo.Recipe = zoo.recipe_field("the ViTs' recipe (zoo.BANSAL_VIT at the preset's scale)")
 
-    def arch_model(self, scale: str, arch: str, seed: int, *, trained: bool = True) -> zoo.ModelSpec:
+    def arch_model(self, arch: str, seed: int, *, trained: bool = True) -> zoo.ModelSpec:
         if arch in ("resnet18_x0.5", "resnet18_x2"):
-            return zoo.bansal_resnet18(scale, seed, width=self.width, width_factor=0.5 if arch.endswith("0.5") else 2.0,
+            return zoo.bansal_resnet18(self.net, seed, width=self.width, width_factor=0.5 if arch.endswith("0.5") else 2.0,
                                        epochs=self.model_epochs, final_bn=self.final_bn, trained=trained)
         if arch == "resnet164":
-            return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs, trained=trained)
+            return zoo.bansal_resnet164(self.resnet164, seed, epochs=self.model_epochs, trained=trained)
         if arch == "myrtle":
-            return zoo.bansal_myrtle(scale, seed, trained=trained)
+            return zoo.bansal_myrtle(self.myrtle, seed, trained=trained)
         if arch == "vit":
-            return zoo.bansal_vit(scale, seed, trained=trained)
+            return zoo.bansal_vit(self.vit, seed, trained=trained)
         raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHS)}")
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[zoo.ModelSpec]:
         """B-F2A's trained networks (a batch trains them ahead): the base panel's, each other
         architecture's two seeds, and the seed-variance component's."""
-        return [*super().networks(scale), *(self.arch_model(scale, a, s) for a in self.other_archs for s in self.seeds),
-                *replicate_networks(self, scale)]
+        return [*super().networks(), *(self.arch_model(a, s) for a in self.other_archs for s in self.seeds),
+                *replicate_networks(self)]
 
     def arch_recipe(self, arch: str) -> StitchRecipe:
         """The stitch of Bansal et al. App. A.4: BN -> 1x1 conv -> BN between conv blocks; one
@@ -78,7 +81,8 @@ class ArchitecturesConfig(ConnectivityConfig):
 # the ResNet-18's; the widths are the same model); demo, gpu and paper: every cut, since each
 # architecture's claim is "connected at every layer" (amendment of 2026-12-02, issue 68: demo had
 # four cuts per other architecture, first, last and two between, of 5-10).
-PRESETS_F2A = extend_presets(ArchitecturesConfig, {"other_archs": ("myrtle", "vit"), "arch_cuts": 3})
+PRESETS_F2A = zoo.at_scale(extend_presets(ArchitecturesConfig, {"other_archs": ("myrtle", "vit"), "arch_cuts": 3}),
+                            resnet164=zoo.BANSAL_RESNET164, myrtle=zoo.BANSAL_MYRTLE, vit=zoo.BANSAL_VIT)
 # gpu: the base panel at every cut and one other architecture, the Myrtle CNN (the zoo's gpu recipe,
 # ~25 s a network), at its five cuts: with the ViT (~30 s a network, 8 more stitches) the page would need
 # ~540 s of one GPU, more than a loan's budget; the ResNet-18 x0.5 and x2 and ResNet-164 panels are
@@ -93,14 +97,14 @@ def spread(cuts: list[str], k: int | None) -> list[str]:
     return [cuts[round(i * (len(cuts) - 1) / (k - 1))] for i in range(k)]
 
 
-def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device | str | None = None, store=None,
+def architectures(cfg: ArchitecturesConfig, *, device: torch.device | str | None = None, store=None,
                   progress: bool = True) -> tuple[pd.DataFrame, dict[str, dict]]:
     """For each of ``cfg.other_archs``: seed 1 and the receiver itself stitched into seed 0 at
     ``cfg.arch_cuts`` cuts. Returns the tables stacked with an ``arch`` column, and per
     architecture the receiver's and sender's test accuracy and the cuts used."""
     tables, models = [], {}
     # every architecture's networks named first: an unknown one is refused before any network trains
-    pairs = {arch: (cfg.arch_model(scale, arch, cfg.seeds[0]), cfg.arch_model(scale, arch, cfg.seeds[1]))
+    pairs = {arch: (cfg.arch_model(arch, cfg.seeds[0]), cfg.arch_model(arch, cfg.seeds[1]))
              for arch in cfg.other_archs}
     for arch, (receiver_spec, sender_spec) in pairs.items():
         receiver, sender = Net("receiver", receiver_spec), Net(TRAINED, sender_spec)
@@ -111,7 +115,7 @@ def architectures(cfg: ArchitecturesConfig, scale: str, *, device: torch.device 
                         cfg.arch_recipe(arch), DataSpec("cifar10"), device=device, store=store, progress=progress)
         # the negative control: an untrained network of the architecture at the last two cuts
         late = cuts[-controls.NEGATIVE_CUTS:]
-        r = stitch_grid([Net(RANDOM, cfg.arch_model(scale, arch, cfg.random_seed, trained=False))], [receiver],
+        r = stitch_grid([Net(RANDOM, cfg.arch_model(arch, cfg.random_seed, trained=False))], [receiver],
                         [(c, c) for c in late], cfg.arch_recipe(arch), DataSpec("cifar10"), device=device,
                         store=store, progress=progress)
         t = pd.concat([t, r], ignore_index=True)
@@ -196,15 +200,15 @@ def penalty_table(table: pd.DataFrame) -> pd.DataFrame:
             .mul(100).round(2).rename(columns={"dm_penalty": "after DM only", "penalty": "after fine-tuning"}))
 
 
-def plot_penalty(table: pd.DataFrame, models: dict, scale: str):
+def plot_penalty(table: pd.DataFrame, models: dict):
     """The base ResNet-18's penalty (left) and stitched accuracy (right) per cut, with the
     paper's 3-point band (:func:`stitchkit.plotting.penalty_per_layer`)."""
     return plotting.penalty_per_layer(
-        table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10, scale '{scale}'",
+        table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10",
         paper=(0, 100 * CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)"))
 
 
-def plot_judged(table: pd.DataFrame, models: dict, scale: str):
+def plot_judged(table: pd.DataFrame, models: dict):
     """What B-F2A's claims judge, per cut: the trained sender's and the untrained bottom's penalty
     beyond the receiver stitched into itself, each with its 95% band over the test images (the
     claims' paired bootstrap), and each criterion drawn one-sided where it reads: the trained
@@ -225,7 +229,7 @@ def plot_judged(table: pd.DataFrame, models: dict, scale: str):
               ("untrained bottom high at the last two", 100 * RANDOM_LATE_MIN_PENALTY, ">=", [n - 2, n - 1])]
     return plotting.judged_per_layer(
         cuts, lines, bounds=bounds, ylabel="penalty beyond the self-stitch (points)",
-        title=f"What the claims judge: ResNet-18 (width {models['width']}), scale '{scale}'")
+        title=f"What the claims judge: ResNet-18 (width {models['width']})")
 
 
 def architectures_table(models: dict[str, dict], numbers: dict[str, float]) -> pd.DataFrame:
@@ -246,15 +250,14 @@ def architectures_table(models: dict[str, dict], numbers: dict[str, float]) -> p
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("architecture")
 
 
-def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFrame, arch_models: dict[str, dict],
-                       scale: str):
+def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFrame, arch_models: dict[str, dict]):
     """Figure 2A's layout: the stitched model's test error per cut, one panel for the base
     ResNet-18 (``table``, ``models`` from :func:`connectivity`) and one per other architecture
     (``arch_table``, ``arch_models`` from :func:`architectures`)."""
     panels = {f"ResNet-18 (width {models['width']})": table}
     panels.update({f"{ARCHS[a]} (width {m['width']})": arch_table[arch_table.arch == a]
                    for a, m in arch_models.items()})
-    return plotting.connectivity_panels(panels, title=f"Stitching connectivity, scale '{scale}'",
+    return plotting.connectivity_panels(panels, title="Stitching connectivity",
                                         paper=(100 * CONNECTED_MAX_PENALTY,
                                                "paper: within 3 points of the receiver's error"))
 
@@ -310,7 +313,7 @@ def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> 
     return out
 
 
-def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd.DataFrame, list[ClaimSpec]],
+def training_length_control(cfg: ArchitecturesConfig, base: tuple[pd.DataFrame, list[ClaimSpec]],
                             archs: tuple[pd.DataFrame, list[ClaimSpec]] | None = None, *, device=None, store=None,
                             progress: bool = True) -> pd.DataFrame:
     """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each decided claim
@@ -331,13 +334,13 @@ def training_length_control(cfg: ArchitecturesConfig, scale: str, base: tuple[pd
     for chk in checks:
         arch = chk["panel"]
         if arch == "resnet18":
-            chk["receiver"] = cfg.model(scale, cfg.seeds[0])
-            chk["sender_spec"] = (cfg.model(scale, cfg.seeds[1]) if chk["sender"] == TRAINED
-                                  else cfg.model(scale, cfg.random_seed, trained=False))
+            chk["receiver"] = cfg.model(cfg.seeds[0])
+            chk["sender_spec"] = (cfg.model(cfg.seeds[1]) if chk["sender"] == TRAINED
+                                  else cfg.model(cfg.random_seed, trained=False))
             chk["recipe"] = cfg.recipe()
         else:
-            chk["receiver"] = cfg.arch_model(scale, arch, cfg.seeds[0])
-            chk["sender_spec"], chk["recipe"] = cfg.arch_model(scale, arch, cfg.seeds[1]), cfg.arch_recipe(arch)
+            chk["receiver"] = cfg.arch_model(arch, cfg.seeds[0])
+            chk["sender_spec"], chk["recipe"] = cfg.arch_model(arch, cfg.seeds[1]), cfg.arch_recipe(arch)
         chk["panel"] = ARCHS.get(arch, "ResNet-18")
     return retrain_longer(checks, base[1], *([archs[1]] if archs else []), device=device, store=store,
                           progress=progress)

@@ -43,8 +43,8 @@ class SamplesConfig(BottomsConfig):
                                             "5k, 10k, 25k; the top into itself stands for 10k; 50k added)",
                                             items={"ge": 128, "le": 50_000})
 
-    def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
-        return _samples_models(self, scale)
+    def models(self) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+        return _samples_models(self)
 
     def later(self) -> list[str]:
         """The bottoms with more than the top ("more is better" is judged on them)."""
@@ -53,8 +53,8 @@ class SamplesConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return samples_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
-        return _one_top_checks(self, scale, table, claims)
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+        return _one_top_checks(self, table, claims)
 
 
 PRESETS_F2C = sweep_presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
@@ -64,9 +64,9 @@ def thousands_label(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
-def _samples_models(cfg: SamplesConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
-    top = cfg.variant(scale, cfg.seeds[0], train_size=cfg.top_samples)
-    return top, {f"{thousands_label(n)} samples": cfg.variant(scale, cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
+def _samples_models(cfg: SamplesConfig) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    top = cfg.variant(cfg.seeds[0], train_size=cfg.top_samples)
+    return top, {f"{thousands_label(n)} samples": cfg.variant(cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
 
 
 def _more_samples(cfg: SamplesConfig) -> list[int]:
@@ -74,10 +74,10 @@ def _more_samples(cfg: SamplesConfig) -> list[int]:
     return sorted(n for n in cfg.bottom_samples if n > cfg.top_samples)
 
 
-def samples(cfg: SamplesConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+def samples(cfg: SamplesConfig, **kw) -> tuple[pd.DataFrame, dict]:
     """The top (seed 0, ``top_samples`` images) and bottoms (seed 1, each sample size)."""
-    top, bottoms = _samples_models(cfg, scale)
-    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name=f"top ({thousands_label(cfg.top_samples)} samples)", **kw)
+    top, bottoms = _samples_models(cfg)
+    return bottoms_into_top(cfg, top, bottoms, receiver_name=f"top ({thousands_label(cfg.top_samples)} samples)", **kw)
 
 
 def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> tuple[dict, list[ClaimSpec]]:
@@ -168,12 +168,12 @@ class LabelsConfig(BottomsConfig):
     plateau_longer: float = param(2.0, "the plateau premise: each weak bottom trained again for this many times "
                                   "its epochs (the same seed and schedule, stretched)", gt=1.0, le=8.0)
 
-    def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
-        return _labels_models(self, scale)
+    def models(self) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+        return _labels_models(self)
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[zoo.ModelSpec]:
         """:meth:`BottomsConfig.networks` and the plateau premise's longer weak bottoms."""
-        return [*super().networks(scale), *(longer for _, longer in _plateau_specs(self, scale).values())]
+        return [*super().networks(), *(longer for _, longer in _plateau_specs(self).values())]
 
     def later(self) -> list[str]:
         return []
@@ -181,8 +181,8 @@ class LabelsConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return labels_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
-        return _one_top_checks(self, scale, table, claims)
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+        return _one_top_checks(self, table, claims)
 
 
 PRESETS_F3A = sweep_presets(LabelsConfig, smoke={"variants": ("objects vs animals", "100% random labels")})
@@ -192,17 +192,17 @@ PRESETS_F3A["gpu"] = sweep_presets(LabelsConfig, gpu={"variants": ("objects vs a
                                                                     "100% random labels")})["gpu"]
 
 
-def labels(cfg: LabelsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+def labels(cfg: LabelsConfig, **kw) -> tuple[pd.DataFrame, dict]:
     """The normal top (seed 0), a normal bottom (seed 1, the reference) and one bottom per label
     distribution (seed 1)."""
-    top, bottoms = _labels_models(cfg, scale)
-    return bottoms_into_top(cfg, scale, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
+    top, bottoms = _labels_models(cfg)
+    return bottoms_into_top(cfg, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
 
 
-def _labels_models(cfg: LabelsConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
-    bottoms = {NORMAL: cfg.variant(scale, cfg.seeds[1])}
-    bottoms.update({v: cfg.variant(scale, cfg.seeds[1], **LABEL_VARIANTS[v]) for v in cfg.variants})
-    return cfg.variant(scale, cfg.seeds[0]), bottoms
+def _labels_models(cfg: LabelsConfig) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    bottoms = {NORMAL: cfg.variant(cfg.seeds[1])}
+    bottoms.update({v: cfg.variant(cfg.seeds[1], **LABEL_VARIANTS[v]) for v in cfg.variants})
+    return cfg.variant(cfg.seeds[0]), bottoms
 
 
 # The plateau premise of first_half (amendment of 2026-12-02, before any run on the new networks): a weak
@@ -215,15 +215,15 @@ PLATEAU_GAIN_MAX = 100 * CONNECTED_MAX_PENALTY
 WEAK_EXCLUDED = "100% random labels"  # except_noise's bottom, not first_half's
 
 
-def _plateau_specs(cfg: LabelsConfig, scale: str) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
+def _plateau_specs(cfg: LabelsConfig) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
     """Per weak label distribution (first_half's), its bottom and the same bottom trained
     ``cfg.plateau_longer`` times the epochs."""
-    _, bottoms = _labels_models(cfg, scale)
+    _, bottoms = _labels_models(cfg)
     return {v: (spec, replace(spec, train=replace(spec.train, epochs=spec.train.epochs * cfg.plateau_longer)))
             for v, spec in bottoms.items() if v in cfg.variants and v != WEAK_EXCLUDED}
 
 
-def weak_plateau(cfg: LabelsConfig, scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+def weak_plateau(cfg: LabelsConfig, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """The plateau premise's networks: per weak bottom, its own per-image results on its task's test
     images (the grid's subset; coarse labels for objects vs animals) as trained and trained
     ``cfg.plateau_longer`` times longer (a row each: ``variant``, ``run``, ``epochs``, ``accuracy``,
@@ -232,7 +232,7 @@ def weak_plateau(cfg: LabelsConfig, scale: str, *, device=None, store=None, prog
     from .bottoms import task_correct
 
     recipe, rows = cfg.recipe(), []
-    for v, specs in _plateau_specs(cfg, scale).items():
+    for v, specs in _plateau_specs(cfg).items():
         for run, spec in zip(("as trained", "longer"), specs):
             model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
             correct = task_correct(model, spec, test_split(spec.data, recipe.test_size, recipe.subset_seed), device)
@@ -330,8 +330,8 @@ class EpochsConfig(BottomsConfig):
                                          "of 160)", items={"gt": 0, "le": 1})
     top_snapshot: float = param(0.5, "the top: fraction of the run (paper: epoch 80 of 160)", gt=0, le=1)
 
-    def models(self, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
-        return _epochs_models(self, scale)
+    def models(self) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+        return _epochs_models(self)
 
     def later(self) -> list[str]:
         """The snapshot from latest in the run, if later than the top's (it decides both claims)."""
@@ -341,8 +341,8 @@ class EpochsConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return epochs_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
-        return _one_top_checks(self, scale, table, claims)
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+        return _one_top_checks(self, table, claims)
 
 
 PRESETS_F3B = sweep_presets(EpochsConfig)
@@ -352,21 +352,21 @@ def _epochs_name(f: float) -> str:
     return f"{f:g} of the run (epoch {160 * f:g} of 160 in the paper)"
 
 
-def _epochs_models(cfg: EpochsConfig, scale: str) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
-    top = cfg.variant(scale, cfg.seeds[0], stop=cfg.top_snapshot)
-    return top, {_epochs_name(f): cfg.variant(scale, cfg.seeds[0], stop=f) for f in cfg.snapshots}
+def _epochs_models(cfg: EpochsConfig) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    top = cfg.variant(cfg.seeds[0], stop=cfg.top_snapshot)
+    return top, {_epochs_name(f): cfg.variant(cfg.seeds[0], stop=f) for f in cfg.snapshots}
 
 
-def epochs(cfg: EpochsConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+def epochs(cfg: EpochsConfig, **kw) -> tuple[pd.DataFrame, dict]:
     """Snapshots of one run of the zoo's seed-0 network (its full recipe, the learning-rate
     schedule of the whole run): ``top_snapshot`` is the top, ``snapshots`` the bottoms. The run is
     trained once, storing the snapshots on the way (the full run is B-F2A's receiver)."""
     if any(not 0 < f <= 1 for f in cfg.snapshots):
         raise ValueError(f"snapshots must be fractions in (0, 1], got {cfg.snapshots}")
-    top, bottoms = _epochs_models(cfg, scale)
+    top, bottoms = _epochs_models(cfg)
     zoo.train_snapshots([top, *bottoms.values()], **{k: v for k, v in kw.items() if k in ("device", "store")},
                         progress=kw.get("progress", True))
-    return bottoms_into_top(cfg, scale, top, bottoms,
+    return bottoms_into_top(cfg, top, bottoms,
                             receiver_name=f"top ({_epochs_name(cfg.top_snapshot)}, seed 0)", **kw)
 
 
@@ -487,10 +487,10 @@ def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) 
     return [dict(claim=c.key, sender=cells[0][0], cells=cells, bound=bound, high=high) for c, cells, bound, high in out]
 
 
-def _one_top_checks(cfg: BottomsConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+def _one_top_checks(cfg: BottomsConfig, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
     """The checks of a page with one top (B-F2C, B-F3A, B-F3B): :func:`_deciding`'s cells, with the
     page's models and its summary to re-judge each claim."""
-    top, bottoms = cfg.models(scale)
+    top, bottoms = cfg.models()
     checks = _deciding(table, claims, cfg)
     for chk in checks:
         chk.update(panel=table.receiver.iloc[0], sender_specs={n: bottoms[n] for n, _ in chk["cells"]}, receiver=top,

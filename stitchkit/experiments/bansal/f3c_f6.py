@@ -40,16 +40,16 @@ class WidthConfig(BottomsConfig):
     width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
                                              "(paper x0.25, x1, x2)", items={"gt": 0, "le": 16})
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[zoo.ModelSpec]:
         """Every width's network and the seed-variance component's (at the base width)."""
-        return [*(self.variant(scale, self.seeds[0], width_factor=f) for f in self.width_factors),
-                *replicate_networks(self, scale)]
+        return [*(self.variant(self.seeds[0], width_factor=f) for f in self.width_factors),
+                *replicate_networks(self)]
 
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return widths_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
-        return _width_checks(table, claims, self, scale)
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+        return _width_checks(table, claims, self)
 
 
 PRESETS_F3C = sweep_presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
@@ -64,27 +64,27 @@ def width_name(f: float) -> str:
     return f"x{f:g} width"
 
 
-def widths(cfg: WidthConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+def widths(cfg: WidthConfig, **kw) -> tuple[pd.DataFrame, dict]:
     """Every width into every other (and itself, the control); one table with a receiver column."""
     if len(cfg.width_factors) < 2 or any(f <= 0 for f in cfg.width_factors):
         raise ValueError(f"width_factors needs at least two positive factors, got {cfg.width_factors}")
-    specs = {width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
+    specs = {width_name(f): cfg.variant(cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
     tables, accuracy = [], {}
     for rx_name, rx in specs.items():
         others = {name: spec for name, spec in specs.items() if name != rx_name}
-        t, acc = bottoms_into_top(cfg, scale, rx, others, receiver_name=rx_name, **kw)
+        t, acc = bottoms_into_top(cfg, rx, others, receiver_name=rx_name, **kw)
         tables.append(t)
         accuracy.update({k: v for k, v in acc.items() if k != SELF})
     return pd.concat(tables, ignore_index=True), accuracy
 
 
-def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig, scale: str) -> list[dict]:
+def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig) -> list[dict]:
     """B-F3C's claims, decided or not (issue 46), each decided by one cell: the gain of the wider bottom into the
     thinnest top ("wider_improves") or of the thinnest bottom into the widest top
     ("not_vice_versa") at its best block cut, measured beyond that top's self-stitch there."""
     names = [width_name(f) for f in sorted(cfg.width_factors)]
     thin, wide = names[0], names[-1]
-    specs = {width_name(f): cfg.variant(scale, cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
+    specs = {width_name(f): cfg.variant(cfg.seeds[0], width_factor=f) for f in cfg.width_factors}
     pairs = {"wider_improves": (wide, thin), "not_vice_versa": (thin, wide)}
     checks = []
     for c in claims:
@@ -145,27 +145,27 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
 class SimCLRConfig(BottomsConfig):
     """B-F6: a SimCLR-trained ResNet-18 (linear probe on top) and supervised ones, stitched both ways."""
 
-    simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the zoo's recipe at this scale",
-                                        gt=0)
+    simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the recipe's", gt=0)
+    simclr: zoo.Recipe = zoo.recipe_field("the SimCLR network's recipe (zoo.BANSAL_SIMCLR at the preset's scale)")
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[zoo.ModelSpec]:
         """The supervised top, the SimCLR network and the seed-variance component's (seed 1 the
         supervised network the SimCLR one is set beside)."""
-        return [*self.models(scale), *replicate_networks(self, scale)]
+        return [*self.models(), *replicate_networks(self)]
 
-    def models(self, scale: str) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
+    def models(self) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
         """The supervised top (seed 0) and the SimCLR network (seed 1)."""
-        return self.variant(scale, self.seeds[0]), zoo.bansal_simclr(scale, self.seeds[1], width=self.width,
+        return self.variant(self.seeds[0]), zoo.bansal_simclr(self.simclr, self.seeds[1], width=self.width,
                                                                       epochs=self.simclr_epochs, final_bn=self.final_bn)
 
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return simclr_summary(table, accuracy, self)
 
-    def length_checks(self, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
-        return _simclr_checks(self, scale, table, claims)
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+        return _simclr_checks(self, table, claims)
 
 
-PRESETS_F6 = sweep_presets(SimCLRConfig)
+PRESETS_F6 = zoo.at_scale(sweep_presets(SimCLRConfig), simclr=zoo.BANSAL_SIMCLR)
 E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
 E2E_SEED = "supervised (seed 1)"
 CKA_MARGIN = 0.05  # "further apart by CKA": the mean CKA differs by at least this
@@ -212,15 +212,15 @@ def simclr_length_section(stems: Sequence[str], spot_dir=None) -> Section:
     return Section(tuple(parts))
 
 
-def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, dict]:
+def simclr_vs_e2e(cfg: SimCLRConfig, **kw) -> tuple[pd.DataFrame, dict]:
     """The SimCLR network and a second supervised seed stitched into the supervised top, and the
     supervised network stitched into the SimCLR network (each top also into itself); the CKA
     with its bootstrap replicates (the CKA claim is judged on them)."""
-    e2e, ssl = cfg.models(scale)
+    e2e, ssl = cfg.models()
     kw = {"cka_replicates": True, **kw}
-    into_e2e, acc = bottoms_into_top(cfg, scale, e2e, {SIMCLR: ssl, E2E_SEED: cfg.variant(scale, cfg.seeds[1])},
+    into_e2e, acc = bottoms_into_top(cfg, e2e, {SIMCLR: ssl, E2E_SEED: cfg.variant(cfg.seeds[1])},
                                      receiver_name=E2E_TOP, **kw)
-    into_ssl, _ = bottoms_into_top(cfg, scale, ssl, {E2E_BOTTOM: e2e}, receiver_name="SimCLR top "
+    into_ssl, _ = bottoms_into_top(cfg, ssl, {E2E_BOTTOM: e2e}, receiver_name="SimCLR top "
                                    "(seed 1, linear probe)", **kw)
     return pd.concat([into_e2e, into_ssl], ignore_index=True), acc  # each network once: top, SimCLR, seed 1
 
@@ -228,7 +228,7 @@ def simclr_vs_e2e(cfg: SimCLRConfig, scale: str, **kw) -> tuple[pd.DataFrame, di
 E2E_BOTTOM = "supervised (seed 0)"
 
 
-def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+def _simclr_checks(cfg: SimCLRConfig, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
     """B-F6's "connected" (the largest penalty over both directions, beyond each top's
     self-stitch), decided or not (issue 46): the cells past the bound in either direction (SimCLR into the
     supervised top, the supervised network into the SimCLR top), or the one closest to it, each
@@ -238,7 +238,7 @@ def _simclr_checks(cfg: SimCLRConfig, scale: str, table: pd.DataFrame, claims: l
         return []
     t = table.reset_index(drop=True)
     receivers = list(dict.fromkeys(t.receiver))
-    e2e, ssl = cfg.models(scale)
+    e2e, ssl = cfg.models()
     dirs = [(SIMCLR, receivers[0], e2e, ssl), (E2E_BOTTOM, receivers[1], ssl, e2e)]
     bound = 100 * CONNECTED_MAX_PENALTY
     pens = {(s, r): penalty_beyond_self(t, s, r) for s, r, _, _ in dirs}

@@ -50,13 +50,13 @@ class KernelSizeConfig(ConnectivityConfig):
     kernel_lr: str = param("same", "the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) or over_k2 "
                            "(stitch_lr / k^2)", choices=tuple(KERNEL_LR_RULES))
 
-    def map_cuts(self, scale: str) -> list[str]:
+    def map_cuts(self) -> list[str]:
         """The model's cuts with a spatial map (the pooled vector has no kernel)."""
-        return [c for c in zoo.build(self.model(scale, self.seeds[0]), 10, 3).cuts if c != "pool"]
+        return [c for c in zoo.build(self.model(self.seeds[0]), 10, 3).cuts if c != "pool"]
 
-    def check(self, scale: str | None = None) -> None:
-        if scale is not None:
-            check_names("cuts", self.cuts, self.map_cuts(scale), what="map cut")
+    def check(self) -> None:
+        super().check()
+        check_names("cuts", self.cuts, self.map_cuts(), what="map cut")
 
     def kernel_recipe(self, k: int) -> StitchRecipe:
         """The stitch recipe of kernel size ``k`` (its lr scaled by :data:`KERNEL_LR_RULES`)."""
@@ -85,13 +85,13 @@ PRESETS_F4["gpu"] = replace(PRESETS_F4["gpu"], cuts=("stem", "block3", "block6")
 KERNEL_MAX_SPREAD = 0.02  # "minimal impact": at every cut, max - min penalty over kernel sizes
 
 
-def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | str | None = None, store=None,
+def kernel_sizes(cfg: KernelSizeConfig, *, device: torch.device | str | None = None, store=None,
                  progress: bool = True) -> tuple[pd.DataFrame, dict]:
     """One stitch grid per kernel size (trained sender and the receiver into itself, every cut
     with a spatial map); returns the tables stacked with a ``kernel_size`` column."""
-    cfg.check(scale)  # the presets check it before any compute; a config built by hand, here
-    cuts = list(cfg.cuts or cfg.map_cuts(scale))
-    receiver, senders, _ = trained_pair(cfg, scale, device, store, progress)
+    cfg.check()  # the presets check it before any compute; a config built by hand, here
+    cuts = list(cfg.cuts or cfg.map_cuts())
+    receiver, senders, _ = trained_pair(cfg, device, store, progress)
     tables = []
     for k in cfg.kernel_sizes:
         t = stitch_grid(senders, [receiver], [(c, c) for c in cuts], cfg.kernel_recipe(k), DataSpec("cifar10"),
@@ -101,7 +101,7 @@ def kernel_sizes(cfg: KernelSizeConfig, scale: str, *, device: torch.device | st
     return table, {"width": receiver.spec.width}
 
 
-def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame, claims: list[ClaimSpec], *,
+def kernel_length_control(cfg: KernelSizeConfig, table: pd.DataFrame, claims: list[ClaimSpec], *,
                           device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """The training-length control of ``kernel_minimal``, like for like: at every cut whose spread
     is past the bound (or, when none is, the cut of the largest spread), the kernels with the
@@ -120,7 +120,7 @@ def kernel_length_control(cfg: KernelSizeConfig, scale: str, table: pd.DataFrame
     for cut in cuts:
         for k in dict.fromkeys((int(pen.loc[cut].idxmax()), int(pen.loc[cut].idxmin()))):
             plan.setdefault(k, []).append(cut)
-    receiver, sender = Net("receiver", cfg.model(scale, cfg.seeds[0])), Net(TRAINED, cfg.model(scale, cfg.seeds[1]))
+    receiver, sender = Net("receiver", cfg.model(cfg.seeds[0])), Net(TRAINED, cfg.model(cfg.seeds[1]))
     merged = table.reset_index(drop=True)
     rows = []
     for k, at in sorted(plan.items()):
@@ -205,21 +205,21 @@ PRESETS_F5 = extend_presets(RandomVsTrainedConfig, {"cka_images": 500})
 # One GPU: the zoo's gpu ResNet-18 (width 64, 40 epochs at batch 512, 90.3% on an H100) with demo's
 # stitch recipe (DM start, 2 epochs on 10k images at batch 32, Adam 3e-3) at every cut, on all 10k
 # test images; the training-length control retrains the deciding cells at 4x. Chosen before any run.
-PRESETS_F5["gpu"] = replace(PRESETS_F5["demo"])
+PRESETS_F5["gpu"] = replace(PRESETS_F5["demo"], net=PRESETS_F5["gpu"].net)
 
 CKA_EARLY_MIN = 0.5  # "CKA also predicts that the early layers ... are 'similar' to a random network"
 AGREEMENT_MAX_RHO = -0.5  # stitching and CKA agree: high CKA where the penalty is low, over cuts
 
 
-def random_vs_trained(cfg: RandomVsTrainedConfig, scale: str, *, device: torch.device | str | None = None,
+def random_vs_trained(cfg: RandomVsTrainedConfig, *, device: torch.device | str | None = None,
                       store=None, progress: bool = True) -> tuple[pd.DataFrame, dict]:
     """B-F2A's table plus a ``cka`` column: linear CKA between each sender's activations and the
     receiver's at the same cut, on ``cfg.cka_images`` test images (float64, Gram form), and
     ``cka_reps``, its bootstrap replicates over those images (:class:`CKABootstrap`)."""
-    table, models = connectivity(cfg, scale, device=device, store=store, progress=progress)
+    table, models = connectivity(cfg, device=device, store=store, progress=progress)
     test = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0)
-    specs = {"receiver": cfg.model(scale, cfg.seeds[0]), TRAINED: cfg.model(scale, cfg.seeds[1]),
-             RANDOM: cfg.model(scale, cfg.random_seed, trained=False)}
+    specs = {"receiver": cfg.model(cfg.seeds[0]), TRAINED: cfg.model(cfg.seeds[1]),
+             RANDOM: cfg.model(cfg.random_seed, trained=False)}
     grams = {}
     for name, spec in specs.items():
         model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)

@@ -5,7 +5,7 @@ recipes are :mod:`.f2c_f3ab` and :mod:`.f3c_f6`, on the sweeps' machinery in :mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,7 @@ import pandas as pd
 from ... import controls, noise, zoo
 from ...claims import ClaimSpec
 from ...results import at_least, at_most, within
-from ...scales import param
+from ...scales import MIN_TEST_IMAGES, param
 from .common import cka_estimate, cka_reps_of
 from .bottoms import cka_per_cut, own_correct
 from .f2c_f3ab import PRESETS_F2C, thousands_label
@@ -31,9 +31,8 @@ __all__ = ["CKA_SAMPLES_NEAR_ZERO", "CKA_SIMILAR_MIN", "CKA_WIDTH_RANGE", "PAPER
 class MoreCKAConfig:
     """B-F7: per-layer linear CKA between the weaker and stronger networks of B-F2C/F3B/F3C."""
 
-    width: int | None = param(None, "base width k of the ResNet-18 (paper 64); None: the zoo's width at this scale",
-                              ge=1)
-    model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
+    width: int | None = param(None, "base width k of the ResNet-18 (paper 64); None: the recipe's width", ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model; None: the recipe's", ge=0)
     final_bn: bool = param(True, "BN-ReLU before pooling (standard pre-activation net; absent in the authors' code)")
     samples_pair: tuple[int, ...] = param((5_000, 25_000), "training images of the two networks compared "
                                           "(paper 5k vs 25k; seed 1, as B-F2C's bottoms)", length=2,
@@ -43,29 +42,34 @@ class MoreCKAConfig:
     length_pair: tuple[float, ...] = param((0.5, 1.0), "snapshots compared, as fractions of one run (paper "
                                            "epoch 80 vs 160; seed 0, as B-F3B)", length=2, items={"gt": 0, "le": 1})
     cka_images: int = param(2000, "test images for the per-layer CKA", ge=10, le=10_000)
+    test_size: int | None = param(None, "test images of each network's own accuracy (the premises; B-F2C's grid's "
+                                        "images); None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
+    net: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.BANSAL_RESNET18 at the preset's scale)")
 
-    def variant(self, scale: str, seed: int, **changes) -> zoo.ModelSpec:
-        return zoo.bansal_resnet18(scale, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
+    def variant(self, seed: int, **changes) -> zoo.ModelSpec:
+        return zoo.bansal_resnet18(self.net, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
                                    **changes)
 
-    def pairs(self, scale: str) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
+    def pairs(self) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
         (n1, n2), (w1, w2), (l1, l2) = self.samples_pair, self.width_pair, self.length_pair
-        return {f"{thousands_label(n1)} vs {thousands_label(n2)} samples": (self.variant(scale, 1, train_size=n1),
-                                                  self.variant(scale, 1, train_size=n2)),
-                f"x{w1:g} vs x{w2:g} width": (self.variant(scale, 0, width_factor=w1),
-                                              self.variant(scale, 0, width_factor=w2)),
-                f"epoch {160 * l1:g} vs {160 * l2:g} of 160": (self.variant(scale, 0, stop=l1),
-                                                              self.variant(scale, 0, stop=l2))}
+        return {f"{thousands_label(n1)} vs {thousands_label(n2)} samples": (self.variant(1, train_size=n1),
+                                                  self.variant(1, train_size=n2)),
+                f"x{w1:g} vs x{w2:g} width": (self.variant(0, width_factor=w1),
+                                              self.variant(0, width_factor=w2)),
+                f"epoch {160 * l1:g} vs {160 * l2:g} of 160": (self.variant(0, stop=l1),
+                                                              self.variant(0, stop=l2))}
 
 
-PRESETS_F7 = {"smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 1.0), cka_images=500),
+PRESETS_F7 = zoo.at_scale({
+              "smoke": MoreCKAConfig(samples_pair=(512, 2048), width_pair=(0.5, 1.0), cka_images=500,
+                                     test_size=PRESETS_F2C["smoke"].test_size),
               "demo": MoreCKAConfig(),
               # One GPU: the gpu networks of the pages whose "more is better" this page measures by CKA: B-F2C's
               # 5k and 25k bottoms, B-F3B's snapshots (half and all of the seed-0 run) and B-F3C's x0.25 and x2,
               # widths 8 and 64 (B-F3C's gpu base width is 32): here x0.125 and x1 of the base 64, the paper's
               # ratio of 8 (its x0.25 and x2 are 16 and 128; the width-128 network alone would be ~210 s).
               "gpu": MoreCKAConfig(width_pair=(0.125, 1.0)),
-              "paper": MoreCKAConfig()}
+              "paper": MoreCKAConfig()}, net=zoo.BANSAL_RESNET18)
 
 CKA_SAMPLES_NEAR_ZERO = 0.2  # "CKA can go as low as 0" for 5k vs 25k samples
 CKA_WIDTH_RANGE = (0.7, 0.9)  # "CKA between x0.25 and x2 is in the range 0.7-0.9"
@@ -78,13 +82,13 @@ CKA_SIMILAR_MIN = 0.5  # "CKA finds the representations similar" (epochs); B-F5'
 WIDTH_TRAINED_GAP = 10.0
 
 
-def more_cka(cfg: MoreCKAConfig, scale: str, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+def more_cka(cfg: MoreCKAConfig, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """Linear CKA per cut (every cut) for each pair of :meth:`MoreCKAConfig.pairs`; columns
     pair, cut, cka, and cka_reps / cka_n (its bootstrap replicates over the CKA images, the same
     resamples for every pair and cut)."""
     rows = []
-    recipe = PRESETS_F2C.get(scale, PRESETS_F2C["demo"]).recipe()  # the grids' test images (all 10,000 at demo)
-    for name, (a, b) in cfg.pairs(scale).items():
+    recipe = replace(PRESETS_F2C["demo"].recipe(), test_size=cfg.test_size)  # B-F2C's grids' test images
+    for name, (a, b) in cfg.pairs().items():
         model = zoo.build(a, num_classes=10, in_channels=3)
         # each network's own per-image results on the test set: the width premise compares them
         own = [own_correct(zoo.load_or_train(s, device=device, store=store, progress=progress)[0], s, recipe, device)

@@ -26,7 +26,7 @@ from ...grid import stitch_grid
 from ...grid_spec import LONGER, Net, StitchRecipe
 from ...grid import replace_cells as replace_grid_cells
 from ...results import at_least
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, check_scale, param
+from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, param
 from ...train import TrainConfig
 from .bottoms import own_correct
 from .common import DEMO_STITCH_LR
@@ -45,7 +45,7 @@ FT_REACH = 5.0  # control: fine-tuning over the trained bottom gets within this 
 class FinetuneConfig:
     """B-F8: random vs trained ResNet-164 bottoms, fine-tuned over and stitched into a trained top."""
 
-    model_epochs: float | None = param(None, "passes over the training set per model; None: the zoo's recipe", ge=0)
+    model_epochs: float | None = param(None, "passes over the training set per model; None: the recipe's", ge=0)
     cuts: tuple[str, ...] | None = param(None, "cuts after which the bottom is kept (None: the end of the first "
                                          "two stages and the middle of the last)")
     finetune_epochs: float | None = param(None, "epochs of fine-tuning the layers after the cut (None: the "
@@ -61,6 +61,7 @@ class FinetuneConfig:
     stitch_batch: int = param(32, "images per stitch step (paper 128)", ge=1, le=MAX_TRAIN_IMAGES)
     dm_images: int = param(1000, "training images of the direct-matching fit", ge=1, le=MAX_TRAIN_IMAGES)
     test_size: int | None = param(None, "test images for every accuracy; None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
+    net: zoo.Recipe = zoo.recipe_field("the ResNet-164s' recipe (zoo.BANSAL_RESNET164 at the preset's scale)")
 
     def recipe(self) -> StitchRecipe:
         train = TrainConfig(epochs=self.stitch_epochs, steps=self.stitch_steps, batch_size=self.stitch_batch,
@@ -69,12 +70,12 @@ class FinetuneConfig:
         return StitchRecipe(kind="bn_conv_bn", init="dm", dm_images=self.dm_images, frozen_bn="eval", train=train,
                             train_size=self.stitch_train_size, test_size=self.test_size)
 
-    def resnet(self, scale: str, seed: int, trained: bool = True) -> zoo.ModelSpec:
-        return zoo.bansal_resnet164(scale, seed, epochs=self.model_epochs, trained=trained)
+    def resnet(self, seed: int, trained: bool = True) -> zoo.ModelSpec:
+        return zoo.bansal_resnet164(self.net, seed, epochs=self.model_epochs, trained=trained)
 
-    def check(self, scale: str | None = None) -> None:
-        if scale is not None and self.cuts is not None:
-            spec = self.resnet(scale, 0)
+    def check(self) -> None:
+        if self.cuts is not None:
+            spec = self.resnet(0)
             check_names("cuts", self.cuts, ["stem", *(c for c in zoo.build(spec, 10, 3).cuts if c.startswith("block"))])
 
     def chosen_cuts(self, spec: zoo.ModelSpec) -> list[str]:
@@ -86,7 +87,7 @@ class FinetuneConfig:
         return list(dict.fromkeys([blocks[n - 1], blocks[2 * n - 1], blocks[2 * n + max(1, n // 2) - 1]]))
 
 
-PRESETS_F8 = {
+PRESETS_F8 = zoo.at_scale({
     # CI: seconds. Depth-11 nets of width 4 on 2k images; stitches and fine-tuning 1 epoch.
     "smoke": FinetuneConfig(finetune_epochs=1.0, stitch_epochs=1, stitch_train_size=1000, dm_images=500,
                             test_size=1000),
@@ -99,19 +100,18 @@ PRESETS_F8 = {
     # One GPU: the zoo's gpu ResNet-164 (the paper's depth and width, 30 epochs); stitches as at demo;
     # fine-tuning 5 epochs on all 50k images (its own training length, 30, would be 6 runs of ~90 s).
     "gpu": FinetuneConfig(finetune_epochs=5.0, test_size=None, stitch_lr=DEMO_STITCH_LR),
-}
+}, net=zoo.BANSAL_RESNET164)
 
 TOP, TRAINED, RANDOM = "trained top into itself (control)", "trained bottom", "random bottom"
 
 
-def finetune_vs_stitch(cfg: FinetuneConfig, scale: str, *, device=None, store=None, progress: bool = True):
+def finetune_vs_stitch(cfg: FinetuneConfig, *, device=None, store=None, progress: bool = True):
     """Stitch and fine-tune at every chosen cut, random and trained bottoms. Returns one table
     (bottom, cut, stitched accuracy, penalty, fine-tuned accuracy, and the per-image results behind
     them on the grid's test images: ``correct`` stitched, ``receiver_correct`` the top,
     ``finetuned_correct`` the fine-tuned network) and the networks' accuracies (full test set)."""
-    check_scale(scale)
-    top_spec, trained_spec = cfg.resnet(scale, 0), cfg.resnet(scale, 1)
-    random_spec = cfg.resnet(scale, 2, trained=False)
+    top_spec, trained_spec = cfg.resnet(0), cfg.resnet(1)
+    random_spec = cfg.resnet(2, trained=False)
     top = Net(TOP, top_spec)
     accuracy = {}
     for name, spec in (("trained top", top_spec), (TRAINED, trained_spec), (RANDOM, random_spec)):
@@ -122,7 +122,7 @@ def finetune_vs_stitch(cfg: FinetuneConfig, scale: str, *, device=None, store=No
     grid = stitch_grid([top, Net(TRAINED, trained_spec), Net(RANDOM, random_spec)], [Net("top", top_spec)],
                        [(c, c) for c in cuts], recipe, DataSpec("cifar10"), device=device, store=store,
                        progress=progress)
-    tuned = finetuned(cfg, scale, cuts, device=device, store=store, progress=progress)
+    tuned = finetuned(cfg, cuts, device=device, store=store, progress=progress)
     rows = []
     for r in grid.itertuples():
         ft, ft_correct = tuned.get((r.sender, r.cut_i), (None, None))
@@ -132,19 +132,19 @@ def finetune_vs_stitch(cfg: FinetuneConfig, scale: str, *, device=None, store=No
     return pd.DataFrame(rows), accuracy
 
 
-def finetuned(cfg: FinetuneConfig, scale: str, cuts: list[str], *, factor: float = 1.0, device=None, store=None,
+def finetuned(cfg: FinetuneConfig, cuts: list[str], *, factor: float = 1.0, device=None, store=None,
               progress: bool = True) -> dict[tuple[str, str], tuple[float, object]]:
     """Both bottoms (trained, random) kept up to each cut of ``cuts`` and the layers after it
     fine-tuned for ``factor`` times the page's fine-tuning length, with the top's recipe:
     (bottom, cut) -> (test accuracy, per-image results on the stitches' test images)."""
-    top_spec = cfg.resnet(scale, 0)
+    top_spec = cfg.resnet(0)
     epochs = cfg.finetune_epochs if cfg.finetune_epochs is not None else top_spec.train.epochs
     steps = None if cfg.finetune_epochs is not None or factor == 1 else top_spec.train.steps
     train = replace(top_spec.train, epochs=epochs * factor if epochs is not None else None,
                     steps=None if steps is None else int(round(steps * factor)))
     carrier = replace(top_spec, train=train) if (cfg.finetune_epochs is not None or factor != 1) else top_spec
     out = {}
-    for name, bottom in ((TRAINED, cfg.resnet(scale, 1)), (RANDOM, cfg.resnet(scale, 2, trained=False))):
+    for name, bottom in ((TRAINED, cfg.resnet(1)), (RANDOM, cfg.resnet(2, trained=False))):
         blocks = list(zoo.build(bottom, 10, 3).cuts)
         for cut in cuts:
             frozen = tuple(blocks[:blocks.index(cut) + 1])
@@ -221,7 +221,7 @@ def finetune_summary(table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[Cl
     return numbers, claims
 
 
-def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame, accuracy: dict,
+def training_length_control(cfg: FinetuneConfig, table: pd.DataFrame, accuracy: dict,
                             claims: list[ClaimSpec], *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """Both claims re-judged like for like, decided or not (issue 46): each reads the mean over
     every cut of the random bottom's penalty minus the trained bottom's, so both bottoms' stitches
@@ -238,8 +238,8 @@ def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame
         return pd.DataFrame(columns=columns)
     t = table.reset_index(drop=True)
     cuts = list(t[t.bottom == RANDOM].cut)
-    specs = {TRAINED: cfg.resnet(scale, 1), RANDOM: cfg.resnet(scale, 2, trained=False)}
-    top_spec = cfg.resnet(scale, 0)
+    specs = {TRAINED: cfg.resnet(1), RANDOM: cfg.resnet(2, trained=False)}
+    top_spec = cfg.resnet(0)
     grid = stitch_grid([Net(n, s) for n, s in specs.items()], [Net("top", top_spec)], [(c, c) for c in cuts],
                        cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store, progress=progress)
     new = replace_grid_cells(t, grid, {"bottom": "sender", "cut": "cut_i"},
@@ -255,7 +255,7 @@ def training_length_control(cfg: FinetuneConfig, scale: str, table: pd.DataFrame
         # fine-tuning's own length (amendment of 2026-12-02, issue 68): the claim also reads how well fine-tuning
         # separates the bottoms, so both bottoms' fine-tuning at every cut is retrained cfg.finetune_longer times
         # longer, and the claim re-judged on it with the stitches as they were
-        tuned = finetuned(cfg, scale, cuts, factor=cfg.finetune_longer, device=device, store=store, progress=progress)
+        tuned = finetuned(cfg, cuts, factor=cfg.finetune_longer, device=device, store=store, progress=progress)
         ft = t.copy()
         for i, r in ft.iterrows():
             if (r.bottom, r.cut) in tuned:
@@ -302,6 +302,5 @@ def plot_finetune(table: pd.DataFrame, title: str = ""):
     return fig
 
 
-def title(scale: str) -> str:
-    cfg = zoo.BANSAL_RESNET164[scale]
-    return f"Pre-activation bottleneck ResNet-{cfg['depth']} (width {cfg['width']}) on CIFAR-10, scale '{scale}'"
+def title(cfg: FinetuneConfig) -> str:
+    return f"Pre-activation bottleneck ResNet-{cfg.net.depth} (width {cfg.net.width}) on CIFAR-10"

@@ -209,20 +209,20 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
     return model.eval(), metrics
 
 
-def _specs(cfg: FreezeConfig, scale: str) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
+def _specs(cfg: FreezeConfig) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
     """The few-sample network (B-F2C's 5k bottom, seed 1) and the full network (B-F2A's receiver)."""
-    few = zoo.bansal_resnet18(scale, cfg.seeds[1], width=cfg.width, epochs=cfg.model_epochs, final_bn=cfg.final_bn,
+    few = zoo.bansal_resnet18(cfg.net, cfg.seeds[1], width=cfg.width, epochs=cfg.model_epochs, final_bn=cfg.final_bn,
                               train_size=cfg.few_samples)
-    return few, cfg.model(scale, cfg.seeds[0])
+    return few, cfg.model(cfg.seeds[0])
 
 
-def freeze_training(cfg: FreezeConfig, scale: str, *, device=None, store=None, progress: bool = True):
+def freeze_training(cfg: FreezeConfig, *, device=None, store=None, progress: bool = True):
     """Stitch (a) and (b) at every cut, choose the frozen pieces, freeze-train; returns the
     stitch table, the frozen pieces, and the networks' metrics by name. The freeze-trained
     network's metrics also hold ``correct``: its per-image results on the stitches' test images,
     where the table holds the full and the few-sample networks' (as receivers), so that the three
     are compared image by image."""
-    few_spec, full_spec = _specs(cfg, scale)
+    few_spec, full_spec = _specs(cfg)
     few, full = Net("few-sample network", few_spec), Net("full network", full_spec)
     metrics = {}
     for net in (full, few):
@@ -337,7 +337,7 @@ LENGTH_COLUMNS = ["stitch", "cut", "1x (points)", f"{LONGER}x (points)", "within
                   f"within the bound at {LONGER}x"]
 
 
-def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, frozen: tuple[str, ...],
+def training_length_control(cfg: FreezeConfig, table: pd.DataFrame, frozen: tuple[str, ...],
                             metrics: dict, claims: list[ClaimSpec], *, device=None, store=None,
                             progress: bool = True) -> pd.DataFrame:
     """The claim re-judged like for like with :data:`LONGER` times the stitch training. Stitching
@@ -355,7 +355,7 @@ def training_length_control(cfg: FreezeConfig, scale: str, table: pd.DataFrame, 
     cuts = list(dict.fromkeys(t.cut))
     full_acc = float(t[t.sender == A].receiver_accuracy.iloc[0])
     cells = deciding_cells(t, cuts, full_acc, cfg.threshold)
-    few_spec, full_spec = _specs(cfg, scale)
+    few_spec, full_spec = _specs(cfg)
     recipe = cfg.recipe().longer()
     grids = [stitch_grid([Net(A, few_spec)], [Net("full network", full_spec)], [(c, c) for c in cells[A]], recipe,
                          DataSpec("cifar10"), device=device, store=store, progress=progress),

@@ -40,7 +40,6 @@ from .common import REPLICATES, SELF, ConnectivityConfig
 # six the component trained before. `smoke` takes the first two of each.
 RECEIVERS = (0, 3, 4)
 SENDERS = (1, 5, 6)
-SMOKE_CUTS = ("stem", "block3", "block5")  # smoke judges nothing: three cuts keep CI short (elsewhere every cut)
 assert set(RECEIVERS[1:]) | set(SENDERS) <= set(REPLICATES) and not set(RECEIVERS) & set(SENDERS)
 
 # How each claim's statistic reads one pair's penalties beyond its receiver's self-stitch over the
@@ -113,21 +112,21 @@ def _names(seeds) -> list[str]:
     return [f"seed {s}" for s in seeds]
 
 
-def seed_component(cfg: ConnectivityConfig, scale: str, cuts=None, *, device=None, store=None,
+def seed_component(cfg: ConnectivityConfig, cuts=None, *, device=None, store=None,
                    progress: bool = True) -> SeedComponent:
-    """Stitch each of :data:`SENDERS` into each of :data:`RECEIVERS` (`smoke`: the first two of
-    each), and each receiver into itself, at ``cuts`` (default: every cut; `smoke`:
-    :data:`SMOKE_CUTS`) with ``cfg``'s recipe,
-    and measure the crossed spread of the penalties beyond the receiver's self-stitch (both
-    networks varied). Cached like any grid: the pages share it."""
+    """Stitch each of :data:`SENDERS` into each of :data:`RECEIVERS` (the first
+    ``cfg.seed_networks`` of each), and each receiver into itself, at ``cuts`` (default:
+    ``cfg.seed_cuts``, else every cut) with ``cfg``'s recipe, and measure the crossed spread of the
+    penalties beyond the receiver's self-stitch (both networks varied). Cached like any grid: the
+    pages share it."""
     from ... import zoo
 
-    n = 2 if scale == "smoke" else None
-    receivers = [Net(f"seed {s}", cfg.model(scale, s)) for s in RECEIVERS[:n]]
+    n = cfg.seed_networks
+    receivers = [Net(f"seed {s}", cfg.model(s)) for s in RECEIVERS[:n]]
     for r in receivers:
         r.model, _ = zoo.load_or_train(r.spec, device=device, store=store, progress=progress)
-    cuts = list(cuts or (SMOKE_CUTS if scale == "smoke" else receivers[0].model.cuts))
-    senders = [Net(f"seed {s}", cfg.model(scale, s)) for s in SENDERS[:n]]
+    cuts = list(cuts or cfg.seed_cuts or receivers[0].model.cuts)
+    senders = [Net(f"seed {s}", cfg.model(s)) for s in SENDERS[:n]]
     frames = []
     for r in receivers:
         t = stitch_grid([Net(SELF, r.spec, r.model), *senders], [r], [(c, c) for c in cuts], cfg.recipe(),
@@ -158,21 +157,21 @@ def component_of(t: pd.DataFrame) -> SeedComponent:
 CKA_COLUMN = "CKA with seed 0"
 
 
-def cka_seed_component(cfg, scale: str, n_images: int, cuts=None, *, device=None, store=None,
+def cka_seed_component(cfg, n_images: int, cuts=None, *, device=None, store=None,
                        progress: bool = True) -> SeedComponent:
     """The recipe's network-to-network spread of a CKA: the linear CKA between the receiver (seed 0)
     and each of :data:`REPLICATES` at ``cuts`` (default: every cut) on ``n_images`` test images,
     its standard deviation between the replicates pooled over the cuts (CKA units). ``cfg``: any
-    config with ``variant(scale, seed)`` (B-F7's). The same networks as :func:`seed_component`'s."""
+    config with ``variant(seed)`` (B-F7's). The same networks as :func:`seed_component`'s."""
     from ... import zoo
     from .bottoms import cka_per_cut
 
-    receiver = cfg.variant(scale, 0)
+    receiver = cfg.variant(0)
     model, _ = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
     cuts = list(cuts or model.cuts)
     rows = [{"sender": f"seed {s}", "cut": cut, CKA_COLUMN: v}
             for s in REPLICATES
-            for cut, v in cka_per_cut(receiver, cfg.variant(scale, s), cuts, n_images, device=device, store=store,
+            for cut, v in cka_per_cut(receiver, cfg.variant(s), cuts, n_images, device=device, store=store,
                                       progress=progress).items()]
     per = pd.DataFrame(rows)
     var = per.groupby("cut", sort=False)[CKA_COLUMN].var(ddof=1)
@@ -266,11 +265,11 @@ SEED_CLAIMS: dict[str, dict[str, tuple[int, str]]] = {
 CKA_SEED_CLAIMS: dict[str, int] = {"samples_far": 2, "width_range": 2, "length_similar": 2}
 
 
-def with_seeds(figure_id: str, cfg: ConnectivityConfig, scale: str, claims: list[ClaimSpec], **kw
+def with_seeds(figure_id: str, cfg: ConnectivityConfig, claims: list[ClaimSpec], **kw
                ) -> tuple[dict[str, float], list[ClaimSpec]]:
     """A page's claims of :data:`SEED_CLAIMS` judged with the seed-variance component (measured,
     or read from the cache), and the numbers the page states it with (``seed_sd``, ``seed_k``)."""
-    c = seed_component(cfg, scale, **kw)
+    c = seed_component(cfg, **kw)
     numbers = {"seed_sd": c.sd, "seed_k": c.k}
     if c.crossed:
         for key, (_, stat) in SEED_CLAIMS[figure_id].items():

@@ -78,8 +78,8 @@ class GridConfig:
     controls: tuple[str, ...] = param(("r2222",), "architectures whose untrained copy is stitched into and "
                                       "from the trained one (the controls)", items={"choices": zoo.HERNANDEZ_ARCHS},
                                       unique=True)
-    width: int | None = param(None, "base width (paper 64); None: the zoo's width at this scale", ge=1)
-    model_epochs: float | None = param(None, "passes over the training set per model (paper 40); None: the zoo's",
+    width: int | None = param(None, "base width (paper 64); None: the recipe's width", ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model (paper 40); None: the recipe's",
                                        ge=0)
     stitch_init: str = param("dm", "stitch initialisation: dm (direct matching) or default (random)",
                              choices=("dm", "default"))
@@ -97,6 +97,7 @@ class GridConfig:
     cut_at: str = param("blocks", "where to stitch: blocks (the stem and every block, thinned by cut_every) or "
                         "stages (the stem and the last block of each stage); layer i counts blocks either way, "
                         "as the paper's", choices=("blocks", "stages"))
+    net: zoo.Recipe = zoo.recipe_field("the ResNets' recipe (zoo.HERNANDEZ_RESNET at the preset's scale)")
 
     seed = 0
 
@@ -140,15 +141,16 @@ class GridConfig:
                             frozen_bn="eval", train=train, train_size=self.stitch_train_size,
                             test_size=self.test_size)
 
-    def model(self, scale: str, arch: str, trained: bool = True) -> zoo.ModelSpec:
-        return zoo.hernandez_resnet(scale, arch, self.seed, width=self.width, epochs=self.model_epochs,
+    def model(self, arch: str, trained: bool = True) -> zoo.ModelSpec:
+        """The network ``arch`` by the config's recipe (``trained=False``: its untrained control)."""
+        return zoo.hernandez_resnet(self.net, arch, self.seed, width=self.width, epochs=self.model_epochs,
                                     trained=trained)
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[zoo.ModelSpec]:
         """The trained networks of the grid (one per architecture): what a batch may train ahead."""
-        return [self.model(scale, arch) for arch in self.archs]
+        return [self.model(arch) for arch in self.archs]
 
-    def check(self, scale: str | None = None) -> None:
+    def check(self) -> None:
         """The rules between fields (:func:`stitchkit.scales.preset` calls this before any compute)."""
         check_names("archs", self.archs, zoo.HERNANDEZ_ARCHS, what="architecture")
         for name, given in (("controls", self.controls), ("self_pairs", self.self_pairs)):
@@ -158,7 +160,7 @@ class GridConfig:
                                       "(stages are not thinned): expected 1")
 
 
-PRESETS_F2 = {
+PRESETS_F2 = zoo.at_scale({
     # CI: seconds. One width-4 R1111 on 2k images and its control; stitches 1 epoch on 500 images.
     "smoke": GridConfig(archs=("r1111",), controls=("r1111",), stitch_epochs=1, stitch_train_size=500,
                         dm_images=200, test_size=500),
@@ -187,14 +189,14 @@ PRESETS_F2 = {
                       warmup=2.5, stitch_lr=PAPER_STITCH_LR),
     # GPU cluster: all 16 networks, the paper's stitch recipe.
     "paper": GridConfig(archs=ARCHS, controls=ARCHS, warmup=2.5, stitch_lr=PAPER_STITCH_LR),
-}
+}, net=zoo.HERNANDEZ_RESNET)
 
 # H-F4: ResNet-18 (R2222) and ResNet-34 stitched into each other, both directions; R2222 into
 # itself (the convergence control) and its untrained copy (the power control) are H-F2's.
 # The negative control's untrained copies: of both networks (issue 68, finding 5: with R2222's alone the control
 # never had the deciding pair's receiver, ResNet-34); smoke keeps R2222's alone (CI's time, and smoke judges nothing).
 _F4 = dict(archs=("r2222", "resnet34"), controls=("r2222", "resnet34"), self_pairs=("r2222",))
-PRESETS_F4 = {
+PRESETS_F4 = zoo.at_scale({
     "smoke": GridConfig(**{**_F4, "controls": ("r2222",)}, cut_every=4, stitch_epochs=1, stitch_train_size=500,
                         dm_images=200, test_size=500),
     # 2 CPU cores: the stem and each stage's end (ResNet-34 has 3, 4, 6, 3 blocks), H-F2's demo stitch recipe.
@@ -213,7 +215,7 @@ PRESETS_F4 = {
     # past 570 s on an H100, unfinished, in its training-length control's longer stitches.)
     "gpu": GridConfig(**_F4, cut_at="stages", stitch_epochs=4, warmup=2.5, stitch_lr=PAPER_STITCH_LR),
     "paper": GridConfig(**_F4, warmup=2.5, stitch_lr=PAPER_STITCH_LR),
-}
+}, net=zoo.HERNANDEZ_RESNET)
 
 
 def display_name(arch: str) -> str:
@@ -239,8 +241,7 @@ def block_index(cut: str) -> int:
     return 0 if cut == "stem" else int(cut.removeprefix("block"))
 
 
-def all_pairs(cfg: GridConfig, scale: str, *, device=None, store=None, progress: bool = True, client=None,
-              diagonal: bool = False):
+def all_pairs(cfg: GridConfig, *, device=None, store=None, progress: bool = True, client=None, diagonal: bool = False):
     """The trained grid (every ordered pair of ``cfg.archs``; only i = j with ``diagonal``) and
     the controls (each control architecture's untrained copy into and from its trained one;
     none with ``diagonal``). Returns one table with
@@ -248,7 +249,7 @@ def all_pairs(cfg: GridConfig, scale: str, *, device=None, store=None, progress:
     accuracy, receiver_accuracy, relative (accuracy / receiver accuracy), and the models' test
     accuracies by name."""
     cfg.check()
-    nets = {a: Net(display_name(a), cfg.model(scale, a)) for a in cfg.archs}
+    nets = {a: Net(display_name(a), cfg.model(a)) for a in cfg.archs}
     accuracy = {}
     for a, net in nets.items():
         net.model, m = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
@@ -256,7 +257,7 @@ def all_pairs(cfg: GridConfig, scale: str, *, device=None, store=None, progress:
     parts = [pair_grid(nets[a], nets[b], cfg, device=device, store=store, progress=progress, client=client,
                        diagonal=diagonal).assign(kind="trained") for a, b in cfg.pairs()]
     for a in () if diagonal else cfg.controls:
-        rand = Net(f"{display_name(a)} (untrained)", cfg.model(scale, a, trained=False))
+        rand = Net(f"{display_name(a)} (untrained)", cfg.model(a, trained=False))
         rand.model, m = zoo.load_or_train(rand.spec, device=device, store=store, progress=progress)
         accuracy[rand.name] = m["test"]["accuracy"]
         parts.append(pair_grid(rand, nets[a], cfg, device=device, store=store, progress=progress,
@@ -349,16 +350,16 @@ def triangle_table(table: pd.DataFrame) -> pd.DataFrame:
         ["sender", "receiver"])
 
 
-def title(cfg: GridConfig, scale: str) -> str:
-    width = cfg.width or zoo.HERNANDEZ_RESNET[scale]["width"]
-    return f"Small ResNets (width {width}) on CIFAR-10, scale '{scale}'"
+def title(cfg: GridConfig) -> str:
+    width = cfg.width or cfg.net.width
+    return f"Small ResNets (width {width}) on CIFAR-10"
 
 
 def paper_work(cfg: GridConfig | None = None) -> dict:
     """The size of H-F2's paper-scale grid, counted from its preset: stitches (trained pairs and
     controls) and stitch-training image passes (stitches x epochs x training images)."""
     cfg = cfg or PRESETS_F2["paper"]
-    cuts = {a: len(cfg.cuts(cfg.model("paper", a))) for a in cfg.archs}
+    cuts = {a: len(cfg.cuts(cfg.model(a))) for a in cfg.archs}
     trained = sum(cuts[a] * cuts[b] for a, b in cfg.pairs())
     untrained = sum(2 * cuts[a] ** 2 for a in cfg.controls)
     images = cfg.stitch_train_size or 50_000

@@ -52,7 +52,7 @@ class LayerScores(dict):
         self.per_image = per_image or {}
 
 
-def _image_setup(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress: bool = True) -> dict:
+def _image_setup(cfg: ImagesConfig, *, device=None, store=None, progress: bool = True) -> dict:
     """What generating images needs: the networks, the cuts (stem and blocks 1..max_layer), the
     shown and scored test images, their originals in [0, 1] and the receiver's normalisation."""
     from ...data import NORMALISATION
@@ -61,8 +61,8 @@ def _image_setup(cfg: ImagesConfig, scale: str, *, device=None, store=None, prog
     for a in (cfg.sender_arch, cfg.receiver_arch):
         if a not in zoo.HERNANDEZ_ARCHS:
             raise ValueError(f"unknown architecture {a!r}; valid: {', '.join(zoo.HERNANDEZ_ARCHS)}")
-    sender = Net(display_name(cfg.sender_arch), cfg.model(scale, cfg.sender_arch))
-    receiver = Net(display_name(cfg.receiver_arch), cfg.model(scale, cfg.receiver_arch))
+    sender = Net(display_name(cfg.sender_arch), cfg.model(cfg.sender_arch))
+    receiver = Net(display_name(cfg.receiver_arch), cfg.model(cfg.receiver_arch))
     cuts = cfg.cuts(sender.spec)
     if cfg.max_layer >= len(cuts):
         raise ValueError(f"max_layer {cfg.max_layer} is beyond {sender.name}'s {len(cuts) - 1} blocks")
@@ -107,7 +107,7 @@ def _generated(setup: dict, cfg: ImagesConfig, recipe: StitchRecipe, *, device=N
     return generated, LayerScores({k: float(v.mean()) for k, v in per_image.items()}, per_image)
 
 
-def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress: bool = True):
+def generate(cfg: ImagesConfig, *, device=None, store=None, progress: bool = True):
     """Train (or read) the stitches from sender layers 0..max_layer into the receiver's input;
     returns the grid table (with layer ``i``), the generated images per layer for the first
     ``show_images`` test images (in [0, 1]), those originals, and per layer the mean Pearson
@@ -115,7 +115,7 @@ def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress
     :class:`LayerScores`, which keeps the per-image correlations)."""
     from ...models import INPUT
 
-    setup = _image_setup(cfg, scale, device=device, store=store, progress=progress)
+    setup = _image_setup(cfg, device=device, store=store, progress=progress)
     table = stitch_grid([setup["sender"]], [setup["receiver"]], [(c, INPUT) for c in setup["cuts"]], cfg.recipe(),
                         setup["data"], device=device, store=store, progress=progress)
     table["i"] = [block_index(c) for c in table.cut_i]
@@ -123,13 +123,12 @@ def generate(cfg: ImagesConfig, scale: str, *, device=None, store=None, progress
     return table, generated, setup["original"][:cfg.show_images], corr
 
 
-def images_self_stitches(cfg: ImagesConfig, scale: str, *, device=None, store=None,
-                         progress: bool = True) -> pd.DataFrame:
+def images_self_stitches(cfg: ImagesConfig, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """The positive control's stitches: the receiver stitched into itself at each of the sender
     layers the page stitches (stem and blocks 1..max_layer), where an exact stitch exists, with
     the page's own stitch recipe and length (H-F2's; the cells H-F2 also stitches are read from
     its cache). A grid table with kind 'trained' and layers i = j."""
-    setup = _image_setup(cfg, scale, device=device, store=store, progress=progress)
+    setup = _image_setup(cfg, device=device, store=store, progress=progress)
     rx = setup["receiver"]
     me = Net(rx.name, rx.spec)
     rx_cuts = cfg.cuts(rx.spec)
@@ -139,7 +138,7 @@ def images_self_stitches(cfg: ImagesConfig, scale: str, *, device=None, store=No
     return t.assign(kind="trained", i=[block_index(c) for c in t.cut_i], j=[block_index(c) for c in t.cut_j])
 
 
-def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=None, store=None,
+def images_longer(table: pd.DataFrame, cfg: ImagesConfig, *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
     """H-F6's training-length control: all its stitches into the input retrained with
     :data:`LONGER` times the epochs (see :func:`longer_sample`), one row per sender layer: the
@@ -149,7 +148,7 @@ def images_longer(table: pd.DataFrame, cfg: ImagesConfig, scale: str, *, device=
     middle and last layer would save half the time, but at `demo` it disagreed with the full
     set: mean gain 2.2 points against 1.07, the layer-5 stitch gaining 4.4; the control keeps
     every layer.)"""
-    setup = _image_setup(cfg, scale, device=device, store=store, progress=progress)
+    setup = _image_setup(cfg, device=device, store=store, progress=progress)
     out = retrained_longer(setup["sender"], setup["receiver"], list(zip(table.cut_i, table.cut_j)), cfg, table,
                            device=device, store=store, progress=progress)
     _, base = _generated(setup, cfg, cfg.recipe(), device=device, store=store)

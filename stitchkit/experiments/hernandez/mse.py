@@ -8,7 +8,7 @@ receiver's expected representation. For H-T1/H-T2 it is that objective's minimis
 least-squares fit, which direct matching computes in closed form (float64 normal equations on
 the grid's DM images): the tables' argument (EV = ES + SV on the fitting images) needs the exact
 optimum. H-F5 judges the paper's stitch as the paper trains it (issue 46): SGD on the MSE from a
-random start for :data:`SIMILARITY_EPOCHS` epochs (the paper: 30), evaluated on the task and
+random start for the config's ``similarity_epochs`` (the paper: 30), evaluated on the task and
 compared with the vanilla stitch of the same cell; the least-squares fit's accuracy
 (``dm_accuracy``) is shown beside it.
 """
@@ -58,12 +58,12 @@ CLOSER_MIN = 0.5  # "typically": the fraction of stitches whose ES is the smalle
 MSE_KEYS = ("EV", "ES", "SV")
 
 
-def trained_nets(cfg: GridConfig, scale: str) -> dict[str, Net]:
+def trained_nets(cfg: GridConfig) -> dict[str, Net]:
     """The trained networks of ``cfg`` by display name (the grid's sender/receiver names)."""
-    return {display_name(a): Net(display_name(a), cfg.model(scale, a)) for a in cfg.archs}
+    return {display_name(a): Net(display_name(a), cfg.model(a)) for a in cfg.archs}
 
 
-def mse_stats(table: pd.DataFrame, cfg: GridConfig, scale: str, *, diagonal: bool, n_images: int = 1000,
+def mse_stats(table: pd.DataFrame, cfg: GridConfig, *, diagonal: bool, n_images: int = 1000,
               device=None, store=None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """EV, ES and SV (see :func:`stitchkit.grid.stitch_mse`) for the trained grid rows (only
     i = j with ``diagonal``). Returns per-stitch means (one row per stitch) and the pooled
@@ -77,7 +77,7 @@ def mse_stats(table: pd.DataFrame, cfg: GridConfig, scale: str, *, diagonal: boo
     rows = table[table.kind == "trained"]
     if diagonal:
         rows = rows[rows.i == rows.j]
-    nets = trained_nets(cfg, scale)
+    nets = trained_nets(cfg)
     per, pooled, memo = {}, {}, {}
     # pair by pair, sender cut outer, receiver cut inner: with stitch_mse's memo each network runs
     # forward once per cut and pair instead of once per stitch; the outputs keep the table's order
@@ -215,7 +215,7 @@ MSE_SAMPLE = 8  # H-T1/H-T2's length control retrains this many task-trained sti
 MSE_LENGTH_COLUMNS = ["sender", "receiver", "i", "j", "EV", f"EV {LONGER}x", "SV", f"SV {LONGER}x", "ES"]
 
 
-def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg: GridConfig, scale: str,
+def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg: GridConfig,
                claims: list[ClaimSpec], what: str, *, diagonal: bool, n_images: int, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
     """H-T1/H-T2's training-length control. The task-trained stitch V is the one that training
@@ -248,7 +248,7 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
             dist = np.abs(ratio - np.median(ratio[keep]))
         picks += [int(k) for k in keep[np.argsort(dist[keep], kind="stable")[:MSE_SAMPLE]]]
     picks = list(dict.fromkeys(picks))
-    nets, recipe = trained_nets(cfg, scale), cfg.recipe().longer()
+    nets, recipe = trained_nets(cfg), cfg.recipe().longer()
     new = per.copy()
     images = {k: np.array(v, dtype=np.float64) for k, v in (per.attrs.get("per_image") or {}).items()}
     memo: dict = {}

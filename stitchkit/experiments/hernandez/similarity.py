@@ -1,6 +1,6 @@
 """Hernandez et al. 2022, H-F5: the similarity-trained stitch on the task. The stitch is trained as
 the paper trains it (issue 46): SGD on the MSE between its output and the receiver's activation,
-from a random start, for :data:`SIMILARITY_EPOCHS` epochs (the paper: 30), evaluated on the task
+from a random start, for the config's ``similarity_epochs`` (the paper: 30), evaluated on the task
 and compared with the vanilla (task-trained) stitch of the same cell of H-F2's grid; the
 least-squares fit's accuracy (``dm_accuracy``) is shown beside it. Split from :mod:`.mse` (the
 MSE sanity tables H-T1/H-T2).
@@ -18,7 +18,8 @@ from ...claims import ClaimSpec
 from ...datasets import DataSpec
 from ...grid_spec import LONGER, Net, StitchRecipe, StitchSpec
 from ...results import Control, at_most
-from .grid import GridConfig
+from ...scales import derive_presets, param
+from .grid import PRESETS_F2, GridConfig
 from .mse import trained_nets
 from .verdicts import self_stitch_control, self_gain_numbers
 
@@ -30,18 +31,6 @@ from .verdicts import self_stitch_control, self_gain_numbers
 # every pair (the maximum over pairs). Fixed on 2026-11-27 (issue 46), after the runs had been
 # seen; it replaced a bound of half the receiver's accuracy on the exact least-squares stitch.
 SIMILARITY_LOW_MAX = 0.5
-# Epochs of SGD on the MSE to the receiver's activation per similarity-trained stitch (the paper:
-# 30). `demo` trains 10 on H-F2's 5,000 stitch-training images in batches of 64 (790 steps, five
-# times the vanilla stitch's 156): what 2 CPU cores afford for about 40 stitches and the
-# training-length control's 4x longer ones.
-SIMILARITY_EPOCHS = {"smoke": 1.0, "demo": 10.0, "gpu": 30.0, "paper": 30.0}
-# What the similarity-trained stitch changes of the grid's stitch training at a scale. At gpu the grid
-# trains at lr 0.001 under the authors' never-ending warm-up (H-F2: the paper's 0.01 moved width-64
-# self-stitches off their exact start); from a random start that gives this stitch about a third of
-# demo's learning rate x steps, and demo's recipe already left its self-stitch 8.4 points short. So at
-# gpu it trains at the paper's lr 0.01 with a 5% warm-up then a cosine decay (chosen before any gpu run,
-# 2026-11-28; its positive control says whether it is enough).
-SIMILARITY_TRAIN = {"smoke": {}, "demo": {}, "gpu": {"lr": 0.01, "warmup": 0.05}, "paper": {}}
 SIM_ACC = {"sim_correct": "sim_accuracy", "correct": "accuracy", "receiver_correct": "receiver_accuracy"}
 SIM_COLUMNS = ["sender", "receiver", "i", "j", "cut_i", "cut_j", "sim_accuracy", "sim_correct", "sim_loss"]
 
@@ -56,15 +45,42 @@ class SimilaritySpec:
     objective: str = "mse to the receiver's activation at cut_j"
 
 
-def similarity_recipe(cfg: GridConfig, scale: str, factor: float = 1) -> StitchRecipe:
-    """The similarity-trained stitch's recipe: the grid's stitch (architecture, optimiser, learning
-    rate, batch, schedule, training images) from a random start, as the paper's, trained for
-    ``factor`` x :data:`SIMILARITY_EPOCHS` epochs on the MSE instead of the task."""
-    if scale not in SIMILARITY_EPOCHS:
-        raise ValueError(f"no similarity epochs for scale {scale!r}; valid: {', '.join(SIMILARITY_EPOCHS)}")
+@dataclass(frozen=True)
+class SimilarityConfig(GridConfig):
+    """H-F5: H-F2's grid (from its cache) and the similarity-trained stitch of its cells."""
+
+    similarity_epochs: float = param(30.0, "epochs of SGD on the MSE per similarity-trained stitch (paper 30)",
+                                     gt=0)
+    similarity_lr: float | None = param(None, "SGD learning rate of the similarity-trained stitch; None: stitch_lr",
+                                        gt=0)
+    similarity_warmup: float | None = param(None, "fraction of the similarity-trained stitch's steps spent in linear "
+                                            "warmup; None: warmup", ge=0, le=100)
+
+
+# H-F5 reads H-F2's grid, so it takes H-F2's presets. Similarity epochs: the paper's 30 at gpu and
+# paper; `demo` trains 10 on H-F2's 5,000 stitch-training images in batches of 64 (790 steps, five
+# times the vanilla stitch's 156): what 2 CPU cores afford for about 40 stitches and the
+# training-length control's 4x longer ones. Learning rate and warm-up: the grid's, but at gpu, where
+# the grid trains at lr 0.001 under the authors' never-ending warm-up (H-F2: the paper's 0.01 moved
+# width-64 self-stitches off their exact start); from a random start that gives this stitch about a
+# third of demo's learning rate x steps, and demo's recipe already left its self-stitch 8.4 points
+# short. So at gpu it trains at the paper's lr 0.01 with a 5% warm-up then a cosine decay (chosen
+# before any gpu run, 2026-11-28; its positive control says whether it is enough).
+PRESETS_F5 = derive_presets(SimilarityConfig, PRESETS_F2, {
+    "smoke": {"similarity_epochs": 1.0}, "demo": {"similarity_epochs": 10.0},
+    "gpu": {"similarity_lr": 0.01, "similarity_warmup": 0.05}})
+
+
+def similarity_recipe(cfg: SimilarityConfig, factor: float = 1) -> StitchRecipe:
+    """The similarity-trained stitch's recipe: the grid's stitch (architecture, optimiser, batch,
+    schedule, training images; learning rate and warm-up unless ``cfg`` sets its own) from a random
+    start, as the paper's, trained for ``factor`` x ``cfg.similarity_epochs`` epochs on the MSE
+    instead of the task."""
     r = cfg.recipe()
-    return replace(r, init="default", train=replace(r.train, epochs=factor * SIMILARITY_EPOCHS[scale],
-                                                     **SIMILARITY_TRAIN[scale]))
+    lr = r.train.lr if cfg.similarity_lr is None else cfg.similarity_lr
+    warmup = r.train.warmup if cfg.similarity_warmup is None else cfg.similarity_warmup
+    return replace(r, init="default", train=replace(r.train, epochs=factor * cfg.similarity_epochs, lr=lr,
+                                                     warmup=warmup))
 
 
 def _similarity_cells(table: pd.DataFrame) -> pd.DataFrame:
@@ -74,20 +90,20 @@ def _similarity_cells(table: pd.DataFrame) -> pd.DataFrame:
     return t[(t.j < t.i) | ((t.sender == t.receiver) & (t.i == t.j))]
 
 
-def similarity_stitches(table: pd.DataFrame, cfg: GridConfig, scale: str, *, cells: pd.DataFrame | None = None,
+def similarity_stitches(table: pd.DataFrame, cfg: SimilarityConfig, *, cells: pd.DataFrame | None = None,
                         factor: float = 1, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """The similarity-trained stitch of each of ``cells`` (default :func:`_similarity_cells`):
     SGD on the mean squared error between the stitch's output and the receiver's activation at
     cut_j, on the grid's stitch-training images, the sender and the receiver frozen, for ``factor``
-    x :data:`SIMILARITY_EPOCHS` epochs (:func:`similarity_recipe`), then the stitched network
+    x ``cfg.similarity_epochs`` epochs (:func:`similarity_recipe`), then the stitched network
     evaluated on the task (the test images of the grid). Stored like the grid's stitches. One row
     per cell: sender, receiver, i, j, cuts, sim_accuracy, sim_correct (per image), sim_loss (the
     last epoch's training MSE)."""
     from ...store import Store
 
     cells = _similarity_cells(table) if cells is None else cells
-    nets = trained_nets(cfg, scale)
-    recipe = similarity_recipe(cfg, scale, factor)
+    nets = trained_nets(cfg)
+    recipe = similarity_recipe(cfg, factor)
     store = store or Store()
     parts = []
     for (s, r), g in cells.groupby(["sender", "receiver"], sort=False):
@@ -256,12 +272,12 @@ def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
     return numbers, claims
 
 
-def similarity_longer(table: pd.DataFrame, sim: pd.DataFrame, cfg: GridConfig, scale: str, *, device=None,
+def similarity_longer(table: pd.DataFrame, sim: pd.DataFrame, cfg: SimilarityConfig, *, device=None,
                       store=None, progress: bool = True) -> pd.DataFrame:
     """H-F5's training-length control: the cells that decide the claim, every cell below the
     diagonal of the pair with the highest ratio (similarity-trained over vanilla accuracy), both
     stitches retrained at :data:`LONGER` x their epochs (the similarity-trained one at
-    LONGER x :data:`SIMILARITY_EPOCHS`, the vanilla one at LONGER x the grid's), their accuracies
+    LONGER x ``cfg.similarity_epochs``, the vanilla one at LONGER x the grid's), their accuracies
     and per-image results to swap in (:func:`similarity_summary`). One row per cell; the pair in
     ``attrs["pair"]``."""
     from .verdicts import retrained_longer
@@ -271,8 +287,8 @@ def similarity_longer(table: pd.DataFrame, sim: pd.DataFrame, cfg: GridConfig, s
     top = codes[int(np.argmax(per_pair(t)))]
     cells = t[(keys == top) & (t.j < t.i).to_numpy()]
     s, r = cells.sender.iloc[0], cells.receiver.iloc[0]
-    nets = trained_nets(cfg, scale)
-    long_sim = similarity_stitches(table, cfg, scale, cells=cells, factor=LONGER, device=device, store=store,
+    nets = trained_nets(cfg)
+    long_sim = similarity_stitches(table, cfg, cells=cells, factor=LONGER, device=device, store=store,
                                    progress=progress)
     grid = table[(table.kind == "trained") & (table.sender == s) & (table.receiver == r)]
     long_van = retrained_longer(nets[s], nets[r], list(zip(cells.cut_i, cells.cut_j)), cfg, grid, device=device,

@@ -138,7 +138,7 @@ def self_gain_numbers(table: pd.DataFrame) -> dict[str, float]:
     return controls.gain_numbers("self_stitch", 100 * (t.receiver_accuracy - t.accuracy).to_numpy(float)[mask])
 
 
-def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=None, store=None,
+def longer_sample(table: pd.DataFrame, cfg: GridConfig, *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
     """The training-length control's stitches, retrained with :data:`LONGER` times the epochs,
     everything else as the grid's, chosen per claim so that each is re-judged on the cells that
@@ -166,7 +166,7 @@ def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=No
     trained = table[table.kind == "trained"]
     parts, told = [], {}
     for a, b in cfg.pairs():
-        sender, receiver = (Net(display_name(n), cfg.model(scale, n)) for n in (a, b))
+        sender, receiver = (Net(display_name(n), cfg.model(n)) for n in (a, b))
         grid = trained[(trained.sender == sender.name) & (trained.receiver == receiver.name)]
         if not len(grid):
             continue
@@ -189,8 +189,8 @@ def longer_sample(table: pd.DataFrame, cfg: GridConfig, scale: str, *, device=No
     random = table[table.kind == "random sender"]
     n_random = 0
     for a in cfg.controls:
-        sender = Net(f"{display_name(a)} (untrained)", cfg.model(scale, a, trained=False))
-        receiver = Net(display_name(a), cfg.model(scale, a))
+        sender = Net(f"{display_name(a)} (untrained)", cfg.model(a, trained=False))
+        receiver = Net(display_name(a), cfg.model(a))
         grid = random[(random.sender == sender.name) & (random.receiver == receiver.name)]
         si, rj = cfg.layers(sender.spec), cfg.layers(receiver.spec)
         cells = [(x, y) for x in _ends(list(si)) for y in _ends(list(rj)) if si[x] > CORNER or rj[y] > CORNER]

@@ -7,8 +7,8 @@ Claim kinds (:data:`stitchkit.controls.KINDS`): S-4.2's ``colour_only_into_mnist
 training-length controls, :func:`mnist_controls`, :func:`tc1_controls`). S-TC1's
 ``self_stitch_gain`` is the paper's own finding about the self-stitch, a statistic of trained
 stitches: *stitch_other* (positive and training-length controls); the gain is a claim here and
-a gate nowhere. At paper scale ``table_numbers`` (stitched accuracies against the paper's) is
-*stitch_other* too."""
+a gate nowhere. At the paper's settings (:attr:`.config.StitchConfig.paper_numbers`)
+``table_numbers`` (stitched accuracies against the paper's) is *stitch_other* too."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ TC1_HEADINGS = {"base": "base accuracy", "digit_receiver": "'Digit' is receiver"
 # S-4.2: Colour-only into greyscale MNIST
 
 
-def colour_only_into_mnist(cfg: StitchConfig, scale: str, *, store: Store | None = None, device=None,
+def colour_only_into_mnist(cfg: StitchConfig, *, store: Store | None = None, device=None,
                            factor: float = 1, cuts=CUTS) -> tuple[pd.DataFrame, pd.Series]:
     """S-4.2: Colour-only models stitched into greyscale-MNIST models at every cut, the stitch
     trained and tested on Colour-only data; and the MNIST models' accuracy on MNIST. The table
@@ -48,9 +48,9 @@ def colour_only_into_mnist(cfg: StitchConfig, scale: str, *, store: Store | None
     data = DataSpec(SETS["Colour-only"])
     frames, baselines = [], []
     for k in range(cfg.inits):
-        mnist = recipe_net(cfg, scale, "MNIST", k)
+        mnist = recipe_net(cfg, "MNIST", k)
         recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
-        t = stitch_grid([recipe_net(cfg, scale, "Colour-only", k)], [mnist], [(c, c) for c in cuts], recipe, data,
+        t = stitch_grid([recipe_net(cfg, "Colour-only", k)], [mnist], [(c, c) for c in cuts], recipe, data,
                         store=store, device=device)
         base = accuracy_on(mnist, DataSpec(SETS["MNIST"]), cfg.test_size, store=store, device=device, per_image=True)
         frames.append(t.assign(init=k, baseline=float(base.mean()), baseline_correct=[base] * len(t)))
@@ -61,14 +61,14 @@ def colour_only_into_mnist(cfg: StitchConfig, scale: str, *, store: Store | None
             pd.Series(baselines, name="mnist_accuracy"))
 
 
-def mnist_controls(cfg: StitchConfig, scale: str, *, store: Store | None = None, device=None) -> pd.DataFrame:
+def mnist_controls(cfg: StitchConfig, *, store: Store | None = None, device=None) -> pd.DataFrame:
     """S-4.2's controls' stitches, in the long form of :mod:`.stitch_controls` with a ``data``
     column: the MNIST models stitched into themselves at every cut on MNIST, their own task (the
     positive control: the recipe reaches an exact stitch), and an untrained ResNet-18 and the
     MNIST model each stitched into the MNIST model at the last two cuts on Colour-only data, the
     claim's data (the negative control)."""
-    pos = self_rows(cfg, scale, "MNIST", "MNIST", store=store, device=device).assign(data="MNIST")
-    neg = late_rows(cfg, scale, "MNIST", "Colour-only", store=store, device=device).assign(data="Colour-only")
+    pos = self_rows(cfg, "MNIST", "MNIST", store=store, device=device).assign(data="MNIST")
+    neg = late_rows(cfg, "MNIST", "Colour-only", store=store, device=device).assign(data="Colour-only")
     return pd.concat([pos, neg], ignore_index=True)
 
 
@@ -145,7 +145,7 @@ TC1_DECIDING = ("Digit", "Colour-only")  # the models whose layer-1 stitches dec
 TC1_ACC = {f"{c}_correct": c for c in TC1_COLS}  # per-image column -> accuracy column
 
 
-def contradiction(cfg: StitchConfig, scale: str, *, store: Store | None = None, device=None,
+def contradiction(cfg: StitchConfig, *, store: Store | None = None, device=None,
                   factor: float = 1, models=TC1_MODELS) -> pd.DataFrame:
     """S-TC1 per initialisation and model: base accuracy on Correlated, the model stitched into
     Digit at layer 1 ('digit_receiver') and Digit stitched into the model at layer 1
@@ -157,7 +157,7 @@ def contradiction(cfg: StitchConfig, scale: str, *, store: Store | None = None, 
     rows = []
     for k in range(cfg.inits):
         recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
-        nets = {n: recipe_net(cfg, scale, n, k) for n in models}
+        nets = {n: recipe_net(cfg, n, k) for n in models}
         into = stitch_grid(list(nets.values()), [nets[RECEIVER]], [("stem", "stem")], recipe, data,
                            store=store, device=device).set_index("sender")
         out = stitch_grid([nets[RECEIVER]], list(nets.values()), [("stem", "stem")], recipe, data,
@@ -171,21 +171,21 @@ def contradiction(cfg: StitchConfig, scale: str, *, store: Store | None = None, 
     return pd.DataFrame(rows)
 
 
-def tc1_longer_models(scale: str) -> tuple[str, ...]:
+def tc1_longer_models(cfg: StitchConfig) -> tuple[str, ...]:
     """The models whose layer-1 stitches the training-length control retrains: those deciding the
-    contradiction and the self-stitch gain (:data:`TC1_DECIDING`), and at paper scale, where every
-    Table C1 number is judged, all of them."""
-    return TC1_MODELS if scale == "paper" else TC1_DECIDING
+    contradiction and the self-stitch gain (:data:`TC1_DECIDING`), and where every Table C1 number
+    is judged (``cfg.paper_numbers``: the paper's settings), all of them."""
+    return TC1_MODELS if cfg.paper_numbers else TC1_DECIDING
 
 
-def tc1_controls(cfg: StitchConfig, scale: str, *, store: Store | None = None, device=None) -> pd.DataFrame:
+def tc1_controls(cfg: StitchConfig, *, store: Store | None = None, device=None) -> pd.DataFrame:
     """S-TC1's controls' stitches on Correlated, in the long form of :mod:`.stitch_controls`:
     every Table C1 model stitched into itself at layer 1 (the positive control at the claims'
     cut; Digit's is the table's own stitch, read from the cache), and an untrained ResNet-18 and
     the receiver itself stitched into Digit and into Colour-only, the contradiction's receivers,
     at the last two cuts (the negative control; Digit's are S-F1B's, from the cache)."""
-    pos = [self_rows(cfg, scale, m, "Correlated", ("stem",), store=store, device=device) for m in TC1_MODELS]
-    neg = [late_rows(cfg, scale, m, "Correlated", store=store, device=device) for m in TC1_DECIDING]
+    pos = [self_rows(cfg, m, "Correlated", ("stem",), store=store, device=device) for m in TC1_MODELS]
+    neg = [late_rows(cfg, m, "Correlated", store=store, device=device) for m in TC1_DECIDING]
     return pd.concat(pos + neg, ignore_index=True)
 
 
@@ -206,17 +206,18 @@ def _self_gain(t: pd.DataFrame) -> float:
     return 100 * (m.loc["Digit", "digit_receiver"] - m.loc["Digit", "base"])
 
 
-def contradiction_summary(table: pd.DataFrame, scale: str, longer: pd.DataFrame | None = None,
-                          checks: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec], pd.DataFrame]:
+def contradiction_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None,
+                          checks: pd.DataFrame | None = None, *,
+                          paper_numbers: bool = False) -> tuple[dict, list[ClaimSpec], pd.DataFrame]:
     """The side-by-side table (ours mean ± sd beside the paper's) and the claims: the
     contradiction (*improves*: Colour-only into Digit beats Digit, and Digit into Colour-only
     beats Colour-only), Digit into itself beats Digit (*stitch_other*: the paper's finding about
-    the self-stitch, a claim and no gate), and at paper scale every number within 2 points
-    (*stitch_other*). Each judged on its paired-bootstrap interval (Correlated test images and
-    initialisations: a t interval over few); ``longer`` (:func:`contradiction` at
-    ``factor=LONGER``, models :func:`tc1_longer_models`): the training-length control;
-    ``checks`` (:func:`tc1_controls`): the positive and negative controls. A control not run
-    fails."""
+    the self-stitch, a claim and no gate), and with ``paper_numbers`` (the paper's settings,
+    :attr:`StitchConfig.paper_numbers`) every number within 2 points (*stitch_other*). Each judged
+    on its paired-bootstrap interval (Correlated test images and initialisations: a t interval
+    over few); ``longer`` (:func:`contradiction` at ``factor=LONGER``, models
+    :func:`tc1_longer_models`): the training-length control; ``checks`` (:func:`tc1_controls`):
+    the positive and negative controls. A control not run fails."""
     g = table.groupby("model", sort=False)
     mean, sd = g[list(TC1_COLS)].mean(), g[list(TC1_COLS)].std(ddof=1)
     side = pd.DataFrame(index=list(TC1_MODELS))
@@ -277,7 +278,7 @@ def contradiction_summary(table: pd.DataFrame, scale: str, longer: pd.DataFrame 
                         criterion=crit_s, paper=_vs(PAPER_TC1, "Digit", both=False),
                         ours=_vs(mean, "Digit", both=False),
                         controls=ctrl_s, n=n, kind="stitch_other")]
-    if scale == "paper":  # the table's numbers are only comparable at the paper's settings
+    if paper_numbers:  # the table's numbers are only comparable at the paper's settings
         def worst_diff(t):
             return -100 * float((_tc1_means(t) - PAPER_TC1).abs().to_numpy().max())
         diffs = (mean - PAPER_TC1).abs()

@@ -40,11 +40,11 @@ class StitchConfig:
     models and stitches are computed once)."""
 
     inits: int = param(3, "independent initialisations (models of seed k, stitch seed k); paper 5", ge=1)
-    width: int | None = param(None, "base width of the ResNet-18 (paper 64); None: the zoo's width at this scale",
+    width: int | None = param(None, "base width of the ResNet-18 (paper 64); None: the recipe's width",
                               ge=1)
-    model_epochs: float | None = param(None, "passes over the training set per model (paper 4); None: the zoo's",
+    model_epochs: float | None = param(None, "passes over the training set per model (paper 4); None: the recipe's",
                                        ge=0)
-    model_train_size: int | None = param(None, "training images per model (paper 60000); None: the zoo's", ge=1,
+    model_train_size: int | None = param(None, "training images per model (paper 60000); None: the recipe's", ge=1,
                                          le=60_000)
     stitch_init: str = param("default", "stitch initialisation: default (random, as the paper) or dm",
                              choices=("default", "dm"))
@@ -59,20 +59,25 @@ class StitchConfig:
     test_size: int | None = param(None, "test images for every accuracy and rank; None: all 10000", ge=MIN_TEST_IMAGES,
                                   le=10_000)
 
-    def model(self, scale: str, name: str, seed: int) -> zoo.ModelSpec:
-        return zoo.smith_resnet18(scale, SETS[name], seed, width=self.width, epochs=self.model_epochs,
+    # S-TC1: judge every Table C1 number against the paper's, and retrain every Table C1 model's layer-1
+    # stitches for the training-length control; only where the numbers are comparable (the paper preset)
+    paper_numbers: bool = False
+    net: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.SMITH_RESNET18 at the preset's scale)")
+
+    def model(self, name: str, seed: int) -> zoo.ModelSpec:
+        return zoo.smith_resnet18(self.net, SETS[name], seed, width=self.width, epochs=self.model_epochs,
                                   train_size=self.model_train_size)
 
-    def untrained(self, scale: str, seed: int, data: str = "Correlated") -> zoo.ModelSpec:
+    def untrained(self, seed: int, data: str = "Correlated") -> zoo.ModelSpec:
         """The negative control's sender: the ResNet-18 of seed ``seed`` left untrained, its BN
         statistics recalibrated on ``data`` (the data its stitches are trained on)."""
-        return zoo.smith_resnet18(scale, SETS[data], seed, width=self.width, epochs=self.model_epochs,
+        return zoo.smith_resnet18(self.net, SETS[data], seed, width=self.width, epochs=self.model_epochs,
                                   train_size=self.model_train_size, trained=False)
 
-    def networks(self, scale: str) -> list[zoo.ModelSpec]:
-        """Every trained network the ResNet pages use at ``scale`` (each data set's model of each
+    def networks(self) -> list[zoo.ModelSpec]:
+        """Every trained network the ResNet pages use (each data set's model of each
         initialisation): what a batch may train ahead, in parallel (:func:`stitchkit.book.batch.prefetch`)."""
-        return [self.model(scale, name, k) for k in range(self.inits) for name in SETS]
+        return [self.model(name, k) for k in range(self.inits) for name in SETS]
 
     def recipe(self, seed: int) -> StitchRecipe:
         train = TrainConfig(epochs=self.stitch_epochs, batch_size=128, optimizer="sgd", lr=self.stitch_lr,
@@ -85,7 +90,7 @@ class StitchConfig:
         return replace(r, init="default", train=replace(r.train, epochs=self.noise_epochs, batch_size=64))
 
 
-PRESETS = {
+PRESETS = zoo.at_scale({
     # CI: seconds. Width-8 nets on 2k images, one initialisation, stitches on 2k images.
     "smoke": StitchConfig(inits=1, stitch_epochs=1, stitch_train_size=2000, noise_epochs=1, noise_per_class=200,
                           test_size=1000),
@@ -100,5 +105,6 @@ PRESETS = {
     # control retrains every deciding cell at LONGER x the epochs.
     "gpu": StitchConfig(),
     # GPU cluster: the paper's settings (width 64, 4 epochs on 60k; stitch 10 epochs on 60k at lr 1e-4).
-    "paper": StitchConfig(inits=5, stitch_epochs=10, stitch_lr=1e-4, noise_per_class=6000),
-}
+    # S-TC1 judges every Table C1 number against the paper's here.
+    "paper": StitchConfig(inits=5, stitch_epochs=10, stitch_lr=1e-4, noise_per_class=6000, paper_numbers=True),
+}, net=zoo.SMITH_RESNET18)

@@ -26,7 +26,7 @@ from .measures import ACC, recipe_net, with_longer_stitches, baseline_rank, nois
 from .stitch_controls import late_rows, negative_control, not_run
 
 
-def into_digit(cfg: StitchConfig, scale: str, senders=FC5_SENDERS, *, with_rank: bool = True,
+def into_digit(cfg: StitchConfig, senders=FC5_SENDERS, *, with_rank: bool = True,
                store: Store | None = None, device=None) -> pd.DataFrame:
     """Every sender stitched into the Digit receiver at every cut, trained and tested on the
     Correlated set, per initialisation. Columns: init, sender, cut, layer, accuracy, baseline (the
@@ -36,8 +36,8 @@ def into_digit(cfg: StitchConfig, scale: str, senders=FC5_SENDERS, *, with_rank:
     data = DataSpec(SETS["Correlated"])
     frames = []
     for k in range(cfg.inits):
-        receiver = recipe_net(cfg, scale, RECEIVER, k)
-        nets = [recipe_net(cfg, scale, s, k) for s in senders if s != NOISE]
+        receiver = recipe_net(cfg, RECEIVER, k)
+        nets = [recipe_net(cfg, s, k) for s in senders if s != NOISE]
         pairs = [(c, c) for c in CUTS]
         parts = []
         if nets:
@@ -67,13 +67,12 @@ def into_digit(cfg: StitchConfig, scale: str, senders=FC5_SENDERS, *, with_rank:
                               kind="stable")[cols].reset_index(drop=True))
 
 
-def untrained_into_digit(cfg: StitchConfig, scale: str, *, store: Store | None = None,
-                         device=None) -> pd.DataFrame:
+def untrained_into_digit(cfg: StitchConfig, *, store: Store | None = None, device=None) -> pd.DataFrame:
     """The negative control's stitches for the Digit receiver: an untrained ResNet-18 and Digit
     itself stitched into Digit at the last two cuts, trained and tested on Correlated with the
     page's recipe, every initialisation (:func:`.stitch_controls.late_rows`; the self-stitches
     are the ones :func:`into_digit` makes, read from the cache)."""
-    return late_rows(cfg, scale, RECEIVER, "Correlated", store=store, device=device)
+    return late_rows(cfg, RECEIVER, "Correlated", store=store, device=device)
 
 
 def deciding_cells(table: pd.DataFrame, senders, k: int = LONGER_CELLS) -> list[tuple[str, str]]:
@@ -84,7 +83,7 @@ def deciding_cells(table: pd.DataFrame, senders, k: int = LONGER_CELLS) -> list[
     return list(mean.index[:k])
 
 
-def into_digit_longer(cfg: StitchConfig, scale: str, table: pd.DataFrame, cells, *, factor: int = LONGER,
+def into_digit_longer(cfg: StitchConfig, table: pd.DataFrame, cells, *, factor: int = LONGER,
                       store: Store | None = None, device=None) -> pd.DataFrame:
     """``table`` with the rows of ``cells`` ((sender, cut) pairs) and of the Digit self-stitch at
     their cuts retrained at ``factor``x the stitch epochs (every initialisation): the like-for-like
@@ -94,9 +93,9 @@ def into_digit_longer(cfg: StitchConfig, scale: str, table: pd.DataFrame, cells,
     cells = set(cells) | {(RECEIVER, c) for _, c in cells}
     longer = []
     for k in range(cfg.inits):
-        receiver = recipe_net(cfg, scale, RECEIVER, k)
+        receiver = recipe_net(cfg, RECEIVER, k)
         for sender, cut in sorted(cells):
-            src = noise_sender(cfg, k) if sender == NOISE else recipe_net(cfg, scale, sender, k)
+            src = noise_sender(cfg, k) if sender == NOISE else recipe_net(cfg, sender, k)
             recipe = cfg.noise_recipe(k) if sender == NOISE else cfg.recipe(k)
             r = stitch_grid([src], [receiver], [(cut, cut)], recipe.longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]

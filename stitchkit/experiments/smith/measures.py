@@ -143,8 +143,8 @@ def baseline_rank(model: CutModel, cut: str, data: DataSpec, normalisation: str,
 # Accuracy and tables
 
 
-def recipe_net(cfg: StitchConfig, scale: str, name: str, seed: int) -> Net:
-    return Net(name, cfg.model(scale, name, seed))
+def recipe_net(cfg: StitchConfig, name: str, seed: int) -> Net:
+    return Net(name, cfg.model(name, seed))
 
 
 def accuracy_on(net: Net, data: DataSpec, test_size: int | None, *, store: Store, device=None,

@@ -51,22 +51,21 @@ def long_rows(t: pd.DataFrame, init: int, test_set: str | None = None) -> pd.Dat
     return out
 
 
-def self_rows(cfg: StitchConfig, scale: str, receiver: str, data: str, cuts=CUTS, *, factor: float = 1,
+def self_rows(cfg: StitchConfig, receiver: str, data: str, cuts=CUTS, *, factor: float = 1,
               store: Store | None = None, device=None) -> pd.DataFrame:
     """``receiver`` stitched into itself at ``cuts`` with the page's recipe, trained and tested on
     ``data`` (a name of :data:`SETS`), every initialisation."""
     store = store or Store()
     frames = []
     for k in range(cfg.inits):
-        net = recipe_net(cfg, scale, receiver, k)
+        net = recipe_net(cfg, receiver, k)
         recipe = cfg.recipe(k) if factor == 1 else cfg.recipe(k).longer(factor)
         frames.append(long_rows(stitch_grid([net], [net], [(c, c) for c in cuts], recipe, DataSpec(SETS[data]),
                                             store=store, device=device, progress=False), k))
     return pd.concat(frames, ignore_index=True)
 
 
-def late_rows(cfg: StitchConfig, scale: str, receiver: str, data: str, *, store: Store | None = None,
-              device=None) -> pd.DataFrame:
+def late_rows(cfg: StitchConfig, receiver: str, data: str, *, store: Store | None = None, device=None) -> pd.DataFrame:
     """The negative control's stitches, every initialisation k: label-free noise of seed k
     (:data:`LABEL_FREE`, with the noise sender's recipe, tested on its own noise) and an untrained
     ResNet-18 of seed k (:meth:`StitchConfig.untrained`, its BN statistics recalibrated on
@@ -76,8 +75,8 @@ def late_rows(cfg: StitchConfig, scale: str, receiver: str, data: str, *, store:
     frames = []
     pairs = [(c, c) for c in LATE]
     for k in range(cfg.inits):
-        net = recipe_net(cfg, scale, receiver, k)
-        untrained = Net(UNTRAINED, cfg.untrained(scale, k, data))
+        net = recipe_net(cfg, receiver, k)
+        untrained = Net(UNTRAINED, cfg.untrained(k, data))
         frames.append(long_rows(stitch_grid([untrained, net], [net], pairs, cfg.recipe(k), DataSpec(SETS[data]),
                                             store=store, device=device, progress=False), k))
         free = noise_sender(cfg, k, kind="label_free_noise", name=LABEL_FREE)

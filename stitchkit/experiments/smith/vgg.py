@@ -44,10 +44,10 @@ class VGGNoiseConfig:
     """S-FC6: clustered noise stitched into VGG19 models trained on each colour-MNIST set."""
 
     inits: int = param(3, "independent initialisations (models of seed k, noise and stitch seed k); paper 3", ge=1)
-    width: int | None = param(None, "base width of the VGG19 (paper 64); None: the zoo's width at this scale", ge=1)
-    model_epochs: float | None = param(None, "passes over the training set per model (paper 50); None: the zoo's",
+    width: int | None = param(None, "base width of the VGG19 (paper 64); None: the recipe's width", ge=1)
+    model_epochs: float | None = param(None, "passes over the training set per model (paper 50); None: the recipe's",
                                        ge=0)
-    model_train_size: int | None = param(None, "training images per model (paper 60000); None: the zoo's", ge=1,
+    model_train_size: int | None = param(None, "training images per model (paper 60000); None: the recipe's", ge=1,
                                          le=60_000)
     stitch_epochs: float = param(4.0, "passes over the noise training set per stitch (paper 50)", gt=0)
     stitch_lr: float = param(1e-2, "SGD learning rate of the stitch (paper 1e-2)", gt=0)
@@ -55,9 +55,10 @@ class VGGNoiseConfig:
     test_size: int | None = param(None, "test images for the whole models' accuracy; None: all 10000", ge=MIN_TEST_IMAGES,
                                   le=10_000)  # also the noise test examples (a tenth per class)
     rank_images: int = param(2000, "test examples behind each rank (the paper's: its 10000)", ge=2, le=10_000)
+    net: zoo.Recipe = zoo.recipe_field("the VGG19s' recipe (zoo.SMITH_VGG19 at the preset's scale)")
 
-    def model(self, scale: str, name: str, seed: int) -> zoo.ModelSpec:
-        return zoo.smith_vgg19(scale, SETS[name], seed, width=self.width, epochs=self.model_epochs,
+    def model(self, name: str, seed: int) -> zoo.ModelSpec:
+        return zoo.smith_vgg19(self.net, SETS[name], seed, width=self.width, epochs=self.model_epochs,
                                train_size=self.model_train_size)
 
     def recipe(self, seed: int) -> StitchRecipe:
@@ -85,13 +86,13 @@ class VGGNoiseConfig:
         see (10 x ``noise_per_class``), so that they train for the same number of steps."""
         return replace(self.recipe(seed), train_size=10 * self.noise_per_class)
 
-    def untrained(self, scale: str, seed: int) -> zoo.ModelSpec:
+    def untrained(self, seed: int) -> zoo.ModelSpec:
         """The negative control's sender: the VGG19 of seed ``seed``, untrained (no BatchNorm)."""
-        return zoo.smith_vgg19(scale, SETS["Digit"], seed, width=self.width, epochs=self.model_epochs,
+        return zoo.smith_vgg19(self.net, SETS["Digit"], seed, width=self.width, epochs=self.model_epochs,
                                train_size=self.model_train_size, trained=False)
 
 
-PRESETS_FC6 = {
+PRESETS_FC6 = zoo.at_scale({
     # CI: seconds. Thin VGG19s on 2k images, one initialisation, a few noise examples.
     "smoke": VGGNoiseConfig(inits=1, stitch_epochs=1, noise_per_class=50, test_size=1000, rank_images=500),
     # 2 CPU cores: width-8 VGG19s (hidden 512) trained 3 epochs on 15k images; stitches 4 epochs
@@ -105,10 +106,10 @@ PRESETS_FC6 = {
     "gpu": VGGNoiseConfig(),
     # GPU cluster: the paper's settings.
     "paper": VGGNoiseConfig(stitch_epochs=50, noise_per_class=6000, rank_images=10_000),
-}
+}, net=zoo.SMITH_VGG19)
 
 
-def vgg_noise(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None, device=None) -> pd.DataFrame:
+def vgg_noise(cfg: VGGNoiseConfig, *, store: Store | None = None, device=None) -> pd.DataFrame:
     """Per initialisation, model and cut: the noise-stitched accuracy (on the noise test set),
     the whole model's accuracy on its own test set, the rank after the stitch on noise, and the
     rank at the same layer of the whole Digit model on Digit test data (the paper's baseline)."""
@@ -117,13 +118,13 @@ def vgg_noise(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None, de
     rows = []
     for k in range(cfg.inits):
         noise = cfg.noise(k)
-        digit = Net("Digit", cfg.model(scale, "Digit", k))
+        digit = Net("Digit", cfg.model("Digit", k))
         digit_data = digit.spec.data
         dx = digit.load(device_, store, None, True)
         base_rank = {c: baseline_rank(dx, c, DataSpec(digit_data.dataset, size=digit_data.size),
                                       digit.spec.normalisation, cfg.rank_images, device_) for c in VGG_CUTS}
         for name in VGG_MODELS:
-            net = Net(name, cfg.model(scale, name, k))
+            net = Net(name, cfg.model(name, k))
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)  # the model's own task
             t = stitch_grid([noise], [net], [(c, c) for c in VGG_CUTS], cfg.recipe(k), data, store=store,
                             device=device)
@@ -148,7 +149,7 @@ def vgg_accuracy_table(table: pd.DataFrame) -> pd.DataFrame:
     return acc
 
 
-def plot_vgg(table: pd.DataFrame, cfg: VGGNoiseConfig, scale: str):
+def plot_vgg(table: pd.DataFrame, cfg: VGGNoiseConfig):
     """Figure C6: (a) the noise-stitched accuracy per cut and model (mean, shaded over the
     initialisations' range), (b) the numerical rank after the stitch (mean +- 1 sd), with the
     whole Digit model's rank on Digit data dashed."""
@@ -162,7 +163,7 @@ def plot_vgg(table: pd.DataFrame, cfg: VGGNoiseConfig, scale: str):
          {"stats": rank_stats, "band": "sd", "ylabel": "numerical rank after the stitch",
           "baseline": table.groupby("cut", sort=False).baseline_rank.mean().to_numpy(),
           "baseline_label": "Digit model on Digit data", "panel": "(b) rank of the first layer after the stitch"}],
-        title=f"VGG19 (no BN) on colour MNIST at 32×32, {cfg.inits} initialisation(s), scale '{scale}'")
+        title=f"VGG19 (no BN) on colour MNIST at 32×32, {cfg.inits} initialisation(s)")
     for ax in fig.axes:
         ax.set_xlabel("stitch point (before torchvision module)")
     return fig
@@ -178,7 +179,7 @@ def vgg_deciding_cells(table: pd.DataFrame, k: int = LONGER_CELLS) -> list[tuple
     return cells + list((g.max() - g.min()).sort_values(ascending=False).index[:k])
 
 
-def vgg_longer(cfg: VGGNoiseConfig, scale: str, table: pd.DataFrame, cells, *, factor: int = LONGER,
+def vgg_longer(cfg: VGGNoiseConfig, table: pd.DataFrame, cells, *, factor: int = LONGER,
                store: Store | None = None, device=None) -> pd.DataFrame:
     """``table`` with the noise stitches of ``cells`` ((model, cut) pairs) retrained at ``factor``x
     the stitch epochs, every initialisation: the like-for-like table the training-length control
@@ -188,7 +189,7 @@ def vgg_longer(cfg: VGGNoiseConfig, scale: str, table: pd.DataFrame, cells, *, f
     for k in range(cfg.inits):
         noise_k = cfg.noise(k)
         for name, cut in sorted(set(cells)):
-            net = Net(name, cfg.model(scale, name, k))
+            net = Net(name, cfg.model(name, k))
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)
             r = stitch_grid([noise_k], [net], [(cut, cut)], cfg.recipe(k).longer(factor), data, store=store,
                             device=device, progress=False).iloc[0]
@@ -200,7 +201,7 @@ VGG_LATE = VGG_CUTS[-controls.NEGATIVE_CUTS:]  # the negative control's cuts
 VGG_NEGATIVE = ("Digit", "Correlated")  # the receivers of the claims that need the negative control
 
 
-def vgg_controls(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None, device=None) -> pd.DataFrame:
+def vgg_controls(cfg: VGGNoiseConfig, *, store: Store | None = None, device=None) -> pd.DataFrame:
     """The controls' stitches, per initialisation, on each model's own images
     (:meth:`VGGNoiseConfig.control_recipe`), in the long form of :mod:`.stitch_controls`: every
     VGG19 stitched into itself at every cut (the positive control), and an untrained VGG19 stitched
@@ -211,9 +212,9 @@ def vgg_controls(cfg: VGGNoiseConfig, scale: str, *, store: Store | None = None,
     store = store or Store()
     frames = []
     for k in range(cfg.inits):
-        untrained = Net(UNTRAINED, cfg.untrained(scale, k))
+        untrained = Net(UNTRAINED, cfg.untrained(k))
         for name in VGG_MODELS:
-            net = Net(name, cfg.model(scale, name, k))
+            net = Net(name, cfg.model(name, k))
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)
             frames.append(long_rows(stitch_grid([net], [net], [(c, c) for c in VGG_CUTS], cfg.control_recipe(k), data,
                                                 store=store, device=device, progress=False), k))
