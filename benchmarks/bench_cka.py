@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from _table import print_rows
 
-from stitchkit.models import build_model
-from stitchkit.similarity import layer_matrix
-from stitchkit.hardware import device_name
+from stitchkit.base.hardware import device_name
+from stitchkit.measures.similarity import layer_matrix
+from stitchkit.networks.models import build_model
 
 
 def activations(n: int, width: int, seed: int, device: str) -> dict[str, torch.Tensor]:

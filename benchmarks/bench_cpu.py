@@ -1,14 +1,14 @@
 """CPU tuning for the ``demo`` scale: which thread count, memory format and batch sizes run
 fastest on this machine, each pair timed side by side in one run (``make bench`` on a CPU).
 
-- memory format: the one the library picks (:func:`stitchkit.hardware.channels_last_ok`) against
+- memory format: the one the library picks (:func:`stitchkit.base.hardware.channels_last_ok`) against
   the other, at the demo width and twice it;
 - threads: the project's training path with one intra-op thread vs all of them;
 - training batch: images/s at batch 64, 128 (every recipe's batch) and 256;
 - stitch batch: one stitch trained for an epoch at batch 32 (the `demo` stitches) vs 128 (the
   paper's), on cached sender activations as the stitch grid trains them;
 - compiled training: the demo-width network (NCHW) eager vs under ``torch.compile`` (what
-  :func:`stitchkit.hardware.compile_wins` picks for long runs on a CPU), timed after compilation,
+  :func:`stitchkit.base.hardware.compile_wins` picks for long runs on a CPU), timed after compilation,
   with the compilation's seconds in the notes;
 - sender activations at every cut: one forward from the images per cut (a grid that treats cuts
   independently) vs each cut continued from the previous one (what the grid does).
@@ -29,12 +29,12 @@ import torch
 from _table import print_rows
 from bench_train import _split, ours_throughput
 
-from stitchkit import stitching
-from stitchkit.data import normalise
-from stitchkit.hardware import (channels_last_ok, cpu_capability, default_device, device_name, resolve_precision,
-                                to_memory_format)
-from stitchkit.models import build_model
-from stitchkit.train import TrainConfig
+from stitchkit.base.hardware import (channels_last_ok, cpu_capability, default_device, device_name, resolve_precision,
+                                     to_memory_format)
+from stitchkit.data.batches import normalise
+from stitchkit.networks.models import build_model
+from stitchkit.networks.train import TrainConfig
+from stitchkit.stitching import stitches
 
 
 def _with_threads(n: int, fn):
@@ -55,13 +55,13 @@ def stitch_throughput(batch: int, width: int, images: int, device: torch.device,
     split = _split(images)
     cfg = TrainConfig(epochs=1, batch_size=batch, optimizer="adam", lr=1e-3, weight_decay=0.0, schedule="cosine",
                       augment=False)
-    st = stitching.stitch_models(sender, cut, receiver, cut, kind="bn_conv_bn", seed=0, device=device)
+    st = stitches.stitch_models(sender, cut, receiver, cut, kind="bn_conv_bn", seed=0, device=device)
     with torch.no_grad():
         x = normalise(split.images, "cifar").to(device)
         acts = sender.forward_to(x.contiguous(memory_format=torch.channels_last) if channels_last_ok(sender) else x, cut)
 
     def fit(k: int) -> None:
-        stitching.train_stitch(st, split.subset(torch.arange(k)), cfg, normalisation="cifar", device=device,
+        stitches.train_stitch(st, split.subset(torch.arange(k)), cfg, normalisation="cifar", device=device,
                                activations=acts[:k], progress=False)
 
     fit(2 * batch)  # warm-up
@@ -95,14 +95,14 @@ def activations_every_cut(width: int, images: int, device: torch.device,
 
     def per_cut() -> None:
         for cut in cuts:
-            stitching.activations(model, cut, split, normalisation="cifar", device=device, precision=precision,
+            stitches.activations(model, cut, split, normalisation="cifar", device=device, precision=precision,
                                   dtype=dtype)
 
     def continued() -> None:
-        h = stitching.activations(model, cuts[0], split, normalisation="cifar", device=device, precision=precision,
+        h = stitches.activations(model, cuts[0], split, normalisation="cifar", device=device, precision=precision,
                                   dtype=dtype)
         for a, b in zip(cuts, cuts[1:]):
-            h = stitching.activations_between(model, a, b, h, device=device, precision=precision, dtype=dtype)
+            h = stitches.activations_between(model, a, b, h, device=device, precision=precision, dtype=dtype)
 
     times = []
     for fn in (per_cut, continued):

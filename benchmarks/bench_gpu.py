@@ -26,13 +26,13 @@ import torch
 from _table import print_rows
 from bench_train import _timed, matmul_tflops, naive_throughput, ours_throughput, train_flops_per_image
 
-from stitchkit.datasets import DataSpec
-from stitchkit.grid import stitch_grid
-from stitchkit.grid_exec import STITCHES_PER_PASS
-from stitchkit.grid_spec import Net
-from stitchkit.hardware import default_device
-from stitchkit.models import build_model
-from stitchkit.store import Store
+from stitchkit.base.hardware import default_device
+from stitchkit.base.store import Store
+from stitchkit.data.datasets import DataSpec
+from stitchkit.networks.models import build_model
+from stitchkit.stitching.grid import stitch_grid
+from stitchkit.stitching.grid_exec import STITCHES_PER_PASS
+from stitchkit.stitching.grid_spec import Net
 
 
 def training_rows(width: int, batch: int, steps: int, workers: int, device: torch.device) -> tuple[list[dict], dict]:
@@ -90,9 +90,9 @@ def _runs(quick: bool):
     Balogh's ResNet-18 width 64, #0 -> #1, TLM (DM init, Adam, batch 256), every block into four
     receiver depths. Untrained copies: throughput does not depend on the weights."""
     from stitchkit.experiments.balogh import common, identification
-    from stitchkit.experiments.hernandez import grid
+    from stitchkit.experiments.hernandez import all_layers
 
-    cfg = grid.PRESETS_F2["paper"]
+    cfg = all_layers.PRESETS_F2["paper"]
     if quick:
         cfg = replace(cfg, stitch_train_size=5000, test_size=1000)
     s = Net("R1111", cfg.model("r1111", trained=False))
@@ -100,7 +100,7 @@ def _runs(quick: bool):
     pairs = [(i, j) for j in cfg.cuts(r.spec) for i in cfg.cuts(s.spec)]
     yield ("H-F2", lambda e: (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {e:g} epoch(s) x "
                               f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}"),
-           [s], [r], pairs, lambda e: replace(cfg, stitch_epochs=e).recipe(), grid.paper_work(), 4.0)
+           [s], [r], pairs, lambda e: replace(cfg, stitch_epochs=e).recipe(), all_layers.paper_work(), 4.0)
     t1 = common.PRESETS_T1["paper"]
     if quick:
         t1 = replace(t1, tlm_train_size=5000, test_size=1000)
@@ -196,8 +196,8 @@ def main() -> None:
 
         from run_all import markdown
 
-        from stitchkit.fileio import atomic_write_json, atomic_write_text
-        from stitchkit.hardware import device_name
+        from stitchkit.base.fileio import atomic_write_json, atomic_write_text
+        from stitchkit.base.hardware import device_name
 
         device = default_device()
         paper = paper_projection(device, args.quick)

@@ -2,7 +2,7 @@
 
 - ``one at a time``: each stitch built with PyTorch's random initialisation and trained with a
   full forward through the frozen sender on every step (the straightforward loop);
-- ``grid``: :func:`stitchkit.grid.stitch_grid`: the sender's activations at the cut computed once
+- ``grid``: :func:`stitchkit.stitching.grid.stitch_grid`: the sender's activations at the cut computed once
   and shared by every receiver's stitch, each stitch initialised by direct matching;
 - direct matching alone vs task-loss matching for one layer pair (the DM fit's cost against
   the training it replaces).
@@ -24,14 +24,16 @@ from dataclasses import replace
 import torch
 from _table import print_rows
 
-from stitchkit import data as data_mod
-from stitchkit import stitching, zoo
-from stitchkit.datasets import DataSpec, test_split, train_split
-from stitchkit.grid import stitch_grid
-from stitchkit.grid_spec import Net, StitchRecipe
-from stitchkit.hardware import default_device, device_name
-from stitchkit.store import Store
-from stitchkit.train import TrainConfig
+from stitchkit.base.hardware import default_device, device_name
+from stitchkit.base.store import Store
+from stitchkit.data import batches as data_mod
+from stitchkit.data import splits
+from stitchkit.data.datasets import DataSpec, test_split, train_split
+from stitchkit.networks import zoo
+from stitchkit.networks.train import TrainConfig
+from stitchkit.stitching import stitches
+from stitchkit.stitching.grid import stitch_grid
+from stitchkit.stitching.grid_spec import Net, StitchRecipe
 
 
 def run(cut: str = "block4", receivers: int = 3, epochs: float = 2, images: int = 4000, test_size: int = 2000,
@@ -45,18 +47,18 @@ def run(cut: str = "block4", receivers: int = 3, epochs: float = 2, images: int 
                             schedule="cosine", augment=False)
     data = DataSpec("cifar10")
     train = train_split(data)
-    train = train.subset(data_mod.stratified_subset(train.labels, images, 0))
+    train = train.subset(splits.stratified_subset(train.labels, images, 0))
     test = test_split(data, test_size, 0)
 
     # one at a time: random init, full sender forward per step; the training loop timed alone
     naive_acc, train_s = [], 0.0
     t0 = time.perf_counter()
     for r in recvs:
-        st = stitching.stitch_models(sender.model, cut, r.model, cut, kind="bn_conv_bn", seed=0, device=device)
+        st = stitches.stitch_models(sender.model, cut, r.model, cut, kind="bn_conv_bn", seed=0, device=device)
         t1 = time.perf_counter()
-        stitching.train_stitch(st, train, train_cfg, normalisation="cifar", device=device, progress=False)
+        stitches.train_stitch(st, train, train_cfg, normalisation="cifar", device=device, progress=False)
         train_s += time.perf_counter() - t1
-        naive_acc.append(stitching.evaluate_stitch(st, test, normalisation="cifar", device=device)["accuracy"])
+        naive_acc.append(stitches.evaluate_stitch(st, test, normalisation="cifar", device=device)["accuracy"])
     naive_s = (time.perf_counter() - t0) / len(recvs)
     train_s /= len(recvs)
 
@@ -84,14 +86,14 @@ def run(cut: str = "block4", receivers: int = 3, epochs: float = 2, images: int 
             break
 
     # direct matching alone: both networks' forwards on the DM images and the least-squares fit
-    dm_split = train.subset(data_mod.stratified_subset(train.labels, dm_images, 0))
-    st = stitching.stitch_models(sender.model, cut, recvs[0].model, cut, kind="bn_conv_bn", seed=0, device=device)
+    dm_split = train.subset(splits.stratified_subset(train.labels, dm_images, 0))
+    st = stitches.stitch_models(sender.model, cut, recvs[0].model, cut, kind="bn_conv_bn", seed=0, device=device)
     t0 = time.perf_counter()
-    x = stitching.activations(sender.model, cut, dm_split, normalisation="cifar", device=device, precision="fp32")
-    y = stitching.activations(recvs[0].model, cut, dm_split, normalisation="cifar", device=device, precision="fp32")
-    stitching.init_dm(st.stitch, x, y)
+    x = stitches.activations(sender.model, cut, dm_split, normalisation="cifar", device=device, precision="fp32")
+    y = stitches.activations(recvs[0].model, cut, dm_split, normalisation="cifar", device=device, precision="fp32")
+    stitches.init_dm(st.stitch, x, y)
     dm_s = time.perf_counter() - t0
-    dm_acc = stitching.evaluate_stitch(st, test, normalisation="cifar", device=device)["accuracy"]
+    dm_acc = stitches.evaluate_stitch(st, test, normalisation="cifar", device=device)["accuracy"]
     setting = f"smoke ResNet-18s, cut {cut}, {epochs:g} epochs on {images} images, {len(recvs)} receivers"
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     return [

@@ -17,10 +17,11 @@ import time
 import torch
 from _table import print_rows
 
-from stitchkit.data import Batches, Split, normalise
-from stitchkit.hardware import cpu_capability, default_device, device_name, resolve_precision
-from stitchkit.models import build_model
-from stitchkit.train import TrainConfig, train
+from stitchkit.base.hardware import cpu_capability, default_device, device_name, resolve_precision
+from stitchkit.data.batches import Batches, normalise
+from stitchkit.data.splits import Split
+from stitchkit.networks.models import build_model
+from stitchkit.networks.train import TrainConfig, train
 
 
 def _split(n: int) -> Split:

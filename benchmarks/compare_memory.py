@@ -21,11 +21,11 @@ from pathlib import Path
 import torch
 
 import stitchkit
-from stitchkit.data import normalise
-from stitchkit.datasets import DataSpec, test_split, train_split
-from stitchkit.hardware import device_name
-from stitchkit.models import build_model
-from stitchkit.provenance import git_state
+from stitchkit.base.hardware import device_name
+from stitchkit.base.provenance import git_state
+from stitchkit.data.batches import normalise
+from stitchkit.data.datasets import DataSpec, test_split, train_split
+from stitchkit.networks.models import build_model
 
 
 def batches(split, n: int, size: int):

@@ -20,10 +20,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_train import _split, _timed  # noqa: E402
 
-from stitchkit.data import Batches  # noqa: E402
-from stitchkit.hardware import channels_last_ok  # noqa: E402
-from stitchkit.models import build_model  # noqa: E402
-from stitchkit.train import TrainConfig, train  # noqa: E402
+from stitchkit.base.hardware import channels_last_ok  # noqa: E402
+from stitchkit.data.batches import Batches  # noqa: E402
+from stitchkit.networks.models import build_model  # noqa: E402
+from stitchkit.networks.train import TrainConfig, train  # noqa: E402
 
 NETWORKS = [("preact_resnet18", 16, {}), ("preact_resnet18", 32, {}), ("myrtle", 16, {}), ("myrtle", 32, {}),
             ("myrtle", 64, {}), ("r1111", 16, {}), ("resnet34", 16, {}),

@@ -1,8 +1,8 @@
 """Candidate CPU training recipes for every architecture the book trains, measured: test accuracy
 against training minutes on 2 CPU cores ("Networks a reader can believe", item 1).
 
-Each candidate is a full :class:`stitchkit.networks.ModelSpec` (architecture, width, data, recipe)
-trained by the library's own path (:func:`stitchkit.networks.load_or_train`: uint8 data on the
+Each candidate is a full :class:`stitchkit.networks.network.ModelSpec` (architecture, width, data, recipe)
+trained by the library's own path (:func:`stitchkit.networks.network.load_or_train`: uint8 data on the
 device, batch crop + flip, precision and memory format chosen by the hardware), so the number
 measured here is the number a page adopting the recipe will get, and the network lands in the
 artifact cache (``$STITCHKIT_CACHE``) under its key, for those pages to reuse. The test accuracy is
@@ -33,12 +33,12 @@ from pathlib import Path
 
 import torch
 
-from stitchkit.datasets import DataSpec
-from stitchkit.fileio import atomic_write_json, atomic_write_text
-from stitchkit.hardware import cpu_capability, device_name, resolve_precision
-from stitchkit.networks import ModelSpec, load_or_train
-from stitchkit.store import Store
-from stitchkit.train import TrainConfig
+from stitchkit.base.fileio import atomic_write_json, atomic_write_text
+from stitchkit.base.hardware import cpu_capability, device_name, resolve_precision
+from stitchkit.base.store import Store
+from stitchkit.data.datasets import DataSpec
+from stitchkit.networks.network import ModelSpec, load_or_train
+from stitchkit.networks.train import TrainConfig
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "cpu-recipes"

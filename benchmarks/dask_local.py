@@ -1,6 +1,6 @@
 """A Dask cluster on this machine for a batch's pages: N worker processes (one thread each) that
 share its GPU, their scheduler's address written to a file once every worker is up. The pages'
-stitch grids go to it when ``STITCHKIT_DASK`` names that address (stitchkit.cluster); the workers
+stitch grids go to it when ``STITCHKIT_DASK`` names that address (stitchkit.base.cluster); the workers
 inherit this process's environment (``STITCHKIT_CACHE``, the data root, ``PYTHONPATH``), so they
 read and write the same cache as the pages. Runs until killed.
 

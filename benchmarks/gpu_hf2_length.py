@@ -21,13 +21,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from stitchkit import zoo
-from stitchkit.datasets import DataSpec
-from stitchkit.experiments.hernandez.grid import PRESETS_F2, display_name
-from stitchkit.fileio import atomic_write_json
-from stitchkit.grid import stitch_grid
-from stitchkit.grid_spec import Net
-from stitchkit.hardware import default_device, device_name
+from stitchkit.base.fileio import atomic_write_json
+from stitchkit.base.hardware import default_device, device_name
+from stitchkit.data.datasets import DataSpec
+from stitchkit.experiments.hernandez.all_layers import PRESETS_F2, display_name
+from stitchkit.networks import network, zoo
+from stitchkit.stitching.grid import stitch_grid
+from stitchkit.stitching.grid_spec import Net
 
 # (sender, receiver) -> cells (cut_i, cut_j): the self-stitch's block that fell at 2 epochs and a
 # neighbour; cells at j <= i of both ordered pairs (the lower triangle the paper finds high);
@@ -51,7 +51,7 @@ def main() -> None:
     nets, acc = {}, {}
     for arch in ("r1111", "r2222"):
         nets[arch] = Net(display_name(arch), cfg.model(arch))
-        nets[arch].model, m = zoo.load_or_train(nets[arch].spec, device=device, progress=False)
+        nets[arch].model, m = network.load_or_train(nets[arch].spec, device=device, progress=False)
         acc[arch] = m["test"]["accuracy"]
     out = {"figure": "H-F2", "scale": args.scale, "device": device_name(device),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "accuracy": acc,

@@ -33,11 +33,11 @@ def child(epochs: float, scale: str, start_at: float) -> None:
     trainings overlap."""
     import torch
 
-    from stitchkit import zoo
-    from stitchkit.datasets import DataSpec, fingerprint, train_split
+    from stitchkit.base.hardware import default_device
+    from stitchkit.base.store import Store
+    from stitchkit.data.datasets import DataSpec, fingerprint, train_split
     from stitchkit.experiments.smith.config import PRESETS
-    from stitchkit.hardware import default_device
-    from stitchkit.store import Store
+    from stitchkit.networks import network, zoo
 
     spec = PRESETS[scale].model("Digit", 0)
     spec = replace(spec, train=replace(spec.train, epochs=epochs))
@@ -46,7 +46,7 @@ def child(epochs: float, scale: str, start_at: float) -> None:
     torch.zeros(1, device=device).sum().item()
     time.sleep(max(0.0, start_at - time.time()))
     t0 = time.perf_counter()
-    zoo.load_or_train(spec, device=device, store=Store(Path(tempfile.mkdtemp(prefix="lanes-")) / "store"),
+    network.load_or_train(spec, device=device, store=Store(Path(tempfile.mkdtemp(prefix="lanes-")) / "store"),
                       progress=False)  # a private cache (and locks): nothing shared but the device
     print(json.dumps({"train_seconds": time.perf_counter() - t0}), flush=True)
 
@@ -62,7 +62,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         return child(args.epochs, args.scale, args.start_at)
-    from stitchkit.hardware import default_device, device_name
+    from stitchkit.base.hardware import default_device, device_name
 
     def round_of(k: int) -> list[float]:
         cmd = [sys.executable, __file__, "--child", "--epochs", str(args.epochs), "--scale", args.scale,

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import torch
 
-from stitchkit.data import Batches
-from stitchkit.datasets import base_split
-from stitchkit.fileio import atomic_write_json
-from stitchkit.hardware import default_device, device_name, resolve_precision
-from stitchkit.models import build_model
-from stitchkit.train import TrainConfig, evaluate, train
+from stitchkit.base.fileio import atomic_write_json
+from stitchkit.base.hardware import default_device, device_name, resolve_precision
+from stitchkit.data.batches import Batches
+from stitchkit.data.datasets import base_split
+from stitchkit.networks.models import build_model
+from stitchkit.networks.train import TrainConfig, evaluate, train
 
 # name -> (architecture, width, TrainConfig). Bansal's recipe is SGD lr 0.05 (x0.2 at 1/2, 3/4),
 # wd 1e-4, batch 128; the short candidates scale the batch to 512 with a linear warm-up and a

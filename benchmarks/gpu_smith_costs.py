@@ -19,13 +19,13 @@ from dataclasses import replace
 
 import torch
 
-from stitchkit import zoo
-from stitchkit.datasets import DataSpec, fingerprint, train_split
+from stitchkit.base.hardware import default_device, device_name
+from stitchkit.base.store import Store
+from stitchkit.data.datasets import DataSpec, fingerprint, train_split
 from stitchkit.experiments.smith.config import CUTS, PRESETS, SETS
-from stitchkit.grid import stitch_grid
-from stitchkit.grid_spec import Net
-from stitchkit.hardware import default_device, device_name
-from stitchkit.store import Store
+from stitchkit.networks import network, zoo
+from stitchkit.stitching.grid import stitch_grid
+from stitchkit.stitching.grid_spec import Net
 
 
 def _sync(device) -> None:
@@ -53,7 +53,7 @@ def main() -> None:
         spec = cfg.model(name, 0)
         spec = replace(spec, train=replace(spec.train, epochs=spec.train.epochs * args.fraction))
         t0 = time.perf_counter()
-        model, metrics = zoo.load_or_train(spec, device=device, store=store, progress=False)
+        model, metrics = network.load_or_train(spec, device=device, store=store, progress=False)
         _sync(device)
         s = time.perf_counter() - t0
         nets[name] = Net(name, spec, model)

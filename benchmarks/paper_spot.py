@@ -28,17 +28,17 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from stitchkit import zoo
-from stitchkit.fileio import atomic_write_json, atomic_write_text
-from stitchkit.grid_spec import Net
-from stitchkit.hardware import default_device, device_name, resolve_precision
+from stitchkit.base.fileio import atomic_write_json, atomic_write_text
+from stitchkit.base.hardware import default_device, device_name, resolve_precision
+from stitchkit.networks import network, zoo
+from stitchkit.stitching.grid_spec import Net
 
 SPOTS = ("hernandez", "hernandez-t1")
 
 
 def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str = "hernandez-f2",
               stitch_init: str | None = None) -> None:
-    from stitchkit.experiments.hernandez.grid import PRESETS_F2, display_name, pair_grid
+    from stitchkit.experiments.hernandez.all_layers import PRESETS_F2, display_name, pair_grid
 
     t0 = time.perf_counter()
     device = default_device()
@@ -51,7 +51,7 @@ def hernandez(out: Path, commit: str, stitch_lr: float | None = None, stem: str 
     for a in cfg.archs:
         net = Net(display_name(a), cfg.model(a))
         t1 = time.perf_counter()
-        net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
+        net.model, m = network.load_or_train(net.spec, device=device, progress=False)
         nets[a], accuracy[net.name], train_s[net.name] = net, m["test"]["accuracy"], time.perf_counter() - t1
         print(f"{net.name}: test accuracy {100 * accuracy[net.name]:.2f}% in {train_s[net.name]:.0f} s", flush=True)
     order = [("r1111", "r1111", True), ("r2222", "r2222", True), ("r1111", "r2222", False),
@@ -84,7 +84,7 @@ def hernandez_t1(out: Path, commit: str, stitch_lr: float | None = None, stem: s
     the preset's random start, and EV / ES / SV on 1,000 test images. Writes the stitch table
     (``STEM.csv``), the per-stitch means (``STEM-per.csv``), and the pooled statistics, numbers
     and claims judged with the page's criteria (``STEM.json``)."""
-    from stitchkit.experiments.hernandez.grid import all_pairs
+    from stitchkit.experiments.hernandez.all_layers import all_pairs
     from stitchkit.experiments.hernandez.mse import PRESETS_T1, mse_stats, mse_summary
 
     t0 = time.perf_counter()

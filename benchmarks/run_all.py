@@ -28,8 +28,8 @@ import bench_gpu  # noqa: E402
 import bench_stitch  # noqa: E402
 import bench_train  # noqa: E402
 
-from stitchkit.fileio import atomic_write_json, atomic_write_text  # noqa: E402
-from stitchkit.hardware import default_device, device_name, resolve_precision  # noqa: E402
+from stitchkit.base.fileio import atomic_write_json, atomic_write_text  # noqa: E402
+from stitchkit.base.hardware import default_device, device_name, resolve_precision  # noqa: E402
 
 
 def _fmt(v: float) -> str:

@@ -21,9 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from stitchkit.base.fileio import atomic_write_json
 from stitchkit.book.catalogue import SMOKE_TIMES, smoke_times, source_hash
-from stitchkit.book.execution import discover, execute
-from stitchkit.fileio import atomic_write_json
+from stitchkit.book.execution import execute
+from stitchkit.book.notebooks import discover
 
 
 def main(argv: list[str] | None = None) -> int:

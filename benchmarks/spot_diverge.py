@@ -20,13 +20,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from stitchkit import zoo
-from stitchkit.datasets import DataSpec
-from stitchkit.experiments.hernandez.grid import PRESETS_F2
-from stitchkit.grid import stitch_grid
-from stitchkit.grid_spec import Net
-from stitchkit.hardware import default_device, device_name
-from stitchkit.store import Store
+from stitchkit.base.hardware import default_device, device_name
+from stitchkit.base.store import Store
+from stitchkit.data.datasets import DataSpec
+from stitchkit.experiments.hernandez.all_layers import PRESETS_F2
+from stitchkit.networks import network, zoo
+from stitchkit.stitching.grid import stitch_grid
+from stitchkit.stitching.grid_spec import Net
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
     net = Net("R1111", cfg.model("r1111"))
     cuts = cfg.cuts(net.spec) if args.cuts == "all" else [args.cut]
     t0 = time.perf_counter()
-    net.model, m = zoo.load_or_train(net.spec, device=device, progress=False)
+    net.model, m = network.load_or_train(net.spec, device=device, progress=False)
     out = {"figure": "H-F2", "network": f"R1111 ({args.scale} recipe)", "scale": args.scale, "cut": ", ".join(cuts), "device": device_name(device),
            "commit": args.commit, "date": dt.date.today().isoformat(), "accuracy": m["test"]["accuracy"], "train_seconds": time.perf_counter() - t0, "variants": {}}
     print(out, flush=True)

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import torch
 
-from stitchkit import zoo
+from stitchkit.base.fileio import atomic_write_json
+from stitchkit.base.hardware import default_device, device_name, resolve_precision
 from stitchkit.experiments.bansal.f3c_f6 import PRESETS_F6
-from stitchkit.fileio import atomic_write_json
-from stitchkit.hardware import default_device, device_name, resolve_precision
+from stitchkit.networks import network, zoo
 
 
 def main() -> None:
@@ -38,7 +38,7 @@ def main() -> None:
     cfg = replace(PRESETS_F6["demo"], width=args.width)
     t0 = time.perf_counter()
     sup_spec = cfg.variant(cfg.seeds[0])
-    _, m = zoo.load_or_train(sup_spec, device=device, progress=False)
+    _, m = network.load_or_train(sup_spec, device=device, progress=False)
     result = {"figure": "B-F6", "what": "SimCLR linear-probe accuracy against SimCLR epochs at the demo's width",
               "supervised": {"seed": cfg.seeds[0], "width": sup_spec.width, "accuracy": m["test"]["accuracy"]},
               "simclr": [], "device": device_name(device), "precision": resolve_precision("auto", device),
@@ -47,7 +47,7 @@ def main() -> None:
     for epochs in args.epochs:
         spec = zoo.bansal_simclr(cfg.simclr, cfg.seeds[1], width=cfg.width, epochs=epochs, final_bn=cfg.final_bn)
         t1 = time.perf_counter()
-        _, m = zoo.load_or_train(spec, device=device, progress=False)
+        _, m = network.load_or_train(spec, device=device, progress=False)
         seconds = time.perf_counter() - t1
         if seconds < 5 and m.get("train_seconds"):  # loaded from the cache: the training run's own time
             seconds = m["train_seconds"]

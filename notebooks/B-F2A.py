@@ -73,15 +73,15 @@ arch_cuts = None  # cuts per other architecture, spread from first to last; None
 
 # %%
 from stitchkit.experiments.bansal import common, length, seeds, f2a
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F2A", globals())
 
 # %% [markdown]
 # ## Train the networks, stitch them at every cut
 #
-# Models come from the shared model zoo (`stitchkit.zoo.bansal_resnet18`): trained once, then
+# Models come from the shared model zoo (`stitchkit.networks.zoo.bansal_resnet18`): trained once, then
 # read from the content-addressed cache by every page that uses the same recipe. The receiver is
 # seed 0; the senders are seed 1 (trained identically), an untrained network whose BatchNorm
 # statistics were recalibrated on 2,000 training images (weights random), and the receiver

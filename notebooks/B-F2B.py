@@ -34,8 +34,8 @@ results_dir = None  # folder with B-F6.results.json; None: the book's Bansal par
 
 # %%
 from stitchkit.experiments.bansal import tables
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F2B", globals(),
                       role="Figure 2B needs ImageNet, out of reach offline; this page reports its CIFAR-10 stand-in, B-F6")

@@ -68,10 +68,10 @@ top_samples = None  # training images of the top (paper 10k)
 bottom_samples = None  # training images of each bottom (paper 5k, 10k, 25k; the top into itself stands for 10k; 50k added)
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F2C", globals())
 

@@ -76,10 +76,10 @@ variants = None  # label distributions of the bottoms: objects vs animals, 10% r
 plateau_longer = None  # the plateau premise: each weak bottom trained again for this many times its epochs (the same seed and schedule, stretched)
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F3A", globals())
 

@@ -69,10 +69,10 @@ snapshots = None  # the bottoms: fractions of the run (paper: epochs 40 and 160 
 top_snapshot = None  # the top: fraction of the run (paper: epoch 80 of 160)
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F3B", globals())
 

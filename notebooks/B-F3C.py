@@ -66,10 +66,10 @@ cka_images = None  # test images for the per-layer CKA between bottom and top
 width_factors = None  # widths relative to the base width (paper x0.25, x1, x2)
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, seeds, bottoms, f3c_f6, f7
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F3C", globals())
 

@@ -61,10 +61,10 @@ cuts = None  # cuts to stitch at (maps only, not 'pool'); None: every map cut
 kernel_lr = None  # the Adam lr of a k x k stitch: same, over_k (stitch_lr / k) or over_k2 (stitch_lr / k^2)
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, f4_f5
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F4", globals())
 

@@ -67,10 +67,10 @@ seed_cuts = None  # cuts of the seed-variance component; None: every cut
 cka_images = None  # test images for the per-layer CKA
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, f2a, f4_f5
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F5", globals())
 

@@ -22,7 +22,7 @@
 # both directions: SimCLR bottom into the supervised top, and supervised bottom into the
 # SimCLR network. They are stitching connected both ways, with penalties like those of a
 # second supervised seed, while CKA finds the two further apart (0.35-0.9). SimCLR is written
-# here (`stitchkit.simclr`): two augmented views per image, a projection head, the NT-Xent
+# here (`stitchkit.networks.simclr`): two augmented views per image, a projection head, the NT-Xent
 # loss; then the network's classifier is fitted as a linear probe on its frozen features.
 #
 # **Controls** (amended on 2026-11-27, after the runs had been seen: see "Changes after a run";
@@ -66,10 +66,10 @@ cka_images = None  # test images for the per-layer CKA between bottom and top
 simclr_epochs = None  # SimCLR pre-training epochs; None: the recipe's
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import common, length, seeds, bottoms, f3c_f6
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F6", globals())
 

@@ -42,10 +42,10 @@ cka_images = None  # test images for the per-layer CKA
 test_size = None  # test images of each network's own accuracy (the premises; B-F2C's grid's images); None: all 10k
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.bansal import seeds, bottoms, f7
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F7", globals())
 

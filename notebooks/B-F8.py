@@ -60,8 +60,8 @@ test_size = None  # test images for every accuracy; None: all 10k
 
 # %%
 from stitchkit.experiments.bansal import f8
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F8", globals())
 

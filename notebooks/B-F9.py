@@ -79,8 +79,8 @@ threshold = None  # penalty (points) up to which a cut counts as 'close to 0' (B
 # %%
 from stitchkit.experiments.bansal import f9
 from stitchkit.experiments.bansal.bottoms import title
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-F9", globals())
 

@@ -33,8 +33,8 @@ results_dir = None  # folder with the pages' <ID>.results.json; None: the book's
 
 # %%
 from stitchkit.experiments.bansal import tables
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("B-T1", globals(),
                       role="This page regenerates the paper's Table 1 from the other Bansal pages' results")

@@ -78,10 +78,10 @@ cut_every = None  # stitch at the stem and every k-th block (and the last); 1: e
 cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 
 # %%
-from stitchkit.display import plain
-from stitchkit.experiments.hernandez import grid, spot, verdicts
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.display import plain
+from stitchkit.experiments.hernandez import all_layers, spot, judging
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("H-F2", globals())
 
@@ -93,18 +93,18 @@ run, cfg = open_page("H-F2", globals())
 # ($j > i$), and outside the corner $i, j \le 1$.
 
 # %%
-table, accuracy = grid.all_pairs(cfg)
-longer = verdicts.longer_sample(table, cfg)
-numbers, claims = verdicts.grid_summary(table, accuracy, longer)
+table, accuracy = all_layers.all_pairs(cfg)
+longer = judging.longer_sample(table, cfg)
+numbers, claims = judging.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
 run.record(spot.f2_spot_numbers(), [])  # the committed GPU spot checks' numbers the prose quotes
-grid.accuracy_table(accuracy)
+all_layers.accuracy_table(accuracy)
 
 # %%
-grid.triangle_table(table)
+all_layers.triangle_table(table)
 
 # %%
-run.figure("grids", grid.plot_grids(table, title=grid.title(cfg), counts=cfg.layer_name))
+run.figure("grids", all_layers.plot_grids(table, title=all_layers.title(cfg), counts=cfg.layer_name))
 
 # %% [markdown]
 # ```{glue:figure} grids
@@ -118,7 +118,7 @@ run.figure("grids", grid.plot_grids(table, title=grid.title(cfg), counts=cfg.lay
 # ```
 
 # %%
-run.figure("controls", grid.plot_grids(table, kinds=("random sender", "random receiver"),
+run.figure("controls", all_layers.plot_grids(table, kinds=("random sender", "random receiver"),
                                        counts=cfg.layer_name, title="Controls: untrained copies"))
 
 # %% [markdown]

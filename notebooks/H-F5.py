@@ -65,9 +65,9 @@ similarity_lr = None  # SGD learning rate of the similarity-trained stitch; None
 similarity_warmup = None  # fraction of the similarity-trained stitch's steps spent in linear warmup; None: warmup
 
 # %%
-from stitchkit.experiments.hernandez import grid, similarity
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.experiments.hernandez import all_layers, sim_trained
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("H-F5", globals())
 
@@ -80,16 +80,16 @@ run, cfg = open_page("H-F5", globals())
 # the similarity-trained stitch approaches).
 
 # %%
-table, accuracy = grid.all_pairs(cfg)
-sim = similarity.similarity_stitches(table, cfg)
-longer = similarity.similarity_longer(table, sim, cfg)
-numbers, claims = similarity.similarity_summary(table, sim, longer)
+table, accuracy = all_layers.all_pairs(cfg)
+sim = sim_trained.similarity_stitches(table, cfg)
+longer = sim_trained.similarity_longer(table, sim, cfg)
+numbers, claims = sim_trained.similarity_summary(table, sim, longer)
 run.record({**numbers, "similarity_epochs": cfg.similarity_epochs}, claims)
-similarity.similarity_table(table, sim)
+sim_trained.similarity_table(table, sim)
 
 # %%
 cells = table.merge(sim[["sender", "receiver", "i", "j", "sim_accuracy"]], on=["sender", "receiver", "i", "j"])
-run.figure("similarity", grid.plot_grids(cells, value="sim_accuracy", title=grid.title(cfg),
+run.figure("similarity", all_layers.plot_grids(cells, value="sim_accuracy", title=all_layers.title(cfg),
                                          counts=cfg.layer_name, label="test accuracy, similarity-trained stitch (%)"))
 
 # %% [markdown]

@@ -64,9 +64,9 @@ show_images = None  # test images shown per layer
 score_images = None  # test images for the similarity of generated to original images
 
 # %%
-from stitchkit.experiments.hernandez import grid, images
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.experiments.hernandez import all_layers, images
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("H-F6", globals())
 
@@ -85,7 +85,7 @@ run.record(numbers, claims)
 images.images_table(table, corr)
 
 # %%
-run.figure("images", images.plot_images(generated, original, table, title=grid.title(cfg)))
+run.figure("images", images.plot_images(generated, original, table, title=all_layers.title(cfg)))
 
 # %% [markdown]
 # ```{glue:figure} images

@@ -79,9 +79,9 @@ cut_at = None  # where to stitch: blocks (the stem and every block, thinned by c
 mse_images = None  # test images per stitch for the MSE statistics
 
 # %%
-from stitchkit.experiments.hernandez import grid, mse
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.experiments.hernandez import all_layers, mse
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("H-T2", globals())
 
@@ -92,7 +92,7 @@ run, cfg = open_page("H-T2", globals())
 # stitches (the paper's layout: one column per statistic and pair of tensors).
 
 # %%
-table, accuracy = grid.all_pairs(cfg)
+table, accuracy = all_layers.all_pairs(cfg)
 per, stats = mse.mse_stats(table, cfg, diagonal=False, n_images=cfg.mse_images)
 numbers, claims = mse.mse_summary(per, stats, table, "every pair of layers")
 run.record(numbers, [])  # the claims after the training-length control below

@@ -63,17 +63,17 @@ detector_pretrain = None  # epochs classifying the layer's activations
 detector_finetune = None  # epochs of energy fine-tuning with the outliers (Liu et al.: 10)
 
 # %%
-from stitchkit.experiments.balogh import common, ood, ood_display
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.experiments.balogh import common, detectors, ood_display
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("J-F1", globals())
 
 # %%
-result = ood.ood_analysis(cfg, "resnet18")
-longer = ood.far_longer(cfg, result)
-numbers, claims = ood.intra_claims(result, longer)
-ood_longer = ood.most_ood_longer(cfg, result, claims)
+result = detectors.ood_analysis(cfg, "resnet18")
+longer = detectors.far_longer(cfg, result)
+numbers, claims = detectors.intra_claims(result, longer)
+ood_longer = detectors.most_ood_longer(cfg, result, claims)
 run.record(numbers, claims)
 result["detectors"].set_index("layer").round(3)
 

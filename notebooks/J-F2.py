@@ -61,17 +61,17 @@ detector_finetune = None  # epochs of energy fine-tuning with the outliers (Liu 
 # %%
 import pandas as pd
 
-from stitchkit.experiments.balogh import ood, ood_display
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.experiments.balogh import detectors, ood_display
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("J-F2", globals())
 
 # %%
-results = {arch: ood.ood_analysis(cfg, arch) for arch in cfg.archs}
+results = {arch: detectors.ood_analysis(cfg, arch) for arch in cfg.archs}
 claims = {}
 for arch, res in results.items():
-    numbers, claims[arch] = ood.ood_claims(res)
+    numbers, claims[arch] = detectors.ood_claims(res)
     run.record(numbers, [])  # the claims after the training-length control below
 ood_display.detector_table(results)
 
@@ -109,7 +109,7 @@ run.figure("grid", ood_display.plot_ood_grid_all(results, cfg))
 # after a run".) An empty table: no high-accuracy TLM stitch to retrain (the control then fails).
 
 # %%
-longer = pd.concat([ood.ood_longer(cfg, res, claims[arch]) for arch, res in results.items()],
+longer = pd.concat([detectors.ood_longer(cfg, res, claims[arch]) for arch, res in results.items()],
                    ignore_index=True)
 for arch in results:
     run.record({}, claims[arch])

@@ -99,8 +99,8 @@ tlm_inter_pairs = None  # ordered pairs of different networks stitched by TLM, t
 
 # %%
 from stitchkit.experiments.balogh import common, identification, identification_display, identification_verdicts
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("J-T1", globals())
 

@@ -71,8 +71,8 @@ sensitivity_networks = None  # networks whose low-rank approximations of each te
 
 # %%
 from stitchkit.experiments.balogh import ding, ding_display
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("J-T2", globals())
 

@@ -60,8 +60,8 @@ probe_epochs = None  # Adam epochs of each linear probe
 
 # %%
 from stitchkit.experiments.balogh import common, ding, ding_display
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("J-T3", globals())
 

@@ -39,9 +39,9 @@ frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code 
 test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
-from stitchkit.experiments.smith import better_than, config, measures
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.experiments.smith import better_than, config, measured
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-4.2", globals())
 
@@ -54,7 +54,7 @@ longer, _ = better_than.colour_only_into_mnist(cfg, factor=config.LONGER, cuts=b
 checks = better_than.mnist_controls(cfg)  # the positive and negative controls' stitches
 numbers, claims = better_than.colour_only_summary(table, baselines, longer, checks)
 run.record(numbers, claims)
-stats = measures.per_layer(table)
+stats = measured.per_layer(table)
 stats.assign(**{c: stats[c].round(4) for c in ("mean", "min", "max", "sd")})[["layer", "mean", "min", "max", "sd"]]
 
 # %% [markdown]
@@ -80,7 +80,7 @@ run.figure("accuracy", better_than.plot_colour_only(
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval (`stitchkit.noise`, see {term}`interval`): the test
+# Every judged number carries a 95% interval (`stitchkit.verdicts.noise`, see {term}`interval`): the test
 # images are resampled once and every accuracy is recomputed on the same resample (the Colour-only
 # and the MNIST test images each on their own); over the {glue:text}`n_seeds` initialisations, too few to
 # resample, the interval is a t interval with one degree of freedom fewer than initialisations,
@@ -90,7 +90,7 @@ run.figure("accuracy", better_than.plot_colour_only(
 # otherwise.
 #
 # **Controls.** The claim says a sender's stitch beats the receiver (kind *improves*,
-# `stitchkit.controls`), so it carries three controls, each passing only when shown on its
+# `stitchkit.verdicts.controls`), so it carries three controls, each passing only when shown on its
 # interval; a failed one makes the verdict *inconclusive at this scale*. *Positive*: the MNIST
 # model stitched into itself at every stitch point, trained and tested on MNIST (its own task,
 # where the identity is an exact stitch), loses at most 1 point at its worst (the upper end of the

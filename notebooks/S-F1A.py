@@ -38,10 +38,10 @@ scale = "smoke"  # smoke | demo | gpu | paper
 per_class = None  # examples shown of each of classes 0 and 1 per data set
 
 # %%
-from stitchkit import colour_mnist
+from stitchkit.data import colour_mnist
 from stitchkit.experiments.smith import examples as smith_examples
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-F1A", globals())
 

@@ -43,10 +43,10 @@ frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code 
 test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
-from stitchkit import plotting
-from stitchkit.experiments.smith import config, digit_receiver, measures
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit import plotting
+from stitchkit.experiments.smith import config, digit_receiver, measured
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-F1B", globals())
 
@@ -69,7 +69,7 @@ numbers, claim = digit_receiver.compatibility_summary(
     "Every sender beats the Digit baseline at every layer (stitch trained and tested on Correlated)",
     "all senders above the baseline at all 5 layers (Fig. 1b)", longer=longer, negative=negative)
 run.record(numbers, [claim])
-stats = measures.per_layer(table)
+stats = measured.per_layer(table)
 stats.assign(**{c: (100 * stats[c]).round(2) for c in ("mean", "min", "max", "sd")}).pivot_table(
     index="sender", columns="layer", values="mean", sort=False)
 
@@ -114,7 +114,7 @@ run.figure("accuracy", plotting.spread_per_layer(
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval (`stitchkit.noise`, see {term}`interval`): the test
+# Every judged number carries a 95% interval (`stitchkit.verdicts.noise`, see {term}`interval`): the test
 # images are resampled once and every accuracy is recomputed on the same resample (a stitched
 # model and its receiver image by image); over the {glue:text}`n_seeds` initialisations, too few to
 # resample, the interval is a t interval with one degree of freedom fewer than initialisations,
@@ -123,7 +123,7 @@ run.figure("accuracy", plotting.spread_per_layer(
 # reproduced* only when it lies wholly on the other side, and *inconclusive (within noise)*
 # otherwise.
 #
-# **Controls.** The claim says stitches work (kind *compatible*, `stitchkit.controls`), so it
+# **Controls.** The claim says stitches work (kind *compatible*, `stitchkit.verdicts.controls`), so it
 # carries three controls, each passing only when shown on its interval; a failed one makes the
 # verdict *inconclusive at this scale*. *Positive*: the Digit model stitched into itself loses at
 # most 1 point at its worst stitch point (the upper end of the basic bootstrap interval over the

@@ -46,10 +46,10 @@ frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code 
 test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
-from stitchkit import plotting
-from stitchkit.experiments.smith import config, digit_receiver, measures
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit import plotting
+from stitchkit.experiments.smith import config, digit_receiver, measured
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-F1C", globals())
 
@@ -64,7 +64,7 @@ run, cfg = open_page("S-F1C", globals())
 table = digit_receiver.into_digit(cfg, senders=config.FIG1_SENDERS)
 numbers, claim = digit_receiver.rank_summary(table)
 run.record(numbers, [claim])
-ranks = measures.per_layer(table, "rank")
+ranks = measured.per_layer(table, "rank")
 ranks.assign(cell=lambda t: t["mean"].round(1).astype(str) + " ± " + t["sd"].round(1).astype(str)).pivot_table(
     index="sender", columns="layer", values="cell", aggfunc="first", sort=False)
 
@@ -103,7 +103,7 @@ run.figure("rank", plotting.spread_per_layer(
 # 95% t interval over the initialisations carries the seed-to-seed spread, which for a rank over
 # the whole test set dwarfs the noise from the images (not resampled).
 #
-# **Controls.** None. A rank is not a stitching verdict (kind *no_stitch*, `stitchkit.controls`):
+# **Controls.** None. A rank is not a stitching verdict (kind *no_stitch*, `stitchkit.verdicts.controls`):
 # whether the stitch reaches its receiver, or an untrained sender could do the task, does not
 # bear on whether the receiver's layer has a different rank. Until issue 46 the claim carried
 # {doc}`S-F1B`'s self-stitch control, which could make it inconclusive for a reason that is not

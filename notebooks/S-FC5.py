@@ -44,10 +44,10 @@ frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code 
 test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
-from stitchkit import plotting
-from stitchkit.experiments.smith import config, digit_receiver, measures
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit import plotting
+from stitchkit.experiments.smith import config, digit_receiver, measured
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-FC5", globals())
 
@@ -63,7 +63,7 @@ longer = digit_receiver.into_digit_longer(cfg, table, digit_receiver.deciding_ce
 negative = digit_receiver.untrained_into_digit(cfg)  # the negative control (S-F1B's, from the cache)
 numbers, claims = digit_receiver.noise_summary(table, longer, negative)
 run.record(numbers, claims)
-acc, ranks = measures.per_layer(table), measures.per_layer(table, "rank")
+acc, ranks = measured.per_layer(table), measured.per_layer(table, "rank")
 acc.assign(mean=(100 * acc["mean"]).round(2)).pivot_table(index="sender", columns="layer", values="mean", sort=False)
 
 # %% [markdown]
@@ -108,7 +108,7 @@ run.figure("accuracy_rank", plotting.spread_per_layer(
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval (`stitchkit.noise`, see {term}`interval`): the test
+# Every judged number carries a 95% interval (`stitchkit.verdicts.noise`, see {term}`interval`): the test
 # images are resampled once and every accuracy is recomputed on the same resample (a stitched
 # model and its receiver image by image); over the {glue:text}`n_seeds` initialisations, too few to
 # resample, the interval is a t interval with one degree of freedom fewer than initialisations,
@@ -118,7 +118,7 @@ run.figure("accuracy_rank", plotting.spread_per_layer(
 # otherwise. The rank claim is judged without an interval: its criterion is
 # already in units of the spread over initialisations.
 #
-# **Controls.** Each claim carries the controls its kind needs (`stitchkit.controls`), each
+# **Controls.** Each claim carries the controls its kind needs (`stitchkit.verdicts.controls`), each
 # passing only when shown on its interval; a failed one makes the verdict *inconclusive at this
 # scale*. "Full compatibility" says stitches work (kind *compatible*): the *positive control*
 # (Digit stitched into itself loses at most 1 point at its worst stitch point, the upper end of

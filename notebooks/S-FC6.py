@@ -41,8 +41,8 @@ rank_images = None  # test examples behind each rank (the paper's: its 10000)
 
 # %%
 from stitchkit.experiments.smith import vgg
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-FC6", globals())
 
@@ -86,7 +86,7 @@ run.figure("vgg", vgg.plot_vgg(table, cfg))
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval (`stitchkit.noise`, see {term}`interval`): the test
+# Every judged number carries a 95% interval (`stitchkit.verdicts.noise`, see {term}`interval`): the test
 # images are resampled once and every accuracy is recomputed on the same resample (each noise test set
 # and each model's own test images on their own); over the {glue:text}`n_seeds` initialisations, too few to
 # resample, the interval is a t interval with one degree of freedom fewer than initialisations,
@@ -97,7 +97,7 @@ run.figure("vgg", vgg.plot_vgg(table, cfg))
 # spread over initialisations is a statistic of the initialisations themselves: only its test
 # examples are resampled.
 #
-# **Controls.** Each claim carries the controls its kind needs (`stitchkit.controls`), each
+# **Controls.** Each claim carries the controls its kind needs (`stitchkit.verdicts.controls`), each
 # passing only when shown on its interval; a failed one makes the verdict *inconclusive at this
 # scale*. Digit "improves" (kind *improves*) and Correlated "holds" (kind *compatible*) carry
 # three: the *positive control* (the model stitched into itself at every cut on its own images,

@@ -41,10 +41,10 @@ frozen_bn = None  # frozen halves' BatchNorm: eval, or train (the authors' code 
 test_size = None  # test images for every accuracy and rank; None: all 10000
 
 # %%
-from stitchkit import plotting
+from stitchkit.pagekit import plotting
 from stitchkit.experiments.smith import better_than, config
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("S-TC1", globals())
 
@@ -99,7 +99,7 @@ run.figure("gains", better_than.plot_gains(
 # %% [markdown]
 # ## Claims
 #
-# Every judged number carries a 95% interval (`stitchkit.noise`, see {term}`interval`): the test
+# Every judged number carries a 95% interval (`stitchkit.verdicts.noise`, see {term}`interval`): the test
 # images are resampled once and every accuracy is recomputed on the same resample (a stitched
 # model and its receiver image by image); over the {glue:text}`n_seeds` initialisations, too few to
 # resample, the interval is a t interval with one degree of freedom fewer than initialisations,
@@ -108,7 +108,7 @@ run.figure("gains", better_than.plot_gains(
 # reproduced* only when it lies wholly on the other side, and *inconclusive (within noise)*
 # otherwise.
 #
-# **Controls.** Each claim carries the controls its kind needs (`stitchkit.controls`), each
+# **Controls.** Each claim carries the controls its kind needs (`stitchkit.verdicts.controls`), each
 # passing only when shown on its interval; a failed one makes the verdict *inconclusive at this
 # scale*. The contradiction says a sender's stitch beats the receiver (kind *improves*): the
 # *positive control* (Digit and Colour-only each stitched into itself at layer 1 lose at most 1

@@ -66,7 +66,7 @@
 #
 # **Noise.** Each $\tau$ carries a 95% interval from a paired bootstrap over the test images:
 # every notion is recomputed on the same resamples (exactly, from per-image quantities:
-# `stitchkit.notions`), so a difference of two $\tau$s is bootstrapped as a difference. A
+# `stitchkit.comparing.notions`), so a difference of two $\tau$s is bootstrapped as a difference. A
 # resample repeats some images and drops others, so its notions are noisier than on all images,
 # and PWCCA, fitted on fewer distinct images, is biased more: a resample's $\tau$ leans towards 0,
 # the intervals lean low, and the value on all images could lie above its interval: there the
@@ -86,8 +86,8 @@ dm_images = None  # training images each direct-matching map is fitted on (K in 
 
 # %%
 from stitchkit.experiments import across
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("X-1", globals())
 

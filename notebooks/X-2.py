@@ -83,8 +83,8 @@ dm_images = None  # training images each direct-matching map is fitted on (K in 
 
 # %%
 from stitchkit.experiments import across_identify as identify
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("X-2", globals())
 

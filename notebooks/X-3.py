@@ -58,7 +58,7 @@
 # variance, chosen 2026-11-28 after a retrain of the same two networks had moved the lower mean
 # by 2.8 points against an interval of ±0.8 (and turned it from inconclusive to reproduced).
 # Since the amendment of 2026-12-02 it is measured as on the Bansal pages, by one library
-# function (`stitchkit.noise.crossed_spread`): B-F2A's replicate ResNet-18s split into
+# function (`stitchkit.verdicts.noise.crossed_spread`): B-F2A's replicate ResNet-18s split into
 # receivers (seeds 0, 3, 4) and senders (seeds 1, 5, 6; `replicates` of each role: 3 at `demo`,
 # 2 at `smoke`), each sender stitched into each receiver over the same 25 cells, the figure's
 # pair (seed 1 into seed 0) among them. Per pair, each mean; over the pairs, a two-way analysis
@@ -85,8 +85,8 @@ spread_stages = None  # stages of the triangle's network-to-network spread (each
 import pandas as pd
 
 from stitchkit.experiments import across_conclusions as conclusions
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("X-3", globals())
 

@@ -19,7 +19,7 @@
 #
 # **What it does.** The two ResNet-18s of {doc}`../bansal/B-F2A` (seeds 0 and 1) are saved as
 # plain state dicts, the way a user keeps a checkpoint, then rebuilt from their architecture and
-# loaded back, and compared through the generic adapter (`stitchkit.adapter`): layers named by
+# loaded back, and compared through the generic adapter (`stitchkit.comparing.adapter`): layers named by
 # module path and reached by forward hooks, logits read from whatever the model returns. Every
 # measure is computed at every pair of the chosen layers: linear CKA (minibatch estimator),
 # PWCCA, orthogonal Procrustes, direct matching's residual and stitched accuracy, and the papers'
@@ -39,7 +39,7 @@
 # **The same from the command line:**
 #
 # ```bash
-# .venv/bin/stitchkit compare stitchkit.models:resnet18 stitchkit.models:resnet18 \
+# .venv/bin/stitchkit compare stitchkit.networks.models:resnet18 stitchkit.networks.models:resnet18 \
 #     --weights-a a.pt --weights-b b.pt --layers-a layer2 layer3 --layers-b layer2 layer3 \
 #     --data cifar10 --out cmp/
 # ```
@@ -61,8 +61,8 @@ import tempfile
 from pathlib import Path
 
 from stitchkit.experiments import across_own
-from stitchkit.page import open_page
-from stitchkit.scales import as_table
+from stitchkit.pagekit.page import open_page
+from stitchkit.registry.scales import as_table
 
 run, cfg = open_page("X-4", globals(),
                       role="A worked example of stitchkit.compare on two of the book's networks, loaded as a user loads "

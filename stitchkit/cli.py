@@ -33,11 +33,13 @@ import os
 import sys
 from typing import Any
 
-from . import paths
+from .base import paths
+from .base.cluster import connect
+from .base.environment import DASK_ENV, DASK_TIMEOUT_ENV
+from .book import runs
 from .book.catalogue import TITLES, empty_cache_seconds, load_pages, smoke_times
-from .cluster import DASK_ENV, DASK_TIMEOUT_ENV, connect
 from .book.runs import describe_failure, on_sigterm
-from .scales import SCALES
+from .registry.figures import SCALES
 
 
 def parse_value(text: str) -> Any:
@@ -139,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     im = sub.add_parser("import-pages", help="check an archive of pages and place them into book/")
     im.add_argument("archive")
     cp = sub.add_parser("compare", help="compare two of your own networks at named layers: an HTML report and a JSON")
-    cp.add_argument("model_a", metavar="A", help="module:callable building the model (e.g. stitchkit.models:resnet18), "
+    cp.add_argument("model_a", metavar="A", help="module:callable building the model (e.g. stitchkit.networks.models:resnet18), "
                                                  "or a file holding a whole pickled model (with --trust-pickle)")
     cp.add_argument("model_b", metavar="B", help="the same, for B")
     cp.add_argument("--weights-a", metavar="FILE", help="a state dict to load into A")
@@ -154,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "module:callable, your own data: called with 'train' (the fit images) and 'test' (the "
                          "measured images), it returns a torch Dataset of (image, label) items or a DataLoader of "
                          "(images, labels) batches, images float tensors (C, H, W) in [0, 1], labels ints")
-    from .compare_inputs import NORMALISATIONS
+    from .comparing.inputs import NORMALISATIONS
 
     choices = ", ".join(NORMALISATIONS)
     cp.add_argument("--normalisation", metavar="NAME",
@@ -324,7 +326,7 @@ def _check_id_and_scale(figure_id: str, scale: str) -> None:
     """The figure's ID and the scale's name (and that the figure has that scale), before the data
     lookup: a typo in either is named as such, not as a missing data set (issue 66, finding 8)."""
     from .book.notebooks import get_notebook
-    from .scales import check_figure_scale, check_scale
+    from .registry.scales import check_figure_scale, check_scale
 
     check_scale(scale)
     check_figure_scale(get_notebook(figure_id).id, scale)
@@ -339,17 +341,17 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args) -> int:
     from pathlib import Path
 
-    from .environment import check_environment
+    from .base.environment import check_environment
 
     try:
         check_environment()  # before anything is imported or computed: a bad variable is a bad input
     except ValueError as exc:
         print(f"stitchkit: error: {exc}", file=sys.stderr)
         return 2
-    from .cluster import DaskSchedulerError
+    from .base.cluster import DaskSchedulerError
+    from .base.fileio import OutputFolderError
     from .book.notebooks import discover, get_notebook
     from .book.runs import SweepFailed, SweepInterrupted, Terminated
-    from .fileio import OutputFolderError
 
     if args.command not in ("compare", "layers") and not paths.NOTEBOOKS_DIR.is_dir():
         print(f"stitchkit: error: stitchkit {args.command} needs the book's checkout (no notebooks folder at "
@@ -409,7 +411,7 @@ def _main(args) -> int:
                 raise ValueError(f"--dask-timeout must be > 0 seconds, got {args.dask_timeout:g}")
             table = execution.sweep(args.id, args.scale, values, out_dir=Path(args.out) if args.out else None,
                                     dask_address=args.dask, dask_timeout=args.dask_timeout)
-            print(execution.sweep_summary(table, list(values)))
+            print(runs.sweep_summary(table, list(values)))
             print(f"results (every number of every point): {table.attrs['csv']}")
         elif args.command == "pages":
             run_pages(args)
@@ -418,14 +420,14 @@ def _main(args) -> int:
 
             if not 0 <= args.lane < args.lanes:
                 raise ValueError(f"--lane must be in [0, {args.lanes}), got {args.lane}")
-            from .scales import check_figure_scale
+            from .registry.scales import check_figure_scale
 
             for figure_id in args.ids:
                 check_figure_scale(get_notebook(figure_id).id, args.scale)
             print(f"lane {args.lane}: {train_networks(args.ids, args.scale, args.lane, args.lanes)} networks ready")
         elif args.command == "compare":
-            from .compare_inputs import parse_kwargs
-            from .compare_report import compare_files
+            from .comparing.html_report import compare_files
+            from .comparing.inputs import parse_kwargs
 
             for flag in ("images", "fit_images", "batch"):
                 if getattr(args, flag) < 4:
@@ -455,7 +457,7 @@ def _main(args) -> int:
                           resamples=args.resamples)
             print(f"report: {Path(args.out) / 'report.html'}\nevery number: {Path(args.out) / 'results.json'}")
         elif args.command == "layers":
-            from .compare_inputs import layers, parse_kwargs
+            from .comparing.inputs import layers, parse_kwargs
 
             rows = layers(args.model, kwargs=parse_kwargs(args.kwargs, "--kwargs"), weights=args.weights,
                           trust_pickle=args.trust_pickle, data=args.data, size=args.resize)

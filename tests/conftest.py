@@ -18,7 +18,7 @@ from PIL import Image
 # 200 bootstrap resamples resolve them in a fifth of the time (an explicit setting wins).
 os.environ.setdefault("STITCHKIT_RESAMPLES", "200")
 
-from stitchkit import archives, data  # noqa: E402
+from stitchkit.data import archives, batches, integrity, splits  # noqa: E402
 
 # Under pytest-xdist (`make check` and `make test` run two workers) each worker gets its share of the cores, and
 # the notebooks it runs through papermill inherit the setting: two processes of one thread each
@@ -37,7 +37,7 @@ def _isolated_cache(tmp_path_factory):
     share one cache (the store's writes are atomic), so a model one notebook trains serves the
     next wherever it runs. The synthetic datasets below are tiny, so the session allows partial
     datasets (``STITCHKIT_ALLOW_PARTIAL_DATA=1``); tests of the size check unset it."""
-    names = ("STITCHKIT_CACHE", data.ALLOW_PARTIAL_ENV)
+    names = ("STITCHKIT_CACHE", integrity.ALLOW_PARTIAL_ENV)
     before = {k: os.environ.get(k) for k in names}
     if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: the run's folder is shared
         shared = tmp_path_factory.getbasetemp().parent / "cache"
@@ -45,7 +45,7 @@ def _isolated_cache(tmp_path_factory):
         os.environ["STITCHKIT_CACHE"] = str(shared)
     else:
         os.environ["STITCHKIT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    os.environ[data.ALLOW_PARTIAL_ENV] = "1"
+    os.environ[integrity.ALLOW_PARTIAL_ENV] = "1"
     yield
     for k, v in before.items():
         if v is None:
@@ -62,12 +62,11 @@ def compiled_book(tmp_path_factory) -> Path:
     xdist group does not keep the parametrized browser checks on one worker, so without the lock
     both workers compiled it)."""
     import fcntl
-
     import shutil
 
-    from stitchkit import paths
+    from stitchkit.base import paths
+    from stitchkit.base.fileio import atomic_write_text
     from stitchkit.book import execution
-    from stitchkit.fileio import atomic_write_text
 
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: the run's folder is shared
@@ -162,7 +161,7 @@ def tar_tree(src: Path, name: str, archive: Path) -> None:
 @pytest.fixture
 def tiny_split():
     imgs, labs = synthetic(64, 3, 32, 10)
-    return data.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype(np.int64)), tuple("0123456789"))
+    return splits.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype(np.int64)), tuple("0123456789"))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -174,7 +173,7 @@ def pytest_collection_modifyitems(config, items):
     they cost a fraction of their empty-cache time, and run together they would wait on each
     other's locks), then the other slow tests, then the rest, each in its own order."""
     from stitchkit.book.catalogue import smoke_times
-    from stitchkit.papers import paper_of
+    from stitchkit.registry.papers import paper_of
 
     seconds = {fid: float(t.get("seconds") or 0) for fid, t in smoke_times().items() if isinstance(t, dict)}
 

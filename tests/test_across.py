@@ -11,14 +11,16 @@ from scipy import stats
 from torch import nn
 
 import stitchkit
-from stitchkit import noise, notions
-from stitchkit import similarity as sim
+from stitchkit.comparing import notions
+from stitchkit.comparing.notions import identity_failures, kendall_tau, notion_replicates
 from stitchkit.experiments import across
 from stitchkit.experiments.bansal import common
-from stitchkit.notions import identity_failures, kendall_tau, notion_replicates
-from stitchkit.results import Run, check_verdict
-from stitchkit.scales import REQUIRED_SCALES, ParameterValueError, preset
-
+from stitchkit.measures import similarity as sim
+from stitchkit.registry import papers
+from stitchkit.registry.figures import REQUIRED_SCALES
+from stitchkit.registry.scales import ParameterValueError, preset
+from stitchkit.verdicts import noise
+from stitchkit.verdicts.results import Run, check_verdict
 
 # --------------------------------------------------------------------------------------------
 # Kendall's tau
@@ -102,8 +104,8 @@ def test_each_notion_is_exact_on_a_resample(images, replicates):
     x, y, fit = images
     a, b, cuts_a, cuts_b, pairs, reps, own = replicates
     counts = noise.resampler(len(x), "test_across").counts
-    acts_a = stitchkit.comparison.activations(a, x, cuts_a)
-    acts_b = stitchkit.comparison.activations(b, x, cuts_b)
+    acts_a = stitchkit.comparing.compare.activations(a, x, cuts_a)
+    acts_b = stitchkit.comparing.compare.activations(b, x, cuts_b)
     for r in (1, 7):
         idx = torch.from_numpy(np.repeat(np.arange(len(x)), counts[r - 1].astype(int)))
         for p, (la, lb) in enumerate(pairs):
@@ -112,12 +114,12 @@ def test_each_notion_is_exact_on_a_resample(images, replicates):
             assert reps["procrustes"][r, p] == pytest.approx(sim.procrustes_distance(px, py), abs=1e-9)
             if np.isfinite(reps["pwcca"][r, p]):
                 assert reps["pwcca"][r, p] == pytest.approx(sim.pwcca(px, py), abs=1e-7)
-            stitch = stitchkit.comparison.dm_map(stitchkit.comparison.activations(a, fit, [la])[la],
-                                                 stitchkit.comparison.activations(b, fit, [lb])[lb])
+            stitch = stitchkit.comparing.compare.dm_map(stitchkit.comparing.compare.activations(a, fit, [la])[la],
+                                                 stitchkit.comparing.compare.activations(b, fit, [lb])[lb])
             est = stitch(ha)
             resid = float(((est - hb).double() ** 2).sum() / (hb.double() ** 2).sum())
             assert reps["dm"][r, p] == pytest.approx(resid, rel=1e-9)
-            ok = stitchkit.comparison.stitched_correct(b, lb, stitch, ha, x[idx], y[idx])
+            ok = stitchkit.comparing.compare.stitched_correct(b, lb, stitch, ha, x[idx], y[idx])
             assert reps["dm_accuracy"][r, p] == pytest.approx(ok.mean() / own[idx.numpy()].mean(), rel=1e-12)
 
 
@@ -125,7 +127,7 @@ def test_each_notion_is_exact_on_a_resample(images, replicates):
 # Synthetic zoos: the controls and the claims
 
 
-def synthetic(measures=across.NOTIONS, layers=6, noise_sd=0.001, seed=0, broken=None, flip=None, n=500):
+def synthetic(measures=notions.NOTIONS, layers=6, noise_sd=0.001, seed=0, broken=None, flip=None, n=500):
     """A raw agreement() result from made-up notions: every similarity falls with the distance
     between the two layers (plus noise per resample); DM (func.) also favours a later layer
     stitched into an earlier one. ``broken``: a notion whose own layer is not its most similar;
@@ -232,7 +234,7 @@ def test_presets_and_parameters():
     for scale in REQUIRED_SCALES:
         assert isinstance(preset(across.PRESETS_X1, scale), across.AgreementConfig)
     assert preset(across.PRESETS_X1, "demo", zoo="smith").zoos() == ("smith",)
-    assert preset(across.PRESETS_X1, "demo").zoos() == across.ZOOS
+    assert preset(across.PRESETS_X1, "demo").zoos() == papers.ZOOS
     with pytest.raises(ParameterValueError, match="at least 2 notions"):
         preset(across.PRESETS_X1, "demo", measures=("cka",))
     with pytest.raises(ParameterValueError, match="parameter 'zoo'"):
@@ -251,12 +253,12 @@ def test_presets_and_parameters():
 def test_zoos_are_the_networks_their_pages_trained(scale):
     """Same specs, so the same cache entries: X-1 reads the pages' models, trains none."""
     from stitchkit.experiments.balogh import common as balogh_common
-    from stitchkit.experiments.hernandez import grid
+    from stitchkit.experiments.hernandez import all_layers
     from stitchkit.experiments.smith import config
 
     c = common.PRESETS[scale]
     assert across.zoo_pair("bansal", across.PRESETS_X1[scale]).specs == (c.model(0), c.model(1))
-    h = grid.PRESETS_F2[scale]
+    h = all_layers.PRESETS_F2[scale]
     assert across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs == (h.model("r2222"), h.model("r1111"))
     s = config.PRESETS[scale]
     assert across.zoo_pair("smith", across.PRESETS_X1[scale]).specs == (s.model("Digit", 0), s.model("Digit", 1))
@@ -271,7 +273,7 @@ def test_an_svd_that_does_not_converge_is_done_again_by_the_robust_driver(monkey
     element by the QR-iteration driver, with the same result."""
     import torch
 
-    from stitchkit import notions
+    from stitchkit.comparing import notions
 
     g = torch.Generator().manual_seed(0)
     m = torch.randn(4, 5, 3, generator=g, dtype=torch.float64)
@@ -308,7 +310,7 @@ def test_claims_have_no_stitch_kind_and_taus_stay_in_their_range():
 def test_the_notions_set_against_each_other_are_the_five_that_need_no_training():
     """compare's task-loss stitch (tlm_accuracy) trains per pair; the X pages' notions stay the five
     their runs used, so the pages' parameters do not change with compare's measures."""
-    from stitchkit import comparison
+    from stitchkit.comparing import compare
 
-    assert across.NOTIONS == ("cka", "pwcca", "procrustes", "dm", "dm_accuracy")
-    assert set(across.NOTIONS) < set(comparison.MEASURES)
+    assert notions.NOTIONS == ("cka", "pwcca", "procrustes", "dm", "dm_accuracy")
+    assert set(notions.NOTIONS) < set(compare.MEASURES)

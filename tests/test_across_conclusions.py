@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from stitchkit import noise
-from stitchkit.experiments import across, across_conclusions as conclusions, across_identify
-from stitchkit.experiments.bansal import common
-from stitchkit.experiments.hernandez import grid
-from stitchkit.experiments.smith import config as smith_config
-from stitchkit.results import Run
-from stitchkit.scales import preset
-
 from test_across import synthetic
+
+from stitchkit.experiments import across
+from stitchkit.experiments import across_conclusions as conclusions
+from stitchkit.experiments import across_identify
+from stitchkit.experiments.bansal import common
+from stitchkit.experiments.hernandez import all_layers
+from stitchkit.experiments.smith import config as smith_config
+from stitchkit.registry.scales import preset
+from stitchkit.verdicts import noise
+from stitchkit.verdicts.results import Run
 
 
 @pytest.mark.parametrize("scale", ["smoke", "demo"])
@@ -29,7 +30,7 @@ def test_the_networks_are_the_zoos(scale):
     assert across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2[scale]).specs[0] == across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs[0]
     # X-3 stitches with B-F2A's and H-F2's own configs at its scale (their networks, their stitch recipes)
     x3 = conclusions.PRESETS_X3[scale]
-    assert x3.connectivity == common.PRESETS[scale] and x3.triangle == grid.PRESETS_F2[scale]
+    assert x3.connectivity == common.PRESETS[scale] and x3.triangle == all_layers.PRESETS_F2[scale]
 
 
 def test_presets_use_x1s_notions_and_settings():

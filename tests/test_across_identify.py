@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from stitchkit import noise
-from stitchkit.experiments import across, across_identify as identify
-from stitchkit.experiments.balogh.identification import identified
-from stitchkit.results import Run
-from stitchkit.scales import ParameterValueError, preset
-
 from test_across import synthetic
+
+from stitchkit.experiments import across
+from stitchkit.experiments import across_identify as identify
+from stitchkit.experiments.balogh.identification import identified
+from stitchkit.registry.scales import ParameterValueError, preset
+from stitchkit.verdicts import noise
+from stitchkit.verdicts.results import Run
 
 
 def _reps(matrix: np.ndarray, layers: list[str]) -> tuple[list[tuple[str, str]], np.ndarray]:
@@ -124,13 +124,13 @@ def test_presets_and_zoos():
 def test_x1_and_x2_share_the_notions_through_the_store(tmp_path, monkeypatch):
     """notions_of keeps each set's replicates in the store: a second page (X-2 after X-1, or a
     rerun) reads them instead of recomputing; the values are the same bit for bit."""
-    from stitchkit import notions
-    from stitchkit.datasets import DataSpec
-    from stitchkit.store import Store
-    from stitchkit.train import TrainConfig
-    from stitchkit.zoo import ModelSpec
-
     from conftest import write_cifar_pickles
+
+    from stitchkit.base.store import Store
+    from stitchkit.comparing import notions
+    from stitchkit.data.datasets import DataSpec
+    from stitchkit.networks.network import ModelSpec
+    from stitchkit.networks.train import TrainConfig
 
     root = tmp_path / "data"
     write_cifar_pickles(root, n_train=50, n_test=20)

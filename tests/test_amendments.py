@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from stitchkit import paths
+from stitchkit.base import paths
 from stitchkit.book import amendments
 from stitchkit.book.pages import result_box
 

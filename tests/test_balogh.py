@@ -5,9 +5,12 @@ import pandas as pd
 import pytest
 import torch
 
-from stitchkit import noise, probes, similarity, zoo
-from stitchkit.experiments.balogh import common, ding, identification, identification_display, identification_verdicts
-from stitchkit.experiments.balogh import ood as balogh_ood
+from stitchkit.experiments.balogh import common
+from stitchkit.experiments.balogh import detectors as balogh_ood
+from stitchkit.experiments.balogh import ding, identification, identification_display, identification_verdicts
+from stitchkit.measures import probes, similarity
+from stitchkit.networks import zoo
+from stitchkit.verdicts import noise
 
 
 def test_recipes():
@@ -469,8 +472,8 @@ def test_identification_percentages_resample_the_networks_too():
 
 
 def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is_not():
-    from stitchkit import similarity as sim
-    from stitchkit.similarity import CKABootstrap
+    from stitchkit.measures import similarity as sim
+    from stitchkit.measures.similarity import CKABootstrap
 
     g = torch.Generator().manual_seed(0)
     acts_a = {"block1": torch.randn(60, 4, 2, 2, generator=g), "block2": torch.randn(60, 3, 2, 2, generator=g)}
@@ -550,7 +553,7 @@ def test_a_median_claim_without_stitches_records_no_value():
     assert crit.holds is None and crit.value is None and crit.low is None and crit.direction is None
     assert "not measured" in crit.text and np.isnan(numbers["rn_dm_high_auroc"])
     assert not dm_id.controls[0].passed
-    from stitchkit.results import verdict_of
+    from stitchkit.verdicts.results import verdict_of
     assert verdict_of("demo", all(c.passed for c in dm_id.controls), crit.holds) == "inconclusive at this scale"
 
 

@@ -6,13 +6,15 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-
-from stitchkit import noise, zoo
-from stitchkit.experiments.bansal import common, length, seeds, f2a, f4_f5, f8, f9
-from stitchkit.grid_spec import LONGER
-from stitchkit.similarity import CKABootstrap
-from stitchkit.results import Run
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
+
+from stitchkit.experiments.bansal import common, f2a, f4_f5, f8, f9, length, seeds
+from stitchkit.measures.similarity import CKABootstrap
+from stitchkit.networks import network, zoo
+from stitchkit.stitching import grid, grid_spec
+from stitchkit.stitching.grid_spec import LONGER
+from stitchkit.verdicts import noise
+from stitchkit.verdicts.results import Run
 
 CUTS = ["stem", "block1", "block3", "block5", "pool"]
 
@@ -286,7 +288,7 @@ def test_replace_cells_matches_the_receiver_when_the_table_has_several():
 
 
 def test_cka_bootstrap_is_the_cka_of_resampled_images_without_pairs_of_copies():
-    from stitchkit import similarity
+    from stitchkit.measures import similarity
 
     g = np.random.default_rng(0)
     x, y = g.normal(size=(60, 5)), g.normal(size=(60, 7))
@@ -410,7 +412,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
     calls = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):
-        assert recipe.train.epochs == f9.LONGER * cfg.recipe().train.epochs
+        assert recipe.train.epochs == grid_spec.LONGER * cfg.recipe().train.epochs
         calls.append((senders[0].name, [a for a, _ in pairs]))
         new = {"stem": 0.4, "block1": 0.8, "block3": 2.5} if senders[0].name == f9.A else {"block3": 5.0}
         rows = []
@@ -469,9 +471,9 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
 def test_freeze_training_re_estimates_the_frozen_top_statistics_and_keeps_old_keys():
     import torch
 
-    from stitchkit import zoo
-    from stitchkit.models import build_model
-    from stitchkit.store import canonical, config_key
+    from stitchkit.base.store import canonical, config_key
+    from stitchkit.networks import zoo
+    from stitchkit.networks.models import build_model
 
     few, full = zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1, train_size=5000), zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0)
     old = f9.FreezeSpec(few, full, ("stem", "block1", "pool", "head"))
@@ -568,8 +570,8 @@ def test_the_crossed_seed_component_varies_both_networks_and_reads_each_claims_o
 
 
 def test_widening_rejudges_the_length_control_like_for_like():
-    from stitchkit import controls
-    from stitchkit.results import at_most
+    from stitchkit.verdicts import controls
+    from stitchkit.verdicts.results import at_most
 
     c = seeds.SeedComponent(0.7, 3, pd.DataFrame({"cut": ["a"]}))
     table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 2.5, 1, 0])
@@ -592,9 +594,9 @@ def test_widening_rejudges_the_length_control_like_for_like():
 def _classifies_two_images(spec) -> bool:
     import torch
 
-    from stitchkit import zoo
+    from stitchkit.networks import zoo
 
-    model = zoo.build(spec, num_classes=10, in_channels=3).eval()
+    model = network.build(spec, num_classes=10, in_channels=3).eval()
     with torch.no_grad():
         return model(torch.rand(2, 3, 32, 32)).shape == (2, 10)
 
@@ -604,8 +606,8 @@ def test_the_bansal_gpu_presets_name_the_papers_networks_and_each_builds():
     paper's width on all 50k images in the zoo's gpu recipes, and each network classifies a
     two-image batch on the CPU (a lent GPU must not meet a bad preset)."""
     from stitchkit.experiments.bansal import bottoms, f2a, f3c_f6, f8
-    from stitchkit.figures import presets
-    from stitchkit.scales import preset
+    from stitchkit.registry.figures import presets
+    from stitchkit.registry.scales import preset
 
     a = preset(presets("B-F2A"), "gpu")
     nets = [a.model(0), a.model(1), a.arch_model("myrtle", 0)]
@@ -635,7 +637,7 @@ def test_the_remaining_bansal_gpu_presets_read_the_gpu_pages_networks():
     build on (the paper's width 64 on all 50k images, or B-F2C's sample sizes and B-F3C's widths), each
     classifying a two-image batch; B-F2B and B-T1 read the book's results at gpu as at demo; demo as it was."""
     from stitchkit.experiments.bansal import bottoms, f2a, f2c_f3ab, f3c_f6, f4_f5, f7, f9, tables
-    from stitchkit.scales import preset
+    from stitchkit.registry.scales import preset
 
     receiver = preset(f2a.PRESETS_F2A, "gpu").model(0)
     sender = preset(f2a.PRESETS_F2A, "gpu").model(1)

@@ -8,12 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
-from stitchkit import noise, zoo
-from stitchkit.experiments.bansal import common, length, bottoms, f2a, f2c_f3ab, f3c_f6, f7, f8, f9, tables
-from stitchkit.grid_spec import LONGER
-from stitchkit.store import config_key
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
+
+from stitchkit.base.store import config_key
+from stitchkit.experiments.bansal import bottoms, common, f2a, f2c_f3ab, f3c_f6, f7, f8, f9, length, tables
+from stitchkit.networks import network, zoo
+from stitchkit.stitching import grid
+from stitchkit.stitching.grid_spec import LONGER
+from stitchkit.verdicts import noise
 
 CUTS = ["stem", "block1", "block3", "block5", "block7", "pool"]
 
@@ -263,7 +265,7 @@ def test_freeze_training_chooses_pieces_from_the_stitching_curves():
 def test_simclr_views_loss_and_verdicts():
     import torch
 
-    from stitchkit import simclr
+    from stitchkit.networks import simclr
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(6, 3, 32, 32)
@@ -278,7 +280,7 @@ def test_simclr_views_loss_and_verdicts():
     assert spec.method == "simclr" and spec.train.batch_size == 256 and spec.probe.epochs == 30
     assert config_key(spec) != config_key(zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 1))
     with pytest.raises(ValueError, match="method"):
-        zoo.ModelSpec(method="byol")
+        network.ModelSpec(method="byol")
 
     cfg = f3c_f6.PRESETS_F6["demo"]
     rx = ["supervised top (seed 0)", "SimCLR top (seed 1, linear probe)"]
@@ -304,8 +306,8 @@ def test_simclr_views_loss_and_verdicts():
 
 
 def test_resnet164_and_finetune_preset():
-    from stitchkit import zoo
-    from stitchkit.models import build_model
+    from stitchkit.networks import zoo
+    from stitchkit.networks.models import build_model
 
     spec = zoo.bansal_resnet164(zoo.BANSAL_RESNET164["paper"], 0)
     assert (spec.model, spec.width, dict(spec.options), spec.train.steps, spec.train.lr) == (
@@ -323,7 +325,7 @@ def test_resnet164_and_finetune_preset():
 
 
 def test_myrtle_cnn():
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     m = build_model("myrtle", width=8)
     assert m.cuts == ("layer1", "layer2", "layer3", "layer4", "pool")
@@ -572,7 +574,7 @@ def test_width_cka_panels_shade_the_papers_range_on_the_x025_x2_line_only():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from stitchkit import plotting
+    from stitchkit.pagekit import plotting
 
     names = ["x0.25 width", "x1 width", "x2 width"]
     rows = [dict(sender=s, receiver=r, cut=c, cka=0.8) for r in names for s in names if s != r for c in ("a", "b")]

@@ -10,17 +10,18 @@ import tarfile
 import pytest
 
 from stitchkit import cli
-from stitchkit.book import batch, execution, gpu_estimates, transfer
+from stitchkit.book import batch, catalogue, execution, gpu_estimates, notebooks, transfer
+from stitchkit.networks import network
 
 
 def test_everything_starts_with_the_priority_order_and_names_each_page_once():
     order = batch.everything()
     assert order[: len(gpu_estimates.PRIORITY)] == list(gpu_estimates.PRIORITY)
-    assert sorted(order) == sorted(execution.discover())
+    assert sorted(order) == sorted(notebooks.discover())
 
 
 def test_plan_skips_pages_without_a_preset_and_pages_whose_estimate_does_not_fit(tmp_path, monkeypatch):
-    from stitchkit import figures
+    from stitchkit.registry import figures
 
     monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i != "B-F9"))
     decisions = {d.id: d for d in batch.plan("gpu", 540, book_dir=tmp_path)}
@@ -73,11 +74,11 @@ def test_plan_spends_the_budget_in_priority_order(tmp_path, monkeypatch):
 
 
 def test_plan_skips_pages_current_at_the_scale_unless_named(tmp_path):
-    info = execution.get_notebook("B-T1")
+    info = notebooks.get_notebook("B-T1")
     folder = tmp_path / info.part
     folder.mkdir(parents=True)
     (folder / "B-T1.results.json").write_text(json.dumps(
-        {"id": "B-T1", "scale": "smoke", "source_sha256": execution.source_hash(info.source),
+        {"id": "B-T1", "scale": "smoke", "source_sha256": catalogue.source_hash(info.source),
          "provenance": {"wall_seconds": 3.0}}))
     assert batch.current_at("B-T1", "smoke", tmp_path) and not batch.current_at("B-T1", "demo", tmp_path)
     assert batch.estimate("B-T1", "demo", tmp_path) is None  # its only run is at smoke
@@ -161,7 +162,7 @@ def test_batch_with_dask_workers_spreads_a_pages_stitch_grids(tmp_path, monkeypa
     """`--workers N` with a local Dask cluster (as benchmarks/gpu_batch.sh starts on a lent GPU):
     the page's stitch grids run on the workers, the page packs as any other."""
     distributed = pytest.importorskip("distributed")
-    from stitchkit.cluster import DASK_ENV
+    from stitchkit.base.environment import DASK_ENV
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         monkeypatch.setenv(DASK_ENV, cluster.scheduler_address)
@@ -179,7 +180,7 @@ def test_a_batch_trains_the_bansal_pages_networks_ahead_one_run_per_receiver(mon
     """Issue 47: the Bansal pages name their trained networks (a batch trains them ahead in parallel
     processes): B-F2A's receiver run with its snapshots as one run, the Myrtle CNN's two seeds and the
     seed-variance component's senders; pages of the part share them (each network once)."""
-    from stitchkit import zoo
+    from stitchkit.networks import zoo
 
     nets = batch.networks_of(["B-F2A", "B-F5", "B-F2C"], "gpu")
     assert len(nets) == len(set(nets))
@@ -190,6 +191,6 @@ def test_a_batch_trains_the_bansal_pages_networks_ahead_one_run_per_receiver(mon
     assert sum(s.model == "myrtle" for s in nets) == 2
     trained = []
     monkeypatch.setattr(zoo, "train_snapshots", lambda run, **kw: trained.append(("run", len(run))))
-    monkeypatch.setattr(zoo, "load_or_train", lambda spec, **kw: trained.append(("one", 1)))
+    monkeypatch.setattr(network, "load_or_train", lambda spec, **kw: trained.append(("one", 1)))
     held = [batch.train_networks(["B-F2A", "B-F5", "B-F2C"], "gpu", lane, 2) for lane in (0, 1)]
     assert sum(held) == len(nets) and trained.count(("run", 3)) == 1 and len(trained) == len(runs)

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import figures, papers, results, scales
 from stitchkit.book import bookpages, catalogue, cost, pages
-from stitchkit.figures import FIGURES
+from stitchkit.registry import figures, papers, scales
+from stitchkit.registry.figures import FIGURES
+from stitchkit.verdicts import results
 
 ACROSS = [f.id for f in FIGURES if f.prefix == "X"]  # the pages beyond the papers
 
@@ -303,7 +304,7 @@ def test_glossary_terms_link_at_first_use_only_in_prose():
 def test_cost_page_uses_gpu_throughput(book):
     """Where ``make bench`` ran on a GPU, the Cost page and the part page turn the measured
     stitch-grid throughput into projected GPU-hours (work / rate)."""
-    from stitchkit.experiments.hernandez import grid
+    from stitchkit.experiments.hernandez import all_layers
 
     bench = book.parent / "benchmarks"
     bench.mkdir(exist_ok=True)
@@ -313,7 +314,7 @@ def test_cost_page_uses_gpu_throughput(book):
     (bench / "results-gpu.json").write_text(json.dumps(gpu))
     bookpages.write_pages(book, toc=book.parent / "_toc.yml")
     cost = (book / "cost.md").read_text()
-    hours = grid.paper_work()["image_passes"] / 50_000 / 3600
+    hours = all_layers.paper_work()["image_passes"] / 50_000 / 3600
     assert "50,000 image passes/s" in cost and f"| {hours:.1f} |" in cost and "NVIDIA H100 80GB HBM3" in cost
     assert "the measured column is empty" not in cost
     assert f"{hours:.1f} GPU-hours" in (book / "hernandez" / "index.md").read_text()
@@ -346,8 +347,8 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
 
 def test_a_page_behind_its_notebook_or_the_library_is_marked(book, tmp_path, monkeypatch):
     """Issue 48: a page is behind when its notebook changed, or a library module its run imported."""
-    from stitchkit import staleness
     from stitchkit.book import pages
+    from stitchkit.registry import staleness
 
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
@@ -355,11 +356,11 @@ def test_a_page_behind_its_notebook_or_the_library_is_marked(book, tmp_path, mon
     src.write_text("# %%\nx = 1\n")
     res = book / "bansal" / "B-F2A.results.json"
     monkeypatch.setattr(bookpages.paths, "NOTEBOOKS_DIR", notebooks)
-    module = "stitchkit/noise.py"
+    module = "stitchkit/verdicts/noise.py"
     here = staleness.file_hash(bookpages.paths.REPO_ROOT / module)
     for notebook, library, behind in ((catalogue.source_hash(src), here, None),
                                       ("0" * 64, here, "notebook changed since the run"),
-                                      (catalogue.source_hash(src), "0" * 64, "library changed since the run: noise.py")):
+                                      (catalogue.source_hash(src), "0" * 64, "library changed since the run: verdicts/noise.py")):
         res.write_text(json.dumps({**json.loads(res.read_text()), "source_sha256": notebook,
                                    "library_sha256": {module: library}}))
         page = next(p for p in catalogue.load_pages(book) if p.id == "B-F2A")
@@ -425,9 +426,9 @@ def test_the_scorecard_states_how_well_trained_each_scales_networks_are():
 def test_the_cost_page_counts_the_gpu_runs_the_pages_not_yet_current_need(monkeypatch):
     """Issue 47: each gpu page's time (its run where the book shows one at gpu, else its estimate),
     in the batch's priority order, and the GPU runs the rest need, packed one page after another."""
-    from stitchkit import figures
     from stitchkit.book import cost, gpu_estimates
     from stitchkit.book.catalogue import Page
+    from stitchkit.registry import figures
 
     monkeypatch.setitem(figures.OPTIONAL, "gpu", ("B-F5", "B-F8", "H-F2", "J-F2"))
     monkeypatch.setattr(gpu_estimates, "ESTIMATES", {"gpu": {"B-F5": 400.0, "B-F8": 300.0, "H-F2": 1400.0,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stitchkit import paths
+from stitchkit.base import paths
 from stitchkit.book import bookpages, catalogue
 
 # slow; grouped for pytest-xdist (the parametrized checks still spread over the workers, which share one
@@ -223,7 +223,7 @@ def test_a_scorecard_view_survives_a_reload_through_its_address(browser, html_di
 def test_the_landing_page_names_a_claim_of_each_paper_in_what_we_found(browser, html_dir):
     """Issue 64, items 1 and 8: the first thing the landing page says is what was found, claim by
     claim, for each of the four papers."""
-    from stitchkit.papers import PAPERS
+    from stitchkit.registry.papers import PAPERS
 
     visit = Visit(browser, (html_dir / f"{DOCS[0]}.html").as_uri(), 1366)
     try:

@@ -1,5 +1,5 @@
-"""Claims as typed, frozen records: :class:`stitchkit.claims.ClaimSpec`, and what
-:meth:`stitchkit.results.Run.record` accepts."""
+"""Claims as typed, frozen records: :class:`stitchkit.verdicts.claims.ClaimSpec`, and what
+:meth:`stitchkit.verdicts.results.Run.record` accepts."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from stitchkit.claims import ClaimSpec, replace_in
-from stitchkit.noise import Estimate
-from stitchkit.results import Control, Run, at_least, at_most
+from stitchkit.verdicts.claims import ClaimSpec, replace_in
+from stitchkit.verdicts.noise import Estimate
+from stitchkit.verdicts.results import Control, Run, at_least, at_most
 
 
 def _control(passed: bool = True) -> Control:

@@ -7,8 +7,10 @@ import torch
 from torch import nn
 
 import stitchkit
-from stitchkit.adapter import COMPARE_RECIPE, compare_recipe
-from stitchkit.comparison import CutNotFoundError, StitchError
+from stitchkit.base import hardware
+from stitchkit.comparing import adapter
+from stitchkit.comparing.adapter import COMPARE_RECIPE, CutNotFoundError, StitchError, compare_recipe
+from stitchkit.networks import train
 
 
 def small_cnn(width: int, seed: int) -> nn.Module:
@@ -37,7 +39,7 @@ def own_labels(model: nn.Module, images: torch.Tensor) -> torch.Tensor:
     B is above chance (issue 66, finding 3), which an untrained B on random labels is not. The
     head's bias is first centred on these images, so that the labels spread over the classes (an
     untrained network tends to predict one class for everything, which is chance too)."""
-    from stitchkit.adapter import logits_of
+    from stitchkit.comparing.adapter import logits_of
 
     model.eval()
     head = [m for m in model.modules() if isinstance(m, nn.Linear)][-1]
@@ -61,13 +63,13 @@ def test_the_api_and_the_command_line_share_one_vocabulary_and_one_default():
     default measures differed."""
     import inspect
 
-    from stitchkit import compare_report
-    from stitchkit.comparison import DEFAULT_MEASURES, MEASURES
+    from stitchkit.comparing import html_report
+    from stitchkit.comparing.compare import DEFAULT_MEASURES, MEASURES
 
     params = inspect.signature(stitchkit.compare).parameters
     assert "layers_a" in params and "layers_b" in params and not any("cut" in p for p in params)
     assert params["measures"].default == DEFAULT_MEASURES == MEASURES
-    assert inspect.signature(compare_report.compare_files).parameters["measures"].default in (None, DEFAULT_MEASURES)
+    assert inspect.signature(html_report.compare_files).parameters["measures"].default in (None, DEFAULT_MEASURES)
 
 
 def test_a_network_against_itself_is_identical_by_every_measure(data):
@@ -284,11 +286,11 @@ def test_the_stitch_recipe_keeps_its_batchnorm_statistics_by_default():
 
 def test_compare_trains_its_stitches_on_the_books_path(data, monkeypatch):
     """Issue 67, finding 6: compare's task-loss stitch is the book's: a StitchRecipe of the book's
-    kind, trained by stitchkit.train.train (the loop every stitch of the pages trains in), not a
+    kind, trained by stitchkit.networks.train.train (the loop every stitch of the pages trains in), not a
     second loop of its own."""
-    import stitchkit.adapter as adapter
-    import stitchkit.grid_spec as grid_spec
-    import stitchkit.train as train_module
+    import stitchkit.comparing.adapter as adapter
+    import stitchkit.networks.train as train_module
+    import stitchkit.stitching.grid_spec as grid_spec
 
     assert isinstance(COMPARE_RECIPE, grid_spec.StitchRecipe)
     calls = []
@@ -320,7 +322,7 @@ def test_the_default_split_of_a_class_sorted_tensor_is_balanced_and_disjoint():
     """Issue 67, finding 1 (the API's half): a tensor without fit images was split into its first
     and second halves, so a data set stored class by class fitted every map on half the classes
     and measured on the others."""
-    from stitchkit.comparison import balanced_halves
+    from stitchkit.comparing.compare import balanced_halves
 
     labels = torch.arange(10).repeat_interleave(30)  # class-sorted, as the offline CIFAR-10 copy is
     fit, measured = balanced_halves(len(labels), labels, seed=0)
@@ -355,20 +357,21 @@ def test_compare_measures_a_class_sorted_tensor_on_every_class(data):
 
 
 def test_the_commands_normalisations_are_the_data_modules():
-    from stitchkit import compare_inputs, data
+    from stitchkit.comparing import inputs
+    from stitchkit.data import batches as data
 
-    assert compare_inputs.NORMALISATIONS == tuple(data.NORMALISATION)
+    assert inputs.NORMALISATIONS == tuple(data.NORMALISATION)
     x = torch.full((1, 3, 2, 2), 255, dtype=torch.uint8)
-    assert compare_inputs._normaliser("imagenet")(x)[0, :, 0, 0].tolist() == pytest.approx(
+    assert inputs._normaliser("imagenet")(x)[0, :, 0, 0].tolist() == pytest.approx(
         [(1 - 0.485) / 0.229, (1 - 0.456) / 0.224, (1 - 0.406) / 0.225], rel=1e-6)
 
 
 def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
     """On a GPU PyTorch lets convolutions use TF32 (10-bit inputs): compare and activations switch it
-    off around every forward pass, fit and stitch (stitchkit.hardware.exact_fp32; a no-op on a CPU)."""
+    off around every forward pass, fit and stitch (stitchkit.base.hardware.exact_fp32; a no-op on a CPU)."""
     import contextlib
 
-    from stitchkit import comparison
+    from stitchkit.comparing import compare
 
     entered, inside = [], []
 
@@ -381,18 +384,18 @@ def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
         finally:
             inside.pop()
 
-    real_outputs = comparison.HookedModel.outputs
+    real_outputs = adapter.HookedModel.outputs
 
     def outputs(self, *a, **k):  # every forward pass must happen inside the context
         assert inside, "a forward pass outside exact_fp32"
         return real_outputs(self, *a, **k)
 
-    monkeypatch.setattr(comparison, "exact_fp32", recording)
-    monkeypatch.setattr(comparison.HookedModel, "outputs", outputs)
+    monkeypatch.setattr(compare, "exact_fp32", recording)
+    monkeypatch.setattr(adapter.HookedModel, "outputs", outputs)
     images, labels = data
     m = small_cnn(8, 0)
     stitchkit.compare(m, m, ["1"], ["3"], images, labels, measures=NO_TRAINING)
-    comparison.activations(m, images, ["1"])
+    compare.activations(m, images, ["1"])
     assert entered == ["cpu", "cpu"]
 
 
@@ -482,8 +485,8 @@ def test_one_minibatch_gives_cka_no_interval_and_says_why(data):
 def test_the_untrained_sender_keeps_nothing_trained_not_even_a_vits_embeddings():
     """Issue 67, finding 5: the untrained sender kept its trained CLS token and position
     embeddings (reset_parameters only), for the book's, Hugging Face's and timm's ViTs alike."""
-    from stitchkit.adapter import untrained_copy
-    from stitchkit.models import build_model
+    from stitchkit.comparing.adapter import untrained_copy
+    from stitchkit.networks.models import build_model
 
     vit = build_model("vit_ti", seed=0, width=32, depth=2, heads=2)
     with torch.no_grad():
@@ -523,7 +526,7 @@ def test_a_cnn_and_a_vit_are_mapped_with_positions_as_tokens(data):
     """Issue 67, item 6: where the shapes allow, a CNN's 4x4 map and a ViT's 16 tokens are stitched
     (positions as tokens, both ways; a CLS token left out going into the map); a map into a ViT
     with a CLS token cannot be, and its rows say why while the other pairs go on."""
-    from stitchkit.adapter import PositionsAsTokens, TokensAsPositions
+    from stitchkit.comparing.adapter import PositionsAsTokens, TokensAsPositions
 
     h = torch.randn(2, 5, 3, 4)
     assert torch.equal(TokensAsPositions((3, 4))(PositionsAsTokens()(h)), h)  # one the other's inverse

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import write_image_tree
 from torch import nn
 
 from stitchkit import cli
-from conftest import write_image_tree
 
 
 def tiny() -> nn.Module:
@@ -136,7 +136,7 @@ def test_a_spec_is_resolved_as_a_spec_before_a_file_of_its_name(tmp_path, monkey
     marker = tmp_path / "ran.txt"
     monkeypatch.chdir(tmp_path)
     torch.save(_Payload(marker), tmp_path / "test_compare_cli:tiny")
-    from stitchkit.compare_inputs import load_model
+    from stitchkit.comparing.inputs import load_model
 
     model = load_model("test_compare_cli:tiny")
     assert isinstance(model, nn.Module) and not marker.exists()
@@ -145,7 +145,7 @@ def test_a_spec_is_resolved_as_a_spec_before_a_file_of_its_name(tmp_path, monkey
 def test_a_factory_in_the_current_folder_loads_and_a_failing_one_is_named(tmp_path, monkeypatch):
     import sys
 
-    from stitchkit.compare_inputs import ModelSpecError, load_model
+    from stitchkit.comparing.inputs import ModelSpecError, load_model
 
     (tmp_path / "mymodels_cwd.py").write_text(
         "import torch\n"
@@ -166,10 +166,10 @@ def test_a_factory_in_the_current_folder_loads_and_a_failing_one_is_named(tmp_pa
 
 def test_compare_checks_its_output_folder_before_any_compute(tmp_path, monkeypatch, capsys):
     """Issue 66, finding 4: --out was checked after the whole computation."""
-    from stitchkit import comparison
+    from stitchkit.comparing import compare
 
     write_image_tree(tmp_path, "imgs")
-    monkeypatch.setattr(comparison, "compare", lambda *a, **k: pytest.fail("computed before checking --out"))
+    monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("computed before checking --out"))
     (tmp_path / "a_file").write_text("not a folder")
     for out in (tmp_path / "a_file", tmp_path / "a_file" / "under", "/proc/stitchkit-out"):
         assert cli.main(["compare", "test_compare_cli:tiny", "test_compare_cli:tiny", "--layers-a", "1", "--layers-b",
@@ -181,7 +181,7 @@ def test_compare_checks_its_output_folder_before_any_compute(tmp_path, monkeypat
 def test_two_runs_into_one_out_folder_cannot_both_write_there(tmp_path, capsys):
     """Issue 66, finding 5: two runs of one page into the same --out both exited 0 and printed the
     same paths; the first run's results were lost."""
-    from stitchkit.fileio import claimed
+    from stitchkit.base.fileio import claimed
 
     write_image_tree(tmp_path, "imgs")
     out = tmp_path / "out"
@@ -200,7 +200,7 @@ def test_a_report_is_replaced_as_a_set(tmp_path, monkeypatch):
     while writing either leaves the old pair."""
     import os
 
-    from stitchkit import fileio
+    from stitchkit.base import fileio
 
     out = tmp_path / "out"
     fileio.atomic_write_files(out, {"results.json": "old numbers", "report.html": "old report"})
@@ -227,7 +227,7 @@ def test_the_fit_and_test_samples_are_class_balanced_on_class_sorted_data(tmp_pa
     class by class (the shipped CIFAR-10 copy) that is one or two classes, and one-class minibatches."""
     from collections import Counter
 
-    from stitchkit.compare_inputs import load_images
+    from stitchkit.comparing.inputs import load_images
 
     write_image_tree(tmp_path, "imgs", per_class=12)  # written (and read back) class by class
     for split in ("train", "test"):
@@ -246,7 +246,7 @@ def test_the_report_opens_with_the_accuracies_and_the_controls_outcome(tmp_path)
     import numpy as np
     import pandas as pd
 
-    from stitchkit.compare_report import controls_summary, write_report
+    from stitchkit.comparing.html_report import controls_summary, write_report
 
     rows = [["blocks.10", "x", "cka", 0.5, 0.4, 0.6, 100, "n", ""], ["blocks.2", "x", "cka", 0.7, 0.6, 0.8, 100, "n", ""],
             ["(B itself)", "x", "tlm_self_penalty", 3.0, 2.0, 4.0, 100, "positive control FAILED", "failed"],
@@ -266,21 +266,21 @@ def test_the_report_opens_with_the_accuracies_and_the_controls_outcome(tmp_path)
     ok = table[table.measure == "cka"]
     assert controls_summary(ok)[1] == "ok"
     # the heat map keeps the user's order (blocks.10 before blocks.2), not the alphabet's
-    from stitchkit import compare_report
+    from stitchkit.comparing import html_report
 
     seen = {}
-    real = compare_report._heatmap
+    real = html_report._heatmap
 
     def spy(t, m):
         r = t[t.measure == m]
         seen[m] = list(dict.fromkeys(r.layer_a))
         return real(t, m)
 
-    compare_report._heatmap = spy
+    html_report._heatmap = spy
     try:
         write_report(table, {"model_a": "a", "model_b": "b"}, tmp_path / "again")
     finally:
-        compare_report._heatmap = real
+        html_report._heatmap = real
     assert seen["cka"] == ["blocks.10", "blocks.2"] and np.isfinite(table.value).all()
 
 
@@ -332,7 +332,7 @@ def test_an_unexpected_error_is_not_masked_where_papermill_is_missing(monkeypatc
     import builtins
     import sys
 
-    from stitchkit import compare_report
+    from stitchkit.comparing import html_report
 
     real_import = builtins.__import__
 
@@ -346,7 +346,7 @@ def test_an_unexpected_error_is_not_masked_where_papermill_is_missing(monkeypatc
     def boom(*a, **k):
         raise RuntimeError("the real one")
 
-    monkeypatch.setattr(compare_report, "compare_files", boom)
+    monkeypatch.setattr(html_report, "compare_files", boom)
     with pytest.raises(RuntimeError, match="the real one"):
         cli.main(["compare", "a:b", "c:d", "--layers-a", "x", "--layers-b", "y", "--data", "cifar10"])
 

@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 import torch
+from conftest import write_image_tree
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from stitchkit import cli
-from conftest import write_image_tree
 
 SPEC = "test_compare_data"  # this module, as the command line imports it (the tests folder is on the path)
 
@@ -132,16 +132,16 @@ def compare_argv(out, data=f"{SPEC}:sorted_data", *extra, images="12", fit="12")
 @pytest.fixture
 def seen(monkeypatch):
     """What the comparison was given: the measured and fit images and labels (the real compare runs)."""
-    from stitchkit import comparison
+    from stitchkit.comparing import compare
 
     got = {}
-    real = comparison.compare
+    real = compare.compare
 
     def spy(a, b, cuts_a, cuts_b, images, labels, **kw):
         got.update(x=images, y=labels, fit_x=kw["fit_images"], fit_y=kw["fit_labels"], a=a, b=b)
         return real(a, b, cuts_a, cuts_b, images, labels, **kw)
 
-    monkeypatch.setattr(comparison, "compare", spy)
+    monkeypatch.setattr(compare, "compare", spy)
     return got
 
 
@@ -164,7 +164,7 @@ def test_a_users_class_sorted_dataset_gives_balanced_disjoint_seeded_samples(tmp
     assert not _rows(x) & _rows(fit_x) and len(_rows(x)) == 12
     for img, label in zip(x, y):  # every image keeps its own label
         assert test_y[(test_x == img).flatten(1).all(1)].tolist() == [label]
-    from stitchkit.compare_inputs import sample_images
+    from stitchkit.comparing.inputs import sample_images
 
     again, again_y = sample_images(f"{SPEC}:sorted_data", "test", 12)
     assert torch.equal(again, x) and torch.equal(again_y, y)  # seeded
@@ -175,7 +175,7 @@ def test_a_users_class_sorted_dataset_gives_balanced_disjoint_seeded_samples(tmp
 
 
 def test_a_dataloader_gives_the_same_samples_as_its_dataset(tmp_path, seen):
-    from stitchkit.compare_inputs import sample_images
+    from stitchkit.comparing.inputs import sample_images
 
     for split in ("train", "test"):
         x, y = sample_images(f"{SPEC}:loader_data", split, 12)
@@ -206,9 +206,9 @@ def test_a_dataloader_gives_the_same_samples_as_its_dataset(tmp_path, seen):
 ])
 def test_bad_user_data_is_one_line_naming_the_spec_before_any_compute(callable_, message, tmp_path, monkeypatch,
                                                                       capsys):
-    from stitchkit import comparison
+    from stitchkit.comparing import compare
 
-    monkeypatch.setattr(comparison, "compare", lambda *a, **k: pytest.fail("computed on bad data"))
+    monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("computed on bad data"))
     assert cli.main(compare_argv(tmp_path / "out", f"{SPEC}:{callable_}", "--normalisation", "none")) == 2
     err = capsys.readouterr().err
     assert message in err and err.startswith("stitchkit: error: ") and err.count("\n") == 1, err
@@ -216,7 +216,7 @@ def test_bad_user_data_is_one_line_naming_the_spec_before_any_compute(callable_,
 
 
 def test_mixed_sizes_are_taken_with_resize():
-    from stitchkit.compare_inputs import sample_images
+    from stitchkit.comparing.inputs import sample_images
 
     x, y = sample_images(f"{SPEC}:mixed_sizes", "test", None, size=(6, 6))
     assert x.shape == (12, 3, 6, 6) and Counter(y.tolist()) == {0: 4, 1: 4, 2: 4}
@@ -255,7 +255,7 @@ def test_resize_changes_the_shape_the_models_see_for_any_data_source(tmp_path):
 def test_resize_is_bilinear_before_the_normalisation():
     import torch.nn.functional as F
 
-    from stitchkit.compare_inputs import load_images, sample_images
+    from stitchkit.comparing.inputs import load_images, sample_images
 
     raw = sample_images(f"{SPEC}:sorted_data", "test", 6)[0]
     x, _, used = load_images(f"{SPEC}:sorted_data", "test", 6, "half", size=(16, 16))
@@ -279,7 +279,7 @@ def test_layers_takes_user_data_and_resize(capsys):
 
 
 def test_each_model_gets_its_own_normalisation_and_keeps_its_layer_names(tmp_path, seen):
-    from stitchkit.compare_inputs import sample_images
+    from stitchkit.comparing.inputs import sample_images
 
     out = tmp_path / "out"
     assert cli.main(compare_argv(out, f"{SPEC}:sorted_data", "--normalisation-a", "none",
@@ -302,11 +302,11 @@ def test_each_model_gets_its_own_normalisation_and_keeps_its_layer_names(tmp_pat
 
 def test_the_same_normalisation_for_both_keeps_the_old_path_and_its_numbers(tmp_path, seen):
     """Both flags naming one normalisation is the old single --normalisation: the images normalised
-    once, as stitchkit.data.normalise does, the same numbers."""
-    from stitchkit import data
-    from stitchkit.archives import image_folder
-    from stitchkit.compare_inputs import load_images
-    from stitchkit.splits import stratified_subset
+    once, as stitchkit.data.batches.normalise does, the same numbers."""
+    from stitchkit.comparing.inputs import load_images
+    from stitchkit.data import batches as data
+    from stitchkit.data.archives import image_folder
+    from stitchkit.data.splits import stratified_subset
 
     write_image_tree(tmp_path, "imgs", per_class=8)
     folder = str(tmp_path / "imgs")
@@ -326,9 +326,9 @@ def test_the_same_normalisation_for_both_keeps_the_old_path_and_its_numbers(tmp_
 
 
 def test_normalise_inputs_leaves_names_and_images_alone_and_goes_with_the_untrained_copy():
-    from stitchkit import data
-    from stitchkit.adapter import untrained_copy
-    from stitchkit.compare_inputs import normalise_inputs
+    from stitchkit.comparing.adapter import untrained_copy
+    from stitchkit.comparing.inputs import normalise_inputs
+    from stitchkit.data import batches as data
 
     model = probe("unit")
     names = [n for n, _ in model.named_modules()]
@@ -359,9 +359,9 @@ def test_normalise_inputs_leaves_names_and_images_alone_and_goes_with_the_untrai
 ])
 def test_a_bad_normalisation_is_refused_naming_the_valid_ones_before_any_compute(flags, message, tmp_path,
                                                                                  monkeypatch, capsys):
-    from stitchkit import comparison
+    from stitchkit.comparing import compare
 
-    monkeypatch.setattr(comparison, "compare", lambda *a, **k: pytest.fail("computed with a bad normalisation"))
+    monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("computed with a bad normalisation"))
     assert cli.main(compare_argv(tmp_path / "out", f"{SPEC}:sorted_data", *flags)) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err

@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stitchkit import controls, noise
-from stitchkit.claims import ClaimSpec
-from stitchkit.results import Run, at_least, at_most, check_verdict
+from stitchkit.base import environment
+from stitchkit.verdicts import controls, noise
+from stitchkit.verdicts.claims import ClaimSpec
+from stitchkit.verdicts.results import Run, at_least, at_most, check_verdict
 
 # (test images, cuts of the positive control) of the pages that judge it: the Bansal ResNet-18 (10
 # cuts), B-F2A's other architectures (4), the pages' grids of receivers (up to 30 self-stitches)
@@ -111,7 +112,7 @@ def test_a_zero_width_interval_needs_a_reason():
     assert bare.verdict == "inconclusive at this scale" and "zero-width" in bare.reason
     assert said.verdict == "reproduced"
     # a stated reason may say "interval" or "bootstrap" (the pages' own reasons do)
-    from stitchkit.experiments.hernandez.verdicts import NO_IMAGES
+    from stitchkit.experiments.hernandez.judging import NO_IMAGES
     from stitchkit.experiments.smith.config import RANK_NOISE
 
     for why in (NO_IMAGES, RANK_NOISE):
@@ -127,7 +128,7 @@ def test_a_zero_width_interval_needs_a_reason():
 
 
 def test_the_glossary_shows_the_kind_table_of_the_code():
-    from stitchkit import paths
+    from stitchkit.base import paths
 
     text = (paths.BOOK_DIR / "glossary.md").read_text()
     for kind, needs in controls.KINDS.items():
@@ -137,7 +138,7 @@ def test_the_glossary_shows_the_kind_table_of_the_code():
 
 
 def _claim(kind, holds, control_kind, passed=False):
-    from stitchkit.results import Claim, Control
+    from stitchkit.verdicts.results import Claim, Control
 
     ctl = Control("a control", "c", "v", passed, None, control_kind)
     return Claim("k", "t", "crit", "p", "o", holds, "demo", (ctl,), kind=kind)
@@ -171,8 +172,8 @@ def _claim(kind, holds, control_kind, passed=False):
 def test_a_failed_control_gates_only_the_outcome_it_could_have_produced(kind, holds, control, verdict):
     from dataclasses import asdict
 
-    from stitchkit.gating import NOT_GATING
-    from stitchkit.results import check_verdict, claims_html
+    from stitchkit.verdicts.gating import NOT_GATING
+    from stitchkit.verdicts.results import check_verdict, claims_html
 
     claim = _claim(kind, holds, control)
     assert claim.verdict == verdict
@@ -303,7 +304,7 @@ def test_the_cluster_bootstrap_over_layer_cases_covers_the_architectures_rate():
             assert expanded / trials >= 0.91, (layers, rate, expanded / trials)
             assert expanded >= plain and fixed / trials < 0.3
     finally:
-        noise.use_resamples(noise.resamples_from_env(1000))
+        noise.use_resamples(environment.resamples_from_env(1000))
 
 
 def test_the_expanded_percentile_tail_shrinks_with_few_units_and_tends_to_the_plain_one():

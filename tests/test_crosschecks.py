@@ -34,8 +34,8 @@ import scipy.linalg
 import torch
 from scipy import stats
 
-from stitchkit import noise
-from stitchkit import similarity as sim
+from stitchkit.measures import similarity as sim
+from stitchkit.verdicts import noise
 
 TOL = 1e-9
 N = 500

@@ -1,16 +1,17 @@
-"""What pages show from one call (stitchkit.display), and the numbers H-F2's prose quotes from the
+"""What pages show from one call (stitchkit.pagekit.display), and the numbers H-F2's prose quotes from the
 committed spot checks."""
 
 import math
 
 import pandas as pd
 
-from stitchkit.claims import ClaimSpec
-from stitchkit.display import Section, plain
-from stitchkit.experiments.hernandez import grid, spot as hspot
-from stitchkit.experiments.bansal import length, f3c_f6
-from stitchkit.provenance import load_spot_json
-from stitchkit.results import at_most
+from stitchkit.base.provenance import load_spot_json
+from stitchkit.experiments.bansal import f3c_f6, length
+from stitchkit.experiments.hernandez import all_layers
+from stitchkit.experiments.hernandez import spot as hspot
+from stitchkit.pagekit.display import Section, plain
+from stitchkit.verdicts.claims import ClaimSpec
+from stitchkit.verdicts.results import at_most
 
 
 def test_plain_hides_row_numbers_and_keeps_values():
@@ -63,7 +64,7 @@ def test_diverge_table_says_which_variant_falls():
     spot = load_spot_json("hernandez-f2-diverge")
     t = hspot.diverge_table(spot)
     fall = t["DM start (%)"] - t["after training (%)"]
-    assert ((fall > 100 * grid.CONTROL_FLOOR) == (t.verdict == "falls")).all()
+    assert ((fall > 100 * all_layers.CONTROL_FLOOR) == (t.verdict == "falls")).all()
 
 
 def test_length_table_names_claims_by_their_text():

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from stitchkit import archives, data, downloads, paths
 from conftest import write_cifar_pickles, write_mnist_idx
+
+from stitchkit.base import environment, paths, progress
+from stitchkit.data import archives, batches, downloads, integrity
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -85,8 +86,8 @@ def mirror(tmp_path, monkeypatch):
                         {"cifar-10-python.tar.gz": _md5(m.folder / "cifar-10-python.tar.gz")})
     monkeypatch.setitem(downloads.CHECKSUMS, "mnist",
                         {f: _md5(m.folder / f) for f in downloads.CHECKSUMS["mnist"]})
-    monkeypatch.setenv(downloads.MIRROR_ENV, m.url)
-    monkeypatch.delenv(downloads.DOWNLOAD_ENV, raising=False)
+    monkeypatch.setenv(environment.MIRROR_ENV, m.url)
+    monkeypatch.delenv(environment.DOWNLOAD_ENV, raising=False)
     m.cifar, m.mnist = (imgs, labs), (mnist_imgs, mnist_labs)
     yield m
     m.close()
@@ -111,54 +112,54 @@ def test_the_published_checksums_are_torchvisions():
 def test_cifar10_downloads_on_first_use_and_not_again(mirror, tmp_path):
     root = tmp_path / "root"
     imgs, labs = mirror.cifar
-    train = data.load("cifar10", "train", root, download=True)
+    train = archives.load("cifar10", "train", root, download=True)
     assert mirror.requests == ["/cifar-10-python.tar.gz"]
     assert train.images.shape == (50, 3, 32, 32) and np.array_equal(train.images.numpy(), imgs[:50])
     assert train.labels.tolist() == labs[:50].tolist() and train.classes[0] == "airplane"
     assert (root / "cifar-10-python.tar.gz").is_file() and (root / "cifar-10-batches-py" / "test_batch").is_file()
     assert _leftovers(root) == []
     archives._LOADED.clear()
-    test = data.load("cifar10", "test", root, download=True)
-    train_again = data.load("cifar10", "train", root, download=True)
+    test = archives.load("cifar10", "test", root, download=True)
+    train_again = archives.load("cifar10", "train", root, download=True)
     assert test.labels.tolist() == labs[50:].tolist() and np.array_equal(train_again.images, train.images)
     assert mirror.requests == ["/cifar-10-python.tar.gz"]  # found in place: not downloaded again
     # the extracted folder gone, the tarball kept (its checksum right): extracted again, not downloaded
     shutil.rmtree(root / "cifar-10-batches-py")
     archives._LOADED.clear()
-    assert len(data.load("cifar10", "test", root, download=True)) == 20
+    assert len(archives.load("cifar10", "test", root, download=True)) == 20
     assert mirror.requests == ["/cifar-10-python.tar.gz"]
 
 
 def test_the_environment_switch_downloads_mnist_for_every_loader(mirror, tmp_path, monkeypatch):
     """``STITCHKIT_DOWNLOAD=1``: the loaders that never pass ``download`` (the registry's, what
     ``stitchkit run`` and ``stitchkit compare`` reach) and the batch's pre-flight check download."""
-    from stitchkit import datasets
+    from stitchkit.data import datasets
 
     root = tmp_path / "root"
-    monkeypatch.setenv(downloads.DOWNLOAD_ENV, "1")
+    monkeypatch.setenv(environment.DOWNLOAD_ENV, "1")
     imgs, labs = mirror.mnist
     assert archives.locate("mnist", root) == root / "MNIST" / "raw"
     assert sorted(mirror.requests) == sorted(f"/{f}" for f in downloads.CHECKSUMS["mnist"])
     assert mirror.requests[-1] == "/train-images-idx3-ubyte.gz"
     split = datasets.base_split("mnist", "train", root)
     assert split.images.shape == (20, 1, 28, 28) and np.array_equal(split.images.numpy(), imgs[:20])
-    assert data.load("mnist", "test", root).labels.tolist() == labs[20:].tolist()
+    assert archives.load("mnist", "test", root).labels.tolist() == labs[20:].tolist()
     assert len(mirror.requests) == 4  # not again
 
 
 def test_no_download_unless_asked(mirror, tmp_path, monkeypatch):
     root = tmp_path / "root"
-    with pytest.raises(data.DataNotFoundError) as err:
-        data.load("mnist", "train", root)
-    assert f"{downloads.DOWNLOAD_ENV}=1" in str(err.value) and "download=True" in str(err.value)
+    with pytest.raises(integrity.DataNotFoundError) as err:
+        archives.load("mnist", "train", root)
+    assert f"{environment.DOWNLOAD_ENV}=1" in str(err.value) and "download=True" in str(err.value)
     assert "torchvision" not in str(err.value)
-    monkeypatch.setenv(downloads.DOWNLOAD_ENV, "1")
-    with pytest.raises(data.DataNotFoundError):
-        data.load("cifar10", "train", root, download=False)  # an explicit False wins
+    monkeypatch.setenv(environment.DOWNLOAD_ENV, "1")
+    with pytest.raises(integrity.DataNotFoundError):
+        archives.load("cifar10", "train", root, download=False)  # an explicit False wins
     assert mirror.requests == [] and not root.exists()
-    monkeypatch.setenv(downloads.DOWNLOAD_ENV, "sure")
-    with pytest.raises(ValueError, match=f"{downloads.DOWNLOAD_ENV}='sure' is invalid"):
-        data.load("cifar10", "train", root)
+    monkeypatch.setenv(environment.DOWNLOAD_ENV, "sure")
+    with pytest.raises(ValueError, match=f"{environment.DOWNLOAD_ENV}='sure' is invalid"):
+        archives.load("cifar10", "train", root)
 
 
 def test_a_corrupt_download_is_refused_and_deleted(mirror, tmp_path):
@@ -168,8 +169,8 @@ def test_a_corrupt_download_is_refused_and_deleted(mirror, tmp_path):
     blob = bytearray(served.read_bytes())
     blob[len(blob) // 2] ^= 0xFF
     served.write_bytes(bytes(blob))
-    with pytest.raises(data.CorruptDataError) as err:
-        data.load("cifar10", "train", root, download=True)
+    with pytest.raises(integrity.CorruptDataError) as err:
+        archives.load("cifar10", "train", root, download=True)
     msg = str(err.value)
     assert "cifar-10-python.tar.gz" in msg and expected in msg and hashlib.md5(blob).hexdigest() in msg
     assert f"{mirror.url}cifar-10-python.tar.gz" in msg and "deleted" in msg
@@ -182,7 +183,7 @@ def test_a_file_in_place_with_a_wrong_checksum_is_downloaded_again(mirror, tmp_p
     raw.mkdir(parents=True)
     (raw / "t10k-images-idx3-ubyte.gz").write_bytes(b"not the file")
     with pytest.warns(UserWarning, match="t10k-images-idx3-ubyte.gz has MD5 .* downloading it again"):
-        assert len(data.load("mnist", "test", tmp_path / "root", download=True)) == 10
+        assert len(archives.load("mnist", "test", tmp_path / "root", download=True)) == 10
     assert _md5(raw / "t10k-images-idx3-ubyte.gz") == downloads.CHECKSUMS["mnist"]["t10k-images-idx3-ubyte.gz"]
 
 
@@ -190,10 +191,10 @@ def test_an_unreachable_server_names_the_url_and_the_offline_way(tmp_path, monke
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}/"
-    monkeypatch.setenv(downloads.MIRROR_ENV, url)
+    monkeypatch.setenv(environment.MIRROR_ENV, url)
     root = tmp_path / "root"
-    with pytest.raises(data.DataNotFoundError) as err:
-        data.load("cifar10", "train", root, download=True)
+    with pytest.raises(integrity.DataNotFoundError) as err:
+        archives.load("cifar10", "train", root, download=True)
     msg = str(err.value)
     assert f"{url}cifar-10-python.tar.gz" in msg and "STITCHKIT_DATA_ROOT" in msg
     assert "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz" in msg  # where to fetch it elsewhere
@@ -203,8 +204,8 @@ def test_an_unreachable_server_names_the_url_and_the_offline_way(tmp_path, monke
 def test_the_next_mirror_serves_what_the_first_does_not(mirror, tmp_path, monkeypatch):
     empty = Mirror(tmp_path / "empty")  # answers 404
     try:
-        monkeypatch.setenv(downloads.MIRROR_ENV, f"{empty.url}, {mirror.url}")
-        assert len(data.load("cifar10", "test", tmp_path / "root", download=True)) == 20
+        monkeypatch.setenv(environment.MIRROR_ENV, f"{empty.url}, {mirror.url}")
+        assert len(archives.load("cifar10", "test", tmp_path / "root", download=True)) == 20
         assert empty.requests == ["/cifar-10-python.tar.gz"] and mirror.requests == ["/cifar-10-python.tar.gz"]
     finally:
         empty.close()
@@ -214,8 +215,8 @@ def test_an_interrupted_download_leaves_no_partial_file(mirror, tmp_path, monkey
     root = tmp_path / "root"
     final = root / "cifar-10-python.tar.gz"
     mirror.server.truncate.add("cifar-10-python.tar.gz")
-    with pytest.raises(data.DataNotFoundError, match="stopped after [0-9,]+ of [0-9,]+ bytes"):
-        data.load("cifar10", "train", root, download=True)
+    with pytest.raises(integrity.DataNotFoundError, match="stopped after [0-9,]+ of [0-9,]+ bytes"):
+        archives.load("cifar10", "train", root, download=True)
     assert not final.exists() and _leftovers(root) == []
 
     class Stop:  # Ctrl-C in the middle of the transfer
@@ -232,13 +233,13 @@ def test_an_interrupted_download_leaves_no_partial_file(mirror, tmp_path, monkey
             raise KeyboardInterrupt
 
     mirror.server.truncate.clear()
-    bar = downloads.progress_bar
+    bar = progress.progress_bar
     monkeypatch.setattr(downloads, "progress_bar", Stop)
     with pytest.raises(KeyboardInterrupt):
-        data.load("cifar10", "train", root, download=True)
+        archives.load("cifar10", "train", root, download=True)
     assert not final.exists() and _leftovers(root) == []
     monkeypatch.setattr(downloads, "progress_bar", bar)  # the next load downloads cleanly
-    assert len(data.load("cifar10", "train", root, download=True)) == 50
+    assert len(archives.load("cifar10", "train", root, download=True)) == 50
     assert final.is_file() and _leftovers(root) == []
 
 
@@ -291,7 +292,7 @@ def test_a_plain_install_outside_the_checkout_caches_in_the_user_folder(tmp_path
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in (paths.CACHE_ENV, "STITCHKIT_DATA_ROOT")}
     env.update(PYTHONPATH=str(site), XDG_CACHE_HOME=str(tmp_path / "xdg"), HOME=str(tmp_path / "home"))
-    code = "from stitchkit import paths; print(paths.IN_CHECKOUT, paths.cache_root(), paths.data_root())"
+    code = "from stitchkit.base import paths; print(paths.IN_CHECKOUT, paths.cache_root(), paths.data_root())"
     out = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", str(tmp_path / "xdg" / "stitchkit"), str(work / "data")]
     assert not (work / "data").exists()
@@ -304,8 +305,8 @@ def test_the_first_decoded_cache_write_is_announced_once(tmp_path, monkeypatch, 
     monkeypatch.setattr(paths, "IN_CHECKOUT", False)
     monkeypatch.setattr(archives, "_ANNOUNCED", [])
     write_cifar_pickles(tmp_path / "root")
-    data.load("cifar10", "train", tmp_path / "root")
-    data.load("cifar10", "test", tmp_path / "root")
+    archives.load("cifar10", "train", tmp_path / "root")
+    archives.load("cifar10", "test", tmp_path / "root")
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     folder = tmp_path / "xdg" / "stitchkit" / "datasets"
     assert len(lines) == 1 and lines[0].startswith(f"stitchkit: writing decoded datasets to {folder}, the user cache "
@@ -316,5 +317,5 @@ def test_the_first_decoded_cache_write_is_announced_once(tmp_path, monkeypatch, 
     monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "mine"))
     monkeypatch.setattr(archives, "_ANNOUNCED", [])
     archives._LOADED.clear()
-    data.load("cifar10", "test", tmp_path / "root")
+    archives.load("cifar10", "test", tmp_path / "root")
     assert capsys.readouterr().err.strip() == ""

@@ -13,8 +13,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from stitchkit import figure_files as ff  # noqa: E402
-from stitchkit.results import Run  # noqa: E402
+from stitchkit.base import figure_files as ff  # noqa: E402
+from stitchkit.verdicts.results import Run  # noqa: E402
 
 
 def _figure():

@@ -1,15 +1,16 @@
 """The figure registry: one entry per notebook, and everything that lists figures derived from it."""
 
-import pytest
-
 import importlib
 
-from stitchkit import datasets, figures, papers
-from stitchkit.book import catalogue, execution
+import pytest
+
+from stitchkit.book import catalogue, execution, notebooks
+from stitchkit.data import datasets
+from stitchkit.registry import figures, papers
 
 
 def test_every_notebook_has_one_registry_entry_and_every_entry_a_notebook():
-    assert set(execution.discover()) == set(figures.BY_ID)
+    assert set(notebooks.discover()) == set(figures.BY_ID)
 
 
 def test_the_catalogue_the_cli_presets_and_the_parts_come_from_the_registry():

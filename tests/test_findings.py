@@ -1,8 +1,8 @@
 """The part beyond the papers opens with its findings: a hypothesis per row, a zoo per column,
 every cell read from the scorecard's records."""
 
-from stitchkit.papers import PAPER_BY_PART
 from stitchkit.book.findings import findings_markdown
+from stitchkit.registry.papers import PAPER_BY_PART
 
 
 def _record(key, verdict, value, zoo_title="Bansal et al.: ResNet-18 seeds 0, 1", fid="X-1"):
@@ -47,7 +47,7 @@ def test_a_page_of_claims_zoo_by_zoo_opens_with_a_grid_and_others_keep_their_lis
 
 
 def _claim(fid, key, verdict, *, scale="demo", n_seeds=1, before=""):
-    from stitchkit.papers import paper_of
+    from stitchkit.registry.papers import paper_of
 
     paper = paper_of(fid)
     return {"id": fid, "part": paper.part, "page": f"{paper.part}/{fid}.html", "claim_key": key,
@@ -60,7 +60,7 @@ def test_what_we_found_names_each_papers_headline_claims_with_ours_and_the_verdi
     """Issue 64, item 1: the landing page's first screen names each paper's headline claims with
     ours against the paper's, and the trust lines, all computed from the records."""
     from stitchkit.book.findings import found_markdown
-    from stitchkit.papers import PAPERS
+    from stitchkit.registry.papers import PAPERS
 
     records = [_claim(*ref.split(":"), "reproduced" if i % 2 else "not reproduced", n_seeds=3 if i == 0 else 1)
                for p in PAPERS for i, ref in enumerate(p.headline)]

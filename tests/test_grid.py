@@ -5,15 +5,16 @@ import dataclasses
 import pandas as pd
 import pytest
 import torch
-
-from stitchkit import grid, grid_exec, grid_spec, stitching
-from stitchkit.datasets import DataSpec
-from stitchkit.grid import stitch_grid
-from stitchkit.grid_spec import Net, StitchRecipe
-from stitchkit.store import Store
-from stitchkit.train import TrainConfig
-from stitchkit.zoo import ModelSpec
 from conftest import write_cifar_pickles
+
+from stitchkit.base import environment
+from stitchkit.base.store import Store
+from stitchkit.data.datasets import DataSpec
+from stitchkit.networks.network import ModelSpec
+from stitchkit.networks.train import TrainConfig
+from stitchkit.stitching import grid, grid_exec, grid_spec, stitches
+from stitchkit.stitching.grid import stitch_grid
+from stitchkit.stitching.grid_spec import Net, StitchRecipe
 
 RECIPE = StitchRecipe(train=TrainConfig(epochs=1, batch_size=10, optimizer="adam", lr=1e-3, weight_decay=0.0,
                                         schedule="cosine", augment=False, precision="fp32"), dm_images=50)
@@ -48,13 +49,13 @@ def test_grid_table_has_one_row_per_stitch_and_an_exact_control(root, tmp_path):
 
 def test_each_sender_cut_is_computed_once_for_all_its_stitches(root, tmp_path, monkeypatch):
     calls = []
-    real = stitching.activations
+    real = stitches.activations
 
     def counting(model, cut, split, **kw):
         calls.append((id(model), cut, len(split)))
         return real(model, cut, split, **kw)
 
-    monkeypatch.setattr(stitching, "activations", counting)
+    monkeypatch.setattr(stitches, "activations", counting)
     senders, _ = _nets()
     receivers = [Net("A", senders[0].spec), Net("B", senders[1].spec)]
     recipe = dataclasses.replace(RECIPE, dm_images=25)  # 50 train, 25 DM, 20 test images: calls tell apart
@@ -84,18 +85,18 @@ def test_under_bf16_cuts_continue_where_exact_and_give_the_table_of_fresh_forwar
     bf16 = dataclasses.replace(RECIPE, dm_images=25, train=dataclasses.replace(RECIPE.train, precision="bf16"))
     senders, receivers = _nets()
     calls = []
-    real = stitching.activations
+    real = stitches.activations
 
     def counting(model, cut, split, **kw):
         calls.append((id(model), cut, len(split)))
         return real(model, cut, split, **kw)
 
-    monkeypatch.setattr(stitching, "activations", counting)
+    monkeypatch.setattr(stitches, "activations", counting)
     continued = stitch_grid(senders, receivers, CUTS, bf16, DataSpec(), device="cpu", store=Store(tmp_path / "c"),
                             root=root, progress=False)
     from_images = [c for c in calls if c[2] == 50]  # the training split (50 images)
     model = senders[0].load("cpu", Store(tmp_path / "c"), root, False)
-    lossless = {cut: stitching.boundary_dtype(model, cut, (3, 32, 32), device="cpu", precision="bf16") == torch.bfloat16
+    lossless = {cut: stitches.boundary_dtype(model, cut, (3, 32, 32), device="cpu", precision="bf16") == torch.bfloat16
                 for cut, _ in CUTS}
     expected = 1 + sum(not lossless[a] for (a, _) in CUTS[:-1])  # the first cut, and after each rounded one
     assert len([c for c in from_images if c[0] == from_images[0][0]]) == expected
@@ -106,25 +107,25 @@ def test_under_bf16_cuts_continue_where_exact_and_give_the_table_of_fresh_forwar
 
 
 def test_boundary_dtype_is_what_the_forward_hands_on():
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     model = build_model("preact_resnet18", seed=0, width=4).eval()
-    assert stitching.boundary_dtype(model, "block2", (3, 32, 32), device="cpu", precision="fp32") == torch.float32
+    assert stitches.boundary_dtype(model, "block2", (3, 32, 32), device="cpu", precision="fp32") == torch.float32
     x = torch.randn(2, 3, 32, 32)
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         native = model.forward_intermediates(x, ["block2"])["block2"].dtype
-    assert stitching.boundary_dtype(model, "block2", (3, 32, 32), device="cpu", precision="bf16") == native
+    assert stitches.boundary_dtype(model, "block2", (3, 32, 32), device="cpu", precision="bf16") == native
 
 
 def test_forward_between_continues_a_forward_exactly():
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     model = build_model("resnet10", seed=0, width=4).eval()
     x = torch.randn(6, 3, 32, 32)
     with torch.no_grad():
         full = model.forward_intermediates(x)
         assert torch.equal(model.forward_between(full["block1"], "block1", "block3"), full["block3"])
-        assert torch.equal(stitching.activations_between(model, "stem", "pool", full["stem"], batch_size=4,
+        assert torch.equal(stitches.activations_between(model, "stem", "pool", full["stem"], batch_size=4,
                                                          device="cpu", precision="fp32"), full["pool"])
     with pytest.raises(ValueError, match="comes before 'block3'"):
         model.forward_between(full["block3"], "block3", "block1")
@@ -200,7 +201,7 @@ def test_bad_grids_are_refused():
 def test_stored_stitches_reload_and_reproduce_the_grid_accuracy(root, tmp_path):
     """load_stitched gives the trained stitched model of a grid row (its test accuracy is the
     row's); load_stitches gives the same stitch modules for many rows; a missing row raises."""
-    from stitchkit.datasets import test_split
+    from stitchkit.data.datasets import test_split
 
     senders, receivers = _nets()
     store = Store(tmp_path / "s")
@@ -209,7 +210,7 @@ def test_stored_stitches_reload_and_reproduce_the_grid_accuracy(root, tmp_path):
     stitched, metrics = grid.load_stitched(senders[1], receivers[0], "block2", "block2", RECIPE, DataSpec(),
                                            device="cpu", store=store, root=root)
     row = table[table.cut_i == "block2"].iloc[0]
-    acc = stitching.evaluate_stitch(stitched, test_split(DataSpec(), None, 0, root), normalisation="cifar",
+    acc = stitches.evaluate_stitch(stitched, test_split(DataSpec(), None, 0, root), normalisation="cifar",
                                     device="cpu")["accuracy"]
     assert acc == pytest.approx(row.accuracy) and metrics["accuracy"] == pytest.approx(row.accuracy)
     many = grid.load_stitches(senders[1], receivers[0], CUTS[:2], RECIPE, DataSpec(), device="cpu", store=store,
@@ -257,7 +258,7 @@ def test_replace_cells_swaps_matching_rows_and_refuses_unknown_or_ambiguous_cell
     import numpy as np
     import pandas as pd
 
-    from stitchkit.grid import replace_cells
+    from stitchkit.stitching.grid import replace_cells
 
     table = pd.DataFrame({"init": [0, 0, 1, 1], "sender": ["a", "a", "a", "b"], "cut": ["x", "x", "x", "y"],
                           "accuracy": [0.5, 0.5, 0.6, 0.7], "correct": [np.zeros(3, bool)] * 4})
@@ -278,14 +279,14 @@ def test_a_page_hands_its_grids_to_the_cluster_the_environment_names(root, tmp_p
     """`stitchkit run --dask ADDRESS` sets STITCHKIT_DASK for the page's kernel: its grids then run
     on that cluster (one task per sender and receiver), with the table of a local run."""
     distributed = pytest.importorskip("distributed")
-    from stitchkit import cluster
+    from stitchkit.base import cluster
 
     senders, receivers = _nets()
     local = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "l"),
                         root=root, progress=False)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as lc:
-        monkeypatch.setenv(cluster.DASK_ENV, lc.scheduler_address)
+        monkeypatch.setenv(environment.DASK_ENV, lc.scheduler_address)
         monkeypatch.setattr(cluster, "_CLIENTS", {})
         try:
             remote = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), store=Store(tmp_path / "r"), root=root,
@@ -301,7 +302,8 @@ def test_a_page_hands_its_grids_to_the_cluster_the_environment_names(root, tmp_p
 
 def test_a_cluster_that_does_not_answer_is_refused_naming_it(monkeypatch):
     pytest.importorskip("distributed")
-    from stitchkit import cli, cluster
+    from stitchkit import cli
+    from stitchkit.base import cluster
 
     with pytest.raises(cluster.DaskSchedulerError, match="tcp://127.0.0.1:9"):
         cluster.connect("tcp://127.0.0.1:9", timeout=1)
@@ -311,7 +313,7 @@ def test_a_cluster_that_does_not_answer_is_refused_naming_it(monkeypatch):
 def test_replace_cells_keeps_string_columns_as_strings():
     # a stitch's cache key is a string (pandas' str dtype, not object): swapping a longer stitch in must
     # keep it, as the training-length control does for every verdict since issue 46
-    from stitchkit.grid import replace_cells
+    from stitchkit.stitching.grid import replace_cells
 
     t = pd.DataFrame({"sender": ["a", "b"], "cut": ["x", "x"], "key": ["h1", "h2"], "accuracy": [0.1, 0.2]})
     new = pd.DataFrame({"sender": ["b"], "cut": ["x"], "key": ["h3"], "accuracy": [0.5]})

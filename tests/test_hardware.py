@@ -5,12 +5,12 @@ benchmarks/bench_cpu.py, never timed here."""
 import pytest
 import torch
 
-from stitchkit import hardware
-from stitchkit.models import build_model
+from stitchkit.base import environment, hardware
+from stitchkit.networks.models import build_model
 
 
 def test_auto_resolves_to_bf16_only_with_native_support(monkeypatch):
-    monkeypatch.delenv(hardware.PRECISION_ENV, raising=False)
+    monkeypatch.delenv(environment.PRECISION_ENV, raising=False)
     monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: False)
     assert hardware.resolve_precision("auto", "cpu") == "fp32"
     monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
@@ -24,17 +24,17 @@ def test_the_setting_forces_either_precision_and_names_the_valid_ones(monkeypatc
     for native in (False, True):
         monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda native=native: native)
         for forced in ("fp32", "bf16", "BF16 "):
-            monkeypatch.setenv(hardware.PRECISION_ENV, forced)
+            monkeypatch.setenv(environment.PRECISION_ENV, forced)
             assert hardware.resolve_precision("auto", "cpu") == forced.strip().lower()
             assert hardware.resolve_precision("fp32", "cpu") == "fp32"  # an explicit recipe still wins
-    monkeypatch.setenv(hardware.PRECISION_ENV, "fp16")
+    monkeypatch.setenv(environment.PRECISION_ENV, "fp16")
     with pytest.raises(ValueError, match="STITCHKIT_PRECISION='fp16' is invalid; valid: bf16, fp32"):
         hardware.resolve_precision("auto", "cpu")
 
 
 @pytest.mark.parametrize("training", ["fp32", "bf16"])
 def test_channels_last_only_where_it_is_faster_on_the_device(monkeypatch, training):
-    monkeypatch.setenv(hardware.PRECISION_ENV, training)
+    monkeypatch.setenv(environment.PRECISION_ENV, training)
     # CPU in fp32: NCHW below 16 channels (faster at width 8); in bf16 channels_last from 8 on.
     # Never under 8 channels on a CPU: 4-channel channels_last kernels hang.
     assert hardware.channels_last_ok(build_model("preact_resnet18", seed=0, width=8)) == (training == "bf16")
@@ -46,9 +46,9 @@ def test_channels_last_only_where_it_is_faster_on_the_device(monkeypatch, traini
 
 def test_training_compiles_only_narrow_conv_nets_trained_long_on_a_cpu(monkeypatch):
     monkeypatch.delenv("STITCHKIT_COMPILE", raising=False)
-    monkeypatch.setenv(hardware.PRECISION_ENV, "bf16")  # width 8 trains channels_last in bf16: not compiled
+    monkeypatch.setenv(environment.PRECISION_ENV, "bf16")  # width 8 trains channels_last in bf16: not compiled
     assert not hardware.compile_wins("cpu", build_model("resnet10", seed=0, width=8), hardware.COMPILE_MIN_STEPS)
-    monkeypatch.setenv(hardware.PRECISION_ENV, "fp32")  # the rule measured on an AVX2 CPU in fp32
+    monkeypatch.setenv(environment.PRECISION_ENV, "fp32")  # the rule measured on an AVX2 CPU in fp32
     monkeypatch.setattr(hardware, "_cpp_compiler", lambda: True)
     narrow, wide = build_model("resnet10", seed=0, width=8), build_model("resnet10", seed=0, width=16)
     long = hardware.COMPILE_MIN_STEPS
@@ -66,7 +66,7 @@ def test_training_compiles_only_narrow_conv_nets_trained_long_on_a_cpu(monkeypat
 
 
 def test_narrow_conv_nets_train_without_onednn_on_a_cpu():
-    from stitchkit.hardware import narrow_conv_guard
+    from stitchkit.base.hardware import narrow_conv_guard
 
     narrow = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3), torch.nn.ReLU())
     wide = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3), torch.nn.ReLU())
@@ -85,11 +85,12 @@ def test_measurements_are_fp32_whatever_the_training_precision(monkeypatch, trai
     """The exact-stitch checks hold in either training precision: accuracies and activations are
     measured in fp32 (on a CPU with native bf16, a bf16 forward put the DM self-stitch of B-F2A's
     smoke run 0.10 points below its receiver)."""
-    from stitchkit import stitching
-    from stitchkit.data import Batches, Split
-    from stitchkit.train import evaluate, predict
+    from stitchkit.data.batches import Batches
+    from stitchkit.data.splits import Split
+    from stitchkit.networks.train import evaluate, predict
+    from stitchkit.stitching import stitches
 
-    monkeypatch.setenv(hardware.PRECISION_ENV, training)
+    monkeypatch.setenv(environment.PRECISION_ENV, training)
     g = torch.Generator().manual_seed(0)
     split = Split(torch.randint(0, 256, (96, 3, 32, 32), dtype=torch.uint8, generator=g),
                   torch.randint(0, 10, (96,), generator=g), tuple("abcdefghij"))
@@ -101,9 +102,9 @@ def test_measurements_are_fp32_whatever_the_training_precision(monkeypatch, trai
     assert logits.dtype == torch.float32 and torch.equal(logits, reference)
     receiver = evaluate(model, batches, device="cpu")["accuracy"]
     # a DM stitch of a network into itself scores exactly its receiver's accuracy
-    h = stitching.activations(model, "block2", split, normalisation="none", device="cpu",
+    h = stitches.activations(model, "block2", split, normalisation="none", device="cpu",
                               precision=hardware.MEASURE_PRECISION)
-    st = stitching.stitch_models(model, "block2", model, "block2", kind="conv", device="cpu",
+    st = stitches.stitch_models(model, "block2", model, "block2", kind="conv", device="cpu",
                                  input_shape=(3, 32, 32))
-    stitching.init_dm(st.stitch, h, h)
-    assert stitching.evaluate_stitch(st, split, normalisation="none", device="cpu")["accuracy"] == receiver
+    stitches.init_dm(st.stitch, h, h)
+    assert stitches.evaluate_stitch(st, split, normalisation="none", device="cpu")["accuracy"] == receiver

@@ -4,18 +4,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stitchkit import zoo
-from stitchkit.experiments.hernandez import mse as hernandez_mse, similarity as hernandez_similarity
-from stitchkit.experiments.hernandez import verdicts as hernandez_verdicts
-from stitchkit.experiments.hernandez.grid import (ARCHS, LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, PRESETS_F4, RANDOM_MAX,
-                                                  GridConfig, display_name, title, triangle)
+from stitchkit.experiments.hernandez import judging as hernandez_verdicts
+from stitchkit.experiments.hernandez import mse as hernandez_mse
+from stitchkit.experiments.hernandez import sim_trained as hernandez_similarity
+from stitchkit.experiments.hernandez.all_layers import (ARCHS, LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, PRESETS_F4,
+                                                        RANDOM_MAX, GridConfig, display_name, title, triangle)
 from stitchkit.experiments.hernandez.images import PRESETS_F6, LayerScores, images_summary
+from stitchkit.experiments.hernandez.judging import grid_summary, longer_sample, with_longer
 from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2, mse_longer, mse_summary
-from stitchkit.experiments.hernandez.similarity import PRESETS_F5, similarity_recipe, similarity_summary
+from stitchkit.experiments.hernandez.sim_trained import PRESETS_F5, similarity_recipe, similarity_summary
 from stitchkit.experiments.hernandez.spot import load_spot, spot_claims, spot_diagnosis
-from stitchkit.experiments.hernandez.verdicts import grid_summary, longer_sample, with_longer
-from stitchkit.grid_spec import LONGER
-
+from stitchkit.networks import zoo
+from stitchkit.stitching import grid as grid_mod
+from stitchkit.stitching.grid_spec import LONGER
 
 N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
 
@@ -73,7 +74,7 @@ def _set_cells(table, where, rel):
 
 
 def _verdicts(claims):
-    from stitchkit.results import verdict_of
+    from stitchkit.verdicts.results import verdict_of
 
     return {c.key: verdict_of("demo", all(k.passed for k in c.controls), c.criterion.holds) for c in claims}
 
@@ -181,7 +182,7 @@ def test_claim_kinds_and_the_controls_each_needs():
     """Issue 46: the lower triangle (stitches work) is 'compatible': positive, negative (the
     paper's untrained-sender bound) and training length; the upper triangle and the untrained
     senders' claim (stitches fail) are 'fails': positive and training length, no negative."""
-    from stitchkit import controls
+    from stitchkit.verdicts import controls
 
     table = _table()
     longer = _longer(table, {("A", "B", 4, 0): 0.95, ("A", "B", 0, 8): 0.3})
@@ -295,7 +296,7 @@ def test_stage_cuts_keep_the_papers_block_indexing():
 def test_paper_stitch_schedule_is_the_authors_effective_one():
     """The authors' scheduler warms up over 10 epochs while the stitch trains 4: the lr rises
     linearly to 0.4 x lr and never decays. The paper preset copies that (warmup = 2.5)."""
-    from stitchkit.train import lr_factor
+    from stitchkit.networks.train import lr_factor
 
     t = PRESETS_F2["paper"].recipe().train
     total = 100
@@ -351,7 +352,7 @@ def _sim(table, rel_of_receiver):
 def test_similarity_claim_compares_with_the_vanilla_stitch():
     """H-F5 (issue 46): the SGD-trained similarity stitch against the vanilla stitch of the same
     cells, kind 'fails': both recipes' positive controls and the training-length control."""
-    from stitchkit import controls
+    from stitchkit.verdicts import controls
 
     table = pd.concat([_exact_self(_grid("A", "A", "trained", 5, 5, 0.95, 0.3)),
                        _grid("A", "B", "trained", 5, 5, 0.95, 0.3)], ignore_index=True)
@@ -542,7 +543,7 @@ def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeyp
 def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypatch):
     import torch
 
-    from stitchkit import grid as grid_mod
+    from stitchkit.stitching import grid as grid_mod
 
     stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
                           for k in ("EV", "ES", "SV")})
@@ -580,7 +581,7 @@ def test_h_f6_rho_that_no_resample_moves_is_exact_with_its_reason():
     import numpy as np
 
     from stitchkit.experiments.hernandez import images
-    from stitchkit.results import unexplained_zero_width
+    from stitchkit.verdicts.results import unexplained_zero_width
 
     class Corr(dict):
         pass

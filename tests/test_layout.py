@@ -100,7 +100,54 @@ def test_imports_run_one_way_the_science_then_the_book_then_the_command_line():
     graph = {n: _imports(n, p, modules) for n, p in modules.items()}
     upward = sorted((n, m) for n, deps in graph.items() for m in deps if _layer(m) > _layer(n))
     assert upward == []
-    assert _layer("stitchkit.book.execution") == 1 and _layer("stitchkit.papers") == 0  # the layers exist
+    assert _layer("stitchkit.book.execution") == 1 and _layer("stitchkit.registry.papers") == 0  # the layers exist
+
+
+# The core's layers as folders, lowest first (issue 63, item 4): a module imports only from its own
+# folder and the folders below it; the experiments, the book and the command line sit on top.
+CORE_LAYERS = stitchkit.LAYERS
+
+
+def _core_layer(module: str) -> int | None:
+    parts = module.split(".")
+    return CORE_LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in CORE_LAYERS else None
+
+
+def test_the_cores_layers_are_folders_and_import_downward():
+    modules = _modules()
+    flat = sorted(n for n, p in modules.items() if n.count(".") == 1 and p.parent == ROOT
+                  and n not in ("stitchkit.cli", "stitchkit.__main__", "stitchkit.book", "stitchkit.experiments"))
+    assert flat == [], "a core module outside the layers' folders"
+    upward = []
+    for n, p in modules.items():
+        mine = _core_layer(n)
+        for m in _imports(n, p, modules):
+            theirs = _core_layer(m)
+            above = m.startswith(("stitchkit.experiments", "stitchkit.book", "stitchkit.cli"))
+            if mine is not None and (above or (theirs is not None and theirs > mine)):
+                upward.append((n, m))
+    assert upward == []
+    assert all((ROOT / layer / "__init__.py").exists() for layer in CORE_LAYERS)
+
+
+def test_no_module_name_at_two_levels_and_no_re_exports():
+    """A module's name says where it is (no ``grid.py`` both in the core and in an experiment
+    package), and a name is imported from the module that defines it: no module's ``__all__`` names
+    what it imports, and nothing reads a name through a module that only imports it."""
+    modules = _modules()
+    by_name: dict[str, set[int]] = {}
+    for n in modules:
+        if n.rpartition(".")[2] != "__init__" and n.count(".") >= 2:
+            by_name.setdefault(n.rpartition(".")[2], set()).add(n.count("."))
+    assert sorted(k for k, depths in by_name.items() if len(depths) > 1) == []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        imported = {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                    for a in node.names}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                listed = {e.value for e in node.value.elts}
+                assert not listed & imported, (name, sorted(listed & imported))
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -175,10 +222,10 @@ def test_no_facades_and_no_private_names_across_modules():
 def test_each_papers_title_and_authors_read_the_same_everywhere():
     """Issue 64, finding 3: the Smith & Marcu title differed between the introduction and its part
     page, and CITATION.cff misspelt Soljačić. The introduction and CITATION.cff give each paper's
-    title as stitchkit.papers does (the part pages are generated from it)."""
+    title as stitchkit.registry.papers does (the part pages are generated from it)."""
     import yaml
 
-    from stitchkit.papers import PAPERS
+    from stitchkit.registry.papers import PAPERS
 
     repo = ROOT.parent
     intro = (repo / "book" / "intro.md").read_text().lower()
@@ -194,7 +241,7 @@ def test_each_papers_title_and_authors_read_the_same_everywhere():
 
 def test_the_glossary_states_the_gating_rule_as_the_verdicts_apply_it():
     """Issue 64, finding 3: "a failed control makes the verdict inconclusive" contradicted the rule
-    that a failed control gates only an outcome it could have produced (stitchkit.gating)."""
+    that a failed control gates only an outcome it could have produced (stitchkit.verdicts.gating)."""
     glossary = " ".join((ROOT.parent / "book" / "glossary.md").read_text().split())
     assert "A failed control makes the verdict {term}`inconclusive at this scale`. " not in glossary
     assert "when it could have produced the outcome observed" in glossary
@@ -216,6 +263,17 @@ def test_no_notebook_types_its_own_run_time():
 
 def test_one_helper_derives_a_figures_presets_from_anothers():
     """Issue 63, finding 3: the idiom that copies a preset into another config class appeared 8
-    times; stitchkit.scales.derived / derive_presets is the one way now."""
+    times; stitchkit.registry.scales.derived / derive_presets is the one way now."""
     offenders = [p.relative_to(ROOT) for p in ROOT.rglob("*.py") if "__dataclass_fields__" in p.read_text()]
-    assert not offenders, f"copy a preset with stitchkit.scales.derived / derive_presets, not by hand: {offenders}"
+    assert not offenders, f"copy a preset with stitchkit.registry.scales.derived / derive_presets, not by hand: {offenders}"
+
+
+def test_the_package_finds_its_checkout_from_any_folder(tmp_path):
+    """The package's folder and the checkout are found from where the modules are (stitchkit.base.paths
+    sits a folder below the package), not from the folder a command is run in."""
+    import subprocess
+    import sys
+
+    code = "from stitchkit.base import paths; print(paths.PACKAGE_DIR, paths.REPO_ROOT)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(ROOT), str(ROOT.parent)]

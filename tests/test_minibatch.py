@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import stitchkit
-from stitchkit.minibatch import MinibatchCKA, gram, hsic1
+from stitchkit.measures.minibatch import MinibatchCKA, gram, hsic1
 
 
 def _cka(x: torch.Tensor, y: torch.Tensor, batch: int) -> float:
@@ -101,19 +101,19 @@ def test_compare_memory_does_not_grow_with_the_images():
 def test_direct_matching_into_a_larger_map_is_fitted_without_making_the_resized_rows():
     """The normal equations of A's map resized up to B's size, from A's positions through the
     resize matrix, equal those of the resized rows; so do the map's outputs, map then resize."""
-    from stitchkit import comparison
-    from stitchkit.linalg import NormalEquations
+    from stitchkit.base.linalg import NormalEquations
+    from stitchkit.comparing import compare
 
     g = torch.Generator().manual_seed(3)
     ha = torch.randn(6, 5, 4, 4, generator=g, dtype=torch.float64)
     hb = torch.randn(6, 3, 8, 8, generator=g, dtype=torch.float64)
     explicit, implicit = NormalEquations(bias=True), NormalEquations(bias=True)
-    explicit.update(comparison._rows(comparison._match(ha, hb)), comparison._rows(hb))
-    comparison._update_upsampled(implicit, ha, hb)
+    explicit.update(compare._rows(compare._match(ha, hb)), compare._rows(hb))
+    compare._update_upsampled(implicit, ha, hb)
     assert implicit.n == explicit.n == 6 * 64
     assert torch.allclose(implicit.xtx, explicit.xtx, rtol=1e-10, atol=1e-9)
     assert torch.allclose(implicit.xty, explicit.xty, rtol=1e-10, atol=1e-9)
     w, b = explicit.solve()
-    stitch = comparison._map_of(implicit, hb[:1])
-    resized_first = torch.einsum("nchw,cd->ndhw", comparison._match(ha, hb).double(), w) + b[None, :, None, None]
+    stitch = compare._map_of(implicit, hb[:1])
+    resized_first = torch.einsum("nchw,cd->ndhw", compare._match(ha, hb).double(), w) + b[None, :, None, None]
     assert torch.allclose(stitch(ha).double(), resized_first, atol=1e-5)

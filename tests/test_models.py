@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from stitchkit.models import build_model, list_models
+from stitchkit.networks.models import build_model, list_models
 
 
 @pytest.mark.parametrize("name", list_models())
@@ -61,8 +61,8 @@ def test_smith_architectures_cut_where_the_paper_cuts():
 
 
 def test_input_pseudo_cut_lets_a_stitch_generate_the_image():
-    from stitchkit.models import INPUT
-    from stitchkit.stitching import stitch_models
+    from stitchkit.networks.models import INPUT
+    from stitchkit.stitching.stitches import stitch_models
 
     model = build_model("r1111", seed=0, width=4).eval()
     x = torch.randn(2, 3, 32, 32)
@@ -88,7 +88,7 @@ def test_vit_ti_is_balogh_and_jelasitys():
 
 
 def test_cut_shapes_are_computed_once_per_input_shape():
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     m = build_model("resnet18", width=4)
     first = m.cut_shapes((3, 32, 32))
@@ -104,7 +104,7 @@ def test_myrtles_logit_scale_multiplies_the_logits_and_keeps_the_cuts():
     import pytest
     import torch
 
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     torch.manual_seed(0)
     plain = build_model("myrtle", width=4)

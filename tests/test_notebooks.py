@@ -5,11 +5,12 @@ import json
 import nbformat
 import pytest
 
-from stitchkit import data, paths
-from stitchkit.book import execution
-from stitchkit.figures import FIGURES
+from stitchkit.base import paths
+from stitchkit.book import catalogue, execution, notebooks
+from stitchkit.data import archives, batches, integrity
+from stitchkit.registry.figures import FIGURES
 
-NOTEBOOKS = list(execution.discover())
+NOTEBOOKS = list(notebooks.discover())
 
 
 # what each page reads, whether it judges claims and whether its result is a table: the registry's
@@ -20,9 +21,9 @@ TABLES_ONLY = {f.id for f in FIGURES if f.kind == "table"}  # pages whose result
 
 def _have(dataset: str) -> bool:
     try:
-        data.load(dataset, "test")
+        archives.load(dataset, "test")
         return True
-    except data.DataNotFoundError:
+    except integrity.DataNotFoundError:
         return False
 
 
@@ -40,11 +41,11 @@ def test_notebook_runs_at_smoke(figure_id, tmp_path):
     for dataset in NEEDS[figure_id]:
         if not _have(dataset):
             pytest.skip(f"{dataset} not found in the data root (set STITCHKIT_DATA_ROOT; `make check` and `make test` do)")
-    info = execution.get_notebook(figure_id)
+    info = notebooks.get_notebook(figure_id)
     out = tmp_path / f"{figure_id}.ipynb"
     results = execution.execute(info, out, "smoke", progress=False)
     assert results["scale"] == "smoke" and results["numbers"] and (results["claims"] or figure_id in DATA_ONLY)
-    assert results["source_sha256"] == execution.source_hash(info.source)
+    assert results["source_sha256"] == catalogue.source_hash(info.source)
     assert results["provenance"]["wall_seconds"] > 0
     assert json.loads(out.with_suffix(".results.json").read_text()) == results
     nb = nbformat.read(out, as_version=4)
@@ -85,7 +86,7 @@ def test_notebook_runs_at_smoke(figure_id, tmp_path):
 
 @pytest.mark.parametrize("figure_id", NOTEBOOKS)
 def test_committed_page_exists_with_results(figure_id):
-    info = execution.get_notebook(figure_id)
+    info = notebooks.get_notebook(figure_id)
     page = info.book_notebook()
     assert page.exists(), f"{page} missing: run `stitchkit book` and commit the executed page"
     results = json.loads(page.with_suffix(".results.json").read_text())
@@ -113,13 +114,13 @@ def test_stale_detection(tmp_path):
     src = tmp_path / "notebooks" / "B-X1.py"
     src.parent.mkdir()
     src.write_text('# %% tags=["parameters"]\nscale = "smoke"  # smoke | demo | paper\n')
-    info = execution.NotebookInfo("B-X1", src, execution.parse_parameters(src))
+    info = notebooks.NotebookInfo("B-X1", src, notebooks.parse_parameters(src))
     book = tmp_path / "book"
     assert execution.stale_reason(info, book) == "no executed page"
     page = info.book_notebook(book)
     page.parent.mkdir(parents=True)
     page.write_text("{}")
-    page.with_suffix(".results.json").write_text(json.dumps({"source_sha256": execution.source_hash(src)}))
+    page.with_suffix(".results.json").write_text(json.dumps({"source_sha256": catalogue.source_hash(src)}))
     assert execution.stale_reason(info, book) is None
     src.write_text(src.read_text() + "# changed\n")
     assert execution.stale_reason(info, book) == "source changed since the committed run"
@@ -134,7 +135,7 @@ def test_make_book_never_replaces_a_higher_scales_page_and_keeps_its_run_beside(
     src.write_text((paths.NOTEBOOKS_DIR / "H-F2.py").read_text())
     monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
     book = tmp_path / "book"
-    info = execution.get_notebook("H-F2", nbs)
+    info = notebooks.get_notebook("H-F2", nbs)
     page = info.book_notebook(book)
     page.parent.mkdir(parents=True)
     page.write_text("{}")
@@ -145,7 +146,7 @@ def test_make_book_never_replaces_a_higher_scales_page_and_keeps_its_run_beside(
 
     def fake_execute(info, out, scale, params=None, *, progress=True):
         runs.append((scale, out))
-        return {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source), "claims": []}
+        return {"id": info.id, "scale": scale, "source_sha256": catalogue.source_hash(info.source), "claims": []}
 
     monkeypatch.setattr(execution, "execute", fake_execute)
     monkeypatch.setattr(execution, "discover", lambda broken=None: {"H-F2": info})
@@ -170,7 +171,7 @@ def test_make_book_renders_a_page_behind_its_code_without_rerunning_it(tmp_path,
         (nbs / f"{fid}.py").write_text((paths.NOTEBOOKS_DIR / f"{fid}.py").read_text())
     monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
     book = tmp_path / "book"
-    behind = execution.get_notebook("B-F4", nbs)
+    behind = notebooks.get_notebook("B-F4", nbs)
     page = behind.book_notebook(book)
     page.parent.mkdir(parents=True)
     page.write_text("{}")
@@ -180,10 +181,10 @@ def test_make_book_renders_a_page_behind_its_code_without_rerunning_it(tmp_path,
 
     def fake_execute(info, out, scale, params=None, *, progress=True):
         runs.append(info.id)
-        return {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source), "claims": []}
+        return {"id": info.id, "scale": scale, "source_sha256": catalogue.source_hash(info.source), "claims": []}
 
     monkeypatch.setattr(execution, "execute", fake_execute)
-    monkeypatch.setattr(execution, "discover", lambda broken=None: {i: execution.get_notebook(i, nbs)
+    monkeypatch.setattr(notebooks, "discover", lambda broken=None: {i: notebooks.get_notebook(i, nbs)
                                                                      for i in ("B-F4", "B-F5")})
     execution.build_book(build=False, book_dir=book, progress=False)
     out = capsys.readouterr().out

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from stitchkit import ood
+from stitchkit.data import splits
+from stitchkit.measures import ood
 
 
 def test_auroc_properties():
@@ -67,13 +68,13 @@ def test_finetune_passes_inliers_and_outliers_through_batchnorm_together():
     assert not torch.allclose(j_out, s_out, atol=1e-4)
     # the choice is in every detector's cache key, also at its default: detectors trained by the
     # two-pass version (whose recipes lack the field) are never found under the new keys
-    from stitchkit.store import canonical, config_key
+    from stitchkit.base.store import canonical, config_key
     assert canonical(r)["joint_batch"] is True
     assert config_key(r) != config_key(dataclasses.replace(r, joint_batch=False))
 
 
 def test_near_outliers_are_made_offline_and_paired_with_their_images():
-    from stitchkit import data as data_mod
+    from stitchkit.data import batches as data_mod
 
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, 256, (12, 3, 32, 32), generator=g, dtype=torch.uint8)
@@ -91,7 +92,7 @@ def test_near_outliers_are_made_offline_and_paired_with_their_images():
         ood.corrupt(x, "class_mix")
     with pytest.raises(ValueError, match="severity"):
         ood.corrupt(x, "gaussian_noise", severity=6)
-    split = data_mod.Split(x, y, tuple("abc"))
+    split = splits.Split(x, y, tuple("abc"))
     near = ood.near_outliers(split, ("gaussian_noise", "gaussian_blur"), 4)
     # image k is image k corrupted: even ones noisy, odd ones blurred
     assert torch.equal(near.images[0::2], ood.corrupt(x[0::2], "gaussian_noise", severity=4, seed=0))
@@ -100,7 +101,7 @@ def test_near_outliers_are_made_offline_and_paired_with_their_images():
 
 
 def test_auroc_replicates_score_each_bootstrap_resample():
-    from stitchkit import noise
+    from stitchkit.verdicts import noise
 
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=200), rng.normal(0.7, 1.0, size=200)
@@ -118,7 +119,7 @@ def test_auroc_replicates_score_each_bootstrap_resample():
 
 
 def test_the_outlier_exposure_set_is_a_key_of_the_detector():
-    from stitchkit.store import config_key
+    from stitchkit.base.store import config_key
 
     r = ood.DetectorRecipe()
     assert r.exposure == "mnist"  # the default keeps the keys of detectors trained before the field

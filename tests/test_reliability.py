@@ -23,15 +23,20 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
-from stitchkit import archives, cli, data, datasets
-from stitchkit.book import execution
-from stitchkit.data import Batches
-from stitchkit.datasets import DataSpec
-from stitchkit.models import build_model
-from stitchkit.store import Store, config_key
-from stitchkit.train import TrainConfig, read_checkpoint, train
 from conftest import tar_tree, write_cifar_pickles, write_image_tree
+
+from stitchkit import cli
+from stitchkit.base import fileio
+from stitchkit.base.store import Store, config_key
+from stitchkit.book import execution, notebooks
+from stitchkit.book import runs as runs_mod
+from stitchkit.data import archives
+from stitchkit.data import batches as data
+from stitchkit.data import datasets, integrity, splits
+from stitchkit.data.batches import Batches
+from stitchkit.data.datasets import DataSpec
+from stitchkit.networks.models import build_model
+from stitchkit.networks.train import TrainConfig, read_checkpoint, train
 
 TESTS = Path(__file__).resolve().parent
 
@@ -64,12 +69,12 @@ def test_damaged_archive_fails_naming_it_and_loads_once_restored(archive, damage
     good = archive.read_bytes()
     archive.write_bytes({"garbage": b"not an archive" * 50, "truncated": good[: len(good) // 2],
                          "tail cut": good[:-4]}[damage])
-    with pytest.raises(data.CorruptDataError) as err:
-        data.load("cifar10", "train", archive.parent)
+    with pytest.raises(integrity.CorruptDataError) as err:
+        archives.load("cifar10", "train", archive.parent)
     msg = str(err.value)
     assert str(archive) in msg and "corrupt or truncated" in msg and "again" in msg and "\n" not in msg
     archive.write_bytes(good)  # nothing half-decoded was cached: the good archive loads
-    assert len(data.load("cifar10", "train", archive.parent)) == 9
+    assert len(archives.load("cifar10", "train", archive.parent)) == 9
 
 
 def test_undecodable_image_names_the_archive_member(tmp_path):
@@ -78,13 +83,13 @@ def test_undecodable_image_names_the_archive_member(tmp_path):
     raw = bytearray(bad.read_bytes())
     raw[len(raw) // 2] ^= 0xFF  # inside the image data: PIL fails on it
     bad.write_bytes(bytes(raw))
-    with pytest.raises(data.CorruptDataError, match="0001.png") as err:
-        data.load("cifar10", "train", tmp_path / "tree")
+    with pytest.raises(integrity.CorruptDataError, match="0001.png") as err:
+        archives.load("cifar10", "train", tmp_path / "tree")
     assert str(bad) in str(err.value)
     (tmp_path / "root").mkdir()
     tar_tree(tmp_path / "tree", "cifar10", tmp_path / "root" / "cifar10-images.tar.gz")
-    with pytest.raises(data.CorruptDataError) as err:
-        data.load("cifar10", "train", tmp_path / "root")
+    with pytest.raises(integrity.CorruptDataError) as err:
+        archives.load("cifar10", "train", tmp_path / "root")
     assert "cifar10/train/dog/0001.png in " in str(err.value) and "cifar10-images.tar.gz" in str(err.value)
 
 
@@ -92,44 +97,44 @@ def test_missing_class_folder_is_refused_naming_the_folder_and_class(tmp_path):
     write_image_tree(tmp_path, "cifar10")
     shutil.rmtree(tmp_path / "cifar10" / "test" / "dog")
     for split in ("train", "test"):  # labels would shift: refused even with partial data allowed
-        with pytest.raises(data.CorruptDataError, match="only in train: dog") as err:
-            data.load("cifar10", split, tmp_path)
+        with pytest.raises(integrity.CorruptDataError, match="only in train: dog") as err:
+            archives.load("cifar10", split, tmp_path)
         assert str(tmp_path / "cifar10") in str(err.value)
 
 
 def test_split_sizes_must_match_the_official_release_unless_allowed(tmp_path, archive, monkeypatch):
-    monkeypatch.delenv(data.ALLOW_PARTIAL_ENV, raising=False)
+    monkeypatch.delenv(integrity.ALLOW_PARTIAL_ENV, raising=False)
     write_cifar_pickles(tmp_path / "pickles")  # 50 train images, 10 classes
-    with pytest.raises(data.IncompleteDataError) as err:
-        data.load("cifar10", "train", tmp_path / "pickles")
+    with pytest.raises(integrity.IncompleteDataError) as err:
+        archives.load("cifar10", "train", tmp_path / "pickles")
     msg = str(err.value)
     assert "has 50 images" in msg and "50000" in msg and "cifar-10-batches-py" in msg
-    assert data.ALLOW_PARTIAL_ENV in msg and "allow_partial=True" in msg
-    with pytest.raises(data.IncompleteDataError, match="in 3 classes") as err:  # class count: 3, not 10
-        data.load("cifar10", "test", archive.parent)
+    assert integrity.ALLOW_PARTIAL_ENV in msg and "allow_partial=True" in msg
+    with pytest.raises(integrity.IncompleteDataError, match="in 3 classes") as err:  # class count: 3, not 10
+        archives.load("cifar10", "test", archive.parent)
     assert str(archive) in str(err.value)
-    assert len(data.load("cifar10", "train", tmp_path / "pickles", allow_partial=True)) == 50
-    monkeypatch.setenv(data.ALLOW_PARTIAL_ENV, "yes")
-    assert len(data.load("cifar10", "test", archive.parent)) == 9
+    assert len(archives.load("cifar10", "train", tmp_path / "pickles", allow_partial=True)) == 50
+    monkeypatch.setenv(integrity.ALLOW_PARTIAL_ENV, "yes")
+    assert len(archives.load("cifar10", "test", archive.parent)) == 9
 
 
 def test_fingerprint_follows_the_data_not_the_path(tmp_path, archive):
     write_image_tree(tmp_path / "a", "mnist", classes=("0", "1"), channels=1)
     shutil.copytree(tmp_path / "a", tmp_path / "same")
     write_image_tree(tmp_path / "b", "mnist", classes=("0", "1", "2"), channels=1)
-    fa, fsame, fb = (data.fingerprint("mnist", tmp_path / r) for r in ("a", "same", "b"))
+    fa, fsame, fb = (archives.fingerprint("mnist", tmp_path / r) for r in ("a", "same", "b"))
     assert fa == fsame != fb and len(fa) == 64
-    split = data.load("mnist", "train", tmp_path / "a")
+    split = archives.load("mnist", "train", tmp_path / "a")
     assert split.fingerprint == fa and split.subset([0, 1]).fingerprint == fa
     assert datasets.fingerprint(DataSpec("mnist"), tmp_path / "a") == fa
     assert datasets.fingerprint(DataSpec("mnist", train_size=4), tmp_path / "b") == fb
     # an archive's fingerprint is its SHA-256, the value published beside the file
-    assert data.fingerprint("cifar10", archive.parent) == hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert archives.fingerprint("cifar10", archive.parent) == hashlib.sha256(archive.read_bytes()).hexdigest()
     # a file changed in place changes the fingerprint, and the split is decoded again
     img = tmp_path / "a" / "mnist" / "train" / "0" / "0000.png"
     img.write_bytes((tmp_path / "b" / "mnist" / "train" / "2" / "0000.png").read_bytes() + b"\0" * 7)
     archives._LOADED.clear()
-    assert data.load("mnist", "train", tmp_path / "a").fingerprint != fa
+    assert archives.load("mnist", "train", tmp_path / "a").fingerprint != fa
 
 
 def test_data_fingerprint_salts_cache_keys(tmp_path):
@@ -165,7 +170,7 @@ def reference():
     from conftest import synthetic
 
     imgs, labs = synthetic(64, 3, 16, 10)
-    split = data.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype("int64")), tuple("0123456789"))
+    split = splits.Split(torch.from_numpy(imgs), torch.from_numpy(labs.astype("int64")), tuple("0123456789"))
     model, batches = _model_and_batches(split)
     train(model, batches, CFG, device="cpu", progress=False)
     return split, model
@@ -204,9 +209,10 @@ KILLED_TRAINING = textwrap.dedent("""
     import torch
     sys.path.insert(0, {tests!r})
     from conftest import synthetic
-    from stitchkit.data import Batches, Split
-    from stitchkit.models import build_model
-    from stitchkit.train import TrainConfig, train
+    from stitchkit.data.batches import Batches
+    from stitchkit.data.splits import Split
+    from stitchkit.networks.models import build_model
+    from stitchkit.networks.train import TrainConfig, train
 
     torch.set_num_threads({threads})
     imgs, labs = synthetic(64, 3, 16, 10)
@@ -266,7 +272,7 @@ def _fake_run(figure_id, scale, params, out_dir=None, progress=True):
 
 def test_sweep_with_a_failing_point_keeps_the_finished_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(execution, "_run_checked", _fake_run)
-    with pytest.raises(execution.SweepFailed) as err:
+    with pytest.raises(runs_mod.SweepFailed) as err:
         execution.sweep("B-F2A", "smoke", {"width": [4, 8, 16]}, out_dir=tmp_path)
     table = pd.read_csv(tmp_path / "results.csv")
     assert list(table.width) == [4, 8, 16] and list(table.status) == ["ok", "failed", "ok"]
@@ -341,8 +347,8 @@ def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, mon
     """Finding 9: the default run folder is named by the second; a second run then used to write
     into the first's folder and one output was lost."""
     monkeypatch.setattr(execution, "_stamp", lambda: "20261124-163844")
-    first = execution.fresh_folder(tmp_path / "runs" / "S-F1A", "20261124-163844-smoke")
-    second = execution.fresh_folder(tmp_path / "runs" / "S-F1A", "20261124-163844-smoke")
+    first = fileio.fresh_folder(tmp_path / "runs" / "S-F1A", "20261124-163844-smoke")
+    second = fileio.fresh_folder(tmp_path / "runs" / "S-F1A", "20261124-163844-smoke")
     assert first.name == "20261124-163844-smoke" and second.name == "20261124-163844-smoke-2"
     assert first.is_dir() and second.is_dir()
 
@@ -383,11 +389,11 @@ def test_a_broken_parameters_cell_affects_only_its_own_notebook(tmp_path, monkey
     bad.write_text(bad.read_text().replace('scale = "smoke"', 'scale = "smoke" +', 1))
     monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
     broken: dict[str, str] = {}
-    assert list(execution.discover(nbs, broken=broken)) == ["B-F2A"]
+    assert list(notebooks.discover(nbs, broken=broken)) == ["B-F2A"]
     assert str(bad) in broken["B-F4"] and "does not parse" in broken["B-F4"]
-    assert execution.get_notebook("B-F2A", nbs).id == "B-F2A"
+    assert notebooks.get_notebook("B-F2A", nbs).id == "B-F2A"
     with pytest.raises(ValueError, match=f"{bad}: the parameters cell does not parse"):
-        execution.get_notebook("B-F4", nbs)
+        notebooks.get_notebook("B-F4", nbs)
     assert cli.main(["list"]) == 2
     out, err = capsys.readouterr()
     assert "B-F2A" in out and f"B-F4 cannot be listed: {bad}" in err and "Traceback" not in err
@@ -459,9 +465,9 @@ def test_an_image_folder_without_its_split_level_is_named_as_such(tmp_path):
     folder = tmp_path / "cifar10" / "airplane"
     folder.mkdir(parents=True)
     (folder / "0001.jpg").write_bytes(b"")
-    with pytest.raises(data.DataNotFoundError, match=r"cifar10 exists but has no train/ and test/ folders "
+    with pytest.raises(integrity.DataNotFoundError, match=r"cifar10 exists but has no train/ and test/ folders "
                                                      r"\(it holds: airplane\)"):
-        data.load("cifar10", "train", root=tmp_path)
+        archives.load("cifar10", "train", root=tmp_path)
 
 
 def test_a_results_folder_that_does_not_exist_is_refused_before_the_run(tmp_path, capsys):
@@ -515,8 +521,8 @@ def test_a_signal_stops_a_running_cell_within_seconds(tmp_path, sig):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from stitchkit.book import execution
-        info = execution.NotebookInfo("X-9", Path({str(nb)!r}), execution.parse_parameters(Path({str(nb)!r})))
+        from stitchkit.book import execution, notebooks
+        info = notebooks.NotebookInfo("X-9", Path({str(nb)!r}), notebooks.parse_parameters(Path({str(nb)!r})))
         try:
             execution.execute(info, Path({str(out)!r}), "smoke", progress=False)
         except KeyboardInterrupt as exc:
@@ -588,7 +594,7 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch, capsys)
     """Issue 35, finding 13: ENOSPC from a write names no file by itself; the error names it."""
     import errno
 
-    from stitchkit import fileio
+    from stitchkit.base import fileio
 
     real_fdopen = os.fdopen
 
@@ -616,7 +622,7 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch, capsys)
 def test_stale_temporary_files_are_removed_and_live_ones_kept(tmp_path):
     """Issue 35, finding 13: a writer killed mid-write leaves ``.<name>.*.tmp``; the next run's
     cache clears those no one has touched for 10 minutes, and keeps a live writer's."""
-    from stitchkit import fileio
+    from stitchkit.base import fileio
 
     (tmp_path / "datasets").mkdir()
     old = tmp_path / "datasets" / ".cifar10-train-x.npz.abc.tmp"
@@ -652,7 +658,7 @@ def test_a_run_needing_an_entry_another_run_computes_waits_for_it(tmp_path, caps
     first run's entry instead of computing it again."""
     import threading
 
-    from stitchkit.store import Store, config_key
+    from stitchkit.base.store import Store, config_key
 
     monkeypatch.setenv("STITCHKIT_PROGRESS", "1")
     store = Store(tmp_path / "store")
@@ -694,13 +700,13 @@ def test_a_dask_scheduler_without_workers_fails_within_the_timeout(tmp_path, mon
 def test_two_runs_from_an_empty_cache_are_bit_identical(tmp_path, monkeypatch):
     """Issue 35, finding 15: the models and the stitches of two runs from empty caches on one
     machine (same thread count) agree bit for bit."""
-    from stitchkit.datasets import DataSpec
-    from stitchkit.experiments.bansal import f2a
-    from stitchkit.grid import stitch_grid
-    from stitchkit.grid_spec import Net
-    from stitchkit.store import Store
-
     from dataclasses import replace
+
+    from stitchkit.base.store import Store
+    from stitchkit.data.datasets import DataSpec
+    from stitchkit.experiments.bansal import f2a
+    from stitchkit.stitching.grid import stitch_grid
+    from stitchkit.stitching.grid_spec import Net
 
     cfg = replace(f2a.PRESETS_F2A["smoke"], model_epochs=0.5, stitch_epochs=0.5, stitch_train_size=500,
                   dm_images=200, test_size=500)
@@ -730,9 +736,9 @@ def test_one_version_string():
 
 def test_the_kernel_socket_folder_goes_with_the_kernel():
     # issue 50, finding 6: every run left an empty /tmp/stitchkit-kernel-* folder behind
-    from stitchkit.book.execution import ipc_kernel_manager
-
     import asyncio
+
+    from stitchkit.book.kernels import ipc_kernel_manager
 
     km = ipc_kernel_manager()()
     folder = km._ipc_dir
@@ -806,7 +812,7 @@ def test_a_download_mirror_that_is_not_a_url_is_refused_at_start_up(monkeypatch,
 
 
 def test_well_formed_dask_addresses_pass_the_check(monkeypatch):
-    from stitchkit.environment import check_environment
+    from stitchkit.base.environment import check_environment
 
     for address in ("tcp://127.0.0.1:8786", "scheduler:8786", "tls://dask.example.org:8786", "inproc://10.0.0.1/1/2",
                     "tcp://[::1]:8786"):
@@ -827,7 +833,7 @@ def test_a_failed_run_leaves_no_results_beside_its_partial_notebook(tmp_path, mo
     page's only when the run succeeds."""
     import papermill
 
-    from stitchkit.results import RESULTS_ENV
+    from stitchkit.verdicts.results import RESULTS_ENV
 
     def saved_then_failed(nb, out_path, **kwargs):
         Path(os.environ[RESULTS_ENV]).write_text('{"id": "B-F2A", "claims": []}')  # run.save() ran...
@@ -839,7 +845,7 @@ def test_a_failed_run_leaves_no_results_beside_its_partial_notebook(tmp_path, mo
     old = out.with_suffix(".results.json")
     old.write_text('{"the": "committed results"}')
     with pytest.raises(RuntimeError, match="a later cell raised"):
-        execution.execute(execution.get_notebook("B-F2A"), out, "smoke", progress=False)
+        execution.execute(notebooks.get_notebook("B-F2A"), out, "smoke", progress=False)
     assert old.read_text() == '{"the": "committed results"}'
     assert (tmp_path / "B-F2A.failed.ipynb").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["B-F2A.failed.ipynb", "B-F2A.results.json"]
@@ -863,7 +869,7 @@ def test_batches_come_in_the_memory_format_asked_for_whatever_the_split_holds(ch
     a warm run's at 1e-6. Every batch now comes in the format asked for."""
     images = torch.randint(0, 256, (6, 3, 8, 8), dtype=torch.uint8)
     for layout in (images, images.contiguous(memory_format=torch.channels_last)):
-        split = data.Split(layout, torch.arange(6) % 2, ("a", "b"), "fp")
+        split = splits.Split(layout, torch.arange(6) % 2, ("a", "b"), "fp")
         x, _ = next(iter(Batches(split, 4, normalisation="cifar", channels_last=channels_last)))
         fmt = torch.channels_last if channels_last else torch.contiguous_format
         assert x.is_contiguous(memory_format=fmt)
@@ -876,9 +882,9 @@ def test_a_warm_run_measures_what_the_cold_run_measured(tmp_path):
     script = textwrap.dedent("""
         import sys, numpy as np
         from dataclasses import replace
-        from stitchkit.experiments.hernandez import grid, mse
+        from stitchkit.experiments.hernandez import all_layers, mse
         cfg = replace(mse.PRESETS_T1["smoke"], archs=("r1111",), controls=("r1111",), mse_images=200)  # one network: its stitches into itself
-        table, _ = grid.all_pairs(cfg, diagonal=True, progress=False)
+        table, _ = all_layers.all_pairs(cfg, diagonal=True, progress=False)
         per, _ = mse.mse_stats(table, cfg, diagonal=True, n_images=cfg.mse_images, progress=False)
         np.savez(sys.argv[1], **{k: np.asarray(v) for k, v in per.attrs["per_image"].items()})
     """)
@@ -897,7 +903,7 @@ def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it
     behind, ``make rerun`` re-runs it (from the cache), and a re-run that reproduces its numbers,
     verdicts and texts bit for bit makes it current again, keeping when it was first computed.
     Three pages: example images (no network), and two that train networks and stitches."""
-    from stitchkit import staleness
+    from stitchkit.registry import staleness
 
     # the session's cache (conftest): the networks the pages' own smoke tests trained serve here too;
     # whether the first build reads them or trains them, the re-run must reproduce it bit for bit
@@ -908,16 +914,16 @@ def test_a_page_behind_the_library_is_current_again_when_its_rerun_reproduces_it
         shutil.copy(execution.paths.NOTEBOOKS_DIR / f"{fid}.py", nbs / f"{fid}.py")
     monkeypatch.setattr(execution.paths, "NOTEBOOKS_DIR", nbs)
     execution.build_book(build=False, book_dir=book, stale_scale="smoke", progress=False)
-    infos = [execution.get_notebook(fid) for fid in ids]
+    infos = [notebooks.get_notebook(fid) for fid in ids]
     first = {}
     for info in infos:
         path = info.book_notebook(book).with_suffix(".results.json")
         results = json.loads(path.read_text())
-        assert "stitchkit/results.py" in results["library_sha256"] and execution.stale_reason(info, book) is None
-        results["library_sha256"]["stitchkit/results.py"] = "0" * 64  # as if the module had changed since
+        assert "stitchkit/verdicts/results.py" in results["library_sha256"] and execution.stale_reason(info, book) is None
+        results["library_sha256"]["stitchkit/verdicts/results.py"] = "0" * 64  # as if the module had changed since
         path.write_text(json.dumps(results))
         first[info.id] = results
-        assert execution.stale_reason(info, book) == "library changed since the run: results.py"
+        assert execution.stale_reason(info, book) == "library changed since the run: verdicts/results.py"
     capsys.readouterr()
     execution.build_book(build=False, book_dir=book, stale_scale="smoke", progress=False, rerun_behind=True)
     out = capsys.readouterr().out

@@ -7,19 +7,20 @@ import os
 
 import pytest
 
-from stitchkit import environment, networks
+from stitchkit.base import environment
 from stitchkit.book import pages, replicated, replication
-from stitchkit.networks import ModelSpec
-from stitchkit.train import TrainConfig
+from stitchkit.networks import network
+from stitchkit.networks.network import ModelSpec
+from stitchkit.networks.train import TrainConfig
 
 
 def test_a_seed_offset_shifts_every_seed_of_a_network_and_only_when_set(monkeypatch):
     spec = ModelSpec("resnet10", 4, seed=3, train=TrainConfig(epochs=1, seed=3),
                      probe=TrainConfig(epochs=1, seed=5), method="simclr")
     monkeypatch.delenv(environment.SEED_OFFSET_ENV, raising=False)
-    assert networks.with_seed_offset(spec) is spec
+    assert network.with_seed_offset(spec) is spec
     monkeypatch.setenv(environment.SEED_OFFSET_ENV, "1000")
-    moved = networks.with_seed_offset(spec)
+    moved = network.with_seed_offset(spec)
     assert (moved.seed, moved.train.seed, moved.probe.seed) == (1003, 1003, 1005)
     assert moved.width == spec.width and moved.train.epochs == spec.train.epochs
 

@@ -3,17 +3,17 @@ import dataclasses
 import pytest
 
 from stitchkit import cli
-from stitchkit.book import execution
-from stitchkit.claims import ClaimSpec
+from stitchkit.book import catalogue, execution, notebooks, runs
 from stitchkit.experiments.bansal import common, f7
-from stitchkit.figures import FIGURES
-from stitchkit.results import Control, Criterion, Run, at_least, at_most, within
-from stitchkit.scales import (SCALES, ParameterValueError, UnknownParameterError, UnknownScaleError, preset,
-                              resolve)
+from stitchkit.registry.figures import FIGURES, SCALES
+from stitchkit.registry.scales import ParameterValueError, UnknownParameterError, UnknownScaleError, preset, resolve
+from stitchkit.verdicts.claims import ClaimSpec
+from stitchkit.verdicts.results import Control, Criterion, Run, at_least, at_most, within
 
 
 def test_presets_exist_for_every_scale_and_override_by_name():
-    from stitchkit.scales import REQUIRED_SCALES, UnknownScaleError
+    from stitchkit.registry.figures import REQUIRED_SCALES
+    from stitchkit.registry.scales import UnknownScaleError
 
     for scale in REQUIRED_SCALES:
         assert isinstance(preset(common.PRESETS, scale), common.ConnectivityConfig)
@@ -61,11 +61,11 @@ def test_unknown_scale_and_field_list_valid_choices():
 
 
 def test_notebook_parameters_are_discovered():
-    info = execution.get_notebook("B-F2A")
+    info = notebooks.get_notebook("B-F2A")
     names = info.parameter_names()
     assert names[0] == "scale" and "width" in names
     with pytest.raises(KeyError, match="valid: B-F2A"):
-        execution.get_notebook("B-F99")
+        notebooks.get_notebook("B-F99")
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -82,7 +82,7 @@ def test_notebook_parameters_are_discovered():
     (["book", "--scale", "big"], "unknown scale 'big'"),
 ])
 def test_cli_errors_exit_nonzero_before_compute(argv, message, capsys, monkeypatch):
-    from stitchkit import figures
+    from stitchkit.registry import figures
 
     # B-F2A and B-F4 as figures without a gpu preset (they have one since issue 47)
     monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i not in ("B-F2A", "B-F4")))
@@ -115,12 +115,12 @@ def test_cli_list(capsys, monkeypatch):
 def test_parse_values_and_grid():
     assert cli.parse_value("3") == 3 and cli.parse_value("0.5") == 0.5 and cli.parse_value("eval") == "eval"
     assert cli.parse_value("None") is None and cli.parse_value("[1, 2]") == [1, 2]
-    assert execution.grid({"a": [1, 2], "b": ["x"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+    assert runs.grid({"a": [1, 2], "b": ["x"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
 
 
 def E(v: float):
     """A measured value with a narrow interval (a bare number would get the zero-width control, issue 46)."""
-    from stitchkit.noise import Estimate
+    from stitchkit.verdicts.noise import Estimate
 
     return Estimate(v, v - 0.01, v + 0.01)
 
@@ -164,15 +164,15 @@ def test_every_notebook_parameters_cell_matches_its_config():
     """The config dataclass is the one source of truth: same names, same order, same comments."""
     import jupytext
 
-    from stitchkit import figures
-    from stitchkit.scales import parameters_cell
+    from stitchkit.registry import figures
+    from stitchkit.registry.scales import parameters_cell
 
     broken: dict[str, str] = {}
-    found = execution.discover(broken=broken)
+    found = notebooks.discover(broken=broken)
     assert not broken and len(found) == len(list(execution.paths.NOTEBOOKS_DIR.glob("*.py")))
     for info in found.values():
         cls = figures.config_class(info.id)
-        assert cls is not None, f"{info.id} is not in the figure registry (stitchkit.figures)"
+        assert cls is not None, f"{info.id} is not in the figure registry (stitchkit.registry.figures)"
         cell = [c for c in jupytext.read(info.source).cells if "parameters" in c.metadata.get("tags", [])][0]
         expected = parameters_cell(cls, figures.BY_ID[info.id].unused)  # less the shared fields it does not use
         assert cell.source.strip() == expected, f"{info.id}: parameters cell differs from {cls.__name__}"
@@ -197,7 +197,7 @@ def test_claims_table_escapes_html_and_keeps_full_text():
     failed = {"text": "receiver into itself (exact): |penalty| ≤ 0.5", "criterion": "≤ 0.5", "value": "0.9",
               "passed": False, "record": {"value": 0.9, "low": 0.7, "high": 1.1, "threshold": 0.0,
                                           "direction": "within", "tolerance": 0.5, "unit": "points"}}
-    from stitchkit.results import claims_html
+    from stitchkit.verdicts.results import claims_html
 
     html = claims_html([{"text": "t", "criterion": "c", "verdict": "inconclusive at this scale", "scale": "demo",
                          "controls": [failed], "reason": "control failed: receiver into itself"}])
@@ -222,9 +222,9 @@ def test_every_notebook_opens_with_its_own_figure():
     presets the CLI checks a run against are the registry's, the ones that line reads."""
     import re
 
-    from stitchkit import figures
+    from stitchkit.registry import figures
 
-    for info in execution.discover().values():
+    for info in notebooks.discover().values():
         src = info.source.read_text()
         assert re.findall(r'^run, cfg = open_page\("([^"]+)", globals\(\)', src, re.M) == [info.id], info.id
         assert "resolve(" not in src and "Run(" not in src, info.id
@@ -269,7 +269,8 @@ def test_bad_parameters_are_refused_before_compute_with_exit_2(argv, message, ca
 
 
 def test_the_configuration_table_shows_the_values_that_ran(monkeypatch):
-    from stitchkit import ledger, scales
+    from stitchkit.base import ledger
+    from stitchkit.registry import scales
 
     monkeypatch.setattr(ledger, "_NETWORKS", {})
     cfg = f7.PRESETS_F7["demo"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from stitchkit import similarity as sim
+from stitchkit.measures import similarity as sim
 
 SEEDS = range(5)
 
@@ -139,7 +139,7 @@ def test_layer_matrix_with_and_without_gram_cache():
 
 
 def test_model_layer_matrix_runs_on_a_model():
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     model = build_model("resnet10", seed=0, width=4)
     images = torch.randint(0, 256, (20, 3, 32, 32), dtype=torch.uint8)
@@ -152,7 +152,7 @@ def test_heatmap_and_penalty_plots_are_labelled():
     import matplotlib
 
     matplotlib.use("Agg")
-    from stitchkit import plotting
+    from stitchkit.pagekit import plotting
 
     ax = plotting.layer_heatmap(np.eye(3), ["a", "b", "c"], ["x", "y", "z"], cbar_label="CKA", xlabel="B", ylabel="A")
     assert ax.get_xlabel() == "B" and len(ax.figure.axes) == 2  # heatmap + colour bar
@@ -168,7 +168,7 @@ def test_heatmap_and_penalty_plots_are_labelled():
 
 
 def test_model_grams_give_the_same_cka_as_the_activations():
-    from stitchkit.models import build_model
+    from stitchkit.networks.models import build_model
 
     a, b = build_model("resnet10", seed=0, width=4), build_model("resnet10", seed=1, width=4)
     images = torch.randint(0, 256, (24, 3, 32, 32), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))

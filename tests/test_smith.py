@@ -5,15 +5,15 @@ import hashlib
 import pytest
 import torch
 
-from stitchkit import colour_mnist, data, datasets
+from stitchkit.data import archives, batches, colour_mnist, datasets, integrity
 from stitchkit.experiments.smith.better_than import (TC1_DECIDING, contradiction_summary, plot_gains, tc1_gains,
                                                      tc1_longer_models)
 from stitchkit.experiments.smith.config import CUT_LABELS, CUTS, FIG1_SENDERS, PRESETS, RECEIVER, TC1_MODELS, UNTRAINED
 from stitchkit.experiments.smith.digit_receiver import compatibility_summary, rank_summary
-from stitchkit.experiments.smith.measures import NoiseSender, NoiseSpec, first_layer_after
+from stitchkit.experiments.smith.measured import NoiseSender, NoiseSpec, first_layer_after
 from stitchkit.experiments.smith.stitch_controls import LABEL_FREE, LATE, negative_control
 from stitchkit.experiments.smith.vgg import VGG_CUT_LABELS, VGG_CUTS, VGG_MODELS, vgg_deciding_cells, vgg_summary
-from stitchkit.models import build_model
+from stitchkit.networks.models import build_model
 
 
 def _digits(n=20, seed=0):
@@ -90,8 +90,8 @@ PINNED = {
 @pytest.mark.parametrize("name", list(PINNED))
 def test_generated_sets_are_pinned(name):
     try:
-        mnist = data.load("mnist", "test")
-    except data.DataNotFoundError:
+        mnist = archives.load("mnist", "test")
+    except integrity.DataNotFoundError:
         pytest.skip("MNIST not found in the data root (set STITCHKIT_DATA_ROOT; `make check` and `make test` do)")
     if mnist.fingerprint != MNIST_FP:
         pytest.skip("a different MNIST copy: the pinned images are for the shared offline copy")
@@ -130,7 +130,7 @@ def _into_digit_table(acc, *, self_acc=0.95, baseline=0.95, inits=3, n=4000):
 
 
 def _verdict(claim, scale="demo"):
-    from stitchkit.results import Claim
+    from stitchkit.verdicts.results import Claim
     return Claim(claim.key, claim.text, claim.criterion.text, claim.paper, claim.ours,
                  claim.criterion.holds, scale, tuple(claim.controls)).verdict
 
@@ -319,9 +319,9 @@ def test_contradiction_table_and_paper_scale_claim():
 @pytest.mark.parametrize("scale", ["smoke", "demo", "gpu", "paper"])
 def test_presets_hold_their_scales_recipes(scale):
     """Issue 63: each preset holds its networks' recipe at its scale, and builds its networks from it."""
-    from stitchkit import zoo
     from stitchkit.experiments.smith.config import SETS
     from stitchkit.experiments.smith.vgg import PRESETS_FC6
+    from stitchkit.networks import zoo
 
     cfg, vgg = PRESETS[scale], PRESETS_FC6[scale]
     assert cfg.net == zoo.SMITH_RESNET18[scale] and vgg.net == zoo.SMITH_VGG19[scale]
@@ -416,7 +416,7 @@ def test_s_f1a_gpu_preset_shows_the_same_images_as_demo():
     """Issue 47: S-F1A at gpu validates and is demo's preset (the data sets do not depend on the scale);
     demo as it was."""
     from stitchkit.experiments.smith.examples import PRESETS_F1A, ExamplesConfig
-    from stitchkit.scales import preset
+    from stitchkit.registry.scales import preset
 
     assert preset(PRESETS_F1A, "gpu") == preset(PRESETS_F1A, "demo") == ExamplesConfig()
     assert PRESETS_F1A["demo"].per_class == 3

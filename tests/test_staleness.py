@@ -1,12 +1,13 @@
 """A page's record of the library it was computed with (issue 48): hashes, changes, comparisons."""
 
-from stitchkit import paths, staleness
+from stitchkit.base import paths
+from stitchkit.registry import staleness
 
 
 def test_a_run_records_the_library_modules_it_imported_by_hash():
     hashes = staleness.library_hashes()
-    assert "stitchkit/staleness.py" in hashes and "stitchkit/paths.py" in hashes
-    assert hashes["stitchkit/staleness.py"] == staleness.code_hash(paths.REPO_ROOT / "stitchkit" / "staleness.py")
+    assert "stitchkit/registry/staleness.py" in hashes and "stitchkit/base/paths.py" in hashes
+    assert hashes["stitchkit/registry/staleness.py"] == staleness.code_hash(paths.REPO_ROOT / "stitchkit" / "registry" / "staleness.py")
     assert all(k.startswith("stitchkit/") and k.endswith(".py") for k in hashes)
 
 
@@ -111,7 +112,7 @@ def test_runs_are_compared_on_what_they_found_not_on_how_they_ran():
 def test_a_run_records_the_library_as_it_imported_it(monkeypatch):
     """A module edited while a page runs is not recorded as the one that ran: the hashes taken when
     the run starts win; modules first imported later are hashed when it saves."""
-    from stitchkit.results import Run
+    from stitchkit.verdicts.results import Run
 
     calls = iter([{"stitchkit/a.py": "at start"}, {"stitchkit/a.py": "edited", "stitchkit/b.py": "later"}])
     monkeypatch.setattr(staleness, "library_hashes", lambda **kw: next(calls))
@@ -136,8 +137,8 @@ def test_a_page_built_from_other_pages_is_behind_when_one_of_them_changes(tmp_pa
     verdicts, and nothing marked it stale."""
     import json
 
-    from stitchkit import staleness
-    from stitchkit.results import Run
+    from stitchkit.registry import staleness
+    from stitchkit.verdicts.results import Run
 
     src = tmp_path / "B-F2A.results.json"
     first = {"id": "B-F2A", "scale": "demo", "claims": [{"key": "connected", "verdict": "not reproduced"}],

@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 
-from stitchkit.datasets import DataSpec
-from stitchkit.store import Store, canonical, config_key
-from stitchkit.train import TrainConfig
-from stitchkit.zoo import ModelSpec
+from stitchkit.base.store import Store, canonical, config_key
+from stitchkit.data.datasets import DataSpec
+from stitchkit.networks.network import ModelSpec
+from stitchkit.networks.train import TrainConfig
 
 # The key of this spec must never change: models trained on a GPU have to survive library growth.
 PINNED_SPEC = ModelSpec(model="preact_resnet18", width=16, seed=1, train=TrainConfig(epochs=5))
@@ -103,7 +103,7 @@ def test_a_valid_entry_under_another_key_is_corrupt_and_recomputed(tmp_path):
 def test_failed_write_leaves_old_entry_intact(tmp_path, monkeypatch):
     store = Store(tmp_path)
     store.put({"x": 1}, {"v": 1}, {})
-    import stitchkit.fileio as sio
+    import stitchkit.base.fileio as sio
 
     def boom(*a, **k):
         raise OSError("disk full")
@@ -122,7 +122,7 @@ def test_unkeyable_values_are_refused():
 
 
 def test_ledger_counts_computed_and_cached_entries_once(tmp_path, monkeypatch):
-    from stitchkit import store as store_mod
+    from stitchkit.base import store as store_mod
 
     monkeypatch.setattr(store_mod, "_LEDGER", {})
     store = Store(tmp_path)
@@ -150,7 +150,7 @@ def test_atomic_writes_get_an_ordinary_files_mode_not_0600(tmp_path):
     import os
     import stat
 
-    from stitchkit.fileio import atomic_write_bytes
+    from stitchkit.base.fileio import atomic_write_bytes
 
     old = os.umask(0o022)
     try:
@@ -249,7 +249,7 @@ def test_an_entry_of_the_first_format_is_read_and_migrated(tmp_path):
 def test_a_planted_training_checkpoint_runs_nothing(tmp_path):
     """A training checkpoint (partial/) is read as tensors and plain data only: a planted one is
     refused as unusable and training starts over."""
-    from stitchkit.train import read_checkpoint, write_checkpoint
+    from stitchkit.networks.train import read_checkpoint, write_checkpoint
 
     marker = tmp_path / "ran.txt"
     write_checkpoint(tmp_path / "c.pt", {"model": {}, "optimizer": {}, "scheduler": {}, "generator": _Payload(marker),

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from stitchkit.book import execution
+from stitchkit.book import execution, runs
 
 
 def fake_run(figure_id, scale, params, out_dir=None, progress=True):
@@ -20,7 +20,7 @@ def test_local_sweep_collects_one_row_per_run(tmp_path, monkeypatch):
     assert set(table["claim.c"]) == {"reproduced"}
     assert pd.read_csv(tmp_path / "results.csv").shape == table.shape
     assert table.attrs["csv"] == str(tmp_path / "results.csv")
-    lines = execution.sweep_summary(table, ["width", "frozen_bn"]).splitlines()
+    lines = runs.sweep_summary(table, ["width", "frozen_bn"]).splitlines()
     assert lines[0].split() == ["width", "frozen_bn", "c", "wall", "status"]  # no numbers: they are in the CSV
     assert lines[1].split() == ["4", "eval", "yes", "1", "s", "ok"] and len(lines) == 5
 
@@ -43,7 +43,8 @@ def test_dask_sweep_on_an_in_process_cluster(tmp_path, monkeypatch):
 def test_each_value_is_validated_once_per_run_and_once_per_sweep_point(tmp_path, monkeypatch):
     """Issue 48: the command line checks a run's values once, before compute, and nothing
     downstream checks again (the kernel checks once more what it is handed, in its own process)."""
-    from stitchkit import cli, scales
+    from stitchkit import cli
+    from stitchkit.registry import scales
 
     calls = []
     validate = scales.validate

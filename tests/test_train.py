@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from stitchkit.data import Batches
-from stitchkit.models import build_model
-from stitchkit.train import TrainConfig, evaluate, lr_factor, train
+from stitchkit.data.batches import Batches
+from stitchkit.networks.models import build_model
+from stitchkit.networks.train import TrainConfig, evaluate, lr_factor, train
 
 CFG = TrainConfig(epochs=2, batch_size=16, lr=0.05, precision="fp32", seed=0)
 
@@ -61,7 +61,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tiny_split, tmp_path):
     # issue 50, finding 6: the seconds the interrupted run had spent travel with the history, so
     # the ledger counts them as cached, not as this run's compute
     assert 0 < history.resumed_seconds <= history[-1]["seconds"]
-    from stitchkit import store
+    from stitchkit.base import store
 
     store._LEDGER.clear()
     store._record("k", {"train_seconds": 10.0, "resumed_seconds": 4.0}, new=True)
@@ -108,8 +108,8 @@ def test_training_learns_a_learnable_task(tiny_split):
 
 def test_mse_objective_regresses_onto_a_target_representation():
     """The pluggable objective: a linear map trained with MSE onto targets made by another map."""
-    from stitchkit.stitching import TensorBatches
-    from stitchkit.train import mse
+    from stitchkit.networks.train import mse
+    from stitchkit.stitching.stitches import TensorBatches
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(256, 6, generator=g)
@@ -124,7 +124,7 @@ def test_mse_objective_regresses_onto_a_target_representation():
 def test_simclr_resume_continues_the_augmentation_stream(tiny_split, tmp_path):
     """SimCLR's views come from the objective's own generator: a run stopped after epoch 1 and
     resumed from its checkpoint ends with the weights of the uninterrupted run."""
-    from stitchkit import simclr
+    from stitchkit.networks import simclr
 
     cfg = TrainConfig(epochs=2, batch_size=16, optimizer="adam", lr=1e-3, weight_decay=0.0, augment=False,
                       precision="fp32", seed=0)
@@ -167,7 +167,7 @@ def test_a_checkpoint_from_another_precision_is_not_resumed(tiny_split, tmp_path
     run starts over, saying why), and the checkpoint records the precision it was written in."""
     ckpt = tmp_path / "ckpt.pt"
     _train(tiny_split, dataclasses.replace(CFG, epochs=1, precision="bf16"), checkpoint=ckpt)
-    from stitchkit.train import read_checkpoint
+    from stitchkit.networks.train import read_checkpoint
     assert read_checkpoint(ckpt)["precision"] == "bf16"
     with pytest.warns(UserWarning, match="trained in bf16 and this run trains in fp32"):
         model, history = _train(tiny_split, dataclasses.replace(CFG, epochs=1), checkpoint=ckpt)
@@ -177,7 +177,7 @@ def test_a_checkpoint_from_another_precision_is_not_resumed(tiny_split, tmp_path
 
 
 def test_gradient_clipping_bounds_the_update_and_keeps_old_cache_keys(tiny_split):
-    from stitchkit.store import config_key
+    from stitchkit.base.store import config_key
     assert config_key(TrainConfig()) == config_key(TrainConfig(clip_norm=None))
     assert config_key(TrainConfig()) != config_key(TrainConfig(clip_norm=1.0))
     with pytest.raises(ValueError, match="clip_norm"):
@@ -195,7 +195,7 @@ def test_gradient_clipping_bounds_the_update_and_keeps_old_cache_keys(tiny_split
 def test_label_smoothing_and_nesterov_train_and_keep_old_cache_keys(tiny_split):
     """The gpu recipes' label smoothing and Nesterov momentum (issue 47): off by default, so that
     every network trained before keeps its cache key; on, they change the run."""
-    from stitchkit.store import config_key
+    from stitchkit.base.store import config_key
     assert config_key(TrainConfig()) == config_key(TrainConfig(label_smoothing=0.0, nesterov=False))
     assert config_key(TrainConfig()) != config_key(TrainConfig(label_smoothing=0.1))
     with pytest.raises(ValueError, match="label_smoothing"):

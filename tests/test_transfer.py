@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from stitchkit import cli, papers
+from stitchkit import cli
+from stitchkit.base.provenance import git_state
 from stitchkit.book import bookpages, catalogue, execution, transfer
-from stitchkit.results import GLUE_PREFIX as GLUE
-from stitchkit.provenance import git_state
+from stitchkit.registry import papers
+from stitchkit.verdicts.results import GLUE_PREFIX as GLUE
 
 
 def _preset_params(figure_id: str, scale: str) -> dict:
     from dataclasses import asdict
 
-    from stitchkit import figures
+    from stitchkit.registry import figures
 
     return json.loads(json.dumps(asdict(figures.presets(figure_id)[scale])))
 
@@ -28,7 +29,7 @@ def _fake_execute(info, out, scale, params=None, *, progress=True):
     page does) and its results, run at this checkout's commit with the scale's preset."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    results = {"id": info.id, "scale": scale, "source_sha256": execution.source_hash(info.source),
+    results = {"id": info.id, "scale": scale, "source_sha256": catalogue.source_hash(info.source),
                "source": f"notebooks/{info.id}.py", "numbers": {"x": 1.5}, "params": _preset_params(info.id, scale),
                "provenance": {"wall_seconds": 12.5, "commit": git_state()["commit"], "device": "a GPU"},
                "claims": [{"key": "k", "text": "a claim", "verdict": "reproduced", "paper": "p", "ours": "o"}]}
@@ -209,7 +210,7 @@ def test_a_stray_member_or_an_unreadable_file_is_refused(archive, tmp_path):
 
 
 def test_pages_refuses_a_figure_without_the_scale_before_any_run(tmp_path, monkeypatch, capsys):
-    from stitchkit import figures
+    from stitchkit.registry import figures
 
     monkeypatch.setitem(figures.OPTIONAL, "gpu", tuple(i for i in figures.OPTIONAL["gpu"] if i != "B-F9"))
     ran = []

@@ -8,15 +8,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
-from stitchkit import controls, noise, paths
-from stitchkit.book import changes
-from stitchkit.book.catalogue import CATALOGUE, check_results
-from stitchkit.results import Run, at_least, at_most, check_verdict, decide, within
-
 from per_image import correct as _correct  # tests/ is on sys.path (no __init__.py)
 
-
+from stitchkit.base import paths
+from stitchkit.book import changes
+from stitchkit.book.catalogue import CATALOGUE, check_results
+from stitchkit.verdicts import controls, noise
+from stitchkit.verdicts.results import Run, at_least, at_most, check_verdict, decide, within
 
 
 @pytest.mark.parametrize("direction", ["<=", ">=", "<", ">"])
@@ -162,7 +160,7 @@ def test_every_change_names_catalogue_pages_and_renders():
 def test_a_claim_without_a_measured_value_is_inconclusive_and_saves(tmp_path):
     """A criterion with no value (nothing to measure at this scale) saves at demo scale with the
     reason 'not measured', and its verdict passes the check (review, 2026-11-24)."""
-    from stitchkit.results import Criterion
+    from stitchkit.verdicts.results import Criterion
 
     run = Run("J-F2", "demo", {})
     c = run.claim("none", "t", criterion=Criterion("median AUROC of the high-accuracy stitches (not measured: none)",

@@ -4,14 +4,17 @@ import dataclasses
 
 import pytest
 import torch
-
-from stitchkit import datasets, networks, zoo
-from stitchkit.datasets import DataSpec
-from stitchkit.experiments.bansal import common
-from stitchkit.store import config_key
-from stitchkit.train import TrainConfig
-from stitchkit.zoo import ModelSpec, load_or_train
 from conftest import write_cifar_pickles
+
+from stitchkit.base.store import config_key
+from stitchkit.data import datasets
+from stitchkit.data.datasets import DataSpec
+from stitchkit.experiments.bansal import common
+from stitchkit.networks import network
+from stitchkit.networks import train as train_mod
+from stitchkit.networks import zoo
+from stitchkit.networks.network import ModelSpec, load_or_train
+from stitchkit.networks.train import TrainConfig
 
 
 def test_two_pages_asking_for_the_same_recipe_get_the_same_cached_model():
@@ -39,13 +42,13 @@ def test_load_or_train_trains_once_then_loads(tmp_path, monkeypatch):
     model, metrics = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
     assert set(metrics) >= {"test", "history", "images_per_second", "precision"} and metrics["test"]["n"] == 20
     assert metrics["train_seconds"] == metrics["history"][-1]["seconds"] > 0
-    monkeypatch.setattr(networks, "train", lambda *a, **k: pytest.fail("trained twice"))
+    monkeypatch.setattr(network, "train", lambda *a, **k: pytest.fail("trained twice"))
     again, _ = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
     assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), again.state_dict().values()))
 
 
 def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_path):
-    from stitchkit import ledger
+    from stitchkit.base import ledger
 
     write_cifar_pickles(tmp_path, n_train=50, n_test=20)
     spec = ModelSpec(model="resnet10", width=4, seed=3, train=TrainConfig(epochs=1, batch_size=10))
@@ -64,14 +67,15 @@ def test_load_or_train_records_the_networks_a_run_used_with_their_accuracy(tmp_p
 
 
 def test_a_training_steps_flops_are_counted_without_touching_the_model_or_the_random_streams():
-    from stitchkit.models import build_model
     from torch.utils.flop_counter import FlopCounterMode
+
+    from stitchkit.networks.models import build_model
 
     model = build_model("resnet10", seed=0, width=4).train()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     images = torch.randint(0, 255, (5, 3, 32, 32), dtype=torch.uint8)
     state = torch.random.get_rng_state()
-    flops = networks.train_flops_per_image(model, images)
+    flops = network.train_flops_per_image(model, images)
     assert torch.equal(torch.random.get_rng_state(), state) and model.training
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert all(p.grad is None for p in model.parameters())
@@ -86,7 +90,7 @@ def test_untrained_model_keeps_random_weights_but_recalibrates_bn(tmp_path):
     write_cifar_pickles(tmp_path, n_train=50, n_test=20)
     spec = ModelSpec(model="resnet10", width=4, train=TrainConfig(epochs=0), calibrate_bn=40)
     model, metrics = load_or_train(spec, device="cpu", root=tmp_path, progress=False)
-    fresh = zoo.build(spec, 10, 3)
+    fresh = network.build(spec, 10, 3)
     assert metrics["history"] == []
     conv = [k for k in fresh.state_dict() if k.endswith("conv1.weight")][0]
     assert torch.equal(model.state_dict()[conv], fresh.state_dict()[conv])
@@ -120,7 +124,7 @@ def test_another_data_root_gives_another_model(tmp_path):
     d[b"data"][0, :10] ^= 0xFF  # ten pixels differ: another data set under the same spec
     batch.write_bytes(pickle.dumps(d))
     spec = ModelSpec(model="resnet10", width=8, train=TrainConfig(epochs=1, batch_size=10))
-    store = __import__("stitchkit.store", fromlist=["Store"]).Store(tmp_path / "store")
+    store = __import__("stitchkit.base.store", fromlist=["Store"]).Store(tmp_path / "store")
     load_or_train(spec, device="cpu", root=tmp_path / "a", store=store, progress=False)
     load_or_train(spec, device="cpu", root=tmp_path / "b", store=store, progress=False)
     assert len(list((tmp_path / "store").rglob("*.pt"))) == 2
@@ -131,7 +135,7 @@ def test_snapshots_of_one_run_equal_runs_stopped_there(tmp_path):
     (same schedule, same data order), bit for bit on the CPU."""
     from dataclasses import replace
 
-    from stitchkit.store import Store
+    from stitchkit.base.store import Store
 
     write_cifar_pickles(tmp_path, n_train=80, n_test=20)
     spec = ModelSpec(model="resnet10", width=4, train=TrainConfig(epochs=4, batch_size=10, stop=0.5))
@@ -153,7 +157,7 @@ def test_bansal_gpu_recipe_is_the_best_measured_candidate():
     import json
     from dataclasses import asdict
 
-    from stitchkit import paths
+    from stitchkit.base import paths
 
     rows = json.loads((paths.REPO_ROOT / "benchmarks" / "spot" / "gpu-recipes.json").read_text())["rows"]
     best = max(rows, key=lambda r: r["test_accuracy"])
@@ -214,10 +218,11 @@ def test_the_simclr_networks_are_as_wide_as_their_supervised_twins():
 
 def test_a_recipe_tables_gpu_row_stays_out_of_a_demo_pages_code_hash(tmp_path):
     """The zoo's tables are dict literals keyed by scale: tuning a ``gpu`` recipe leaves the CPU
-    pages current (stitchkit.staleness), tuning a ``demo`` recipe does not."""
-    from stitchkit import paths, staleness
+    pages current (stitchkit.registry.staleness), tuning a ``demo`` recipe does not."""
+    from stitchkit.base import paths
+    from stitchkit.registry import staleness
 
-    source = (paths.REPO_ROOT / "stitchkit" / "zoo.py").read_text()
+    source = (paths.REPO_ROOT / "stitchkit" / "networks" / "zoo.py").read_text()
     gpu_row = '"gpu": dict(width=64, train_size=None, epochs=40, calibrate_bn=2000, batch=512, lr=0.2,'
     demo_row = '"demo": dict(width=8, train_size=None, epochs=3, calibrate_bn=2000),'
     assert gpu_row in source and demo_row in source
@@ -236,7 +241,7 @@ def test_every_preset_holds_the_recipes_of_its_own_scale():
     deep (X-3 holds B-F2A's config), is its own scale's row of a zoo table."""
     import dataclasses
 
-    from stitchkit import figures
+    from stitchkit.registry import figures
 
     tables = [v for v in vars(zoo).values() if isinstance(v, dict) and v and
               all(isinstance(r, zoo.Recipe) for r in v.values())]

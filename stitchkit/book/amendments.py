@@ -12,7 +12,7 @@ committed results files with ``git show``.
 The amendments so far:
 
 - **2026-11-27** (issue 46), before = commit ``cd8ff10``: the controls fitted to each claim's
-  kind (:mod:`stitchkit.controls`: the one-sided positive control replaced the two-sided
+  kind (:mod:`stitchkit.verdicts.controls`: the one-sided positive control replaced the two-sided
   self-stitch gate, which a perfect recipe could not pass at the pages' test sizes and which
   double-counted the gain the penalties already subtract; a negative control on claims that a
   stitch works; the training-length control on every stitching verdict), t intervals over fewer
@@ -28,8 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import paths
-from ..fileio import atomic_write_json
+from ..base import paths
+from ..base.fileio import atomic_write_json
 
 # date -> (the commit the "before" verdicts are read from, what changed, in a few words)
 AMENDMENTS: dict[str, tuple[str, str]] = {

@@ -1,73 +1,61 @@
 """The book's API reference page (``book/api.md``), generated from the docstrings.
 
-:data:`SECTIONS` groups every module of the package (the book's as ``book.<name>``) by the layer
-it belongs to (the layering of :mod:`stitchkit`'s docstring); the page has one ``{automodule}`` block per module, which Sphinx's
+:func:`sections` groups every module of the package by the layer folder it is in
+(``stitchkit.LAYERS``, top layer first: the order a reader meets them in, starting with their
+own networks), each section's heading and text the layer package's docstring, then the book's
+modules and the command line; the page has one ``{automodule}`` block per module, which Sphinx's
 autodoc fills from the module's docstring and those of its public members when the book is built.
-A test checks that every module is in exactly one section, so a new module cannot be left out.
-The experiments (one package per paper) are the figures' own code, read beside their pages: the
-page names them without documenting each function.
+A new module is documented by being in its folder. The experiments (one package per paper) are the
+figures' own code, read beside their pages: the page names them without documenting each function.
 """
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 
 PACKAGE = "stitchkit"
+BOOK = ("The book", "The machinery of this book, in its own package: executing notebooks into pages, the part pages "
+        "and the scorecard, the Cost page, what changed after a run, and pages computed on a GPU elsewhere.")
+CLI = ("The command line", "The `stitchkit` command.")
 
-# (heading, what the layer is for, its modules): the order a reader meets them in
-SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("Your own networks",
-     "Compare two PyTorch models of your own at named layers: every similarity measure, direct matching and "
-     "the papers' task-loss stitch, with the book's controls and intervals, in bounded memory.",
-     ("comparison", "adapter", "minibatch", "compare_inputs", "compare_report", "notions")),
-    ("Stitching and similarity",
-     "Stitch layers and their initialisations, task-loss and direct matching, the similarity measures, linear "
-     "probes and the OOD detectors.",
-     ("stitching", "similarity", "probes", "ood", "linalg")),
-    ("Models, data and training",
-     "The model registry and its named cuts, the data sets read from the data root, one training loop, and "
-     "the networks each paper trains.",
-     ("models", "zoo", "networks", "train", "simclr", "data", "datasets", "splits", "archives", "downloads",
-      "colour_mnist", "integrity", "hardware")),
-    ("Intervals, claims and verdicts",
-     "Paired-bootstrap intervals, claims and their controls, and the verdict each follows to.",
-     ("noise", "claims", "controls", "gating", "results", "page")),
-    ("Stitch grids and the cluster",
-     "Many stitches at once, on one machine or a Dask cluster.",
-     ("grid", "grid_spec", "grid_exec", "cluster")),
-    ("Figures and tables",
-     "What a page draws and shows, and its figures as files.",
-     ("plotting", "display", "figure_files")),
-    ("Runs, the cache and provenance",
-     "Content-addressed artifacts, atomic writes, what a run used and recorded, and whether a page is behind "
-     "the code.",
-     ("store", "fileio", "paths", "environment", "ledger", "provenance", "staleness", "progress", "figures",
-      "scales")),
-    ("The papers and the command line",
-     "The four papers and the part beyond them, and the `stitchkit` command.",
-     ("papers", "cli")),
-    ("The book",
-     "The machinery of this book, in its own package: executing notebooks into pages, the part pages and the "
-     "scorecard, the Cost page, what changed after a run, and pages computed on a GPU elsewhere.",
-     ("book.execution", "book.replication", "book.replicated", "book.notebooks",
-      "book.sync", "book.kernels", "book.runs", "book.pages", "book.bookpages",
-      "book.catalogue", "book.changes", "book.amendments", "book.cost", "book.findings", "book.report",
-      "book.networks_page", "book.batch", "book.gpu_estimates", "book.transfer", "book.apipage")),
-)
+
+def sections() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(heading, what the layer is for, its modules as ``<layer>.<name>``) for each layer folder,
+    top layer first, then the book (``book.<name>``) and the command line."""
+    import stitchkit
+
+    out = []
+    for layer in reversed(stitchkit.LAYERS):
+        package = importlib.import_module(f"{PACKAGE}.{layer}")
+        heading, _, about = (package.__doc__ or layer).strip().partition("\n\n")
+        out.append((heading.rstrip("."), " ".join(about.split()),
+                    tuple(f"{layer}.{m.name}" for m in pkgutil.iter_modules(package.__path__))))
+    from .. import book
+
+    out.append((*BOOK, tuple(f"book.{m.name}" for m in pkgutil.iter_modules(book.__path__))))
+    out.append((*CLI, ("cli",)))
+    return out
 
 
 def package_modules() -> list[str]:
-    """Every module of the package and of its ``book`` package (``book.<name>``), not the
+    """Every module of the package (``<layer>.<name>``, ``book.<name>``, ``cli``), not the
     experiments package, nor ``__main__``."""
     import stitchkit
-    from stitchkit import book
 
-    top = [m.name for m in pkgutil.iter_modules(stitchkit.__path__) if m.name not in ("__main__", "experiments", "book")]
-    return sorted(top + [f"book.{m.name}" for m in pkgutil.iter_modules(book.__path__)])
+    top = {m.name for m in pkgutil.iter_modules(stitchkit.__path__)} - {"__main__", "experiments"}
+    out = []
+    for name in sorted(top):
+        package = importlib.import_module(f"{PACKAGE}.{name}")
+        if hasattr(package, "__path__"):
+            out += [f"{name}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+        else:
+            out.append(name)
+    return sorted(out)
 
 
 def experiment_packages() -> list[str]:
-    from stitchkit import experiments
+    from .. import experiments
 
     return sorted(m.name for m in pkgutil.iter_modules(experiments.__path__))
 
@@ -76,9 +64,9 @@ def api_markdown() -> str:
     """``book/api.md``: the package's modules by layer, each documented from its docstrings."""
     out = ["# API reference", "",
            "Every module of `stitchkit`, grouped by what it is for, documented from its docstrings. Start with "
-           "{py:func}`stitchkit.comparison.compare` to stitch your own networks, or with "
-           "{py:class}`stitchkit.results.Run` to see how a page records its numbers and claims.", ""]
-    for heading, about, modules in SECTIONS:
+           "{py:func}`stitchkit.comparing.compare.compare` to stitch your own networks, or with "
+           "{py:class}`stitchkit.verdicts.results.Run` to see how a page records its numbers and claims.", ""]
+    for heading, about, modules in sections():
         out += [f"## {heading}", "", about, ""]
         for m in modules:
             # reStructuredText, as the docstrings are written (autodoc's output, parsed as MyST, would not be)
@@ -90,4 +78,4 @@ def api_markdown() -> str:
     return "\n".join(out)
 
 
-__all__ = ["SECTIONS", "api_markdown", "experiment_packages", "package_modules"]
+__all__ = ["api_markdown", "experiment_packages", "package_modules", "sections"]

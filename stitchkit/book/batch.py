@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .. import paths
-from . import execution
+from ..base import paths
+from ..networks import network
+from ..registry.scales import UnknownScaleError, check_figure_scale, check_scale
+from . import catalogue, execution, notebooks
 from .gpu_estimates import ESTIMATES, NETWORK_SECONDS, NETWORK_SHARE, in_priority_order
-from ..scales import UnknownScaleError, check_figure_scale, check_scale
 
 # The order a batch takes pages in (issue 47): the pages whose verdicts need the papers' accuracy
 # first, then the rest in catalogue order.
@@ -48,7 +49,7 @@ class BatchError(ValueError):
 
 def everything() -> list[str]:
     """:data:`PRIORITY`, then every other notebook in catalogue (ID) order."""
-    return in_priority_order(execution.discover())
+    return in_priority_order(notebooks.discover())
 
 
 def _smoke_times() -> dict[str, float]:
@@ -60,7 +61,7 @@ def _smoke_times() -> dict[str, float]:
 def _runs_at(figure_id: str, scale: str, book_dir: Path) -> tuple[str, list[dict]]:
     """The notebook's current source hash, and the book's results of ``figure_id`` at ``scale``
     (the page itself, or the verdicts kept beside a page of a higher scale)."""
-    info = execution.get_notebook(figure_id)
+    info = notebooks.get_notebook(figure_id)
     runs = []
     for res in (info.book_notebook(book_dir).with_suffix(".results.json"), execution.beside_path(info, scale, book_dir)):
         try:
@@ -69,7 +70,7 @@ def _runs_at(figure_id: str, scale: str, book_dir: Path) -> tuple[str, list[dict
             continue
         if results.get("scale") == scale:
             runs.append(results)
-    return execution.source_hash(info.source), runs
+    return catalogue.source_hash(info.source), runs
 
 
 def estimate(figure_id: str, scale: str, book_dir: Path = paths.BOOK_DIR, *, prefetched: bool = False,
@@ -158,7 +159,7 @@ def plan(scale: str, budget: float | None = None, ids: Iterable[str] | None = No
     named = ids is not None
     ids = list(dict.fromkeys(ids if named else everything()))
     for figure_id in ids:
-        execution.get_notebook(figure_id)  # an unknown ID is an error naming the valid ones, before anything runs
+        notebooks.get_notebook(figure_id)  # an unknown ID is an error naming the valid ones, before anything runs
     # with lanes or workers, the networks of every page that could run are trained ahead, in as many
     # processes (prefetch); each lane shares the device, and so does each worker
     parallel = max(lanes, workers)
@@ -223,7 +224,7 @@ def networks_of(ids: Iterable[str], scale: str) -> list:
     """The trained networks the pages ``ids`` need at ``scale``, once each, in order: from each
     page's preset at ``scale`` whose config says (a ``networks()`` method); pages whose config does not
     train theirs inside the page as before."""
-    from ..figures import presets
+    from ..registry.figures import presets
 
     out, seen = [], set()
     for figure_id in ids:
@@ -250,14 +251,14 @@ def train_networks(ids: Iterable[str], scale: str, lane: int = 0, lanes: int = 1
     """Train (or find in the cache) every ``lanes``-th training run of :func:`networks_of`
     (:func:`network_runs`) from the ``lane``-th: one process of :func:`prefetch`. Returns how many
     networks it holds."""
-    from .. import zoo
+    from ..networks import zoo
 
     mine = network_runs(networks_of(ids, scale))[lane::lanes]
     for run in mine:
         if len(run) > 1 or run[0].train.stop < 1:
             zoo.train_snapshots(run, progress=progress)
         else:
-            zoo.load_or_train(run[0], progress=progress)
+            network.load_or_train(run[0], progress=progress)
     return sum(len(run) for run in mine)
 
 
@@ -310,13 +311,13 @@ def _has_preset(figure_id: str, scale: str) -> bool:
 
 def datasets_of(ids: Iterable[str]) -> list[str]:
     """The data sets the pages ``ids`` read (by their part: :data:`DATASETS_OF_PART`)."""
-    return sorted({d for i in ids for d in DATASETS_OF_PART.get(execution.get_notebook(i).part, ("cifar10",))})
+    return sorted({d for i in ids for d in DATASETS_OF_PART.get(notebooks.get_notebook(i).part, ("cifar10",))})
 
 
 def check_data(ids: Iterable[str], root=None) -> None:
-    """Raise :class:`stitchkit.integrity.DataNotFoundError` (exit 2 on the command line), listing
+    """Raise :class:`stitchkit.data.integrity.DataNotFoundError` (exit 2 on the command line), listing
     every place searched, unless each data set the pages ``ids`` read is found: before any compute."""
-    from ..archives import locate
+    from ..data.archives import locate
 
     for name in datasets_of(ids):
         locate(name, root)
@@ -341,7 +342,8 @@ def preflight(ids: Iterable[str], *, require_gpu: bool = False, root=None, kerne
                         "and install them first, as `make gpu-batch` does)")
     else:
         lines.append(f"packages: {', '.join(NOTEBOOK_PACKAGES)}")
-    from ..archives import DataNotFoundError, locate
+    from ..data.archives import locate
+    from ..data.integrity import DataNotFoundError
 
     for name in datasets_of(ids):
         try:

@@ -19,30 +19,29 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import warnings
 from pathlib import Path
 from statistics import median
 from typing import Any, Iterable, Mapping
 
-from .. import paths
+from ..base import paths
+from ..base.fileio import atomic_write_text
+from ..registry.figures import SCALES
+from ..registry.papers import PAPER_BY_PART, PAPERS, Paper, paper_of
+from ..registry.scales import SCALE_MEANING
+from ..verdicts.gating import WHY_KINDS, gating_failures, why_kind
+from ..verdicts.results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
+from ..verdicts.results import badge_label as results_badge_label
+from ..verdicts.results import why_failed
 from . import amendments
-from .catalogue import CATALOGUE, TITLES, VERDICTS, Page, counted_runs, figure_docs, load_pages, minutes, sort_key
-from ..figures import SCALES
-from ..papers import PAPERS, PAPER_BY_PART, Paper, paper_of
 from .apipage import api_markdown
+from .catalogue import CATALOGUE, TITLES, VERDICTS, Page, counted_runs, figure_docs, load_pages, minutes, sort_key
 from .cost import budget_text, cost_markdown, paper_scale_line
-from .gpu_estimates import ESTIMATES
-from .report import report_markdown
-from .networks_page import networks_markdown
-from ..fileio import atomic_write_text
 from .findings import findings_markdown, found_markdown
+from .gpu_estimates import ESTIMATES
+from .networks_page import networks_markdown
 from .pages import escape, link, link_pages, table
-from ..results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
-from ..results import badge_label as results_badge_label
-from ..gating import WHY_KINDS, gating_failures, why_kind
-from ..results import why_failed
-from ..scales import SCALE_MEANING
+from .report import report_markdown
 
 MISSING = "no page yet"
 # sphinx-design badge colour per verdict (``{bdg-success}`reproduced```): colour plus the text.

@@ -1,11 +1,11 @@
 """The catalogue of the four papers' figures and the book's results files, read back.
 
-Every figure and table the papers (:mod:`stitchkit.papers`) hold (:data:`CATALOGUE`,
+Every figure and table the papers (:mod:`stitchkit.registry.papers`) hold (:data:`CATALOGUE`,
 :data:`TITLES`, in the catalogue's order). A page's run is a :class:`Page` (its results file and document);
 :func:`load_pages` reads every results file of the book, checked by :func:`check_results`, and
 :func:`empty_cache_seconds` estimates what the pages would take from an empty cache.
 
-The catalogue (IDs, titles) is derived from the figure registry (:mod:`stitchkit.figures`),
+The catalogue (IDs, titles) is derived from the figure registry (:mod:`stitchkit.registry.figures`),
 written out because the catalogue document lives outside the repository.
 """
 
@@ -18,18 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import paths
-from ..figures import FIGURES, SCALES
-from ..papers import PAPER_BY_PART, Paper, paper_of
-from ..staleness import file_hash
+from ..base import paths
+from ..registry.figures import FIGURES, SCALES
+from ..registry.papers import PAPER_BY_PART, Paper, paper_of
+from ..registry.staleness import file_hash
 
-# The same tuple as stitchkit.results.VERDICTS (a test checks it); written out so that this module
+# The same tuple as stitchkit.verdicts.results.VERDICTS (a test checks it); written out so that this module
 # does not import it (pandas, torch).
 VERDICTS = ("reproduced", "not reproduced", "inconclusive at this scale", "not assessed at smoke scale")
 
 
 # Every figure and table of the four papers, in the catalogue's order: (ID, what it shows); then the
-# pages of the part beyond them (X-...). Derived from the figure registry (stitchkit.figures).
+# pages of the part beyond them (X-...). Derived from the figure registry (stitchkit.registry.figures).
 CATALOGUE: tuple[tuple[str, str], ...] = tuple((f.id, f.title) for f in FIGURES)
 TITLES = dict(CATALOGUE)
 _ORDER = {fid: i for i, (fid, _) in enumerate(CATALOGUE)}
@@ -51,7 +51,7 @@ def minutes(seconds: float | None) -> str:
 
 
 def source_hash(path: Path) -> str:
-    """SHA-256 of a notebook source (:func:`stitchkit.staleness.file_hash`, the hash a page's library modules get)."""
+    """SHA-256 of a notebook source (:func:`stitchkit.registry.staleness.file_hash`, the hash a page's library modules get)."""
     return file_hash(Path(path))
 
 
@@ -81,8 +81,8 @@ class Page:
 
     def behind(self, notebooks_dir: Path | None = None) -> str | None:
         """Why this run is behind the code (its notebook or a library module it imported changed
-        since: :func:`stitchkit.staleness.behind_reason`; ``make rerun`` re-runs it), or None."""
-        from ..staleness import behind_reason
+        since: :func:`stitchkit.registry.staleness.behind_reason`; ``make rerun`` re-runs it), or None."""
+        from ..registry.staleness import behind_reason
 
         return behind_reason(self.results, Path(notebooks_dir or paths.NOTEBOOKS_DIR) / f"{self.id}.py")
 
@@ -256,7 +256,7 @@ def check_results(results: Any, where: Path | str) -> None:
         if c.get("verdict") not in VERDICTS:
             raise ValueError(f"{where}: claim {name!r} has verdict {c.get('verdict')!r}; valid: {', '.join(VERDICTS)}")
         if "holds" in c:  # a claim that records its criterion's result: the verdict must follow from it
-            from ..results import check_verdict
+            from ..verdicts.results import check_verdict
 
             check_verdict(c, results["scale"], str(where))
 

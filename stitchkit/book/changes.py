@@ -141,7 +141,7 @@ CHANGES: tuple[Change, ...] = (
            "so the new criterion says EV > 2 ES. Chosen after the demo runs, whose median SV / EV (0.19 at H-T1, "
            "0.29 at H-T2) means ES above SV in most stitches there, so it is expected to fail at demo",
            "679dd8a (issue 33)", "2026-11-24"),
-    # Balogh & Jelasity's part moved onto the noise model and stitchkit.controls (issue 33)
+    # Balogh & Jelasity's part moved onto the noise model and stitchkit.verdicts.controls (issue 33)
     Change(("J-T1", "J-F1", "J-F2", "J-T2", "J-T3"),
            "every judged number carries a 95% interval (paired bootstrap over the test images for accuracies and "
            "AUROCs, bootstrap over the representations for rank correlations), and a verdict needs its whole "
@@ -316,7 +316,7 @@ CHANGES: tuple[Change, ...] = (
            "test sizes and double-counted the gain the penalties subtract; redesigned after the runs were seen "
            "(issue 46)", "81491de", "2026-11-27"),
     Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F7", "B-F8", "B-F9"),
-           "controls matched to each claim's kind (stitchkit.controls): the one-sided positive control (the "
+           "controls matched to each claim's kind (stitchkit.verdicts.controls): the one-sided positive control (the "
            "largest self-penalty over cuts, its basic-interval upper end ≤ 1 point; a self-stitch gain reported, not "
            "gated) on every stitching claim; a negative control on the claims that a stitch works or improves (an "
            "untrained network stitched into the claim's own receiver at the last two cuts, ≥ 20 points beyond the "

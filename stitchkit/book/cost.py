@@ -9,11 +9,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from .catalogue import Page, empty_cache_seconds, ran_from_empty_cache
-from ..papers import Paper, paper_of
-from .catalogue import minutes
+from ..registry.papers import Paper, paper_of
+from .catalogue import Page, empty_cache_seconds, minutes, ran_from_empty_cache
 from .pages import escape, link, table
-
 
 BOOK_DEMO_BUDGET_MINUTES = 120  # issue 12: the whole demo book from an empty cache on 2 CPU cores
 
@@ -67,9 +65,9 @@ def gpu_plan(pages: list[Page]) -> tuple[list[list[str]], str]:
     order: its estimate or measured time, and where the book stands with it) and a sentence on how
     many GPU runs of :data:`LOAN_SECONDS` the pages not yet current at `gpu` fill at those times,
     run one after another."""
-    from .. import paths
-    from ..figures import FIGURES
-    from ..staleness import file_hash
+    from ..base import paths
+    from ..registry.figures import FIGURES
+    from ..registry.staleness import file_hash
     from .gpu_estimates import ESTIMATES, in_priority_order
 
     shown = {p.id: p for p in pages if p.shown}  # not a lower scale's verdicts kept beside it
@@ -237,10 +235,10 @@ def _paper_work() -> tuple[tuple[dict, float | None], ...]:
     import torch
 
     from ..experiments.balogh import identification
-    from ..experiments.hernandez import grid
+    from ..experiments.hernandez import all_layers
 
     with torch.device("meta"):
-        return ((grid.paper_work(), 4.0), (identification.paper_work("resnet18"), 24.0),
+        return ((all_layers.paper_work(), 4.0), (identification.paper_work("resnet18"), 24.0),
                 (identification.paper_work("vit"), None))
 
 

@@ -3,7 +3,7 @@
 Notebook sources are jupytext percent files ``notebooks/<ID>.py`` with a cell tagged
 ``parameters`` whose first parameter is ``scale``. Execution reads the source with jupytext,
 runs it with papermill (parameters injected), and writes beside the executed ``<ID>.ipynb`` a
-``<ID>.results.json`` (written by the notebook through :class:`stitchkit.results.Run`, then
+``<ID>.results.json`` (written by the notebook through :class:`stitchkit.verdicts.results.Run`, then
 completed here with the wall time and the source's hash). Under the page title go a result
 box (every claim with the paper's value, ours and the verdict, at a glance) and a provenance
 banner (scale, commit, device, precision, wall time), both rendered by :mod:`stitchkit.book.pages`;
@@ -33,28 +33,27 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .. import figure_files, paths
+from ..base import figure_files, paths
+from ..base.cluster import connect
+from ..base.figure_files import FIGURES_ENV
+from ..base.fileio import atomic_write_json, atomic_write_text, claimed, fresh_folder, output_folder
+from ..registry import figures
+from ..registry.figures import SCALES
+from ..registry.scales import UnknownParameterError, check_figure_scale, check_scale, preset
+from ..registry.staleness import behind_reason, same_results
+from ..verdicts.results import RESULTS_ENV
 from . import bookpages
 from .catalogue import source_hash
-from .notebooks import NotebookInfo, Parameter, discover, get_notebook, parse_parameters  # noqa: F401
-from ..fileio import atomic_write_json, atomic_write_text
-from ..staleness import behind_reason, same_results
-from .runs import grid, results_row, sweep_summary  # noqa: F401  (the sweep table's rows, re-exported)
 from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
+from .notebooks import NotebookInfo, discover, get_notebook
 from .pages import figure_first, page_boxes, put_under_title, tidy_page
-from ..figure_files import FIGURES_ENV
-from ..results import RESULTS_ENV
-from ..cluster import DaskSchedulerError, connect
-from .runs import SweepFailed, SweepInterrupted, Terminated, describe_failure
-from ..fileio import OutputFolderError, claimed, fresh_folder, output_folder  # noqa: F401 (OutputFolderError: docs)
-from .. import figures
-from ..scales import SCALES, UnknownParameterError, check_figure_scale, check_scale, preset
+from .runs import SweepFailed, SweepInterrupted, Terminated, describe_failure, grid, results_row
 
 
 def check_run(info: NotebookInfo, scale: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every check a run makes before compute, each once (issue 48), in the order a user's
     mistakes are best reported: the scale's name, the parameters' names, the figure's scales, then
-    each value (:func:`stitchkit.scales.validate`) and the scale's preset with them (the config's
+    each value (:func:`stitchkit.registry.scales.validate`) and the scale's preset with them (the config's
     rules between fields, its ``check``). Returns the values as the config reads them (None: the
     preset's). Nothing downstream checks them again; the kernel checks once more, in the notebook's
     first cell, what it is handed."""
@@ -257,7 +256,6 @@ def sweep(figure_id: str, scale: str, values: Mapping[str, Iterable[Any]], *, ou
     The output folder is checked before any run (:class:`OutputFolderError`). If any run failed,
     raises :class:`SweepFailed` carrying the table, after saving it.
     """
-    import pandas as pd
 
     info = get_notebook(figure_id)
     check_scale(scale)
@@ -344,7 +342,7 @@ def beside_path(info: NotebookInfo, scale: str, book_dir: Path = paths.BOOK_DIR)
 
 def stale_reason(info: NotebookInfo, book_dir: Path = paths.BOOK_DIR, *, scale: str | None = None) -> str | None:
     """Why the committed page of ``info`` must be re-executed (its notebook changed, or a library
-    module its run imported: :mod:`stitchkit.staleness`), or None if it is current. With
+    module its run imported: :mod:`stitchkit.registry.staleness`), or None if it is current. With
     ``scale`` (the scale a re-run would use): a page of a higher scale whose notebook has changed
     is current when its verdicts at ``scale``, kept beside it, are of the current notebook (the
     page itself waits for a machine of its own scale)."""
@@ -515,6 +513,5 @@ def _static_changed(html: Path, src: Path) -> bool:
                for f in src.rglob("*"))
 
 
-__all__ = ["SCALES", "SCALE_RANK", "NotebookInfo", "beside_path", "Parameter", "build_book", "check_run", "compile_book", "discover",
-           "execute", "get_notebook", "grid", "parse_parameters", "run_notebook", "stale_reason", "sweep",
-           "sweep_summary"]
+__all__ = ["SCALE_RANK", "beside_path", "build_book", "check_run", "compile_book", "execute", "run_notebook",
+           "stale_reason", "sweep"]

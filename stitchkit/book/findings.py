@@ -15,10 +15,9 @@ from __future__ import annotations
 from statistics import median
 from typing import Any, Mapping
 
-
-from ..figures import SCALES
-from ..papers import PAPER_BY_PART, PAPERS, Paper
-from ..results import badge_label
+from ..registry.figures import SCALES
+from ..registry.papers import PAPER_BY_PART, PAPERS, Paper
+from ..verdicts.results import badge_label
 from . import amendments
 from .pages import escape, link, table, zoo_grid, zoo_of
 

@@ -18,7 +18,7 @@ import threading
 import weakref
 from pathlib import Path
 
-from ..fileio import atomic_write_text
+from ..base.fileio import atomic_write_text
 from .runs import Terminated
 
 # The kernels this process has started and not yet shut down (a signal stops them: see execute).

@@ -1,6 +1,6 @@
 """The Networks page (``book/networks.md``, issue 65, item 3): every network the book's verdicts
 rest on, one row each, read from the committed pages' records of the networks their runs used
-(``provenance.networks``, :func:`stitchkit.ledger.networks_used`): its architecture and width, its
+(``provenance.networks``, :func:`stitchkit.base.ledger.networks_used`): its architecture and width, its
 training data and labels, how it was trained and how far through its schedule it stopped, its
 test accuracy beside what its paper states of its own networks, its training time and the device
 that trained it, and the pages that use it. Its headline is the median test accuracy of the
@@ -13,7 +13,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
-from ..papers import paper_of
+from ..registry.papers import paper_of
 from .catalogue import Page, minutes, sort_key
 from .pages import escape, link, table
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import paths
-from ..papers import PARTS
+from ..base import paths
+from ..registry.papers import PARTS
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .. import paths
+from ..base import paths
+from ..base.fileio import atomic_write_text
+from ..registry.figures import config_class, scales_of
+from ..registry.papers import PAPER_BY_PART, ZOOS
+from ..registry.scales import ParameterValueError, validate
+from ..registry.staleness import behind_reason
+from ..verdicts.gating import gating_failures, why_kind
+from ..verdicts.results import badge_label, claims_html, why_failed
 from . import amendments, changes, replicated
 from .catalogue import Page, empty_cache_seconds, minutes, smoke_times, visible
-from ..papers import PAPER_BY_PART, ZOOS
-from ..fileio import atomic_write_text
-from ..staleness import behind_reason
-from ..gating import gating_failures, why_kind
-from ..results import badge_label, claims_html, why_failed
-from ..figures import config_class, scales_of
-from ..scales import ParameterValueError, validate
-
 
 # --------------------------------------------------------------------------------------------
 # Markdown pieces
@@ -83,8 +82,8 @@ def counted_beside(results: Mapping[str, Any], beside: list[Mapping[str, Any]], 
     where the page's run was made from an earlier version of its notebook (``source``) and a run
     beside it from the current one, the highest-scale such run (the rule of
     :func:`stitchkit.book.catalogue.counted_runs`)."""
+    from ..registry.figures import SCALES
     from .catalogue import source_hash
-    from ..figures import SCALES
 
     if not source.exists():
         return None
@@ -398,7 +397,7 @@ def _sweep_example(figure_id: str, params: Mapping[str, Any]) -> tuple[str, list
     and another. Integers come first (the value and its double), then floats, then booleans and
     fields with a fixed set of choices. A config may name its own example instead, as a class
     attribute ``SWEEP_EXAMPLE = (parameter, (values...))`` (X-1: the zoos). Values are checked
-    against the figure's config (:func:`stitchkit.figures.config_class`), for an ID not
+    against the figure's config (:func:`stitchkit.registry.figures.config_class`), for an ID not
     registered only by type."""
     cls = config_class(figure_id)
 
@@ -605,7 +604,7 @@ def figure_first(nb) -> bool:
 
 def refresh_claims(nb, results: Mapping[str, Any]) -> None:
     """Re-render the output of the page's claims cell (tagged by :func:`tag_claims_table`) from
-    its results file (:func:`stitchkit.results.claims_html`), so that pages executed before a
+    its results file (:func:`stitchkit.verdicts.results.claims_html`), so that pages executed before a
     change of that rendering read like new ones."""
     import nbformat
 

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import paths
-from ..fileio import atomic_write_json
+from ..base import paths
+from ..base.fileio import atomic_write_json
 
 
 def record_path(figure_id: str, book_dir: Path = paths.BOOK_DIR) -> Path | None:

@@ -5,7 +5,7 @@ A page's networks are trained once and cached, so the book's cache hides how muc
 depends on one training of them: S-F1C's ``rank_differs`` went from reproduced to not reproduced
 when its page was re-run from an empty cache on another machine. ``stitchkit replicate ID`` runs
 the page again with ``STITCHKIT_SEED_OFFSET`` set (every trained network's initialisation and
-training seeds shifted by the offset: :func:`stitchkit.networks.with_seed_offset`), in a cache of
+training seeds shifted by the offset: :func:`stitchkit.networks.network.with_seed_offset`), in a cache of
 its own (``<cache>/replicate-seeds+<offset>``, empty the first time, so nothing trained with the
 pages' own seeds is read in its place), into ``runs/<ID>/<stamp>-<scale>-seeds+<offset>/``, and
 writes ``replication.json`` there: per claim, the book's verdict, the replicate's, and whether
@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .. import paths
-from ..environment import SEED_OFFSET_ENV, seed_offset_from_env
-from ..fileio import atomic_write_json, fresh_folder
+from ..base import paths
+from ..base.environment import SEED_OFFSET_ENV, seed_offset_from_env
+from ..base.fileio import atomic_write_json, fresh_folder
 
 DEFAULT_OFFSET = 1000  # far from every seed a page uses (0-8 and the replicate networks')
 
@@ -83,7 +83,8 @@ def replicate(figure_id: str, scale: str, offset: int = DEFAULT_OFFSET, params: 
     """Run ``figure_id`` at ``scale`` with every network's seeds shifted by ``offset`` (≥ 1), from its
     own cache, and write ``replication.json`` (the agreement with the book's run) beside it; with
     ``record_in_book``, keep it beside the page's results too (:func:`record`)."""
-    from .execution import check_run, get_notebook, run_notebook
+    from .execution import check_run, run_notebook
+    from .notebooks import get_notebook
 
     if not isinstance(offset, int) or offset < 1:
         raise ValueError(f"--offset must be a whole number >= 1 (0 would be the pages' own seeds), got {offset!r}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping
 
-from ..papers import PAPERS
+from ..registry.papers import PAPERS
 from .catalogue import CATALOGUE, Page, empty_cache_seconds, minutes
 from .findings import amended_line, judged_claims, scale_gap_line, variance_line
 from .pages import escape, link, table

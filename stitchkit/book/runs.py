@@ -1,6 +1,6 @@
-"""How one-off runs and sweeps stop (their output folders are :mod:`stitchkit.fileio`'s
-:func:`~stitchkit.fileio.fresh_folder`, :func:`~stitchkit.fileio.output_folder` and
-:func:`~stitchkit.fileio.claimed`), the errors
+"""How one-off runs and sweeps stop (their output folders are :mod:`stitchkit.base.fileio`'s
+:func:`~stitchkit.base.fileio.fresh_folder`, :func:`~stitchkit.base.fileio.output_folder` and
+:func:`~stitchkit.base.fileio.claimed`), the errors
 a run or a sweep reports (an unwritable folder, a Dask scheduler that does not answer, failed or
 interrupted sweeps with their tables), SIGTERM turned into an exception (:func:`on_sigterm`), and
 the one line that says why a run failed (:func:`describe_failure`).
@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import signal
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-
 
 
 class Terminated(KeyboardInterrupt):

@@ -1,7 +1,7 @@
 """``stitchkit sync``: each notebook's ``parameters`` cell written from its figure's config.
 
 The config dataclass (its fields' names, order and help texts) and the figure registry's scales
-are the one source of a notebook's parameters cell (:func:`stitchkit.scales.parameters_cell`):
+are the one source of a notebook's parameters cell (:func:`stitchkit.registry.scales.parameters_cell`):
 ``scale = "smoke"  # smoke | demo | ...`` then ``name = None  # help`` per field. This rewrites
 the cell's lines in the percent-format source, leaving every other line as it is; with
 ``check=True`` it writes nothing and returns the notebooks whose cell differs (a test runs it).
@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from .. import figures, paths
-from ..fileio import atomic_write_text
-from ..scales import parameters_cell
+from ..base import paths
+from ..base.fileio import atomic_write_text
+from ..registry import figures
+from ..registry.scales import parameters_cell
 
 MARKER = '# %% tags=["parameters"]'
 

@@ -32,12 +32,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .. import figure_files, paths
-from . import execution
+from ..base import figure_files, paths
+from ..base.fileio import atomic_write_bytes, atomic_write_json
+from ..base.provenance import git_state
+from ..registry.scales import check_figure_scale, check_scale
+from . import catalogue, execution, notebooks
 from .catalogue import check_results
-from ..fileio import atomic_write_bytes, atomic_write_json
-from ..provenance import git_state
-from ..scales import check_figure_scale, check_scale
 
 FORMAT = 2  # 2: the manifest binds every member by its SHA-256
 MAX_ARCHIVE_BYTES = 16 * 2**20  # what one file back from a lent machine may weigh
@@ -62,14 +62,14 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
     ``workers``: their stitch grids run on a local Dask cluster of that many processes."""
     import time
 
+    from ..base.hardware import device_name
     from .batch import estimate
-    from ..hardware import device_name
 
     ids = list(dict.fromkeys(ids))
     if not ids:
         raise ValueError("name at least one page to pack (e.g. H-F2)")
     check_scale(scale)
-    infos = [execution.get_notebook(i) for i in ids]
+    infos = [notebooks.get_notebook(i) for i in ids]
     for info in infos:
         check_figure_scale(info.id, scale)
     archive = Path(archive)
@@ -121,7 +121,7 @@ def pack_pages(ids: Iterable[str], scale: str, archive: Path, *, progress: bool 
                                           **training_speed(results["provenance"].get("networks") or [],
                                                            manifest.get("peak_flops_per_second")),
                                           "claims": len(results.get("claims", [])),
-                                          # the page's figure files (stitchkit.figure_files), packed beside it
+                                          # the page's figure files (stitchkit.base.figure_files), packed beside it
                                           "figures": sorted(f for files in (results.get("figures") or {}).values()
                                                             for f in files)})
                 # the archive after every page: a batch cut by its call's limit still returns the pages it finished
@@ -268,12 +268,12 @@ def import_pages(archive: Path, book_dir: Path = paths.BOOK_DIR) -> list[str]:
     for page in manifest["pages"]:
         fid, part = page["id"], page["part"]
         try:
-            info = execution.get_notebook(fid)
+            info = notebooks.get_notebook(fid)
         except KeyError as exc:
             raise ArchiveError(f"{archive}: {exc.args[0]}") from None
         if info.part != part:
             raise ArchiveError(f"{archive}: {fid} belongs to part {info.part!r}, the archive says {part!r}")
-        here = execution.source_hash(info.source)
+        here = catalogue.source_hash(info.source)
         if page.get("source_sha256") != here:
             raise ArchiveError(f"{archive}: {fid} was run from another notebook source than this checkout's "
                                f"({str(page.get('source_sha256'))[:12]} there, {here[:12]} here): re-run it from "
@@ -334,7 +334,7 @@ def _check_page(archive: Path, fid: str, part: str, scale: str, results: dict, n
     fits the scale, and the numbers the executed notebook glued equal to the results file's."""
     from dataclasses import asdict, is_dataclass
 
-    from ..figures import presets as presets_of
+    from ..registry.figures import presets as presets_of
 
     where = f"{archive}: {part}/{fid}.results.json"  # finite numbers: check_results, before this
     commit = str((results.get("provenance") or {}).get("commit") or "")
@@ -414,7 +414,7 @@ def run_lanes(decisions: list, scale: str, archive: Path, *, budget: float | Non
     import sys
     import time
 
-    from .batch import BatchError, wait_all, prefetch
+    from .batch import BatchError, prefetch, wait_all
 
     archive = Path(archive)
     start = time.monotonic()

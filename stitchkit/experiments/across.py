@@ -16,7 +16,7 @@ agreement. The DM maps are fitted on ``dm_images`` training images; every notion
 ``test_images`` test images.
 
 Noise. Every notion is recomputed on the *same* bootstrap resamples of the test images
-(:func:`stitchkit.notions.notion_replicates`: weighted per-image quantities, no image drawn
+(:func:`stitchkit.comparing.notions.notion_replicates`: weighted per-image quantities, no image drawn
 anew), so each tau and each difference of taus has a paired interval; on all images each notion
 is :func:`stitchkit.compare`'s number. The two networks are fixed: seeds are not resampled.
 """
@@ -32,16 +32,18 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import controls, noise, zoo
-from .. import data as data_mod
-from ..claims import ClaimSpec
-from ..datasets import DataSpec, test_split, train_split
-from ..hardware import as_device
-from ..notions import NOTIONS, identity_failures, kendall_tau, notion_replicates
-from ..results import Control, at_least, more_than
-from ..scales import ParameterValueError, param
-from ..papers import ZOOS  # one zoo per paper, named by its part
-from ..store import Store
+from ..base.hardware import as_device
+from ..base.store import Store
+from ..comparing.notions import NOTIONS, identity_failures, kendall_tau, notion_replicates
+from ..data import batches as data_mod
+from ..data import splits
+from ..data.datasets import DataSpec, test_split, train_split
+from ..networks import network, zoo
+from ..registry.papers import ZOOS  # one zoo per paper, named by its part
+from ..registry.scales import ParameterValueError, param
+from ..verdicts import controls, noise
+from ..verdicts.claims import ClaimSpec
+from ..verdicts.results import Control, at_least, more_than
 
 NAMES = {"cka": "linear CKA", "pwcca": "PWCCA", "procrustes": "Procrustes", "dm": "DM (struct.)",
          "dm_accuracy": "DM (func.)"}
@@ -64,7 +66,7 @@ class ZooPair:
     title: str
     page: str  # the page whose (cached) networks these are
     names: tuple[str, str]
-    specs: tuple[zoo.ModelSpec, zoo.ModelSpec]
+    specs: tuple[network.ModelSpec, network.ModelSpec]
     dataset: str
 
 
@@ -133,7 +135,7 @@ PRESETS_X1 = zoo.at_scale({
     "demo": AgreementConfig(),
     # One GPU: the zoos' gpu networks (the papers' widths, as B-F2A, H-F2, S-F1B and J-T1 train them at gpu)
     # with demo's 1,000 test images and K = 100 (Balogh & Jelasity's), so X-2 and X-3 read these notions. The
-    # notions' bootstrap runs on the host CPU in float64 (stitchkit.notions: 1,001 SVDs of up to 512 x 512 per
+    # notions' bootstrap runs on the host CPU in float64 (stitchkit.comparing.notions: 1,001 SVDs of up to 512 x 512 per
     # layer pair): at width 64 that, not the GPU, sets the page's time (~4,400 s estimated; see its deviations).
     "gpu": AgreementConfig(),
     "paper": AgreementConfig(),
@@ -158,11 +160,11 @@ def notions_of(pair: ZooPair, cfg, *, device=None, store=None, progress: bool = 
     kept in the store, so X-1 and X-2 share them."""
     device = as_device(device)
     store = store or Store()
-    models = [zoo.load_or_train(s, device=device, store=store, progress=progress)[0] for s in pair.specs]
+    models = [network.load_or_train(s, device=device, store=store, progress=progress)[0] for s in pair.specs]
     norm = pair.specs[0].normalisation
     test = test_split(DataSpec(pair.dataset), cfg.test_images, 0)
     train = train_split(DataSpec(pair.dataset))
-    fit = train.subset(data_mod.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0))
+    fit = train.subset(splits.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0))
     x, xf = data_mod.normalise(test.images, norm), data_mod.normalise(fit.images, norm)
     cuts = [map_cuts(m) for m in models]
     raw = {"zoo": pair.key, "title": pair.title, "page": pair.page, "names": pair.names, "cuts": cuts,
@@ -234,7 +236,7 @@ def _estimate(reps: np.ndarray, n_test: int, bounds: tuple[float, float] | None 
     """An Estimate of a tau-like statistic from its (R+1,) replicates; None where it is undefined
     on all images or on most resamples (a notion constant over the layer pairs). Its interval is
     the percentile one, or the basic one where that excludes the estimate
-    (:func:`stitchkit.noise.from_replicates`), cut to the statistic's range ``bounds`` (a tau lies
+    (:func:`stitchkit.verdicts.noise.from_replicates`), cut to the statistic's range ``bounds`` (a tau lies
     in [-1, 1], a difference of two in [-2, 2]; None: unbounded) where the basic interval leaves it."""
     try:
         e = noise.from_defined_replicates(np.asarray(reps, dtype=float), n_test=n_test, method=METHOD)

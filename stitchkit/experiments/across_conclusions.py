@@ -32,18 +32,20 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import controls, noise, zoo
-from ..claims import ClaimSpec
-from ..datasets import DataSpec
-from ..grid import stitch_grid
-from ..grid_spec import Net
-from ..results import at_least, at_most, more_than
-from ..scales import param
+from ..comparing import notions
+from ..data.datasets import DataSpec
+from ..networks import network, zoo
+from ..registry.scales import param
+from ..stitching.grid import stitch_grid
+from ..stitching.grid_spec import Net
+from ..verdicts import controls, noise
+from ..verdicts.claims import ClaimSpec
+from ..verdicts.results import at_least, at_most, more_than
 from . import across, across_identify
+from .across import NAMES, SIGN, ZooPair
 from .bansal import common as bansal_common
 from .bansal import seeds as bansal_seeds
-from .across import NAMES, SIGN, ZooPair
-from .hernandez import grid as hgrid
+from .hernandez import all_layers as hgrid
 
 # Criteria, fixed before any run: the papers' own, as their pages judge them.
 CONNECTED_MAX = 100 * bansal_common.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
@@ -61,7 +63,7 @@ STAGES = ("stem", "block2", "block4", "block6", "block8")  # ResNet-18: the stem
 # what the retrain's move implied, so a star design measured the receivers' too (seed 1 into each replicate),
 # in quadrature. Since the amendment of 2026-12-02 (issue 68) it is the Bansal pages' crossed design: each
 # sender of bansal.seeds.SENDERS into each receiver of bansal.seeds.RECEIVERS (the triangle's own pair, seed 1
-# into seed 0, among them), and :func:`stitchkit.noise.crossed_spread` of each mean, one library function for
+# into seed 0, among them), and :func:`stitchkit.verdicts.noise.crossed_spread` of each mean, one library function for
 # both. No network is added: the six are B-F2A's replicates.
 RECEIVER_SEEDS, SENDER_SEEDS = bansal_seeds.RECEIVERS, bansal_seeds.SENDERS
 SMOKE_SPREAD_STAGES = STAGES[::2]  # smoke judges nothing: the spread over 9 of the 25 cells keeps CI short
@@ -89,7 +91,7 @@ class ConclusionsConfig(across.ZooRecipes):
     @property
     def measures(self) -> tuple[str, ...]:
         """Every notion, X-1's: the Digit pair's notions are then read from X-1's store entries."""
-        return across.NOTIONS
+        return notions.NOTIONS
 
 
 PRESETS_X3 = zoo.at_scale({
@@ -133,7 +135,7 @@ def connectivity_on_hernandez(cfg: ConclusionsConfig, *, device=None, store=None
     if longer:
         recipe = recipe.longer()
     if cuts is None:
-        cuts = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
+        cuts = network.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
     table = stitch_grid([sender, Net(SELF, receiver.spec)], [receiver], [(c, c) for c in cuts], recipe,
                         DataSpec("cifar10"), device=device, store=store, progress=progress)
     if not longer:
@@ -192,7 +194,7 @@ class TriangleSpread:
     """The network-to-network spread of the triangle's two means: per pair of networks (a row of
     ``table``: ``receiver``, ``sender``), the mean relative accuracy (% of that receiver's own) at
     j ≤ i and at j > i on the full test set. Each mean's component is the crossed spread of one
-    pair's mean, receivers and senders both varied (:func:`stitchkit.noise.crossed_spread`, the
+    pair's mean, receivers and senders both varied (:func:`stitchkit.verdicts.noise.crossed_spread`, the
     function the Bansal pages' component uses); :func:`triangle_claims` widens its intervals by it."""
 
     table: pd.DataFrame
@@ -288,10 +290,10 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
 
 
 def _negative(t: pd.DataFrame, what: str, cut: str = "cut") -> "controls.Control":
-    """The negative control (:func:`stitchkit.controls.untrained_sender_fails`): the untrained
+    """The negative control (:func:`stitchkit.verdicts.controls.untrained_sender_fails`): the untrained
     sender's penalty beyond the self-stitch, mean over the cuts it was stitched at (the last two),
     paired with the self-stitch there in one bootstrap; a failed control where none was stitched."""
-    from ..results import Control
+    from ..verdicts.results import Control
 
     late = list(dict.fromkeys(t[t.sender == RANDOM][cut]))
     if not late:
@@ -307,7 +309,7 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
     """Hernandez et al.'s triangle judged on Bansal et al.'s ResNet-18s, H-F2's way: mean
     relative accuracy (stitched / receiver's own, in percent) at j <= i and at j > i. With
     ``spread`` (:func:`triangle_spread`), each mean's interval over the test images is widened by
-    its network-to-network component (:func:`stitchkit.noise.with_seed_component`: t times the
+    its network-to-network component (:func:`stitchkit.verdicts.noise.with_seed_component`: t times the
     crossed spread of one pair's mean, with its degrees of freedom); without, the networks are fixed."""
     t = table.reset_index(drop=True)
     cross = ~t.sender.isin([SELF, RANDOM]).to_numpy()
@@ -368,11 +370,11 @@ def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: Concl
     decide it (every cut whose penalty beyond the self-stitch is over the bound, or the worst
     one), the sender's stitch *and* the self-stitch (the reference subtracted) retrained at
     :data:`LONGER` x the epochs and put in place of their 1x values; the control
-    (:func:`stitchkit.controls.training_length`) is attached to the claim in ``claims``. Returns
+    (:func:`stitchkit.verdicts.controls.training_length`) is attached to the claim in ``claims``. Returns
     the retrained cells (1x and longer accuracy, %)."""
-    from ..claims import replace_in
-    from ..grid import replace_cells
-    from ..grid_spec import LONGER
+    from ..stitching.grid import replace_cells
+    from ..stitching.grid_spec import LONGER
+    from ..verdicts.claims import replace_in
 
     t = table.reset_index(drop=True)
     sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
@@ -401,9 +403,9 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: Conclusio
     accuracy, every relative accuracy's reference, does not depend on the stitches. The control
     is attached to both claims in ``claims`` (re-judged with the same network-to-network
     ``spread`` as the claims); returns the retrained cells."""
-    from ..claims import replace_in
-    from ..grid import replace_cells
-    from ..grid_spec import LONGER
+    from ..stitching.grid import replace_cells
+    from ..stitching.grid_spec import LONGER
+    from ..verdicts.claims import replace_in
 
     t = table.reset_index(drop=True)
     cross = t[~t.sender.isin([SELF, RANDOM])].assign(rel=lambda d: d.accuracy / d.receiver_accuracy)
@@ -425,7 +427,7 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: Conclusio
 
 
 def _longer_cells(t: pd.DataFrame, new: pd.DataFrame, on: list[str]) -> pd.DataFrame:
-    from ..grid_spec import LONGER
+    from ..stitching.grid_spec import LONGER
 
     before = t.set_index(on).accuracy
     out = new[on].copy()

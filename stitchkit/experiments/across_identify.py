@@ -26,7 +26,7 @@ replacement, the same draw for every notion and set, so a difference of two is p
 networks are fixed (one pair per zoo, where J-T1 has several): network-to-network variance is not
 in the intervals, and the page says so. Where no resample moves a percentage (every layer
 identified, or none, on every resample), it carries the exact binomial (Clopper-Pearson) bound of
-its count (:func:`stitchkit.noise.with_count_bound`; J-T1's amendment of 2026-12-02, applied here
+its count (:func:`stitchkit.verdicts.noise.with_count_bound`; J-T1's amendment of 2026-12-02, applied here
 the same day): 8 of 8 layers is compatible with a rate of 63%. So the within-network claim is held
 to J-T1's 90% bar, and on fewer than 36 layers a perfect notion is within noise of it, which the
 claim says.
@@ -40,13 +40,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import controls, noise, zoo
-from ..claims import ClaimSpec
-from ..notions import NOTIONS
-from ..results import Control, at_least
-from ..scales import param
+from ..comparing.notions import NOTIONS
+from ..networks import zoo
+from ..registry.papers import ZOOS
+from ..registry.scales import param
+from ..verdicts import controls, noise
+from ..verdicts.claims import ClaimSpec
+from ..verdicts.results import Control, at_least
 from . import across
-from .across import NAMES, SIGN, ZOOS, ZooPair
+from .across import NAMES, SIGN, ZooPair
 
 # Criteria, fixed before any run (Balogh & Jelasity's ResNet-18 claims of J-T1, on each zoo).
 # "identify every layer within its network": the lowest notion's intra-network %. Was 100 until the
@@ -165,7 +167,7 @@ def estimate(reps: np.ndarray, n_test: int, cases: int | None = None) -> noise.E
     their percentile interval, or, where no resample moves it, exact with that reason. With
     ``cases`` (a % of that many layers, or the lowest of several over the same layers), a value at
     0 or 100 carries the exact binomial bound of its count (amendment of 2026-12-02,
-    :func:`stitchkit.noise.with_count_bound`): no resample moves it there, but which layers an
+    :func:`stitchkit.verdicts.noise.with_count_bound`): no resample moves it there, but which layers an
     architecture offers can."""
     reps = np.asarray(reps, dtype=np.float64)
     if cases is not None:

@@ -2,10 +2,10 @@
 
 B-F2A's two ResNet-18s (seeds 0 and 1) are saved as plain state dicts, rebuilt from the
 architecture's factory and loaded back, then compared through the generic adapter
-(:mod:`stitchkit.adapter`: module paths, forward hooks) by every measure, the task-loss stitch and
+(:mod:`stitchkit.comparing.adapter`: module paths, forward hooks) by every measure, the task-loss stitch and
 its two controls included. The same comparison on the networks as the zoo returns them must give
 the same numbers (the adapter adds nothing), and direct matching must agree with the book's own
-computation of it (:func:`stitchkit.notions.notion_replicates`, on the whole sample); both
+computation of it (:func:`stitchkit.comparing.notions.notion_replicates`, on the whole sample); both
 agreements are recorded as numbers and checked.
 """
 
@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import zoo
-from ..adapter import compare_recipe
-from ..comparison import MEASURES, compare
-from ..data import normalise, stratified_subset
-from ..datasets import DataSpec, test_split, train_split
-from ..models import build_model
-from ..scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
+from ..comparing.adapter import compare_recipe
+from ..comparing.compare import MEASURES, compare
+from ..data.batches import normalise
+from ..data.datasets import DataSpec, test_split, train_split
+from ..data.splits import stratified_subset
+from ..networks import network, zoo
+from ..networks.models import build_model
+from ..registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
 
 CUTS = ("stem", "block1", "block2", "block3", "block4", "block5", "block6", "block7", "block8")
 AGREEMENT_TOL = 1e-6  # the adapter's numbers against the zoo path's, and DM against the book's own
@@ -71,10 +72,10 @@ def _data(cfg: OwnConfig, normalisation: str):
 def worked_example(cfg: OwnConfig, folder: Path, *, progress: bool = True) -> dict:
     """Save, reload and compare (see the module docstring). Returns the comparison (``table``), the
     networks' test accuracies, and the two agreements (largest absolute difference)."""
-    from ..notions import notion_replicates
+    from ..comparing.notions import notion_replicates
 
     specs = [zoo.bansal_resnet18(cfg.net, seed) for seed in (0, 1)]
-    zoo_models = [zoo.load_or_train(s, progress=progress)[0] for s in specs]
+    zoo_models = [network.load_or_train(s, progress=progress)[0] for s in specs]
     folder.mkdir(parents=True, exist_ok=True)
     users = []
     for spec, net in zip(specs, zoo_models):  # as a user would: a checkpoint, then the architecture and its weights

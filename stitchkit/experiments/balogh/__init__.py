@@ -34,7 +34,7 @@ submodule that defines a name):
   the paper's compute (:func:`paper_work`);
 - :mod:`.identification_verdicts` (J-T1): the claims (:func:`identification_claims`) and the tie
   rule within a network (:func:`intra_with_ties`);
-- :mod:`.ood` (J-F1, J-F2): :class:`OODConfig` with ``PRESETS_OOD``, the OOD analysis
+- :mod:`.detectors` (J-F1, J-F2): :class:`OODConfig` with ``PRESETS_OOD``, the OOD analysis
   (:func:`ood_analysis`), the training-length controls (:func:`far_longer`,
   :func:`most_ood_longer`, :func:`ood_longer`, ``FAR_SAMPLE``) and the claims
   (:func:`intra_claims`, :func:`ood_claims`);
@@ -49,7 +49,7 @@ submodule that defines a name):
   own family's code.
 
 The general pieces live below the experiments: PWCCA with its weights from the narrower side and
-the low-rank approximations in :mod:`stitchkit.similarity`, the linear probes in
-:mod:`stitchkit.probes`. The figure registry (:mod:`stitchkit.figures`) names the submodule that
+the low-rank approximations in :mod:`stitchkit.measures.similarity`, the linear probes in
+:mod:`stitchkit.measures.probes`. The figure registry (:mod:`stitchkit.registry.figures`) names the submodule that
 holds each figure's presets.
 """

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise, zoo
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import Net, StitchRecipe
-from ...grid import replace_cells as replace_grid_cells
-from ...results import Control
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
-from ...train import TrainConfig
+from ...data.datasets import DataSpec
+from ...networks import network, zoo
+from ...networks.train import TrainConfig
+from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
+from ...stitching.grid import replace_cells as replace_grid_cells
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.results import Control
 
 MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
 NAMES = {"pwcca": "PWCCA", "opd": "OPD", "lcka": "LCKA", "tlm": "TLM", "dm_struct": "DM (struct.)",
@@ -63,7 +64,7 @@ class IdentConfig:
                 for s in range(self.networks)]
 
     def layers(self, net: Net) -> list[str]:
-        return [c for c in zoo.build(net.spec, num_classes=10, in_channels=3).cuts if c.startswith("block")]
+        return [c for c in network.build(net.spec, num_classes=10, in_channels=3).cuts if c.startswith("block")]
 
     def recipe(self, tlm: bool) -> StitchRecipe:
         train = TrainConfig(epochs=self.tlm_epochs if tlm else 0.0, batch_size=self.tlm_batch, optimizer="adam",
@@ -117,8 +118,8 @@ def network_accuracy(grid: pd.DataFrame) -> dict[str, float]:
 def accuracy_reps(table: pd.DataFrame, col: str, name: str = "test") -> np.ndarray:
     """(R+1, rows): the accuracy behind the per-image column ``col`` ("correct",
     "receiver_correct", "dm_correct") of every row of a grid table, on the full test set (row 0)
-    and on each of its shared bootstrap resamples (:mod:`stitchkit.noise`; the name "test" is the
-    one :func:`stitchkit.noise.bootstrap_table` uses, so every quantity on the grid's test images
+    and on each of its shared bootstrap resamples (:mod:`stitchkit.verdicts.noise`; the name "test" is the
+    one :func:`stitchkit.verdicts.noise.bootstrap_table` uses, so every quantity on the grid's test images
     shares one resample)."""
     arrays = list(table[col]) if col in table else []
     if any(a is None for a in arrays):
@@ -143,7 +144,7 @@ def _tlm_self(result: dict) -> pd.DataFrame:
 
 
 def tlm_gain_numbers(result: dict, prefix: str) -> dict[str, float]:
-    """The TLM self-stitch gain, reported and gated nowhere (:func:`stitchkit.controls.gain_numbers`):
+    """The TLM self-stitch gain, reported and gated nowhere (:func:`stitchkit.verdicts.controls.gain_numbers`):
     ``prefix_gain`` the largest gain over the self-stitches (points, on all test images) and
     ``prefix_worst`` the largest loss. TLM starts from the exact map and can move identical layers
     off it (Balogh & Jelasity), adding accuracy on an under-trained receiver."""
@@ -163,7 +164,7 @@ def tlm_controls(result: dict) -> list[Control]:
     TLM stitches (kind ``stitch_other``) only; the claims on PWCCA, OPD, CKA and direct matching
     (an exact least-squares map) have no trained stitch and get none. The positive control (every layer stitched
     into itself by TLM, which starts from the exact map, loses at most
-    :data:`stitchkit.controls.POSITIVE_BOUND` points at its worst layer, the interval's upper end of
+    :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points at its worst layer, the interval's upper end of
     the largest self-penalty; Balogh & Jelasity report TLM moving identical layers off the
     identity, so a gain is reported, not gated); and the premise that TLM moved off its DM start
     by at least :data:`TLM_MOVED_MIN` points on average, on its interval."""

@@ -1,9 +1,9 @@
 """Balogh & Jelasity J-T3 and J-T2: Ding et al.'s specificity and sensitivity tests. Each
-representation's function F is its linear-probe accuracy (:mod:`stitchkit.probes`); with A the
+representation's function F is its linear-probe accuracy (:mod:`stitchkit.measures.probes`); with A the
 representation of highest F, the rank correlation between |F(A) - F(B)| and each dissimilarity
 d(A, B) over every other B, bootstrapped over the B's. J-T3 (specificity) comes first: its
 config and presets are the base of J-T2's (sensitivity: low-rank approximations of a layer,
-:class:`stitchkit.similarity.LowRank`)."""
+:class:`stitchkit.measures.similarity.LowRank`)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,19 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, noise
-from ... import data as data_mod
-from ... import similarity as sim
-from ...claims import ClaimSpec
-from ...datasets import DataSpec, test_split, train_split
-from ...hardware import as_device
-from ...noise import Estimate
-from ...probes import probe_accuracy, probe_features
-from ...progress import progress_bar
-from ...results import Control, at_least, more_than
-from ...scales import derive_presets, derived, param
-from ...similarity import LowRank, pwcca, rank_list
-from ...store import Store
+from ...base.hardware import as_device
+from ...base.progress import progress_bar
+from ...base.store import Store
+from ...data import splits
+from ...data.datasets import DataSpec, test_split, train_split
+from ...measures import similarity as sim
+from ...measures.probes import probe_accuracy, probe_features
+from ...measures.similarity import LowRank, pwcca, rank_list
+from ...registry.scales import derive_presets, derived, param
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.noise import Estimate
+from ...verdicts.results import Control, at_least, more_than
 from .common import ARCH_NAMES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy
 
 # The paper's Table 3, CIFAR-10 rows (Kendall's tau, Spearman's rho).
@@ -79,7 +79,7 @@ def specificity(cfg: SpecificityConfig, arch: str, *, device=None, store=None, p
     dm = dm_grid(cfg, nets, layers, device=device, store=store, progress=progress)  # J-T1's, from the cache
     data = DataSpec("cifar10")
     train = train_split(data)
-    train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
+    train = train.subset(splits.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
     test = test_split(data, cfg.measure_images, 0)
     f, correct, acts = {}, {}, {}
     for net in progress_bar(iterable=nets, desc=f"{arch}: linear probes", disable=not progress, unit="network"):
@@ -343,7 +343,7 @@ def sensitivity_layers(cfg: SensitivityConfig, arch: str, layers: list[str]) -> 
 def _dm_func(model, layer: str, src_train, tgt_train, src_test, labels) -> tuple[float, float]:
     """Accuracy of the network's top after ``layer`` fed the DM stitch of ``src`` onto ``tgt``, and
     the fit's relative residual."""
-    from ...stitching import init_dm, make_stitch
+    from ...stitching.stitches import init_dm, make_stitch
 
     shape = tuple(src_train.shape[1:])
     stitch = make_stitch("resize_conv", shape, shape).to(src_train.device)
@@ -378,8 +378,8 @@ def sensitivity(cfg: SensitivityConfig, arch: str, *, device=None, store=None, p
                          "(networks and sensitivity_networks must be >= 2)")
     data = DataSpec("cifar10")
     train = train_split(data)
-    train = train.subset(data_mod.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
-    dm_index = data_mod.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0)
+    train = train.subset(splits.stratified_subset(train.labels, min(cfg.probe_images, len(train)), 0))
+    dm_index = splits.stratified_subset(train.labels, min(cfg.dm_images, len(train)), 0)
     test = test_split(data, cfg.measure_images, 0)
     ytr, yte = train.labels.to(device), test.labels.to(device)
     models = {net.name: net.load(device, store, None, progress) for net in nets}

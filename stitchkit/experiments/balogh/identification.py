@@ -11,16 +11,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import similarity as sim
-from ...datasets import DataSpec, test_split
-from ...grid import stitch_grid
-from ...grid_spec import Net
-from ...hardware import as_device
-from ...progress import progress_bar
-from ...similarity import CKABootstrap, pwcca
-from ...store import Store
-from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig, dm_grid,
-                     network_accuracy, tlm_retrained)
+from ...base.hardware import as_device
+from ...base.progress import progress_bar
+from ...base.store import Store
+from ...data.datasets import DataSpec, test_split
+from ...measures import similarity as sim
+from ...measures.similarity import CKABootstrap, pwcca
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net
+from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy,
+                     tlm_retrained)
 
 MEASURE_SAMPLE = "J-T1 measure images"  # the resampler of the structural measures' images (not the accuracies')
 
@@ -56,7 +56,7 @@ def structural(acts_a: dict[str, torch.Tensor], acts_b: dict[str, torch.Tensor],
     """PWCCA and OPD distances and linear CKA between every layer of A (rows, the source) and
     every layer of B (columns, the target), with Balogh & Jelasity's preprocessing. ``grams``:
     the layers' centred Gram matrices (A's, B's), computed here when None. ``boot`` (a
-    :class:`stitchkit.similarity.CKABootstrap` on these images): also ``"lcka_reps"``,
+    :class:`stitchkit.measures.similarity.CKABootstrap` on these images): also ``"lcka_reps"``,
     (R+1, L_A, L_B) the linear CKA on the images (element 0, which is then ``"lcka"``) and on each
     bootstrap resample of them. PWCCA and OPD are computed on the images as they are (too costly
     to resample: see :func:`layer_identification`)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...grid_spec import LONGER
+from ...stitching.grid_spec import LONGER
 from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, IdentConfig, net_index, stacked, title
 from .identification import identification_table
 

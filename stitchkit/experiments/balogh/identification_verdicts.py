@@ -27,8 +27,8 @@ from the bound, and a noise tie rule there would favour the noisier measures (TL
 the fixed ones.
 
 **Seeds.** Every % is bootstrapped over the networks as well as the images. With fewer than
-:data:`stitchkit.noise.SEED_T_BELOW` networks behind it, its interval is a t interval
-(:func:`stitchkit.noise.seed_t_interval`: the images' variance with the networks fixed plus the
+:data:`stitchkit.verdicts.noise.SEED_T_BELOW` networks behind it, its interval is a t interval
+(:func:`stitchkit.verdicts.noise.seed_t_interval`: the images' variance with the networks fixed plus the
 networks' by a jackknife that leaves one network, and every pair it is in, out); with more, the
 percentile interval of a bootstrap that draws the networks with replacement. Where one network
 left out leaves no pair (TLM between one pair of networks at `demo`), the networks cannot be
@@ -39,7 +39,7 @@ sample too: one case moves a between-network % of 12 cases by 8.3 points. So eve
 draws the target layers with replacement (a cluster bootstrap over the layers, crossed with the
 networks' draw; the same draw for every measure and pair, so a lead of one measure over another
 is paired over the layers: amendment of 2026-12-02), and the interval is the expanded percentile
-interval for that few units (:func:`stitchkit.noise.expanded_tail`: the plain one covered about
+interval for that few units (:func:`stitchkit.verdicts.noise.expanded_tail`: the plain one covered about
 90% over 12 layer cases). Where every case is identified (or none) no
 resample moves the %, and its interval is the exact binomial bound of its count.
 """
@@ -52,11 +52,11 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise
-from ...claims import ClaimSpec
-from ...grid_spec import LONGER
-from ...noise import Estimate
-from ...results import at_least, at_most, more_than
+from ...stitching.grid_spec import LONGER
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.noise import Estimate
+from ...verdicts.results import at_least, at_most, more_than
 from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, accuracy_reps, length_not_run, n_test_images,
                      tlm_controls, tlm_gain_numbers, with_longer)
 from .identification import PAPER_T1, identification_table, identified
@@ -130,7 +130,7 @@ def _network_weights(pairs: list[tuple[str, str]], within: bool) -> tuple[np.nda
     """(R+1, len(pairs)): the weight of each ordered pair of networks (sender, receiver) in the
     full sample (row 0: 1 each) and in each bootstrap replicate, and the number of networks
     drawn from. In each replicate the networks of ``pairs`` are drawn with replacement, as
-    :func:`stitchkit.noise.bootstrap_table` draws its ``groups``: ``within`` (pairs of a network
+    :func:`stitchkit.verdicts.noise.bootstrap_table` draws its ``groups``: ``within`` (pairs of a network
     with itself), a network drawn k times counts k times; between networks, they are drawn twice,
     independently, as senders and as receivers (the pigeonhole bootstrap of a crossed design), and
     pair (a, b) counts (times a is drawn as sender) x (times b is drawn as receiver). A draw that
@@ -161,7 +161,7 @@ def _pct(ident: dict[tuple[str, str], np.ndarray], within: bool, *, networks: bo
     """(R+1,) % of the (pair, layer) cases identified, within networks or between them, on the
     full sample (element 0) and on each bootstrap replicate: ``ident`` (pair -> (R+1, L), each
     replicate's identification on its resample of the images), each replicate on its draw of the
-    target layers (:func:`stitchkit.noise.case_weights`: a layer drawn k times counts k times in
+    target layers (:func:`stitchkit.verdicts.noise.case_weights`: a layer drawn k times counts k times in
     every pair, the same draw for every measure), with ``networks`` weighted by the
     replicate's draw of the networks (:func:`_network_weights`), else with the networks fixed;
     ``drop``: a network left out with every pair it is in (the jackknife). None when no pair is of
@@ -271,7 +271,7 @@ def _judge(stat, idents: list[tuple[dict, bool]], result: dict, measures, n_test
            between: bool = True, bounds: tuple[float, float] = (0.0, 100.0), count: bool = False) -> Estimate:
     """:func:`_judge_resampled`; with ``count`` (a % of cases, or the lowest or highest of several
     over the same cases), where the % sits at 0 or 100 its interval is widened to the exact
-    binomial bound of its count (amendment of 2026-12-02, :func:`stitchkit.noise.with_count_bound`):
+    binomial bound of its count (amendment of 2026-12-02, :func:`stitchkit.verdicts.noise.with_count_bound`):
     there no resample moves it, but which layer cases were drawn can."""
     e = _judge_resampled(stat, idents, result, measures, n_test, between, bounds)
     return noise.with_count_bound(e, _cases(*idents[0])) if count else e
@@ -282,7 +282,7 @@ def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measur
     """The Estimate of ``stat`` (a function of several (R+1,) % arrays, elementwise) of the
     identification percentages ``idents`` ((ident, within) each, over the same networks),
     bootstrapped over the images behind ``measures`` and over the networks (module docstring):
-    with :data:`stitchkit.noise.SEED_T_BELOW` networks or more, the percentile interval of one
+    with :data:`stitchkit.verdicts.noise.SEED_T_BELOW` networks or more, the percentile interval of one
     bootstrap that draws them with replacement (``between``: as senders and as receivers
     independently); with fewer, a t interval, the images' variance (networks fixed) plus the
     networks' by a jackknife that leaves one network and its pairs out; where that leaves no pair

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .common import ARCH_NAMES, IdentConfig, stacked, title
-from .ood import NEAR_KINDS
+from .detectors import NEAR_KINDS
 
 
 def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:

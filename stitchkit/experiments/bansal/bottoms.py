@@ -9,7 +9,7 @@ their shared config (:class:`BottomsConfig`) and presets, the grid (:func:`botto
 the helpers their claims are judged with, the tables they display and their training-length
 control (:func:`training_length_control`).
 
-Models come from :func:`stitchkit.zoo.bansal_resnet18`; the paper trains every ResNet for the
+Models come from :func:`stitchkit.networks.zoo.bansal_resnet18`; the paper trains every ResNet for the
 same number of SGD steps whatever its sample size (App. A.2), and so does the zoo. Stitches are
 B-F2A's recipe (:class:`stitchkit.experiments.bansal.common.ConnectivityConfig`), so the seed-0
 network's stitches and models are shared with B-F2A, B-F4 and B-F5.
@@ -17,13 +17,13 @@ network's stitches and models are shared with B-F2A, B-F4 and B-F5.
 Verdicts are judged as B-F2A's (:mod:`stitchkit.experiments.bansal.common`): on 95% paired-bootstrap
 intervals over the test images, each penalty beyond the top stitched into itself at the same cut
 (the two resampled together), maxima and gains over cuts bootstrapped as such; the controls
-are :mod:`stitchkit.controls`' (issue 46): the positive control on every stitching claim, the
+are :mod:`stitchkit.verdicts.controls`' (issue 46): the positive control on every stitching claim, the
 negative control (an untrained ResNet-18 of the top's width stitched into each top at the last two
 cuts, :func:`untrained_like`, :func:`negative_control`) on the claims that a stitch works or improves,
 and the training-length control on every stitching verdict; a "more is better" premise (the stronger bottom is the more accurate
 network) is judged on the interval of the accuracy difference, measured on the same test images
 (``sender_correct``: each bottom's own per-image results); CKA claims on the bootstrap over the
-CKA images (:class:`stitchkit.similarity.CKABootstrap`).
+CKA images (:class:`stitchkit.measures.similarity.CKABootstrap`).
 """
 
 from __future__ import annotations
@@ -34,21 +34,22 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, data as data_mod, noise, similarity, zoo
-from ...claims import ClaimSpec
-from ...datasets import DataSpec, test_split
-from ...grid import stitch_grid
-from ...grid_spec import Net, StitchRecipe
-from ...hardware import as_device, channels_last_ok
-from ...results import Control
-from ...scales import check_names, derived, param
-from ...similarity import CKABootstrap
-from ...train import evaluate
+from ...base.hardware import as_device, channels_last_ok
+from ...data import batches as data_mod
+from ...data.datasets import DataSpec, test_split
+from ...measures import similarity
+from ...measures.similarity import CKABootstrap
+from ...networks import network, zoo
+from ...networks.train import evaluate
+from ...registry.scales import check_names, derived, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Control
 from .common import SELF  # the receiver into itself: the same rows as B-F2A's (retrain_longer's default)
-from .common import RANDOM, PRESETS, ConnectivityConfig, beyond_self, boot, points, positions
+from .common import PRESETS, RANDOM, ConnectivityConfig, beyond_self, boot, points, positions, replicate_networks
 from .length import retrain_longer
-from .common import replicate_networks
-
 
 BEYOND = " (penalties beyond the top stitched into itself at the same cut)"
 IMPROVE_MIN = 1.0  # points: a stronger bottom "improves" the top when it gains at least this
@@ -70,7 +71,7 @@ class BottomsConfig(ConnectivityConfig):
 
     MIN_CUTS = 1  # pages that read early, middle and late layers need 3
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """The trained networks the page needs (a batch trains them ahead): its top and bottoms
         (``models``) and the seed-variance component's, which every such page is judged with."""
         top, bottoms = self.models()
@@ -78,7 +79,7 @@ class BottomsConfig(ConnectivityConfig):
 
     def check(self) -> None:
         super().check()
-        check_names("cuts", self.cuts, zoo.build(self.model(self.seeds[0]), 10, 3).cuts, at_least=self.MIN_CUTS)
+        check_names("cuts", self.cuts, network.build(self.model(self.seeds[0]), 10, 3).cuts, at_least=self.MIN_CUTS)
 
 
 # Demo: six of the ten cuts (two early, two middle, two late) keep each page within minutes.
@@ -93,17 +94,17 @@ def sweep_presets(cls: type, **per_scale: dict) -> dict:
             for scale, cfg in PRESETS.items()}
 
 
-def _grams(spec: zoo.ModelSpec, cuts, images, device, store, progress) -> dict[str, torch.Tensor]:
-    model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+def _grams(spec: network.ModelSpec, cuts, images, device, store, progress) -> dict[str, torch.Tensor]:
+    model, _ = network.load_or_train(spec, device=device, store=store, progress=progress)
     return similarity.model_grams(model, images, cuts, normalisation=spec.normalisation, device=device)
 
 
-def cka_per_cut(a: zoo.ModelSpec, b: zoo.ModelSpec, cuts, n_images: int, *, device=None, store=None,
+def cka_per_cut(a: network.ModelSpec, b: network.ModelSpec, cuts, n_images: int, *, device=None, store=None,
                 progress: bool = True, replicates: bool = False) -> dict[str, float] | dict[str, np.ndarray]:
     """Linear CKA (Gram form, float64) between models ``a`` and ``b`` at each cut, on the first
     ``n_images`` of a stratified CIFAR-10 test subset. ``replicates``: each cut's (R+1,) array
     instead, the full-sample value first and then one per bootstrap resample of the images
-    (:class:`stitchkit.similarity.CKABootstrap`)."""
+    (:class:`stitchkit.measures.similarity.CKABootstrap`)."""
     images = test_split(DataSpec("cifar10"), n_images, seed=0).images
     ga, gb = (_grams(s, cuts, images, device, store, progress) for s in (a, b))
     if not replicates:
@@ -116,14 +117,14 @@ def cka_per_cut(a: zoo.ModelSpec, b: zoo.ModelSpec, cuts, n_images: int, *, devi
     return out
 
 
-def own_correct(model, spec: zoo.ModelSpec, recipe: StitchRecipe, device=None) -> np.ndarray:
+def own_correct(model, spec: network.ModelSpec, recipe: StitchRecipe, device=None) -> np.ndarray:
     """(n_test,) bool: which of the grid's test images (``recipe``'s stratified subset, in the
     grid's order) ``model`` gets right on its own; the premise controls compare two networks on
     them image by image."""
     return task_correct(model, spec, test_split(DataSpec("cifar10"), recipe.test_size, recipe.subset_seed), device)
 
 
-def task_correct(model, spec: zoo.ModelSpec, test, device=None) -> np.ndarray:
+def task_correct(model, spec: network.ModelSpec, test, device=None) -> np.ndarray:
     """(n,) bool: which images of ``test`` (a split with its task's labels) ``model`` gets right."""
     device = as_device(device)
     batches = data_mod.Batches(test, 500, normalisation=spec.normalisation, device=device,
@@ -131,14 +132,14 @@ def task_correct(model, spec: zoo.ModelSpec, test, device=None) -> np.ndarray:
     return evaluate(model, batches, device=device, per_image=True)["correct"]
 
 
-def same_task(a: zoo.ModelSpec, b: zoo.ModelSpec) -> bool:
+def same_task(a: network.ModelSpec, b: network.ModelSpec) -> bool:
     """Whether two networks are trained for the same task (data set, labels, image size), so that
     their own accuracies on the same test images compare (the sample size may differ)."""
     da, db = a.data, b.data
     return (da.dataset, da.labels, da.label_noise, da.size) == (db.dataset, db.labels, db.label_noise, db.size)
 
 
-def untrained_like(cfg: BottomsConfig, receiver: zoo.ModelSpec) -> zoo.ModelSpec:
+def untrained_like(cfg: BottomsConfig, receiver: network.ModelSpec) -> network.ModelSpec:
     """The negative control's sender for ``receiver``: an untrained pre-activation ResNet-18 of the
     receiver's width (seed ``cfg.random_seed``, BatchNorm recalibrated; B-F2A's random bottom for
     the base width)."""
@@ -146,7 +147,7 @@ def untrained_like(cfg: BottomsConfig, receiver: zoo.ModelSpec) -> zoo.ModelSpec
                                final_bn=dict(receiver.options).get("final_bn", True))
 
 
-def bottoms_into_top(cfg: BottomsConfig, receiver: zoo.ModelSpec, senders: dict[str, zoo.ModelSpec], *,
+def bottoms_into_top(cfg: BottomsConfig, receiver: network.ModelSpec, senders: dict[str, network.ModelSpec], *,
                      receiver_name: str = "top", device=None, store=None, progress: bool = True,
                      client=None, cka_replicates: bool = False,
                      negative: bool = True) -> tuple[pd.DataFrame, dict[str, float]]:
@@ -158,16 +159,16 @@ def bottoms_into_top(cfg: BottomsConfig, receiver: zoo.ModelSpec, senders: dict[
     and every model's test accuracy on its own task (full test set) by name.
     ``cka_replicates``: also ``cka_reps`` (the CKA's bootstrap replicates over the CKA images)
     and ``cka_n`` (their number), for pages that judge a CKA."""
-    probe = zoo.build(receiver, num_classes=10, in_channels=3)  # untrained: checks the cuts before any training
+    probe = network.build(receiver, num_classes=10, in_channels=3)  # untrained: checks the cuts before any training
     cuts = list(cfg.cuts or probe.cuts)
     for cut in cuts:
         probe.check_cut(cut)
     rx = Net(receiver_name, receiver)
-    rx.model, metrics = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
+    rx.model, metrics = network.load_or_train(receiver, device=device, store=store, progress=progress)
     accuracy = {rx.name: metrics["test"]["accuracy"]}
     nets = [Net(SELF, receiver, rx.model)] + [Net(name, spec) for name, spec in senders.items()]
     for net in nets[1:]:  # loaded once here; the grid reuses them
-        net.model, metrics = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+        net.model, metrics = network.load_or_train(net.spec, device=device, store=store, progress=progress)
         accuracy[net.name] = metrics["test"]["accuracy"]
     recipe = cfg.recipe()
     table = stitch_grid(nets, [rx], [(c, c) for c in cuts], recipe, DataSpec("cifar10"), device=device,
@@ -183,7 +184,7 @@ def bottoms_into_top(cfg: BottomsConfig, receiver: zoo.ModelSpec, senders: dict[
                 for net in nets[1:]})
     if negative:  # the untrained network's own results (near chance), so every row carries them
         untrained = untrained_like(cfg, receiver)
-        model, _ = zoo.load_or_train(untrained, device=device, store=store, progress=progress)
+        model, _ = network.load_or_train(untrained, device=device, store=store, progress=progress)
         own[RANDOM] = own_correct(model, untrained, recipe, device)
     table["sender_correct"] = [own[s] for s in table.sender]
     images = test_split(DataSpec("cifar10"), cfg.cka_images, seed=0).images
@@ -294,9 +295,9 @@ def positive_control(table: pd.DataFrame) -> tuple[Control, float]:
 
 
 def negative_control(table: pd.DataFrame, receivers: list[str] | None = None) -> tuple[Control, noise.Estimate | None]:
-    """The negative control (:func:`stitchkit.controls.untrained_sender_fails`): the untrained
+    """The negative control (:func:`stitchkit.verdicts.controls.untrained_sender_fails`): the untrained
     network's penalty beyond the top's self-stitch, mean over the cuts it was stitched at (the
-    last two), at least :data:`stitchkit.controls.NEGATIVE_MARGIN` points into each of
+    last two), at least :data:`stitchkit.verdicts.controls.NEGATIVE_MARGIN` points into each of
     ``receivers`` (default: every top of the table); the smallest over them is judged."""
     t = table.reset_index(drop=True)
     receivers = receivers or list(dict.fromkeys(t.receiver))
@@ -380,7 +381,7 @@ def training_length_control(cfg: BottomsConfig, table: pd.DataFrame, claims: lis
     """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's decided claims (``cfg`` a :class:`SamplesConfig`,
     :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or :class:`SimCLRConfig`: its
     ``length_checks``),
-    each retrained with :data:`stitchkit.grid_spec.LONGER` times the epochs at the stitches that decide it
+    each retrained with :data:`stitchkit.stitching.grid_spec.LONGER` times the epochs at the stitches that decide it
     (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`.length.retrain_longer`: the claim's copy with the control takes its place in
     ``claims``). Returns one row per check and sender."""

@@ -3,18 +3,18 @@ every Bansal page (B-F2A to B-F9) builds on, with the paired-bootstrap helpers t
 judged with and CKA's bootstrap replicates (B-F5, B-F6, B-F7).
 
 Recipe (paper App. A, catalogue): pre-activation ResNet-18 of width k on CIFAR-10 with the CIFAR
-mean/std normalisation, trained as :func:`stitchkit.zoo.bansal_resnet18` says; stitch =
+mean/std normalisation, trained as :func:`stitchkit.networks.zoo.bansal_resnet18` says; stitch =
 BatchNorm -> 1x1 conv -> BatchNorm (BN1d -> Linear -> BN1d on the pooled vector) between
 blocks, trained with Adam (lr 1e-3, cosine decay) with both halves frozen. The authors' run
 scripts train stitches for 120k iterations at batch 128 with crop + flip (the ``paper`` preset).
 Here every stitch starts from direct matching and is then fine-tuned with its BatchNorm
-statistics frozen (see :mod:`stitchkit.stitching`).
+statistics frozen (see :mod:`stitchkit.stitching.stitches`).
 
-Verdicts (issue 33) are judged on 95% paired-bootstrap intervals (:mod:`stitchkit.noise`): every
+Verdicts (issue 33) are judged on 95% paired-bootstrap intervals (:mod:`stitchkit.verdicts.noise`): every
 judged penalty, maximum over cuts or difference is recomputed from the grid's per-image results
 on one shared resample of the test images, so a stitch, its receiver and the receiver's
 self-stitch at the same cut are compared image by image, and a maximum over cuts is resampled as
-a maximum. The controls come from :mod:`stitchkit.controls`: the two-sided self-stitch control
+a maximum. The controls come from :mod:`stitchkit.verdicts.controls`: the two-sided self-stitch control
 (|self-penalty| within 0.5 points both ways, the largest over cuts with its sign), premises judged
 on their intervals, and the training-length control (:mod:`.length`), which retrains the
 cells that decide a verdict *and* the receiver's self-stitches at those cuts at ``LONGER`` x the
@@ -31,15 +31,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, noise, zoo
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import Net, StitchRecipe
-from ...results import Control, at_least, at_most
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, derive_presets, param
-from ...similarity import CKA_METHOD
-from ...train import TrainConfig
+from ...data.datasets import DataSpec
+from ...measures.similarity import CKA_METHOD
+from ...networks import network, zoo
+from ...networks.train import TrainConfig
+from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, derive_presets, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Control, at_least, at_most
 
 
 @dataclass(frozen=True)
@@ -81,18 +82,18 @@ class ConnectivityConfig:
 
     def check(self) -> None:
         if self.seed_cuts is not None:
-            check_names("seed_cuts", self.seed_cuts, zoo.build(self.model(self.seeds[0]), 10, 3).cuts)
+            check_names("seed_cuts", self.seed_cuts, network.build(self.model(self.seeds[0]), 10, 3).cuts)
 
-    def model(self, seed: int, trained: bool = True) -> zoo.ModelSpec:
+    def model(self, seed: int, trained: bool = True) -> network.ModelSpec:
         return self.variant(seed, trained=trained)
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """The trained networks the page needs, for a lent GPU's batch to train ahead in parallel
         (:func:`stitchkit.book.batch.prefetch`): the receiver's run with its snapshots, and the
         second seed."""
         return [*receiver_snapshots(self), self.model(self.seeds[1])]
 
-    def variant(self, seed: int, **changes) -> zoo.ModelSpec:
+    def variant(self, seed: int, **changes) -> network.ModelSpec:
         """The ResNet-18 of :attr:`net` with this config's width and length, and ``changes`` (data,
         length, ``stop`` for a snapshot, ``trained``)."""
         return zoo.bansal_resnet18(self.net, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
@@ -134,7 +135,7 @@ PRESETS = zoo.at_scale({
 }, net=zoo.BANSAL_RESNET18)
 
 # Verdict criteria for B-F2A, fixed before any run (percentage points of test accuracy).
-# the positive control (stitchkit.controls.reaches_receiver): the receiver stitched into itself loses
+# the positive control (stitchkit.verdicts.controls.reaches_receiver): the receiver stitched into itself loses
 # at most controls.POSITIVE_BOUND points at its worst cut (the interval's upper end); a gain is reported
 # (the self-stitch gain), not gated: the claims are judged beyond the self-stitch, which subtracts it
 CONNECTED_MAX_PENALTY = 0.03  # Table 1 / Sec. 4: "up to 3% error" at every layer
@@ -150,12 +151,12 @@ TRAINED, RANDOM, SELF = "trained (seed 1)", "random bottom", "receiver into itse
 REPLICATES = (1, 3, 4, 5, 6)
 
 
-def receiver_snapshots(cfg: ConnectivityConfig) -> list[zoo.ModelSpec]:
+def receiver_snapshots(cfg: ConnectivityConfig) -> list[network.ModelSpec]:
     """The receiver's run as snapshots at :data:`RECEIVER_SNAPSHOTS` and its end (the receiver)."""
     return [cfg.variant(cfg.seeds[0], stop=f) for f in (*RECEIVER_SNAPSHOTS, 1.0)]
 
 
-def replicate_networks(cfg: ConnectivityConfig) -> list[zoo.ModelSpec]:
+def replicate_networks(cfg: ConnectivityConfig) -> list[network.ModelSpec]:
     """The networks the seed-variance component trains (:func:`.seeds.seed_component`): the receiver
     (seed 0) and the :data:`REPLICATES` senders of ``cfg``'s recipe (what a batch trains ahead for a
     page judged with the component)."""
@@ -171,7 +172,7 @@ def trained_pair(cfg: ConnectivityConfig, device, store, progress: bool):
     zoo.train_snapshots(receiver_snapshots(cfg), device=device, store=store, progress=progress)
     metrics = {}
     for net in (receiver, senders[1]):
-        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+        net.model, metrics[net.name] = network.load_or_train(net.spec, device=device, store=store, progress=progress)
     return receiver, senders, metrics
 
 
@@ -238,7 +239,7 @@ def points(t: pd.DataFrame, pos: np.ndarray, column: str = "penalty") -> np.ndar
 
 
 def boot(table: pd.DataFrame, stat: Callable[[pd.DataFrame], float], **kw) -> noise.Estimate:
-    """The paired bootstrap of ``stat`` over the table's test images (see :mod:`stitchkit.noise`)."""
+    """The paired bootstrap of ``stat`` over the table's test images (see :mod:`stitchkit.verdicts.noise`)."""
     return noise.bootstrap_table(table.reset_index(drop=True), stat, **kw)
 
 
@@ -260,9 +261,9 @@ def replicate_vectors(table: pd.DataFrame, stat: Callable[[pd.DataFrame], np.nda
 
 def self_stitch_control(table: pd.DataFrame, self_name: str, cuts, what: str, *,
                         receiver: str | None = None) -> tuple[Control, noise.Estimate]:
-    """The positive control (:func:`stitchkit.controls.reaches_receiver`): the receiver stitched
+    """The positive control (:func:`stitchkit.verdicts.controls.reaches_receiver`): the receiver stitched
     into itself, the largest self-penalty over ``cuts`` (a loss positive), bootstrapped as a
-    maximum; one-sided: its interval's upper end at most :data:`stitchkit.controls.POSITIVE_BOUND`."""
+    maximum; one-sided: its interval's upper end at most :data:`stitchkit.verdicts.controls.POSITIVE_BOUND`."""
     pos = positions(table, self_name, cuts, receiver)
     e = boot(table, lambda t: controls.largest(points(t, pos)), interval="basic")
     return controls.reaches_receiver(e, what=what), e

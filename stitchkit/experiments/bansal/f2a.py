@@ -13,16 +13,18 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, plotting, zoo
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import Net, StitchRecipe
-from ...results import Control, Criterion, at_most
-from ...scales import param
+from ...data.datasets import DataSpec
+from ...networks import network, zoo
+from ...pagekit import plotting
+from ...registry.scales import param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net, StitchRecipe
+from ...verdicts import controls
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Control, Criterion, at_most
 from .common import (BEYOND, CONNECTED_MAX_PENALTY, RANDOM, RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF,
-                     TRAINED, ConnectivityConfig, beyond_self, connectivity_claims, extend_presets, boot,
-                     estimate_numbers, points, positions, replicate_networks, replicate_vectors, self_stitch_control)
+                     TRAINED, ConnectivityConfig, beyond_self, boot, connectivity_claims, estimate_numbers,
+                     extend_presets, points, positions, replicate_networks, replicate_vectors, self_stitch_control)
 from .length import retrain_longer
 
 __all__ = [
@@ -53,7 +55,7 @@ class ArchitecturesConfig(ConnectivityConfig):
     myrtle: zoo.Recipe = zoo.recipe_field("the Myrtle CNNs' recipe (zoo.BANSAL_MYRTLE at the preset's scale)")
     vit: zoo.Recipe = zoo.recipe_field("the ViTs' recipe (zoo.BANSAL_VIT at the preset's scale)")
 
-    def arch_model(self, arch: str, seed: int, *, trained: bool = True) -> zoo.ModelSpec:
+    def arch_model(self, arch: str, seed: int, *, trained: bool = True) -> network.ModelSpec:
         if arch in ("resnet18_x0.5", "resnet18_x2"):
             return zoo.bansal_resnet18(self.net, seed, width=self.width, width_factor=0.5 if arch.endswith("0.5") else 2.0,
                                        epochs=self.model_epochs, final_bn=self.final_bn, trained=trained)
@@ -65,7 +67,7 @@ class ArchitecturesConfig(ConnectivityConfig):
             return zoo.bansal_vit(self.vit, seed, trained=trained)
         raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHS)}")
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """B-F2A's trained networks (a batch trains them ahead): the base panel's, each other
         architecture's two seeds, and the seed-variance component's."""
         return [*super().networks(), *(self.arch_model(a, s) for a in self.other_archs for s in self.seeds),
@@ -108,8 +110,8 @@ def architectures(cfg: ArchitecturesConfig, *, device: torch.device | str | None
              for arch in cfg.other_archs}
     for arch, (receiver_spec, sender_spec) in pairs.items():
         receiver, sender = Net("receiver", receiver_spec), Net(TRAINED, sender_spec)
-        receiver.model, mr = zoo.load_or_train(receiver.spec, device=device, store=store, progress=progress)
-        sender.model, ms = zoo.load_or_train(sender.spec, device=device, store=store, progress=progress)
+        receiver.model, mr = network.load_or_train(receiver.spec, device=device, store=store, progress=progress)
+        sender.model, ms = network.load_or_train(sender.spec, device=device, store=store, progress=progress)
         cuts = spread(receiver.model.cuts, cfg.arch_cuts)
         t = stitch_grid([Net(SELF, receiver.spec, receiver.model), sender], [receiver], [(c, c) for c in cuts],
                         cfg.arch_recipe(arch), DataSpec("cifar10"), device=device, store=store, progress=progress)
@@ -202,7 +204,7 @@ def penalty_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def plot_penalty(table: pd.DataFrame, models: dict):
     """The base ResNet-18's penalty (left) and stitched accuracy (right) per cut, with the
-    paper's 3-point band (:func:`stitchkit.plotting.penalty_per_layer`)."""
+    paper's 3-point band (:func:`stitchkit.pagekit.plotting.penalty_per_layer`)."""
     return plotting.penalty_per_layer(
         table, title=f"Pre-activation ResNet-18 (width {models['width']}) on CIFAR-10",
         paper=(0, 100 * CONNECTED_MAX_PENALTY, "paper: trained senders within 3 points (Table 1)"))
@@ -268,7 +270,7 @@ def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFra
 # bound, or the closest one). The deciding stitches *and the receiver's self-stitches at those
 # cuts* (the reference the claims subtract, which may move either way) are retrained with LONGER x
 # the epochs, the 1x cells are replaced by them, and the claim is re-judged on that table
-# (stitchkit.controls.training_length: it passes when the re-judged claim gives the same
+# (stitchkit.verdicts.controls.training_length: it passes when the re-judged claim gives the same
 # result; an undecided claim that the longer run decides fails it).
 
 # claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")

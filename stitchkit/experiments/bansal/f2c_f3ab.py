@@ -17,16 +17,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise, zoo
-from ...claims import ClaimSpec
-from ...gating import GUARANTEE
-from ...results import Control, at_least, at_most
-from ...scales import param
+from ...networks import network, zoo
+from ...registry.scales import param
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.gating import GUARANTEE
+from ...verdicts.results import Control, at_least, at_most
+from .bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BeyondSelf, BottomsConfig, bottoms_into_top,
+                      claim_rejudger, cut_thirds, gain_estimate, grid_bootstrap, judged_beyond_self, largest_gain,
+                      negative_control, penalty_beyond_self, positive_control, premise_stronger, short_numbers,
+                      sweep_presets)
 from .common import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
-from .bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BottomsConfig, BeyondSelf, judged_beyond_self,
-                             grid_bootstrap, positive_control, largest_gain, gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger,
-                             premise_stronger, cut_thirds, bottoms_into_top)
-
 
 # --------------------------------------------------------------------------------------------
 # B-F2C: number of samples
@@ -43,7 +44,7 @@ class SamplesConfig(BottomsConfig):
                                             "5k, 10k, 25k; the top into itself stands for 10k; 50k added)",
                                             items={"ge": 128, "le": 50_000})
 
-    def models(self) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    def models(self) -> tuple[network.ModelSpec, dict[str, network.ModelSpec]]:
         return _samples_models(self)
 
     def later(self) -> list[str]:
@@ -64,7 +65,7 @@ def thousands_label(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
-def _samples_models(cfg: SamplesConfig) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+def _samples_models(cfg: SamplesConfig) -> tuple[network.ModelSpec, dict[str, network.ModelSpec]]:
     top = cfg.variant(cfg.seeds[0], train_size=cfg.top_samples)
     return top, {f"{thousands_label(n)} samples": cfg.variant(cfg.seeds[1], train_size=n) for n in cfg.bottom_samples}
 
@@ -168,10 +169,10 @@ class LabelsConfig(BottomsConfig):
     plateau_longer: float = param(2.0, "the plateau premise: each weak bottom trained again for this many times "
                                   "its epochs (the same seed and schedule, stretched)", gt=1.0, le=8.0)
 
-    def models(self) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    def models(self) -> tuple[network.ModelSpec, dict[str, network.ModelSpec]]:
         return _labels_models(self)
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """:meth:`BottomsConfig.networks` and the plateau premise's longer weak bottoms."""
         return [*super().networks(), *(longer for _, longer in _plateau_specs(self).values())]
 
@@ -199,7 +200,7 @@ def labels(cfg: LabelsConfig, **kw) -> tuple[pd.DataFrame, dict]:
     return bottoms_into_top(cfg, top, bottoms, receiver_name="top (normal labels, seed 0)", **kw)
 
 
-def _labels_models(cfg: LabelsConfig) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+def _labels_models(cfg: LabelsConfig) -> tuple[network.ModelSpec, dict[str, network.ModelSpec]]:
     bottoms = {NORMAL: cfg.variant(cfg.seeds[1])}
     bottoms.update({v: cfg.variant(cfg.seeds[1], **LABEL_VARIANTS[v]) for v in cfg.variants})
     return cfg.variant(cfg.seeds[0]), bottoms
@@ -215,7 +216,7 @@ PLATEAU_GAIN_MAX = 100 * CONNECTED_MAX_PENALTY
 WEAK_EXCLUDED = "100% random labels"  # except_noise's bottom, not first_half's
 
 
-def _plateau_specs(cfg: LabelsConfig) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
+def _plateau_specs(cfg: LabelsConfig) -> dict[str, tuple[network.ModelSpec, network.ModelSpec]]:
     """Per weak label distribution (first_half's), its bottom and the same bottom trained
     ``cfg.plateau_longer`` times the epochs."""
     _, bottoms = _labels_models(cfg)
@@ -228,13 +229,13 @@ def weak_plateau(cfg: LabelsConfig, *, device=None, store=None, progress: bool =
     images (the grid's subset; coarse labels for objects vs animals) as trained and trained
     ``cfg.plateau_longer`` times longer (a row each: ``variant``, ``run``, ``epochs``, ``accuracy``,
     ``correct``)."""
-    from ...datasets import test_split
+    from ...data.datasets import test_split
     from .bottoms import task_correct
 
     recipe, rows = cfg.recipe(), []
     for v, specs in _plateau_specs(cfg).items():
         for run, spec in zip(("as trained", "longer"), specs):
-            model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+            model, _ = network.load_or_train(spec, device=device, store=store, progress=progress)
             correct = task_correct(model, spec, test_split(spec.data, recipe.test_size, recipe.subset_seed), device)
             rows.append({"variant": v, "run": run, "epochs": spec.train.epochs, "accuracy": 100 * float(correct.mean()),
                          "correct": correct})
@@ -330,7 +331,7 @@ class EpochsConfig(BottomsConfig):
                                          "of 160)", items={"gt": 0, "le": 1})
     top_snapshot: float = param(0.5, "the top: fraction of the run (paper: epoch 80 of 160)", gt=0, le=1)
 
-    def models(self) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+    def models(self) -> tuple[network.ModelSpec, dict[str, network.ModelSpec]]:
         return _epochs_models(self)
 
     def later(self) -> list[str]:
@@ -352,7 +353,7 @@ def _epochs_name(f: float) -> str:
     return f"{f:g} of the run (epoch {160 * f:g} of 160 in the paper)"
 
 
-def _epochs_models(cfg: EpochsConfig) -> tuple[zoo.ModelSpec, dict[str, zoo.ModelSpec]]:
+def _epochs_models(cfg: EpochsConfig) -> tuple[network.ModelSpec, dict[str, network.ModelSpec]]:
     top = cfg.variant(cfg.seeds[0], stop=cfg.top_snapshot)
     return top, {_epochs_name(f): cfg.variant(cfg.seeds[0], stop=f) for f in cfg.snapshots}
 

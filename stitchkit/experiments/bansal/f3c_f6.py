@@ -17,17 +17,18 @@ from typing import Sequence
 
 import pandas as pd
 
-from ... import controls, zoo
-from ...claims import ClaimSpec
-from ...display import Section, plain
-from ...provenance import load_spot_json
-from ...results import at_least, at_most
-from ...scales import param
-from .common import CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions
-from .common import replicate_networks
-from .bottoms import (IMPROVE_MIN, BottomsConfig, accuracy_gap, BeyondSelf, judged_beyond_self, grid_bootstrap, positive_control,
-                             gain_estimate, negative_control, short_numbers, penalty_beyond_self, sweep_presets, claim_rejudger, premise_stronger, bottoms_into_top)
-
+from ...base.provenance import load_spot_json
+from ...networks import network, zoo
+from ...pagekit.display import Section, plain
+from ...registry.scales import param
+from ...verdicts import controls
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import at_least, at_most
+from .bottoms import (IMPROVE_MIN, BeyondSelf, BottomsConfig, accuracy_gap, bottoms_into_top, claim_rejudger,
+                      gain_estimate, grid_bootstrap, judged_beyond_self, negative_control, penalty_beyond_self,
+                      positive_control, premise_stronger, short_numbers, sweep_presets)
+from .common import (CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions,
+                     replicate_networks)
 
 # --------------------------------------------------------------------------------------------
 # B-F3C: width
@@ -40,7 +41,7 @@ class WidthConfig(BottomsConfig):
     width_factors: tuple[float, ...] = param((0.25, 1.0, 2.0), "widths relative to the base width "
                                              "(paper x0.25, x1, x2)", items={"gt": 0, "le": 16})
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """Every width's network and the seed-variance component's (at the base width)."""
         return [*(self.variant(self.seeds[0], width_factor=f) for f in self.width_factors),
                 *replicate_networks(self)]
@@ -148,12 +149,12 @@ class SimCLRConfig(BottomsConfig):
     simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the recipe's", gt=0)
     simclr: zoo.Recipe = zoo.recipe_field("the SimCLR network's recipe (zoo.BANSAL_SIMCLR at the preset's scale)")
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """The supervised top, the SimCLR network and the seed-variance component's (seed 1 the
         supervised network the SimCLR one is set beside)."""
         return [*self.models(), *replicate_networks(self)]
 
-    def models(self) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
+    def models(self) -> tuple[network.ModelSpec, network.ModelSpec]:
         """The supervised top (seed 0) and the SimCLR network (seed 1)."""
         return self.variant(self.seeds[0]), zoo.bansal_simclr(self.simclr, self.seeds[1], width=self.width,
                                                                       epochs=self.simclr_epochs, final_bn=self.final_bn)

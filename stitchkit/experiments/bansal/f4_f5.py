@@ -17,20 +17,20 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, noise, similarity, zoo
-from ...claims import ClaimSpec, replace_in
-from ...datasets import DataSpec, test_split
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net, StitchRecipe
-from ...results import at_least, at_most
-from ...scales import check_names, param
-from ...similarity import CKABootstrap
-from .common import (RANDOM, SELF, TRAINED, ConnectivityConfig, extend_presets, trained_pair,
-                          connectivity_claims, boot, cka_estimate, cka_reps_of, connectivity, connectivity_summary,
-                          estimate_numbers,
-                          points, positions, replicate_vectors)
+from ...data.datasets import DataSpec, test_split
+from ...measures import similarity
+from ...measures.similarity import CKABootstrap
+from ...networks import network
+from ...registry.scales import check_names, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.results import at_least, at_most
+from .common import (RANDOM, SELF, TRAINED, ConnectivityConfig, boot, cka_estimate, cka_reps_of, connectivity,
+                     connectivity_claims, connectivity_summary, estimate_numbers, extend_presets, points, positions,
+                     replicate_vectors, trained_pair)
 from .length import replace_cells
-
 
 # --------------------------------------------------------------------------------------------
 # B-F4: stitch kernel size (the same models as B-F2A; kernel 1 is B-F2A's stitch)
@@ -52,7 +52,7 @@ class KernelSizeConfig(ConnectivityConfig):
 
     def map_cuts(self) -> list[str]:
         """The model's cuts with a spatial map (the pooled vector has no kernel)."""
-        return [c for c in zoo.build(self.model(self.seeds[0]), 10, 3).cuts if c != "pool"]
+        return [c for c in network.build(self.model(self.seeds[0]), 10, 3).cuts if c != "pool"]
 
     def check(self) -> None:
         super().check()
@@ -107,7 +107,7 @@ def kernel_length_control(cfg: KernelSizeConfig, table: pd.DataFrame, claims: li
     is past the bound (or, when none is, the cut of the largest spread), the kernels with the
     largest and the smallest penalty there (the two cells that set the spread, each the other's
     reference) are retrained with :data:`LONGER` times the epochs, their 1x cells replaced, and the
-    claim re-judged on that table (:func:`stitchkit.controls.training_length`), whichever way it
+    claim re-judged on that table (:func:`stitchkit.verdicts.controls.training_length`), whichever way it
     went (more training can narrow a spread or widen it); the claim's copy with it takes its place
     in ``claims``. Every verdict gets it, decided or not (issue 46). Returns one row per retrained
     cell."""
@@ -151,7 +151,7 @@ def kernel_sizes_summary(table: pd.DataFrame) -> tuple[dict[str, float], list[Cl
     """B-F4: the largest spread over cuts of the trained sender's penalty across kernel sizes,
     bootstrapped as a maximum of spreads (every kernel's stitch tested on the same images), and
     the positive control over every cut and kernel (a statistic of trained stitches: no negative
-    control, :data:`stitchkit.controls.KINDS`)."""
+    control, :data:`stitchkit.verdicts.controls.KINDS`)."""
     t = table.reset_index(drop=True)
     trained = _kernel_penalties(t)
     kernels, cuts = list(trained.columns), list(trained.index)
@@ -222,7 +222,7 @@ def random_vs_trained(cfg: RandomVsTrainedConfig, *, device: torch.device | str 
              RANDOM: cfg.model(cfg.random_seed, trained=False)}
     grams = {}
     for name, spec in specs.items():
-        model, _ = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+        model, _ = network.load_or_train(spec, device=device, store=store, progress=progress)
         grams[name] = similarity.model_grams(model, test.images, normalisation=spec.normalisation, device=device)
     cka_boot = CKABootstrap(len(test.images))
     reps = {}

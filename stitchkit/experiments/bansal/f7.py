@@ -10,12 +10,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise, zoo
-from ...claims import ClaimSpec
-from ...results import at_least, at_most, within
-from ...scales import MIN_TEST_IMAGES, param
-from .common import cka_estimate, cka_reps_of
+from ...networks import network, zoo
+from ...registry.scales import MIN_TEST_IMAGES, param
+from ...verdicts import controls, noise, results
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import at_least, at_most, within
 from .bottoms import cka_per_cut, own_correct
+from .common import cka_estimate, cka_reps_of
 from .f2c_f3ab import PRESETS_F2C, thousands_label
 from .f3c_f6 import width_name
 
@@ -46,11 +47,11 @@ class MoreCKAConfig:
                                         "images); None: all 10k", ge=MIN_TEST_IMAGES, le=10_000)
     net: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.BANSAL_RESNET18 at the preset's scale)")
 
-    def variant(self, seed: int, **changes) -> zoo.ModelSpec:
+    def variant(self, seed: int, **changes) -> network.ModelSpec:
         return zoo.bansal_resnet18(self.net, seed, width=self.width, epochs=self.model_epochs, final_bn=self.final_bn,
                                    **changes)
 
-    def pairs(self) -> dict[str, tuple[zoo.ModelSpec, zoo.ModelSpec]]:
+    def pairs(self) -> dict[str, tuple[network.ModelSpec, network.ModelSpec]]:
         (n1, n2), (w1, w2), (l1, l2) = self.samples_pair, self.width_pair, self.length_pair
         return {f"{thousands_label(n1)} vs {thousands_label(n2)} samples": (self.variant(1, train_size=n1),
                                                   self.variant(1, train_size=n2)),
@@ -89,9 +90,9 @@ def more_cka(cfg: MoreCKAConfig, *, device=None, store=None, progress: bool = Tr
     rows = []
     recipe = replace(PRESETS_F2C["demo"].recipe(), test_size=cfg.test_size)  # B-F2C's grids' test images
     for name, (a, b) in cfg.pairs().items():
-        model = zoo.build(a, num_classes=10, in_channels=3)
+        model = network.build(a, num_classes=10, in_channels=3)
         # each network's own per-image results on the test set: the width premise compares them
-        own = [own_correct(zoo.load_or_train(s, device=device, store=store, progress=progress)[0], s, recipe, device)
+        own = [own_correct(network.load_or_train(s, device=device, store=store, progress=progress)[0], s, recipe, device)
                for s in (a, b)]
         for cut, reps in cka_per_cut(a, b, list(model.cuts), cfg.cka_images, device=device, store=store,
                                      progress=progress, replicates=True).items():
@@ -101,13 +102,13 @@ def more_cka(cfg: MoreCKAConfig, *, device=None, store=None, progress: bool = Tr
 
 
 def _pair_premise(t: pd.DataFrame, pair: str, text: str, threshold: float, direction: str,
-                  what: str) -> tuple[controls.Control, noise.Estimate | None]:
+                  what: str) -> tuple[results.Control, noise.Estimate | None]:
     """A premise on the accuracy gap of ``pair``'s two networks (the second's test accuracy minus
     the first's, in points, compared image by image on its bootstrap interval): ``direction``
     ``threshold``; not measured (a failed control) where the table has no per-image results."""
     row = t[t.pair == pair].iloc[0]
     if "a_correct" not in t or row.a_correct is None:
-        return controls.Control(text, f"accuracy gap {'≤' if direction == '<=' else '≥'} {threshold:g} points",
+        return results.Control(text, f"accuracy gap {'≤' if direction == '<=' else '≥'} {threshold:g} points",
                                 "not measured", False), None
     two = pd.DataFrame({"net": ["first", "second"], "correct": [row.a_correct, row.b_correct]})
     gap = noise.bootstrap_table(two, lambda x: 100 * float(x.accuracy.iloc[1] - x.accuracy.iloc[0]),
@@ -115,7 +116,7 @@ def _pair_premise(t: pd.DataFrame, pair: str, text: str, threshold: float, direc
     return controls.premise(gap, threshold, text, direction=direction, what=what), gap
 
 
-def _width_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.Estimate | None]:
+def _width_premise(t: pd.DataFrame, pair: str) -> tuple[results.Control, noise.Estimate | None]:
     """The premise of "width_range": both networks are trained, the thinner one's test accuracy
     within :data:`WIDTH_TRAINED_GAP` points of the wider one's (the two compared image by image)."""
     return _pair_premise(t, pair, f"both networks are trained: the thinner one's test accuracy is within "
@@ -123,7 +124,7 @@ def _width_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.
                          "widths)", WIDTH_TRAINED_GAP, "<=", "wider network's test accuracy minus the thinner one's")
 
 
-def _samples_premise(t: pd.DataFrame, pair: str) -> tuple[controls.Control, noise.Estimate | None]:
+def _samples_premise(t: pd.DataFrame, pair: str) -> tuple[results.Control, noise.Estimate | None]:
     """The premise of "samples_far" (issue 68, finding 2; B-F2C gates its claims on the same networks
     the same way): the ladder separates, the network trained on more images is the more accurate one,
     on the interval of the accuracy difference (the margin is B-F2C's,

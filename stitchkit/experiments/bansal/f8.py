@@ -19,15 +19,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise, zoo
-from ...claims import ClaimSpec, replace_in
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net, StitchRecipe
-from ...grid import replace_cells as replace_grid_cells
-from ...results import at_least
-from ...scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, param
-from ...train import TrainConfig
+from ...data.datasets import DataSpec
+from ...networks import network, zoo
+from ...networks.train import TrainConfig
+from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, param
+from ...stitching.grid import replace_cells as replace_grid_cells
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.results import at_least
 from .bottoms import own_correct
 from .common import DEMO_STITCH_LR
 from .f9 import FreezeSpec, freeze_train
@@ -70,16 +71,16 @@ class FinetuneConfig:
         return StitchRecipe(kind="bn_conv_bn", init="dm", dm_images=self.dm_images, frozen_bn="eval", train=train,
                             train_size=self.stitch_train_size, test_size=self.test_size)
 
-    def resnet(self, seed: int, trained: bool = True) -> zoo.ModelSpec:
+    def resnet(self, seed: int, trained: bool = True) -> network.ModelSpec:
         return zoo.bansal_resnet164(self.net, seed, epochs=self.model_epochs, trained=trained)
 
     def check(self) -> None:
         if self.cuts is not None:
             spec = self.resnet(0)
-            check_names("cuts", self.cuts, ["stem", *(c for c in zoo.build(spec, 10, 3).cuts if c.startswith("block"))])
+            check_names("cuts", self.cuts, ["stem", *(c for c in network.build(spec, 10, 3).cuts if c.startswith("block"))])
 
-    def chosen_cuts(self, spec: zoo.ModelSpec) -> list[str]:
-        blocks = [c for c in zoo.build(spec, 10, 3).cuts if c.startswith("block")]
+    def chosen_cuts(self, spec: network.ModelSpec) -> list[str]:
+        blocks = [c for c in network.build(spec, 10, 3).cuts if c.startswith("block")]
         if self.cuts is not None:
             check_names("cuts", self.cuts, ["stem", *blocks])
             return list(self.cuts)
@@ -115,7 +116,7 @@ def finetune_vs_stitch(cfg: FinetuneConfig, *, device=None, store=None, progress
     top = Net(TOP, top_spec)
     accuracy = {}
     for name, spec in (("trained top", top_spec), (TRAINED, trained_spec), (RANDOM, random_spec)):
-        _, m = zoo.load_or_train(spec, device=device, store=store, progress=progress)
+        _, m = network.load_or_train(spec, device=device, store=store, progress=progress)
         accuracy[name] = m["test"]["accuracy"]
     cuts = cfg.chosen_cuts(top_spec)
     recipe = cfg.recipe()
@@ -145,7 +146,7 @@ def finetuned(cfg: FinetuneConfig, cuts: list[str], *, factor: float = 1.0, devi
     carrier = replace(top_spec, train=train) if (cfg.finetune_epochs is not None or factor != 1) else top_spec
     out = {}
     for name, bottom in ((TRAINED, cfg.resnet(1)), (RANDOM, cfg.resnet(2, trained=False))):
-        blocks = list(zoo.build(bottom, 10, 3).cuts)
+        blocks = list(network.build(bottom, 10, 3).cuts)
         for cut in cuts:
             frozen = tuple(blocks[:blocks.index(cut) + 1])
             model, m = freeze_train(FreezeSpec(bottom, carrier, frozen), device=device, store=store, progress=progress)
@@ -226,7 +227,7 @@ def training_length_control(cfg: FinetuneConfig, table: pd.DataFrame, accuracy: 
     """Both claims re-judged like for like, decided or not (issue 46): each reads the mean over
     every cut of the random bottom's penalty minus the trained bottom's, so both bottoms' stitches
     at every cut (the claims' cells and their reference) are retrained with :data:`LONGER` times
-    the epochs, the claims judged again on them and :func:`stitchkit.controls.training_length`
+    the epochs, the claims judged again on them and :func:`stitchkit.verdicts.controls.training_length`
     attached to each (its copy with the control takes its place in ``claims``). ``finetune_blind``
     also reads fine-tuning, so it gets a second length control: both bottoms fine-tuned
     ``cfg.finetune_longer`` times longer at every cut, the stitches as they were (fine-tuning also

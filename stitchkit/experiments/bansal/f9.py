@@ -38,25 +38,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
-import numpy as np
-
-from ... import controls, noise
-from ... import data as data_mod
-from ... import zoo
-from ...claims import ClaimSpec, replace_in
-from ...datasets import DataSpec, test_split, train_split
-from ...datasets import fingerprint as data_fingerprint
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net
-from ...hardware import as_device, channels_last_ok, compile_wins, to_memory_format
-from ...results import Control, at_least, at_most
-from ...scales import derive_presets, param
-from ...store import Store, config_key
-from ...train import evaluate, train
+from ...base.hardware import as_device, channels_last_ok, compile_wins, to_memory_format
+from ...base.store import Store, config_key
+from ...data import batches as data_mod
+from ...data.datasets import DataSpec
+from ...data.datasets import fingerprint as data_fingerprint
+from ...data.datasets import test_split, train_split
+from ...networks import network, zoo
+from ...networks.train import evaluate, train
+from ...registry.scales import derive_presets, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.results import Control, at_least, at_most
 from .bottoms import own_correct
 from .common import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
 from .length import replace_cells
@@ -83,8 +83,8 @@ PRESETS_F9 = derive_presets(FreezeConfig, PRESETS, {"smoke": {"few_samples": 512
 class FreezeSpec:
     """Everything that determines a freeze-trained network (its cache key)."""
 
-    few: zoo.ModelSpec  # the network whose frozen pieces are kept
-    full: zoo.ModelSpec  # the full-data network whose recipe trains the middle
+    few: network.ModelSpec  # the network whose frozen pieces are kept
+    full: network.ModelSpec  # the full-data network whose recipe trains the middle
     frozen: tuple[str, ...]  # pieces kept from ``few`` and frozen ("head" included when frozen)
     # BatchNorm of frozen pieces above a trained one: "train" re-estimates their statistics on the
     # new input (B-F9 since issue 33), "eval" keeps the few network's (the default, so that the keys
@@ -181,12 +181,12 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
     store = store or Store()
     salt = data_fingerprint(spec.full.data)
     train_data = train_split(spec.full.data)
-    model = zoo.build(spec.few, train_data.num_classes, int(train_data.images.shape[1]))
+    model = network.build(spec.few, train_data.num_classes, int(train_data.images.shape[1]))
     entry = store.get(spec, salt=salt)
     if entry is not None:
         model.load_state_dict(entry.tensors)
         return to_memory_format(model.to(device)).eval(), entry.metrics
-    few, _ = zoo.load_or_train(spec.few, device=device, store=store, progress=progress)
+    few, _ = network.load_or_train(spec.few, device=device, store=store, progress=progress)
     kept = {k: v for k, v in few.state_dict().items()
             if any(k.startswith(f"pieces.{n}.") if n != "head" else k.startswith("head.") for n in spec.frozen)}
     model.load_state_dict({**model.state_dict(), **kept})  # the middle: the few-sample net's own init
@@ -209,7 +209,7 @@ def freeze_train(spec: FreezeSpec, *, device=None, store: Store | None = None, p
     return model.eval(), metrics
 
 
-def _specs(cfg: FreezeConfig) -> tuple[zoo.ModelSpec, zoo.ModelSpec]:
+def _specs(cfg: FreezeConfig) -> tuple[network.ModelSpec, network.ModelSpec]:
     """The few-sample network (B-F2C's 5k bottom, seed 1) and the full network (B-F2A's receiver)."""
     few = zoo.bansal_resnet18(cfg.net, cfg.seeds[1], width=cfg.width, epochs=cfg.model_epochs, final_bn=cfg.final_bn,
                               train_size=cfg.few_samples)
@@ -226,7 +226,7 @@ def freeze_training(cfg: FreezeConfig, *, device=None, store=None, progress: boo
     few, full = Net("few-sample network", few_spec), Net("full network", full_spec)
     metrics = {}
     for net in (full, few):
-        net.model, metrics[net.name] = zoo.load_or_train(net.spec, device=device, store=store, progress=progress)
+        net.model, metrics[net.name] = network.load_or_train(net.spec, device=device, store=store, progress=progress)
     cuts = list(full.model.cuts)
     recipe = cfg.recipe()
     ta = stitch_grid([Net(SELF, full_spec), Net(A, few_spec)], [full], [(c, c) for c in cuts], recipe,
@@ -345,7 +345,7 @@ def training_length_control(cfg: FreezeConfig, table: pd.DataFrame, frozen: tupl
     (:func:`deciding_cells`: each run within the bound and the first cut outside it; their
     reference, the full network's own accuracy, involves no stitch) are retrained and the pieces
     chosen again. The same pieces: the claim's numbers stand as they are. Other pieces: the network
-    is freeze-trained on them and the claim judged again. Attaches :func:`stitchkit.controls.training_length` to the claim (its copy takes
+    is freeze-trained on them and the claim judged again. Attaches :func:`stitchkit.verdicts.controls.training_length` to the claim (its copy takes
     its place in ``claims``); returns one row per retrained stitch (points: (a)'s penalty, (b)'s
     gap to the full network). Run for the claim decided or not (issue 46)."""
     claim = next((c for c in claims if c.key == "within"), None)
@@ -401,7 +401,7 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ...plotting import PALETTE, finish_panels, paper_reference
+    from ...pagekit.plotting import PALETTE, finish_panels, paper_reference
 
     cuts = list(dict.fromkeys(table.cut))
     x = np.arange(len(cuts))

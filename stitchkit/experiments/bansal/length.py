@@ -5,7 +5,7 @@ A stitch that stopped short costs more than a trained one, so every decided verd
 at the cells that decide it: those stitches *and the receiver's self-stitches at the same cuts*
 (the reference the claims subtract, which may move either way) are retrained with ``LONGER`` x
 the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
-on that table (:func:`retrain_longer`; :func:`stitchkit.controls.training_length` passes when the
+on that table (:func:`retrain_longer`; :func:`stitchkit.verdicts.controls.training_length` passes when the
 re-judged claim gives the same decided result). Which cells decide a claim is each page's own
 rule (B-F2A's in :mod:`.f2a`, the sweeps' in :mod:`.bottoms` and the pages' modules).
 """
@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import controls
-from ...claims import ClaimSpec, replace_in
-from ...datasets import DataSpec
-from ...display import plain
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net
-from ...grid import replace_cells as replace_grid_cells
+from ...data.datasets import DataSpec
+from ...pagekit.display import plain
+from ...stitching.grid import replace_cells as replace_grid_cells
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net
+from ...verdicts import controls
+from ...verdicts.claims import ClaimSpec, replace_in
 from .common import SELF
-
 
 # per-stitch columns of a grid row that a retrained stitch replaces (the receiver's stay)
 CELL_COLUMNS = ("accuracy", "penalty", "dm_accuracy", "dm_penalty", "dm_residual", "train_loss", "seconds",
@@ -38,7 +37,7 @@ def decided(claim: ClaimSpec) -> bool:
 def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
     of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
-    :data:`CELL_COLUMNS`; :func:`stitchkit.grid.replace_cells`)."""
+    :data:`CELL_COLUMNS`; :func:`stitchkit.stitching.grid.replace_cells`)."""
     new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
     on = ["sender", "cut"] + (["receiver"] if "receiver" in table and "receiver" in new
                               and table.receiver.nunique() > 1 else [])
@@ -61,9 +60,9 @@ def retrain_longer(checks: list[dict], *claims: list[ClaimSpec], device=None, st
     reference of every penalty beyond the self-stitch). The 1x cells of the check's ``table`` are
     replaced by the longer ones (:func:`replace_cells`), the claim is re-judged on that table with
     ``rejudge`` (table -> the claim's Criterion, the same code as the page's), and
-    :func:`stitchkit.controls.training_length` is attached to the claim: its copy with the control
+    :func:`stitchkit.verdicts.controls.training_length` is attached to the claim: its copy with the control
     takes its place in whichever of the lists ``claims`` (one, or several: B-F2A's base and other
-    architectures) holds its key (:func:`stitchkit.claims.replace_in`: the lists change in place,
+    architectures) holds its key (:func:`stitchkit.verdicts.claims.replace_in`: the lists change in place,
     the claims never do). The control passes when the re-judged claim gives the same decided
     result.
 

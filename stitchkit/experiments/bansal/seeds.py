@@ -10,9 +10,9 @@ on the replicate networks of the recipe (seeds 0, 1, 3, 4, 5, 6), in a crossed d
 sender of :data:`SENDERS` stitched into each receiver of :data:`RECEIVERS` (and every receiver
 into itself) at the page's cuts, each penalty judged beyond that receiver's self-stitch. For each
 claim its own statistic (:data:`STATISTICS`: a maximum over cuts stays a maximum) is computed per
-(receiver, sender) pair, and :func:`stitchkit.noise.crossed_spread` gives the spread of one pair's
+(receiver, sender) pair, and :func:`stitchkit.verdicts.noise.crossed_spread` gives the spread of one pair's
 statistic with both networks varied (receivers' part, senders' part, the pair's own). That is the
-*seed-variance component*: :func:`stitchkit.noise.with_seed_component` widens the claim's interval
+*seed-variance component*: :func:`stitchkit.verdicts.noise.with_seed_component` widens the claim's interval
 by t(df) times it (times sqrt 2 where the claim is a difference of two networks). Until the
 amendment the receiver was seed 0 in every replicate, so only the sender varied, and a per-cut
 spread was applied to a maximum over cuts; X-3 had measured the receivers' spread at four times
@@ -26,12 +26,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net
-from ...results import Criterion, criterion
+from ...data.datasets import DataSpec
+from ...networks import network
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Criterion, criterion
 from .common import REPLICATES, SELF, ConnectivityConfig
 
 # The crossed design (amendment of 2026-12-02): the replicate networks split into receivers and
@@ -119,12 +120,11 @@ def seed_component(cfg: ConnectivityConfig, cuts=None, *, device=None, store=Non
     ``cfg.seed_cuts``, else every cut) with ``cfg``'s recipe, and measure the crossed spread of the
     penalties beyond the receiver's self-stitch (both networks varied). Cached like any grid: the
     pages share it."""
-    from ... import zoo
 
     n = cfg.seed_networks
     receivers = [Net(f"seed {s}", cfg.model(s)) for s in RECEIVERS[:n]]
     for r in receivers:
-        r.model, _ = zoo.load_or_train(r.spec, device=device, store=store, progress=progress)
+        r.model, _ = network.load_or_train(r.spec, device=device, store=store, progress=progress)
     cuts = list(cuts or cfg.seed_cuts or receivers[0].model.cuts)
     senders = [Net(f"seed {s}", cfg.model(s)) for s in SENDERS[:n]]
     frames = []
@@ -163,11 +163,10 @@ def cka_seed_component(cfg, n_images: int, cuts=None, *, device=None, store=None
     and each of :data:`REPLICATES` at ``cuts`` (default: every cut) on ``n_images`` test images,
     its standard deviation between the replicates pooled over the cuts (CKA units). ``cfg``: any
     config with ``variant(seed)`` (B-F7's). The same networks as :func:`seed_component`'s."""
-    from ... import zoo
     from .bottoms import cka_per_cut
 
     receiver = cfg.variant(0)
-    model, _ = zoo.load_or_train(receiver, device=device, store=store, progress=progress)
+    model, _ = network.load_or_train(receiver, device=device, store=store, progress=progress)
     cuts = list(cuts or model.cuts)
     rows = [{"sender": f"seed {s}", "cut": cut, CKA_COLUMN: v}
             for s in REPLICATES

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import paths
-from ...scales import param
+from ...base import paths
+from ...registry.scales import param
 
 COLUMNS = ("Different initialisation", "Self-supervision", "More data / time / width")
 PAPER = {

@@ -11,16 +11,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, noise, zoo
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net, StitchRecipe
-from ...noise import Estimate
-from ...results import Control, at_most
-from ...scales import derive_presets, param
-from .grid import PRESETS_F2, GridConfig, block_index, display_name
-from .verdicts import NO_IMAGES, self_stitch_control, retrained_longer, self_gain_numbers
+from ...data.datasets import DataSpec
+from ...networks import network, zoo
+from ...registry.scales import derive_presets, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.noise import Estimate
+from ...verdicts.results import Control, at_most
+from .all_layers import PRESETS_F2, GridConfig, block_index, display_name
+from .judging import NO_IMAGES, retrained_longer, self_gain_numbers, self_stitch_control
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ class LayerScores(dict):
 def _image_setup(cfg: ImagesConfig, *, device=None, store=None, progress: bool = True) -> dict:
     """What generating images needs: the networks, the cuts (stem and blocks 1..max_layer), the
     shown and scored test images, their originals in [0, 1] and the receiver's normalisation."""
-    from ...data import NORMALISATION
-    from ...datasets import test_split
+    from ...data.batches import NORMALISATION
+    from ...data.datasets import test_split
 
     for a in (cfg.sender_arch, cfg.receiver_arch):
         if a not in zoo.HERNANDEZ_ARCHS:
@@ -74,7 +75,7 @@ def _image_setup(cfg: ImagesConfig, *, device=None, store=None, progress: bool =
     scored = torch.arange(min(cfg.score_images, len(test)))
     images = test.subset(torch.cat([shown, scored]))
     mean, std = (torch.tensor(v).view(1, -1, 1, 1) for v in NORMALISATION[receiver.spec.normalisation])
-    sender.model, _ = zoo.load_or_train(sender.spec, device=device, store=store, progress=progress)
+    sender.model, _ = network.load_or_train(sender.spec, device=device, store=store, progress=progress)
     return {"sender": sender, "receiver": receiver, "cuts": cuts[:cfg.max_layer + 1], "data": data,
             "images": images, "original": images.images.float() / 255, "mean": mean, "std": std}
 
@@ -84,16 +85,16 @@ def _generated(setup: dict, cfg: ImagesConfig, recipe: StitchRecipe, *, device=N
     """The stitches of ``recipe`` from each sender cut into the input (read from the store):
     per layer the first ``show_images`` generated images and the per-image Pearson correlation
     of the generated with the original image over the scored images."""
-    from ...grid import load_stitched
-    from ...models import INPUT
-    from ... import stitching
+    from ...networks.models import INPUT
+    from ...stitching import stitches
+    from ...stitching.grid import load_stitched
 
     s, images, original = setup["sender"], setup["images"], setup["original"]
     generated, per_image = {}, {}
     for cut in setup["cuts"]:
         stitched, _ = load_stitched(s, setup["receiver"], cut, INPUT, recipe, setup["data"], device=device,
                                     store=store)
-        h = stitching.activations(s.model, cut, images, normalisation=s.spec.normalisation, device=device,
+        h = stitches.activations(s.model, cut, images, normalisation=s.spec.normalisation, device=device,
                                   precision="fp32")
         with torch.no_grad():
             img = torch.cat([stitched.stitch.eval()(b) for b in h.split(500)]).float().cpu() * setup["std"]
@@ -113,7 +114,7 @@ def generate(cfg: ImagesConfig, *, device=None, store=None, progress: bool = Tru
     ``show_images`` test images (in [0, 1]), those originals, and per layer the mean Pearson
     correlation between generated and original image over ``score_images`` test images (a
     :class:`LayerScores`, which keeps the per-image correlations)."""
-    from ...models import INPUT
+    from ...networks.models import INPUT
 
     setup = _image_setup(cfg, device=device, store=store, progress=progress)
     table = stitch_grid([setup["sender"]], [setup["receiver"]], [(c, INPUT) for c in setup["cuts"]], cfg.recipe(),

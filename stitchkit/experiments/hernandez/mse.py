@@ -1,7 +1,7 @@
 """Hernandez et al. 2022, the similarity-trained stitch: H-T1/H-T2, the MSE sanity tables (the
 distances between the expected representation E, the task-trained stitch V and the
 similarity-trained stitch S, with their training-length control :func:`mse_longer`). H-F5, the
-similarity-trained stitch's accuracy on the task, is in :mod:`.similarity`.
+similarity-trained stitch's accuracy on the task, is in :mod:`.sim_trained`.
 
 The similarity-trained stitch minimises the squared error between its output and the
 receiver's expected representation. For H-T1/H-T2 it is that objective's minimiser, the
@@ -21,16 +21,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import controls, noise
-from ...claims import ClaimSpec, replace_in
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import LONGER, Net
-from ...noise import Estimate
-from ...results import Control, Criterion, at_least, at_most
-from ...scales import derive_presets, param
-from .grid import PRESETS_F2, GridConfig, display_name
-from .verdicts import NO_IMAGES, self_stitch_control, self_gain_numbers
+from ...data.datasets import DataSpec
+from ...registry.scales import derive_presets, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import LONGER, Net
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.noise import Estimate
+from ...verdicts.results import Control, Criterion, at_least, at_most
+from .all_layers import PRESETS_F2, GridConfig, display_name
+from .judging import NO_IMAGES, self_gain_numbers, self_stitch_control
 
 # --------------------------------------------------------------------------------------------
 # H-T1 / H-T2: the MSE sanity tables
@@ -65,14 +65,14 @@ def trained_nets(cfg: GridConfig) -> dict[str, Net]:
 
 def mse_stats(table: pd.DataFrame, cfg: GridConfig, *, diagonal: bool, n_images: int = 1000,
               device=None, store=None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """EV, ES and SV (see :func:`stitchkit.grid.stitch_mse`) for the trained grid rows (only
+    """EV, ES and SV (see :func:`stitchkit.stitching.grid.stitch_mse`) for the trained grid rows (only
     i = j with ``diagonal``). Returns per-stitch means (one row per stitch) and the pooled
     minimum, mean, maximum and standard deviation over every (stitch, test image). The
     per-image values, measured on the same first ``n_images`` test images for every stitch, are
     in ``per.attrs["per_image"]`` (EV, ES, SV -> (stitches, n_images) float64, rows in ``per``'s
     order): :func:`mse_summary` bootstraps its statistics over those images."""
-    from ...grid import stitch_mse
-    from ...progress import progress_bar
+    from ...base.progress import progress_bar
+    from ...stitching.grid import stitch_mse
 
     rows = table[table.kind == "trained"]
     if diagonal:
@@ -224,10 +224,10 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
     :data:`LONGER` times the epochs (for ``closer``, those whose ES is nearest to the smaller of
     EV and SV; for ``not_orders``, those whose EV / ES is nearest to the median), their EV and SV
     measured again on the same test images, and the claim re-judged with them swapped in
-    (:func:`mse_summary`); :func:`stitchkit.controls.training_length` is attached to it (its copy
+    (:func:`mse_summary`); :func:`stitchkit.verdicts.controls.training_length` is attached to it (its copy
     takes its place in ``claims``). One row per retrained stitch (an empty table when no stitch is
     judged: then the claims keep the failed control that says so)."""
-    from ...grid import stitch_mse
+    from ...stitching.grid import stitch_mse
 
     todo = [c for c in claims if c.key in ("closer", "not_orders")]  # every verdict, decided or not
     rows = table[table.kind == "trained"]

@@ -14,14 +14,14 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ... import noise
-from ...claims import ClaimSpec
-from ...display import Section, plain
-from ...provenance import SPOT_DIR, load_spot_json
-from ...results import Claim
-from .grid import CONTROL_FLOOR, plot_grids, triangle_table
+from ...base.provenance import SPOT_DIR, load_spot_json
+from ...pagekit.display import Section, plain
+from ...verdicts import noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Claim
+from .all_layers import CONTROL_FLOOR, plot_grids, triangle_table
+from .judging import grid_summary, self_stitch_rows
 from .mse import mse_summary
-from .verdicts import self_stitch_rows, grid_summary
 
 # Paper-scale spot checks run on a GPU by benchmarks/paper_spot.py (the table and its provenance
 # are committed in SPOT_DIR): the page shows them beside its own run, judged with the same criteria.

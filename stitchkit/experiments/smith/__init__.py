@@ -1,7 +1,7 @@
 """Smith & Marcu 2024, "Apples and oranges? Stitching cannot tell different representations apart".
 
 Recipe (paper App. A-B, catalogue): ResNet-18 with the ImageNet stem on 28x28 coloured MNIST
-(:func:`stitchkit.zoo.smith_resnet18`), one model per data set and initialisation; the stitch
+(:func:`stitchkit.networks.zoo.smith_resnet18`), one model per data set and initialisation; the stitch
 is BatchNorm -> 1x1 conv -> BatchNorm (BN1d -> Linear -> BN1d before the classifier), placed
 before layer1 ... layer4 and before the linear classifier ("Layer 1" ... "Linear"), trained
 with SGD (momentum 0.9, weight decay 1e-2, batch 128) from PyTorch's default initialisation
@@ -34,5 +34,5 @@ then one module per figure family in catalogue order:
 - :mod:`.better_than`: S-4.2, S-TC1 (Colour-only into MNIST, the contradiction table);
 - :mod:`.vgg`: S-FC6 (VGG19 with clustered noise, its presets ``PRESETS_FC6``).
 
-The figure registry (:mod:`stitchkit.figures`) names the module that holds each figure's presets.
+The figure registry (:mod:`stitchkit.registry.figures`) names the module that holds each figure's presets.
 """

@@ -2,7 +2,7 @@
 stitched into greyscale-MNIST models beat MNIST's own accuracy) and S-TC1 (Table C1: Digit and
 Colour-only each "better" than the other at layer 1).
 
-Claim kinds (:data:`stitchkit.controls.KINDS`): S-4.2's ``colour_only_into_mnist`` and S-TC1's
+Claim kinds (:data:`stitchkit.verdicts.controls.KINDS`): S-4.2's ``colour_only_into_mnist`` and S-TC1's
 ``contradiction`` say a sender's stitch beats the receiver: *improves* (positive, negative and
 training-length controls, :func:`mnist_controls`, :func:`tc1_controls`). S-TC1's
 ``self_stitch_gain`` is the paper's own finding about the self-stitch, a statistic of trained
@@ -15,14 +15,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...results import Control, at_least
-from ...store import Store
+from ...base.store import Store
+from ...data.datasets import DataSpec
+from ...stitching.grid import stitch_grid
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Control, at_least
 from .config import CUT_LABELS, CUTS, LONGER, LONGER_CELLS, PAPER_TOL, RECEIVER, SETS, TC1_MODELS, StitchConfig
-from .measures import ACC, recipe_net, accuracy_on, per_layer
+from .measured import ACC, accuracy_on, per_layer, recipe_net
 from .stitch_controls import gain_numbers, late_rows, negative_control, not_run, positive_control, self_rows
 
 # The paper's numbers (Table C1, Sec. 4.2), for the pages' side-by-side tables.
@@ -317,7 +317,7 @@ def tc1_gains(t: pd.DataFrame) -> pd.DataFrame:
 def plot_gains(table: pd.DataFrame, title: str = ""):
     """S-TC1's claims as a figure: the two gains over the receiver's own accuracy (points) per
     model, ours (mean ± sd over initialisations) beside the paper's (from its Table C1)."""
-    from ... import plotting
+    from ...pagekit import plotting
 
     g = tc1_gains(table).groupby("model", sort=False)[["into_digit", "from_digit"]]
     paper = pd.DataFrame({"into_digit": PAPER_TC1.digit_receiver - PAPER_TC1.loc[RECEIVER, "base"],
@@ -334,7 +334,7 @@ def plot_gains(table: pd.DataFrame, title: str = ""):
 def plot_colour_only(stats: pd.DataFrame, baselines: pd.Series, title: str = ""):
     """S-4.2: Colour-only stitched into the MNIST models per layer (spread over initialisations),
     the MNIST models' own accuracy on MNIST (dashed), and the paper's two values."""
-    from ... import plotting
+    from ...pagekit import plotting
 
     mean, sd = PAPER_MNIST_BASELINE
     paper = [(PAPER_COLOUR_ONLY_STITCHED, None, f"paper: stitched {PAPER_COLOUR_ONLY_STITCHED:.1f} at every layer"),
@@ -347,7 +347,7 @@ def plot_colour_only(stats: pd.DataFrame, baselines: pd.Series, title: str = "")
 
 def plot_contradiction(table: pd.DataFrame, title: str = ""):
     """Table C1 as bars (ours: mean ± sd over initialisations) with the paper's values."""
-    from ... import plotting
+    from ...pagekit import plotting
 
     cols = ["base", "digit_receiver", "digit_sender"]
     g = table.groupby("model", sort=False)[cols]

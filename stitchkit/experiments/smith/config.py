@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ... import zoo
-from ...grid_spec import StitchRecipe
-from ...scales import MIN_TEST_IMAGES, param
-from ...train import TrainConfig
+from ...networks import network, zoo
+from ...networks.train import TrainConfig
+from ...registry.scales import MIN_TEST_IMAGES, param
+from ...stitching.grid_spec import StitchRecipe
 
 CUTS = ("stem", "layer1", "layer2", "layer3", "pool")
 CUT_LABELS = {"stem": "Layer 1", "layer1": "Layer 2", "layer2": "Layer 3", "layer3": "Layer 4", "pool": "Linear"}
@@ -64,17 +64,17 @@ class StitchConfig:
     paper_numbers: bool = False
     net: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.SMITH_RESNET18 at the preset's scale)")
 
-    def model(self, name: str, seed: int) -> zoo.ModelSpec:
+    def model(self, name: str, seed: int) -> network.ModelSpec:
         return zoo.smith_resnet18(self.net, SETS[name], seed, width=self.width, epochs=self.model_epochs,
                                   train_size=self.model_train_size)
 
-    def untrained(self, seed: int, data: str = "Correlated") -> zoo.ModelSpec:
+    def untrained(self, seed: int, data: str = "Correlated") -> network.ModelSpec:
         """The negative control's sender: the ResNet-18 of seed ``seed`` left untrained, its BN
         statistics recalibrated on ``data`` (the data its stitches are trained on)."""
         return zoo.smith_resnet18(self.net, SETS[data], seed, width=self.width, epochs=self.model_epochs,
                                   train_size=self.model_train_size, trained=False)
 
-    def networks(self) -> list[zoo.ModelSpec]:
+    def networks(self) -> list[network.ModelSpec]:
         """Every trained network the ResNet pages use (each data set's model of each
         initialisation): what a batch may train ahead, in parallel (:func:`stitchkit.book.batch.prefetch`)."""
         return [self.model(name, k) for k in range(self.inits) for name in SETS]

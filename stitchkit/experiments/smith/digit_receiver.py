@@ -3,7 +3,7 @@ S-F1B (every sender beats the Digit baseline at every layer), S-F1C (the rank af
 and S-FC5 (with the Colour-only and Clustered-Noise senders), with the training-length control's
 retrained cells and the negative control's untrained sender (:func:`untrained_into_digit`).
 
-Claim kinds (:data:`stitchkit.controls.KINDS`): the compatibility claims (``compatible``,
+Claim kinds (:data:`stitchkit.verdicts.controls.KINDS`): the compatibility claims (``compatible``,
 ``noise_compatible``) are *compatible*: the positive control (Digit into itself), the negative
 control (an untrained ResNet-18 into Digit at the last two cuts) and the training-length
 control; the rank claims (``rank_differs``, ``noise_rank_differs``) are *no_stitch*: a rank is
@@ -14,15 +14,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import controls, noise
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...hardware import as_device
-from ...results import Control, at_least, more_than
-from ...store import Store
+from ...base.hardware import as_device
+from ...base.store import Store
+from ...data.datasets import DataSpec
+from ...stitching.grid import stitch_grid
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import Control, at_least, more_than
 from .config import CUT_LABELS, CUTS, FC5_SENDERS, LONGER, LONGER_CELLS, NOISE, RECEIVER, SETS, StitchConfig
-from .measures import ACC, recipe_net, with_longer_stitches, baseline_rank, noise_sender, per_layer, stitched_rank
+from .measured import ACC, baseline_rank, noise_sender, per_layer, recipe_net, stitched_rank, with_longer_stitches
 from .stitch_controls import late_rows, negative_control, not_run
 
 
@@ -126,7 +126,7 @@ def _self_penalty(t: pd.DataFrame) -> float:
 
 
 def _self_control(table: pd.DataFrame) -> Control:
-    """The positive control (:func:`stitchkit.controls.reaches_receiver`): the Digit receiver
+    """The positive control (:func:`stitchkit.verdicts.controls.reaches_receiver`): the Digit receiver
     stitched into itself loses at most 1 point at its worst cut (its interval's upper end), else
     the stitch recipe is too weak to judge. A gain (Smith & Marcu report +1.7 points) is reported,
     not gated."""

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...datasets import DataSpec, test_split
-from ...scales import param
+from ...data.datasets import DataSpec, test_split
+from ...registry.scales import param
 from .config import SETS
 
 

@@ -1,4 +1,4 @@
-"""The stitching controls of the ResNet-18 pages (issue 46; :mod:`stitchkit.controls`), built on
+"""The stitching controls of the ResNet-18 pages (issue 46; :mod:`stitchkit.verdicts.controls`), built on
 stitch tables in one long form: one row per initialisation, sender, receiver and cut with the
 stitched accuracy, the receiver's own (``baseline``) and the per-image results behind both.
 
@@ -26,21 +26,21 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import controls, noise
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import Net
-from ...results import Control
-from ...store import Store
+from ...base.store import Store
+from ...data.datasets import DataSpec
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net
+from ...verdicts import controls, noise
+from ...verdicts.results import Control
 from .config import CUTS, SETS, UNTRAINED, StitchConfig
-from .measures import ACC, noise_sender, recipe_net
+from .measured import ACC, noise_sender, recipe_net
 
 LATE = CUTS[-controls.NEGATIVE_CUTS:]  # the negative control's cuts: the last two
 LABEL_FREE = "Label-free noise"  # the negative control's sender since 2026-12-02 (no label information)
 
 
 def long_rows(t: pd.DataFrame, init: int, test_set: str | None = None) -> pd.DataFrame:
-    """A :func:`stitchkit.grid.stitch_grid` table in the long form of this module; ``test_set``
+    """A :func:`stitchkit.stitching.grid.stitch_grid` table in the long form of this module; ``test_set``
     names the test set of ``correct`` where it is not the receiver's (a noise sender's, one per
     initialisation and cut)."""
     out = pd.DataFrame({"init": init, "sender": t.sender, "receiver": t.receiver, "cut": t.cut_i,
@@ -178,7 +178,7 @@ def not_run(kind: str, text: str) -> Control:
 
 
 def gain_numbers(prefix: str, t: pd.DataFrame, receivers) -> dict[str, float]:
-    """The self-stitch gain, reported and gated nowhere (:func:`stitchkit.controls.gain_numbers`)
+    """The self-stitch gain, reported and gated nowhere (:func:`stitchkit.verdicts.controls.gain_numbers`)
     over ``receivers``' self-penalties at every cut in ``t``."""
     pens = pd.concat([self_penalties(t, r) for r in receivers])
     return controls.gain_numbers(prefix, pens.to_numpy())

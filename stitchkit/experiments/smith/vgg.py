@@ -3,7 +3,7 @@ App. C.2): its config and presets, the experiment, its table and figure, the tra
 control's retrained cells, the positive and negative controls' stitches (:func:`vgg_controls`),
 and the claims.
 
-Claim kinds (:data:`stitchkit.controls.KINDS`): ``digit_improves`` is *improves* and
+Claim kinds (:data:`stitchkit.verdicts.controls.KINDS`): ``digit_improves`` is *improves* and
 ``correlated_holds`` *compatible* (positive, negative and training-length controls);
 ``colour_varies``, a spread of trained stitches over initialisations, is *stitch_other*
 (positive and training-length controls). Every claim keeps its premise that the whole VGG19s
@@ -15,18 +15,20 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ... import controls, noise, plotting, zoo
-from ...claims import ClaimSpec
-from ...datasets import DataSpec
-from ...grid import stitch_grid
-from ...grid_spec import Net, StitchRecipe
-from ...hardware import as_device
-from ...results import at_least
-from ...scales import MIN_TEST_IMAGES, param
-from ...store import Store
-from ...train import TrainConfig
+from ...base.hardware import as_device
+from ...base.store import Store
+from ...data.datasets import DataSpec
+from ...networks import network, zoo
+from ...networks.train import TrainConfig
+from ...pagekit import plotting
+from ...registry.scales import MIN_TEST_IMAGES, param
+from ...stitching.grid import stitch_grid
+from ...stitching.grid_spec import Net, StitchRecipe
+from ...verdicts import controls, noise
+from ...verdicts.claims import ClaimSpec
+from ...verdicts.results import at_least
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
-from .measures import NoiseSender, NoiseSpec, with_longer_stitches, baseline_rank, per_layer, stitched_rank
+from .measured import NoiseSender, NoiseSpec, baseline_rank, per_layer, stitched_rank, with_longer_stitches
 from .stitch_controls import LABEL_FREE, gain_numbers, long_rows, negative_control, not_run, positive_control
 
 VGG_CUTS = ("features_1", "features_9", "features_22", "features_29", "avgpool")
@@ -57,7 +59,7 @@ class VGGNoiseConfig:
     rank_images: int = param(2000, "test examples behind each rank (the paper's: its 10000)", ge=2, le=10_000)
     net: zoo.Recipe = zoo.recipe_field("the VGG19s' recipe (zoo.SMITH_VGG19 at the preset's scale)")
 
-    def model(self, name: str, seed: int) -> zoo.ModelSpec:
+    def model(self, name: str, seed: int) -> network.ModelSpec:
         return zoo.smith_vgg19(self.net, SETS[name], seed, width=self.width, epochs=self.model_epochs,
                                train_size=self.model_train_size)
 
@@ -86,7 +88,7 @@ class VGGNoiseConfig:
         see (10 x ``noise_per_class``), so that they train for the same number of steps."""
         return replace(self.recipe(seed), train_size=10 * self.noise_per_class)
 
-    def untrained(self, seed: int) -> zoo.ModelSpec:
+    def untrained(self, seed: int) -> network.ModelSpec:
         """The negative control's sender: the VGG19 of seed ``seed``, untrained (no BatchNorm)."""
         return zoo.smith_vgg19(self.net, SETS["Digit"], seed, width=self.width, epochs=self.model_epochs,
                                train_size=self.model_train_size, trained=False)

@@ -1,0 +1,7 @@
+"""Runs, the cache and provenance.
+
+Atomic file writes, the paths and environment variables a run reads, the device and its precision,
+terminal progress, float64 linear algebra, the content-addressed store, a run's provenance and the
+networks it used, a Dask cluster by its address, and each figure as files. It imports nothing else
+of stitchkit.
+"""

@@ -1,0 +1,36 @@
+"""A notebook's opening line: its figure, scale and parameters resolved once, and the page's run.
+
+Every notebook in ``notebooks/`` opens with::
+
+    run, cfg = open_page("B-F2A", globals())
+
+after its ``parameters`` cell (whose first line is ``scale``). The figure registry
+(:mod:`stitchkit.registry.figures`) says which experiment module holds the figure's presets; the preset for
+the notebook's scale is overridden by every parameter the cell sets (not None), validated once,
+and handed to a :class:`~stitchkit.verdicts.results.Run` that records the page's numbers, claims and figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..registry import figures
+from ..registry.scales import check_figure_scale, resolve
+from ..verdicts.results import Run
+
+
+def open_page(figure_id: str, namespace: Mapping[str, Any], **run_options: Any) -> tuple[Run, Any]:
+    """Figure ``figure_id``'s config at the notebook's ``scale`` with the parameters ``namespace``
+    (the notebook's ``globals()``) sets, and the page's :class:`Run` (``run_options``: e.g.
+    ``role``, what a page that judges nothing does instead). An unknown figure, a scale it does not
+    offer or a bad value raises before any compute, naming the valid choices."""
+    if figure_id not in figures.BY_ID:
+        raise KeyError(f"unknown figure {figure_id!r}; valid: {', '.join(figures.BY_ID)}")
+    if "scale" not in namespace:
+        raise KeyError(f"figure {figure_id}: the notebook sets no 'scale' (the parameters cell's first line)")
+    scale = check_figure_scale(figure_id, namespace["scale"])
+    cfg = resolve(figures.presets(figure_id), scale, namespace)
+    return Run(figure_id, scale, cfg, **run_options), cfg
+
+
+__all__ = ["open_page"]
