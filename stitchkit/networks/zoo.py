@@ -115,8 +115,9 @@ def at_scale(presets: Mapping[str, Any], **tables: Mapping[str, Recipe]) -> dict
 
 
 def recipe_field(help: str) -> Any:
-    """A config field that holds a network recipe (set per scale by :func:`at_scale`): printed
-    with the config, never a notebook or command-line parameter."""
+    """A config field that holds a network recipe, or the config of a page whose networks and
+    stitches a figure reuses (X-3 holds B-F2A's and H-F2's), set per scale by :func:`at_scale`:
+    printed with the config, never a notebook or command-line parameter."""
     return dataclasses.field(default=None, metadata={"recipe": help})
 
 
