@@ -1,10 +1,13 @@
 """The figure registry: one entry per notebook, and everything that lists figures derived from it."""
 
+import ast
 import importlib
+import re
 
 import pytest
 
-from stitchkit.book import catalogue, execution, notebooks
+from stitchkit.base import paths
+from stitchkit.book import catalogue, execution, gpu_estimates, notebooks
 from stitchkit.data import datasets
 from stitchkit.registry import figures, papers
 
@@ -24,7 +27,8 @@ def test_the_registry_states_the_scales_each_figure_has_presets_for():
     scale the registry does not offer yet (a gpu preset derived from a shared recipe, offered once
     it has been reviewed and has an estimate: H-F5 shares H-F2's presets)."""
     for f in figures.FIGURES:
-        found = getattr(importlib.import_module(f"stitchkit.experiments.{f.module}"), f.presets)
+        module, name = f.presets_at
+        found = getattr(importlib.import_module(f"stitchkit.experiments.{module}"), name)
         assert set(figures.REQUIRED_SCALES) <= set(f.scales) <= set(found), f.id
         assert list(figures.presets(f.id)) == list(f.scales) and figures.config_class(f.id) is type(found["demo"])
     assert "gpu" in figures.scales_of("H-F5") and "gpu" in figures.scales_of("H-F2")
@@ -42,3 +46,65 @@ def test_a_bad_entry_is_refused_naming_the_figure():
         figures.Figure("Q-1", "a figure of no part", "bansal", "PRESETS_F2A")
     with pytest.raises(ValueError, match="B-F99: kind must be one of figure, table"):
         figures.Figure("B-F99", "a plot", "bansal", "PRESETS_F2A", kind="plot")
+
+
+def test_an_optional_scale_is_offered_where_the_figure_states_its_cost_there():
+    """Issue 63: the figure's gpu estimate, network share and rank sit in its entry; the scales it
+    offers, the batch's tables and its priority order are derived from them."""
+    for f in figures.FIGURES:
+        assert ("gpu" in f.scales) == ("gpu" in f.estimates), f.id
+        if "gpu" in f.estimates:
+            assert gpu_estimates.ESTIMATES["gpu"][f.id] == f.estimates["gpu"].seconds
+    ranks = [f.estimates["gpu"].rank for f in figures.FIGURES if "gpu" in f.estimates and f.estimates["gpu"].rank]
+    assert sorted(ranks) == list(range(1, len(ranks) + 1))  # one order, no ties or gaps
+    assert gpu_estimates.PRIORITY[0] == "H-F2"
+    with pytest.raises(ValueError, match="B-F99: estimates are for the optional scales"):
+        figures.Figure("B-F99", "a plot", "bansal", "PRESETS_F2A", estimates={"demo": figures.Estimate(1.0)})
+
+
+def _notebook_imports(fid: str) -> set[str]:
+    """The experiment modules a notebook imports (``from stitchkit.experiments.x import y`` -> x.y)."""
+    tree = ast.parse((paths.NOTEBOOKS_DIR / f"{fid}.py").read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("stitchkit.experiments"):
+            base = node.module[len("stitchkit.experiments"):].lstrip(".")
+            found |= {f"{base}.{a.name}".lstrip(".") for a in node.names} | {base}
+    return found
+
+
+def test_the_registered_module_is_the_figures_code():
+    """Issue 63: the registry points at the module that computes and judges the figure (which its
+    notebook calls), not merely at where its presets are."""
+    for f in figures.FIGURES:
+        assert f.module in _notebook_imports(f.id), (f.id, f.module)
+
+
+# Library code that names another page on purpose: a page built from other pages' results (B-T1), the
+# zoos of the pages across the papers (whose networks they are). A history log names pages too.
+CROSS_REFERENCES = {"experiments/bansal/tables.py", "experiments/across.py", "experiments/across_identify.py",
+                    "experiments/across_conclusions.py", "book/changes.py", "book/amendments.py"}
+
+
+def test_a_figure_id_is_written_once_in_the_library():
+    """Issue 63: a figure's facts live in its registry entry and its module, not in tables keyed by
+    its ID elsewhere. Docstrings and comments may name pages; code may not, outside the registry and
+    the deliberate cross-references above."""
+    ids = set(figures.BY_ID)
+    pattern = re.compile(r"^[BHSJX]-[A-Z0-9.]+$")
+    found = {}
+    for path in sorted(paths.PACKAGE_DIR.rglob("*.py")):
+        rel = path.relative_to(paths.PACKAGE_DIR).as_posix()
+        if rel == "registry/figures.py" or rel in CROSS_REFERENCES:
+            continue
+        tree = ast.parse(path.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+                    and pattern.match(node.value) and node.value in ids):
+                found.setdefault(rel, []).append(node.value)
+    assert not found, found
+    text = (paths.PACKAGE_DIR / "registry" / "figures.py").read_text()
+    assert all(len(re.findall(rf'Figure\("{re.escape(i)}"', text)) == 1 for i in ids)

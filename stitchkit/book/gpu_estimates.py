@@ -1,15 +1,17 @@
-"""How long each page takes on one GPU before it has run there, and the order a lent GPU runs them:
-plain data, read by the batch (:mod:`stitchkit.book.batch`) and the Cost page
-(:mod:`stitchkit.book.cost`) without importing either's machinery. A page's first run at a scale
-replaces its estimate (:func:`stitchkit.book.batch.estimate` reads the run)."""
+"""How long each page takes on one GPU before it has run there, and the order a lent GPU runs them,
+as tables for the batch (:mod:`stitchkit.book.batch`) and the Cost page (:mod:`stitchkit.book.cost`).
+
+Each page states its own estimate in its registry entry (:class:`stitchkit.registry.figures.Estimate`);
+the tables here are derived from those entries, and the comments below say how each estimate was
+made. A page's first run at a scale replaces its estimate (:func:`stitchkit.book.batch.estimate`
+reads the run)."""
 
 from __future__ import annotations
 
-PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", "S-4.2", "S-FC6", "J-T1",
-            "J-F1", "J-F2")
+from ..registry.figures import FIGURES, REQUIRED_SCALES, SCALES
 
-# Device seconds of a page at a scale where the book has no run of it at that scale yet, with
-# their source. H-F2 at gpu: 165 stitches at 2.0-4.6 s (4 epochs) + ~70 training-length stitches at
+# How the device seconds in the figures' entries (at a scale where the book has no run of a page yet) were made,
+# with their sources. H-F2 at gpu: 165 stitches at 2.0-4.6 s (4 epochs) + ~70 training-length stitches at
 # 6.4-16.5 s (16 epochs) + 133 s for its two networks, measured on an H100 on 2026-11-27
 # (benchmarks/spot/hernandez-f2-gpu-length.json).
 #
@@ -101,24 +103,15 @@ PRIORITY = ("H-F2", "B-F2A", "B-F2C", "B-F3A", "B-F3C", "B-F6", "B-F8", "H-F4", 
 #   detectors): ~3,970 s from an empty cache (~2,000 s after J-T1 and J-F1).
 # NETWORK_SHARE is the part of each estimate that is training networks, which a batch of several
 # lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
+_OPTIONAL = tuple(s for s in SCALES if s not in REQUIRED_SCALES)
 ESTIMATES: dict[str, dict[str, float]] = {
-    "gpu": {
-            "H-F2": 1400.0, "S-F1B": 580.0, "S-F1C": 520.0, "S-FC5": 890.0, "S-TC1": 550.0, "S-4.2": 390.0,
-            "B-F5": 400.0, "B-F2A": 910.0, "B-F2C": 945.0, "B-F3A": 950.0, "B-F3C": 850.0, "B-F6": 850.0,
-            "B-F8": 600.0, "B-F3B": 850.0, "B-F4": 360.0, "B-F7": 540.0, "B-F9": 390.0, "B-F2B": 10.0,
-            "B-T1": 10.0, "S-F1A": 30.0, "H-F6": 280.0, "H-T1": 310.0, "H-T2": 870.0, "J-T2": 800.0,
-            "J-T3": 1100.0, "X-1": 4400.0, "X-2": 4700.0, "X-3": 1800.0, "X-4": 400.0, "H-F5": 2000.0,
-            "H-F4": 1450.0, "S-FC6": 700.0, "J-T1": 2400.0, "J-F1": 1560.0, "J-F2": 3970.0},
-}
+    scale: {f.id: float(f.estimates[scale].seconds) for f in FIGURES if scale in f.estimates} for scale in _OPTIONAL}
 NETWORK_SHARE: dict[str, dict[str, float]] = {
-    "gpu": {
-            "H-F2": 133.0, "S-F1B": 186.0, "S-F1C": 186.0, "S-FC5": 246.0, "S-TC1": 246.0, "S-4.2": 126.0,
-            "B-F5": 110.0, "B-F2A": 382.0, "B-F2C": 497.0, "B-F3A": 552.0, "B-F3C": 345.0, "B-F6": 453.0,
-            "B-F8": 182.0, "B-F3B": 275.0, "B-F4": 110.0, "B-F7": 509.0, "B-F9": 110.0, "H-F6": 73.0,
-            "H-T1": 133.0, "H-T2": 133.0, "J-T2": 285.0, "J-T3": 285.0, "X-1": 363.0, "X-2": 376.0,
-            "X-3": 536.0, "X-4": 110.0, "H-F5": 133.0, "H-F4": 165.0, "S-FC6": 190.0, "J-T1": 285.0,
-            "J-F1": 80.0, "J-F2": 190.0},
-}
+    scale: {f.id: float(f.estimates[scale].networks) for f in FIGURES
+            if scale in f.estimates and f.estimates[scale].networks} for scale in _OPTIONAL}
+# the pages a lent GPU runs first, in their order (their gpu estimates' ranks)
+_RANKED = [f for f in FIGURES if "gpu" in f.estimates and f.estimates["gpu"].rank is not None]
+PRIORITY: tuple[str, ...] = tuple(f.id for f in sorted(_RANKED, key=lambda f: f.estimates["gpu"].rank))
 # (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
 # split here by their depth; the Myrtle CNN and ResNet-164 from the pieces above, not measured)
 NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0,
