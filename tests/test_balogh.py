@@ -1,5 +1,7 @@
 """Balogh & Jelasity: model recipes, layer identification and the specificity test's pieces."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -197,10 +199,10 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
             & (res["tlm"].cut_j == "block2"))
     res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.83)], dtype=object).values
     res["tlm"].loc[cell, "accuracy"] = _correct(0.83).mean()
-    assert common.tlm_controls(res)[0].passed
-    assert common.tlm_gain_numbers(res, "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
+    assert common.tlm_controls(res["tlm"])[0].passed
+    assert common.tlm_gain_numbers(res["tlm"], "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
     res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.77)], dtype=object).values
-    assert not common.tlm_controls(res)[0].passed
+    assert not common.tlm_controls(res["tlm"])[0].passed
 
 
 def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
@@ -267,7 +269,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     assert list(table.columns)[-1] == "still identified" and len(table) == 8
 
 
-def _far_result(rel: np.ndarray) -> dict:
+def _far_result(rel: np.ndarray) -> balogh_ood.OODResult:
     n = rel.shape[0]
     layers = [f"block{k}" for k in range(1, n + 1)]
     cells = {("R #0", "R #0", layers[i], layers[j]): 0.8 * rel[i, j] for i in range(n) for j in range(n)}
@@ -277,8 +279,8 @@ def _far_result(rel: np.ndarray) -> dict:
     table = pd.DataFrame(rows)
     reps = np.full((noise.RESAMPLES + 1, len(rows)), 0.5)
     det = {k: np.full((noise.RESAMPLES + 1, n), v) for k, v in (("near", 0.9), ("far", 1.0), ("held", 0.5))}
-    return {"table": table, "names": ("R #0", "R #1"), "arch": "resnet18", "layers": layers, "tlm": tlm,
-            "auroc_reps": reps, "detector_reps": det, "n_test": N_TEST}
+    return balogh_ood.OODResult(arch="resnet18", layers=layers, names=("R #0", "R #1"), table=table, auroc_reps=reps,
+                                detectors=pd.DataFrame(), detector_reps=det, n_test=N_TEST, energies={}, tlm=tlm)
 
 
 def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitches(monkeypatch):
@@ -296,7 +298,7 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
 
     monkeypatch.setattr(balogh_ood, "tlm_retrained", retrained)
     longer = balogh_ood.far_longer(balogh_ood.PRESETS_OOD["smoke"], res)
-    assert len(longer) == balogh_ood.FAR_SAMPLE
+    assert len(longer.pairs) == balogh_ood.FAR_SAMPLE and len(longer.cells) == len(asked)
     far = [c for c in asked if c[2] != c[3]]
     own = [c for c in asked if c[2] == c[3]]
     # the deciding pairs, every other far pair into their targets (like for like), and their references
@@ -315,27 +317,28 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     n = 4
     rel = np.full((n, n), 0.95)
     res = _far_result(rel)
-    t = res["table"]
-    res["table"] = pd.concat([t, t.assign(method="DM")], ignore_index=True)
+    t = res.table
     R = noise.RESAMPLES + 1
     g = np.random.default_rng(1)
     tlm = 0.9 + 0.01 * g.standard_normal((R, len(t)))
     dm = 0.5 + 0.01 * g.standard_normal((R, len(t)))
-    res["auroc_reps"] = np.concatenate([tlm, dm], axis=1)
-    res["table"]["auroc"] = res["auroc_reps"][0]
+    res = dataclasses.replace(res, table=pd.concat([t, t.assign(method="DM")], ignore_index=True),
+                              auroc_reps=np.concatenate([tlm, dm], axis=1))
+    res.table["auroc"] = res.auroc_reps[0]
     _, claims = balogh_ood.ood_claims(res)
     c = _by_key(claims)
     assert c["dm_less_ood_rn"].criterion.holds is True and c["tlm_ood_rn"].criterion.holds is True
     assert all(k.passed for k in c["dm_less_ood_rn"].controls[:3])
     # DM as far out as TLM, up to noise: the difference's interval contains 0
-    res["auroc_reps"] = np.concatenate([tlm, tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))], axis=1)
+    res = dataclasses.replace(res, auroc_reps=np.concatenate([tlm, tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))],
+                                                             axis=1))
     assert _by_key(balogh_ood.ood_claims(res)[1])["dm_less_ood_rn"].criterion.holds is None
     # a detector blind to near outliers (AUROC 0.6 at one layer): the control fails before any verdict
-    res["detector_reps"]["near"][:, 2] = 0.6
+    res.detector_reps["near"][:, 2] = 0.6
     ctrl = balogh_ood._detector_controls(res)
     assert not ctrl[0].passed and "near outliers" in ctrl[0].text and ctrl[1].passed and ctrl[2].passed
     # no DM stitch reaches high accuracy: the premise fails, the verdict is inconclusive
-    res["table"].loc[res["table"].method == "DM", "relative"] = 0.5
+    res.table.loc[res.table.method == "DM", "relative"] = 0.5
     dm_id = _by_key(balogh_ood.ood_claims(res)[1])["dm_id_rn"]
     assert not dm_id.controls[0].passed
 
@@ -543,9 +546,9 @@ def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm(
 def test_a_median_claim_without_stitches_records_no_value():
     n = 4
     res = _far_result(np.full((n, n), 0.95))
-    t = res["table"]
-    res["table"] = pd.concat([t, t.assign(method="DM", relative=0.5)], ignore_index=True)
-    res["auroc_reps"] = np.concatenate([res["auroc_reps"], res["auroc_reps"]], axis=1)
+    t = res.table
+    res = dataclasses.replace(res, table=pd.concat([t, t.assign(method="DM", relative=0.5)], ignore_index=True),
+                              auroc_reps=np.concatenate([res.auroc_reps, res.auroc_reps], axis=1))
     numbers, claims = balogh_ood.ood_claims(res)
     dm_id = _by_key(claims)["dm_id_rn"]
     crit = dm_id.criterion
@@ -562,7 +565,7 @@ def test_far_gap_divides_each_resample_by_its_own_receiver_accuracy():
     rel = np.array([[1.0 if i == j else 0.75 for j in range(n)] for i in range(n)])
     res = _far_result(rel)
     grid = balogh_ood._intra_tlm(res)
-    reps, _ = balogh_ood._far_gap_reps(grid, res["layers"])
+    reps, _ = balogh_ood._far_gap_reps(grid, res.layers)
     rs = noise.resampler(N_TEST, "test")
     acc, recv = rs.means(_correct(0.8 * 0.75)), rs.means(_correct(0.8))
     own = rs.means(_correct(0.8))
@@ -576,7 +579,7 @@ def test_with_longer_names_a_missing_cell():
     longer = pd.DataFrame({"sender": ["R #0"], "receiver": ["R #9"], "cut_i": ["block1"], "cut_j": ["block2"],
                            "accuracy": [0.5], "correct": [_correct(0.5)]})
     with pytest.raises(ValueError, match=r"'R #9'.*not a cell of the TLM grid.*\('R #0', 'R #0', 'block1', 'block1'\)"):
-        common.with_longer(res["tlm"], longer)
+        common.with_longer(res.tlm, longer)
 
 
 # --- issue 46: claim kinds, the controls each kind needs, the length control for every verdict
@@ -585,11 +588,11 @@ def test_with_longer_names_a_missing_cell():
 def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkeypatch):
     n = 4
     res = _far_result(np.full((n, n), 0.95))
-    t = res["table"]
-    res["table"] = pd.concat([t, t.assign(method="DM")], ignore_index=True)
+    t = res.table
     g = np.random.default_rng(0)
-    res["auroc_reps"] = 0.5 + 0.01 * g.standard_normal((noise.RESAMPLES + 1, len(res["table"])))
-    res["table"]["auroc"] = res["auroc_reps"][0]
+    res = dataclasses.replace(res, table=pd.concat([t, t.assign(method="DM")], ignore_index=True),
+                              auroc_reps=0.5 + 0.01 * g.standard_normal((noise.RESAMPLES + 1, 2 * len(t))))
+    res.table["auroc"] = res.auroc_reps[0]
     numbers, claims = balogh_ood.ood_claims(res)
     c = _by_key(claims)
     assert (c["tlm_ood_rn"].kind, c["dm_less_ood_rn"].kind, c["dm_id_rn"].kind) == ("stitch_other", "stitch_other",
@@ -649,7 +652,7 @@ def test_every_preset_holds_both_architectures_recipes_at_its_scale():
 
 def _far_out_of_distribution(cfg, result, rows, **kw):
     """A stand-in for the 4x retraining: the retrained stitches' AUROCs far out of distribution."""
-    new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
+    new_t, new_reps = result.table.copy(), result.auroc_reps.copy()
     new_reps[:, rows] = 0.99
     new_t.loc[new_t.index[rows], "auroc"] = 0.99
     return new_t, new_reps

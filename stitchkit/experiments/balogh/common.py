@@ -138,17 +138,17 @@ def n_test_images(table: pd.DataFrame, col: str = "correct") -> int:
     return int(len(next(a for a in table[col] if a is not None)))
 
 
-def _tlm_self(result: dict) -> pd.DataFrame:
-    t = result["tlm"]
-    return t[(t.sender == t.receiver) & (t.cut_i == t.cut_j)]
+def _tlm_self(tlm: pd.DataFrame) -> pd.DataFrame:
+    return tlm[(tlm.sender == tlm.receiver) & (tlm.cut_i == tlm.cut_j)]
 
 
-def tlm_gain_numbers(result: dict, prefix: str) -> dict[str, float]:
-    """The TLM self-stitch gain, reported and gated nowhere (:func:`stitchkit.verdicts.controls.gain_numbers`):
-    ``prefix_gain`` the largest gain over the self-stitches (points, on all test images) and
-    ``prefix_worst`` the largest loss. TLM starts from the exact map and can move identical layers
-    off it (Balogh & Jelasity), adding accuracy on an under-trained receiver."""
-    own = _tlm_self(result)
+def tlm_gain_numbers(tlm: pd.DataFrame, prefix: str) -> dict[str, float]:
+    """The TLM self-stitch gain of the TLM grid table ``tlm``, reported and gated nowhere
+    (:func:`stitchkit.verdicts.controls.gain_numbers`): ``prefix_gain`` the largest gain over the
+    self-stitches (points, on all test images) and ``prefix_worst`` the largest loss. TLM starts
+    from the exact map and can move identical layers off it (Balogh & Jelasity), adding accuracy
+    on an under-trained receiver."""
+    own = _tlm_self(tlm)
     return controls.gain_numbers(prefix, 100 * (own.receiver_accuracy - own.accuracy).to_numpy(dtype=float))
 
 
@@ -159,8 +159,8 @@ def length_not_run(what: str) -> Control:
                    None, controls.LENGTH)
 
 
-def tlm_controls(result: dict) -> list[Control]:
-    """J-T1's TLM controls (also J-F1's and J-F2's), for the claims that are statistics of trained
+def tlm_controls(tlm: pd.DataFrame) -> list[Control]:
+    """J-T1's TLM controls (also J-F1's and J-F2's) on the TLM grid table ``tlm``, for the claims that are statistics of trained
     TLM stitches (kind ``stitch_other``) only; the claims on PWCCA, OPD, CKA and direct matching
     (an exact least-squares map) have no trained stitch and get none. The positive control (every layer stitched
     into itself by TLM, which starts from the exact map, loses at most
@@ -168,9 +168,8 @@ def tlm_controls(result: dict) -> list[Control]:
     the largest self-penalty; Balogh & Jelasity report TLM moving identical layers off the
     identity, so a gain is reported, not gated); and the premise that TLM moved off its DM start
     by at least :data:`TLM_MOVED_MIN` points on average, on its interval."""
-    t = result["tlm"]
-    own = _tlm_self(result)
-    off = t[t.cut_i != t.cut_j]
+    own = _tlm_self(tlm)
+    off = tlm[tlm.cut_i != tlm.cut_j]
     self_pen = noise.bootstrap_table(own, lambda u: controls.largest(100 * u.penalty), interval="basic")
     gain = noise.bootstrap_table(off, lambda u: 100 * float((u.accuracy - u.dm_accuracy).mean()
                                                             / u.receiver_accuracy.mean()))
@@ -236,9 +235,10 @@ def title(recipe: zoo.Recipe) -> str:
     return f"{ARCH_NAMES['vit']} (dim {recipe.width}, depth {recipe.depth}) on CIFAR-10"
 
 
-def accuracy_table(results: dict[str, dict]) -> pd.DataFrame:
-    """Test accuracy (%) of every network of every architecture in ``results``."""
-    acc = {net: round(100 * a, 2) for res in results.values() for net, a in res["accuracy"].items()}
+def accuracy_table(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """Test accuracy (%) of every network of every architecture in ``accuracies`` (architecture ->
+    {network: test accuracy}, as a page's results hold them)."""
+    acc = {net: round(100 * a, 2) for nets in accuracies.values() for net, a in nets.items()}
     return pd.DataFrame({"test accuracy (%)": acc})
 
 

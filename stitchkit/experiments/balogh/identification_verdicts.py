@@ -428,12 +428,12 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
     numbers[f"{tag}_intra_cases"] = int(table.loc[NAMES["lcka"], "intra cases"])
     for k in ("intra", "inter"):
         numbers[f"{tag}_tlm_{k}_low"], numbers[f"{tag}_tlm_{k}_high"] = est[k].low, est[k].high
-    ctrl = tlm_controls(result)
+    ctrl = tlm_controls(result["tlm"])
     others, counts = _others_intra(result)
     numbers.update({f"{tag}_dm_func_intra_{k}": v for k, v in counts.items()})
     numbers[f"{tag}_others_intra_low"], numbers[f"{tag}_others_intra_high"] = others.low, others.high
     numbers.update({f"{tag}_{k}_intra_ties": v for k, v in intra_with_ties(result).items()})
-    numbers.update(tlm_gain_numbers(result, f"{tag}_tlm_self_stitch"))
+    numbers.update(tlm_gain_numbers(result["tlm"], f"{tag}_tlm_self_stitch"))
     p = PAPER_T1[arch]
     longer = {}
     if rivals is not None and len(rivals):
