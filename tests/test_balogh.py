@@ -54,13 +54,15 @@ def test_identification_table_counts_cases_and_keeps_the_papers_numbers():
     bad = np.ones((3, 3)) - np.eye(3)  # every other layer more similar than the layer itself
     mats = {("a", "a"): {m: (eye if common.HIGHER_IS_SIMILAR[m] else bad) for m in common.MEASURES},
             ("a", "b"): {m: (bad if common.HIGHER_IS_SIMILAR[m] else eye) for m in common.MEASURES if m != "tlm"}}
-    table = identification.identification_table({"matrices": mats, "arch": "resnet18"})
+    res = identification.IdentResult(arch="resnet18", layers=["block1", "block2", "block3"], matrices=mats,
+                                     dm=pd.DataFrame(), tlm=pd.DataFrame(), accuracy={})
+    table = identification.identification_table(res)
     assert table.loc["LCKA", "intra (%)"] == 100 and table.loc["LCKA", "inter (%)"] == 0
     assert table.loc["OPD", "intra (%)"] == 100 and table.loc["OPD", "inter (%)"] == 0
     assert table.loc["TLM", "inter cases"] == 0 and np.isnan(table.loc["TLM", "inter (%)"])
     assert table.loc["LCKA", "intra cases"] == 3
     assert table.loc["TLM", "paper intra (%)"] == 63.75
-    same = identification.identification_table({"matrices": mats, "arch": "resnet18"}, same_cases_as_tlm=True)
+    same = identification.identification_table(res, same_cases_as_tlm=True)
     assert same.loc["LCKA", "inter cases"] == 0  # TLM was not run between a and b
 
 
@@ -125,7 +127,8 @@ def _grid(cells: dict, recv: float = 0.8, dm: dict | None = None) -> pd.DataFram
 LAYERS = [f"block{k}" for k in range(1, 5)]
 
 
-def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.ndarray | None = None) -> dict:
+def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray,
+                  dm_intra: np.ndarray | None = None) -> identification.IdentResult:
     """A J-T1 result for networks 'R #0', 'R #1': TLM (relative-to-0.8 accuracy matrices, rows:
     source i) within #0 and from #0 into #1; DM within both and between both ways; the structural
     measures identify everything within and nothing between."""
@@ -156,7 +159,7 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.nda
             if len(t):
                 m["tlm"] = identification._matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", LAYERS, LAYERS)
             mats[(a, b)] = m
-    return {"matrices": mats, "arch": "resnet18", "layers": LAYERS, "tlm": tlm, "dm": dm}
+    return identification.IdentResult(arch="resnet18", layers=LAYERS, matrices=mats, dm=dm, tlm=tlm, accuracy={})
 
 
 def _by_key(claims):
@@ -195,14 +198,14 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
     assert {c[k].kind for k in ("others_intra_rn", "cca_inter_rn")} == {"no_stitch"}
     assert not c["others_intra_rn"].controls and not c["cca_inter_rn"].controls
     # a self-stitch that *adds* 3 points passes (the gain is reported, not gated); one that loses 3 fails
-    cell = ((res["tlm"].sender == "R #0") & (res["tlm"].receiver == "R #0") & (res["tlm"].cut_i == "block2")
-            & (res["tlm"].cut_j == "block2"))
-    res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.83)], dtype=object).values
-    res["tlm"].loc[cell, "accuracy"] = _correct(0.83).mean()
-    assert common.tlm_controls(res["tlm"])[0].passed
-    assert common.tlm_gain_numbers(res["tlm"], "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
-    res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.77)], dtype=object).values
-    assert not common.tlm_controls(res["tlm"])[0].passed
+    cell = ((res.tlm.sender == "R #0") & (res.tlm.receiver == "R #0") & (res.tlm.cut_i == "block2")
+            & (res.tlm.cut_j == "block2"))
+    res.tlm.loc[cell, "correct"] = pd.Series([_correct(0.83)], dtype=object).values
+    res.tlm.loc[cell, "accuracy"] = _correct(0.83).mean()
+    assert common.tlm_controls(res.tlm)[0].passed
+    assert common.tlm_gain_numbers(res.tlm, "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
+    res.tlm.loc[cell, "correct"] = pd.Series([_correct(0.77)], dtype=object).values
+    assert not common.tlm_controls(res.tlm)[0].passed
 
 
 def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
@@ -430,7 +433,7 @@ def test_sensitivity_claims_bootstrap_within_each_layer():
 # --- the reading review's fixes (networks resampled, CKA bootstrapped, one rule for every %, ...)
 
 
-def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYERS) -> dict:
+def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYERS) -> identification.IdentResult:
     """A J-T1 result from per-pair accuracy matrices (rows: source i), ``tlm`` and ``dm`` mapping
     (sender, receiver) to (L, L) arrays; every structural measure identifies every layer within
     a network and none between."""
@@ -451,7 +454,7 @@ def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYE
                 r = t[(t.sender == a) & (t.receiver == b)]
                 m["tlm"] = identification._matrix(r.assign(rel=r.accuracy / r.receiver_accuracy), "rel", layers, layers)
             mats[(a, b)] = m
-    return {"matrices": mats, "arch": "resnet18", "layers": list(layers), "tlm": t, "dm": d}
+    return identification.IdentResult(arch="resnet18", layers=list(layers), matrices=mats, dm=d, tlm=t, accuracy={})
 
 
 def test_identification_percentages_resample_the_networks_too():
@@ -489,15 +492,15 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
     n = len(LAYERS)
     res = _ident_result(np.eye(n) * 0.8 + 0.1, np.eye(n) * 0.6 + 0.1)
     rng = np.random.default_rng(0)
-    res["lcka_reps"] = {}
-    for pair in res["matrices"]:
+    lcka_reps = {}
+    for pair in res.matrices:
         reps = np.tile(np.eye(n) * 0.5 + 0.4, (noise.RESAMPLES + 1, 1, 1))
         if pair[0] != pair[1]:  # layer 1's rival as similar as the layer itself, up to noise
             reps[:, 1, 0] = 0.9 + 0.01 * rng.standard_normal(len(reps))
             reps[0, 1, 0] = 0.905
-        res["lcka_reps"][pair] = reps
-        res["matrices"][pair]["lcka"] = reps[0]
-    res["measure_images"] = 1000
+        lcka_reps[pair] = reps
+        res.matrices[pair]["lcka"] = reps[0]
+    res = dataclasses.replace(res, lcka_reps=lcka_reps, measure_images=1000)
     crit = _by_key(identification_verdicts.identification_claims(res)[1])["cca_inter_rn"].criterion
     assert crit.value == 75 and crit.low < crit.high == 100  # before: exact 75, "structural measures ... exact"
     assert "image noise not included" in crit.interval and "linear CKA's measure images" in crit.interval
@@ -524,7 +527,7 @@ def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm(
     crit = _by_key(identification_verdicts.identification_claims(res)[1])["others_intra_rn"].criterion
     assert crit.holds is None and "16 of 16 cases" in crit.interval  # at its limit: within noise below 36 cases
     # one rule, TLM's % and the others': both by the tie rule, over the same networks
-    tlm = identification_verdicts._tlm_criteria(res, res["tlm"])["est"]["intra"]
+    tlm = identification_verdicts._tlm_criteria(res, res.tlm)["est"]["intra"]
     assert tlm.value == 100 and "tie rule" in others.method and "tie rule" in tlm.method
     assert others.n_seeds == tlm.n_seeds == 2
     # a rival ahead by 10 points at one layer is beyond noise: that layer is not identified

@@ -7,6 +7,8 @@ grid. The claims are in :mod:`.identification_verdicts`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 import torch
@@ -31,6 +33,25 @@ PAPER_T1 = {
     "vit": {"pwcca": (100, 8.33), "opd": (100, 18.33), "lcka": (100, 34.81), "tlm": (24.17, 10.00),
             "dm_struct": (100, 25.19), "dm_func": (100, 11.85)},
 }
+
+
+@dataclass(frozen=True)
+class IdentResult:
+    """One architecture's layer identification (:func:`layer_identification`): every similarity
+    matrix of its networks, per ordered pair and measure, and the grids the stitching measures
+    come from (with their per-image results, which the claims resample)."""
+
+    arch: str
+    layers: list[str]  # the networks' layers, in order
+    # (sender, receiver) -> measure -> (L, L) array, rows the source layer i, columns the target j
+    matrices: dict[tuple[str, str], dict[str, np.ndarray]]
+    dm: pd.DataFrame  # the direct-matching grid over every ordered pair of networks
+    tlm: pd.DataFrame  # the TLM grid within every network and between the config's inter_pairs
+    accuracy: dict[str, float]  # network -> its test accuracy
+    # (sender, receiver) -> (R+1, L, L): linear CKA on the measure images (element 0) and on each
+    # bootstrap resample of them; empty: linear CKA enters fixed on its images
+    lcka_reps: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    measure_images: int | None = None  # the structural measures' test images
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,12 +119,11 @@ def identified(matrix: np.ndarray, higher_is_similar: bool) -> np.ndarray:
     return np.array([m[j, j] >= m[:, j].max() for j in range(m.shape[1])])
 
 
-def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
-    """Every similarity matrix of ``arch``'s networks (per ordered pair and measure) and the
-    grids they come from. Returns {"matrices": {(a, b): {measure: (L, L) array}}, "lcka_reps":
-    {(a, b): (R+1, L, L) linear CKA on the measure images and each bootstrap resample of them},
-    "measure_images": their number, "dm": grid table, "tlm": grid table, "layers": [...],
-    "accuracy": {net: test accuracy}}.
+def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None,
+                         progress: bool = True) -> IdentResult:
+    """Every similarity matrix of ``arch``'s networks (per ordered pair and measure), linear CKA
+    on each bootstrap resample of the measure images, and the grids they come from
+    (:class:`IdentResult`).
 
     Only linear CKA is bootstrapped over the measure images, in Gram form (measured at `demo` on
     2 busy CPU cores, 1,000 resamples: the 9 pairs of networks' structural measures took 167 s
@@ -142,19 +162,19 @@ def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None
             m["tlm"] = _matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", layers, layers)
         matrices[(a, b)] = m
     boot.forget()
-    return {"matrices": matrices, "lcka_reps": lcka_reps, "measure_images": len(images), "dm": dm, "tlm": tlm,
-            "layers": layers, "accuracy": network_accuracy(dm), "arch": arch}
+    return IdentResult(arch=arch, layers=layers, matrices=matrices, dm=dm, tlm=tlm, accuracy=network_accuracy(dm),
+                       lcka_reps=lcka_reps, measure_images=len(images))
 
 
-def identification_table(result: dict, *, same_cases_as_tlm: bool = False) -> pd.DataFrame:
+def identification_table(result: IdentResult, *, same_cases_as_tlm: bool = False) -> pd.DataFrame:
     """Per measure: % of (pair, layer) cases identified within networks and between networks,
     with the number of cases, beside the paper's Table 1. ``same_cases_as_tlm``: between
     networks, count only the pairs TLM was run on."""
     rows = []
-    arch = result["arch"]
+    arch = result.arch
     for m in MEASURES:
         within, between = [], []
-        for (a, b), mats in result["matrices"].items():
+        for (a, b), mats in result.matrices.items():
             if m not in mats or (same_cases_as_tlm and "tlm" not in mats):
                 continue
             (within if a == b else between).extend(identified(mats[m], HIGHER_IS_SIMILAR[m]).tolist())
@@ -183,7 +203,7 @@ def _within_noise(correct: dict, i: str, j: str) -> bool:
     return bool(d.mean() + 1.96 * d.std(ddof=1) / np.sqrt(len(d)) >= 0)
 
 
-def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=None,
+def identification_longer(cfg: IdentConfig, result: IdentResult, *, device=None, store=None,
                           progress: bool = True) -> pd.DataFrame:
     """The training-length control of J-T1's TLM claims, like for like: for every case TLM is
     judged on (pair, target layer j), identified or not, the stitch that decides it, the
@@ -196,8 +216,8 @@ def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=
     One row per case: sender, receiver, target j, rival i, the grid's and the longer relative
     accuracies of both, whether j is still identified, and the longer stitches' accuracies and
     per-image results (``own_correct``, ``rival_correct``) for the re-judged claims."""
-    t = result["tlm"]
-    layers = result["layers"]
+    t = result.tlm
+    layers = result.layers
     cases, cells = [], []
     for (a, b), g in t.groupby(["sender", "receiver"], sort=False):
         acc = g.pivot(index="cut_i", columns="cut_j", values="accuracy").loc[layers, layers].to_numpy(dtype=float)
@@ -217,7 +237,7 @@ def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=
             "own_accuracy", "rival_accuracy", "own_correct", "rival_correct"]
     if not cases:
         return pd.DataFrame(columns=cols)
-    out = tlm_retrained(cfg, result["arch"], list(dict.fromkeys(cells)), device=device, store=store, progress=progress)
+    out = tlm_retrained(cfg, result.arch, list(dict.fromkeys(cells)), device=device, store=store, progress=progress)
     longer = {(r.sender, r.receiver, r.cut_i, r.cut_j): r for r in out.itertuples()}
     rows = []
     for a, b, j, i, own, rival in cases:
