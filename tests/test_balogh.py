@@ -26,7 +26,7 @@ def test_recipes():
     assert (vit.model, vit.width, dict(vit.options)) == ("vit_ti", 192, {"depth": 12, "heads": 3})
     with pytest.raises(ValueError, match="balogh_resnet18 or balogh_vit recipe"):
         zoo.balogh_model(zoo.BANSAL_RESNET18["demo"])
-    cfg = common.PRESETS_T1["paper"]
+    cfg = identification.PRESETS_T1["paper"]
     rec = cfg.recipe(tlm=True)
     assert (rec.kind, rec.init, rec.dm_images, rec.train.optimizer, rec.train.lr, rec.train.weight_decay,
             rec.train.batch_size, rec.train.epochs) == ("resize_conv", "dm", 100, "adam", 1e-3, 1e-5, 256, 30)
@@ -34,7 +34,7 @@ def test_recipes():
     nets = cfg.nets("resnet18")
     assert len(nets) == 10 and cfg.layers(nets[0]) == [f"block{k}" for k in range(1, 9)]
     assert nets[3].spec == zoo.balogh_model(zoo.BALOGH_RESNET18["paper"], 3)  # the recipe the preset holds
-    assert common.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
+    assert identification.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
     assert len(common.IdentConfig(networks=3).inter_pairs()) == 6
 
 
@@ -52,8 +52,9 @@ def test_identified_counts_ties_for_the_layer_itself():
 def test_identification_table_counts_cases_and_keeps_the_papers_numbers():
     eye = np.eye(3)
     bad = np.ones((3, 3)) - np.eye(3)  # every other layer more similar than the layer itself
-    mats = {("a", "a"): {m: (eye if common.HIGHER_IS_SIMILAR[m] else bad) for m in common.MEASURES},
-            ("a", "b"): {m: (bad if common.HIGHER_IS_SIMILAR[m] else eye) for m in common.MEASURES if m != "tlm"}}
+    higher = identification.HIGHER_IS_SIMILAR
+    mats = {("a", "a"): {m: (eye if higher[m] else bad) for m in identification.MEASURES},
+            ("a", "b"): {m: (bad if higher[m] else eye) for m in identification.MEASURES if m != "tlm"}}
     res = identification.IdentResult(arch="resnet18", layers=["block1", "block2", "block3"], matrices=mats,
                                      dm=pd.DataFrame(), tlm=pd.DataFrame(), accuracy={})
     table = identification.identification_table(res)
@@ -150,8 +151,8 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray,
     mats = {}
     for a in ("R #0", "R #1"):
         for b in ("R #0", "R #1"):
-            m = {k: (good if common.HIGHER_IS_SIMILAR[k] else bad) if a == b else
-                 (bad if common.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            m = {k: (good if identification.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if identification.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = dm[(dm.sender == a) & (dm.receiver == b)]
             m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
                                                   LAYERS, LAYERS)
@@ -252,7 +253,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
                              "correct": [_correct(a) for a in acc]})
 
     monkeypatch.setattr(identification, "tlm_retrained", retrained)
-    rivals = identification.identification_longer(common.PRESETS_T1["smoke"], res)
+    rivals = identification.identification_longer(identification.PRESETS_T1["smoke"], res)
     # every case, identified or not: its own stitch and its strongest rival (2 pairs x 4 layers)
     assert len(rivals) == 8 and len(set(asked)) == 16
     assert ("R #0", "R #1", "block4", "block2") in asked and ("R #0", "R #0", "block3", "block3") in asked
@@ -333,8 +334,8 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     assert c["dm_less_ood_rn"].criterion.holds is True and c["tlm_ood_rn"].criterion.holds is True
     assert all(k.passed for k in c["dm_less_ood_rn"].controls[:3])
     # DM as far out as TLM, up to noise: the difference's interval contains 0
-    res = dataclasses.replace(res, auroc_reps=np.concatenate([tlm, tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))],
-                                                             axis=1))
+    near_tlm = tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))
+    res = dataclasses.replace(res, auroc_reps=np.concatenate([tlm, near_tlm], axis=1))
     assert _by_key(balogh_ood.ood_claims(res)[1])["dm_less_ood_rn"].criterion.holds is None
     # a detector blind to near outliers (AUROC 0.6 at one layer): the control fails before any verdict
     res.detector_reps["near"][:, 2] = 0.6
@@ -445,8 +446,8 @@ def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYE
     mats = {}
     for a in nets:
         for b in nets:
-            m = {k: (good if common.HIGHER_IS_SIMILAR[k] else bad) if a == b else
-                 (bad if common.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            m = {k: (good if identification.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if identification.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = d[(d.sender == a) & (d.receiver == b)]
             m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
                                                   layers, layers)
@@ -637,16 +638,16 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
 
 
 def test_demo_judges_every_accuracy_on_all_test_images():
-    for presets in (common.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
+    for presets in (identification.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
         assert presets["demo"].test_size is None
 
 
 def test_every_preset_holds_both_architectures_recipes_at_its_scale():
-    for presets in (common.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
+    for presets in (identification.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
         for scale, cfg in presets.items():
             assert (cfg.resnet18, cfg.vit) == (zoo.BALOGH_RESNET18[scale], zoo.BALOGH_VIT[scale])
             assert cfg.net_recipe("vit") is cfg.vit and "Recipe(family='balogh_vit'" in repr(cfg)
-    cfg = common.PRESETS_T1["demo"]
+    cfg = identification.PRESETS_T1["demo"]
     assert common.title(cfg.resnet18) == "ResNet-18 (width 8) on CIFAR-10"
     assert common.title(cfg.net_recipe("vit")) == "ViT-Ti (dim 64, depth 6) on CIFAR-10"
     with pytest.raises(ValueError, match="unknown architecture 'vgg'"):

@@ -103,7 +103,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("S-FC5", "Colour-only and clustered-noise senders", "smith.config", "PRESETS"),
     Figure("S-TC1", "Base accuracy, Digit as receiver and as sender", "smith.config", "PRESETS", unused=_NO_NOISE),
     Figure("S-FC6", "VGG19 with clustered noise", "smith.vgg", "PRESETS_FC6"),
-    Figure("J-T1", "Layer identification by similarity measures", "balogh.common", "PRESETS_T1"),
+    Figure("J-T1", "Layer identification by similarity measures", "balogh.identification", "PRESETS_T1"),
     Figure("J-F1", "Intra-network TLM similarity, OOD AUROC and energy histograms", "balogh.detectors", "PRESETS_OOD"),
     Figure("J-F2", "TLM and DM, intra- and inter-network: similarity and OOD matrices", "balogh.detectors", "PRESETS_OOD"),
     Figure("J-T2", "Sensitivity test", "balogh.ding", "PRESETS_T2"),

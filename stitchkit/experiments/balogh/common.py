@@ -1,6 +1,7 @@
-"""Balogh & Jelasity: what every figure shares. The six measures' names, J-T1's networks and
-stitch recipe (:class:`IdentConfig`, the base of J-T2's, J-T3's, J-F1's and J-F2's configs), and
-the grid helpers several figures use: the direct-matching grid (J-T1, J-T3), per-image
+"""Balogh & Jelasity: what every figure shares. The measures' and architectures' display names,
+J-T1's networks and stitch recipe (:class:`IdentConfig`, the base of J-T2's, J-T3's, J-F1's and
+J-F2's configs; J-T1's presets are in :mod:`.identification`), and the grid helpers several
+figures use: the direct-matching grid (J-T1, J-T3), per-image
 accuracies on the bootstrap resamples (J-T1, J-F1), the TLM controls (J-T1, J-F1, J-F2) and TLM
 stitches retrained longer for the training-length controls (J-T1, J-F1, J-F2)."""
 
@@ -21,10 +22,8 @@ from ...stitching.grid_spec import Net, StitchRecipe
 from ...verdicts import controls, noise
 from ...verdicts.results import Control
 
-MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
 NAMES = {"pwcca": "PWCCA", "opd": "OPD", "lcka": "LCKA", "tlm": "TLM", "dm_struct": "DM (struct.)",
          "dm_func": "DM (func.)"}
-HIGHER_IS_SIMILAR = {"pwcca": False, "opd": False, "lcka": True, "tlm": True, "dm_struct": False, "dm_func": True}
 ARCH_NAMES = {"resnet18": "ResNet-18", "vit": "ViT-Ti"}
 
 # Criteria of the TLM controls, fixed before any run.
@@ -75,30 +74,6 @@ class IdentConfig:
     def inter_pairs(self) -> list[tuple[int, int]]:
         pairs = [p for a in range(self.networks) for b in range(a + 1, self.networks) for p in ((a, b), (b, a))]
         return pairs if self.tlm_inter_pairs is None else pairs[:self.tlm_inter_pairs]
-
-
-PRESETS_T1 = zoo.at_scale({
-    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images, every accuracy on 200
-    # test images (a grid's cost is mostly its stitches' evaluations: 500 made the smoke runs of J-T1, J-F1
-    # and J-F2 the suite's longest).
-    "smoke": IdentConfig(networks=2, measure_images=200, test_size=200, dm_images=50, tlm_epochs=1,
-                         tlm_train_size=500, tlm_inter_pairs=1),
-    # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
-    # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
-    # pair of networks both ways; every accuracy on all 10,000 test images (issue 46; was 2,000).
-    "demo": IdentConfig(networks=3, measure_images=1000, test_size=None, tlm_epochs=2, tlm_train_size=2500,
-                        tlm_batch=64, tlm_inter_pairs=2),
-    # One GPU: the paper's networks (the zoo's gpu rows: ResNet-18 width 64, ViT-Ti dim 192 depth 12, all
-    # 50k images, 30 and 40 epochs), three per architecture (the fewest the networks' jackknife needs);
-    # every measure on the paper's 1,000 images, DM on its K = 100, every accuracy on all 10k test images;
-    # TLM at the paper's batch 256 for 2 epochs on 10,000 images (78 steps, the demo's count, which moved
-    # TLM 14-21 points off its DM start there; paper: 30 epochs on 50k, 5,860 steps), within every network
-    # and between one pair both ways (paper: all 90 ordered pairs of 10 networks). The ViT's 12 blocks make
-    # its grids 144 layer pairs a pair of networks: 1,872 DM and 1,040 TLM stitches in all and ~300 at 4x
-    # for the length control, about 40 minutes of H100 (not yet measured; see stitchkit.book.gpu_estimates).
-    "gpu": IdentConfig(networks=3, tlm_epochs=2, tlm_train_size=10_000, tlm_inter_pairs=2),
-    "paper": IdentConfig(),
-}, resnet18=zoo.BALOGH_RESNET18, vit=zoo.BALOGH_VIT)
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,8 +29,9 @@ from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec, replace_in
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, Criterion, at_least, at_most, more_than
-from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
+from .common import (ARCH_NAMES, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
                      tlm_gain_numbers, tlm_retrained, with_longer)
+from .identification import PRESETS_T1
 
 # For every layer j of the receiver (network #0) an energy-based detector (Liu et al. 2020) is
 # trained on the layer's activations, with MNIST digits as the auxiliary outliers. Each stitch

@@ -1,9 +1,9 @@
-"""Balogh & Jelasity J-T1 (layer identification), the measurements: the structural measures
-(PWCCA, OPD, linear CKA with its bootstrap over the measure images) between every layer of two
-networks, the DM and TLM grids, the similarity matrix of every ordered pair of networks per
-measure, the identification table beside the paper's Table 1, the length control's retrained
-stitches (each case's own-layer stitch and its strongest rival), and the size of the paper-scale
-grid. The claims are in :mod:`.identification_verdicts`."""
+"""Balogh & Jelasity J-T1 (layer identification), its presets (``PRESETS_T1``) and the
+measurements: the structural measures (PWCCA, OPD, linear CKA with its bootstrap over the measure
+images) between every layer of two networks, the DM and TLM grids, the similarity matrix of every
+ordered pair of networks per measure, the identification table beside the paper's Table 1, the
+length control's retrained stitches (each case's own-layer stitch and its strongest rival), and
+the size of the paper-scale grid. The claims are in :mod:`.identification_verdicts`."""
 
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ from ...base.store import Store
 from ...data.datasets import DataSpec, test_split
 from ...measures import similarity as sim
 from ...measures.similarity import CKABootstrap, pwcca
+from ...networks import zoo
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net
-from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy,
-                     tlm_retrained)
+from .common import ARCH_NAMES, NAMES, IdentConfig, dm_grid, network_accuracy, tlm_retrained
 
+MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")  # J-T1's six, in Table 1's order
+HIGHER_IS_SIMILAR = {"pwcca": False, "opd": False, "lcka": True, "tlm": True, "dm_struct": False, "dm_func": True}
 MEASURE_SAMPLE = "J-T1 measure images"  # the resampler of the structural measures' images (not the accuracies')
 
 # The paper's Table 1 (% of cases identified: intra-network, inter-network).
@@ -33,6 +35,32 @@ PAPER_T1 = {
     "vit": {"pwcca": (100, 8.33), "opd": (100, 18.33), "lcka": (100, 34.81), "tlm": (24.17, 10.00),
             "dm_struct": (100, 25.19), "dm_func": (100, 11.85)},
 }
+
+
+# J-T1's presets. Its config (common.IdentConfig) is the base of the other Balogh & Jelasity figures'
+# configs, and their presets derive from these (detectors.PRESETS_OOD, ding.PRESETS_T3 and PRESETS_T2).
+PRESETS_T1 = zoo.at_scale({
+    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images, every accuracy on 200
+    # test images (a grid's cost is mostly its stitches' evaluations: 500 made the smoke runs of J-T1, J-F1
+    # and J-F2 the suite's longest).
+    "smoke": IdentConfig(networks=2, measure_images=200, test_size=200, dm_images=50, tlm_epochs=1,
+                         tlm_train_size=500, tlm_inter_pairs=1),
+    # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
+    # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
+    # pair of networks both ways; every accuracy on all 10,000 test images (issue 46; was 2,000).
+    "demo": IdentConfig(networks=3, measure_images=1000, test_size=None, tlm_epochs=2, tlm_train_size=2500,
+                        tlm_batch=64, tlm_inter_pairs=2),
+    # One GPU: the paper's networks (the zoo's gpu rows: ResNet-18 width 64, ViT-Ti dim 192 depth 12, all
+    # 50k images, 30 and 40 epochs), three per architecture (the fewest the networks' jackknife needs);
+    # every measure on the paper's 1,000 images, DM on its K = 100, every accuracy on all 10k test images;
+    # TLM at the paper's batch 256 for 2 epochs on 10,000 images (78 steps, the demo's count, which moved
+    # TLM 14-21 points off its DM start there; paper: 30 epochs on 50k, 5,860 steps), within every network
+    # and between one pair both ways (paper: all 90 ordered pairs of 10 networks). The ViT's 12 blocks make
+    # its grids 144 layer pairs a pair of networks: 1,872 DM and 1,040 TLM stitches in all and ~300 at 4x
+    # for the length control, about 40 minutes of H100 (not yet measured; see stitchkit.book.gpu_estimates).
+    "gpu": IdentConfig(networks=3, tlm_epochs=2, tlm_train_size=10_000, tlm_inter_pairs=2),
+    "paper": IdentConfig(),
+}, resnet18=zoo.BALOGH_RESNET18, vit=zoo.BALOGH_VIT)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ...stitching.grid_spec import LONGER
-from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, IdentConfig, net_index, stacked, title
-from .identification import IdentResult, identification_table
+from .common import ARCH_NAMES, NAMES, IdentConfig, net_index, stacked, title
+from .identification import HIGHER_IS_SIMILAR, MEASURES, IdentResult, identification_table
 
 
 def table1(results: dict[str, IdentResult]) -> pd.DataFrame:

@@ -57,9 +57,10 @@ from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import at_least, at_most, more_than
-from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, accuracy_reps, length_not_run, n_test_images,
-                     tlm_controls, tlm_gain_numbers, with_longer)
-from .identification import PAPER_T1, IdentResult, identification_table, identified
+from .common import (ARCH_NAMES, NAMES, accuracy_reps, length_not_run, n_test_images, tlm_controls, tlm_gain_numbers,
+                     with_longer)
+from .identification import (HIGHER_IS_SIMILAR, MEASURES, PAPER_T1, IdentResult, identification_table,
+                             identified)
 
 # Criteria, fixed before any run.
 TLM_INTRA_MAX = 90.0  # "TLM fails the intra-network check": % of layers it identifies within a network
