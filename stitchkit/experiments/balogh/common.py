@@ -1,9 +1,9 @@
 """Balogh & Jelasity: what every figure shares. The measures' and architectures' display names,
 J-T1's networks and stitch recipe (:class:`IdentConfig`, the base of J-T2's, J-T3's, J-F1's and
 J-F2's configs; J-T1's presets are in :mod:`.identification`), and the grid helpers several
-figures use: the direct-matching grid (J-T1, J-T3), per-image
-accuracies on the bootstrap resamples (J-T1, J-F1), the TLM controls (J-T1, J-F1, J-F2) and TLM
-stitches retrained longer for the training-length controls (J-T1, J-F1, J-F2)."""
+figures use: the direct-matching grid (J-T1, J-T3), per-image accuracies on the bootstrap
+resamples (J-T1, J-F1), the TLM controls (J-T1, J-F1, J-F2) and TLM stitches retrained longer for
+the training-length controls (J-T1, J-F1, J-F2)."""
 
 from __future__ import annotations
 
@@ -135,14 +135,15 @@ def length_not_run(what: str) -> Control:
 
 
 def tlm_controls(tlm: pd.DataFrame) -> list[Control]:
-    """J-T1's TLM controls (also J-F1's and J-F2's) on the TLM grid table ``tlm``, for the claims that are statistics of trained
-    TLM stitches (kind ``stitch_other``) only; the claims on PWCCA, OPD, CKA and direct matching
-    (an exact least-squares map) have no trained stitch and get none. The positive control (every layer stitched
-    into itself by TLM, which starts from the exact map, loses at most
-    :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points at its worst layer, the interval's upper end of
-    the largest self-penalty; Balogh & Jelasity report TLM moving identical layers off the
-    identity, so a gain is reported, not gated); and the premise that TLM moved off its DM start
-    by at least :data:`TLM_MOVED_MIN` points on average, on its interval."""
+    """J-T1's TLM controls (also J-F1's and J-F2's) on the TLM grid table ``tlm``, for the claims
+    that are statistics of trained TLM stitches (kind ``stitch_other``) only; the claims on PWCCA,
+    OPD, CKA and direct matching (an exact least-squares map) have no trained stitch and get none.
+    The positive control (every layer stitched into itself by TLM, which starts from the exact
+    map, loses at most :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points at its worst
+    layer, the interval's upper end of the largest self-penalty; Balogh & Jelasity report TLM
+    moving identical layers off the identity, so a gain is reported, not gated); and the premise
+    that TLM moved off its DM start by at least :data:`TLM_MOVED_MIN` points on average, on its
+    interval."""
     own = _tlm_self(tlm)
     off = tlm[tlm.cut_i != tlm.cut_j]
     self_pen = noise.bootstrap_table(own, lambda u: controls.largest(100 * u.penalty), interval="basic")
