@@ -89,7 +89,7 @@ def _runs(quick: bool):
     at width 64 with the paper's stitch recipe (50k images, batch 256), every layer pair; J-T1
     Balogh's ResNet-18 width 64, #0 -> #1, TLM (DM init, Adam, batch 256), every block into four
     receiver depths. Untrained copies: throughput does not depend on the weights."""
-    from stitchkit.experiments.balogh import common, identification
+    from stitchkit.experiments.balogh import identification
     from stitchkit.experiments.hernandez import all_layers
 
     cfg = all_layers.PRESETS_F2["paper"]
@@ -101,7 +101,7 @@ def _runs(quick: bool):
     yield ("H-F2", lambda e: (f"R1111 -> R2222 width {s.spec.width}, all {len(pairs)} layer pairs, {e:g} epoch(s) x "
                               f"{cfg.stitch_train_size or 50_000:,} images, batch {cfg.stitch_batch}"),
            [s], [r], pairs, lambda e: replace(cfg, stitch_epochs=e).recipe(), all_layers.paper_work(), 4.0)
-    t1 = common.PRESETS_T1["paper"]
+    t1 = identification.PRESETS_T1["paper"]
     if quick:
         t1 = replace(t1, tlm_train_size=5000, test_size=1000)
     nets = replace(t1, networks=2, model_epochs=0).nets("resnet18")

@@ -75,7 +75,7 @@ longer = detectors.far_longer(cfg, result)
 numbers, claims = detectors.intra_claims(result, longer)
 ood_longer = detectors.most_ood_longer(cfg, result, claims)
 run.record(numbers, claims)
-result["detectors"].set_index("layer").round(3)
+result.detectors.set_index("layer").round(3)
 
 # %% [markdown]
 # The table above is each detector's quality: its AUROC between the layer's test activations and
@@ -115,8 +115,8 @@ run.figure("energies", ood_display.plot_energies(result, title=common.title(cfg.
 # self-stitch, in points, both at the same length.
 
 # %%
-(100 * longer[["gap", "gap longer"]]).set_index(longer.i.astype(str) + " → " + longer.j.astype(str)).rename_axis(
-    "source → target block").round(2)
+(100 * longer.pairs[["gap", "gap longer"]]).set_index(
+    longer.pairs.i.astype(str) + " → " + longer.pairs.j.astype(str)).rename_axis("source → target block").round(2)
 
 # %% [markdown]
 # The off-diagonal stitches closest to AUROC 0.9, which decide how many are out of distribution,

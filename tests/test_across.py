@@ -252,7 +252,7 @@ def test_presets_and_parameters():
 @pytest.mark.parametrize("scale", ["smoke", "demo"])
 def test_zoos_are_the_networks_their_pages_trained(scale):
     """Same specs, so the same cache entries: X-1 reads the pages' models, trains none."""
-    from stitchkit.experiments.balogh import common as balogh_common
+    from stitchkit.experiments.balogh import identification as balogh_identification
     from stitchkit.experiments.hernandez import all_layers
     from stitchkit.experiments.smith import config
 
@@ -262,7 +262,7 @@ def test_zoos_are_the_networks_their_pages_trained(scale):
     assert across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs == (h.model("r2222"), h.model("r1111"))
     s = config.PRESETS[scale]
     assert across.zoo_pair("smith", across.PRESETS_X1[scale]).specs == (s.model("Digit", 0), s.model("Digit", 1))
-    nets = balogh_common.PRESETS_T1[scale].nets("resnet18")
+    nets = balogh_identification.PRESETS_T1[scale].nets("resnet18")
     assert across.zoo_pair("balogh", across.PRESETS_X1[scale]).specs == (nets[0].spec, nets[1].spec)
     assert dataclasses.is_dataclass(across.zoo_pair("smith", across.PRESETS_X1[scale]))
 

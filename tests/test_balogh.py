@@ -1,5 +1,7 @@
 """Balogh & Jelasity: model recipes, layer identification and the specificity test's pieces."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,7 +26,7 @@ def test_recipes():
     assert (vit.model, vit.width, dict(vit.options)) == ("vit_ti", 192, {"depth": 12, "heads": 3})
     with pytest.raises(ValueError, match="balogh_resnet18 or balogh_vit recipe"):
         zoo.balogh_model(zoo.BANSAL_RESNET18["demo"])
-    cfg = common.PRESETS_T1["paper"]
+    cfg = identification.PRESETS_T1["paper"]
     rec = cfg.recipe(tlm=True)
     assert (rec.kind, rec.init, rec.dm_images, rec.train.optimizer, rec.train.lr, rec.train.weight_decay,
             rec.train.batch_size, rec.train.epochs) == ("resize_conv", "dm", 100, "adam", 1e-3, 1e-5, 256, 30)
@@ -32,7 +34,7 @@ def test_recipes():
     nets = cfg.nets("resnet18")
     assert len(nets) == 10 and cfg.layers(nets[0]) == [f"block{k}" for k in range(1, 9)]
     assert nets[3].spec == zoo.balogh_model(zoo.BALOGH_RESNET18["paper"], 3)  # the recipe the preset holds
-    assert common.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
+    assert identification.PRESETS_T1["demo"].inter_pairs() == [(0, 1), (1, 0)]
     assert len(common.IdentConfig(networks=3).inter_pairs()) == 6
 
 
@@ -50,15 +52,18 @@ def test_identified_counts_ties_for_the_layer_itself():
 def test_identification_table_counts_cases_and_keeps_the_papers_numbers():
     eye = np.eye(3)
     bad = np.ones((3, 3)) - np.eye(3)  # every other layer more similar than the layer itself
-    mats = {("a", "a"): {m: (eye if common.HIGHER_IS_SIMILAR[m] else bad) for m in common.MEASURES},
-            ("a", "b"): {m: (bad if common.HIGHER_IS_SIMILAR[m] else eye) for m in common.MEASURES if m != "tlm"}}
-    table = identification.identification_table({"matrices": mats, "arch": "resnet18"})
+    higher = identification.HIGHER_IS_SIMILAR
+    mats = {("a", "a"): {m: (eye if higher[m] else bad) for m in identification.MEASURES},
+            ("a", "b"): {m: (bad if higher[m] else eye) for m in identification.MEASURES if m != "tlm"}}
+    res = identification.IdentResult(arch="resnet18", layers=["block1", "block2", "block3"], matrices=mats,
+                                     dm=pd.DataFrame(), tlm=pd.DataFrame(), accuracy={})
+    table = identification.identification_table(res)
     assert table.loc["LCKA", "intra (%)"] == 100 and table.loc["LCKA", "inter (%)"] == 0
     assert table.loc["OPD", "intra (%)"] == 100 and table.loc["OPD", "inter (%)"] == 0
     assert table.loc["TLM", "inter cases"] == 0 and np.isnan(table.loc["TLM", "inter (%)"])
     assert table.loc["LCKA", "intra cases"] == 3
     assert table.loc["TLM", "paper intra (%)"] == 63.75
-    same = identification.identification_table({"matrices": mats, "arch": "resnet18"}, same_cases_as_tlm=True)
+    same = identification.identification_table(res, same_cases_as_tlm=True)
     assert same.loc["LCKA", "inter cases"] == 0  # TLM was not run between a and b
 
 
@@ -123,7 +128,8 @@ def _grid(cells: dict, recv: float = 0.8, dm: dict | None = None) -> pd.DataFram
 LAYERS = [f"block{k}" for k in range(1, 5)]
 
 
-def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.ndarray | None = None) -> dict:
+def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray,
+                  dm_intra: np.ndarray | None = None) -> identification.IdentResult:
     """A J-T1 result for networks 'R #0', 'R #1': TLM (relative-to-0.8 accuracy matrices, rows:
     source i) within #0 and from #0 into #1; DM within both and between both ways; the structural
     measures identify everything within and nothing between."""
@@ -145,8 +151,8 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.nda
     mats = {}
     for a in ("R #0", "R #1"):
         for b in ("R #0", "R #1"):
-            m = {k: (good if common.HIGHER_IS_SIMILAR[k] else bad) if a == b else
-                 (bad if common.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            m = {k: (good if identification.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if identification.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = dm[(dm.sender == a) & (dm.receiver == b)]
             m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
                                                   LAYERS, LAYERS)
@@ -154,7 +160,7 @@ def _ident_result(tlm_intra: np.ndarray, tlm_inter: np.ndarray, dm_intra: np.nda
             if len(t):
                 m["tlm"] = identification._matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", LAYERS, LAYERS)
             mats[(a, b)] = m
-    return {"matrices": mats, "arch": "resnet18", "layers": LAYERS, "tlm": tlm, "dm": dm}
+    return identification.IdentResult(arch="resnet18", layers=LAYERS, matrices=mats, dm=dm, tlm=tlm, accuracy={})
 
 
 def _by_key(claims):
@@ -193,14 +199,14 @@ def test_tlm_identification_is_judged_on_its_bootstrap_interval():
     assert {c[k].kind for k in ("others_intra_rn", "cca_inter_rn")} == {"no_stitch"}
     assert not c["others_intra_rn"].controls and not c["cca_inter_rn"].controls
     # a self-stitch that *adds* 3 points passes (the gain is reported, not gated); one that loses 3 fails
-    cell = ((res["tlm"].sender == "R #0") & (res["tlm"].receiver == "R #0") & (res["tlm"].cut_i == "block2")
-            & (res["tlm"].cut_j == "block2"))
-    res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.83)], dtype=object).values
-    res["tlm"].loc[cell, "accuracy"] = _correct(0.83).mean()
-    assert common.tlm_controls(res)[0].passed
-    assert common.tlm_gain_numbers(res, "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
-    res["tlm"].loc[cell, "correct"] = pd.Series([_correct(0.77)], dtype=object).values
-    assert not common.tlm_controls(res)[0].passed
+    cell = ((res.tlm.sender == "R #0") & (res.tlm.receiver == "R #0") & (res.tlm.cut_i == "block2")
+            & (res.tlm.cut_j == "block2"))
+    res.tlm.loc[cell, "correct"] = pd.Series([_correct(0.83)], dtype=object).values
+    res.tlm.loc[cell, "accuracy"] = _correct(0.83).mean()
+    assert common.tlm_controls(res.tlm)[0].passed
+    assert common.tlm_gain_numbers(res.tlm, "g")["g_gain"] == pytest.approx(100 * (_correct(0.83).mean() - _correct(0.8).mean()))
+    res.tlm.loc[cell, "correct"] = pd.Series([_correct(0.77)], dtype=object).values
+    assert not common.tlm_controls(res.tlm)[0].passed
 
 
 def test_others_intra_counts_a_rival_dm_stitch_as_beating_only_beyond_noise():
@@ -247,7 +253,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
                              "correct": [_correct(a) for a in acc]})
 
     monkeypatch.setattr(identification, "tlm_retrained", retrained)
-    rivals = identification.identification_longer(common.PRESETS_T1["smoke"], res)
+    rivals = identification.identification_longer(identification.PRESETS_T1["smoke"], res)
     # every case, identified or not: its own stitch and its strongest rival (2 pairs x 4 layers)
     assert len(rivals) == 8 and len(set(asked)) == 16
     assert ("R #0", "R #1", "block4", "block2") in asked and ("R #0", "R #0", "block3", "block3") in asked
@@ -267,7 +273,7 @@ def test_tlm_length_control_retrains_every_cases_rival_and_its_own_stitch(monkey
     assert list(table.columns)[-1] == "still identified" and len(table) == 8
 
 
-def _far_result(rel: np.ndarray) -> dict:
+def _far_result(rel: np.ndarray) -> balogh_ood.OODResult:
     n = rel.shape[0]
     layers = [f"block{k}" for k in range(1, n + 1)]
     cells = {("R #0", "R #0", layers[i], layers[j]): 0.8 * rel[i, j] for i in range(n) for j in range(n)}
@@ -277,8 +283,8 @@ def _far_result(rel: np.ndarray) -> dict:
     table = pd.DataFrame(rows)
     reps = np.full((noise.RESAMPLES + 1, len(rows)), 0.5)
     det = {k: np.full((noise.RESAMPLES + 1, n), v) for k, v in (("near", 0.9), ("far", 1.0), ("held", 0.5))}
-    return {"table": table, "names": ("R #0", "R #1"), "arch": "resnet18", "layers": layers, "tlm": tlm,
-            "auroc_reps": reps, "detector_reps": det, "n_test": N_TEST}
+    return balogh_ood.OODResult(arch="resnet18", layers=layers, names=("R #0", "R #1"), table=table, auroc_reps=reps,
+                                detectors=pd.DataFrame(), detector_reps=det, n_test=N_TEST, energies={}, tlm=tlm)
 
 
 def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitches(monkeypatch):
@@ -296,7 +302,7 @@ def test_far_layers_length_control_retrains_the_far_pairs_and_their_self_stitche
 
     monkeypatch.setattr(balogh_ood, "tlm_retrained", retrained)
     longer = balogh_ood.far_longer(balogh_ood.PRESETS_OOD["smoke"], res)
-    assert len(longer) == balogh_ood.FAR_SAMPLE
+    assert len(longer.pairs) == balogh_ood.FAR_SAMPLE and len(longer.cells) == len(asked)
     far = [c for c in asked if c[2] != c[3]]
     own = [c for c in asked if c[2] == c[3]]
     # the deciding pairs, every other far pair into their targets (like for like), and their references
@@ -315,27 +321,28 @@ def test_ood_verdicts_need_a_sensitive_detector_and_a_difference_beyond_noise():
     n = 4
     rel = np.full((n, n), 0.95)
     res = _far_result(rel)
-    t = res["table"]
-    res["table"] = pd.concat([t, t.assign(method="DM")], ignore_index=True)
+    t = res.table
     R = noise.RESAMPLES + 1
     g = np.random.default_rng(1)
     tlm = 0.9 + 0.01 * g.standard_normal((R, len(t)))
     dm = 0.5 + 0.01 * g.standard_normal((R, len(t)))
-    res["auroc_reps"] = np.concatenate([tlm, dm], axis=1)
-    res["table"]["auroc"] = res["auroc_reps"][0]
+    res = dataclasses.replace(res, table=pd.concat([t, t.assign(method="DM")], ignore_index=True),
+                              auroc_reps=np.concatenate([tlm, dm], axis=1))
+    res.table["auroc"] = res.auroc_reps[0]
     _, claims = balogh_ood.ood_claims(res)
     c = _by_key(claims)
     assert c["dm_less_ood_rn"].criterion.holds is True and c["tlm_ood_rn"].criterion.holds is True
     assert all(k.passed for k in c["dm_less_ood_rn"].controls[:3])
     # DM as far out as TLM, up to noise: the difference's interval contains 0
-    res["auroc_reps"] = np.concatenate([tlm, tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))], axis=1)
+    near_tlm = tlm[:, ::-1] + 0.001 * g.standard_normal((R, len(t)))
+    res = dataclasses.replace(res, auroc_reps=np.concatenate([tlm, near_tlm], axis=1))
     assert _by_key(balogh_ood.ood_claims(res)[1])["dm_less_ood_rn"].criterion.holds is None
     # a detector blind to near outliers (AUROC 0.6 at one layer): the control fails before any verdict
-    res["detector_reps"]["near"][:, 2] = 0.6
+    res.detector_reps["near"][:, 2] = 0.6
     ctrl = balogh_ood._detector_controls(res)
     assert not ctrl[0].passed and "near outliers" in ctrl[0].text and ctrl[1].passed and ctrl[2].passed
     # no DM stitch reaches high accuracy: the premise fails, the verdict is inconclusive
-    res["table"].loc[res["table"].method == "DM", "relative"] = 0.5
+    res.table.loc[res.table.method == "DM", "relative"] = 0.5
     dm_id = _by_key(balogh_ood.ood_claims(res)[1])["dm_id_rn"]
     assert not dm_id.controls[0].passed
 
@@ -427,7 +434,7 @@ def test_sensitivity_claims_bootstrap_within_each_layer():
 # --- the reading review's fixes (networks resampled, CKA bootstrapped, one rule for every %, ...)
 
 
-def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYERS) -> dict:
+def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYERS) -> identification.IdentResult:
     """A J-T1 result from per-pair accuracy matrices (rows: source i), ``tlm`` and ``dm`` mapping
     (sender, receiver) to (L, L) arrays; every structural measure identifies every layer within
     a network and none between."""
@@ -439,8 +446,8 @@ def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYE
     mats = {}
     for a in nets:
         for b in nets:
-            m = {k: (good if common.HIGHER_IS_SIMILAR[k] else bad) if a == b else
-                 (bad if common.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
+            m = {k: (good if identification.HIGHER_IS_SIMILAR[k] else bad) if a == b else
+                 (bad if identification.HIGHER_IS_SIMILAR[k] else good) for k in ("pwcca", "opd", "lcka", "dm_struct")}
             rows = d[(d.sender == a) & (d.receiver == b)]
             m["dm_func"] = identification._matrix(rows.assign(rel=rows.dm_accuracy / rows.receiver_accuracy), "rel",
                                                   layers, layers)
@@ -448,7 +455,7 @@ def _nets_result(tlm: dict, dm: dict, nets=("R #0", "R #1", "R #2"), layers=LAYE
                 r = t[(t.sender == a) & (t.receiver == b)]
                 m["tlm"] = identification._matrix(r.assign(rel=r.accuracy / r.receiver_accuracy), "rel", layers, layers)
             mats[(a, b)] = m
-    return {"matrices": mats, "arch": "resnet18", "layers": list(layers), "tlm": t, "dm": d}
+    return identification.IdentResult(arch="resnet18", layers=list(layers), matrices=mats, dm=d, tlm=t, accuracy={})
 
 
 def test_identification_percentages_resample_the_networks_too():
@@ -486,15 +493,15 @@ def test_linear_cka_is_bootstrapped_over_the_measure_images_and_pwcca_says_it_is
     n = len(LAYERS)
     res = _ident_result(np.eye(n) * 0.8 + 0.1, np.eye(n) * 0.6 + 0.1)
     rng = np.random.default_rng(0)
-    res["lcka_reps"] = {}
-    for pair in res["matrices"]:
+    lcka_reps = {}
+    for pair in res.matrices:
         reps = np.tile(np.eye(n) * 0.5 + 0.4, (noise.RESAMPLES + 1, 1, 1))
         if pair[0] != pair[1]:  # layer 1's rival as similar as the layer itself, up to noise
             reps[:, 1, 0] = 0.9 + 0.01 * rng.standard_normal(len(reps))
             reps[0, 1, 0] = 0.905
-        res["lcka_reps"][pair] = reps
-        res["matrices"][pair]["lcka"] = reps[0]
-    res["measure_images"] = 1000
+        lcka_reps[pair] = reps
+        res.matrices[pair]["lcka"] = reps[0]
+    res = dataclasses.replace(res, lcka_reps=lcka_reps, measure_images=1000)
     crit = _by_key(identification_verdicts.identification_claims(res)[1])["cca_inter_rn"].criterion
     assert crit.value == 75 and crit.low < crit.high == 100  # before: exact 75, "structural measures ... exact"
     assert "image noise not included" in crit.interval and "linear CKA's measure images" in crit.interval
@@ -521,7 +528,7 @@ def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm(
     crit = _by_key(identification_verdicts.identification_claims(res)[1])["others_intra_rn"].criterion
     assert crit.holds is None and "16 of 16 cases" in crit.interval  # at its limit: within noise below 36 cases
     # one rule, TLM's % and the others': both by the tie rule, over the same networks
-    tlm = identification_verdicts._tlm_criteria(res, res["tlm"])["est"]["intra"]
+    tlm = identification_verdicts._tlm_criteria(res, res.tlm)["est"]["intra"]
     assert tlm.value == 100 and "tie rule" in others.method and "tie rule" in tlm.method
     assert others.n_seeds == tlm.n_seeds == 2
     # a rival ahead by 10 points at one layer is beyond noise: that layer is not identified
@@ -543,9 +550,9 @@ def test_others_intra_counts_noise_level_rivals_as_ties_by_the_same_rule_as_tlm(
 def test_a_median_claim_without_stitches_records_no_value():
     n = 4
     res = _far_result(np.full((n, n), 0.95))
-    t = res["table"]
-    res["table"] = pd.concat([t, t.assign(method="DM", relative=0.5)], ignore_index=True)
-    res["auroc_reps"] = np.concatenate([res["auroc_reps"], res["auroc_reps"]], axis=1)
+    t = res.table
+    res = dataclasses.replace(res, table=pd.concat([t, t.assign(method="DM", relative=0.5)], ignore_index=True),
+                              auroc_reps=np.concatenate([res.auroc_reps, res.auroc_reps], axis=1))
     numbers, claims = balogh_ood.ood_claims(res)
     dm_id = _by_key(claims)["dm_id_rn"]
     crit = dm_id.criterion
@@ -562,7 +569,7 @@ def test_far_gap_divides_each_resample_by_its_own_receiver_accuracy():
     rel = np.array([[1.0 if i == j else 0.75 for j in range(n)] for i in range(n)])
     res = _far_result(rel)
     grid = balogh_ood._intra_tlm(res)
-    reps, _ = balogh_ood._far_gap_reps(grid, res["layers"])
+    reps, _ = balogh_ood._far_gap_reps(grid, res.layers)
     rs = noise.resampler(N_TEST, "test")
     acc, recv = rs.means(_correct(0.8 * 0.75)), rs.means(_correct(0.8))
     own = rs.means(_correct(0.8))
@@ -576,7 +583,7 @@ def test_with_longer_names_a_missing_cell():
     longer = pd.DataFrame({"sender": ["R #0"], "receiver": ["R #9"], "cut_i": ["block1"], "cut_j": ["block2"],
                            "accuracy": [0.5], "correct": [_correct(0.5)]})
     with pytest.raises(ValueError, match=r"'R #9'.*not a cell of the TLM grid.*\('R #0', 'R #0', 'block1', 'block1'\)"):
-        common.with_longer(res["tlm"], longer)
+        common.with_longer(res.tlm, longer)
 
 
 # --- issue 46: claim kinds, the controls each kind needs, the length control for every verdict
@@ -585,11 +592,11 @@ def test_with_longer_names_a_missing_cell():
 def test_ood_claims_carry_their_kinds_and_a_length_control_decided_or_not(monkeypatch):
     n = 4
     res = _far_result(np.full((n, n), 0.95))
-    t = res["table"]
-    res["table"] = pd.concat([t, t.assign(method="DM")], ignore_index=True)
+    t = res.table
     g = np.random.default_rng(0)
-    res["auroc_reps"] = 0.5 + 0.01 * g.standard_normal((noise.RESAMPLES + 1, len(res["table"])))
-    res["table"]["auroc"] = res["auroc_reps"][0]
+    res = dataclasses.replace(res, table=pd.concat([t, t.assign(method="DM")], ignore_index=True),
+                              auroc_reps=0.5 + 0.01 * g.standard_normal((noise.RESAMPLES + 1, 2 * len(t))))
+    res.table["auroc"] = res.auroc_reps[0]
     numbers, claims = balogh_ood.ood_claims(res)
     c = _by_key(claims)
     assert (c["tlm_ood_rn"].kind, c["dm_less_ood_rn"].kind, c["dm_id_rn"].kind) == ("stitch_other", "stitch_other",
@@ -631,16 +638,16 @@ def test_j_f1_claims_kinds_and_most_ood_length_control(monkeypatch):
 
 
 def test_demo_judges_every_accuracy_on_all_test_images():
-    for presets in (common.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
+    for presets in (identification.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
         assert presets["demo"].test_size is None
 
 
 def test_every_preset_holds_both_architectures_recipes_at_its_scale():
-    for presets in (common.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
+    for presets in (identification.PRESETS_T1, balogh_ood.PRESETS_OOD, ding.PRESETS_T3, ding.PRESETS_T2):
         for scale, cfg in presets.items():
             assert (cfg.resnet18, cfg.vit) == (zoo.BALOGH_RESNET18[scale], zoo.BALOGH_VIT[scale])
             assert cfg.net_recipe("vit") is cfg.vit and "Recipe(family='balogh_vit'" in repr(cfg)
-    cfg = common.PRESETS_T1["demo"]
+    cfg = identification.PRESETS_T1["demo"]
     assert common.title(cfg.resnet18) == "ResNet-18 (width 8) on CIFAR-10"
     assert common.title(cfg.net_recipe("vit")) == "ViT-Ti (dim 64, depth 6) on CIFAR-10"
     with pytest.raises(ValueError, match="unknown architecture 'vgg'"):
@@ -649,7 +656,7 @@ def test_every_preset_holds_both_architectures_recipes_at_its_scale():
 
 def _far_out_of_distribution(cfg, result, rows, **kw):
     """A stand-in for the 4x retraining: the retrained stitches' AUROCs far out of distribution."""
-    new_t, new_reps = result["table"].copy(), result["auroc_reps"].copy()
+    new_t, new_reps = result.table.copy(), result.auroc_reps.copy()
     new_reps[:, rows] = 0.99
     new_t.loc[new_t.index[rows], "auroc"] = 0.99
     return new_t, new_reps

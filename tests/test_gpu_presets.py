@@ -96,7 +96,7 @@ def test_balogh_j_t1_gpu_preset_names_the_papers_networks_and_each_builds():
     """J-T1 at gpu: three networks per architecture in the zoo's gpu rows, the paper's
     architectures on all 50k images (Adam as the paper's, shortened), each classifying a
     two-image batch; TLM at the paper's batch; demo's preset as it was."""
-    from stitchkit.experiments.balogh.common import PRESETS_T1
+    from stitchkit.experiments.balogh.identification import PRESETS_T1
     from stitchkit.registry.scales import preset
 
     cfg = preset(PRESETS_T1, "gpu")
@@ -128,7 +128,8 @@ def test_balogh_j_f1_j_f2_gpu_preset_shares_j_t1s_stitches_and_trains_the_papers
     Liu et al.'s 10 epochs of fine-tuning on all 50k images), each classifying two activations."""
     from dataclasses import fields
 
-    from stitchkit.experiments.balogh.common import PRESETS_T1, IdentConfig
+    from stitchkit.experiments.balogh.common import IdentConfig
+    from stitchkit.experiments.balogh.identification import PRESETS_T1
     from stitchkit.experiments.balogh.detectors import PRESETS_OOD, detector_recipe
     from stitchkit.measures import ood as ood_mod
     from stitchkit.registry.scales import preset
@@ -191,7 +192,8 @@ def test_balogh_j_t2_j_t3_gpu_presets_probe_j_t1s_gpu_networks_on_20k_images():
     fit twice in the GPU's memory), the paper's tested layers and ranks; demo's presets as they were."""
     from dataclasses import fields
 
-    from stitchkit.experiments.balogh.common import PRESETS_T1, IdentConfig
+    from stitchkit.experiments.balogh.common import IdentConfig
+    from stitchkit.experiments.balogh.identification import PRESETS_T1
     from stitchkit.experiments.balogh.ding import PRESETS_T2, PRESETS_T3, sensitivity_layers
     from stitchkit.registry.scales import preset
 
@@ -220,7 +222,7 @@ def test_across_x_1_x_2_x_3_gpu_presets_share_one_setting_on_the_zoos_gpu_networ
     stitches between the same networks with each paper's gpu stitch recipe; demo's presets as they were."""
     from stitchkit.comparing.notions import NOTIONS
     from stitchkit.experiments import across, across_conclusions, across_identify
-    from stitchkit.experiments.balogh.common import PRESETS_T1
+    from stitchkit.experiments.balogh.identification import PRESETS_T1
     from stitchkit.experiments.hernandez.all_layers import PRESETS_F2
     from stitchkit.registry.scales import preset
 

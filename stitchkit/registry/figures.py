@@ -153,7 +153,7 @@ FIGURES: tuple[Figure, ...] = (
            unused=_NO_NOISE, estimates={"gpu": Estimate(550, 246)}),
     Figure("S-FC6", "VGG19 with clustered noise", "smith.vgg", "PRESETS_FC6",
            estimates={"gpu": Estimate(700, 190, rank=10)}),
-    Figure("J-T1", "Layer identification by similarity measures", "balogh.common", "PRESETS_T1",
+    Figure("J-T1", "Layer identification by similarity measures", "balogh.identification", "PRESETS_T1",
            estimates={"gpu": Estimate(2400, 285, rank=11)}),
     Figure("J-F1", "Intra-network TLM similarity, OOD AUROC and energy histograms", "balogh.detectors", "PRESETS_OOD",
            estimates={"gpu": Estimate(1560, 80, rank=12)}),

@@ -24,20 +24,22 @@ representation of highest F, the rank correlation (Kendall's tau, Spearman's rho
 The package, by figure family (it holds only this docstring: notebooks and tests import the
 submodule that defines a name):
 
-- :mod:`.common`: the measures' names (``MEASURES``, ``NAMES``, ``HIGHER_IS_SIMILAR``,
-  ``ARCH_NAMES``), :class:`IdentConfig` with J-T1's presets ``PRESETS_T1``, the grid helpers
-  the figures share, and what every page's display uses (:func:`title`, :func:`accuracy_table`,
+- :mod:`.common`: the measures' and architectures' display names (``NAMES``, ``ARCH_NAMES``),
+  :class:`IdentConfig` (J-T1's config, the base of every other figure's), the grid helpers the
+  figures share, and what every page's display uses (:func:`title`, :func:`accuracy_table`,
   :func:`stacked`);
-- :mod:`.identification` (J-T1): the measures on every layer pair (:func:`layer_identification`,
-  :func:`structural`), the identification rule (:func:`identified`) and Table 1
-  (:func:`identification_table`), the longer-trained rivals (:func:`identification_longer`) and
-  the paper's compute (:func:`paper_work`);
+- :mod:`.identification` (J-T1): its presets ``PRESETS_T1`` (the other figures' derive from
+  them), its six measures (``MEASURES``, ``HIGHER_IS_SIMILAR``), the measures on every layer pair
+  (:func:`layer_identification`, giving an :class:`IdentResult`; :func:`structural`), the
+  identification rule (:func:`identified`) and Table 1 (:func:`identification_table`), the
+  longer-trained rivals (:func:`identification_longer`) and the paper's compute
+  (:func:`paper_work`);
 - :mod:`.identification_verdicts` (J-T1): the claims (:func:`identification_claims`) and the tie
   rule within a network (:func:`intra_with_ties`);
 - :mod:`.detectors` (J-F1, J-F2): :class:`OODConfig` with ``PRESETS_OOD``, the OOD analysis
-  (:func:`ood_analysis`), the training-length controls (:func:`far_longer`,
-  :func:`most_ood_longer`, :func:`ood_longer`, ``FAR_SAMPLE``) and the claims
-  (:func:`intra_claims`, :func:`ood_claims`);
+  (:func:`ood_analysis`, giving an :class:`OODResult`), the training-length controls
+  (:func:`far_longer`, giving a :class:`FarLonger`; :func:`most_ood_longer`, :func:`ood_longer`,
+  ``FAR_SAMPLE``) and the claims (:func:`intra_claims`, :func:`ood_claims`);
 - :mod:`.ding` (J-T3, J-T2): :class:`SpecificityConfig` and :class:`SensitivityConfig` with
   ``PRESETS_T3`` and ``PRESETS_T2``, the tests (:func:`specificity`, :func:`sensitivity`), their
   claims (:func:`specificity_claims`, :func:`sensitivity_claims`) and ``DING_MEASURES``;

@@ -1,8 +1,9 @@
-"""Balogh & Jelasity: what every figure shares. The six measures' names, J-T1's networks and
-stitch recipe (:class:`IdentConfig`, the base of J-T2's, J-T3's, J-F1's and J-F2's configs), and
-the grid helpers several figures use: the direct-matching grid (J-T1, J-T3), per-image
-accuracies on the bootstrap resamples (J-T1, J-F1), the TLM controls (J-T1, J-F1, J-F2) and TLM
-stitches retrained longer for the training-length controls (J-T1, J-F1, J-F2)."""
+"""Balogh & Jelasity: what every figure shares. The measures' and architectures' display names,
+J-T1's networks and stitch recipe (:class:`IdentConfig`, the base of J-T2's, J-T3's, J-F1's and
+J-F2's configs; J-T1's presets are in :mod:`.identification`), and the grid helpers several
+figures use: the direct-matching grid (J-T1, J-T3), per-image accuracies on the bootstrap
+resamples (J-T1, J-F1), the TLM controls (J-T1, J-F1, J-F2) and TLM stitches retrained longer for
+the training-length controls (J-T1, J-F1, J-F2)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,8 @@ from ...stitching.grid_spec import Net, StitchRecipe
 from ...verdicts import controls, noise
 from ...verdicts.results import Control
 
-MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")
 NAMES = {"pwcca": "PWCCA", "opd": "OPD", "lcka": "LCKA", "tlm": "TLM", "dm_struct": "DM (struct.)",
          "dm_func": "DM (func.)"}
-HIGHER_IS_SIMILAR = {"pwcca": False, "opd": False, "lcka": True, "tlm": True, "dm_struct": False, "dm_func": True}
 ARCH_NAMES = {"resnet18": "ResNet-18", "vit": "ViT-Ti"}
 
 # Criteria of the TLM controls, fixed before any run.
@@ -77,30 +76,6 @@ class IdentConfig:
         return pairs if self.tlm_inter_pairs is None else pairs[:self.tlm_inter_pairs]
 
 
-PRESETS_T1 = zoo.at_scale({
-    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images, every accuracy on 200
-    # test images (a grid's cost is mostly its stitches' evaluations: 500 made the smoke runs of J-T1, J-F1
-    # and J-F2 the suite's longest).
-    "smoke": IdentConfig(networks=2, measure_images=200, test_size=200, dm_images=50, tlm_epochs=1,
-                         tlm_train_size=500, tlm_inter_pairs=1),
-    # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
-    # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
-    # pair of networks both ways; every accuracy on all 10,000 test images (issue 46; was 2,000).
-    "demo": IdentConfig(networks=3, measure_images=1000, test_size=None, tlm_epochs=2, tlm_train_size=2500,
-                        tlm_batch=64, tlm_inter_pairs=2),
-    # One GPU: the paper's networks (the zoo's gpu rows: ResNet-18 width 64, ViT-Ti dim 192 depth 12, all
-    # 50k images, 30 and 40 epochs), three per architecture (the fewest the networks' jackknife needs);
-    # every measure on the paper's 1,000 images, DM on its K = 100, every accuracy on all 10k test images;
-    # TLM at the paper's batch 256 for 2 epochs on 10,000 images (78 steps, the demo's count, which moved
-    # TLM 14-21 points off its DM start there; paper: 30 epochs on 50k, 5,860 steps), within every network
-    # and between one pair both ways (paper: all 90 ordered pairs of 10 networks). The ViT's 12 blocks make
-    # its grids 144 layer pairs a pair of networks: 1,872 DM and 1,040 TLM stitches in all and ~300 at 4x
-    # for the length control, about 40 minutes of H100 (not yet measured; see stitchkit.book.gpu_estimates).
-    "gpu": IdentConfig(networks=3, tlm_epochs=2, tlm_train_size=10_000, tlm_inter_pairs=2),
-    "paper": IdentConfig(),
-}, resnet18=zoo.BALOGH_RESNET18, vit=zoo.BALOGH_VIT)
-
-
 # --------------------------------------------------------------------------------------------
 # The grids' accuracies and the TLM controls
 
@@ -138,17 +113,17 @@ def n_test_images(table: pd.DataFrame, col: str = "correct") -> int:
     return int(len(next(a for a in table[col] if a is not None)))
 
 
-def _tlm_self(result: dict) -> pd.DataFrame:
-    t = result["tlm"]
-    return t[(t.sender == t.receiver) & (t.cut_i == t.cut_j)]
+def _tlm_self(tlm: pd.DataFrame) -> pd.DataFrame:
+    return tlm[(tlm.sender == tlm.receiver) & (tlm.cut_i == tlm.cut_j)]
 
 
-def tlm_gain_numbers(result: dict, prefix: str) -> dict[str, float]:
-    """The TLM self-stitch gain, reported and gated nowhere (:func:`stitchkit.verdicts.controls.gain_numbers`):
-    ``prefix_gain`` the largest gain over the self-stitches (points, on all test images) and
-    ``prefix_worst`` the largest loss. TLM starts from the exact map and can move identical layers
-    off it (Balogh & Jelasity), adding accuracy on an under-trained receiver."""
-    own = _tlm_self(result)
+def tlm_gain_numbers(tlm: pd.DataFrame, prefix: str) -> dict[str, float]:
+    """The TLM self-stitch gain of the TLM grid table ``tlm``, reported and gated nowhere
+    (:func:`stitchkit.verdicts.controls.gain_numbers`): ``prefix_gain`` the largest gain over the
+    self-stitches (points, on all test images) and ``prefix_worst`` the largest loss. TLM starts
+    from the exact map and can move identical layers off it (Balogh & Jelasity), adding accuracy
+    on an under-trained receiver."""
+    own = _tlm_self(tlm)
     return controls.gain_numbers(prefix, 100 * (own.receiver_accuracy - own.accuracy).to_numpy(dtype=float))
 
 
@@ -159,18 +134,18 @@ def length_not_run(what: str) -> Control:
                    None, controls.LENGTH)
 
 
-def tlm_controls(result: dict) -> list[Control]:
-    """J-T1's TLM controls (also J-F1's and J-F2's), for the claims that are statistics of trained
-    TLM stitches (kind ``stitch_other``) only; the claims on PWCCA, OPD, CKA and direct matching
-    (an exact least-squares map) have no trained stitch and get none. The positive control (every layer stitched
-    into itself by TLM, which starts from the exact map, loses at most
-    :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points at its worst layer, the interval's upper end of
-    the largest self-penalty; Balogh & Jelasity report TLM moving identical layers off the
-    identity, so a gain is reported, not gated); and the premise that TLM moved off its DM start
-    by at least :data:`TLM_MOVED_MIN` points on average, on its interval."""
-    t = result["tlm"]
-    own = _tlm_self(result)
-    off = t[t.cut_i != t.cut_j]
+def tlm_controls(tlm: pd.DataFrame) -> list[Control]:
+    """J-T1's TLM controls (also J-F1's and J-F2's) on the TLM grid table ``tlm``, for the claims
+    that are statistics of trained TLM stitches (kind ``stitch_other``) only; the claims on PWCCA,
+    OPD, CKA and direct matching (an exact least-squares map) have no trained stitch and get none.
+    The positive control (every layer stitched into itself by TLM, which starts from the exact
+    map, loses at most :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points at its worst
+    layer, the interval's upper end of the largest self-penalty; Balogh & Jelasity report TLM
+    moving identical layers off the identity, so a gain is reported, not gated); and the premise
+    that TLM moved off its DM start by at least :data:`TLM_MOVED_MIN` points on average, on its
+    interval."""
+    own = _tlm_self(tlm)
+    off = tlm[tlm.cut_i != tlm.cut_j]
     self_pen = noise.bootstrap_table(own, lambda u: controls.largest(100 * u.penalty), interval="basic")
     gain = noise.bootstrap_table(off, lambda u: 100 * float((u.accuracy - u.dm_accuracy).mean()
                                                             / u.receiver_accuracy.mean()))
@@ -236,9 +211,10 @@ def title(recipe: zoo.Recipe) -> str:
     return f"{ARCH_NAMES['vit']} (dim {recipe.width}, depth {recipe.depth}) on CIFAR-10"
 
 
-def accuracy_table(results: dict[str, dict]) -> pd.DataFrame:
-    """Test accuracy (%) of every network of every architecture in ``results``."""
-    acc = {net: round(100 * a, 2) for res in results.values() for net, a in res["accuracy"].items()}
+def accuracy_table(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """Test accuracy (%) of every network of every architecture in ``accuracies`` (architecture ->
+    {network: test accuracy}, as a page's results hold them)."""
+    acc = {net: round(100 * a, 2) for nets in accuracies.values() for net, a in nets.items()}
     return pd.DataFrame({"test accuracy (%)": acc})
 
 

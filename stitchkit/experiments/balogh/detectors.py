@@ -6,8 +6,9 @@ each with its training-length control."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -19,17 +20,18 @@ from ...base.store import Store
 from ...data import splits
 from ...data.datasets import DataSpec, combined_fingerprint, test_split, train_split
 from ...measures import similarity as sim
-from ...measures.ood import DetectorSpec
+from ...measures.ood import DetectorRecipe, DetectorSpec
 from ...networks.network import ModelSpec
 from ...registry.scales import derive_presets, param
 from ...stitching.grid import stitch_grid
-from ...stitching.grid_spec import LONGER, StitchRecipe
+from ...stitching.grid_spec import LONGER, Net, StitchRecipe
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec, replace_in
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, Criterion, at_least, at_most, more_than
-from .common import (ARCH_NAMES, PRESETS_T1, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
+from .common import (ARCH_NAMES, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
                      tlm_gain_numbers, tlm_retrained, with_longer)
+from .identification import PRESETS_T1
 
 # For every layer j of the receiver (network #0) an energy-based detector (Liu et al. 2020) is
 # trained on the layer's activations, with MNIST digits as the auxiliary outliers. Each stitch
@@ -91,9 +93,7 @@ _OOD_SCALE = {"smoke": {"detector_width": 4, "detector_blocks": 1, "detector_ima
 PRESETS_OOD = derive_presets(OODConfig, PRESETS_T1, _OOD_SCALE)
 
 
-def detector_recipe(cfg: OODConfig, arch: str):
-    from ...measures.ood import DetectorRecipe
-
+def detector_recipe(cfg: OODConfig, arch: str) -> DetectorRecipe:
     conv = "resnet18" if cfg.detector_width >= 32 else "r1111"  # a thin detector: ResNet-10
     return DetectorRecipe(conv_model=conv, conv_width=cfg.detector_width, vit_blocks=cfg.detector_blocks,
                           train_size=cfg.detector_images, aux_size=None if cfg.detector_images is None else
@@ -115,14 +115,87 @@ class StitchEnergies:
     test_size: int | None
 
 
-def ood_analysis(cfg: OODConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
+@dataclass(frozen=True)
+class _EnergyScorer:
+    """What scoring a stitch needs (:meth:`energies`), named: the receiver (network #0), its grids'
+    cut pairs and stitch recipes (by method), the data, the detectors' recipe, the test images'
+    activations of each sender (by name) and the salt of each sender's store entries. Each grid's
+    trained stitches are read once, when one of them is first scored (``stitches``, by method and
+    kind)."""
+
+    receiver: Net
+    cut_pairs: list[tuple[str, str]]
+    recipes: dict[str, StitchRecipe]
+    data: DataSpec
+    detector: DetectorRecipe
+    test_size: int | None
+    acts: dict[str, dict[str, torch.Tensor]]
+    salts: dict[str, str]
+    device: torch.device
+    store: Store
+    stitches: dict = field(default_factory=dict)
+
+    def energies(self, method: str, kind: str, src: Net, cut_i: str, j: str, det) -> torch.Tensor:
+        """The energies of the test images stitched from ``src`` at ``cut_i`` into the receiver at
+        ``j`` under its detector ``det`` (computed once, then read from the store)."""
+        from ...measures import ood
+        from ...stitching.grid import load_stitches
+
+        def compute():
+            start = time.perf_counter()
+            if (method, kind) not in self.stitches:
+                self.stitches[(method, kind)] = load_stitches(src, self.receiver, self.cut_pairs, self.recipes[method],
+                                                              self.data, device=self.device, store=self.store)
+            stitch = self.stitches[(method, kind)][(cut_i, j)]
+            with torch.no_grad():
+                out = torch.cat([stitch(h) for h in self.acts[src.name][cut_i].to(self.device).split(500)])
+            energy = ood.scores(det, out)
+            # the seconds, so that the page's cost from an empty cache counts its scoring
+            return {"n": len(out), "seconds": time.perf_counter() - start}, {"energy": energy}
+
+        key = StitchEnergies(DetectorSpec(self.receiver.spec, j, self.detector), src.spec, cut_i, self.recipes[method],
+                             self.test_size)
+        return self.store.get_or_compute(key, compute, salt=self.salts[src.name]).tensors["energy"]
+
+
+@dataclass(frozen=True)
+class OODResult:
+    """One architecture's OOD analysis (:func:`ood_analysis`): J-T1's TLM and DM stitches into
+    network #0, from itself (intra) and from network #1 (inter), each judged by the detector of
+    its receiver layer, and the detectors' own controls."""
+
+    arch: str
+    layers: list[str]  # the receiver's layers, in order (block i is layers[i - 1])
+    names: tuple[str, str]  # network #0 (the receiver) and network #1
+    # one row per stitch: method (TLM, DM), kind (intra, inter), cut_i, cut_j, i, j, relative and
+    # dm_relative (accuracy relative to the receiver's) and auroc (on the full test set)
+    table: pd.DataFrame
+    auroc_reps: np.ndarray  # (R+1, rows of table): each stitch's AUROC on the test images and each resample
+    detectors: pd.DataFrame  # one row per layer: its detector's control AUROCs (near, per near kind, aux, held-out)
+    detector_reps: dict[str, np.ndarray]  # "near", "far", "held": (R+1, layers), those AUROCs on each resample
+    n_test: int  # the test images every AUROC is measured on
+    # the histograms' energies: ("in" | "aux" | "near", layer) under that layer's detector, and
+    # (method, source layer) for the stitches within network #0 into the first layer
+    energies: dict[tuple[str, str], torch.Tensor]
+    tlm: pd.DataFrame  # the TLM grid tables, within network #0 then from #1, with their per-image results
+
+
+@dataclass(frozen=True)
+class FarLonger:
+    """J-F1's training-length control (:func:`far_longer`): the far pairs that decide
+    ``far_as_similar`` with their gaps in the grid and longer, and the retrained stitches."""
+
+    pairs: pd.DataFrame  # one row per deciding far pair: i, j, cut_i, cut_j, gap, gap longer (fractions)
+    cells: pd.DataFrame  # every retrained stitch (tlm_retrained's rows), for the re-judged claim
+
+
+def ood_analysis(cfg: OODConfig, arch: str, *, device=None, store=None, progress: bool = True) -> OODResult:
     """TLM and DM stitches into network #0 from itself (intra) and from network #1 (inter):
     relative accuracy and detector AUROC per (source block i, target block j); the detectors'
     own controls (near outliers, MNIST as far outliers, the detector's own training images); the
     AUROCs on every bootstrap resample of the test images (``auroc_reps``, (R+1, rows), and
     ``detector_reps``); and the energies behind the first target layer's histograms."""
     from ...measures import ood
-    from ...stitching.grid import load_stitches
 
     device = as_device(device)
     store = store or Store()
@@ -151,26 +224,8 @@ def ood_analysis(cfg: OODConfig, arch: str, *, device=None, store=None, progress
     seen = sim.model_activations(model, held.images, layers, normalisation=norm, device=device)
     src_acts = {rx.name: own, other.name: sim.model_activations(other.load(device, store, None, progress), test.images,
                                                                 layers, normalisation=norm, device=device)}
-    stitches: dict = {}  # (method, kind) -> its trained stitches, read once, when a stitch is first scored
     salts = {s.name: combined_fingerprint(data, rx.spec.data, s.spec.data) for s in (rx, other)}  # once per sender
-
-    def stitched_energies(method: str, kind: str, src, cut_i: str, j: str, det) -> torch.Tensor:
-        """The energies of the test images stitched from ``src`` at ``cut_i`` into the receiver at
-        ``j`` (computed once, then read from the store)."""
-        def compute():
-            start = time.perf_counter()
-            if (method, kind) not in stitches:
-                stitches[(method, kind)] = load_stitches(src, rx, cut_pairs, recipes[method], data, device=device,
-                                                         store=store)
-            stitch = stitches[(method, kind)][(cut_i, j)]
-            with torch.no_grad():
-                out = torch.cat([stitch(h) for h in src_acts[src.name][cut_i].to(device).split(500)])
-            energy = ood.scores(det, out)
-            # the seconds, so that the page's cost from an empty cache counts its scoring
-            return {"n": len(out), "seconds": time.perf_counter() - start}, {"energy": energy}
-
-        key = StitchEnergies(DetectorSpec(rx.spec, j, recipe), src.spec, cut_i, recipes[method], cfg.test_size)
-        return store.get_or_compute(key, compute, salt=salts[src.name]).tensors["energy"]
+    scorer = _EnergyScorer(rx, cut_pairs, recipes, data, recipe, cfg.test_size, src_acts, salts, device, store)
 
     counts = noise.resampler(len(test), "test").counts  # one resample of the test images for every AUROC
     far_counts = noise.resampler(len(aux_test), "mnist test").counts
@@ -195,7 +250,7 @@ def ood_analysis(cfg: OODConfig, arch: str, *, device=None, store=None, progress
         for (method, kind), grid in grids.items():
             src = rx if kind == "intra" else other
             for row in grid[grid.cut_j == j].itertuples():
-                e = stitched_energies(method, kind, src, row.cut_i, j, det)
+                e = scorer.energies(method, kind, src, row.cut_i, j, det)
                 if kind == "intra" and j == layers[0]:
                     energies[(method, row.cut_i)] = e
                 auroc_reps.append(ood.auroc_replicates(e_in, e, counts))  # paired: the same test images
@@ -204,20 +259,20 @@ def ood_analysis(cfg: OODConfig, arch: str, *, device=None, store=None, progress
                              "relative": row.accuracy / row.receiver_accuracy,
                              "dm_relative": row.dm_accuracy / row.receiver_accuracy,
                              "auroc": float(auroc_reps[-1][0])})
-    return {"arch": arch, "layers": layers, "table": pd.DataFrame(rows), "detectors": pd.DataFrame(detectors),
-            "auroc_reps": np.stack(auroc_reps, axis=1), "detector_reps": {k: np.stack(v, axis=1) for k, v in reps.items()},
-            "n_test": len(test), "energies": energies,
-            "tlm": pd.concat([grids[("TLM", k)] for k in ("intra", "inter")], ignore_index=True),
-            "names": (rx.name, other.name)}
+    return OODResult(arch=arch, layers=layers, names=(rx.name, other.name), table=pd.DataFrame(rows),
+                     auroc_reps=np.stack(auroc_reps, axis=1), detectors=pd.DataFrame(detectors),
+                     detector_reps={k: np.stack(v, axis=1) for k, v in reps.items()}, n_test=len(test),
+                     energies=energies,
+                     tlm=pd.concat([grids[("TLM", k)] for k in ("intra", "inter")], ignore_index=True))
 
 
-def _detector_controls(result: dict) -> list[Control]:
+def _detector_controls(result: OODResult) -> list[Control]:
     """Every OOD verdict's controls, each on its interval (the paired bootstrap over the test
     images; MNIST and the detector's training images resampled on their own): the detectors are
     sensitive to near outliers (the lowest AUROC over layers ≥ :data:`SENSITIVITY_MIN`), tell far
     outliers (MNIST, never seen in training) from the layer's test activations, and do not flag
     unseen test images against their own training images."""
-    r, n = result["detector_reps"], result["n_test"]
+    r, n = result.detector_reps, result.n_test
     near = noise.from_replicates(r["near"].min(1), n_test=n)
     far = noise.from_replicates(r["far"].min(1), n_test=n)
     held = noise.from_replicates(r["held"].max(1), n_test=n)
@@ -239,10 +294,10 @@ def _detector_controls(result: dict) -> list[Control]:
 FAR_SAMPLE = 3  # J-F1's length control retrains this many far pairs, those closest to their target's self-stitch
 
 
-def _intra_tlm(result: dict) -> pd.DataFrame:
+def _intra_tlm(result: OODResult) -> pd.DataFrame:
     """The TLM grid rows of network #0 stitched into itself."""
-    t = result["tlm"]
-    rx = result["names"][0]
+    t = result.tlm
+    rx = result.names[0]
     return t[(t.sender == rx) & (t.receiver == rx)].reset_index(drop=True)
 
 
@@ -265,57 +320,58 @@ def _far_gap_reps(grid: pd.DataFrame, layers: list[str]) -> tuple[np.ndarray, pd
     return 100 * gaps.max(1), pairs
 
 
-def far_longer(cfg: OODConfig, result: dict, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+def far_longer(cfg: OODConfig, result: OODResult, *, device=None, store=None, progress: bool = True) -> FarLonger:
     """J-F1's training-length control, like for like: the :data:`FAR_SAMPLE` far pairs closest to
     their target's self-stitch (the pairs that decide ``far_as_similar``), every other far pair
     into those targets, *and those targets' self-stitches* (the reference, trained by TLM too)
-    retrained with :data:`LONGER` times the epochs. One row per pair: i, j, cut_i, cut_j, the grid's gap and the longer one (fractions),
-    and the longer stitches' rows for the re-judged claim (``cells``: :func:`tlm_retrained` rows)."""
+    retrained with :data:`LONGER` times the epochs. Its ``pairs``: one row per deciding pair (i,
+    j, cut_i, cut_j, the grid's gap and the longer one, fractions); its ``cells``: the longer
+    stitches' rows (:func:`tlm_retrained`'s) for the re-judged claim."""
     grid = _intra_tlm(result)
-    _, pairs = _far_gap_reps(grid, result["layers"])
+    _, pairs = _far_gap_reps(grid, result.layers)
     top = pairs.nlargest(FAR_SAMPLE, "gap")
-    rx = result["names"][0]
+    rx = result.names[0]
     # like for like: every far pair into a retrained target is retrained with it (a 1x pair judged
     # against the 4x self-stitch of its target would mix lengths)
     every = pairs[pairs.cut_j.isin(set(top.cut_j))]
     cells = [(rx, rx, r.cut_i, r.cut_j) for r in every.itertuples()]
     cells += list(dict.fromkeys((rx, rx, r.cut_j, r.cut_j) for r in top.itertuples()))
-    out = tlm_retrained(cfg, result["arch"], cells, device=device, store=store, progress=progress)
+    out = tlm_retrained(cfg, result.arch, cells, device=device, store=store, progress=progress)
     rel = out.set_index(["cut_i", "cut_j"]).relative
-    return pd.DataFrame({"i": top.i.to_numpy(), "j": top.j.to_numpy(), "cut_i": top.cut_i.to_numpy(),
-                         "cut_j": top.cut_j.to_numpy(), "gap": top.gap.to_numpy(),
-                         "gap longer": [float(rel[(r.cut_i, r.cut_j)] - rel[(r.cut_j, r.cut_j)])
-                                        for r in top.itertuples()]}).assign(cells=[out] * len(top))
+    pairs = pd.DataFrame({"i": top.i.to_numpy(), "j": top.j.to_numpy(), "cut_i": top.cut_i.to_numpy(),
+                          "cut_j": top.cut_j.to_numpy(), "gap": top.gap.to_numpy(),
+                          "gap longer": [float(rel[(r.cut_i, r.cut_j)] - rel[(r.cut_j, r.cut_j)])
+                                         for r in top.itertuples()]})
+    return FarLonger(pairs, out)
 
 
-def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
+def intra_claims(result: OODResult, longer: FarLonger | None = None) -> tuple[dict, list[ClaimSpec]]:
     """J-F1's claims: ResNet-18, TLM within network #0, each judged on its interval; ``longer``
     (:func:`far_longer`) adds the training-length control to ``far_as_similar``."""
-    t = result["table"]
+    t = result.table
     sel = ((t.method == "TLM") & (t.kind == "intra")).to_numpy()
     off = sel & (t.i != t.j).to_numpy()
     grid = _intra_tlm(result)
-    gap_reps, _ = _far_gap_reps(grid, result["layers"])
+    gap_reps, _ = _far_gap_reps(grid, result.layers)
     n_acc = n_test_images(grid)
     gap = noise.from_replicates(gap_reps, n_test=n_acc)
     # the share of OOD stitches in percent, as the book states shares and accuracies
-    frac = noise.from_replicates(100 * (result["auroc_reps"][:, off] >= AUROC_OOD_MIN).mean(1), n_test=result["n_test"])
+    frac = noise.from_replicates(100 * (result.auroc_reps[:, off] >= AUROC_OOD_MIN).mean(1), n_test=result.n_test)
     numbers = {"far_gap": gap.value, "far_gap_low": gap.low, "far_gap_high": gap.high, "ood_percent": frac.value,
                "ood_percent_low": frac.low, "ood_percent_high": frac.high,
                "median_auroc_off": float(t[off].auroc.median()), "stitches": int(sel.sum())}
-    tlm_ctrl = tlm_controls({"tlm": result["tlm"]})
-    numbers.update(tlm_gain_numbers({"tlm": result["tlm"]}, "tlm_self_stitch"))
+    tlm_ctrl = tlm_controls(result.tlm)
+    numbers.update(tlm_gain_numbers(result.tlm, "tlm_self_stitch"))
     what_gap = f"max over pairs ≥ {FAR} blocks apart of relative accuracy − the target's self-stitch (points)"
     crit_gap = at_least(gap, FAR_GAP_MIN, what_gap, unit="points")
     length = [length_not_run(f"{LONGER}× longer TLM for far_as_similar")]
-    if longer is not None and len(longer):
-        cells = longer.cells.iloc[0]
-        again = noise.from_replicates(_far_gap_reps(with_longer(grid, cells), result["layers"])[0], n_test=n_acc)
+    if longer is not None and len(longer.pairs):
+        again = noise.from_replicates(_far_gap_reps(with_longer(grid, longer.cells), result.layers)[0], n_test=n_acc)
         numbers["far_gap_longer"] = again.value
         length = [controls.training_length(crit_gap, at_least(again, FAR_GAP_MIN, what_gap, unit="points"), LONGER,
                                            what=f"the verdict survives {LONGER}× longer TLM, like for like: the "
-                                                f"{len(longer)} far pairs closest to their target's self-stitch and "
-                                                "those self-stitches retrained")]
+                                                f"{len(longer.pairs)} far pairs closest to their target's self-stitch "
+                                                "and those self-stitches retrained")]
     claims = [
         ClaimSpec(
             key="far_as_similar", text="Task-loss matching finds far-apart layers as similar as a layer and itself",
@@ -336,28 +392,28 @@ def intra_claims(result: dict, longer: pd.DataFrame | None = None) -> tuple[dict
 # J-F2: TLM and DM, within and between networks
 
 
-def _median_auroc(result: dict, rows: np.ndarray) -> Estimate:
+def _median_auroc(result: OODResult, rows: np.ndarray) -> Estimate:
     """The median AUROC over the stitches ``rows`` (a fixed set: chosen on the full test set),
     bootstrapped over the test images."""
-    return noise.from_replicates(np.median(result["auroc_reps"][:, rows], axis=1), n_test=result["n_test"])
+    return noise.from_replicates(np.median(result.auroc_reps[:, rows], axis=1), n_test=result.n_test)
 
 
-def ood_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
+def ood_claims(result: OODResult) -> tuple[dict, list[ClaimSpec]]:
     """J-F2's claims for one architecture, each judged on its interval (the paired bootstrap over
     the test images; the set of high-accuracy stitches is chosen on the full test set)."""
-    arch = result["arch"]
+    arch = result.arch
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
-    t = result["table"]
+    t = result.table
     judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()  # the exact self-stitches say nothing
     tlm, dm = judged & (t.method == "TLM").to_numpy(), judged & (t.method == "DM").to_numpy()
     rel = t.relative.to_numpy()
     tlm_high, dm_high = tlm & (rel >= HIGH_REL), dm & (rel >= HIGH_REL)
-    reps = result["auroc_reps"]
-    diff = noise.from_replicates(reps[:, tlm].mean(1) - reps[:, dm].mean(1), n_test=result["n_test"])
+    reps = result.auroc_reps
+    diff = noise.from_replicates(reps[:, tlm].mean(1) - reps[:, dm].mean(1), n_test=result.n_test)
     det_ctrl = _detector_controls(result)
-    tlm_ctrl = tlm_controls({"tlm": result["tlm"]})
-    numbers = {**tlm_gain_numbers({"tlm": result["tlm"]}, f"{tag}_tlm_self_stitch"), f"{tag}_tlm_high": int(tlm_high.sum()), f"{tag}_dm_high": int(dm_high.sum()),
+    tlm_ctrl = tlm_controls(result.tlm)
+    numbers = {**tlm_gain_numbers(result.tlm, f"{tag}_tlm_self_stitch"), f"{tag}_tlm_high": int(tlm_high.sum()), f"{tag}_dm_high": int(dm_high.sum()),
                f"{tag}_tlm_mean_auroc": float(t.auroc[tlm].mean()), f"{tag}_dm_mean_auroc": float(t.auroc[dm].mean()),
                f"{tag}_auroc_diff": diff.value, f"{tag}_auroc_diff_low": diff.low, f"{tag}_auroc_diff_high": diff.high}
 
@@ -401,31 +457,31 @@ OOD_SAMPLE = 8  # J-F1's and J-F2's length controls retrain this many TLM stitch
 OOD_LENGTH_COLUMNS = ["arch", "kind", "i", "j", "relative", f"relative {LONGER}x", "AUROC", f"AUROC {LONGER}x"]
 
 
-def _retrained_aurocs(cfg: OODConfig, result: dict, rows: np.ndarray, *, device=None, store=None,
+def _retrained_aurocs(cfg: OODConfig, result: OODResult, rows: np.ndarray, *, device=None, store=None,
                       progress: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
-    """The TLM stitches at ``rows`` of ``result["table"]`` retrained with :data:`LONGER` times the
+    """The TLM stitches at ``rows`` of ``result.table`` retrained with :data:`LONGER` times the
     epochs (the same DM start), their relative accuracy and AUROC measured again (the same
     detectors, test images and resamples). Returns the table and the AUROC replicates with those
     rows replaced."""
     from ...measures import ood
     from ...stitching.grid import load_stitches
 
-    t = result["table"]
+    t = result.table
     device, store = as_device(device), store or Store()
-    nets = cfg.nets(result["arch"])
+    nets = cfg.nets(result.arch)
     rx, other = nets[0], nets[1]
     src_of = {"intra": rx, "inter": other}
     cells = [(src_of[t.kind.iloc[k]].name, rx.name, t.cut_i.iloc[k], t.cut_j.iloc[k]) for k in rows]
-    out = tlm_retrained(cfg, result["arch"], cells, device=device, store=store, progress=progress)
+    out = tlm_retrained(cfg, result.arch, cells, device=device, store=store, progress=progress)
     rel = {(r.sender, r.cut_i, r.cut_j): r.relative for r in out.itertuples()}
-    data, layers, norm = DataSpec("cifar10"), result["layers"], rx.spec.normalisation
+    data, layers, norm = DataSpec("cifar10"), result.layers, rx.spec.normalisation
     test = test_split(data, cfg.test_size, 0)
     counts = noise.resampler(len(test), "test").counts  # ood_analysis's resample of the test images
     model = rx.load(device, store, None, progress)
-    recipe = detector_recipe(cfg, result["arch"])
+    recipe = detector_recipe(cfg, result.arch)
     js = sorted({t.cut_j.iloc[k] for k in rows}, key=layers.index)
     own = sim.model_activations(model, test.images, js, normalisation=norm, device=device)
-    new_t, new_reps = t.copy(), result["auroc_reps"].copy()
+    new_t, new_reps = t.copy(), result.auroc_reps.copy()
     for kind, src in src_of.items():
         mine = [k for k in rows if t.kind.iloc[k] == kind]
         if not mine:
@@ -445,15 +501,15 @@ def _retrained_aurocs(cfg: OODConfig, result: dict, rows: np.ndarray, *, device=
     return new_t, new_reps
 
 
-def _length_table(result: dict, rows: np.ndarray, new_t: pd.DataFrame) -> pd.DataFrame:
-    t = result["table"]
-    return pd.DataFrame({"arch": ARCH_NAMES[result["arch"]], "kind": t.kind.to_numpy()[rows], "i": t.i.to_numpy()[rows],
+def _length_table(result: OODResult, rows: np.ndarray, new_t: pd.DataFrame) -> pd.DataFrame:
+    t = result.table
+    return pd.DataFrame({"arch": ARCH_NAMES[result.arch], "kind": t.kind.to_numpy()[rows], "i": t.i.to_numpy()[rows],
                          "j": t.j.to_numpy()[rows], "relative": t.relative.to_numpy()[rows],
                          f"relative {LONGER}x": new_t.relative.to_numpy()[rows], "AUROC": t.auroc.to_numpy()[rows],
                          f"AUROC {LONGER}x": new_t.auroc.to_numpy()[rows]}, columns=OOD_LENGTH_COLUMNS)
 
 
-def ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
+def ood_longer(cfg: OODConfig, result: OODResult, claims: list[ClaimSpec], *, device=None, store=None,
                progress: bool = True) -> pd.DataFrame:
     """J-F2's training-length control for the TLM claims of one architecture (``tlm_ood_*``, a
     median AUROC over the high-accuracy TLM stitches, and ``dm_less_ood_*``, TLM's mean AUROC
@@ -466,10 +522,10 @@ def ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=
     each: its copy with the control takes its place in ``claims``, the list the page records. With
     no high-accuracy TLM stitch there is nothing to retrain, and the control fails (not run). The
     DM stitches are closed-form and not retrained. One row per retrained stitch."""
-    tag = "rn" if result["arch"] == "resnet18" else "vit"
+    tag = "rn" if result.arch == "resnet18" else "vit"
     keys = (f"tlm_ood_{tag}", f"dm_less_ood_{tag}")
     todo = [c for c in claims if c.key in keys]  # every TLM verdict, decided or not (issue 46)
-    t = result["table"]
+    t = result.table
     judged = ~((t.kind == "intra") & (t.i == t.j)).to_numpy()
     high = np.flatnonzero(judged & (t.method == "TLM").to_numpy() & (t.relative.to_numpy() >= HIGH_REL))
     if not len(high):
@@ -479,7 +535,8 @@ def ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=
     med = float(np.median(t.auroc.to_numpy()[high]))
     rows = high[np.argsort(np.abs(t.auroc.to_numpy()[high] - med), kind="stable")[:OOD_SAMPLE]]
     new_t, new_reps = _retrained_aurocs(cfg, result, rows, device=device, store=store, progress=progress)
-    again = {c.key: c.criterion for c in ood_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
+    again = {c.key: c.criterion
+             for c in ood_claims(dataclasses.replace(result, table=new_t, auroc_reps=new_reps))[1]}
     for c in todo:  # in place in the page's list: it records that list
         replace_in(claims, c.key, controls.training_length(
             c.criterion, again[c.key], LONGER,
@@ -488,7 +545,7 @@ def ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=
     return _length_table(result, rows, new_t)
 
 
-def most_ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, device=None, store=None,
+def most_ood_longer(cfg: OODConfig, result: OODResult, claims: list[ClaimSpec], *, device=None, store=None,
                     progress: bool = True) -> pd.DataFrame:
     """J-F1's training-length control for ``most_ood`` (the share of off-diagonal TLM stitches
     within network #0 with AUROC ≥ :data:`AUROC_OOD_MIN`), decided or not (issue 46): the
@@ -496,7 +553,7 @@ def most_ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, de
     decides the share) are retrained with :data:`LONGER` times the epochs, their AUROC measured
     again, and the claim re-judged with them swapped in; the control takes the claim's place in
     ``claims``. One row per retrained stitch."""
-    t = result["table"]
+    t = result.table
     off = np.flatnonzero(((t.method == "TLM") & (t.kind == "intra") & (t.i != t.j)).to_numpy())
     todo = [c for c in claims if c.key == "most_ood"]
     if not len(off):
@@ -505,7 +562,8 @@ def most_ood_longer(cfg: OODConfig, result: dict, claims: list[ClaimSpec], *, de
         return pd.DataFrame(columns=OOD_LENGTH_COLUMNS)
     rows = off[np.argsort(np.abs(t.auroc.to_numpy()[off] - AUROC_OOD_MIN), kind="stable")[:OOD_SAMPLE]]
     new_t, new_reps = _retrained_aurocs(cfg, result, rows, device=device, store=store, progress=progress)
-    again = {c.key: c.criterion for c in intra_claims({**result, "table": new_t, "auroc_reps": new_reps})[1]}
+    again = {c.key: c.criterion
+             for c in intra_claims(dataclasses.replace(result, table=new_t, auroc_reps=new_reps))[1]}
     for c in todo:
         replace_in(claims, c.key, controls.training_length(
             c.criterion, again[c.key], LONGER,

@@ -26,7 +26,8 @@ from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, at_least, more_than
-from .common import ARCH_NAMES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy
+from .common import ARCH_NAMES, NAMES, IdentConfig, dm_grid, network_accuracy
+from .identification import PRESETS_T1
 
 # The paper's Table 3, CIFAR-10 rows (Kendall's tau, Spearman's rho).
 PAPER_T3 = {

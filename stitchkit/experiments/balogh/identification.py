@@ -1,11 +1,13 @@
-"""Balogh & Jelasity J-T1 (layer identification), the measurements: the structural measures
-(PWCCA, OPD, linear CKA with its bootstrap over the measure images) between every layer of two
-networks, the DM and TLM grids, the similarity matrix of every ordered pair of networks per
-measure, the identification table beside the paper's Table 1, the length control's retrained
-stitches (each case's own-layer stitch and its strongest rival), and the size of the paper-scale
-grid. The claims are in :mod:`.identification_verdicts`."""
+"""Balogh & Jelasity J-T1 (layer identification), its presets (``PRESETS_T1``) and the
+measurements: the structural measures (PWCCA, OPD, linear CKA with its bootstrap over the measure
+images) between every layer of two networks, the DM and TLM grids, the similarity matrix of every
+ordered pair of networks per measure, the identification table beside the paper's Table 1, the
+length control's retrained stitches (each case's own-layer stitch and its strongest rival), and
+the size of the paper-scale grid. The claims are in :mod:`.identification_verdicts`."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -17,11 +19,13 @@ from ...base.store import Store
 from ...data.datasets import DataSpec, test_split
 from ...measures import similarity as sim
 from ...measures.similarity import CKABootstrap, pwcca
+from ...networks import zoo
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net
-from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, PRESETS_T1, IdentConfig, dm_grid, network_accuracy,
-                     tlm_retrained)
+from .common import ARCH_NAMES, NAMES, IdentConfig, dm_grid, network_accuracy, tlm_retrained
 
+MEASURES = ("pwcca", "opd", "lcka", "tlm", "dm_struct", "dm_func")  # J-T1's six, in Table 1's order
+HIGHER_IS_SIMILAR = {"pwcca": False, "opd": False, "lcka": True, "tlm": True, "dm_struct": False, "dm_func": True}
 MEASURE_SAMPLE = "J-T1 measure images"  # the resampler of the structural measures' images (not the accuracies')
 
 # The paper's Table 1 (% of cases identified: intra-network, inter-network).
@@ -31,6 +35,51 @@ PAPER_T1 = {
     "vit": {"pwcca": (100, 8.33), "opd": (100, 18.33), "lcka": (100, 34.81), "tlm": (24.17, 10.00),
             "dm_struct": (100, 25.19), "dm_func": (100, 11.85)},
 }
+
+
+# J-T1's presets. Its config (common.IdentConfig) is the base of the other Balogh & Jelasity figures'
+# configs, and their presets derive from these (detectors.PRESETS_OOD, ding.PRESETS_T3 and PRESETS_T2).
+PRESETS_T1 = zoo.at_scale({
+    # CI: seconds. Two tiny networks per architecture, a short TLM on 500 images, every accuracy on 200
+    # test images (a grid's cost is mostly its stitches' evaluations: 500 made the smoke runs of J-T1, J-F1
+    # and J-F2 the suite's longest).
+    "smoke": IdentConfig(networks=2, measure_images=200, test_size=200, dm_images=50, tlm_epochs=1,
+                         tlm_train_size=500, tlm_inter_pairs=1),
+    # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
+    # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
+    # pair of networks both ways; every accuracy on all 10,000 test images (issue 46; was 2,000).
+    "demo": IdentConfig(networks=3, measure_images=1000, test_size=None, tlm_epochs=2, tlm_train_size=2500,
+                        tlm_batch=64, tlm_inter_pairs=2),
+    # One GPU: the paper's networks (the zoo's gpu rows: ResNet-18 width 64, ViT-Ti dim 192 depth 12, all
+    # 50k images, 30 and 40 epochs), three per architecture (the fewest the networks' jackknife needs);
+    # every measure on the paper's 1,000 images, DM on its K = 100, every accuracy on all 10k test images;
+    # TLM at the paper's batch 256 for 2 epochs on 10,000 images (78 steps, the demo's count, which moved
+    # TLM 14-21 points off its DM start there; paper: 30 epochs on 50k, 5,860 steps), within every network
+    # and between one pair both ways (paper: all 90 ordered pairs of 10 networks). The ViT's 12 blocks make
+    # its grids 144 layer pairs a pair of networks: 1,872 DM and 1,040 TLM stitches in all and ~300 at 4x
+    # for the length control, about 40 minutes of H100 (not yet measured; see stitchkit.book.gpu_estimates).
+    "gpu": IdentConfig(networks=3, tlm_epochs=2, tlm_train_size=10_000, tlm_inter_pairs=2),
+    "paper": IdentConfig(),
+}, resnet18=zoo.BALOGH_RESNET18, vit=zoo.BALOGH_VIT)
+
+
+@dataclass(frozen=True)
+class IdentResult:
+    """One architecture's layer identification (:func:`layer_identification`): every similarity
+    matrix of its networks, per ordered pair and measure, and the grids the stitching measures
+    come from (with their per-image results, which the claims resample)."""
+
+    arch: str
+    layers: list[str]  # the networks' layers, in order
+    # (sender, receiver) -> measure -> (L, L) array, rows the source layer i, columns the target j
+    matrices: dict[tuple[str, str], dict[str, np.ndarray]]
+    dm: pd.DataFrame  # the direct-matching grid over every ordered pair of networks
+    tlm: pd.DataFrame  # the TLM grid within every network and between the config's inter_pairs
+    accuracy: dict[str, float]  # network -> its test accuracy
+    # (sender, receiver) -> (R+1, L, L): linear CKA on the measure images (element 0) and on each
+    # bootstrap resample of them; empty: linear CKA enters fixed on its images
+    lcka_reps: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    measure_images: int | None = None  # the structural measures' test images
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,12 +147,11 @@ def identified(matrix: np.ndarray, higher_is_similar: bool) -> np.ndarray:
     return np.array([m[j, j] >= m[:, j].max() for j in range(m.shape[1])])
 
 
-def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None, progress: bool = True) -> dict:
-    """Every similarity matrix of ``arch``'s networks (per ordered pair and measure) and the
-    grids they come from. Returns {"matrices": {(a, b): {measure: (L, L) array}}, "lcka_reps":
-    {(a, b): (R+1, L, L) linear CKA on the measure images and each bootstrap resample of them},
-    "measure_images": their number, "dm": grid table, "tlm": grid table, "layers": [...],
-    "accuracy": {net: test accuracy}}.
+def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None,
+                         progress: bool = True) -> IdentResult:
+    """Every similarity matrix of ``arch``'s networks (per ordered pair and measure), linear CKA
+    on each bootstrap resample of the measure images, and the grids they come from
+    (:class:`IdentResult`).
 
     Only linear CKA is bootstrapped over the measure images, in Gram form (measured at `demo` on
     2 busy CPU cores, 1,000 resamples: the 9 pairs of networks' structural measures took 167 s
@@ -142,19 +190,19 @@ def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None
             m["tlm"] = _matrix(t.assign(rel=t.accuracy / t.receiver_accuracy), "rel", layers, layers)
         matrices[(a, b)] = m
     boot.forget()
-    return {"matrices": matrices, "lcka_reps": lcka_reps, "measure_images": len(images), "dm": dm, "tlm": tlm,
-            "layers": layers, "accuracy": network_accuracy(dm), "arch": arch}
+    return IdentResult(arch=arch, layers=layers, matrices=matrices, dm=dm, tlm=tlm, accuracy=network_accuracy(dm),
+                       lcka_reps=lcka_reps, measure_images=len(images))
 
 
-def identification_table(result: dict, *, same_cases_as_tlm: bool = False) -> pd.DataFrame:
+def identification_table(result: IdentResult, *, same_cases_as_tlm: bool = False) -> pd.DataFrame:
     """Per measure: % of (pair, layer) cases identified within networks and between networks,
     with the number of cases, beside the paper's Table 1. ``same_cases_as_tlm``: between
     networks, count only the pairs TLM was run on."""
     rows = []
-    arch = result["arch"]
+    arch = result.arch
     for m in MEASURES:
         within, between = [], []
-        for (a, b), mats in result["matrices"].items():
+        for (a, b), mats in result.matrices.items():
             if m not in mats or (same_cases_as_tlm and "tlm" not in mats):
                 continue
             (within if a == b else between).extend(identified(mats[m], HIGHER_IS_SIMILAR[m]).tolist())
@@ -183,7 +231,7 @@ def _within_noise(correct: dict, i: str, j: str) -> bool:
     return bool(d.mean() + 1.96 * d.std(ddof=1) / np.sqrt(len(d)) >= 0)
 
 
-def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=None,
+def identification_longer(cfg: IdentConfig, result: IdentResult, *, device=None, store=None,
                           progress: bool = True) -> pd.DataFrame:
     """The training-length control of J-T1's TLM claims, like for like: for every case TLM is
     judged on (pair, target layer j), identified or not, the stitch that decides it, the
@@ -196,8 +244,8 @@ def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=
     One row per case: sender, receiver, target j, rival i, the grid's and the longer relative
     accuracies of both, whether j is still identified, and the longer stitches' accuracies and
     per-image results (``own_correct``, ``rival_correct``) for the re-judged claims."""
-    t = result["tlm"]
-    layers = result["layers"]
+    t = result.tlm
+    layers = result.layers
     cases, cells = [], []
     for (a, b), g in t.groupby(["sender", "receiver"], sort=False):
         acc = g.pivot(index="cut_i", columns="cut_j", values="accuracy").loc[layers, layers].to_numpy(dtype=float)
@@ -217,7 +265,7 @@ def identification_longer(cfg: IdentConfig, result: dict, *, device=None, store=
             "own_accuracy", "rival_accuracy", "own_correct", "rival_correct"]
     if not cases:
         return pd.DataFrame(columns=cols)
-    out = tlm_retrained(cfg, result["arch"], list(dict.fromkeys(cells)), device=device, store=store, progress=progress)
+    out = tlm_retrained(cfg, result.arch, list(dict.fromkeys(cells)), device=device, store=store, progress=progress)
     longer = {(r.sender, r.receiver, r.cut_i, r.cut_j): r for r in out.itertuples()}
     rows = []
     for a, b, j, i, own, rival in cases:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ...stitching.grid_spec import LONGER
-from .common import ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, IdentConfig, net_index, stacked, title
-from .identification import identification_table
+from .common import ARCH_NAMES, NAMES, IdentConfig, net_index, stacked, title
+from .identification import HIGHER_IS_SIMILAR, MEASURES, IdentResult, identification_table
 
 
-def table1(results: dict[str, dict]) -> pd.DataFrame:
+def table1(results: dict[str, IdentResult]) -> pd.DataFrame:
     """J-T1's table for every architecture, ours beside the paper's: the paper's strict rule, and
     the intra-network % by the tie rule the claims use (a rival ahead of the self-match by no more
     than noise is a tie, identified: :mod:`.identification_verdicts`)."""
@@ -25,16 +25,16 @@ def table1(results: dict[str, dict]) -> pd.DataFrame:
     return pd.concat(parts, names=["architecture"])
 
 
-def plot_matrices(result: dict, pair: tuple[str, str], measures=MEASURES, *, title: str = "", fig=None):
+def plot_matrices(result: IdentResult, pair: tuple[str, str], measures=MEASURES, *, title: str = "", fig=None):
     """One heatmap per measure for one ordered pair (rows: source layer, columns: target layer);
     the cell each column's identification picks is outlined."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    mats = result["matrices"][pair]
+    mats = result.matrices[pair]
     measures = [m for m in measures if m in mats]
-    n = len(result["layers"])
-    labels = [c.replace("block", "") for c in result["layers"]]
+    n = len(result.layers)
+    labels = [c.replace("block", "") for c in result.layers]
     cols = 3
     rows = -(-len(measures) // cols)
     # the page shows the figure at about 53 px per inch: 12 pt is about 9 px, the least that reads
@@ -64,12 +64,12 @@ def plot_matrices(result: dict, pair: tuple[str, str], measures=MEASURES, *, tit
     return fig
 
 
-def _pair(result: dict, kind: str) -> tuple[str, str]:
-    names = sorted({a for a, _ in result["matrices"]})
+def _pair(result: IdentResult, kind: str) -> tuple[str, str]:
+    names = sorted({a for a, _ in result.matrices})
     return (names[0], names[0]) if kind == "intra" else (names[0], names[1])
 
 
-def plot_matrices_all(results: dict[str, dict], kind: str, cfg: IdentConfig):
+def plot_matrices_all(results: dict[str, IdentResult], kind: str, cfg: IdentConfig):
     """J-T1's matrices for every architecture: one network into itself (``kind="intra"``) or
     network #0 against #1 (``"inter"``), titled by its networks' recipe in ``cfg``."""
     draws = []

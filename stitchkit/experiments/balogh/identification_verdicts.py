@@ -57,9 +57,10 @@ from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import at_least, at_most, more_than
-from .common import (ARCH_NAMES, HIGHER_IS_SIMILAR, MEASURES, NAMES, accuracy_reps, length_not_run, n_test_images,
-                     tlm_controls, tlm_gain_numbers, with_longer)
-from .identification import PAPER_T1, identification_table, identified
+from .common import (ARCH_NAMES, NAMES, accuracy_reps, length_not_run, n_test_images, tlm_controls, tlm_gain_numbers,
+                     with_longer)
+from .identification import (HIGHER_IS_SIMILAR, MEASURES, PAPER_T1, IdentResult, identification_table,
+                             identified)
 
 # Criteria, fixed before any run.
 TLM_INTRA_MAX = 90.0  # "TLM fails the intra-network check": % of layers it identifies within a network
@@ -204,23 +205,23 @@ def _fixed_identified(m: np.ndarray, higher: bool, within: bool) -> np.ndarray:
     return ~((s - s[np.arange(n), np.arange(n)][None, :]) > TIE_TOL).any(axis=0)
 
 
-def _measure_ident(result: dict, measure: str, pairs=None) -> dict[tuple[str, str], np.ndarray]:
+def _measure_ident(result: IdentResult, measure: str, pairs=None) -> dict[tuple[str, str], np.ndarray]:
     """Per ordered pair of networks (those in ``pairs``, default all): (R+1, L) whether each
     target layer is identified by ``measure``, on the full sample and each bootstrap resample of
     the images behind it: the stitched accuracies' test images (TLM, DM func.: :func:`_ident_reps`),
-    the measure images (linear CKA, from ``result["lcka_reps"]``, when the result has them); PWCCA,
+    the measure images (linear CKA, from ``result.lcka_reps``, when the result has them); PWCCA,
     OPD and DM (struct.) (and CKA without replicates) repeat the full sample's identification in
     every replicate (:data:`FIXED_IMAGES`). Within a network, the tie rule (module docstring)."""
-    layers = result["layers"]
+    layers = result.layers
     keep = (lambda p: True) if pairs is None else (lambda p: p in pairs)
     if measure in ("tlm", "dm_func"):
-        t = result["tlm"] if measure == "tlm" else result["dm"]
+        t = result.tlm if measure == "tlm" else result.dm
         rows = t[[keep((a, b)) for a, b in zip(t.sender, t.receiver)]]
         return _ident_reps(rows, layers, "correct" if measure == "tlm" else "dm_correct")
     r1 = noise.RESAMPLES + 1
-    if measure == "lcka" and result.get("lcka_reps"):
+    if measure == "lcka" and result.lcka_reps:
         out = {}
-        for p, reps in result["lcka_reps"].items():
+        for p, reps in result.lcka_reps.items():
             if keep(p):
                 if len(reps) != r1:
                     raise ValueError(f"CKA replicates of {len(reps) - 1} resamples, this run uses {noise.RESAMPLES}")
@@ -230,13 +231,13 @@ def _measure_ident(result: dict, measure: str, pairs=None) -> dict[tuple[str, st
         return out
     return {p: np.broadcast_to(_fixed_identified(m[measure], HIGHER_IS_SIMILAR[measure], p[0] == p[1]),
                                (r1, len(layers)))
-            for p, m in result["matrices"].items() if measure in m and keep(p)}
+            for p, m in result.matrices.items() if measure in m and keep(p)}
 
 
-def intra_with_ties(result: dict) -> dict[str, float]:
+def intra_with_ties(result: IdentResult) -> dict[str, float]:
     """Per measure: the intra-network identification % on all images by the tie rule (the page's
     table beside the paper's strict rule)."""
-    within = {p for p in result["matrices"] if p[0] == p[1]}
+    within = {p for p in result.matrices if p[0] == p[1]}
     out = {}
     for m in MEASURES:
         ident = _measure_ident(result, m, within)
@@ -246,14 +247,14 @@ def intra_with_ties(result: dict) -> dict[str, float]:
     return out
 
 
-def _pct_method(result: dict, measures) -> tuple[str, str]:
+def _pct_method(result: IdentResult, measures) -> tuple[str, str]:
     """What a % (or a statistic of several) over ``measures`` resamples (its images, and the
     layer cases it counts), and what it leaves fixed."""
     resampled, fixed = [], []
     if {"tlm", "dm_func"} & set(measures):
         resampled.append("the stitched accuracies' test images")
     if "lcka" in measures:
-        if result.get("lcka_reps"):
+        if result.lcka_reps:
             resampled.append("linear CKA's measure images (independently)")
         else:
             fixed.append("linear CKA on the fixed measure images (their image noise not included)")
@@ -267,7 +268,7 @@ def _cases(ident: dict[tuple[str, str], np.ndarray], within: bool) -> int:
     return int(sum(np.shape(v)[1] for p, v in ident.items() if (p[0] == p[1]) == within))
 
 
-def _judge(stat, idents: list[tuple[dict, bool]], result: dict, measures, n_test: int | None,
+def _judge(stat, idents: list[tuple[dict, bool]], result: IdentResult, measures, n_test: int | None,
            between: bool = True, bounds: tuple[float, float] = (0.0, 100.0), count: bool = False) -> Estimate:
     """:func:`_judge_resampled`; with ``count`` (a % of cases, or the lowest or highest of several
     over the same cases), where the % sits at 0 or 100 its interval is widened to the exact
@@ -277,7 +278,7 @@ def _judge(stat, idents: list[tuple[dict, bool]], result: dict, measures, n_test
     return noise.with_count_bound(e, _cases(*idents[0])) if count else e
 
 
-def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measures, n_test: int | None,
+def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: IdentResult, measures, n_test: int | None,
                      between: bool = True, bounds: tuple[float, float] = (0.0, 100.0)) -> Estimate:
     """The Estimate of ``stat`` (a function of several (R+1,) % arrays, elementwise) of the
     identification percentages ``idents`` ((ident, within) each, over the same networks),
@@ -333,7 +334,7 @@ def _judge_resampled(stat, idents: list[tuple[dict, bool]], result: dict, measur
 # The claims
 
 
-def _tlm_criteria(result: dict, tlm: pd.DataFrame) -> dict:
+def _tlm_criteria(result: IdentResult, tlm: pd.DataFrame) -> dict:
     """The criteria of J-T1's TLM claims computed from the TLM grid ``tlm`` (the grid's, or with
     cells retrained longer): TLM's identification percentages (within a network by the tie rule)
     and the inter-network leads over it on TLM's pairs, each from one bootstrap (:func:`_judge`)
@@ -342,7 +343,7 @@ def _tlm_criteria(result: dict, tlm: pd.DataFrame) -> dict:
     networks (a t interval below ten; a lead's percentages on the same networks). DM (struct.)
     enters with each pair's identification fixed: its fit on K training images is not resampled
     (:data:`FIXED_IMAGES`)."""
-    layers = result["layers"]
+    layers = result.layers
     t = _ident_reps(tlm, layers, "correct")
     if _pct(t, True, networks=False) is None or _pct(t, False, networks=False) is None:
         raise ValueError("J-T1's TLM claims need TLM within a network and between two (tlm_inter_pairs >= 1)")
@@ -378,7 +379,7 @@ def _longer_cells(rivals: pd.DataFrame) -> pd.DataFrame:
 OTHERS = ("pwcca", "opd", "lcka", "dm_struct", "dm_func")  # the measures of the others_intra claim
 
 
-def _others_intra(result: dict) -> tuple[Estimate, dict]:
+def _others_intra(result: IdentResult) -> tuple[Estimate, dict]:
     """The lowest intra-network identification % of PWCCA, OPD, LCKA and both DM indices, by the
     same rule as TLM's (the tie rule, :func:`_judge`: the DM stitches' test images, linear CKA's
     measure images, and the networks resampled; PWCCA, OPD and DM struct. fixed per network,
@@ -387,10 +388,10 @@ def _others_intra(result: dict) -> tuple[Estimate, dict]:
     are above the self-map j → j on the full test set (``rivals_point``) and by more than noise
     (the 95% interval of their difference above 0, ``rivals_beat``: only these count against the
     self-map), over ``cases`` target layers."""
-    dm = result["dm"]
+    dm = result.dm
     own_net = dm[dm.sender == dm.receiver]
-    layers = result["layers"]
-    within = {p for p in result["matrices"] if p[0] == p[1]}
+    layers = result.layers
+    within = {p for p in result.matrices if p[0] == p[1]}
     idents = [(_measure_ident(result, k, within), True) for k in OTHERS]
     est = _judge(lambda *v: np.min(np.stack(v), axis=0), idents, result, OTHERS, n_test_images(own_net, "dm_correct"),
                  between=False, count=True)
@@ -408,18 +409,18 @@ def _others_intra(result: dict) -> tuple[Estimate, dict]:
     return est, {"cases": cases, "rivals_beat": rivals_beat, "rivals_point": rivals_point}
 
 
-def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
+def identification_claims(result: IdentResult, rivals: pd.DataFrame | None = None) -> tuple[dict, list[ClaimSpec]]:
     """Numbers and claims of J-T1 for one architecture, each judged on its interval;
     ``rivals`` (:func:`identification_longer`) adds the training-length control to the TLM
     claims: the claim re-judged with the deciding cells and their references retrained."""
-    arch = result["arch"]
+    arch = result.arch
     tag = "rn" if arch == "resnet18" else "vit"
     name = ARCH_NAMES[arch]
     table = identification_table(result)
     same = identification_table(result, same_cases_as_tlm=True)
     pct = {k: (float(table.loc[NAMES[k], "intra (%)"]), float(table.loc[NAMES[k], "inter (%)"])) for k in MEASURES}
     inter_same = {k: float(same.loc[NAMES[k], "inter (%)"]) for k in MEASURES}
-    crit = _tlm_criteria(result, result["tlm"])
+    crit = _tlm_criteria(result, result.tlm)
     est = crit["est"]
     numbers = {f"{tag}_{k}_{w}": v for k, (i, e) in pct.items() for w, v in (("intra", i), ("inter", e))}
     numbers.update({f"{tag}_{k}_inter_tlm_cases": v for k, v in inter_same.items()})
@@ -428,16 +429,16 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
     numbers[f"{tag}_intra_cases"] = int(table.loc[NAMES["lcka"], "intra cases"])
     for k in ("intra", "inter"):
         numbers[f"{tag}_tlm_{k}_low"], numbers[f"{tag}_tlm_{k}_high"] = est[k].low, est[k].high
-    ctrl = tlm_controls(result)
+    ctrl = tlm_controls(result.tlm)
     others, counts = _others_intra(result)
     numbers.update({f"{tag}_dm_func_intra_{k}": v for k, v in counts.items()})
     numbers[f"{tag}_others_intra_low"], numbers[f"{tag}_others_intra_high"] = others.low, others.high
     numbers.update({f"{tag}_{k}_intra_ties": v for k, v in intra_with_ties(result).items()})
-    numbers.update(tlm_gain_numbers(result, f"{tag}_tlm_self_stitch"))
+    numbers.update(tlm_gain_numbers(result.tlm, f"{tag}_tlm_self_stitch"))
     p = PAPER_T1[arch]
     longer = {}
     if rivals is not None and len(rivals):
-        again = _tlm_criteria(result, with_longer(result["tlm"], _longer_cells(rivals)))
+        again = _tlm_criteria(result, with_longer(result.tlm, _longer_cells(rivals)))
         n_cases = len(rivals)
         longer = {k: controls.training_length(
             crit[k], again[k], LONGER,
@@ -486,11 +487,11 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
             ours=f"{inter_same['dm_func']:.2f}% vs {inter_same['tlm']:.2f}%; difference "
                  f"{est['func_lead'].text(2, 'points')}", controls=with_length("dm_func_inter"), kind="stitch_other"),
     ]
-    between = {q for q in result["matrices"] if q[0] != q[1]}
+    between = {q for q in result.matrices if q[0] != q[1]}
     inter = {k: (_measure_ident(result, k, between), False) for k in OTHERS}
     if arch == "resnet18":
         cca = _judge(lambda c, p_, o: c - np.maximum(p_, o), [inter["lcka"], inter["pwcca"], inter["opd"]], result,
-                     ("lcka", "pwcca", "opd"), result.get("measure_images"), bounds=DIFF)
+                     ("lcka", "pwcca", "opd"), result.measure_images, bounds=DIFF)
         numbers["rn_cca_lead"], numbers["rn_cca_lead_low"], numbers["rn_cca_lead_high"] = cca.value, cca.low, cca.high
         claims.append(ClaimSpec(
             key="cca_inter_rn", text="ResNet-18: PWCCA and OPD struggle to identify corresponding layers "
@@ -502,7 +503,7 @@ def identification_claims(result: dict, rivals: pd.DataFrame | None = None) -> t
                  f"difference {cca.text(2, 'points')}", kind="no_stitch"))
     else:
         best = _judge(lambda *v: np.max(np.stack(v), axis=0), list(inter.values()), result, OTHERS,
-                      n_test_images(result["dm"], "dm_correct"), count=True)
+                      n_test_images(result.dm, "dm_correct"), count=True)
         numbers["vit_best_inter"], numbers["vit_best_inter_low"], numbers["vit_best_inter_high"] = (
             best.value, best.low, best.high)
         claims.append(ClaimSpec(

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .common import ARCH_NAMES, IdentConfig, stacked, title
-from .detectors import NEAR_KINDS
+from .detectors import NEAR_KINDS, OODResult
 
 
 def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
@@ -17,17 +17,17 @@ def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
     return m
 
 
-def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = "", fig=None):
+def plot_ood_grid(result: OODResult, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = "", fig=None):
     """Per (method, pairing): the relative-accuracy matrix and the AUROC matrix side by side
     (rows: source block i, columns: target block j), the paper's Figure 2 layout."""
     import matplotlib.pyplot as plt
 
-    t = result["table"]
-    n = len(result["layers"])
+    t = result.table
+    n = len(result.layers)
     combos = [(m, k) for m in methods for k in kinds]
     fig = fig or plt.figure(figsize=(8.4, 3.6 * len(combos)), layout="constrained")
     axes = fig.subplots(len(combos), 2, squeeze=False)
-    a, b = result["names"]
+    a, b = result.names
     for row, (method, kind) in zip(axes, combos):
         sub = t[(t.method == method) & (t.kind == kind)]
         who = f"{a} → itself" if kind == "intra" else f"{b} → {a}"
@@ -45,13 +45,13 @@ def plot_ood_grid(result: dict, *, methods=("TLM", "DM"), kinds=("intra", "inter
     return fig
 
 
-def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
+def plot_energies(result: OODResult, *, method: str = "TLM", title: str = ""):
     """The paper's Figure 1c: energies of the first target layer's detector. Top: the layer's own
     test activations vs the near and the far outliers; bottom: the stitches from every source block."""
     import matplotlib.pyplot as plt
 
-    e = result["energies"]
-    j = result["layers"][0]
+    e = result.energies
+    j = result.layers[0]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 5.6), sharex=True, constrained_layout=True)
     bins = np.linspace(float(min(v.min() for v in e.values())), float(max(v.max() for v in e.values())), 60)
     top.hist(e[("in", j)].numpy(), bins=bins, alpha=0.6, label="in distribution (test images)")
@@ -62,7 +62,7 @@ def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
     top.legend(fontsize=8)
     top.set_ylabel("images", fontsize=8)
     cmap = plt.get_cmap("viridis")
-    layers = result["layers"]
+    layers = result.layers
     for k, i in enumerate(layers):
         if (method, i) in e:
             bottom.hist(e[(method, i)].numpy(), bins=bins, histtype="step", lw=1.4, color=cmap(k / max(1, len(layers) - 1)),
@@ -75,14 +75,14 @@ def plot_energies(result: dict, *, method: str = "TLM", title: str = ""):
     return fig
 
 
-def detector_table(results: dict[str, dict]) -> pd.DataFrame:
+def detector_table(results: dict[str, OODResult]) -> pd.DataFrame:
     """Every detector's control AUROCs (near outliers, in all and per kind; MNIST; its own training
     images against the test images), per architecture and layer."""
-    parts = {ARCH_NAMES[a]: r["detectors"].set_index("layer").round(3) for a, r in results.items()}
+    parts = {ARCH_NAMES[a]: r.detectors.set_index("layer").round(3) for a, r in results.items()}
     return pd.concat(parts, names=["architecture"])
 
 
-def plot_ood_grid_all(results: dict[str, dict], cfg: IdentConfig):
+def plot_ood_grid_all(results: dict[str, OODResult], cfg: IdentConfig):
     """J-F2's grids for every architecture, titled by its networks' recipe in ``cfg``."""
     return stacked([(plot_ood_grid, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
                    8.4, 14.8)
