@@ -559,8 +559,8 @@ def test_the_crossed_seed_component_varies_both_networks_and_reads_each_claims_o
     table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 2.5, 1, 0])
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
-    wide = seeds.widen(claims, c, seeds.SEED_CLAIMS["B-F2A"])[0].criterion
-    assert seeds.SEED_CLAIMS["B-F2A"]["connected"] == (1, "max")
+    wide = seeds.widen(claims, c, f2a.SEED_CLAIMS_F2A)[0].criterion
+    assert f2a.SEED_CLAIMS_F2A["connected"] == (1, "max")
     assert "receivers and senders both varied" in wide.interval and "largest penalty over the cuts" in wide.interval
     assert wide.holds is None  # 2.5 points, widened by t(2) x the receivers' spread: within noise of 3
     assert list(seeds.component_table(c).columns)[-1] == "crossed sd"

@@ -29,8 +29,8 @@ from .length import LengthCheck, LengthPart, retrain_longer
 
 __all__ = [
     # B-F2A's other architectures and training-length control
-    "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "architectures", "architectures_summary", "deciding_cuts",
-    "spread", "training_length_control",
+    "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "SEED_CLAIMS_F2A", "architectures", "architectures_summary",
+    "deciding_cuts", "spread", "training_length_control",
     # B-F2A's tables and figures
     "architectures_table", "penalty_table", "plot_architectures", "plot_judged", "plot_penalty",
 ]
@@ -90,6 +90,10 @@ PRESETS_F2A = zoo.at_scale(extend_presets(ArchitecturesConfig, {"other_archs": (
 # ~540 s of one GPU, more than a loan's budget; the ResNet-18 x0.5 and x2 and ResNet-164 panels are
 # further out of reach (x2 alone ~210 s a network at 13.3 GFLOP an image). They stay at demo.
 PRESETS_F2A["gpu"] = replace(PRESETS_F2A["gpu"], other_archs=("myrtle",))
+# B-F2A's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
+# independently trained networks its number is a difference of, its statistic over the cuts). Not the
+# other architectures' (not the recipe it was measured on) nor the untrained bottom's.
+SEED_CLAIMS_F2A: dict[str, tuple[int, str]] = {"connected": (1, "max")}
 
 
 def spread(cuts: list[str], k: int | None) -> list[str]:

@@ -60,6 +60,10 @@ class SamplesConfig(BottomsConfig):
 
 
 PRESETS_F2C = sweep_presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
+# B-F2C's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
+# independently trained networks its number is a difference of, its statistic over the cuts)
+SEED_CLAIMS_F2C: dict[str, tuple[int, str]] = {"compatible": (1, "max"), "improves": (1, "gain"),
+                                               "early_similar": (1, "abs"), "mid_degrades": (2, "cut")}
 
 
 def thousands_label(n: int) -> str:
@@ -192,6 +196,8 @@ PRESETS_F3A = sweep_presets(LabelsConfig, smoke={"variants": ("objects vs animal
 # network, ~53 s, and 6 stitches): all four would need ~570 s of one GPU, more than a loan's budget.
 PRESETS_F3A["gpu"] = sweep_presets(LabelsConfig, gpu={"variants": ("objects vs animals",
                                                                     "100% random labels")})["gpu"]
+# B-F3A's claims judged with the seed-variance component, as B-F2C's
+SEED_CLAIMS_F3A: dict[str, tuple[int, str]] = {"first_half": (1, "max"), "except_noise": (1, "max")}
 
 
 def labels(cfg: LabelsConfig, **kw) -> tuple[pd.DataFrame, dict]:
@@ -348,6 +354,9 @@ class EpochsConfig(BottomsConfig):
 
 
 PRESETS_F3B = sweep_presets(EpochsConfig)
+# B-F3B's claims judged with the seed-variance component, as B-F2C's
+SEED_CLAIMS_F3B: dict[str, tuple[int, str]] = {"compatible": (1, "max"), "improves": (1, "gain"),
+                                               "early_first": (1, "cut")}
 
 
 def _epochs_name(f: float) -> str:

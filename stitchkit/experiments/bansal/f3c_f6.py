@@ -60,6 +60,9 @@ PRESETS_F3C = sweep_presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
 # four cuts (an early, two middle, the last), not six: every ordered pair of widths with its self-stitch
 # and random bottom is 12 stitches a cut.
 PRESETS_F3C["gpu"] = WidthConfig(**{**vars(PRESETS_F3C["gpu"]), "width": 32, "cuts": ("stem", "block3", "block5", "pool")})
+# B-F3C's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
+# independently trained networks its number is a difference of, its statistic over the cuts)
+SEED_CLAIMS_F3C: dict[str, tuple[int, str]] = {"wider_improves": (1, "gain"), "not_vice_versa": (1, "gain")}
 
 
 def width_name(f: float) -> str:
@@ -168,6 +171,8 @@ class SimCLRConfig(BottomsConfig):
 
 
 PRESETS_F6 = zoo.at_scale(sweep_presets(SimCLRConfig), simclr=zoo.BANSAL_SIMCLR)
+# B-F6's claims judged with the seed-variance component, as B-F3C's
+SEED_CLAIMS_F6: dict[str, tuple[int, str]] = {"connected": (1, "max")}
 E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
 E2E_SEED = "supervised (seed 1)"
 CKA_MARGIN = 0.05  # "further apart by CKA": the mean CKA differs by at least this
