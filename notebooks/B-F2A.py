@@ -202,7 +202,7 @@ run.figure("architectures", f2a.plot_architectures(table, models, arch_table, ar
 
 # %%
 longer = f2a.training_length_control(cfg, (table, claims), (arch_table, arch_claims))
-seed_numbers, claims = seeds.with_seeds("B-F2A", cfg, claims)
+seed_numbers, claims = seeds.with_seeds(f2a.SEED_CLAIMS_F2A, cfg, claims)
 run.record(seed_numbers, claims + arch_claims)
 length.length_table(longer, claims + arch_claims)
 

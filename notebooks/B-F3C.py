@@ -137,7 +137,7 @@ run.figure("cka", plotting.cka_panels(table, control=common.SELF, title=bottoms.
 # %%
 longer = bottoms.training_length_control(cfg, table, claims)
 # the recipe's network-to-network variance (measured once, shared with the other pages through the cache)
-seed_numbers, claims = seeds.with_seeds("B-F3C", cfg, claims)
+seed_numbers, claims = seeds.with_seeds(f3c_f6.SEED_CLAIMS_F3C, cfg, claims)
 run.record(seed_numbers, claims)
 longer.round(2)
 

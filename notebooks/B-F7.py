@@ -58,7 +58,7 @@ run, cfg = open_page("B-F7", globals())
 table = f7.more_cka(cfg)
 numbers, claims = f7.more_cka_summary(table, cfg)
 component = seeds.cka_seed_component(cfg, cfg.cka_images)
-claims = seeds.widen(claims, component, seeds.CKA_SEED_CLAIMS, bounds=(0.0, 1.0))
+claims = seeds.widen(claims, component, f7.SEED_CLAIMS_F7, bounds=(0.0, 1.0))
 run.record({**numbers, "cka_seed_sd": component.sd, "cka_seed_k": component.k}, claims)
 table.assign(cka=table.cka.round(3)).pivot(index="cut", columns="pair", values="cka").loc[list(dict.fromkeys(table.cut))]
 

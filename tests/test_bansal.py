@@ -205,11 +205,11 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
     table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0])
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
-    checks = f2a._length_checks(table, claims, "resnet18")
-    assert [(c["claim"], c["sender"], c["cuts"]) for c in checks] == [
-        ("connected", common.TRAINED, ["block3", "block5"]), ("random_early", common.RANDOM, ["stem"]),
-        ("random_late", common.RANDOM, ["block5", "pool"])]
     cfg = f2a.PRESETS_F2A["demo"]
+    checks = f2a._length_checks(cfg, table, claims)
+    assert [(c.claim, c.parts[0].cells) for c in checks] == [
+        ("connected", ((common.TRAINED, ("block3", "block5")),)), ("random_early", ((common.RANDOM, ("stem",)),)),
+        ("random_late", ((common.RANDOM, ("block5", "pool")),))]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the stitches, retrained longer
@@ -241,10 +241,7 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
     table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0])
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
-    cfg = f2a.PRESETS_F2A["demo"]
-    checks = [dict(chk, table=table, rejudge=f2a._rejudge_connectivity(chk["base_key"]), recipe=cfg.recipe(),
-                   receiver=cfg.model(cfg.seeds[0]), sender_spec=cfg.model(cfg.seeds[1]))
-              for chk in f2a._length_checks(table, claims, "resnet18")]
+    checks = f2a._length_checks(f2a.PRESETS_F2A["demo"], table, claims)
     monkeypatch.setattr(length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
         {s.name: {c: 0.0 for c, _ in pairs} for s in senders}, pairs))
     before = list(claims)
@@ -262,7 +259,7 @@ def test_a_claim_already_inconclusive_still_gets_its_length_control():
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
     assert not claims[0].controls[0].passed
-    assert [c["claim"] for c in f2a._length_checks(table, claims, "resnet18")] == [
+    assert [c.claim for c in f2a._length_checks(f2a.PRESETS_F2A["demo"], table, claims)] == [
         "connected", "random_early", "random_late"]
 
 
@@ -521,9 +518,9 @@ def test_b_f5_copy_of_the_random_bottom_claim_keeps_its_length_control():
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
     copy = replace(next(c for c in claims if c.key == "random_early"), key="random_early_stitch")
-    checks = f2a._length_checks(table, [copy], "resnet18")
-    assert [(c["claim"], c["base_key"], c["sender"], c["cuts"]) for c in checks] == [
-        ("random_early_stitch", "random_early", common.RANDOM, ["stem"])]
+    checks = f2a._length_checks(f2a.PRESETS_F2A["demo"], table, [copy])
+    assert [(c.claim, c.parts[0].cells) for c in checks] == [("random_early_stitch", ((common.RANDOM, ("stem",)),))]
+    assert checks[0].rejudge(table) == next(c for c in claims if c.key == "random_early").criterion
 
 
 def test_the_seed_component_is_the_pooled_spread_between_replicate_senders_and_widens_intervals():
@@ -562,8 +559,8 @@ def test_the_crossed_seed_component_varies_both_networks_and_reads_each_claims_o
     table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 2.5, 1, 0])
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
-    wide = seeds.widen(claims, c, seeds.SEED_CLAIMS["B-F2A"])[0].criterion
-    assert seeds.SEED_CLAIMS["B-F2A"]["connected"] == (1, "max")
+    wide = seeds.widen(claims, c, f2a.SEED_CLAIMS_F2A)[0].criterion
+    assert f2a.SEED_CLAIMS_F2A["connected"] == (1, "max")
     assert "receivers and senders both varied" in wide.interval and "largest penalty over the cuts" in wide.interval
     assert wide.holds is None  # 2.5 points, widened by t(2) x the receivers' spread: within noise of 3
     assert list(seeds.component_table(c).columns)[-1] == "crossed sd"

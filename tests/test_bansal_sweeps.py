@@ -378,12 +378,11 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
     table = _table(base, own_accuracy=SAMPLES_OWN)
     acc = {"top": 0.70, "5k samples": 0.60, "25k samples": 0.72, "50k samples": 0.74}
     _, claims = f2c_f3ab.samples_summary(table, acc, cfg)
-    checks = f2c_f3ab._deciding(table, claims, cfg)
-    assert [(c["claim"], c["cells"], c["bound"], c["high"]) for c in checks] == [
-        ("compatible", [("25k samples", ["block3"])], 3.0, False), ("improves", [("25k samples", ["block5"])], -1.0, False),
-        ("early_similar", [("5k samples", ["block1"])], bottoms.SIMILAR_MAX, False),
-        ("mid_degrades", [("5k samples", ["block3", "block5"]), ("50k samples", ["block3", "block5"])],
-         bottoms.DEGRADE_MIN, True)]
+    assert f2c_f3ab._deciding(table, claims, cfg) == [
+        ("compatible", (("25k samples", ("block3",)),), 3.0), ("improves", (("25k samples", ("block5",)),), -1.0),
+        ("early_similar", (("5k samples", ("block1",)),), bottoms.SIMILAR_MAX),
+        ("mid_degrades", (("5k samples", ("block3", "block5")), ("50k samples", ("block3", "block5"))),
+         bottoms.DEGRADE_MIN)]
     seen = []
 
     def longer_grid(senders, receivers, pairs, recipe, data, **kw):  # the deciding stitch, retrained longer
@@ -417,9 +416,9 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
                 "10% random labels": [0, 0.5, 5, 2, 3, 4], "50% random labels": [0, 1, 2, 5, 9, 12],
                 "100% random labels": [0.2, 4, 15, 40, 60, 70]})
     _, claims = f2c_f3ab.labels_summary(t, {}, labels)
-    assert [(c["claim"], c["cells"], c["high"]) for c in f2c_f3ab._deciding(t, claims, labels)] == [
-        ("first_half", [("10% random labels", ["block3"])], False),
-        ("except_noise", [("100% random labels", ["block3"])], True)]
+    assert [(key, cells) for key, cells, _ in f2c_f3ab._deciding(t, claims, labels)] == [
+        ("first_half", (("10% random labels", ("block3",)),)),
+        ("except_noise", (("100% random labels", ("block3",)),))]
 
 
 def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monkeypatch):
@@ -430,15 +429,15 @@ def test_b_f3b_length_control_retrains_the_later_bottom_and_the_self_stitch(monk
     earlier = f2c_f3ab._epochs_name(min(cfg.snapshots))
     table = _table({common.SELF: [0] * 6, later: [0, 0.5, 4.2, 1, 1, 0], earlier: [0, 1, 2, 5, 9, 9]})
     _, claims = f2c_f3ab.epochs_summary(table, {}, cfg)
-    checks = f2c_f3ab._deciding(table, claims, cfg)
+    checks = cfg.length_checks(table, claims)
     # every stitching verdict, decided or not (issue 46): the later bottom decides "compatible" and
     # "improves", the earlier one "early_first" (its early and late stitches)
-    assert [c["claim"] for c in checks] == [c.key for c in claims] == ["compatible", "improves", "early_first"]
-    assert all(sender == later for c in checks[:2] for sender, _ in c["cells"])
-    assert checks[2]["cells"] == [(earlier, ["stem", "block1", "block7", "pool"])]
-    by = {c["claim"]: c for c in checks}
+    assert [c.claim for c in checks] == [c.key for c in claims] == ["compatible", "improves", "early_first"]
+    assert all(sender == later for c in checks[:2] for sender, _ in c.parts[0].cells)
+    assert checks[2].parts[0].cells == ((earlier, ("stem", "block1", "block7", "pool")),)
+    by = {c.claim: c for c in checks}
     if "compatible" in by:
-        assert by["compatible"]["cells"] == [(later, ["block3"])]
+        assert by["compatible"].parts[0].cells == ((later, ("block3",)),)
 
 
 def _width_table(cfg, gain_up: float, gain_down: float) -> pd.DataFrame:

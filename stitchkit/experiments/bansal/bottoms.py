@@ -373,16 +373,17 @@ def title(cfg: BottomsConfig) -> str:
 
 # --------------------------------------------------------------------------------------------
 # The sweeps' training-length control: the cells each page's ``length_checks`` says decide its
-# claims, retrained by :func:`.length.retrain_longer` and re-judged by the page's summary.
+# claims (:class:`.length.LengthCheck` records), retrained by :func:`.length.retrain_longer` and
+# re-judged by the page's summary.
 
 
 def training_length_control(cfg: BottomsConfig, table: pd.DataFrame, claims: list[ClaimSpec], *,
                             device=None, store=None, progress: bool = True) -> pd.DataFrame:
-    """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's decided claims (``cfg`` a :class:`SamplesConfig`,
-    :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or :class:`SimCLRConfig`: its
-    ``length_checks``),
-    each retrained with :data:`stitchkit.stitching.grid_spec.LONGER` times the epochs at the stitches that decide it
-    (:func:`_deciding`) and the top's self-stitches at those cuts, and re-judged on them (see
+    """B-F2C's, B-F3A's, B-F3B's, B-F3C's or B-F6's stitching claims, decided or not (``cfg`` a
+    :class:`SamplesConfig`, :class:`LabelsConfig`, :class:`EpochsConfig`, :class:`WidthConfig` or
+    :class:`SimCLRConfig`), each retrained with :data:`stitchkit.stitching.grid_spec.LONGER` times
+    the epochs at the stitches that decide it (``cfg.length_checks``: :class:`.length.LengthCheck`
+    records) and the top's self-stitches at those cuts, and re-judged on them (see
     :func:`.length.retrain_longer`: the claim's copy with the control takes its place in
     ``claims``). Returns one row per check and sender."""
     return retrain_longer(cfg.length_checks(table, claims), claims, device=device, store=store,

@@ -25,12 +25,12 @@ from ...verdicts.results import Control, Criterion, at_most
 from .common import (BEYOND, CONNECTED_MAX_PENALTY, RANDOM, RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF,
                      TRAINED, ConnectivityConfig, beyond_self, boot, connectivity_claims, estimate_numbers,
                      extend_presets, points, positions, replicate_networks, replicate_vectors, self_stitch_control)
-from .length import retrain_longer
+from .length import LengthCheck, LengthPart, retrain_longer
 
 __all__ = [
     # B-F2A's other architectures and training-length control
-    "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "architectures", "architectures_summary", "deciding_cuts",
-    "spread", "training_length_control",
+    "ARCHS", "ArchitecturesConfig", "PRESETS_F2A", "SEED_CLAIMS_F2A", "architectures", "architectures_summary",
+    "deciding_cuts", "spread", "training_length_control",
     # B-F2A's tables and figures
     "architectures_table", "penalty_table", "plot_architectures", "plot_judged", "plot_penalty",
 ]
@@ -90,6 +90,10 @@ PRESETS_F2A = zoo.at_scale(extend_presets(ArchitecturesConfig, {"other_archs": (
 # ~540 s of one GPU, more than a loan's budget; the ResNet-18 x0.5 and x2 and ResNet-164 panels are
 # further out of reach (x2 alone ~210 s a network at 13.3 GFLOP an image). They stay at demo.
 PRESETS_F2A["gpu"] = replace(PRESETS_F2A["gpu"], other_archs=("myrtle",))
+# B-F2A's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
+# independently trained networks its number is a difference of, its statistic over the cuts). Not the
+# other architectures' (not the recipe it was measured on) nor the untrained bottom's.
+SEED_CLAIMS_F2A: dict[str, tuple[int, str]] = {"connected": (1, "max")}
 
 
 def spread(cuts: list[str], k: int | None) -> list[str]:
@@ -273,11 +277,11 @@ def plot_architectures(table: pd.DataFrame, models: dict, arch_table: pd.DataFra
 # (stitchkit.verdicts.controls.training_length: it passes when the re-judged claim gives the same
 # result; an undecided claim that the longer run decides fails it).
 
-# claim key -> (sender, which cuts decide it, bound in points, True if the claim is "penalty high")
-_LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY, False),
-                  "random_early": (RANDOM, "first", RANDOM_EARLY_MAX_PENALTY, False),
-                  "same_trend": (RANDOM, "all", None, False),  # B-F5: the random bottom's penalty at every cut
-                  "random_late": (RANDOM, "last two", RANDOM_LATE_MIN_PENALTY, True)}
+# claim key -> (sender, which cuts decide it, bound: a fraction of the accuracy)
+_LENGTH_CHECKS = {"connected": (TRAINED, "worst", CONNECTED_MAX_PENALTY),
+                  "random_early": (RANDOM, "first", RANDOM_EARLY_MAX_PENALTY),
+                  "same_trend": (RANDOM, "all", None),  # B-F5: the random bottom's penalty at every cut
+                  "random_late": (RANDOM, "last two", RANDOM_LATE_MIN_PENALTY)}
 
 _SAME_CLAIM = {"random_early_stitch": "random_early"}  # another page's key -> B-F2A's, for the same claim
 
@@ -289,61 +293,61 @@ def deciding_cuts(beyond: pd.Series, bound_points: float) -> list[str]:
     return [c for c in beyond.index if beyond[c] > bound_points] or [beyond.idxmax()]
 
 
-def _length_checks(table: pd.DataFrame, claims: list[ClaimSpec], panel: str) -> list[dict]:
+def _length_checks(cfg: ConnectivityConfig, table: pd.DataFrame, claims: list[ClaimSpec],
+                   arch: str = "resnet18") -> list[LengthCheck]:
     """The stitches to retrain longer for ``claims`` of one panel (``table`` its rows, with
-    ``cut`` and ``sender``): every decided claim, whichever way it went (the self-stitch, the
-    reference subtracted, is retrained too and may move either way), at the cuts that decide it
-    (:func:`deciding_cuts`; the first cut, or the last two, for the random-bottom claims)."""
+    ``cut`` and ``sender``; ``arch`` the panel's architecture, "resnet18" for the base panel, else
+    ``cfg`` is an :class:`ArchitecturesConfig`):
+    every claim, decided or not, whichever way it went (the self-stitch, the reference subtracted,
+    is retrained too and may move either way), at the cuts that decide it (:func:`deciding_cuts`;
+    the first cut, or the last two, for the random-bottom claims), with ``cfg``'s networks and
+    recipe for that panel and the rule that judged the claim."""
     by = {name: g.set_index("cut") for name, g in table.groupby("sender", sort=False)}
+    base = arch == "resnet18"
+    receiver = cfg.model(cfg.seeds[0]) if base else cfg.arch_model(arch, cfg.seeds[0])
+    recipe = cfg.recipe() if base else cfg.arch_recipe(arch)
+
+    def sender_spec(sender: str) -> network.ModelSpec:
+        if not base:  # the other architectures' claims read the trained sender only
+            return cfg.arch_model(arch, cfg.seeds[1])
+        return cfg.model(cfg.seeds[1]) if sender == TRAINED else cfg.model(cfg.random_seed, trained=False)
+
     out = []
     for c in claims:
         # B-F5 carries B-F2A's random-bottom claim under its own key
         key = "connected" if c.key.startswith("connected") else _SAME_CLAIM.get(c.key, c.key)
         if key not in _LENGTH_CHECKS:
             continue
-        sender, where, bound, high = _LENGTH_CHECKS[key]
+        sender, where, bound = _LENGTH_CHECKS[key]
         if sender not in by:  # every verdict gets the control, decided or not (issue 46)
             continue
         g = by[sender]
         beyond = beyond_self(g, by[SELF])
         cuts = {"worst": deciding_cuts(beyond, 100 * (bound or 0)) if where == "worst" else None,
                 "first": [g.index[0]], "last two": list(g.index[-2:]), "all": list(g.index)}[where]
-        out.append(dict(claim=c.key, base_key=key, panel=panel, sender=sender, cuts=cuts,
-                        bound=None if bound is None else 100 * bound,
-                        high=high,
-                        grid=float(beyond[cuts].mean())))
+        part = LengthPart(receiver=receiver, receiver_name="receiver", cells=((sender, tuple(cuts)),),
+                          sender_specs={sender: sender_spec(sender)})
+        out.append(LengthCheck(claim=c.key, recipe=recipe, table=table,
+                               rejudge=_rejudge_connectivity(key) if base else _rejudge_arch(arch),
+                               bound=None if bound is None else 100 * bound, parts=(part,),
+                               panel=ARCHS.get(arch, "ResNet-18")))
     return out
 
 
 def training_length_control(cfg: ArchitecturesConfig, base: tuple[pd.DataFrame, list[ClaimSpec]],
                             archs: tuple[pd.DataFrame, list[ClaimSpec]] | None = None, *, device=None, store=None,
                             progress: bool = True) -> pd.DataFrame:
-    """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each decided claim
-    (see :func:`_length_checks`) and the receiver's self-stitches at the same cuts, and attach to
-    that claim the control that its verdict survives (see :func:`retrain_longer`). ``base``:
-    B-F2A's table and claims (or B-F5's: its copy of B-F2A's random-bottom claim); ``archs``: the
-    other architectures' table (with ``arch``) and claims. Returns one row per check and sender."""
-    table, _ = base
-    checks = [dict(chk, table=table, rejudge=_rejudge_connectivity(chk["base_key"]))
-              for chk in _length_checks(*base, panel="resnet18")]
+    """Retrain, with :data:`LONGER` times the epochs, the stitches that decide each claim (see
+    :func:`_length_checks`) and the receiver's self-stitches at the same cuts, and attach to that
+    claim the control that its verdict survives (see :func:`retrain_longer`). ``base``: B-F2A's
+    table and claims (or B-F5's: its copy of B-F2A's random-bottom claim); ``archs``: the other
+    architectures' table (with ``arch``) and claims. Returns one row per check and sender."""
+    checks = _length_checks(cfg, *base)
     if archs is not None:
         arch_table, arch_claims = archs
         for arch, g in arch_table.groupby("arch", sort=False):
             tag = arch.replace(".", "_")
-            checks += [dict(chk, table=g, rejudge=_rejudge_arch(arch))
-                       for chk in _length_checks(g, [c for c in arch_claims if c.key == f"connected_{tag}"],
-                                                 panel=arch)]
-    for chk in checks:
-        arch = chk["panel"]
-        if arch == "resnet18":
-            chk["receiver"] = cfg.model(cfg.seeds[0])
-            chk["sender_spec"] = (cfg.model(cfg.seeds[1]) if chk["sender"] == TRAINED
-                                  else cfg.model(cfg.random_seed, trained=False))
-            chk["recipe"] = cfg.recipe()
-        else:
-            chk["receiver"] = cfg.arch_model(arch, cfg.seeds[0])
-            chk["sender_spec"], chk["recipe"] = cfg.arch_model(arch, cfg.seeds[1]), cfg.arch_recipe(arch)
-        chk["panel"] = ARCHS.get(arch, "ResNet-18")
+            checks += _length_checks(cfg, g, [c for c in arch_claims if c.key == f"connected_{tag}"], arch)
     return retrain_longer(checks, base[1], *([archs[1]] if archs else []), device=device, store=store,
                           progress=progress)
 

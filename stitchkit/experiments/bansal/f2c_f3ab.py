@@ -28,6 +28,7 @@ from .bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, Beyon
                       negative_control, penalty_beyond_self, positive_control, premise_stronger, short_numbers,
                       sweep_presets)
 from .common import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
+from .length import LengthCheck, LengthPart
 
 # --------------------------------------------------------------------------------------------
 # B-F2C: number of samples
@@ -54,11 +55,15 @@ class SamplesConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return samples_summary(table, accuracy, self)
 
-    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
         return _one_top_checks(self, table, claims)
 
 
 PRESETS_F2C = sweep_presets(SamplesConfig, smoke={"top_samples": 1024, "bottom_samples": (512, 2048)})
+# B-F2C's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
+# independently trained networks its number is a difference of, its statistic over the cuts)
+SEED_CLAIMS_F2C: dict[str, tuple[int, str]] = {"compatible": (1, "max"), "improves": (1, "gain"),
+                                               "early_similar": (1, "abs"), "mid_degrades": (2, "cut")}
 
 
 def thousands_label(n: int) -> str:
@@ -182,7 +187,7 @@ class LabelsConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return labels_summary(table, accuracy, self)
 
-    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
         return _one_top_checks(self, table, claims)
 
 
@@ -191,6 +196,8 @@ PRESETS_F3A = sweep_presets(LabelsConfig, smoke={"variants": ("objects vs animal
 # network, ~53 s, and 6 stitches): all four would need ~570 s of one GPU, more than a loan's budget.
 PRESETS_F3A["gpu"] = sweep_presets(LabelsConfig, gpu={"variants": ("objects vs animals",
                                                                     "100% random labels")})["gpu"]
+# B-F3A's claims judged with the seed-variance component, as B-F2C's
+SEED_CLAIMS_F3A: dict[str, tuple[int, str]] = {"first_half": (1, "max"), "except_noise": (1, "max")}
 
 
 def labels(cfg: LabelsConfig, **kw) -> tuple[pd.DataFrame, dict]:
@@ -342,11 +349,14 @@ class EpochsConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return epochs_summary(table, accuracy, self)
 
-    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
         return _one_top_checks(self, table, claims)
 
 
 PRESETS_F3B = sweep_presets(EpochsConfig)
+# B-F3B's claims judged with the seed-variance component, as B-F2C's
+SEED_CLAIMS_F3B: dict[str, tuple[int, str]] = {"compatible": (1, "max"), "improves": (1, "gain"),
+                                               "early_first": (1, "cut")}
 
 
 def _epochs_name(f: float) -> str:
@@ -449,10 +459,10 @@ def _past(pens: dict[str, pd.Series], bound: float, absolute: bool = False) -> l
     return [(n, [str(size[n].idxmax())])]
 
 
-def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) -> list[dict]:
-    """Per stitching claim of B-F2C, B-F3A or B-F3B, decided or not: the cells (sender, cuts) that
-    decide it, the bound on the penalty beyond the self-stitch there (points), and whether the claim
-    is "penalty high"."""
+def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig
+              ) -> list[tuple[str, tuple[tuple[str, tuple[str, ...]], ...], float]]:
+    """Per stitching claim of B-F2C, B-F3A or B-F3B, decided or not: its key, the cells (sender,
+    cuts) that decide it and the bound on the penalty beyond the self-stitch there (points)."""
     cuts = list(dict.fromkeys(table.cut))
     later = cfg.later()  # the bottoms with more samples, or from later in the run
     out = []
@@ -460,14 +470,14 @@ def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) 
         key = c.key
         if key == "compatible":
             pens = {n: penalty_beyond_self(table, n) for n in later}
-            out.append((c, _past(pens, 100 * CONNECTED_MAX_PENALTY), 100 * CONNECTED_MAX_PENALTY, False))
+            out.append((c, _past(pens, 100 * CONNECTED_MAX_PENALTY), 100 * CONNECTED_MAX_PENALTY))
         elif key == "improves":  # the gain (minus the penalty) at the best block cut is at least IMPROVE_MIN
             sender = later[0]
-            out.append((c, [(sender, [str(largest_gain(penalty_beyond_self(table, sender))[1])])], -IMPROVE_MIN, False))
+            out.append((c, [(sender, [str(largest_gain(penalty_beyond_self(table, sender))[1])])], -IMPROVE_MIN))
         elif key == "early_similar":  # |penalty| at most SIMILAR_MAX at every early cut
             early = cut_thirds(cuts)[0]
             pens = {n: penalty_beyond_self(table, n)[early] for n in (f"{thousands_label(k)} samples" for k in cfg.bottom_samples)}
-            out.append((c, _past(pens, SIMILAR_MAX, absolute=True), SIMILAR_MAX, False))
+            out.append((c, _past(pens, SIMILAR_MAX, absolute=True), SIMILAR_MAX))
         elif key in ("first_half", "except_noise"):
             half = cuts[:(len(cuts) + 1) // 2]
             names = (["100% random labels"] if key == "except_noise"
@@ -476,25 +486,25 @@ def _deciding(table: pd.DataFrame, claims: list[ClaimSpec], cfg: BottomsConfig) 
             bound = 100 * CONNECTED_MAX_PENALTY
             # "high": the random-label bottom's largest penalty decides it
             cells = _past(pens, float("inf")) if key == "except_noise" else _past(pens, bound)
-            out.append((c, cells, bound, key == "except_noise"))
+            out.append((c, cells, bound))
         elif key == "mid_degrades":  # both bottoms' stitches at the middle cuts (a difference of the two)
             mid = cut_thirds(cuts)[1]
             few, most = (f"{thousands_label(k)} samples" for k in (min(cfg.bottom_samples), max(cfg.bottom_samples)))
-            out.append((c, [(few, list(mid)), (most, list(mid))], DEGRADE_MIN, True))
+            out.append((c, [(few, list(mid)), (most, list(mid))], DEGRADE_MIN))
         elif key == "early_first":  # the shorter run's stitches at the early and late cuts
             early, _, late = cut_thirds(cuts)
             shorter = _epochs_name(min(f for f in cfg.snapshots if f < cfg.top_snapshot))
-            out.append((c, [(shorter, list(early) + list(late))], CONVERGE_MIN, True))
-    return [dict(claim=c.key, sender=cells[0][0], cells=cells, bound=bound, high=high) for c, cells, bound, high in out]
+            out.append((c, [(shorter, list(early) + list(late))], CONVERGE_MIN))
+    return [(c.key, tuple((n, tuple(at)) for n, at in cells), bound) for c, cells, bound in out]
 
 
-def _one_top_checks(cfg: BottomsConfig, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+def _one_top_checks(cfg: BottomsConfig, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
     """The checks of a page with one top (B-F2C, B-F3A, B-F3B): :func:`_deciding`'s cells, with the
     page's models and its summary to re-judge each claim."""
     top, bottoms = cfg.models()
-    checks = _deciding(table, claims, cfg)
-    for chk in checks:
-        chk.update(panel=table.receiver.iloc[0], sender_specs={n: bottoms[n] for n, _ in chk["cells"]}, receiver=top,
-                   receiver_name=table.receiver.iloc[0], self_name=SELF, recipe=cfg.recipe(), table=table,
-                   rejudge=claim_rejudger(cfg, chk["claim"]))
-    return checks
+    name = table.receiver.iloc[0]
+    return [LengthCheck(claim=key, recipe=cfg.recipe(), table=table, rejudge=claim_rejudger(cfg, key), bound=bound,
+                        parts=(LengthPart(receiver=top, receiver_name=name, cells=cells,
+                                          sender_specs={n: bottoms[n] for n, _ in cells}),),
+                        panel=name)
+            for key, cells, bound in _deciding(table, claims, cfg)]

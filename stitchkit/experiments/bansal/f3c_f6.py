@@ -29,6 +29,7 @@ from .bottoms import (IMPROVE_MIN, BeyondSelf, BottomsConfig, accuracy_gap, bott
                       positive_control, premise_stronger, short_numbers, sweep_presets)
 from .common import (CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions,
                      replicate_networks)
+from .length import LengthCheck, LengthPart
 
 # --------------------------------------------------------------------------------------------
 # B-F3C: width
@@ -49,7 +50,7 @@ class WidthConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return widths_summary(table, accuracy, self)
 
-    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
         return _width_checks(table, claims, self)
 
 
@@ -59,6 +60,9 @@ PRESETS_F3C = sweep_presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
 # four cuts (an early, two middle, the last), not six: every ordered pair of widths with its self-stitch
 # and random bottom is 12 stitches a cut.
 PRESETS_F3C["gpu"] = WidthConfig(**{**vars(PRESETS_F3C["gpu"]), "width": 32, "cuts": ("stem", "block3", "block5", "pool")})
+# B-F3C's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
+# independently trained networks its number is a difference of, its statistic over the cuts)
+SEED_CLAIMS_F3C: dict[str, tuple[int, str]] = {"wider_improves": (1, "gain"), "not_vice_versa": (1, "gain")}
 
 
 def width_name(f: float) -> str:
@@ -79,7 +83,7 @@ def widths(cfg: WidthConfig, **kw) -> tuple[pd.DataFrame, dict]:
     return pd.concat(tables, ignore_index=True), accuracy
 
 
-def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig) -> list[dict]:
+def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig) -> list[LengthCheck]:
     """B-F3C's claims, decided or not (issue 46), each decided by one cell: the gain of the wider bottom into the
     thinnest top ("wider_improves") or of the thinnest bottom into the widest top
     ("not_vice_versa") at its best block cut, measured beyond that top's self-stitch there."""
@@ -93,11 +97,11 @@ def _width_checks(table: pd.DataFrame, claims: list[ClaimSpec], cfg: WidthConfig
             continue
         sender, top = pairs[c.key]
         _, where = gain_estimate(table, sender, top)
-        checks.append(dict(claim=c.key, sender=sender, cells=[(sender, [where])], panel=f"top {top}",
-                           sender_specs={sender: specs[sender]}, receiver=specs[top], receiver_name=top,
-                           self_name=SELF, recipe=cfg.recipe(), table=table,
-                           bound=IMPROVE_MIN if c.key == "not_vice_versa" else -IMPROVE_MIN,
-                           rejudge=claim_rejudger(cfg, c.key)))
+        part = LengthPart(receiver=specs[top], receiver_name=top, cells=((sender, (where,)),),
+                          sender_specs={sender: specs[sender]})
+        checks.append(LengthCheck(claim=c.key, recipe=cfg.recipe(), table=table, rejudge=claim_rejudger(cfg, c.key),
+                                  bound=IMPROVE_MIN if c.key == "not_vice_versa" else -IMPROVE_MIN, parts=(part,),
+                                  panel=f"top {top}"))
     return checks
 
 
@@ -162,11 +166,13 @@ class SimCLRConfig(BottomsConfig):
     def summary(self, table: pd.DataFrame, accuracy: dict) -> tuple[dict, list[ClaimSpec]]:
         return simclr_summary(table, accuracy, self)
 
-    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+    def length_checks(self, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
         return _simclr_checks(self, table, claims)
 
 
 PRESETS_F6 = zoo.at_scale(sweep_presets(SimCLRConfig), simclr=zoo.BANSAL_SIMCLR)
+# B-F6's claims judged with the seed-variance component, as B-F3C's
+SEED_CLAIMS_F6: dict[str, tuple[int, str]] = {"connected": (1, "max")}
 E2E_TOP, SIMCLR = "supervised top (seed 0)", "SimCLR (seed 1, linear probe)"
 E2E_SEED = "supervised (seed 1)"
 CKA_MARGIN = 0.05  # "further apart by CKA": the mean CKA differs by at least this
@@ -229,7 +235,7 @@ def simclr_vs_e2e(cfg: SimCLRConfig, **kw) -> tuple[pd.DataFrame, dict]:
 E2E_BOTTOM = "supervised (seed 0)"
 
 
-def _simclr_checks(cfg: SimCLRConfig, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[dict]:
+def _simclr_checks(cfg: SimCLRConfig, table: pd.DataFrame, claims: list[ClaimSpec]) -> list[LengthCheck]:
     """B-F6's "connected" (the largest penalty over both directions, beyond each top's
     self-stitch), decided or not (issue 46): the cells past the bound in either direction (SimCLR into the
     supervised top, the supervised network into the SimCLR top), or the one closest to it, each
@@ -247,10 +253,11 @@ def _simclr_checks(cfg: SimCLRConfig, table: pd.DataFrame, claims: list[ClaimSpe
     if not any(past.values()):  # none past the bound: the one cell closest to it decides
         k = max(pens, key=lambda k: pens[k].max())
         past = {k: [str(pens[k].idxmax())]}
-    parts = [dict(receiver=rx_spec, receiver_name=rx, cells=[(s, past[(s, rx)])], sender_specs={s: s_spec},
-                  panel=f"into {rx}") for s, rx, rx_spec, s_spec in dirs if past.get((s, rx))]
-    return [dict(claim="connected", parts=parts, recipe=cfg.recipe(), table=t, bound=bound, self_name=SELF,
-                 rejudge=claim_rejudger(cfg, "connected"))]
+    parts = tuple(LengthPart(receiver=rx_spec, receiver_name=rx, cells=((s, tuple(past[(s, rx)])),),
+                             sender_specs={s: s_spec}, panel=f"into {rx}")
+                  for s, rx, rx_spec, s_spec in dirs if past.get((s, rx)))
+    return [LengthCheck(claim="connected", recipe=cfg.recipe(), table=t, rejudge=claim_rejudger(cfg, "connected"),
+                        bound=bound, parts=parts)]
 
 
 def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tuple[dict, list[ClaimSpec]]:

@@ -7,20 +7,26 @@ at the cells that decide it: those stitches *and the receiver's self-stitches at
 the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
 on that table (:func:`retrain_longer`; :func:`stitchkit.verdicts.controls.training_length` passes when the
 re-judged claim gives the same decided result). Which cells decide a claim is each page's own
-rule (B-F2A's in :mod:`.f2a`, the sweeps' in :mod:`.bottoms` and the pages' modules).
+rule, handed over as :class:`LengthCheck` records (B-F2A's in :mod:`.f2a`, the sweeps' in
+:mod:`.f2c_f3ab` and :mod:`.f3c_f6`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
 import pandas as pd
 
 from ...data.datasets import DataSpec
+from ...networks.network import ModelSpec
 from ...pagekit.display import plain
 from ...stitching.grid import replace_cells as replace_grid_cells
 from ...stitching.grid import stitch_grid
-from ...stitching.grid_spec import LONGER, Net
+from ...stitching.grid_spec import LONGER, Net, StitchRecipe
 from ...verdicts import controls
 from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.results import Criterion
 from .common import SELF
 
 # per-stitch columns of a grid row that a retrained stitch replaces (the receiver's stay)
@@ -53,75 +59,95 @@ def _holds_word(h: bool | None) -> str:
     return {True: "holds", False: "fails", None: "within noise"}[h]
 
 
-def retrain_longer(checks: list[dict], *claims: list[ClaimSpec], device=None, store=None,
+@dataclass(frozen=True)
+class LengthPart:
+    """The stitches of a check that go into one receiver: ``cells`` (sender name, the cuts) with
+    each sender's spec in ``sender_specs``, retrained beside the receiver's self-stitches at the
+    same cuts. ``receiver_name`` is the table's receiver column (a grid's receiver name);
+    ``panel`` names the part on display (default: the check's)."""
+
+    receiver: ModelSpec
+    receiver_name: str
+    cells: tuple[tuple[str, tuple[str, ...]], ...]
+    sender_specs: Mapping[str, ModelSpec]
+    panel: str | None = None
+
+
+@dataclass(frozen=True)
+class LengthCheck:
+    """One claim's training-length check: the claim's key, the stitch ``recipe`` (retrained
+    :meth:`~stitchkit.stitching.grid_spec.StitchRecipe.longer`), the 1x ``table`` it was judged on,
+    ``rejudge`` (table -> the claim's Criterion, the page's own code), the ``bound`` it is judged
+    against (points, for display; None where it has none) and the ``parts`` to retrain: one per
+    receiver (several where the claim reads a table with several receivers, B-F6's both
+    directions). ``self_name`` is the self-stitch's sender name in the table."""
+
+    claim: str
+    recipe: StitchRecipe
+    table: pd.DataFrame
+    rejudge: Callable[[pd.DataFrame], Criterion]
+    bound: float | None
+    parts: tuple[LengthPart, ...]
+    panel: str | None = None
+    self_name: str = SELF
+
+
+def retrain_longer(checks: list[LengthCheck], *claims: list[ClaimSpec], device=None, store=None,
                    progress: bool = True) -> pd.DataFrame:
     """Retrain each check's stitches with :data:`LONGER` times the epochs (or steps), like for
     like: the deciding senders' stitches *and* the receiver's self-stitches at the same cuts (the
-    reference of every penalty beyond the self-stitch). The 1x cells of the check's ``table`` are
-    replaced by the longer ones (:func:`replace_cells`), the claim is re-judged on that table with
-    ``rejudge`` (table -> the claim's Criterion, the same code as the page's), and
-    :func:`stitchkit.verdicts.controls.training_length` is attached to the claim: its copy with the control
-    takes its place in whichever of the lists ``claims`` (one, or several: B-F2A's base and other
-    architectures) holds its key (:func:`stitchkit.verdicts.claims.replace_in`: the lists change in place,
-    the claims never do). The control passes when the re-judged claim gives the same decided
-    result.
-
-    A check is a dict with ``claim`` (key), ``panel`` (for display), ``sender`` (name) and
-    ``sender_spec`` with ``cuts``, or ``cells`` (a list of (sender, cuts)) with ``sender_specs``
-    (name -> spec) when several senders decide the claim; ``receiver`` (spec) and optionally
-    ``receiver_name`` (the table's receiver column) and ``self_name`` (the self-stitch's sender
-    name, default :data:`SELF`), ``recipe``, ``bound`` (points), ``table`` and ``rejudge``. A
-    claim decided in a table with several receivers (B-F6: both directions) gives ``parts``
-    instead: a list of dicts, each with its ``receiver``, ``receiver_name``, ``cells`` and
-    ``sender_specs`` (and optionally ``panel``); all of them are retrained, swapped in together
-    and the claim re-judged once. Returns one row per part and sender."""
+    reference of every penalty beyond the self-stitch), for each of its parts. The 1x cells of the
+    check's ``table`` are replaced by the longer ones, every part's together
+    (:func:`replace_cells`), the claim is re-judged once on that table with ``rejudge``, and
+    :func:`stitchkit.verdicts.controls.training_length` is attached to the claim: its copy with the
+    control takes its place in whichever of the lists ``claims`` (one, or several: B-F2A's base
+    and other architectures) holds its key (:func:`stitchkit.verdicts.claims.replace_in`: the lists
+    change in place, the claims never do). The control passes when the re-judged claim gives the
+    same decided result. Returns one row per part and sender."""
     holder = {c.key: group for group in claims for c in group}  # the list that holds each claim
     rows = []
     for chk in checks:
-        self_name = chk.get("self_name", SELF)
-        parts = chk.get("parts") or [{
-            "receiver": chk["receiver"], "receiver_name": chk.get("receiver_name", "receiver"),
-            "cells": chk.get("cells") or [(chk["sender"], list(chk["cuts"]))],
-            "sender_specs": chk.get("sender_specs") or {chk["sender"]: chk["sender_spec"]}}]
+        self_name = chk.self_name
         outs = []
-        for part in parts:
-            rx = Net(part["receiver_name"], part["receiver"])
-            all_cuts = list(dict.fromkeys(c for _, cuts in part["cells"] for c in cuts))
-            grids = [stitch_grid([Net(self_name, part["receiver"])], [rx], [(c, c) for c in all_cuts],
-                                 chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+        for part in chk.parts:
+            rx = Net(part.receiver_name, part.receiver)
+            all_cuts = list(dict.fromkeys(c for _, cuts in part.cells for c in cuts))
+            grids = [stitch_grid([Net(self_name, part.receiver)], [rx], [(c, c) for c in all_cuts],
+                                 chk.recipe.longer(), DataSpec("cifar10"), device=device, store=store,
                                  progress=progress)]
-            for sender, cuts in part["cells"]:
-                grids.append(stitch_grid([Net(sender, part["sender_specs"][sender])], [rx], [(c, c) for c in cuts],
-                                         chk["recipe"].longer(), DataSpec("cifar10"), device=device, store=store,
+            for sender, cuts in part.cells:
+                grids.append(stitch_grid([Net(sender, part.sender_specs[sender])], [rx], [(c, c) for c in cuts],
+                                         chk.recipe.longer(), DataSpec("cifar10"), device=device, store=store,
                                          progress=progress))
             outs.append(pd.concat(grids, ignore_index=True))
-        merged = replace_cells(chk["table"], pd.concat(outs, ignore_index=True))
-        base = next(c for c in holder[chk["claim"]] if c.key == chk["claim"]).criterion
-        longer = chk["rejudge"](merged)
-        for part, out in zip(parts, outs):
+        merged = replace_cells(chk.table, pd.concat(outs, ignore_index=True))
+        base = next(c for c in holder[chk.claim] if c.key == chk.claim).criterion
+        longer = chk.rejudge(merged)
+        for part, out in zip(chk.parts, outs):
             new = out.rename(columns={"cut_i": "cut"})
             o_pen = new[new.sender == self_name].set_index("cut").penalty
-            t0 = chk["table"]
+            t0 = chk.table
             if "receiver" in t0 and t0.receiver.nunique() > 1:  # several tops (B-F3C, B-F6): this part's
-                t0 = t0[t0.receiver == part["receiver_name"]]
+                t0 = t0[t0.receiver == part.receiver_name]
             o_1x = t0[t0.sender == self_name].set_index("cut").penalty
-            for sender, cuts in part["cells"]:
+            for sender, cut_names in part.cells:
+                cuts = list(cut_names)  # a list: .loc reads a tuple as one key
                 s_pen = new[new.sender == sender].set_index("cut").penalty
                 after = float((100 * (s_pen - o_pen)).loc[cuts].mean())
                 grid = float((100 * (t0[t0.sender == sender].set_index("cut").penalty - o_1x)).loc[cuts].mean())
-                rows.append({"claim": chk["claim"], "panel": part.get("panel", chk.get("panel")), "sender": sender,
+                rows.append({"claim": chk.claim, "panel": part.panel or chk.panel, "sender": sender,
                              "cuts": ", ".join(cuts), "grid (points)": grid, f"{LONGER}x epochs (points)": after,
                              "self-stitch 1x (points)": float(100 * o_1x.loc[cuts].mean()),
                              f"self-stitch {LONGER}x (points)": float(100 * o_pen.loc[cuts].mean()),
-                             "bound (points)": chk.get("bound"), "change": after - grid,
+                             "bound (points)": chk.bound, "change": after - grid,
                              "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
-        where = "; ".join(f"{sender} at {', '.join(cuts)}" + (f" into {part['receiver_name']}" if len(parts) > 1 else "")
-                          for part in parts for sender, cuts in part["cells"])
+        where = "; ".join(f"{sender} at {', '.join(cuts)}" + (f" into {part.receiver_name}" if len(chk.parts) > 1 else "")
+                          for part in chk.parts for sender, cuts in part.cells)
         control = controls.training_length(
             base, longer, LONGER,
             what=f"the verdict survives {LONGER}x longer stitch training: the stitches of {where} and the "
                  "receiver's self-stitches there retrained, the claim re-judged on them")
-        replace_in(holder[chk["claim"]], chk["claim"], control)
+        replace_in(holder[chk.claim], chk.claim, control)
     return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
 
 

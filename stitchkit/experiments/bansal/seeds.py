@@ -15,8 +15,10 @@ statistic with both networks varied (receivers' part, senders' part, the pair's 
 *seed-variance component*: :func:`stitchkit.verdicts.noise.with_seed_component` widens the claim's interval
 by t(df) times it (times sqrt 2 where the claim is a difference of two networks). Until the
 amendment the receiver was seed 0 in every replicate, so only the sender varied, and a per-cut
-spread was applied to a maximum over cuts; X-3 had measured the receivers' spread at four times
-the senders'. The component is stated on every page that uses it.
+spread was applied to a maximum over cuts; the cross-paper triangle
+(:mod:`stitchkit.experiments.across_conclusions`) had measured the receivers' spread at four times
+the senders'. The component is stated on every page that uses it. Which claims of a page take it,
+and how, is the page's constant beside its presets (``SEED_CLAIMS_<figure>``, :func:`with_seeds`).
 """
 
 from __future__ import annotations
@@ -162,7 +164,7 @@ def cka_seed_component(cfg, n_images: int, cuts=None, *, device=None, store=None
     """The recipe's network-to-network spread of a CKA: the linear CKA between the receiver (seed 0)
     and each of :data:`REPLICATES` at ``cuts`` (default: every cut) on ``n_images`` test images,
     its standard deviation between the replicates pooled over the cuts (CKA units). ``cfg``: any
-    config with ``variant(seed)`` (B-F7's). The same networks as :func:`seed_component`'s."""
+    config with ``variant(seed)``. The same networks as :func:`seed_component`'s."""
     from .bottoms import cka_per_cut
 
     receiver = cfg.variant(0)
@@ -245,35 +247,21 @@ def _method(interval: str) -> str:
     return text
 
 
-# The claims of each page judged with the component, and how many independently trained networks
-# each one's number is a difference of (the ResNet-18 pages; the other architectures of B-F2A, the
-# ResNet-164s of B-F8 and B-F9's accuracies are not the recipe it was measured on, and the untrained
-# bottom's claims are about an untrained network: their intervals cover the test images only)
-# (and, since the amendment of 2026-12-02, the claim's statistic over the cuts: :data:`STATISTICS`;
-# computed over every cut of the component, where some claims read a subset)
-SEED_CLAIMS: dict[str, dict[str, tuple[int, str]]] = {
-    "B-F2A": {"connected": (1, "max")},
-    "B-F2C": {"compatible": (1, "max"), "improves": (1, "gain"), "early_similar": (1, "abs"), "mid_degrades": (2, "cut")},
-    "B-F3A": {"first_half": (1, "max"), "except_noise": (1, "max")},
-    "B-F3B": {"compatible": (1, "max"), "improves": (1, "gain"), "early_first": (1, "cut")},
-    "B-F3C": {"wider_improves": (1, "gain"), "not_vice_versa": (1, "gain")},
-    "B-F6": {"connected": (1, "max")},
-}
-# B-F7's CKAs (cka_seed_component): each is between two networks trained differently, both of whose
-# seeds vary, so each is widened as a difference of two networks
-CKA_SEED_CLAIMS: dict[str, int] = {"samples_far": 2, "width_range": 2, "length_similar": 2}
-
-
-def with_seeds(figure_id: str, cfg: ConnectivityConfig, claims: list[ClaimSpec], **kw
+def with_seeds(seed_claims: dict[str, tuple[int, str]], cfg: ConnectivityConfig, claims: list[ClaimSpec], **kw
                ) -> tuple[dict[str, float], list[ClaimSpec]]:
-    """A page's claims of :data:`SEED_CLAIMS` judged with the seed-variance component (measured,
-    or read from the cache), and the numbers the page states it with (``seed_sd``, ``seed_k``)."""
+    """A page's claims judged with the seed-variance component (measured, or read from the cache),
+    and the numbers the page states it with (``seed_sd``, ``seed_k``, and per claim its crossed
+    spread). ``seed_claims``, the page's constant beside its presets: claim key -> (how many
+    independently trained networks the claim's number is a difference of, its statistic over the
+    cuts, :data:`STATISTICS`, computed over every cut of the component where some claims read a
+    subset). Only claims about networks of the recipe the component was measured on take it: not
+    other architectures, nor untrained bottoms, whose intervals cover the test images only."""
     c = seed_component(cfg, **kw)
     numbers = {"seed_sd": c.sd, "seed_k": c.k}
     if c.crossed:
-        for key, (_, stat) in SEED_CLAIMS[figure_id].items():
+        for key, (_, stat) in seed_claims.items():
             sp = c.spread(stat)
             numbers.update({f"seed_sd_{key}": sp.sd, f"seed_df_{key}": sp.df,
                             f"seed_sd_receivers_{key}": float(np.sqrt(sp.var_receiver)),
                             f"seed_sd_senders_{key}": float(np.sqrt(sp.var_sender))})
-    return numbers, widen(claims, c, SEED_CLAIMS[figure_id])
+    return numbers, widen(claims, c, seed_claims)
