@@ -363,17 +363,23 @@ def main_figure_docs() -> list[str]:
     return list(dict.fromkeys(docs))  # a page that holds two figures of the catalogue, once
 
 
-# The top of the first image shown on a page, in screens (viewport heights) from the page's top.
+# The first image shown on a page: its top in screens (viewport heights) from the page's top, its
+# width on the page and its own width (px); null without one.
 FIRST_FIGURE = """() => {
   const img = Array.from(document.querySelectorAll('article img')).find(i => i.offsetHeight > 0);
-  return img ? (img.getBoundingClientRect().top + window.scrollY) / window.innerHeight : null;
+  return img ? [(img.getBoundingClientRect().top + window.scrollY) / window.innerHeight, img.clientWidth,
+                img.naturalWidth] : null;
 }"""
 
 
 def test_every_figure_page_shows_its_first_figure_within_two_screens(browser, html_dir):
     """Issue 64, items 2 and 8: a figure page opens with its verdicts and then its main figure,
     whose top is within the first two screens of a 1366x768 window (the run's provenance, the
-    rerun commands and the method prose fold under it)."""
+    rerun commands and the method prose fold under it). A figure wider than the column is shown
+    at least ``plotting.COLUMN_PX`` wide there, the width the plotting helpers size their text for
+    (tests/test_plotting_legibility.py)."""
+    from stitchkit.pagekit.plotting import COLUMN_PX
+
     docs = main_figure_docs()
     assert len(docs) >= 25, f"too few figure pages found: {docs}"
     context = browser.new_context(viewport={"width": 1366, "height": 768})
@@ -386,5 +392,7 @@ def test_every_figure_page_shows_its_first_figure_within_two_screens(browser, ht
             found[doc] = page.evaluate(FIRST_FIGURE)
     finally:
         context.close()
-    late = {doc: screens for doc, screens in found.items() if screens is None or screens > 2}
+    late = {doc: f[0] if f else None for doc, f in found.items() if f is None or f[0] > 2}
     assert not late, f"the first figure is not within two screens at 1366x768 (screens down; None: no image): {late}"
+    narrow = {doc: f[1] for doc, f in found.items() if f[2] > COLUMN_PX and f[1] < COLUMN_PX - 1}
+    assert not narrow, f"figures shown narrower than plotting.COLUMN_PX ({COLUMN_PX} px) at 1366 px: {narrow}"
