@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from stitchkit.book import bookpages, catalogue, cost, pages
-from stitchkit.registry import figures, papers, scales
+from stitchkit.registry import figures, papers
 from stitchkit.registry.figures import FIGURES
 from stitchkit.verdicts import results
 
@@ -261,15 +261,19 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     assert all(f".{c}" in css for c in GLANCE_CLASS.split() if c.startswith("sk-"))
     old = (":::{admonition} Results at a glance (scale demo)\n:class: tip\n| claim | paper | ours | verdict |\n"
            "|---|---|---|---|\n| t | p | o | {bdg-success}`reproduced` |\n:::")
-    rest = "\n\n" + provenance_banner(res)
+    rest = "\n\n" + provenance_banner(res)  # a page rendered when the boxes were one cell
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
                                          nbformat.v4.new_markdown_cell(old + rest)])
     pages.refresh_boxes(nb, res)
     assert nb.cells[1].source == page_boxes(res) and nb.cells[1].source.startswith(box)  # re-rendered
+    assert "Run provenance" not in nb.cells[1].source  # the provenance and rerun boxes: a cell of their own
+    assert nb.cells[2].metadata["tags"] == [pages.RUN_TAG] and nb.cells[2].source == pages.run_boxes(res)
     pages.refresh_boxes(nb, res)
-    assert nb.cells[1].source == page_boxes(res)  # idempotent
-    assert "# demo: 2 CPU cores; measured 5 s as run on cpu" in nb.cells[1].source  # a measured time
-    assert "# smoke: tiny networks; assesses no claim; not timed for this page yet" in nb.cells[1].source
+    assert nb.cells[1].source == page_boxes(res) and len(nb.cells) == 3  # idempotent
+    run = nb.cells[2].source
+    assert run.startswith("```{admonition} Run provenance: the demo run of") and ":class: note dropdown\n" in run
+    assert "# demo: 2 CPU cores; measured 5 s as run on cpu" in run  # a measured time
+    assert "# smoke: tiny networks; assesses no claim; not timed for this page yet" in run
     # the claims table's cell is tagged (tag_sk-claims on the page), once
     from stitchkit.book.pages import CLAIMS_TAG, tag_claims_table
 
@@ -282,6 +286,30 @@ def test_glance_box_is_a_block_per_claim_and_old_pages_are_rerendered_from_their
     assert 'class="sk-claims-detail"' in html and "reproduced · demo" in html and ".sk-claims-detail" in css
     pages.refresh_claims(nb, res)
     assert nb.cells[-1].outputs[0]["data"]["text/html"] == html and len(nb.cells[-1].outputs) == 1
+
+
+def test_a_long_value_is_shortened_in_the_glance_box_and_kept_whole_in_its_fold():
+    """Issue 64: the verdicts at a glance stay compact. A long "ours" text shows its first part and
+    the part with the judged interval; the rest is marked "…" and the whole text is in the fold."""
+    from stitchkit.book.pages import GLANCE_FULL, GLANCE_WHY, OURS_SHORT, ours_head, result_box
+
+    long = ("max 3.47 [2.79, 4.22] points (at block2), mean 2.01; raw penalty max 3.14; "
+            "with the network-to-network variance 3.47 [1.66, 5.30] points")
+    claim = {"text": "t", "paper": "p", "ours": long, "verdict": "inconclusive at this scale", "scale": "demo",
+             "value": 3.47, "low": 1.6648, "high": 5.3027, "reason": "within noise"}
+    assert ours_head(claim) == ("max 3.47 [2.79, 4.22] points (at block2), mean 2.01; …; "
+                                "with the network-to-network variance 3.47 [1.66, 5.30] points")
+    # the judged interval in the first part: the rest goes; a "; " inside brackets splits nothing
+    first = {**claim, "low": 2.79, "high": 4.22}
+    assert ours_head(first) == "max 3.47 [2.79, 4.22] points (at block2), mean 2.01; …"
+    inner = {**claim, "ours": "94.44 [70.52, 100.00] % of 18 (ties within noise identified; strict rule 50.00%)" * 2}
+    assert len(inner["ours"]) > OURS_SHORT and ours_head(inner) == inner["ours"]
+    short = {**claim, "ours": "18.75% vs 25.00%; difference -6.25 [-6.25, 0.00] points"}
+    assert ours_head(short) == short["ours"]
+    box = result_box({"id": "B-F2A", "scale": "demo", "claims": [claim]})
+    assert f"**ours** {ours_head(claim)} · **paper** p" in box
+    assert f":::{{dropdown}} {GLANCE_WHY}{GLANCE_FULL}\n" in box and f"*ours in full:* {long}" in box
+    assert GLANCE_FULL not in result_box({"id": "B-F2A", "scale": "demo", "claims": [short]})
 
 
 def test_glossary_terms_link_at_first_use_only_in_prose():
@@ -621,6 +649,13 @@ def test_the_main_figure_moves_under_the_verdicts_and_its_section_links_to_it():
     # the boxes re-rendered above an old order: the figure goes back under them
     nb.cells.insert(1, nb.cells.pop(2))
     assert figure_first(nb) is True and MAIN_FIGURE_TAG in nb.cells[2].metadata["tags"]
+    # the folded provenance and rerun commands (refresh_boxes puts them under the verdicts): under the figure
+    res = {"id": "B-F2A", "scale": "demo", "provenance": {"commit": "abc", "device": "cpu", "wall_seconds": 5.0},
+           "claims": [{"text": "t", "paper": "p", "ours": "o", "verdict": "reproduced", "scale": "demo"}]}
+    pages.refresh_boxes(nb, res)
+    assert [pages.MAIN_FIGURE_TAG in c.metadata.get("tags", []) for c in nb.cells[1:4]] == [False, False, True]
+    assert figure_first(nb) is True and pages.RUN_TAG in nb.cells[3].metadata["tags"]
+    assert nb.cells[2].source == fig and nb.cells[4].source.startswith("**Paper.**")
     plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
                                             nbformat.v4.new_markdown_cell(GLANCE_START + " (scale demo)\n:::"),
                                             nbformat.v4.new_markdown_cell("A table page.")])

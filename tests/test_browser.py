@@ -4,7 +4,8 @@ The book is built once into a temporary folder; then every page of the table of 
 the index and search pages) is opened from ``file://`` and checked: math typeset by the bundled
 MathJax (no raw TeX left), every image loaded, no request to any host, no console error, and no
 horizontal page scroll at phone width (400 px). The scorecard fits its column at 1280 and 400 px
-with a scale on every verdict badge and working filters, and searching for ``B-F2A`` must find its page. Screenshots of every page at
+with a scale on every verdict badge and working filters, and searching for ``B-F2A`` must find its page. Every
+figure page shows its first figure within two screens at 1366x768. Screenshots of every page at
 1280 and 400 px go to ``runs/browser/<width>/``.
 """
 
@@ -342,3 +343,56 @@ def test_every_figure_has_an_alt_text_that_says_what_it_shows(html_dir):
         if wrong:
             bad[doc] = wrong
     assert not bad, f"images without a meaningful alt text: {bad}"
+
+
+def main_figure_docs() -> list[str]:
+    """The documents of the pages whose committed notebook has a main figure under its verdicts
+    (a cell tagged ``pages.MAIN_FIGURE_TAG``, put there by the build)."""
+    import json
+
+    from stitchkit.book.pages import MAIN_FIGURE_TAG
+
+    docs = []
+    for page in catalogue.load_pages():
+        path = paths.BOOK_DIR / f"{page.doc}.ipynb" if page.doc else None
+        if path is None or not path.exists():
+            continue
+        cells = json.loads(path.read_text()).get("cells", [])
+        if any(MAIN_FIGURE_TAG in c.get("metadata", {}).get("tags", []) for c in cells):
+            docs.append(f"{paths.BOOK_DIR.name}/{page.doc}")
+    return list(dict.fromkeys(docs))  # a page that holds two figures of the catalogue, once
+
+
+# The first image shown on a page: its top in screens (viewport heights) from the page's top, its
+# width on the page and its own width (px); null without one.
+FIRST_FIGURE = """() => {
+  const img = Array.from(document.querySelectorAll('article img')).find(i => i.offsetHeight > 0);
+  return img ? [(img.getBoundingClientRect().top + window.scrollY) / window.innerHeight, img.clientWidth,
+                img.naturalWidth] : null;
+}"""
+
+
+def test_every_figure_page_shows_its_first_figure_within_two_screens(browser, html_dir):
+    """Issue 64, items 2 and 8: a figure page opens with its verdicts and then its main figure,
+    whose top is within the first two screens of a 1366x768 window (the run's provenance, the
+    rerun commands and the method prose fold under it). A figure wider than the column is shown
+    at least ``plotting.COLUMN_PX`` wide there, the width the plotting helpers size their text for
+    (tests/test_plotting_legibility.py)."""
+    from stitchkit.pagekit.plotting import COLUMN_PX
+
+    docs = main_figure_docs()
+    assert len(docs) >= 25, f"too few figure pages found: {docs}"
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    found = {}
+    try:
+        for doc in docs:
+            page.goto((html_dir / f"{doc}.html").as_uri(), wait_until="load")
+            page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15000)
+            found[doc] = page.evaluate(FIRST_FIGURE)
+    finally:
+        context.close()
+    late = {doc: f[0] if f else None for doc, f in found.items() if f is None or f[0] > 2}
+    assert not late, f"the first figure is not within two screens at 1366x768 (screens down; None: no image): {late}"
+    narrow = {doc: f[1] for doc, f in found.items() if f[2] > COLUMN_PX and f[1] < COLUMN_PX - 1}
+    assert not narrow, f"figures shown narrower than plotting.COLUMN_PX ({COLUMN_PX} px) at 1366 px: {narrow}"

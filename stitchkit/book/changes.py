@@ -7,11 +7,15 @@ into every executed page under the heading "Changes after a run". A change may b
 list lets the reader judge.
 
 Add an entry in the commit that makes such a change (``commit`` may name the commit the entry
-describes when it was made earlier; the review of the verdicts found the first entries).
+describes when it was made earlier; the review of the verdicts found the first entries). Where a
+change replaced a number or a rule a page's text could still state, ``superseded`` holds patterns
+of that old statement, and :func:`superseded_statements` finds them in a page's prose
+(tests/test_changes_log.py reads every page's "Deviations" with it).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 HEADING = "## Changes after a run"
@@ -25,6 +29,9 @@ class Change:
     why: str  # what was seen that prompted it
     commit: str  # the commit that made it (short hash)
     date: str  # YYYY-MM-DD
+    # regular expressions (case-insensitive) of what the change replaced, as a page's prose could
+    # still state it ("2,000 test images" once all 10,000 are used); see superseded_statements
+    superseded: tuple[str, ...] = ()
 
 
 CHANGES: tuple[Change, ...] = (
@@ -50,6 +57,15 @@ CHANGES: tuple[Change, ...] = (
     Change(("H-F2", "H-F4", "H-F6", "H-T1", "H-T2", "H-F5"), "demo stitch learning rate 0.01 → 0.001 (the paper's)",
            "a retrained R1111 failed the self-stitch control at 0.01 (1.21 points at block 1)", "6012a37",
            "2026-11-23"),
+    Change(("H-F2", "H-F4", "H-F6", "H-T1", "H-T2", "H-F5"),
+           "demo stitches train 2 epochs in batches of 64 at lr 0.01 again (156 steps; were 1 epoch on 5,000 images, "
+           "20 steps, at 0.001 since the entry above); H-F2's and H-F4's grids, and the pages built on H-F2's, stitch "
+           "only the stem and each stage's last block (H-F6 keeps its blocks), and H-F2's R1111 is no longer stitched "
+           "into itself",
+           "at lr 0.001 every self-stitch held, but nine R1111 → R2222 cells retrained at 4× the epochs gained 5.06 "
+           "points on average (max 12.5), so every triangle claim was inconclusive; at stage cuts, 4 epochs in "
+           "batches of 256 gained 2.36 points at 4×, 2 epochs in batches of 64 gained 1.61", "78aa352", "2026-11-23",
+           superseded=(r"`?demo`?[^.;]{0,60}\blr 0\.001\b", r"\b1 epoch on 5,000 images\b")),
     Change(("S-FC6",), "a premise control: every whole VGG19 must reach 90% on its own test set",
            "the thin demo VGG19s did not learn their task, and read as 'not reproduced' without it", "2ceeec6",
            "2026-11-22"),
@@ -80,7 +96,8 @@ CHANGES: tuple[Change, ...] = (
     Change(("S-F1B", "S-F1C", "S-FC5", "S-4.2", "S-TC1", "S-FC6"),
            "demo stitches 2 epochs on all 60k images (were 4 epochs on 15k)",
            "Layer-1 stitches were still improving (Colour sender 0.77 in one initialisation)", "f7110b2",
-           "2026-11-22"),
+           "2026-11-22",
+           superseded=('stitch\\w*[^.;]{0,40}\\b4 epochs on 15(?:k|,000)\\b',)),
     Change(("J-T1", "J-F1", "J-F2"), "a training-length control for the TLM claims (J-T1: each identified case's "
            "strongest rival retrained at 4×; J-F1: far pairs retrained at 4×)",
            "added after runs in which TLM claims failed; J-F1's far_as_similar moved from 'not reproduced' to "
@@ -132,7 +149,8 @@ CHANGES: tuple[Change, ...] = (
            "stage numbering put cells on the other side of the diagonal than the paper's (R1111 block 2 into "
            "R2222 block 4 on the diagonal, which the paper has above it) (issue 33, finding 7); the committed demo "
            "pages were judged with stage numbers, and their verdicts were seen before this change", "679dd8a (issue 33)",
-           "2026-11-24"),
+           "2026-11-24",
+           superseded=('numbered (?:them |the layers )?by stage', 'layer i counts stages')),
     Change(("H-T1", "H-T2"),
            "closer judges whether ES is the smallest of EV, ES and SV (the paper's prediction as its tables colour "
            "it: green in ES, red in EV and SV), was: ES < EV",
@@ -171,7 +189,8 @@ CHANGES: tuple[Change, ...] = (
            "with Gaussian noise or blur at CIFAR-10-C severity 4, AUROC ≥ 0.75, bound fixed before any run with "
            "it); the held-out control draws from the detector's own training images",
            "the MNIST control was saturated (AUROC 1.000) and said nothing about sensitivity; only ~19% of the "
-           "held-out control's images were in the detector's training set", "679dd8a (issue 33)", "2026-11-24"),
+           "held-out control's images were in the detector's training set", "679dd8a (issue 33)", "2026-11-24",
+           superseded=('(?:fine-tuned|trained) against MNIST', 'MNIST (?:as|for) (?:the |an )?outlier[- ]exposure')),
     Change(("J-F2",), "dm_less_ood: the difference of the mean AUROCs (TLM − DM, one resample of the test images for "
            "both) must have its interval above 0 (was: DM's mean below TLM's by any margin); the median claims need "
            "a stitch of high accuracy as a premise control (was: a stand-in value that read 'not reproduced')",
@@ -181,7 +200,8 @@ CHANGES: tuple[Change, ...] = (
            "demo sensitivity_networks 1 → 2; lcka_below_dm needs the interval of the difference of mean taus "
            "above 0",
            "with one network every measure monotone in rank got the same tau (LCKA = PWCCA = 0.8177), and 0.811 vs "
-           "0.802 counted as 'below'", "679dd8a (issue 33)", "2026-11-24"),
+           "0.802 counted as 'below'", "679dd8a (issue 33)", "2026-11-24",
+           superseded=("one network's low-rank approximations",)),
     Change(("J-T3",), "pwcca_below_lcka needs the interval of the difference of taus (bootstrapped jointly over the "
            "representations) above 0 (was: any margin)", "a comparison without a margin", "679dd8a (issue 33)", "2026-11-24"),
     Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F8", "B-F9"),
@@ -195,7 +215,8 @@ CHANGES: tuple[Change, ...] = (
     Change(("B-F2A", "B-F2C", "B-F3A", "B-F3B", "B-F3C", "B-F4", "B-F5", "B-F6", "B-F8", "B-F9"),
            "demo pages test on all 10,000 test images (were 5,000)",
            "at 5,000 images one penalty's standard error (about 0.5 points) is as wide as the control's bound",
-           "679dd8a (issue 33)", "2026-11-24"),
+           "679dd8a (issue 33)", "2026-11-24",
+           superseded=('\\b5,000 test images',)),
     Change(("B-F2C", "B-F3B", "B-F3C"), "'bigger is better' premises judged on the interval of the networks' "
            "accuracy difference on the same test images; mid_degrades gains the premise that its 50k network "
            "beats its 5k one", "B-F2C's premise 'bottom ≥ top + 0.0' passed at 64.59 vs 64.17 in one run and "
@@ -253,7 +274,9 @@ CHANGES: tuple[Change, ...] = (
            "(were 2,000)",
            "the two-sided self-stitch gate could not be passed at the pages' test sizes (a perfect recipe passed "
            "it 0-22% of the time) and double-counted the gain the penalties subtract; redesigned after the runs "
-           "were seen (issue 46)", "81491de", "2026-11-27"),
+           "were seen (issue 46)", "81491de", "2026-11-27",
+           superseded=('noise stitch\\w*[^.;]{0,60}\\b2,000 test (?:images|examples)',
+                       'accurac\\w*[^.;]{0,40}\\b2,000 test examples')),
     Change(("J-F1",), "the far-layers gap divides each bootstrap resample by the receiver's accuracy on that "
            "resample (was: on the full test set)", "a reading review: the relative accuracy's denominator did "
            "not move with the resample", "f78f85f", "2026-11-24"),
@@ -282,7 +305,8 @@ CHANGES: tuple[Change, ...] = (
            "0-22% of the time) and double-counted the gain the penalties subtract; redesigned after the runs were "
            "seen (issue 46). H-F5's least-squares map had no training to judge and its bound was not the paper's "
            "comparison; H-T1's zero-width interval counted fixed stitches as if they carried no noise",
-           "81491de", "2026-11-27"),
+           "81491de", "2026-11-27",
+           superseded=('\\b2,000 test images',)),
     # issue 46: controls that fit each claim
     Change(("J-T1", "J-F1", "J-F2", "J-T2", "J-T3"),
            "each claim has a kind and exactly the controls it needs: the TLM claims (J-T1 tlm_intra, tlm_inter, "
@@ -302,7 +326,8 @@ CHANGES: tuple[Change, ...] = (
            "0-22% of the time) and double-counted the gain the penalties subtract; J-T1 others_intra_vit read 'not "
            "reproduced' at 61.1 [16.7, 88.9] because 10 DM (func.) rival stitches beat the exact self-map, none by "
            "more than noise; percentile intervals over 3 networks are far too narrow; redesigned after the runs "
-           "were seen (issue 46)", "81491de", "2026-11-27"),
+           "were seen (issue 46)", "81491de", "2026-11-27",
+           superseded=('\\b2,000 test images', 'AUROCs?\\b[^.;]{0,60}\\b1,000 test images')),
     Change(("X-1", "X-2"),
            "every claim is of kind no_stitch (direct matching is an exact least-squares map): no stitching control; "
            "X-2's percentages are bootstrapped over the target layers as well as the test images (the two networks "
@@ -375,7 +400,8 @@ CHANGES: tuple[Change, ...] = (
            "a retrain of the same two networks (the cache lost, 2026-11-28) moved the lower mean from 89.5 [88.6, "
            "90.3] to 92.3 [91.6, 93.1] (inconclusive to reproduced): 2.8 points against a test-image interval of "
            "±0.8; the bar asks that intervals carry the seeds where networks trained differently are compared",
-           "b97fc92", "2026-11-28"),
+           "b97fc92", "2026-11-28",
+           superseded=('\\bone pair each\\b', 'only one ordered pair of networks is stitched')),
     Change(("X-3",), "the triangle's component measures the receivers' spread instead of assuming it: seed 1 is also "
            "stitched into seeds 0, 3, 4, 5 and 6 over the 25 cells, and the senders' and the receivers' sd are added "
            "in quadrature (times t(4)), in place of the senders' sd times sqrt 2",
@@ -400,7 +426,8 @@ CHANGES: tuple[Change, ...] = (
            "the two networks were fixed, so no interval carried the seed-to-seed variance; an audit of every claim "
            "resting on one set of networks (2026-11-28) found lcka_below_dm_vit decided 0.003 above its bar and "
            "dm_func_near_best_rn 0.021; with two networks the jackknife leaves one, so a third was needed",
-           "19cd7de", "2026-11-28"),
+           "19cd7de", "2026-11-28",
+           superseded=('\\b(?:two|2) networks per architecture',)),
     # The amendment of 2026-12-02 ("Verdicts a referee signs, round two", issue 68), made before any page is run
     # on the new networks ("Networks a reader can believe"), so that these criteria are fixed before those runs.
     Change(("B-F7",), "amendment of 2026-12-02: samples_far carries a premise, that the sample-size ladder "
@@ -474,7 +501,8 @@ CHANGES: tuple[Change, ...] = (
            "two-way analysis of variance) times t with its degrees of freedom widens both means (was: a star "
            "design, the senders into seed 0 and seed 1 into the receivers, their two sds in quadrature, t with "
            "4 df)", "the issue's item 1 asks for one network-to-network function that X-3 and the Bansal pages "
-           "share; the star design counted the sender-receiver interaction twice", "a95d9c0", "2026-12-02"),
+           "share; the star design counted the sender-receiver interaction twice", "a95d9c0", "2026-12-02",
+           superseded=('\\bstar design\\b',)),
     Change(("J-T1",), "amendment of 2026-12-02: every identification percentage and lead also resamples the layer "
            "cases it counts (a cluster bootstrap over the target layers, the same draw for every measure and pair), "
            "a percentile interval over few layers is the expanded percentile interval for their number, and the t "
@@ -526,6 +554,37 @@ def markdown(figure_id: str, run_date: str = "") -> str:
                      "`make rerun` re-runs it." if run_date and c.date > run_date else "")
             lines.append(f"- **{c.date}** ({c.commit}): {c.what}. *Why:* {c.why}.{later}")
     return "\n".join(lines)
+
+
+# Words that put a statement in the past ("2,000 before 2026-11-27", "earlier runs numbered them
+# by stage", "a first demo run trained ..."): a sentence with one of them, or with the change's
+# date, may name what a change replaced.
+PAST = re.compile(r"\b(?:before|earlier|was|were|until|since|previously|formerly|no longer|a first|at first|"
+                  r"replaced|used to)\b", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` (markdown prose) cut into sentences and clauses: at list items, blank lines, and
+    a full stop or semicolon followed by a space."""
+    flat = re.sub(r"\n\s*(?:[-*]|\d+\.)\s+", "\n\n", "\n" + text)
+    return [" ".join(part.split()) for block in re.split(r"\n\s*\n", flat)
+            for part in re.split(r"(?<=[.;])\s+", block) if part.strip()]
+
+
+def superseded_statements(figure_id: str, text: str) -> list[tuple[Change, str]]:
+    """Each sentence of ``text`` (a page's prose) that states what one of the page's changes
+    replaced (a pattern of its ``superseded``) without placing it in the past (:data:`PAST`, or
+    the change's date in the same sentence), with that change. A page whose prose agrees with its
+    changes log gives []. It finds only what an entry's patterns describe: a wrong statement nobody
+    wrote a pattern for, or a number that is merely incomplete, passes."""
+    found = []
+    for change in for_page(figure_id):
+        for pattern in change.superseded:
+            for sentence in sentences(text):
+                if (re.search(pattern, sentence, re.IGNORECASE) and not PAST.search(sentence)
+                        and change.date not in sentence):
+                    found.append((change, sentence))
+    return found
 
 
 def put_section(nb, tag: str, text: str | None) -> bool:

@@ -46,7 +46,7 @@ from . import bookpages
 from .catalogue import source_hash
 from .kernels import interruption, ipc_kernel_manager, mark_interrupted, stop_kernels_on_signals  # noqa: F401
 from .notebooks import NotebookInfo, discover, get_notebook
-from .pages import figure_first, page_boxes, put_under_title, tidy_page
+from .pages import figure_first, page_boxes, put_under_title, refresh_boxes, tidy_page
 from .runs import SweepFailed, SweepInterrupted, Terminated, describe_failure, grid, results_row
 
 
@@ -145,8 +145,6 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
             # small valid one that says so, if even that can be written
             tmp_nb.unlink(missing_ok=True)
             try:
-                import nbformat
-
                 stub = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
                     f"**This run of {info.id} failed, and its partial notebook could not be kept whole** "
                     f"({describe_failure(exc)}).")])
@@ -177,7 +175,8 @@ def _execute(info: NotebookInfo, out_notebook: Path, scale: str, params: Mapping
     tidy_page(executed)
     figure_files.link_figure_files(executed, out_notebook.stem, results.get("figures") or {})
     put_under_title(executed, page_boxes(results))
-    figure_first(executed)
+    refresh_boxes(executed, results)  # adds the folded provenance and rerun commands
+    figure_first(executed)  # the main figure between the verdicts and those folds
     # the figure files, the page and its results, one after the other (the page links the files)
     figure_files.replace_folder(running_figures, figure_files.figures_folder(out_notebook))
     atomic_write_text(out_notebook, nbformat.writes(executed))

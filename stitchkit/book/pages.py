@@ -1,6 +1,6 @@
 """Rendering one executed page: the MyST pieces the generated pages share (escaped text, links,
-tables, times), the boxes that open every page (the verdicts at a glance, the run's provenance,
-the commands that rerun it), the tidying of an executed notebook (collapsed code and parameters,
+tables, times), the boxes of every page (the verdicts at a glance that open it; the run's
+provenance and the commands that rerun it, folded under its main figure), the tidying of an executed notebook (collapsed code and parameters,
 the claims table tagged, stderr moved to the terminal), the glossary terms linked at their first
 use, and the re-rendering of committed pages from their results files (:func:`link_pages`).
 
@@ -58,23 +58,33 @@ def table(header: list[str], body: list[list[str]]) -> str:
 
 def page_boxes(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = (),
                counted: Mapping[str, Any] | None = None) -> str:
-    """The boxes that open every page, in one cell: the verdicts at a glance (with those of
-    ``beside``, runs at other scales kept beside the page), the run's provenance, and the
-    commands that rerun it (with measured times). ``counted``: a run beside the page that the
-    scorecard counts instead of the page's own (:func:`counted_beside`): its verdicts open the
-    page, the page's own beside each, with a note saying why."""
+    """The box that opens every page, in one cell: the verdicts at a glance (with those of
+    ``beside``, runs at other scales kept beside the page). ``counted``: a run beside the page
+    that the scorecard counts instead of the page's own (:func:`counted_beside`): its verdicts
+    open the page, the page's own beside each, with a note saying why. The run's provenance and
+    the commands that rerun it fold under the page's main figure (:func:`run_boxes`)."""
     if counted is None:
-        glance = result_box(results, beside)
-    else:
-        others = [results, *(b for b in beside if b is not counted)]
-        date = str((results.get("provenance") or {}).get("date") or "?")[:10]
-        note = (f"The figures and text below are this figure's `{results.get('scale')}` run of {date}, made from an "
-                f"earlier version of its notebook, under rules since retired. The verdicts that count are those "
-                f"of its current `{counted.get('scale')}` run, here; the `{results.get('scale')}` run's are beside "
-                f"each (*also at {results.get('scale')}*) until a `{results.get('scale')}` machine runs the "
-                "notebook again.")
-        glance = f":::{{note}}\n{note}\n:::\n\n" + result_box(counted, others)
-    return glance + "\n\n" + provenance_banner(results) + "\n\n" + rerun_box(results)
+        return result_box(results, beside)
+    others = [results, *(b for b in beside if b is not counted)]
+    date = str((results.get("provenance") or {}).get("date") or "?")[:10]
+    note = (f"The figures and text below are this figure's `{results.get('scale')}` run of {date}, made from an "
+            f"earlier version of its notebook, under rules since retired. The verdicts that count are those "
+            f"of its current `{counted.get('scale')}` run, here; the `{results.get('scale')}` run's are beside "
+            f"each (*also at {results.get('scale')}*) until a `{results.get('scale')}` machine runs the "
+            "notebook again.")
+    return f":::{{note}}\n{note}\n:::\n\n" + result_box(counted, others)
+
+
+# The tag of the cell that holds a page's run provenance and rerun commands (:func:`run_boxes`),
+# each folded, under the page's main figure (issue 64: "Provenance, rerun ... go into folds below").
+RUN_TAG = "sk-run"
+
+
+def run_boxes(results: Mapping[str, Any]) -> str:
+    """The run's provenance (:func:`provenance_banner`) and the commands that rerun the page
+    (:func:`rerun_box`, with measured times), each a closed fold whose title says what it holds:
+    they stand under the page's main figure, so that the figure follows the verdicts."""
+    return provenance_banner(results) + "\n\n" + rerun_box(results)
 
 
 def counted_beside(results: Mapping[str, Any], beside: list[Mapping[str, Any]], source: Path) -> Mapping[str, Any] | None:
@@ -236,6 +246,53 @@ def zoo_grid(claims: list[Mapping[str, Any]], label=None,
     return zoos, body
 
 
+# An "ours" text longer than this is shortened in the glance box (:func:`ours_head`); the whole
+# text is in the fold under the box.
+OURS_SHORT = 90
+_INTERVAL = re.compile(r"\[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]")
+
+
+def _segments(text: str) -> list[str]:
+    """``text`` split at its top-level "; " (not inside brackets or parentheses)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
+        if depth == 0 and text.startswith("; ", i):
+            parts.append(text[start:i])
+            start = i + 2
+    return parts + [text[start:]]
+
+
+def _states_interval(segment: str, low: Any, high: Any) -> bool:
+    """Whether ``segment`` prints the interval [low, high] (to the digits it prints)."""
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return False
+    for a, b in _INTERVAL.findall(segment):
+        tol = [0.5 * 10 ** -len(x.partition(".")[2]) + 1e-9 for x in (a, b)]
+        if abs(float(a) - low) <= tol[0] and abs(float(b) - high) <= tol[1]:
+            return True
+    return False
+
+
+def ours_head(claim: Mapping[str, Any]) -> str:
+    """A claim's "ours" text as the glance box shows it: whole when short (:data:`OURS_SHORT`);
+    otherwise its first part (up to the first top-level "; ") and the part that states the judged
+    interval, where another does, with "…" for each part left out. The judged interval is never
+    left out; the whole text is in the fold under the box."""
+    text = str(claim.get("ours", ""))
+    parts = _segments(text)
+    if len(text) <= OURS_SHORT or len(parts) == 1:
+        return text
+    kept = [0] + [i for i, part in enumerate(parts[1:], 1) if _states_interval(part, claim.get("low"), claim.get("high"))]
+    out = []
+    for i, part in enumerate(parts):
+        if i in kept:
+            out.append(part)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return "; ".join(out)
+
+
 def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ()) -> str:
     """The admonition that opens every page: each claim, the paper's value, ours, the verdict; a
     page whose claims are made zoo by zoo (the part beyond the papers) shows them as a grid, a
@@ -267,8 +324,10 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
         kind = why_kind(c["verdict"], failed, c.get("holds"))
         head = f"{{bdg-{badge}}}`{label}` {_cell(c['text'])}"
         items.append(head + (f" · *{kind}*" if kind in WHY_SHOWN else "")
-                     + f"\n\n  **ours** {_cell(c['ours'])} · **paper** {_cell(c['paper'])}")
-        note = []  # why, and what moved the verdict: folded under the box (GLANCE_WHY)
+                     + f"\n\n  **ours** {_cell(ours_head(c))} · **paper** {_cell(c['paper'])}")
+        note = []  # ours in full, why, and what moved the verdict: folded under the box (GLANCE_WHY)
+        if ours_head(c) != str(c.get("ours", "")):
+            note.append(f"*ours in full:* {_cell(c['ours'])}")
         if why:
             note.append(f"*why:* {_cell(why)}")
         prior = amendments.changed(results.get("id", ""), c, c.get("scale") or results["scale"])
@@ -297,16 +356,18 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
              "listed, dated, under *Changes after a run*.\n:::")
     if not notes:
         return box
-    return (box + f"\n\n:::{{dropdown}} {GLANCE_WHY}\n:class-container: sk-glance-why\n" + "\n".join(notes)
+    title = GLANCE_WHY + (GLANCE_FULL if any("*ours in full:*" in n for n in notes) else "")
+    return (box + f"\n\n:::{{dropdown}} {title}\n:class-container: sk-glance-why\n" + "\n".join(notes)
             + "\n:::")
 
 
 # The verdicts at a glance stay compact, so that the page's main figure follows within two screens
 # (issue 64): an inconclusive verdict names its kind of reason beside its claim (WHY_SHOWN), and
-# the reasons in full, with what moved a verdict (an amendment, a re-run, a run at another scale),
-# fold into one click under the box.
+# the reasons in full, with what moved a verdict (an amendment, a re-run, a run at another scale)
+# and each of our values that the box shortened (ours_head), fold into one click under the box.
 WHY_SHOWN = ("within noise", "failed control", "failed premise", "not measured")
-GLANCE_WHY = "Why each verdict is what it is, and what moved it"
+GLANCE_WHY = "Why each verdict is what it is and what moved it"
+GLANCE_FULL = ", and our values in full"  # added to its title where the box shortened a value (ours_head)
 
 
 def _precision(p: Mapping[str, Any]) -> str:
@@ -370,7 +431,8 @@ def page_times(results: Mapping[str, Any], *, device: bool = True) -> str:
 
 
 def provenance_banner(results: Mapping[str, Any]) -> str:
-    """The admonition shown under every page title."""
+    """The run's provenance, a closed fold under the page's main figure (:func:`run_boxes`) whose
+    title names the run's scale and date, and says when the page is behind its code."""
     p = results["provenance"]
     commit = (p.get("commit") or "unknown")[:10] + (" + uncommitted changes" if p.get("dirty") else "")
     first = p.get("first_run") or {}
@@ -378,7 +440,9 @@ def provenance_banner(results: Mapping[str, Any]) -> str:
              f"`{str(first.get('commit') or 'unknown')[:10]}` bit for bit" if first.get("wall_seconds") is not None
              else "")
     behind = behind_reason(results, paths.NOTEBOOKS_DIR / f"{results['id']}.py")
-    return ("```{admonition} Run provenance\n:class: note\n"
+    title = (f"Run provenance: the {results['scale']} run of {p.get('date', '?')[:10]}"
+             + ("; behind its code" if behind else ""))
+    return (f"```{{admonition}} {title}\n:class: note dropdown\n"
             f"**Scale** `{results['scale']}` · **commit** `{commit}` · **device** {p.get('device')} · "
             f"**precision** {_precision(p)} · "
             f"**time** {page_times(results, device=False)}{again} · **date** {p.get('date', '?')[:10]}{_networks_text(p)}\n\n"
@@ -467,7 +531,7 @@ def rerun_box(results: Mapping[str, Any]) -> str:
         sweep = (f".venv/bin/stitchkit sweep {fid} --scale demo -p {name} {' '.join(_cli(v) for v in values)}")
     else:
         sweep = f".venv/bin/stitchkit sweep {fid} --scale demo -p PARAM V1 V2"
-    return (f"````{{admonition}} Rerun this page\n:class: seealso dropdown\n"
+    return ("````{admonition} Rerun this page\n:class: seealso dropdown\n"
             "Each command writes a new run under `runs/`, never over the book. At each scale:\n\n"
             "```bash\n" + "\n".join(run_lines) + "\n```\n\n"
             "Sweep one parameter (one run per value, collected into one `results.csv`):\n\n"
@@ -539,28 +603,38 @@ def link_glossary(nb) -> None:
 GLANCE_START = ":::{admonition} Results at a glance"
 
 
+def _is_boxes(cell) -> bool:
+    """Whether ``cell`` is the one that opens a page with its verdicts (:func:`page_boxes`)."""
+    return cell.cell_type == "markdown" and (cell.source.startswith(GLANCE_START) or
+                                             cell.source.startswith(":::{note}\nThe figures and text below are"))
+
+
 def refresh_boxes(nb, results: Mapping[str, Any], beside: list[Mapping[str, Any]] = (),
                   counted: Mapping[str, Any] | None = None) -> None:
-    """Re-render the boxes that open an executed page (:func:`page_boxes`: the verdicts at a
-    glance, the run's provenance, the rerun commands with measured times) from its results file,
-    so that a page executed before a change of the boxes reads like a new one; every number in
-    them is the results file's."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown" and (cell.source.startswith(GLANCE_START) or
-                                             cell.source.startswith(":::{note}\nThe figures and text below are")):
-            cell.source = page_boxes(results, beside, counted)
-            return
+    """Re-render the boxes of an executed page from its results file: the verdicts at a glance
+    that open it (:func:`page_boxes`) and the folded provenance and rerun commands
+    (:func:`run_boxes`, a cell tagged :data:`RUN_TAG`, put directly under the verdicts where it is
+    missing; :func:`figure_first` then puts the main figure between them), so that a page executed
+    before a change of the boxes reads like a new one; every number in them is the results
+    file's."""
+    import nbformat
+
+    at = next((i for i, c in enumerate(nb.cells) if _is_boxes(c)), None)
+    if at is None:
+        return
+    nb.cells[at].source = page_boxes(results, beside, counted)
+    run = next((c for c in nb.cells if RUN_TAG in c.metadata.get("tags", [])), None)
+    if run is None:  # a page rendered when its boxes were one cell: they go into their own
+        run = nbformat.v4.new_markdown_cell("")
+        run.metadata["tags"] = [RUN_TAG]
+        nb.cells.insert(at + 1, run)
+    run.source = run_boxes(results)
 
 
 # The tag of the cell that holds a page's main figure, moved under the boxes that open the page
 # (:func:`figure_first`).
 MAIN_FIGURE_TAG = "sk-main-figure"
 _GLUE_FIGURE = re.compile(r"^(`{3,}|:{3,})\{glue:figure\}[ \t]+\S+.*$", re.M)
-
-
-def _is_boxes(cell) -> bool:
-    return cell.cell_type == "markdown" and (cell.source.startswith(GLANCE_START) or
-                                             cell.source.startswith(":::{note}\nThe figures and text below are"))
 
 
 def figure_first(nb) -> bool:
@@ -691,7 +765,7 @@ def link_pages(book_dir: Path = paths.BOOK_DIR, skip: Iterable[str] = ()) -> lis
     return changed
 
 
-__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLANCE_WHY", "MAIN_FIGURE_TAG", "figure_first", "REPLICATION_TAG", "insert_replication", "replication_section", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
-           "link_pages", "link_terms", "page_boxes", "page_times", "provenance_banner", "put_under_title",
-           "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "table", "tag_claims_table", "tidy_page",
+__all__ = ["CLAIMS_TAG", "GLANCE_CLASS", "GLANCE_FULL", "GLANCE_WHY", "MAIN_FIGURE_TAG", "figure_first", "REPLICATION_TAG", "RUN_TAG", "insert_replication", "replication_section", "GLOSSARY_TERMS", "escape", "hide_code", "link", "link_glossary",
+           "link_pages", "link_terms", "ours_head", "page_boxes", "page_times", "provenance_banner", "put_under_title",
+           "refresh_boxes", "refresh_claims", "rerun_box", "result_box", "run_boxes", "table", "tag_claims_table", "tidy_page",
            "zoo_grid", "zoo_of"]

@@ -1,4 +1,5 @@
-"""Figures shared by the notebooks: per-layer stitching curves and layer-by-layer heatmaps."""
+"""Figures shared by the notebooks: per-layer stitching curves and layer-by-layer heatmaps, each
+laid out so that its smallest text stays legible where the book shows it (:func:`panel_grid`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,49 @@ import numpy as np
 import pandas as pd
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+# The font sizes (points) of the helpers' smaller text; the rest is matplotlib's 10 points.
+LEGEND_PT = 9
+SMALL_LEGEND_PT = 8  # the legends of panels that share a row
+ANNOTATION_PT = 7  # the values written in a heatmap's cells
+
+# Figure text legible in the book (issue 64: at least 9 px in a 1366 px window). The book scales a
+# figure to its column, COLUMN_PX wide at 1366 px (measured in Chromium; tests/test_browser.py
+# checks it), so text of s points in a figure W inches wide is s / 72 * COLUMN_PX / W px there. A
+# figure's width is capped accordingly (:func:`max_width`): panels that would make it wider go on
+# to another row (:func:`panel_grid`), rather than every font being made larger.
+COLUMN_PX = 741
+MIN_TEXT_PX = 9.0
+MIN_PANEL = 3.6  # inches: the narrowest panel a helper draws; below it, panels go on to another row
+PNG_PAD = 0.2  # inches a page's PNG adds to the figure's tight box (IPython saves it bbox_inches="tight")
+
+
+def max_width(smallest_pt: float) -> float:
+    """The widest figure (inches) whose smallest text, ``smallest_pt`` points, is still
+    :data:`MIN_TEXT_PX` px in the book's column (:data:`COLUMN_PX`), its PNG's padding counted."""
+    return smallest_pt / 72 * COLUMN_PX / MIN_TEXT_PX - PNG_PAD
+
+
+def panel_grid(n: int, panel_width: float, smallest_pt: float, *, extra: float = 0.0) -> tuple[int, int, float]:
+    """(rows, columns, panel width in inches) for ``n`` panels asked ``panel_width`` wide, plus
+    ``extra`` inches beside them (a shared label), within :func:`max_width` of the figure's
+    smallest text: as many columns as panels of at least :data:`MIN_PANEL` fit, each as wide as
+    asked or as the room allows."""
+    room = max_width(smallest_pt) - extra
+    cols = max(1, min(n, int(room // MIN_PANEL)))
+    return -(-n // cols), cols, min(panel_width, room / cols)
+
+
+def panel_figure(n: int, panel_width: float, height: float, smallest_pt: float, *, extra: float = 0.0, **subplots):
+    """A figure of ``n`` panels, each ``height`` inches tall, laid out by :func:`panel_grid`
+    (``subplots``: e.g. ``sharey``): (the figure, its ``n`` axes in reading order, the number of
+    columns). The grid's spare cells are removed."""
+    rows, cols, width = panel_grid(n, panel_width, smallest_pt, extra=extra)
+    fig, grid = plt.subplots(rows, cols, figsize=(width * cols + extra, height * rows), squeeze=False, **subplots)
+    axes = list(grid.flat)
+    for ax in axes[n:]:
+        fig.delaxes(ax)
+    return fig, axes[:n], cols
 
 
 PAPER_COLOUR = "#7f7f7f"
@@ -61,7 +105,7 @@ def judged_per_layer(cuts: Sequence[str], lines: dict[str, tuple[np.ndarray, np.
     ax.axhline(0, color="black", lw=0.8)
     ax.set_ylim(*ylim)
     ax.set_ylabel(ylabel)
-    ax.legend(frameon=False, fontsize=9, loc="upper left")
+    ax.legend(frameon=False, fontsize=LEGEND_PT, loc="upper left")
     return finish_panels(fig, [ax], cuts, xlabel, title)
 
 
@@ -75,7 +119,7 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     measure (its Fig. 2A), so that the page reads one measure (the penalty is their difference)."""
     cuts = list(dict.fromkeys(table["cut"]))
     x = np.arange(len(cuts))
-    fig, axes = plt.subplots(1, 2, figsize=(ax_width * 2, 4.0))
+    fig, axes, _ = panel_figure(2, ax_width, 4.0, LEGEND_PT)
     groups = list(table.groupby("sender", sort=False))
     for (label, g), colour in zip(groups, PALETTE):
         g = g.set_index("cut").reindex(cuts)  # a sender stitched at some cuts only (the untrained one): gaps
@@ -86,14 +130,14 @@ def penalty_per_layer(table: pd.DataFrame, *, title: str = "", ax_width: float =
     axes[0].axhline(0, color="black", lw=0.8)
     if paper is not None:  # the paper's range of the penalty, (low, high, label)
         paper_reference(axes[0], paper[0], paper[1], paper[2])
-        axes[0].legend(frameon=False, fontsize=9, loc="upper left")
+        axes[0].legend(frameon=False, fontsize=LEGEND_PT, loc="upper left")
     axes[0].set_ylabel("stitching penalty (points of test accuracy)")
     axes[0].set_title("penalty = receiver acc. − stitched acc.\n(dotted: direct matching only)")
     axes[1].axhline(100 - 100 * table.receiver_accuracy.iloc[0], color="black", ls="--", lw=1, label="receiver alone")
     axes[1].set_ylabel("stitched test error (%)")
     axes[1].set_ylim(0, 100)
     axes[1].set_title("stitched model error")
-    axes[1].legend(frameon=False, fontsize=9, loc="upper left")
+    axes[1].legend(frameon=False, fontsize=LEGEND_PT, loc="upper left")
     return finish_panels(fig, axes, cuts, "stitch point (sender layer = receiver layer)", title)
 
 
@@ -104,7 +148,7 @@ def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", nco
     the receiver's own error as a dashed line. ``panels`` maps a panel title to a stitch-grid
     table (columns ``cut``, ``sender``, ``accuracy``, ``receiver_accuracy``)."""
     n = len(panels)
-    ncols = min(ncols, n)
+    ncols = min(ncols, n, panel_grid(n, 4.2, LEGEND_PT)[1])
     nrows = -(-n // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows), squeeze=False)
     for ax, (name, table) in zip(axes.flat, panels.items()):
@@ -126,13 +170,13 @@ def connectivity_panels(panels: dict[str, pd.DataFrame], *, title: str = "", nco
             ax.set_xlabel("stitch point (sender layer = receiver layer)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    handles, labels = {}, {}
+    handles = {}
     for ax in list(axes.flat)[:n]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
-    ncol = min(len(handles), max(1, 2 * ncols - 3)) if len(handles) > 3 else len(handles)
+    ncol = min(len(handles), max(2, 2 * ncols - 3)) if len(handles) > 3 else len(handles)
     lines = -(-len(handles) // max(ncol, 1))
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=ncol, frameon=False, fontsize=9)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=ncol, frameon=False, fontsize=LEGEND_PT)
     if title:
         fig.suptitle(title)
     fig.tight_layout(rect=(0, min(0.4, 0.3 * lines / (3.6 * nrows)), 1, 1))  # 0.3 in per legend line
@@ -144,7 +188,7 @@ def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str =
     every cut, one line per sender, from a table with columns ``cut``, ``sender``, ``penalty``, ``cka``."""
     cuts = list(dict.fromkeys(table["cut"]))
     x = np.arange(len(cuts))
-    fig, axes = plt.subplots(1, 2, figsize=(ax_width * 2, 4.0))
+    fig, axes, _ = panel_figure(2, ax_width, 4.0, LEGEND_PT)
     for label, colour in zip(senders, PALETTE[1:]):
         g = table[table.sender == label].set_index("cut").loc[cuts]
         axes[0].plot(x, 100 * g.penalty.to_numpy(float), "o-", color=colour, label=label)
@@ -156,7 +200,7 @@ def penalty_and_cka(table: pd.DataFrame, senders: Sequence[str], *, title: str =
     axes[1].set_ylim(0, 1.02)
     axes[1].set_title("CKA at the same layer")
     for ax in axes:
-        ax.legend(frameon=False, fontsize=9)
+        ax.legend(frameon=False, fontsize=LEGEND_PT)
     return finish_panels(fig, axes, cuts, "layer (cut)", title)
 
 
@@ -167,8 +211,8 @@ def layer_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Seq
     matrix = np.asarray(matrix, dtype=float)
     if matrix.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"matrix shape {matrix.shape} does not match labels ({len(row_labels)}, {len(col_labels)})")
-    if ax is None:
-        size = max(3.5, 0.45 * max(matrix.shape) + 1.5)
+    if ax is None:  # at most as wide as its cells' values stay legible in the book (max_width)
+        size = min(max(3.5, 0.45 * max(matrix.shape) + 1.5), max_width(ANNOTATION_PT) - 1)
         _, ax = plt.subplots(figsize=(size + 1, size))
     im = ax.imshow(matrix, vmin=vmin, vmax=vmax, cmap=cmap, origin="upper")
     ax.set_xticks(range(len(col_labels)), col_labels, rotation=45, ha="right")
@@ -180,7 +224,8 @@ def layer_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Seq
         lo, hi = np.nanmin(matrix), np.nanmax(matrix)
         mid = (lo + hi) / 2
         for (i, j), v in np.ndenumerate(matrix):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < mid else "black")
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=ANNOTATION_PT,
+                    color="white" if v < mid else "black")
     ax.figure.colorbar(im, ax=ax, label=cbar_label, fraction=0.046, pad=0.04)
     return ax
 
@@ -193,8 +238,7 @@ def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float
     optionally ``baseline`` (a number or a per-layer sequence, drawn dashed, labelled
     ``baseline_label``) and ``paper`` (the paper's values, ``(low, high or None, label)`` each:
     :func:`paper_reference`). One line per sender, the band shaded."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(ax_width * len(panels), 4.2), squeeze=False)
-    axes = axes[0]
+    fig, axes, _ = panel_figure(len(panels), ax_width, 4.2, SMALL_LEGEND_PT)
     layers = list(dict.fromkeys(panels[0]["stats"]["layer"]))
     x = np.arange(len(layers))
     for ax, p in zip(axes, panels):
@@ -215,7 +259,7 @@ def spread_per_layer(panels: Sequence[dict], *, title: str = "", ax_width: float
         ax.set_title(p.get("panel", ""))
         if p.get("ylim"):
             ax.set_ylim(*p["ylim"])
-        ax.legend(frameon=False, fontsize=8, loc=p.get("legend", "best"))
+        ax.legend(frameon=False, fontsize=SMALL_LEGEND_PT, loc=p.get("legend", "best"))
     return finish_panels(fig, axes, layers, "stitch point (Layer k: before ResNet layer k)", title)
 
 
@@ -226,8 +270,7 @@ def ours_vs_paper_bars(ours: pd.DataFrame, spread: pd.DataFrame, paper: pd.DataF
     the paper's value as a black diamond; ``sharey``: one y axis for every panel."""
     rows = list(ours.index)
     x = np.arange(len(rows))
-    fig, axes = plt.subplots(1, len(columns), figsize=(3.6 * len(columns) + 0.6, 3.8), sharey=sharey, squeeze=False)
-    axes = axes[0]
+    fig, axes, ncols = panel_figure(len(columns), 3.6, 3.8, SMALL_LEGEND_PT, extra=0.6, sharey=sharey)
     for ax, (col, label) in zip(axes, columns.items()):
         err = scale * np.nan_to_num(spread[col].to_numpy(float))
         ax.bar(x, scale * ours[col].to_numpy(float), yerr=err, color=PALETTE[0], alpha=0.8, capsize=3, label="ours")
@@ -235,8 +278,9 @@ def ours_vs_paper_bars(ours: pd.DataFrame, spread: pd.DataFrame, paper: pd.DataF
         ax.set_title(label)
         ax.set_xticks(x, rows, rotation=30, ha="right")
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel(ylabel)
-    axes[0].legend(frameon=False, fontsize=8, loc="lower left")
+    for ax in axes[::ncols]:  # the first panel of each row
+        ax.set_ylabel(ylabel)
+    axes[0].legend(frameon=False, fontsize=SMALL_LEGEND_PT, loc="lower left")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -251,9 +295,7 @@ def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: st
     cuts = list(dict.fromkeys(table["cut"]))
     senders = list(dict.fromkeys(table["sender"]))
     x = np.arange(len(cuts))
-    fig, axes = plt.subplots(1, len(receivers), figsize=(ax_width * len(receivers) + 1.5, 4.4), squeeze=False,
-                             sharey=True)
-    axes = axes[0]
+    fig, axes, ncols = panel_figure(len(receivers), ax_width, 4.4, SMALL_LEGEND_PT, extra=1.5, sharey=True)
     others = iter(PALETTE * 2)
     colours = {s: ("black" if s == control else next(others)) for s in senders}
     for ax, rx in zip(axes, receivers):
@@ -268,8 +310,9 @@ def penalty_panels(table: pd.DataFrame, *, control: str | None = None, title: st
                 ax.plot(x, 100 * g.dm_penalty.to_numpy(float), ":", color=colours[s], alpha=0.6)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_title(f"into {rx}", fontsize=10)
-        ax.legend(frameon=False, fontsize=8, loc="upper left")
-    axes[0].set_ylabel("stitching penalty (points of test accuracy)\nbelow 0: the bottom improves the top")
+        ax.legend(frameon=False, fontsize=SMALL_LEGEND_PT, loc="upper left")
+    for ax in axes[::ncols]:  # the first panel of each row
+        ax.set_ylabel("stitching penalty (points of test accuracy)\nbelow 0: the bottom improves the top")
     return finish_panels(fig, axes, cuts, "stitch point (bottom layer = top layer)", title)
 
 
@@ -287,9 +330,7 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
     receivers = list(dict.fromkeys(t["receiver"]))
     cuts = list(dict.fromkeys(t["cut"]))
     x = np.arange(len(cuts))
-    fig, axes = plt.subplots(1, len(receivers), figsize=(ax_width * len(receivers) + 1.5, 4.0), squeeze=False,
-                             sharey=True)
-    axes = axes[0]
+    fig, axes, ncols = panel_figure(len(receivers), ax_width, 4.0, SMALL_LEGEND_PT, extra=1.5, sharey=True)
     for ax, rx in zip(axes, receivers):
         for (s, g), colour in zip(t[t["receiver"] == rx].groupby("sender", sort=False), PALETTE * 2):
             g = g.set_index("cut").reindex(cuts)  # a sender stitched at some cuts only (the untrained one): gaps
@@ -300,8 +341,9 @@ def cka_panels(table: pd.DataFrame, *, control: str | None = None, title: str = 
             paper_reference(ax, *paper)
         ax.set_ylim(0, 1.02)
         ax.set_title(f"with {rx}", fontsize=10)
-        ax.legend(frameon=False, fontsize=8)
-    axes[0].set_ylabel("linear CKA with the top (0-1)")
+        ax.legend(frameon=False, fontsize=SMALL_LEGEND_PT)
+    for ax in axes[::ncols]:  # the first panel of each row
+        ax.set_ylabel("linear CKA with the top (0-1)")
     return finish_panels(fig, axes, cuts, "layer (cut)", title)
 
 
@@ -320,5 +362,5 @@ def cka_lines(table: pd.DataFrame, *, by: str = "pair", title: str = "", ax_widt
             paper_reference(ax, low, high, label, colour=colour)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("linear CKA between the two networks (0-1)")
-    ax.legend(frameon=False, fontsize=9)
+    ax.legend(frameon=False, fontsize=LEGEND_PT)
     return finish_panels(fig, [ax], cuts, "layer (cut)", title)
