@@ -168,6 +168,13 @@ CANDIDATES: dict[str, Candidate] = {
         "Bansal's Myrtle CNN", 0.90,
         ModelSpec("myrtle", 32, CIFAR, "cifar", 0, _page(12), options=(("logit_scale", 0.125),)),
         "Page's logits times 0.125; without it the same reached 83.7%"),
+    "balogh-r18-w16-e24": Candidate(
+        "Balogh's ResNet-18 (BasicBlock, no normalisation)", 0.85,
+        ModelSpec("resnet18", 16, CIFAR, "none", 0, _adam(24)), "16 epochs of the same reached 82.9%"),
+    "bansal-r164-d20-w16-e13": Candidate(
+        "Bansal's ResNet-164 stand-in (depth 20)", 0.80,
+        ModelSpec("preact_resnet164", 16, CIFAR, "cifar", 0, _fast(13), options=(("depth", 20),)),
+        "10 epochs of the same reached 79.5%"),
     "balogh-vit-d128x4-e10": Candidate(
         "Balogh's ViT (dim 128, depth 4)", 0.60,
         ModelSpec("vit_ti", 128, CIFAR, "none", 0, _adam(10, lr=1e-3), options=(("depth", 4), ("heads", 2))),

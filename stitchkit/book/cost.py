@@ -134,9 +134,10 @@ def cost_markdown(pages: list[Page], bench: Mapping[str, Any] | None, gpu: Mappi
         out += ["No page has been executed yet.", ""]
     rows, loans = gpu_plan(pages)
     out += ["## The book on one GPU", "",
-            "Every page with a `gpu` preset, in the order a lent GPU runs them (`stitchkit.book.gpu_estimates.PRIORITY`): "
-            "its time on one GPU, measured where the book holds its `gpu` run, else estimated from measured pieces "
-            "and FLOPs before any run (`stitchkit/book/gpu_estimates.py` says how), and where the book stands with it.", "",
+            "Every page with a `gpu` preset, in the order a lent GPU runs them (the ranks of the pages' estimates in "
+            "`stitchkit/registry/figures.py`): its time on one GPU, measured where the book holds its `gpu` run, else "
+            "the estimate its registry entry states, made from measured pieces and FLOPs before any run "
+            "(`stitchkit/book/gpu_estimates.py` says how), and where the book stands with it.", "",
             table(["page", "time on one GPU", "measured at `gpu`", "the book"], rows), "", loans, ""]
     out += ["## Measured speed-ups", ""]
     for label, b in (("CPU", bench), ("GPU", gpu)):
