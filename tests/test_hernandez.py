@@ -263,7 +263,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
     assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced",
                                  "random_low": "inconclusive at this scale"}
     assert numbers["longer_cells"] == len(cells)
-    with pytest.raises(ValueError, match="not in the grid"):
+    with pytest.raises(ValueError, match="0 rows of the table"):
         with_longer(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
 
 
@@ -544,6 +544,7 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     import torch
 
     from stitchkit.stitching import grid as grid_mod
+    from stitchkit.stitching import longer as longer_mod
 
     stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
                           for k in ("EV", "ES", "SV")})
@@ -556,8 +557,8 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     cfg = PRESETS_T2["demo"]
     monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg: {"A": "net A", "B": "net B"})
     trained = []
-    monkeypatch.setattr(hernandez_mse, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
-        (s[0], r[0], pairs[0], recipe.train.epochs)))
+    monkeypatch.setattr(longer_mod, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
+        (s[0], r[0], pairs[0], recipe.train.epochs)) or pd.DataFrame())
     n = per.attrs["per_image"]["EV"].shape[1]
 
     def longer_mse(sender, receiver, cut_i, cut_j, recipe, data, *, n_images, **kw):

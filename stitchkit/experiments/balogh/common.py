@@ -16,7 +16,7 @@ from ...data.datasets import DataSpec
 from ...networks import network, zoo
 from ...networks.train import TrainConfig
 from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
-from ...stitching.grid import replace_cells as replace_grid_cells
+from ...stitching.longer import replace_cells as replace_grid_cells
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net, StitchRecipe
 from ...verdicts import controls, noise

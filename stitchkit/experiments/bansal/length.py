@@ -21,7 +21,7 @@ import pandas as pd
 from ...data.datasets import DataSpec
 from ...networks.network import ModelSpec
 from ...pagekit.display import plain
-from ...stitching.grid import replace_cells as replace_grid_cells
+from ...stitching.longer import replace_cells as replace_grid_cells
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
 from ...verdicts import controls
@@ -43,7 +43,7 @@ def decided(claim: ClaimSpec) -> bool:
 def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
     of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
-    :data:`CELL_COLUMNS`; :func:`stitchkit.stitching.grid.replace_cells`)."""
+    :data:`CELL_COLUMNS`; :func:`stitchkit.stitching.longer.replace_cells`)."""
     new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
     on = ["sender", "cut"] + (["receiver"] if "receiver" in table and "receiver" in new
                               and table.receiver.nunique() > 1 else [])
