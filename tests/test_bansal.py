@@ -12,6 +12,7 @@ from stitchkit.experiments.bansal import common, f2a, f4_f5, f8, f9, length, see
 from stitchkit.measures.similarity import CKABootstrap
 from stitchkit.networks import network, zoo
 from stitchkit.stitching import grid, grid_spec
+from stitchkit.stitching import longer as longer_mod
 from stitchkit.stitching.grid_spec import LONGER
 from stitchkit.verdicts import noise
 from stitchkit.verdicts.results import Run
@@ -220,7 +221,7 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
                common.SELF: {"stem": 0.0, "block3": -1.0, "block5": 0.0, "pool": 0.0}}
         return _grid_rows({s.name: pen[s.name] for s in senders}, pairs)
 
-    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = f2a.training_length_control(cfg, (table, claims))
     # the reference retrained too, at the same cuts
     assert seen == [[common.SELF], [common.TRAINED], [common.SELF], [common.RANDOM], [common.SELF], [common.RANDOM]]
@@ -242,7 +243,7 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
     checks = f2a._length_checks(f2a.PRESETS_F2A["demo"], table, claims)
-    monkeypatch.setattr(length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
+    monkeypatch.setattr(longer_mod, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
         {s.name: {c: 0.0 for c, _ in pairs} for s in senders}, pairs))
     before = list(claims)
     base, others = claims[:1], claims[1:]
