@@ -161,7 +161,7 @@ def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monk
         seen.append((pairs, recipe.kernel_size))
         return _grid_rows({common.TRAINED: {"block1": {1: 2.5, 3: 1.0}[recipe.kernel_size]}}, pairs)
 
-    monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = f4_f5.kernel_length_control(cfg, table, claims)
     assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
     # at 4x: kernels 1, 3 and (1x) 9 at block1 give 2.5, 1.0, 2.0: a spread of 1.5, within 2: the
@@ -427,7 +427,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
         trained.append(spec.frozen)
         return object(), {"test": {"accuracy": 0.60}}
 
-    monkeypatch.setattr(f9, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     monkeypatch.setattr(f9, "freeze_train", freeze_train)
     monkeypatch.setattr(f9, "own_correct", lambda *a: np.arange(N) < int(0.60 * N))
     out = f9.training_length_control(cfg, table, frozen, metrics, claims)
@@ -454,7 +454,7 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
     def never(*a, **kw):
         raise AssertionError("the same pieces: nothing to freeze-train again")
 
-    monkeypatch.setattr(f9, "stitch_grid", same_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", same_grid)
     monkeypatch.setattr(f9, "freeze_train", never)
     out = f9.training_length_control(cfg, table, frozen, metrics, claims)
     assert claims[0].controls[-1].passed and len(out) == 6
@@ -507,7 +507,7 @@ def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch)
         seen[recipe.kernel_size] = [a for a, _ in pairs]
         return _grid_rows({common.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
 
-    monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     f4_f5.kernel_length_control(cfg, table, claims)
     assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}
 

@@ -518,7 +518,7 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
         return {(b, c): (a.mean(), a) for b, a in ((f8.TRAINED, stitched(1.0)), (f8.RANDOM, stitched(1.5)))
                 for c in cuts_}
 
-    monkeypatch.setattr(f8, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     monkeypatch.setattr(f8, "finetuned", longer_finetuning)
     out = f8.training_length_control(cfg, table, {}, claims)
     assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound

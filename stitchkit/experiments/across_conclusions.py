@@ -124,7 +124,8 @@ def _bansal_nets(cfg: ConclusionsConfig) -> tuple[Net, Net, Net]:
             Net(RANDOM, b.model(b.random_seed, trained=False)))
 
 
-def connectivity_on_hernandez(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
+def connectivity_on_hernandez(cfg: ConclusionsConfig, *, device=None, store=None,
+                              progress: bool = True) -> pd.DataFrame:
     """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
     receiver into itself, at every cut of the receiver, and an untrained R2222 into the receiver
     at the last two cuts (the negative control); one row per sender and cut."""

@@ -105,9 +105,10 @@ def length_control(base: Criterion, again: Criterion, how: str = "", factor: int
     return controls.training_length(base, again, factor, what=what)
 
 
-def with_length_control(claims: list[ClaimSpec], key: str, again: Criterion, how: str = "", factor: int = LONGER) -> ClaimSpec:
-    """The claim ``key`` of ``claims`` with its :func:`length_control` (``again``: its criterion re-judged
-    at ``factor`` x the epochs) put in its place in the list
+def with_length_control(claims: list[ClaimSpec], key: str, again: Criterion, how: str = "",
+                        factor: int = LONGER) -> ClaimSpec:
+    """The claim ``key`` of ``claims`` with its :func:`length_control` (``again``: its criterion
+    re-judged at ``factor`` x the epochs) put in its place in the list
     (:func:`stitchkit.verdicts.claims.replace_in`); returns the new claim."""
     base = next((c for c in claims if c.key == key), None)
     if base is None:

@@ -257,10 +257,11 @@ def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
                         unit="%")
         numbers["similarity_below_max_longer"] = again.value
         numbers["longer_cells"] = len(longer)
+        pair = longer.attrs.get("pair", "the deciding pair")
         length = [length_control(
-            crit, again, f"the {len(longer)} cells below the diagonal of {longer.attrs.get('pair', 'the deciding pair')}, "
-                         "both the similarity-trained and the vanilla stitch retrained at "
-                         f"{LONGER}x the epochs in place of their 1x values, the claim re-judged")]
+            crit, again, f"the {len(longer)} cells below the diagonal of {pair}, both the similarity-trained and the "
+                         f"vanilla stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim "
+                         "re-judged")]
     claims = [ClaimSpec(
         key="similarity_low", text="Stitches trained to match the expected representation (MSE) reach low task "
                                    "accuracy where the task-trained (vanilla) stitches are accurate (j < i)",
