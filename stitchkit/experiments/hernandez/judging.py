@@ -258,18 +258,6 @@ def with_longer(table: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _length_control(base: Criterion, judge, longer_table: pd.DataFrame | None, cells: str) -> list[Control]:
-    """The training-length control of one claim (:func:`stitchkit.stitching.longer.length_control`): the
-    claim's criterion ``judge(table)`` recomputed on ``longer_table`` (:func:`with_longer`) must
-    give the same decided result; ``cells`` says which were retrained for it. None (a spot check
-    without longer stitches): no control."""
-    if longer_table is None:
-        return []
-    return [length_control(base, judge(longer_table),
-                           f"re-judged with {cells} retrained at {LONGER}x the epochs in place of their 1x values "
-                           "(like for like)")]
-
-
 def _negative_control(random_outside: Estimate | None) -> Control:
     """The negative control of the claims that a stitch works (kind ``compatible``): the paper's
     own untrained-sender bound, :func:`stitchkit.verdicts.controls.untrained_sender_fails`' counterpart in
@@ -348,9 +336,12 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
         numbers["longer_gain_max"] = float(longer.gain.max())
         numbers["longer_cells"] = len(longer)
     judges = {"lower_high": lower, "upper_low": upper, "random_low": random_low}
+    # the training-length control: each claim re-judged on the table with its cells retrained in place of their 1x
+    # values must give the same decided result (a spot check without longer stitches: no control)
     told = longer.attrs.get("cells", {}) if longer is not None else {}
-    length = {k: _length_control(c, judges[k], longer_table, told.get(k, f"{len(longer) if longer is not None else 0} "
-                                                                        "sampled cells"))
+    length = {k: [] if longer_table is None else [length_control(
+        c, judges[k](longer_table), f"re-judged with {told.get(k, f'{len(longer)} sampled cells')} retrained at "
+                                    f"{LONGER}x the epochs in place of their 1x values (like for like)")]
               for k, c in crit.items()}
     if longer_table is not None:
         for k, name in (("lower_high", "lower_min"), ("upper_low", "upper_max"),
