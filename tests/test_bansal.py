@@ -11,7 +11,7 @@ from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py
 from stitchkit.experiments.bansal import common, f2a, f4_f5, f8, f9, length, seeds
 from stitchkit.measures.similarity import CKABootstrap
 from stitchkit.networks import network, zoo
-from stitchkit.stitching import grid, grid_spec
+from stitchkit.stitching import grid_spec
 from stitchkit.stitching import longer as longer_mod
 from stitchkit.stitching.grid_spec import LONGER
 from stitchkit.verdicts import noise
@@ -591,8 +591,6 @@ def test_widening_rejudges_the_length_control_like_for_like():
 
 def _classifies_two_images(spec) -> bool:
     import torch
-
-    from stitchkit.networks import zoo
 
     model = network.build(spec, num_classes=10, in_channels=3).eval()
     with torch.no_grad():

@@ -13,7 +13,6 @@ from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py
 from stitchkit.base.store import config_key
 from stitchkit.experiments.bansal import bottoms, common, f2a, f2c_f3ab, f3c_f6, f7, f8, f9, tables
 from stitchkit.networks import network, zoo
-from stitchkit.stitching import grid
 from stitchkit.stitching import longer as longer_mod
 from stitchkit.stitching.grid_spec import LONGER
 from stitchkit.verdicts import noise

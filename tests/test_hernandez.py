@@ -15,7 +15,6 @@ from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2, mse_long
 from stitchkit.experiments.hernandez.sim_trained import PRESETS_F5, similarity_recipe, similarity_summary
 from stitchkit.experiments.hernandez.spot import load_spot, spot_claims, spot_diagnosis
 from stitchkit.networks import zoo
-from stitchkit.stitching import grid as grid_mod
 from stitchkit.stitching.grid_spec import LONGER
 
 N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
