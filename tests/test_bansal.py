@@ -11,7 +11,8 @@ from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py
 from stitchkit.experiments.bansal import common, f2a, f4_f5, f8, f9, length, seeds
 from stitchkit.measures.similarity import CKABootstrap
 from stitchkit.networks import network, zoo
-from stitchkit.stitching import grid, grid_spec
+from stitchkit.stitching import grid_spec
+from stitchkit.stitching import longer as longer_mod
 from stitchkit.stitching.grid_spec import LONGER
 from stitchkit.verdicts import noise
 from stitchkit.verdicts.results import Run
@@ -160,7 +161,7 @@ def test_kernel_length_control_retrains_the_two_kernels_that_set_the_spread(monk
         seen.append((pairs, recipe.kernel_size))
         return _grid_rows({common.TRAINED: {"block1": {1: 2.5, 3: 1.0}[recipe.kernel_size]}}, pairs)
 
-    monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = f4_f5.kernel_length_control(cfg, table, claims)
     assert seen == [([("block1", "block1")], 1), ([("block1", "block1")], 3)]
     # at 4x: kernels 1, 3 and (1x) 9 at block1 give 2.5, 1.0, 2.0: a spread of 1.5, within 2: the
@@ -220,7 +221,7 @@ def test_training_length_control_retrains_the_deciding_cells_and_their_self_stit
                common.SELF: {"stem": 0.0, "block3": -1.0, "block5": 0.0, "pool": 0.0}}
         return _grid_rows({s.name: pen[s.name] for s in senders}, pairs)
 
-    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = f2a.training_length_control(cfg, (table, claims))
     # the reference retrained too, at the same cuts
     assert seen == [[common.SELF], [common.TRAINED], [common.SELF], [common.RANDOM], [common.SELF], [common.RANDOM]]
@@ -242,7 +243,7 @@ def test_the_length_control_replaces_each_claim_in_the_list_that_holds_it(monkey
                          + _rows(common.RANDOM, [1, 5, 20, 40, 45]))
     _, claims = common.connectivity_summary(table, MODELS)
     checks = f2a._length_checks(f2a.PRESETS_F2A["demo"], table, claims)
-    monkeypatch.setattr(length, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
+    monkeypatch.setattr(longer_mod, "stitch_grid", lambda senders, receivers, pairs, *a, **kw: _grid_rows(
         {s.name: {c: 0.0 for c, _ in pairs} for s in senders}, pairs))
     before = list(claims)
     base, others = claims[:1], claims[1:]
@@ -426,7 +427,7 @@ def test_freeze_length_control_retrains_the_cells_that_choose_the_frozen_pieces(
         trained.append(spec.frozen)
         return object(), {"test": {"accuracy": 0.60}}
 
-    monkeypatch.setattr(f9, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     monkeypatch.setattr(f9, "freeze_train", freeze_train)
     monkeypatch.setattr(f9, "own_correct", lambda *a: np.arange(N) < int(0.60 * N))
     out = f9.training_length_control(cfg, table, frozen, metrics, claims)
@@ -453,7 +454,7 @@ def test_freeze_length_control_keeps_the_verdict_when_the_same_pieces_are_chosen
     def never(*a, **kw):
         raise AssertionError("the same pieces: nothing to freeze-train again")
 
-    monkeypatch.setattr(f9, "stitch_grid", same_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", same_grid)
     monkeypatch.setattr(f9, "freeze_train", never)
     out = f9.training_length_control(cfg, table, frozen, metrics, claims)
     assert claims[0].controls[-1].passed and len(out) == 6
@@ -506,7 +507,7 @@ def test_kernel_length_control_retrains_every_spread_past_the_bound(monkeypatch)
         seen[recipe.kernel_size] = [a for a, _ in pairs]
         return _grid_rows({common.TRAINED: {a: 1.0 for a, _ in pairs}}, pairs)
 
-    monkeypatch.setattr(f4_f5, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     f4_f5.kernel_length_control(cfg, table, claims)
     assert seen == {1: [CUTS[1], CUTS[2]], 3: [CUTS[1]], 9: [CUTS[2]]}
 
@@ -590,8 +591,6 @@ def test_widening_rejudges_the_length_control_like_for_like():
 
 def _classifies_two_images(spec) -> bool:
     import torch
-
-    from stitchkit.networks import zoo
 
     model = network.build(spec, num_classes=10, in_channels=3).eval()
     with torch.no_grad():

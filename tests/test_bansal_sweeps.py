@@ -11,9 +11,9 @@ import torch
 from per_image import BASE, N, stitched  # tests/ is on sys.path (no __init__.py)
 
 from stitchkit.base.store import config_key
-from stitchkit.experiments.bansal import bottoms, common, f2a, f2c_f3ab, f3c_f6, f7, f8, f9, length, tables
+from stitchkit.experiments.bansal import bottoms, common, f2a, f2c_f3ab, f3c_f6, f7, f8, f9, tables
 from stitchkit.networks import network, zoo
-from stitchkit.stitching import grid
+from stitchkit.stitching import longer as longer_mod
 from stitchkit.stitching.grid_spec import LONGER
 from stitchkit.verdicts import noise
 
@@ -395,7 +395,7 @@ def test_sweeps_training_length_control_retrains_the_deciding_stitch_and_its_sel
         return _grid_out(senders, receivers[0], pairs,
                          lambda name, cut: pen.get(name, {}).get(cut, base[name][CUTS.index(cut)]))
 
-    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = bottoms.training_length_control(cfg, table, claims)
     by = {c.key: c for c in claims}
     assert not by["compatible"].controls[-1].passed and not by["improves"].controls[-1].passed
@@ -476,7 +476,7 @@ def test_b_f3c_length_control_retrains_the_deciding_cell_into_its_own_top(monkey
         pen = {(wide, thin): 0.5, (thin, wide): 0.3}.get((senders[0].name, receivers[0].name), 0.0)
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: -pen)
 
-    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = bottoms.training_length_control(cfg, table, claims)
     assert seen == [(common.SELF, thin, ["block3"]), (wide, thin, ["block3"]),
                     (common.SELF, wide, ["block3"]), (thin, wide, ["block3"])]
@@ -517,7 +517,7 @@ def test_b_f8_length_control_retrains_both_bottoms_at_every_cut(monkeypatch):
         return {(b, c): (a.mean(), a) for b, a in ((f8.TRAINED, stitched(1.0)), (f8.RANDOM, stitched(1.5)))
                 for c in cuts_}
 
-    monkeypatch.setattr(f8, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     monkeypatch.setattr(f8, "finetuned", longer_finetuning)
     out = f8.training_length_control(cfg, table, {}, claims)
     assert not claims[1].controls[-1].passed  # 29 points at 1x, 5.5 at 4x: below the 10-point bound
@@ -554,7 +554,7 @@ def test_b_f6_length_control_retrains_both_directions_together(monkeypatch):
         # at 4x every cell within the bound
         return _grid_out(senders, receivers[0], pairs, lambda name, cut: 0.5 if name != common.SELF else 0.0)
 
-    monkeypatch.setattr(length, "stitch_grid", longer_grid)
+    monkeypatch.setattr(longer_mod, "stitch_grid", longer_grid)
     out = bottoms.training_length_control(cfg, table, claims)
     assert seen == [(common.SELF, f3c_f6.E2E_TOP, ["block3"]), (f3c_f6.SIMCLR, f3c_f6.E2E_TOP, ["block3"]),
                     (common.SELF, "SimCLR top (seed 1, linear probe)", ["block5"]),

@@ -258,7 +258,7 @@ def test_replace_cells_swaps_matching_rows_and_refuses_unknown_or_ambiguous_cell
     import numpy as np
     import pandas as pd
 
-    from stitchkit.stitching.grid import replace_cells
+    from stitchkit.stitching.longer import replace_cells
 
     table = pd.DataFrame({"init": [0, 0, 1, 1], "sender": ["a", "a", "a", "b"], "cut": ["x", "x", "x", "y"],
                           "accuracy": [0.5, 0.5, 0.6, 0.7], "correct": [np.zeros(3, bool)] * 4})
@@ -313,7 +313,7 @@ def test_a_cluster_that_does_not_answer_is_refused_naming_it(monkeypatch):
 def test_replace_cells_keeps_string_columns_as_strings():
     # a stitch's cache key is a string (pandas' str dtype, not object): swapping a longer stitch in must
     # keep it, as the training-length control does for every verdict since issue 46
-    from stitchkit.stitching.grid import replace_cells
+    from stitchkit.stitching.longer import replace_cells
 
     t = pd.DataFrame({"sender": ["a", "b"], "cut": ["x", "x"], "key": ["h1", "h2"], "accuracy": [0.1, 0.2]})
     new = pd.DataFrame({"sender": ["b"], "cut": ["x"], "key": ["h3"], "accuracy": [0.5]})

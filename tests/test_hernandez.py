@@ -15,7 +15,6 @@ from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2, mse_long
 from stitchkit.experiments.hernandez.sim_trained import PRESETS_F5, similarity_recipe, similarity_summary
 from stitchkit.experiments.hernandez.spot import load_spot, spot_claims, spot_diagnosis
 from stitchkit.networks import zoo
-from stitchkit.stitching import grid as grid_mod
 from stitchkit.stitching.grid_spec import LONGER
 
 N_TEST = 1000  # synthetic test images: margins of 0.05 in relative accuracy are several standard errors wide
@@ -263,7 +262,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
     assert _verdicts(claims) == {"lower_high": "reproduced", "upper_low": "reproduced",
                                  "random_low": "inconclusive at this scale"}
     assert numbers["longer_cells"] == len(cells)
-    with pytest.raises(ValueError, match="not in the grid"):
+    with pytest.raises(ValueError, match="0 rows of the table"):
         with_longer(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
 
 
@@ -544,6 +543,7 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     import torch
 
     from stitchkit.stitching import grid as grid_mod
+    from stitchkit.stitching import longer as longer_mod
 
     stats = pd.DataFrame({k: {"minimum": 0.0, "mean": 1.0, "maximum": 2.0, "standard deviation": 0.5}
                           for k in ("EV", "ES", "SV")})
@@ -556,8 +556,8 @@ def test_mse_length_control_retrains_the_stitches_nearest_the_decision(monkeypat
     cfg = PRESETS_T2["demo"]
     monkeypatch.setattr(hernandez_mse, "trained_nets", lambda cfg: {"A": "net A", "B": "net B"})
     trained = []
-    monkeypatch.setattr(hernandez_mse, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
-        (s[0], r[0], pairs[0], recipe.train.epochs)))
+    monkeypatch.setattr(longer_mod, "stitch_grid", lambda s, r, pairs, recipe, data, **kw: trained.append(
+        (s[0], r[0], pairs[0], recipe.train.epochs)) or pd.DataFrame())
     n = per.attrs["per_image"]["EV"].shape[1]
 
     def longer_mse(sender, receiver, cut_i, cut_j, recipe, data, *, n_images, **kw):

@@ -37,7 +37,8 @@ from ..data.datasets import DataSpec
 from ..networks import network, zoo
 from ..registry.scales import param
 from ..stitching.grid import stitch_grid
-from ..stitching.grid_spec import Net
+from ..stitching.grid_spec import LONGER, Net
+from ..stitching.longer import Cells, replace_cells, retrain, with_length_control
 from ..verdicts import controls, noise
 from ..verdicts.claims import ClaimSpec
 from ..verdicts.results import at_least, at_most, more_than
@@ -123,44 +124,30 @@ def _bansal_nets(cfg: ConclusionsConfig) -> tuple[Net, Net, Net]:
             Net(RANDOM, b.model(b.random_seed, trained=False)))
 
 
-def connectivity_on_hernandez(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True,
-                              longer: bool = False, cuts=None) -> pd.DataFrame:
+def connectivity_on_hernandez(cfg: ConclusionsConfig, *, device=None, store=None,
+                              progress: bool = True) -> pd.DataFrame:
     """B-F2A's stitch recipe between X-2's two R2222 networks (seed 1 into seed 0) and the
     receiver into itself, at every cut of the receiver, and an untrained R2222 into the receiver
-    at the last two cuts (the negative control); one row per sender and cut. ``longer``: the
-    recipe at :data:`LONGER` x the epochs, at ``cuts`` (the trained sender and the self-stitch
-    only: the training-length control's stitches)."""
+    at the last two cuts (the negative control); one row per sender and cut."""
     receiver, sender, untrained = _hernandez_nets(cfg)
     recipe = cfg.connectivity.recipe()
-    if longer:
-        recipe = recipe.longer()
-    if cuts is None:
-        cuts = network.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
+    cuts = network.load_or_train(receiver.spec, device=device, store=store, progress=progress)[0].cuts
     table = stitch_grid([sender, Net(SELF, receiver.spec)], [receiver], [(c, c) for c in cuts], recipe,
                         DataSpec("cifar10"), device=device, store=store, progress=progress)
-    if not longer:
-        late = stitch_grid([untrained], [receiver], [(c, c) for c in cuts[-controls.NEGATIVE_CUTS:]], recipe,
-                           DataSpec("cifar10"), device=device, store=store, progress=progress)
-        table = pd.concat([table, late], ignore_index=True)
+    late = stitch_grid([untrained], [receiver], [(c, c) for c in cuts[-controls.NEGATIVE_CUTS:]], recipe,
+                       DataSpec("cifar10"), device=device, store=store, progress=progress)
+    table = pd.concat([table, late], ignore_index=True)
     return table.rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
 
 
-def triangle_on_bansal(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True, longer: bool = False,
-                       pairs=None) -> pd.DataFrame:
+def triangle_on_bansal(cfg: ConclusionsConfig, *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """H-F2's stitch recipe from B-F2A's ResNet-18 seed 1 into seed 0 at every pair of
     :data:`STAGES` (sender cut i, receiver cut j), seed 0 into itself on the diagonal, and B-F2A's
-    untrained bottom into seed 0 on the diagonal of the last two stages (the negative control).
-    ``longer``: the recipe at :data:`LONGER` x the epochs, for the trained sender at ``pairs``
-    only (the training-length control's stitches; the receiver's own accuracy, every relative
-    accuracy's reference, does not depend on the stitches)."""
+    untrained bottom into seed 0 on the diagonal of the last two stages (the negative control)."""
     receiver, sender, untrained = _bansal_nets(cfg)
     recipe = cfg.triangle.recipe()
     data = DataSpec("cifar10")
     pos = {c: k for k, c in enumerate(STAGES)}
-    if longer:
-        t = stitch_grid([sender], [receiver], list(pairs), recipe.longer(), data, device=device, store=store,
-                        progress=progress)
-        return t.assign(i=t.cut_i.map(pos), j=t.cut_j.map(pos))
     pairs = [(i, j) for i in STAGES for j in STAGES]
     trained = stitch_grid([sender], [receiver], pairs, recipe, data, device=device, store=store, progress=progress)
     self_ = stitch_grid([Net(SELF, receiver.spec)], [receiver], [(c, c) for c in STAGES], recipe, data,
@@ -369,27 +356,23 @@ def connectivity_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: Concl
     """Bansal et al.'s connectivity claim re-judged like for like, B-F2A's way: at the cuts that
     decide it (every cut whose penalty beyond the self-stitch is over the bound, or the worst
     one), the sender's stitch *and* the self-stitch (the reference subtracted) retrained at
-    :data:`LONGER` x the epochs and put in place of their 1x values; the control
-    (:func:`stitchkit.verdicts.controls.training_length`) is attached to the claim in ``claims``. Returns
-    the retrained cells (1x and longer accuracy, %)."""
-    from ..stitching.grid import replace_cells
-    from ..stitching.grid_spec import LONGER
-    from ..verdicts.claims import replace_in
-
+    :data:`LONGER` x the epochs (:func:`stitchkit.stitching.longer.retrain`) and put in place of
+    their 1x values; the control (:func:`stitchkit.stitching.longer.length_control`) is attached to
+    the claim in ``claims``. Returns the retrained cells (1x and longer accuracy, %)."""
     t = table.reset_index(drop=True)
     sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
     by = {n: g.set_index("cut") for n, g in t.groupby("sender", sort=False)}
     beyond = 100 * (by[SELF].accuracy - by[sender].accuracy)
     cuts = [c for c in beyond.index if beyond[c] > CONNECTED_MAX] or [beyond.idxmax()]
-    new = connectivity_on_hernandez(cfg, device=device, store=store, progress=progress, longer=True, cuts=cuts)
+    receiver, trained, _ = _hernandez_nets(cfg)
+    new = retrain([Cells((trained, Net(SELF, receiver.spec)), (receiver,), tuple((c, c) for c in cuts),
+                         cfg.connectivity.recipe(), DataSpec("cifar10"))], device=device, store=store,
+                  progress=progress).rename(columns={"cut_i": "cut"}).drop(columns=["cut_j"])
     swapped = replace_cells(t, new, ["sender", "cut"], ["accuracy", "correct"])
     swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
-    again = connectivity_claims(swapped)[1][0].criterion
-    base = next(c for c in claims if c.key == "connected_hernandez")
-    replace_in(claims, base.key, controls.training_length(
-        base.criterion, again, LONGER,
-        what=f"the verdict survives {LONGER}x longer stitch training: at {', '.join(cuts)} the sender's stitch and the "
-             f"self-stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim re-judged"))
+    with_length_control(claims, "connected_hernandez", connectivity_claims(swapped)[1][0].criterion,
+                        f"at {', '.join(cuts)} the sender's stitch and the self-stitch retrained at {LONGER}x the "
+                        "epochs in place of their 1x values, the claim re-judged")
     return _longer_cells(t, new, ["sender", "cut"])
 
 
@@ -398,37 +381,32 @@ def triangle_longer(table: pd.DataFrame, claims: list[ClaimSpec], cfg: Conclusio
     """Hernandez et al.'s triangle claims re-judged like for like: the :data:`LENGTH_SAMPLE`
     cells at j ≤ i with the lowest relative accuracy (where a stitch that stopped short pulls the
     mean down most) and the :data:`LENGTH_SAMPLE` at j > i with the highest (the nearest to
-    turning the claim that stitches fail there) retrained at :data:`LONGER` x the epochs and put
-    in place of their 1x values (a sample: the control's text says so); the receiver's own
-    accuracy, every relative accuracy's reference, does not depend on the stitches. The control
-    is attached to both claims in ``claims`` (re-judged with the same network-to-network
-    ``spread`` as the claims); returns the retrained cells."""
-    from ..stitching.grid import replace_cells
-    from ..stitching.grid_spec import LONGER
-    from ..verdicts.claims import replace_in
-
+    turning the claim that stitches fail there) retrained at :data:`LONGER` x the epochs
+    (:func:`stitchkit.stitching.longer.retrain`) and put in place of their 1x values (a sample: the
+    control's text says so); the receiver's own accuracy, every relative accuracy's reference,
+    does not depend on the stitches. The control is attached to both claims in ``claims``
+    (re-judged with the same network-to-network ``spread`` as the claims); returns the retrained
+    cells."""
     t = table.reset_index(drop=True)
     cross = t[~t.sender.isin([SELF, RANDOM])].assign(rel=lambda d: d.accuracy / d.receiver_accuracy)
     low = cross[cross.j <= cross.i].nsmallest(LENGTH_SAMPLE, "rel")
     up = cross[cross.j > cross.i].nlargest(LENGTH_SAMPLE, "rel")
     cells = pd.concat([low, up])
-    new = triangle_on_bansal(cfg, device=device, store=store, progress=progress, longer=True,
-                             pairs=list(zip(cells.cut_i, cells.cut_j)))
+    receiver, sender, _ = _bansal_nets(cfg)
+    new = retrain([Cells((sender,), (receiver,), tuple(zip(cells.cut_i, cells.cut_j)), cfg.triangle.recipe(),
+                         DataSpec("cifar10"))], device=device, store=store, progress=progress)
     swapped = replace_cells(t, new, ["sender", "cut_i", "cut_j"], ["accuracy", "correct"])
     swapped["penalty"] = swapped.receiver_accuracy - swapped.accuracy
     again = {c.key: c.criterion for c in triangle_claims(swapped, spread)[1]}
-    for c in [c for c in claims if c.key in again]:
-        replace_in(claims, c.key, controls.training_length(
-            c.criterion, again[c.key], LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: a sample of {len(cells)} cells (the "
-                 f"{len(low)} lowest at j ≤ i, the {len(up)} highest at j > i) retrained at {LONGER}x the epochs in "
-                 "place of their 1x values, the claims re-judged"))
+    for key in [c.key for c in claims if c.key in again]:
+        with_length_control(claims, key, again[key],
+                            f"a sample of {len(cells)} cells (the {len(low)} lowest at j ≤ i, the {len(up)} highest "
+                            f"at j > i) retrained at {LONGER}x the epochs in place of their 1x values, the claims "
+                            "re-judged")
     return _longer_cells(t, new, ["sender", "cut_i", "cut_j"])
 
 
 def _longer_cells(t: pd.DataFrame, new: pd.DataFrame, on: list[str]) -> pd.DataFrame:
-    from ..stitching.grid_spec import LONGER
-
     before = t.set_index(on).accuracy
     out = new[on].copy()
     out["1x (%)"] = [100 * before.loc[tuple(k) if len(on) > 1 else k[0]] for k in new[on].itertuples(index=False)]

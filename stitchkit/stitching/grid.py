@@ -12,12 +12,12 @@ same as the local run's.
 A sender is a :class:`Net` (a zoo model) or a :class:`TensorSource` (activations given
 directly, e.g. Smith & Marcu's clustered-noise sender).
 
-This module is the grid's public face: :func:`stitch_grid`, :func:`replace_cells` (how a
-training-length control swaps its longer stitches into a table), and the readers of trained
+This module is the grid's public face: :func:`stitch_grid` and the readers of trained
 stitches (:func:`load_stitched`, :func:`load_stitches`, :func:`stitch_mse`). What a grid is made
 of (:class:`StitchRecipe`, :class:`Net`, :class:`TensorSource`, :class:`StitchSpec`,
 :data:`LONGER`) lives in :mod:`stitchkit.stitching.grid_spec`, how its stitches are computed (activation
-caching, stacking, the Dask task) in :mod:`stitchkit.stitching.grid_exec`; import those names from there.
+caching, stacking, the Dask task) in :mod:`stitchkit.stitching.grid_exec`, and the training-length
+control's retraining and swapping of stitches in :mod:`stitchkit.stitching.longer`; import those names from there.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from . import stitches
 from .grid_exec import GridContext, SenderCut, build_stitched, data_salt, local_order, local_rows, pair_task
 from .grid_spec import Net, StitchRecipe, StitchSpec, is_net
 
-__all__ = ["stitch_grid", "replace_cells", "load_stitched", "load_stitches", "stitch_mse"]
+__all__ = ["stitch_grid", "load_stitched", "load_stitches", "stitch_mse"]
 
 
 def _check(senders, receivers, cut_pairs) -> None:
@@ -85,37 +85,6 @@ def stitch_grid(senders: Sequence[Any], receivers: Sequence[Net], cut_pairs: Seq
         rows = local_rows(senders, receivers, cut_pairs, ctx, bar)
         bar.close()
     return pd.DataFrame(rows)
-
-
-def replace_cells(table: pd.DataFrame, new: pd.DataFrame, on, columns, *, many: bool = False) -> pd.DataFrame:
-    """A copy of ``table`` in which, for each row of ``new``, the rows of ``table`` that match it
-    on ``on`` take its values in ``columns``: how a training-length control swaps its longer
-    stitches into a page's table before re-judging a claim. ``on`` and ``columns`` map a column
-    of ``table`` to one of ``new`` (a sequence: the same names in both). Every row of ``new`` must
-    match exactly one row (``many``: at least one, e.g. every evaluation of one stitch); columns
-    of per-image arrays and of strings are replaced element by element, numeric ones are floats."""
-    on = dict(on) if isinstance(on, dict) else {c: c for c in on}
-    columns = dict(columns) if isinstance(columns, dict) else {c: c for c in columns}
-    out = table.reset_index(drop=True).copy()
-    rows: dict[tuple, list[int]] = {}
-    for i, key in enumerate(zip(*(out[c] for c in on))):
-        rows.setdefault(tuple(key), []).append(i)
-    values = {c: list(out[c]) for c in columns}
-    for r in range(len(new)):
-        key = tuple(new[n].iloc[r] for n in on.values())
-        hit = rows.get(key, [])
-        if not hit or (len(hit) > 1 and not many):
-            where = ", ".join(f"{c}={(k.item() if hasattr(k, 'item') else k)!r}" for c, k in zip(on, key))
-            raise ValueError(f"{len(hit)} rows of the table at {where} to replace (expected "
-                             f"{'at least ' if many else ''}1)")
-        for c, n in columns.items():
-            for i in hit:
-                values[c][i] = new[n].iloc[r]
-    for c in columns:
-        # numbers stay floats; per-image arrays and strings (a stitch's cache key: pandas' str dtype,
-        # not object) keep their values as they are
-        out[c] = pd.Series(values[c], dtype=float if pd.api.types.is_numeric_dtype(table[c]) else object)
-    return out
 
 
 # --------------------------------------------------------------------------------------------

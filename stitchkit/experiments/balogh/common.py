@@ -16,9 +16,9 @@ from ...data.datasets import DataSpec
 from ...networks import network, zoo
 from ...networks.train import TrainConfig
 from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
-from ...stitching.grid import replace_cells as replace_grid_cells
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net, StitchRecipe
+from ...stitching.longer import Cells, replace_cells, retrain
 from ...verdicts import controls, noise
 from ...verdicts.results import Control
 
@@ -170,20 +170,18 @@ RETRAINED_COLS = ["sender", "receiver", "cut_i", "cut_j", "relative", "accuracy"
 def tlm_retrained(cfg: IdentConfig, arch: str, cells: list[tuple[str, str, str, str]], *, device=None, store=None,
                   progress: bool = True) -> pd.DataFrame:
     """The TLM stitches ``cells`` (sender name, receiver name, cut_i, cut_j) retrained with
-    :data:`LONGER` times ``cfg.tlm_epochs``, everything else the same (from the same DM start).
+    :data:`LONGER` times ``cfg.tlm_epochs``, everything else the same (from the same DM start;
+    :func:`stitchkit.stitching.longer.retrain`, one grid per sender-receiver pair).
     Returns one row per cell: sender, receiver, cut_i, cut_j, the longer stitch's ``relative``
     accuracy (to the receiver's), its ``accuracy`` and its per-image results (``correct``)."""
     nets = cfg.nets(arch)
-    recipe = cfg.recipe(tlm=True).longer()
-    parts = []
-    for a, b in dict.fromkeys((c[0], c[1]) for c in cells):
-        cuts = [(c[2], c[3]) for c in cells if (c[0], c[1]) == (a, b)]
-        t = stitch_grid([nets[net_index(a)]], [nets[net_index(b)]], cuts, recipe, DataSpec("cifar10"), device=device,
-                        store=store, progress=progress)
-        parts.append(t.assign(relative=t.accuracy / t.receiver_accuracy))
-    if not parts:
+    pairs = [Cells((nets[net_index(a)],), (nets[net_index(b)],),
+                   tuple((c[2], c[3]) for c in cells if (c[0], c[1]) == (a, b)), cfg.recipe(tlm=True), DataSpec("cifar10"))
+             for a, b in dict.fromkeys((c[0], c[1]) for c in cells)]
+    if not pairs:
         return pd.DataFrame(columns=RETRAINED_COLS)
-    return pd.concat(parts, ignore_index=True)[RETRAINED_COLS]
+    t = retrain(pairs, device=device, store=store, progress=progress)
+    return t.assign(relative=t.accuracy / t.receiver_accuracy)[RETRAINED_COLS]
 
 
 def with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
@@ -195,7 +193,7 @@ def with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
         if cell not in cells:
             raise ValueError(f"the longer stitch {cell} (sender, receiver, cut_i, cut_j) is not a cell of the TLM grid; "
                              f"its cells: {', '.join(map(str, sorted(cells)))}")
-    out = replace_grid_cells(tlm, longer, keys, ("accuracy", "correct"))
+    out = replace_cells(tlm, longer, keys, ("accuracy", "correct"))
     out["penalty"] = out.receiver_accuracy - out.accuracy
     return out
 

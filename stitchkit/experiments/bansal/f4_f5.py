@@ -24,8 +24,9 @@ from ...networks import network
 from ...registry.scales import check_names, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
+from ...stitching.longer import Cells, retrain, with_length_control
 from ...verdicts import controls, noise
-from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import at_least, at_most
 from .common import (RANDOM, SELF, TRAINED, ConnectivityConfig, boot, cka_estimate, cka_reps_of, connectivity,
                      connectivity_claims, connectivity_summary, estimate_numbers, extend_presets, points, positions,
@@ -107,7 +108,7 @@ def kernel_length_control(cfg: KernelSizeConfig, table: pd.DataFrame, claims: li
     is past the bound (or, when none is, the cut of the largest spread), the kernels with the
     largest and the smallest penalty there (the two cells that set the spread, each the other's
     reference) are retrained with :data:`LONGER` times the epochs, their 1x cells replaced, and the
-    claim re-judged on that table (:func:`stitchkit.verdicts.controls.training_length`), whichever way it
+    claim re-judged on that table (:func:`stitchkit.stitching.longer.with_length_control`), whichever way it
     went (more training can narrow a spread or widen it); the claim's copy with it takes its place
     in ``claims``. Every verdict gets it, decided or not (issue 46). Returns one row per retrained
     cell."""
@@ -124,8 +125,8 @@ def kernel_length_control(cfg: KernelSizeConfig, table: pd.DataFrame, claims: li
     merged = table.reset_index(drop=True)
     rows = []
     for k, at in sorted(plan.items()):
-        out = stitch_grid([sender], [receiver], [(c, c) for c in at], cfg.kernel_recipe(k).longer(),
-                          DataSpec("cifar10"), device=device, store=store, progress=progress)
+        out = retrain([Cells((sender,), (receiver,), tuple((c, c) for c in at), cfg.kernel_recipe(k),
+                             DataSpec("cifar10"))], device=device, store=store, progress=progress)
         for cut, penalty in zip(out.cut_i, out.penalty):
             rows.append({"cut": cut, "kernel": k, "grid (points)": 100 * pen.loc[cut, k],
                          f"{LONGER}x epochs (points)": 100 * float(penalty)})
@@ -134,10 +135,8 @@ def kernel_length_control(cfg: KernelSizeConfig, table: pd.DataFrame, claims: li
     merged = merged.sort_values("kernel_size", kind="stable").reset_index(drop=True)
     longer = next(c for c in kernel_sizes_summary(merged)[1] if c.key == "kernel_minimal").criterion
     where = "; ".join(f"kernel {k} at {', '.join(at)}" for k, at in sorted(plan.items()))
-    replace_in(claims, claim.key, controls.training_length(
-        claim.criterion, longer, LONGER,
-        what=f"the verdict survives {LONGER}x longer stitch training: {where} (the spreads that decide it) "
-             "retrained, the claim re-judged on them"))
+    with_length_control(claims, claim.key, longer, f"{where} (the spreads that decide it) retrained, the claim "
+                                                   "re-judged on them")
     return pd.DataFrame(rows, columns=cols)
 
 

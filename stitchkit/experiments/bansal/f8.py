@@ -23,9 +23,10 @@ from ...data.datasets import DataSpec
 from ...networks import network, zoo
 from ...networks.train import TrainConfig
 from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, param
-from ...stitching.grid import replace_cells as replace_grid_cells
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
+from ...stitching.longer import Cells, retrain, with_length_control
+from ...stitching.longer import replace_cells as replace_grid_cells
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec, replace_in
 from ...verdicts.results import at_least
@@ -227,9 +228,9 @@ def training_length_control(cfg: FinetuneConfig, table: pd.DataFrame, accuracy: 
     """Both claims re-judged like for like, decided or not (issue 46): each reads the mean over
     every cut of the random bottom's penalty minus the trained bottom's, so both bottoms' stitches
     at every cut (the claims' cells and their reference) are retrained with :data:`LONGER` times
-    the epochs, the claims judged again on them and :func:`stitchkit.verdicts.controls.training_length`
-    attached to each (its copy with the control takes its place in ``claims``). ``finetune_blind``
-    also reads fine-tuning, so it gets a second length control: both bottoms fine-tuned
+    the epochs, the claims judged again on them and the control
+    (:func:`stitchkit.stitching.longer.with_length_control`) attached to each (its copy with the
+    control takes its place in ``claims``). ``finetune_blind`` also reads fine-tuning, so it gets a second length control: both bottoms fine-tuned
     ``cfg.finetune_longer`` times longer at every cut, the stitches as they were (fine-tuning also
     keeps its own length premise). Returns one row per bottom (the mean penalty, and the mean
     fine-tuned accuracy at both lengths)."""
@@ -241,17 +242,15 @@ def training_length_control(cfg: FinetuneConfig, table: pd.DataFrame, accuracy: 
     cuts = list(t[t.bottom == RANDOM].cut)
     specs = {TRAINED: cfg.resnet(1), RANDOM: cfg.resnet(2, trained=False)}
     top_spec = cfg.resnet(0)
-    grid = stitch_grid([Net(n, s) for n, s in specs.items()], [Net("top", top_spec)], [(c, c) for c in cuts],
-                       cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store, progress=progress)
+    bottoms = tuple(Net(n, s) for n, s in specs.items())
+    grid = retrain([Cells(bottoms, (Net("top", top_spec),), tuple((c, c) for c in cuts), cfg.recipe(), DataSpec("cifar10"))],
+                   device=device, store=store, progress=progress)
     new = replace_grid_cells(t, grid, {"bottom": "sender", "cut": "cut_i"},
                              {"stitched": "accuracy", "penalty": "penalty", "correct": "correct"})
     rejudged = {c.key: c.criterion for c in finetune_summary(new, accuracy)[1]}
     for key in keys:
-        claim = next(c for c in claims if c.key == key)
-        replace_in(claims, key, controls.training_length(
-            claim.criterion, rejudged[key], LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: both bottoms' stitches at every cut "
-                 f"({', '.join(cuts)}) retrained, the claim re-judged on them"))
+        with_length_control(claims, key, rejudged[key], f"both bottoms' stitches at every cut ({', '.join(cuts)}) "
+                                                        "retrained, the claim re-judged on them")
     if "finetune_blind" in keys:
         # fine-tuning's own length (amendment of 2026-12-02, issue 68): the claim also reads how well fine-tuning
         # separates the bottoms, so both bottoms' fine-tuning at every cut is retrained cfg.finetune_longer times

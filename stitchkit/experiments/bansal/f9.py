@@ -54,8 +54,9 @@ from ...networks.train import evaluate, train
 from ...registry.scales import derive_presets, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net
+from ...stitching.longer import Cells, retrain, with_length_control
 from ...verdicts import controls, noise
-from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_least, at_most
 from .bottoms import own_correct
 from .common import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
@@ -345,8 +346,9 @@ def training_length_control(cfg: FreezeConfig, table: pd.DataFrame, frozen: tupl
     (:func:`deciding_cells`: each run within the bound and the first cut outside it; their
     reference, the full network's own accuracy, involves no stitch) are retrained and the pieces
     chosen again. The same pieces: the claim's numbers stand as they are. Other pieces: the network
-    is freeze-trained on them and the claim judged again. Attaches :func:`stitchkit.verdicts.controls.training_length` to the claim (its copy takes
-    its place in ``claims``); returns one row per retrained stitch (points: (a)'s penalty, (b)'s
+    is freeze-trained on them and the claim judged again. Attaches the training-length control
+    (:func:`stitchkit.stitching.longer.with_length_control`) to the claim (its copy takes its
+    place in ``claims``); returns one row per retrained stitch (points: (a)'s penalty, (b)'s
     gap to the full network). Run for the claim decided or not (issue 46)."""
     claim = next((c for c in claims if c.key == "within"), None)
     if claim is None:
@@ -356,12 +358,11 @@ def training_length_control(cfg: FreezeConfig, table: pd.DataFrame, frozen: tupl
     full_acc = float(t[t.sender == A].receiver_accuracy.iloc[0])
     cells = deciding_cells(t, cuts, full_acc, cfg.threshold)
     few_spec, full_spec = _specs(cfg)
-    recipe = cfg.recipe().longer()
-    grids = [stitch_grid([Net(A, few_spec)], [Net("full network", full_spec)], [(c, c) for c in cells[A]], recipe,
-                         DataSpec("cifar10"), device=device, store=store, progress=progress),
-             stitch_grid([Net(B, full_spec)], [Net("few-sample network", few_spec)], [(c, c) for c in cells[B]],
-                         recipe, DataSpec("cifar10"), device=device, store=store, progress=progress)]
-    new = replace_cells(t, pd.concat(grids, ignore_index=True))
+    new = replace_cells(t, retrain(
+        [Cells((Net(A, few_spec),), (Net("full network", full_spec),), tuple((c, c) for c in cells[A]), cfg.recipe(),
+               DataSpec("cifar10")),
+         Cells((Net(B, full_spec),), (Net("few-sample network", few_spec),), tuple((c, c) for c in cells[B]),
+               cfg.recipe(), DataSpec("cifar10"))], device=device, store=store, progress=progress))
     again = choose_frozen(new, cuts, full_acc, cfg.threshold)
     if again == tuple(frozen):
         longer = claim.criterion
@@ -373,10 +374,9 @@ def training_length_control(cfg: FreezeConfig, table: pd.DataFrame, frozen: tupl
         longer = freeze_summary(new, again, m2, cfg)[1][0].criterion
         how = f"other pieces are chosen ({', '.join(again) or 'none'}; at 1x: {', '.join(frozen) or 'none'}), and " \
               "the network freeze-trained on them judged again"
-    replace_in(claims, claim.key, controls.training_length(
-        claim.criterion, longer, LONGER,
-        what=f"the verdict survives {LONGER}x longer stitch training: the stitches that decide the frozen pieces "
-             f"((a) at {', '.join(cells[A])}; (b) at {', '.join(cells[B])}) retrained; {how}"))
+    with_length_control(claims, claim.key, longer,
+                        f"the stitches that decide the frozen pieces ((a) at {', '.join(cells[A])}; (b) at "
+                        f"{', '.join(cells[B])}) retrained; {how}")
     rows = []
     for stitch in (A, B):
         for c in cells[stitch]:

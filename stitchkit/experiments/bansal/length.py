@@ -5,8 +5,9 @@ A stitch that stopped short costs more than a trained one, so every decided verd
 at the cells that decide it: those stitches *and the receiver's self-stitches at the same cuts*
 (the reference the claims subtract, which may move either way) are retrained with ``LONGER`` x
 the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
-on that table (:func:`retrain_longer`; :func:`stitchkit.verdicts.controls.training_length` passes when the
-re-judged claim gives the same decided result). Which cells decide a claim is each page's own
+on that table (:func:`retrain_longer`, through the book's one training-length control,
+:mod:`stitchkit.stitching.longer`: the control passes when the re-judged claim gives the same
+decided result). Which cells decide a claim is each page's own
 rule, handed over as :class:`LengthCheck` records (B-F2A's in :mod:`.f2a`, the sweeps' in
 :mod:`.f2c_f3ab` and :mod:`.f3c_f6`).
 """
@@ -21,11 +22,10 @@ import pandas as pd
 from ...data.datasets import DataSpec
 from ...networks.network import ModelSpec
 from ...pagekit.display import plain
-from ...stitching.grid import replace_cells as replace_grid_cells
-from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
-from ...verdicts import controls
-from ...verdicts.claims import ClaimSpec, replace_in
+from ...stitching.longer import Cells, retrain, with_length_control
+from ...stitching.longer import replace_cells as replace_grid_cells
+from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Criterion
 from .common import SELF
 
@@ -43,7 +43,7 @@ def decided(claim: ClaimSpec) -> bool:
 def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
     of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
-    :data:`CELL_COLUMNS`; :func:`stitchkit.stitching.grid.replace_cells`)."""
+    :data:`CELL_COLUMNS`; :func:`stitchkit.stitching.longer.replace_cells`)."""
     new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
     on = ["sender", "cut"] + (["receiver"] if "receiver" in table and "receiver" in new
                               and table.receiver.nunique() > 1 else [])
@@ -98,11 +98,11 @@ def retrain_longer(checks: list[LengthCheck], *claims: list[ClaimSpec], device=N
     like: the deciding senders' stitches *and* the receiver's self-stitches at the same cuts (the
     reference of every penalty beyond the self-stitch), for each of its parts. The 1x cells of the
     check's ``table`` are replaced by the longer ones, every part's together
-    (:func:`replace_cells`), the claim is re-judged once on that table with ``rejudge``, and
-    :func:`stitchkit.verdicts.controls.training_length` is attached to the claim: its copy with the
-    control takes its place in whichever of the lists ``claims`` (one, or several: B-F2A's base
-    and other architectures) holds its key (:func:`stitchkit.verdicts.claims.replace_in`: the lists
-    change in place, the claims never do). The control passes when the re-judged claim gives the
+    (:func:`replace_cells`), the claim is re-judged once on that table with ``rejudge``, and the
+    control is attached to the claim (:func:`stitchkit.stitching.longer.with_length_control`): its
+    copy with the control takes its place in whichever of the lists ``claims`` (one, or several:
+    B-F2A's base and other architectures) holds its key (the lists change in place, the claims
+    never do). The control passes when the re-judged claim gives the
     same decided result. Returns one row per part and sender."""
     holder = {c.key: group for group in claims for c in group}  # the list that holds each claim
     rows = []
@@ -112,14 +112,11 @@ def retrain_longer(checks: list[LengthCheck], *claims: list[ClaimSpec], device=N
         for part in chk.parts:
             rx = Net(part.receiver_name, part.receiver)
             all_cuts = list(dict.fromkeys(c for _, cuts in part.cells for c in cuts))
-            grids = [stitch_grid([Net(self_name, part.receiver)], [rx], [(c, c) for c in all_cuts],
-                                 chk.recipe.longer(), DataSpec("cifar10"), device=device, store=store,
-                                 progress=progress)]
-            for sender, cuts in part.cells:
-                grids.append(stitch_grid([Net(sender, part.sender_specs[sender])], [rx], [(c, c) for c in cuts],
-                                         chk.recipe.longer(), DataSpec("cifar10"), device=device, store=store,
-                                         progress=progress))
-            outs.append(pd.concat(grids, ignore_index=True))
+            cells = [Cells((Net(self_name, part.receiver),), (rx,), tuple((c, c) for c in all_cuts), chk.recipe,
+                           DataSpec("cifar10"))]
+            cells += [Cells((Net(sender, part.sender_specs[sender]),), (rx,), tuple((c, c) for c in cuts), chk.recipe,
+                            DataSpec("cifar10")) for sender, cuts in part.cells]
+            outs.append(retrain(cells, device=device, store=store, progress=progress))
         merged = replace_cells(chk.table, pd.concat(outs, ignore_index=True))
         base = next(c for c in holder[chk.claim] if c.key == chk.claim).criterion
         longer = chk.rejudge(merged)
@@ -143,11 +140,9 @@ def retrain_longer(checks: list[LengthCheck], *claims: list[ClaimSpec], device=N
                              "verdict 1x": _holds_word(base.holds), f"verdict {LONGER}x": _holds_word(longer.holds)})
         where = "; ".join(f"{sender} at {', '.join(cuts)}" + (f" into {part.receiver_name}" if len(chk.parts) > 1 else "")
                           for part in chk.parts for sender, cuts in part.cells)
-        control = controls.training_length(
-            base, longer, LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: the stitches of {where} and the "
-                 "receiver's self-stitches there retrained, the claim re-judged on them")
-        replace_in(holder[chk.claim], chk.claim, control)
+        with_length_control(holder[chk.claim], chk.claim, longer,
+                            f"the stitches of {where} and the receiver's self-stitches there retrained, the claim "
+                            "re-judged on them")
     return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
 
 

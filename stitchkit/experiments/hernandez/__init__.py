@@ -18,5 +18,6 @@ The package, in catalogue order:
 
 Notebooks and tests import the submodule that defines a name, e.g.
 ``from stitchkit.experiments.hernandez import all_layers`` then ``all_layers.all_pairs(...)``; the package
-itself re-exports nothing. The training-length control's factor ``LONGER`` is :mod:`stitchkit.stitching.grid`'s.
+itself re-exports nothing. The training-length control is :mod:`stitchkit.stitching.longer`'s, its factor
+``LONGER`` :mod:`stitchkit.stitching.grid_spec`'s.
 """

@@ -16,6 +16,7 @@ from ...networks import network, zoo
 from ...registry.scales import derive_presets, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
+from ...stitching.longer import length_control
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
@@ -211,10 +212,9 @@ def images_summary(table: pd.DataFrame, corr: dict[int, float], longer: pd.DataF
         long_corr = LayerScores(dict(zip(longer.i, longer[col])), longer.attrs.get("per_image"))
         long_rho = _rho_estimate(long_corr)
         numbers["granularity_rho_longer"] = long_rho.value
-        length = [controls.training_length(
-            criterion, at_most(long_rho, GRANULARITY_MAX_RHO, what, unit=""), LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: ρ re-judged on the images of every "
-                 f"layer's stitch retrained at {LONGER}x the epochs")]
+        length = [length_control(
+            criterion, at_most(long_rho, GRANULARITY_MAX_RHO, what, unit=""),
+            f"ρ re-judged on the images of every layer's stitch retrained at {LONGER}x the epochs")]
     if self_table is not None and len(self_table):
         positive = self_stitch_control(self_table)
         numbers.update(self_gain_numbers(self_table))

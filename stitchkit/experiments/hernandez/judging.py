@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...data.datasets import DataSpec
-from ...stitching.grid import stitch_grid
+from ...stitching.longer import Cells, length_control, replace_cells, retrain
 from ...stitching.grid_spec import LONGER, Net
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
@@ -222,11 +222,12 @@ def _ends(cuts: list[str]) -> list[str]:
 def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], cfg: GridConfig, grid: pd.DataFrame,
                      *, device=None, store=None, progress: bool = True) -> pd.DataFrame:
     """``cells`` of ``sender`` into ``receiver`` retrained with :data:`LONGER` times the epochs
-    (everything else as ``cfg``), beside their accuracy in ``grid`` (rows with cut_i, cut_j and
-    accuracy): columns sender, receiver, cut_i, cut_j, grid (%), the longer stitch's (%), gain
-    (points), and correct (the longer stitch's per-image results on the test subset)."""
-    out = stitch_grid([sender], [receiver], cells, cfg.recipe().longer(), DataSpec("cifar10"), device=device, store=store,
-                      progress=progress)
+    (everything else as ``cfg``; :func:`stitchkit.stitching.longer.retrain`), beside their accuracy
+    in ``grid`` (rows with cut_i, cut_j and accuracy): columns sender, receiver, cut_i, cut_j, grid
+    (%), the longer stitch's (%), gain (points), and correct (the longer stitch's per-image results
+    on the test subset)."""
+    out = retrain([Cells((sender,), (receiver,), tuple(cells), cfg.recipe(), DataSpec("cifar10"))],
+                  device=device, store=store, progress=progress)
     before = grid.set_index(["cut_i", "cut_j"]).accuracy
     return pd.DataFrame({"sender": sender.name, "receiver": receiver.name, "cut_i": out.cut_i, "cut_j": out.cut_j,
                          "grid (%)": [100 * before.loc[(a, b)] for a, b in zip(out.cut_i, out.cut_j)],
@@ -234,45 +235,27 @@ def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], c
         gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["grid (%)"])
 
 
-def with_longer(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with the cells of ``longer`` (:func:`longer_sample`) in place of their 1x
-    stitches: accuracy, penalty, relative and per-image results of the stitch retrained at
-    :data:`LONGER` times the epochs, every other cell and every receiver as before. The
-    like-for-like table on which the training-length control re-judges a claim."""
-    out = table.reset_index(drop=True).copy()
-    where = {k: n for n, k in enumerate(zip(out.sender, out.receiver, out.i, out.j))}
-    acc = out.accuracy.to_numpy(float, copy=True)
-    correct = list(out.correct) if "correct" in out else None
-    images = longer.attrs.get("correct", {})
-    for s, r, i, j, a in zip(longer.sender, longer.receiver, longer.i, longer.j, longer[f"{LONGER}x epochs (%)"]):
-        n = where.get((s, r, i, j))
-        if n is None:
-            raise ValueError(f"the longer sample's cell {s} -> {r} at i={i}, j={j} is not in the grid")
-        acc[n] = a / 100
-        if correct is not None:
-            if (s, r, i, j) not in images:
-                raise ValueError(f"the longer sample keeps no per-image results for {s} -> {r} at i={i}, j={j}, "
-                                 "the grid does: re-judging would mix resampled and fixed cells")
-            correct[n] = images[(s, r, i, j)]
-    out["accuracy"] = acc
+def with_longer(table: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the cells of ``sample`` (:func:`longer_sample`) in place of their 1x
+    stitches (:func:`stitchkit.stitching.longer.replace_cells`): accuracy, penalty, relative and
+    per-image results of the stitch retrained at :data:`LONGER` times the epochs, every other cell
+    and every receiver as before. The like-for-like table on which the training-length control
+    re-judges a claim."""
+    keys = list(zip(sample.sender, sample.receiver, sample.i, sample.j))
+    new = sample[["sender", "receiver", "i", "j"]].assign(accuracy=sample[f"{LONGER}x epochs (%)"].to_numpy() / 100)
+    images = sample.attrs.get("correct", {}) if "correct" in table else None
+    columns = ["accuracy"]
+    if images is not None:
+        new["correct"] = pd.Series([images.get(k) for k in keys], index=new.index, dtype=object)
+        columns.append("correct")
+    out = replace_cells(table, new, ["sender", "receiver", "i", "j"], columns)
+    for s, r, i, j in keys:  # after the swap, which names a cell the grid lacks first
+        if images is not None and (s, r, i, j) not in images:
+            raise ValueError(f"the longer sample keeps no per-image results for {s} -> {r} at i={i}, j={j}, "
+                             "the grid does: re-judging would mix resampled and fixed cells")
     out["penalty"] = out.receiver_accuracy - out.accuracy
     out["relative"] = out.accuracy / out.receiver_accuracy
-    if correct is not None:
-        out["correct"] = correct
     return out
-
-
-def _length_control(base: Criterion, judge, longer_table: pd.DataFrame | None, cells: str) -> list[Control]:
-    """The training-length control of one claim (:func:`stitchkit.verdicts.controls.training_length`): the
-    claim's criterion ``judge(table)`` recomputed on ``longer_table`` (:func:`with_longer`) must
-    give the same decided result; ``cells`` says which were retrained for it. None (a spot check
-    without longer stitches): no control."""
-    if longer_table is None:
-        return []
-    return [controls.training_length(
-        base, judge(longer_table), LONGER,
-        what=f"the verdict survives {LONGER}x longer stitch training: re-judged with {cells} retrained at "
-             f"{LONGER}x the epochs in place of their 1x values (like for like)")]
 
 
 def _negative_control(random_outside: Estimate | None) -> Control:
@@ -353,9 +336,12 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
         numbers["longer_gain_max"] = float(longer.gain.max())
         numbers["longer_cells"] = len(longer)
     judges = {"lower_high": lower, "upper_low": upper, "random_low": random_low}
+    # the training-length control: each claim re-judged on the table with its cells retrained in place of their 1x
+    # values must give the same decided result (a spot check without longer stitches: no control)
     told = longer.attrs.get("cells", {}) if longer is not None else {}
-    length = {k: _length_control(c, judges[k], longer_table, told.get(k, f"{len(longer) if longer is not None else 0} "
-                                                                        "sampled cells"))
+    length = {k: [] if longer_table is None else [length_control(
+        c, judges[k](longer_table), f"re-judged with {told.get(k, f'{len(longer)} sampled cells')} retrained at "
+                                    f"{LONGER}x the epochs in place of their 1x values (like for like)")]
               for k, c in crit.items()}
     if longer_table is not None:
         for k, name in (("lower_high", "lower_min"), ("upper_low", "upper_max"),

@@ -23,10 +23,10 @@ import torch
 
 from ...data.datasets import DataSpec
 from ...registry.scales import derive_presets, param
-from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net
+from ...stitching.longer import Cells, retrain, with_length_control
 from ...verdicts import controls, noise
-from ...verdicts.claims import ClaimSpec, replace_in
+from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, Criterion, at_least, at_most
 from .all_layers import PRESETS_F2, GridConfig, display_name
@@ -224,7 +224,7 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
     :data:`LONGER` times the epochs (for ``closer``, those whose ES is nearest to the smaller of
     EV and SV; for ``not_orders``, those whose EV / ES is nearest to the median), their EV and SV
     measured again on the same test images, and the claim re-judged with them swapped in
-    (:func:`mse_summary`); :func:`stitchkit.verdicts.controls.training_length` is attached to it (its copy
+    (:func:`mse_summary`); :func:`stitchkit.stitching.longer.length_control` is attached to it (its copy
     takes its place in ``claims``). One row per retrained stitch (an empty table when no stitch is
     judged: then the claims keep the failed control that says so)."""
     from ...stitching.grid import stitch_mse
@@ -255,8 +255,8 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
     for k in picks:
         r = rows.iloc[k]
         sender, receiver = nets[r.sender], nets[r.receiver]
-        stitch_grid([sender], [receiver], [(r.cut_i, r.cut_j)], recipe, DataSpec("cifar10"), device=device, store=store,
-                    progress=progress)
+        retrain([Cells((sender,), (receiver,), ((r.cut_i, r.cut_j),), cfg.recipe(), DataSpec("cifar10"))],
+                device=device, store=store, progress=progress)
         mse = stitch_mse(sender, receiver, r.cut_i, r.cut_j, recipe, DataSpec("cifar10"), n_images=n_images,
                          device=device, store=store, memo=memo)
         for key in ("EV", "SV"):
@@ -266,10 +266,8 @@ def mse_longer(table: pd.DataFrame, per: pd.DataFrame, stats: pd.DataFrame, cfg:
     new.attrs["per_image"] = images or None
     again = {c.key: c.criterion for c in mse_summary(new, stats, table, what)[1]}
     for c in todo:
-        replace_in(claims, c.key, controls.training_length(
-            c.criterion, again[c.key], LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: the {len(picks)} task-trained stitches "
-                 "nearest the decision retrained, EV and SV measured again, the claim re-judged"))
+        with_length_control(claims, c.key, again[c.key], f"the {len(picks)} task-trained stitches nearest the decision "
+                            "retrained, EV and SV measured again, the claim re-judged")
     out = new.iloc[picks][["sender", "receiver", "i", "j"]].copy()
     out["EV"], out[f"EV {LONGER}x"] = per.EV.to_numpy()[picks], new.EV.to_numpy()[picks]
     out["SV"], out[f"SV {LONGER}x"] = per.SV.to_numpy()[picks], new.SV.to_numpy()[picks]

@@ -16,6 +16,7 @@ import pandas as pd
 from ...data.datasets import DataSpec
 from ...registry.scales import derive_presets, param
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe, StitchSpec
+from ...stitching.longer import length_control, replace_cells
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_most
@@ -250,16 +251,17 @@ def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
     length = [Control(f"the verdict survives {LONGER}x longer stitch training: not run", "the same result at "
                       f"{LONGER}x", "not run", False, None, controls.LENGTH)]
     if longer is not None:
-        swapped = _swap_longer(t, longer)
+        swapped = replace_cells(t, longer, ["sender", "receiver", "i", "j"],
+                                ["sim_accuracy", "sim_correct", "accuracy", "correct"])  # both stitches retrained
         again = at_most(noise.bootstrap_table(swapped, stat, columns=SIM_ACC), 100 * SIMILARITY_LOW_MAX, what,
                         unit="%")
         numbers["similarity_below_max_longer"] = again.value
         numbers["longer_cells"] = len(longer)
-        length = [controls.training_length(
-            crit, again, LONGER,
-            what=f"the verdict survives {LONGER}x longer stitch training: the {len(longer)} cells below the diagonal "
-                 f"of {longer.attrs.get('pair', 'the deciding pair')}, both the similarity-trained and the vanilla "
-                 f"stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim re-judged")]
+        pair = longer.attrs.get("pair", "the deciding pair")
+        length = [length_control(
+            crit, again, f"the {len(longer)} cells below the diagonal of {pair}, both the similarity-trained and the "
+                         f"vanilla stitch retrained at {LONGER}x the epochs in place of their 1x values, the claim "
+                         "re-judged")]
     claims = [ClaimSpec(
         key="similarity_low", text="Stitches trained to match the expected representation (MSE) reach low task "
                                    "accuracy where the task-trained (vanilla) stitches are accurate (j < i)",
@@ -299,15 +301,6 @@ def similarity_longer(table: pd.DataFrame, sim: pd.DataFrame, cfg: SimilarityCon
                           correct=[van[c][1] for c in zip(long_sim.cut_i, long_sim.cut_j)])
     out.attrs["pair"] = f"{s} → {r}"
     return out
-
-
-def _swap_longer(t: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
-    """``t`` with ``longer``'s cells (both stitches retrained) in place of their 1x values."""
-    from ...stitching.grid import replace_cells
-
-    return replace_cells(t, longer, ["sender", "receiver", "i", "j"],
-                         {"sim_accuracy": "sim_accuracy", "sim_correct": "sim_correct", "accuracy": "accuracy",
-                          "correct": "correct"})
 
 
 def similarity_table(table: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:

@@ -18,6 +18,7 @@ import pandas as pd
 from ...base.store import Store
 from ...data.datasets import DataSpec
 from ...stitching.grid import stitch_grid
+from ...stitching.longer import replace_cells
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_least
@@ -120,11 +121,7 @@ def colour_only_summary(table: pd.DataFrame, baselines: pd.Series, longer: pd.Da
         ctrl += [not_run(controls.POSITIVE, "the MNIST model stitched into itself"),
                  not_run(controls.NEGATIVE, "an untrained sender stitched into the MNIST model")]
     if longer is not None:
-        merged = table.set_index(["init", "cut"])
-        merged.update(longer.set_index(["init", "cut"])[["accuracy"]])
-        merged = merged.reset_index()
-        merged["correct"] = [longer.set_index(["init", "cut"]).correct.get((i, c), old)
-                             for i, c, old in zip(merged.init, merged.cut, merged.correct)]
+        merged = replace_cells(table, longer, ["init", "cut"], ["accuracy", "correct"])
         ctrl.append(controls.training_length(crit, at_least(_boot_mnist(merged), 0.0, what), LONGER))
     else:
         ctrl.append(not_run(controls.LENGTH, f"the verdict re-judged at {LONGER}x the stitch epochs"))

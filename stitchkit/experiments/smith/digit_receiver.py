@@ -18,11 +18,12 @@ from ...base.hardware import as_device
 from ...base.store import Store
 from ...data.datasets import DataSpec
 from ...stitching.grid import stitch_grid
+from ...stitching.longer import Cells, replace_cells, retrain
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_least, more_than
 from .config import CUT_LABELS, CUTS, FC5_SENDERS, LONGER, LONGER_CELLS, NOISE, RECEIVER, SETS, StitchConfig
-from .measured import ACC, baseline_rank, noise_sender, per_layer, recipe_net, stitched_rank, with_longer_stitches
+from .measured import ACC, baseline_rank, noise_sender, per_layer, recipe_net, stitched_rank
 from .stitch_controls import late_rows, negative_control, not_run
 
 
@@ -86,21 +87,22 @@ def deciding_cells(table: pd.DataFrame, senders, k: int = LONGER_CELLS) -> list[
 def into_digit_longer(cfg: StitchConfig, table: pd.DataFrame, cells, *, factor: int = LONGER,
                       store: Store | None = None, device=None) -> pd.DataFrame:
     """``table`` with the rows of ``cells`` ((sender, cut) pairs) and of the Digit self-stitch at
-    their cuts retrained at ``factor``x the stitch epochs (every initialisation): the like-for-like
-    table a claim is re-judged on by the training-length control."""
+    their cuts retrained at ``factor``x the stitch epochs (every initialisation;
+    :func:`stitchkit.stitching.longer.retrain`, swapped in by
+    :func:`stitchkit.stitching.longer.replace_cells`): the like-for-like table a claim is re-judged
+    on by the training-length control."""
     store = store or Store()
     data = DataSpec(SETS["Correlated"])
     cells = set(cells) | {(RECEIVER, c) for _, c in cells}
-    longer = []
+    todo = []
     for k in range(cfg.inits):
         receiver = recipe_net(cfg, RECEIVER, k)
         for sender, cut in sorted(cells):
             src = noise_sender(cfg, k) if sender == NOISE else recipe_net(cfg, sender, k)
             recipe = cfg.noise_recipe(k) if sender == NOISE else cfg.recipe(k)
-            r = stitch_grid([src], [receiver], [(cut, cut)], recipe.longer(factor), data, store=store,
-                            device=device, progress=False).iloc[0]
-            longer.append({"init": k, "sender": sender, "cut": cut, "accuracy": r.accuracy, "correct": r.correct})
-    return with_longer_stitches(table, longer, "sender")
+            todo.append(Cells((src,), (receiver,), ((cut, cut),), recipe, data, tags={"init": k, "sender": sender}))
+    longer = retrain(todo, factor, store=store, device=device, progress=False).rename(columns={"cut_i": "cut"})
+    return replace_cells(table, longer, ("init", "sender", "cut"), ("accuracy", "correct"), many=True)
 
 
 # --------------------------------------------------------------------------------------------

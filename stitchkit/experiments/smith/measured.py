@@ -21,7 +21,6 @@ from ...measures.similarity import numerical_rank
 from ...networks.models import CutModel
 from ...networks.train import evaluate
 from ...stitching.grid import load_stitched
-from ...stitching.grid import replace_cells as replace_grid_cells
 from ...stitching.grid_spec import Net, StitchRecipe
 from .config import CUT_LABELS, NOISE, StitchConfig
 
@@ -167,12 +166,3 @@ def per_layer(table: pd.DataFrame, value: str = "accuracy") -> pd.DataFrame:
 
 
 ACC = {"correct": "accuracy", "baseline_correct": "baseline"}  # per-image column -> accuracy column
-
-
-def with_longer_stitches(table: pd.DataFrame, longer: list[dict], who: str) -> pd.DataFrame:
-    """``table`` with the accuracy and per-image results of the ``longer`` stitches (dicts with
-    init, ``who`` (the sender or model column), cut, accuracy, correct) in every row of the same
-    initialisation, sender and cut (:func:`stitchkit.stitching.grid.replace_cells`)."""
-    if not longer:
-        return table.copy()
-    return replace_grid_cells(table, pd.DataFrame(longer), ("init", who, "cut"), ("accuracy", "correct"), many=True)

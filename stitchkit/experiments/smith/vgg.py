@@ -24,11 +24,12 @@ from ...pagekit import plotting
 from ...registry.scales import MIN_TEST_IMAGES, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net, StitchRecipe
+from ...stitching.longer import Cells, replace_cells, retrain
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import at_least
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
-from .measured import NoiseSender, NoiseSpec, baseline_rank, per_layer, stitched_rank, with_longer_stitches
+from .measured import NoiseSender, NoiseSpec, baseline_rank, per_layer, stitched_rank
 from .stitch_controls import LABEL_FREE, gain_numbers, long_rows, negative_control, not_run, positive_control
 
 VGG_CUTS = ("features_1", "features_9", "features_22", "features_29", "avgpool")
@@ -184,19 +185,20 @@ def vgg_deciding_cells(table: pd.DataFrame, k: int = LONGER_CELLS) -> list[tuple
 def vgg_longer(cfg: VGGNoiseConfig, table: pd.DataFrame, cells, *, factor: int = LONGER,
                store: Store | None = None, device=None) -> pd.DataFrame:
     """``table`` with the noise stitches of ``cells`` ((model, cut) pairs) retrained at ``factor``x
-    the stitch epochs, every initialisation: the like-for-like table the training-length control
-    re-judges the claims on. The whole models (each claim's reference) are not stitches and stay."""
+    the stitch epochs, every initialisation (:func:`stitchkit.stitching.longer.retrain`, swapped in
+    by :func:`stitchkit.stitching.longer.replace_cells`): the like-for-like table the
+    training-length control re-judges the claims on. The whole models (each claim's reference)
+    are not stitches and stay."""
     store = store or Store()
-    longer = []
+    todo = []
     for k in range(cfg.inits):
         noise_k = cfg.noise(k)
         for name, cut in sorted(set(cells)):
             net = Net(name, cfg.model(name, k))
             data = DataSpec(net.spec.data.dataset, size=net.spec.data.size)
-            r = stitch_grid([noise_k], [net], [(cut, cut)], cfg.recipe(k).longer(factor), data, store=store,
-                            device=device, progress=False).iloc[0]
-            longer.append({"init": k, "model": name, "cut": cut, "accuracy": r.accuracy, "correct": r.correct})
-    return with_longer_stitches(table, longer, "model")
+            todo.append(Cells((noise_k,), (net,), ((cut, cut),), cfg.recipe(k), data, tags={"init": k, "model": name}))
+    longer = retrain(todo, factor, store=store, device=device, progress=False).rename(columns={"cut_i": "cut"})
+    return replace_cells(table, longer, ("init", "model", "cut"), ("accuracy", "correct"), many=True)
 
 
 VGG_LATE = VGG_CUTS[-controls.NEGATIVE_CUTS:]  # the negative control's cuts
