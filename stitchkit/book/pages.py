@@ -10,6 +10,7 @@ use, and the re-rendering of committed pages from their results files (:func:`li
 
 from __future__ import annotations
 
+from collections import Counter
 import json
 import re
 import sys
@@ -350,10 +351,18 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
                             f"{{bdg-{VERDICT_BADGES.get(o['verdict'], 'secondary')}}}`{o_label}` {_cell(o['ours'])}")
         if note:
             notes.append(f"- {head}\n\n" + "\n\n".join(f"  {n}" for n in note))
+    shown, more = items[:GLANCE_SHOWN], items[GLANCE_SHOWN:]
     box = (f":::{{admonition}} Results at a glance (scale {results['scale']})\n:class: {GLANCE_CLASS}\n"
-           + "\n".join(f"- {i}" for i in items)
+           + "\n".join(f"- {i}" for i in shown)
+           + (f"\n\nThis page judges {len(items)} claims: the first {len(shown)} are above, the other {len(more)} "
+              "fold under the box." if more else "")
            + "\n\nEach verdict follows from its criterion (see *Claims* below); a criterion changed after a run is "
              "listed, dated, under *Changes after a run*.\n:::")
+    if more:
+        counts = Counter(c["verdict"] for c in claims[GLANCE_SHOWN:])
+        tally = ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+        box += (f"\n\n:::{{dropdown}} {len(more)} more verdict{'s' if len(more) != 1 else ''} of this page ({tally})"
+                f"\n:class-container: {GLANCE_MORE_CLASS}\n" + "\n".join(f"- {i}" for i in more) + "\n:::")
     if not notes:
         return box
     title = GLANCE_WHY + (GLANCE_FULL if any("*ours in full:*" in n for n in notes) else "")
@@ -366,6 +375,11 @@ def result_box(results: Mapping[str, Any], beside: list[Mapping[str, Any]] = ())
 # the reasons in full, with what moved a verdict (an amendment, a re-run, a run at another scale)
 # and each of our values that the box shortened (ours_head), fold into one click under the box.
 WHY_SHOWN = ("within noise", "failed control", "failed premise", "not measured")
+# a page that judges more claims shows its first GLANCE_SHOWN in the box (the page's order: its main
+# claims first) and folds the rest, counted by verdict, right under it (a phone shows the figure
+# within two screens too)
+GLANCE_SHOWN = 5
+GLANCE_MORE_CLASS = "sk-glance-more"
 GLANCE_WHY = "Why each verdict is what it is and what moved it"
 GLANCE_FULL = ", and our values in full"  # added to its title where the box shortened a value (ours_head)
 

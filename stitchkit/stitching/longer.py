@@ -3,7 +3,7 @@ training".
 
 A stitch that stopped short costs more than a trained one, so a page re-judges each stitching
 claim with the stitches that decide it retrained at ``factor`` times the epochs (default
-:data:`~stitchkit.stitching.grid_spec.LONGER`; :meth:`~stitchkit.stitching.grid_spec.StitchRecipe.longer`),
+``LONGER``; :meth:`~stitchkit.stitching.grid_spec.StitchRecipe.longer`),
 together with the references the claim subtracts where it subtracts any (a receiver's
 self-stitches). Three steps, the same on every page:
 
@@ -54,7 +54,7 @@ class Cells:
 def retrain(cells: Sequence[Cells], factor: int | None = None, *, device=None, store=None,
             progress: bool = True) -> pd.DataFrame:
     """Each of ``cells`` retrained with its recipe at ``factor`` (default
-    :data:`~stitchkit.stitching.grid_spec.LONGER`) times the epochs, or the steps where it counts
+    ``LONGER``) times the epochs, or the steps where it counts
     steps, everything else the same: the grid rows (:func:`stitch_grid`'s columns, and each
     :class:`Cells`' ``tags``), in the order of ``cells``. An empty table for no cells."""
     frames = []
