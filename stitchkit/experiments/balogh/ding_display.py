@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...pagekit.plotting import panel_grid
 from .common import ARCH_NAMES, NAMES, IdentConfig, stacked, title
 from .ding import DING_MEASURES, leave_one_out, sensitivity_leave_one_out
 
@@ -18,8 +17,14 @@ def table2(results: dict[str, dict]) -> pd.DataFrame:
 
 SENSITIVITY_PT = 9  # the smallest text of J-T2's figure (its legend)
 SENSITIVITY_PANEL = (4.2, 3.0)  # inches: one panel, as asked
-# J-T2's probe accuracy and five measures, as many columns as keep its legend legible (issue 64)
-SENSITIVITY_GRID = panel_grid(1 + len(DING_MEASURES), SENSITIVITY_PANEL[0], SENSITIVITY_PT)
+
+
+def sensitivity_grid() -> tuple[int, int, float]:
+    """(rows, columns, panel width in inches) of J-T2's probe accuracy and five measures: as many
+    columns as keep its legend legible in the book (issue 64; :func:`stitchkit.pagekit.plotting.panel_grid`)."""
+    from ...pagekit.plotting import panel_grid
+
+    return panel_grid(1 + len(DING_MEASURES), SENSITIVITY_PANEL[0], SENSITIVITY_PT)
 
 
 def plot_sensitivity(result: dict, *, title: str = "", fig=None):
@@ -29,7 +34,7 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
 
     t = result["table"]
     groups = list(t.groupby(["network", "layer"], sort=False))
-    rows, cols, width = SENSITIVITY_GRID
+    rows, cols, width = sensitivity_grid()
     fig = fig or plt.figure(figsize=(width * cols, SENSITIVITY_PANEL[1] * rows), layout="constrained")
     axes = list(fig.subplots(rows, cols).flat)  # the probe accuracy and five measures: readable at the page's width
     for (net, layer), g in groups:
@@ -54,7 +59,7 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
 
 def plot_sensitivity_all(results: dict[str, dict], cfg: IdentConfig):
     """J-T2's figure for every architecture, titled by its networks' recipe in ``cfg``."""
-    rows, cols, width = SENSITIVITY_GRID
+    rows, cols, width = sensitivity_grid()
     return stacked([(plot_sensitivity, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
                    width * cols, SENSITIVITY_PANEL[1] * rows + 0.2)
 

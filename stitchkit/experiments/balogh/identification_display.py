@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...pagekit.plotting import panel_grid
 from ...stitching.grid_spec import LONGER
 from .common import ARCH_NAMES, NAMES, IdentConfig, net_index, stacked, title
 from .identification import HIGHER_IS_SIMILAR, MEASURES, IdentResult, identification_table
@@ -35,6 +34,8 @@ def matrix_grid(n: int) -> tuple[int, int, float]:
     """(rows, columns, panel width in inches) of ``n`` measures' heatmaps: as many columns as
     keep the figure within :func:`stitchkit.pagekit.plotting.max_width` of its 11-point text
     (:func:`stitchkit.pagekit.plotting.panel_grid`)."""
+    from ...pagekit.plotting import panel_grid
+
     return panel_grid(n, MATRIX_SIDE, MATRIX_PT, extra=MATRIX_SLACK)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...pagekit.plotting import panel_grid
 from .common import ARCH_NAMES, IdentConfig, stacked, title
 from .detectors import NEAR_KINDS, OODResult
 
@@ -18,10 +17,16 @@ def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
     return m
 
 
-# the two matrices of a (method, pairing) side by side, each as wide as keeps the figure's 7-point
-# ticks legible in the book (issue 64): panel_grid's width, the colour bars' slack counted
-OOD_PT = 7
-OOD_PANEL = panel_grid(2, 4.2, OOD_PT, extra=0.3)[2]
+OOD_PT = 7  # the grids' tick labels, their smallest text
+
+
+def ood_panel() -> float:
+    """The width (inches) of each of a (method, pairing)'s two matrices, side by side: as wide as
+    keeps the figure's 7-point ticks legible in the book (issue 64;
+    :func:`stitchkit.pagekit.plotting.panel_grid`, the colour bars' slack counted)."""
+    from ...pagekit.plotting import panel_grid
+
+    return panel_grid(2, 4.2, OOD_PT, extra=0.3)[2]
 
 
 def plot_ood_grid(result: OODResult, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = "", fig=None):
@@ -32,7 +37,7 @@ def plot_ood_grid(result: OODResult, *, methods=("TLM", "DM"), kinds=("intra", "
     t = result.table
     n = len(result.layers)
     combos = [(m, k) for m in methods for k in kinds]
-    fig = fig or plt.figure(figsize=(2 * OOD_PANEL, 3.6 * len(combos)), layout="constrained")
+    fig = fig or plt.figure(figsize=(2 * ood_panel(), 3.6 * len(combos)), layout="constrained")
     axes = fig.subplots(len(combos), 2, squeeze=False)
     a, b = result.names
     for row, (method, kind) in zip(axes, combos):
@@ -92,4 +97,4 @@ def detector_table(results: dict[str, OODResult]) -> pd.DataFrame:
 def plot_ood_grid_all(results: dict[str, OODResult], cfg: IdentConfig):
     """J-F2's grids for every architecture, titled by its networks' recipe in ``cfg``."""
     return stacked([(plot_ood_grid, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
-                   2 * OOD_PANEL, 14.8)
+                   2 * ood_panel(), 14.8)
