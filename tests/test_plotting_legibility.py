@@ -6,7 +6,8 @@ its tight bounding box (IPython saves a glued figure with ``bbox_inches="tight"`
 padding each side) at the page's DPI; the book shows it at that width, or scaled down to its
 column (``plotting.COLUMN_PX`` at 1366 px, which tests/test_browser.py checks against the built
 book). The smallest text on the figure (tick labels, legends, titles, cell values) must then be
-at least 9 px. Only the helpers are checked: figures an experiment draws itself are not.
+at least 9 px. So must that of every figure an experiment draws itself (``EXPERIMENT_FIGURES``),
+each fed made-up inputs of the shape its page gives it.
 """
 
 from __future__ import annotations
@@ -209,9 +210,11 @@ def j_f2():
 
 def _hernandez_table(kinds=("trained",), nets=("R1111", "R2222"), n=8):
     g = _rng()
+    pairs = {"trained": [(s, r) for s in nets for r in nets], "random sender": [("untrained", r) for r in nets],
+             "random receiver": [(s, "untrained") for s in nets]}
     rows = [{"sender": s, "receiver": r, "kind": k, "i": i, "j": j, "accuracy": g.random(),
              "sim_accuracy": g.random()}
-            for k in kinds for s in nets for r in nets for i in range(n + 1) for j in range(1, n + 1)]
+            for k in kinds for s, r in pairs[k] for i in range(n + 1) for j in range(1, n + 1)]
     return pd.DataFrame(rows)
 
 
@@ -219,7 +222,7 @@ def h_grids(**kw):
     from stitchkit.experiments.hernandez import all_layers
 
     kinds = kw.pop("kinds", ("trained",))
-    nets = ("R2222",) if kinds != ("trained",) else ("R1111", "R2222")  # the controls: one pair of each kind
+    nets = kw.pop("nets", ("R2222",) if kinds != ("trained",) else ("R1111", "R2222"))  # controls: a pair each kind
     return all_layers.plot_grids(_hernandez_table(kinds, nets, n=kw.pop("n", 4)), kinds=kinds, title="a title",
                                  counts="block", **kw)
 
@@ -319,6 +322,9 @@ EXPERIMENT_FIGURES = {
     "J-F2": j_f2,
     "H-F2/H-F4 grids": h_grids,
     "H-F2 controls": lambda: h_grids(kinds=("random sender", "random receiver")),
+    "H-F2 controls, three networks": lambda: h_grids(kinds=("random sender", "random receiver"),
+                                                     nets=("R1111", "R2222", "R3333")),
+    "H-F4 grids, three networks": lambda: h_grids(nets=("R2222", "ResNet-34", "R1111")),
     "H-F2 spot (8 layers)": lambda: h_grids(n=8),
     "H-F5": lambda: h_grids(value="sim_accuracy", label="similarity"),
     "H-F6": h_f6,
@@ -330,3 +336,13 @@ EXPERIMENT_FIGURES = {
     "X-4": x_4,
     "S-F1A": s_f1a,
 }
+
+
+@pytest.mark.parametrize("name", EXPERIMENT_FIGURES)
+def test_the_smallest_text_of_each_experiment_figure_is_legible_in_the_book(name):
+    fig = EXPERIMENT_FIGURES[name]()
+    try:
+        px, pt, width = shown_text_px(fig)
+    finally:
+        plt.close(fig)
+    assert px >= MIN_PX, f"{name}: {pt:g} pt text in a {width:.1f} in figure shows at {px:.1f} px (< {MIN_PX:g})"
