@@ -420,11 +420,15 @@ def partings(results: dict[str, dict]) -> pd.DataFrame:
 def plot_agreement(results: dict[str, dict]):
     """One heat map per zoo (two per row): Kendall's tau of every two notions, within a network
     below the diagonal and between networks above it, each cell annotated with tau and its interval."""
+    from ..pagekit.plotting import max_width
+
     zs = list(results)
     ms = results[zs[0]]["measures"]
-    k, ncols = len(ms), min(2, len(zs))
-    nrows = -(-len(zs) // ncols)
+    k, cell_pt = len(ms), 6 if len(ms) <= 5 else 5
     size = 0.62 * k + 0.9
+    # two per row where that keeps the cells' text legible in the book (issue 64), else one
+    ncols = max(1, min(2, len(zs), int((max_width(cell_pt) - 1.0) // size)))
+    nrows = -(-len(zs) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 1.0, size * nrows + 0.5), squeeze=False,
                              layout="constrained")
     for ax in axes.flat[len(zs):]:
@@ -441,7 +445,7 @@ def plot_agreement(results: dict[str, dict]):
                 text[(i, j)] = "undef." if e is None else f"{e.value:.2f}\n[{e.low:.2f}, {e.high:.2f}]"
         im = ax.imshow(mat, vmin=-1, vmax=1, cmap="RdBu_r")
         for (i, j), t in text.items():
-            ax.text(j, i, t, ha="center", va="center", fontsize=6 if k <= 5 else 5,
+            ax.text(j, i, t, ha="center", va="center", fontsize=cell_pt,
                     color="white" if abs(mat[i, j]) > 0.6 else "black")
         for i in range(k):
             ax.text(i, i, "—", ha="center", va="center", color="0.5")

@@ -475,7 +475,11 @@ def plot_conclusions(connect: pd.DataFrame, triangle: pd.DataFrame):
     reference), with Bansal et al.'s bound drawn one-sided as the claim reads it (at most 3
     points; the failing side shaded). Right: H-F2's relative accuracy grid on the ResNet-18s
     (sender cut i rows, receiver cut j columns)."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    from ..pagekit.plotting import max_width
+
+    # one above the other: side by side, the panels' titles would not fit the width that keeps the 7-point
+    # legend at 9 px in the book (max_width; issue 64)
+    fig, (a, b) = plt.subplots(2, 1, figsize=(min(5.0, max_width(7)), 7.6), layout="constrained")
     # the negative control's untrained sender (20+ points, at two cuts) would squash the 3-point bound
     own = connect[connect.sender == SELF].set_index("cut").penalty
     for name, g in connect[~connect.sender.isin([RANDOM, SELF])].groupby("sender", sort=False):

@@ -282,9 +282,12 @@ def identification_table(results: dict[str, dict]) -> pd.DataFrame:
 def plot_identification(results: dict[str, dict]):
     """Bars per zoo: each notion's inter-network identification % (all test images) with its 95%
     interval as a line; J-T1's ResNet-18 values as marks."""
+    from ..pagekit.plotting import max_width
+
     zs = list(results)
     ms = [m for m in ORDER if m in results[zs[0]]["measures"]]
-    fig, ax = plt.subplots(figsize=(8.5, 3.6), layout="constrained")
+    # the legend beside the bars: the whole within max_width of its 7 points (issue 64)
+    fig, ax = plt.subplots(figsize=(min(8.5, max_width(7) - 0.2), 3.6), layout="constrained")
     width = 0.8 / len(zs)
     x = np.arange(len(ms))
     for k, z in enumerate(zs):

@@ -112,11 +112,12 @@ def worked_example(cfg: OwnConfig, folder: Path, *, progress: bool = True) -> di
 
 def plot_pairs(table: pd.DataFrame, measures=("cka", "dm_accuracy", "tlm_accuracy")):
     """One heat map per measure: its value at every (layer of A, layer of B), annotated."""
-    import matplotlib.pyplot as plt
+    from ..pagekit.plotting import panel_figure
 
     shown = [m for m in measures if (table.measure == m).any()]
-    fig, axes = plt.subplots(1, len(shown), figsize=(3.4 * len(shown), 3.0), squeeze=False, layout="constrained")
-    for ax, m in zip(axes[0], shown):
+    # as many per row as keep the 9-point cell values legible in the book (issue 64)
+    fig, axes, _ = panel_figure(len(shown), 3.4, 3.0, 9, extra=0.4, layout="constrained")
+    for ax, m in zip(axes, shown):
         grid = table[table.measure == m].pivot(index="layer_a", columns="layer_b", values="value")
         im = ax.imshow(grid.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
         ax.set_xticks(range(grid.shape[1]), grid.columns)

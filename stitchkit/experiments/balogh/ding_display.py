@@ -15,6 +15,18 @@ def table2(results: dict[str, dict]) -> pd.DataFrame:
     return pd.concat(parts, names=["architecture"])
 
 
+SENSITIVITY_PT = 9  # the smallest text of J-T2's figure (its legend)
+SENSITIVITY_PANEL = (4.2, 3.0)  # inches: one panel, as asked
+
+
+def sensitivity_grid() -> tuple[int, int, float]:
+    """(rows, columns, panel width in inches) of J-T2's probe accuracy and five measures: as many
+    columns as keep its legend legible in the book (issue 64; :func:`stitchkit.pagekit.plotting.panel_grid`)."""
+    from ...pagekit.plotting import panel_grid
+
+    return panel_grid(1 + len(DING_MEASURES), SENSITIVITY_PANEL[0], SENSITIVITY_PT)
+
+
 def plot_sensitivity(result: dict, *, title: str = "", fig=None):
     """Per tested layer and network: probe accuracy against rank, and each dissimilarity (to the
     reference A) against rank; solid: A's network, dashed: the other networks."""
@@ -22,8 +34,9 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
 
     t = result["table"]
     groups = list(t.groupby(["network", "layer"], sort=False))
-    fig = fig or plt.figure(figsize=(10.5, 6.4), layout="constrained")
-    axes = list(fig.subplots(2, 3).flat)  # the probe accuracy and five measures: readable at the page's width
+    rows, cols, width = sensitivity_grid()
+    fig = fig or plt.figure(figsize=(width * cols, SENSITIVITY_PANEL[1] * rows), layout="constrained")
+    axes = list(fig.subplots(rows, cols).flat)  # the probe accuracy and five measures: readable at the page's width
     for (net, layer), g in groups:
         g = g.sort_values("rank")
         label = layer if len({n for (n, _), _ in groups}) == 1 else f"{net} {layer}"
@@ -46,8 +59,9 @@ def plot_sensitivity(result: dict, *, title: str = "", fig=None):
 
 def plot_sensitivity_all(results: dict[str, dict], cfg: IdentConfig):
     """J-T2's figure for every architecture, titled by its networks' recipe in ``cfg``."""
+    rows, cols, width = sensitivity_grid()
     return stacked([(plot_sensitivity, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
-                   10.5, 6.6)
+                   width * cols, SENSITIVITY_PANEL[1] * rows + 0.2)
 
 
 def correlation_table(result: dict) -> pd.DataFrame:

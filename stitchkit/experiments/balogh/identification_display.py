@@ -25,6 +25,20 @@ def table1(results: dict[str, IdentResult]) -> pd.DataFrame:
     return pd.concat(parts, names=["architecture"])
 
 
+MATRIX_PT = 11  # the smallest text of the matrices (the colour bars' ticks); the rest is 12 points
+MATRIX_SIDE = 4.2  # inches: one measure's heatmap with its colour bar, as asked
+MATRIX_SLACK = 0.3  # inches the constrained layout's tight box may add to the figure's width
+
+
+def matrix_grid(n: int) -> tuple[int, int, float]:
+    """(rows, columns, panel width in inches) of ``n`` measures' heatmaps: as many columns as
+    keep the figure within :func:`stitchkit.pagekit.plotting.max_width` of its 11-point text
+    (:func:`stitchkit.pagekit.plotting.panel_grid`)."""
+    from ...pagekit.plotting import panel_grid
+
+    return panel_grid(n, MATRIX_SIDE, MATRIX_PT, extra=MATRIX_SLACK)
+
+
 def plot_matrices(result: IdentResult, pair: tuple[str, str], measures=MEASURES, *, title: str = "", fig=None):
     """One heatmap per measure for one ordered pair (rows: source layer, columns: target layer);
     the cell each column's identification picks is outlined."""
@@ -35,10 +49,8 @@ def plot_matrices(result: IdentResult, pair: tuple[str, str], measures=MEASURES,
     measures = [m for m in measures if m in mats]
     n = len(result.layers)
     labels = [c.replace("block", "") for c in result.layers]
-    cols = 3
-    rows = -(-len(measures) // cols)
-    # the page shows the figure at about 53 px per inch: 12 pt is about 9 px, the least that reads
-    fig = fig or plt.figure(figsize=(4.2 * cols, 4.2 * rows), layout="constrained")
+    rows, cols, side = matrix_grid(len(measures))  # its 11-point text at least 9 px in the book (issue 64)
+    fig = fig or plt.figure(figsize=(side * cols, MATRIX_SIDE * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax, m in zip(axes.flat, measures):
         mat = mats[m]
@@ -77,7 +89,8 @@ def plot_matrices_all(results: dict[str, IdentResult], kind: str, cfg: IdentConf
         a, b = _pair(res, kind)
         what = f"within {a}" if kind == "intra" else f"{a} → {b}"
         draws.append((plot_matrices, dict(result=res, pair=(a, b), title=f"{what} · {title(cfg.net_recipe(arch))}")))
-    return stacked(draws, 12.6, 8.8)
+    rows, cols, side = matrix_grid(len(MEASURES))
+    return stacked(draws, side * cols, MATRIX_SIDE * rows + 0.4)
 
 
 def rivals_table(rivals: dict[str, pd.DataFrame]) -> pd.DataFrame:

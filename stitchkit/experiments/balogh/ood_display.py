@@ -17,6 +17,18 @@ def _matrix_of(t: pd.DataFrame, value: str, n: int) -> np.ndarray:
     return m
 
 
+OOD_PT = 7  # the grids' tick labels, their smallest text
+
+
+def ood_panel() -> float:
+    """The width (inches) of each of a (method, pairing)'s two matrices, side by side: as wide as
+    keeps the figure's 7-point ticks legible in the book (issue 64;
+    :func:`stitchkit.pagekit.plotting.panel_grid`, the colour bars' slack counted)."""
+    from ...pagekit.plotting import panel_grid
+
+    return panel_grid(2, 4.2, OOD_PT, extra=0.3)[2]
+
+
 def plot_ood_grid(result: OODResult, *, methods=("TLM", "DM"), kinds=("intra", "inter"), title: str = "", fig=None):
     """Per (method, pairing): the relative-accuracy matrix and the AUROC matrix side by side
     (rows: source block i, columns: target block j), the paper's Figure 2 layout."""
@@ -25,7 +37,7 @@ def plot_ood_grid(result: OODResult, *, methods=("TLM", "DM"), kinds=("intra", "
     t = result.table
     n = len(result.layers)
     combos = [(m, k) for m in methods for k in kinds]
-    fig = fig or plt.figure(figsize=(8.4, 3.6 * len(combos)), layout="constrained")
+    fig = fig or plt.figure(figsize=(2 * ood_panel(), 3.6 * len(combos)), layout="constrained")
     axes = fig.subplots(len(combos), 2, squeeze=False)
     a, b = result.names
     for row, (method, kind) in zip(axes, combos):
@@ -34,8 +46,8 @@ def plot_ood_grid(result: OODResult, *, methods=("TLM", "DM"), kinds=("intra", "
         for ax, value, cmap, label, vmin, vmax in ((row[0], "relative", "viridis", "relative accuracy", 0, None),
                                                    (row[1], "auroc", "magma", "AUROC (0.5: in distribution)", 0.5, 1)):
             im = ax.imshow(_matrix_of(sub, value, n), cmap=cmap, vmin=vmin, vmax=vmax)
-            ax.set_xticks(range(n), range(1, n + 1), fontsize=7)
-            ax.set_yticks(range(n), range(1, n + 1), fontsize=7)
+            ax.set_xticks(range(n), range(1, n + 1), fontsize=OOD_PT)
+            ax.set_yticks(range(n), range(1, n + 1), fontsize=OOD_PT)
             ax.set_xlabel("target block j", fontsize=8)
             ax.set_ylabel("source block i", fontsize=8)
             ax.set_title(f"{method}, {who}: {label.split(' (')[0]}", fontsize=9)
@@ -85,4 +97,4 @@ def detector_table(results: dict[str, OODResult]) -> pd.DataFrame:
 def plot_ood_grid_all(results: dict[str, OODResult], cfg: IdentConfig):
     """J-F2's grids for every architecture, titled by its networks' recipe in ``cfg``."""
     return stacked([(plot_ood_grid, dict(result=r, title=title(cfg.net_recipe(a)))) for a, r in results.items()],
-                   8.4, 14.8)
+                   2 * ood_panel(), 14.8)

@@ -401,14 +401,16 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ...pagekit.plotting import PALETTE, finish_panels, paper_reference
+    from ...pagekit.plotting import PALETTE, SMALL_LEGEND_PT, finish_panels, max_width, paper_reference
 
     cuts = list(dict.fromkeys(table.cut))
     x = np.arange(len(cuts))
     full_acc = float(table[table.sender == A].receiver_accuracy.iloc[0])
     a = 100 * table[table.sender == A].set_index("cut").loc[cuts].penalty
     b = 100 * (full_acc - table[table.sender == B].set_index("cut").loc[cuts].accuracy)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.4))
+    # one above the other: side by side, the right panel's long legend needs more than the 6 in each that
+    # would keep its 8 points at 9 px in the book (max_width; issue 64)
+    fig, (ax, bx) = plt.subplots(2, 1, figsize=(min(6.0, max_width(SMALL_LEGEND_PT)), 8.8))
     for i, cut in enumerate(cuts):
         if cut in frozen:
             ax.axvspan(i - 0.5, i + 0.5, color="0.85", lw=0)
@@ -418,7 +420,7 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel("full network's accuracy − stitched\n(points; grey: frozen pieces)")
     ax.set_title("which pieces need few samples")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=SMALL_LEGEND_PT)
     finish_panels(fig, [ax], cuts, "stitch point", "")
     c = curves(metrics)
     full_test = 100 * metrics["full network"]["test"]["accuracy"]
@@ -432,7 +434,7 @@ def plot_freeze(table: pd.DataFrame, frozen: tuple[str, ...], metrics: dict, cfg
     bx.set_ylabel("accuracy (%)")
     bx.set_title("training the unfrozen pieces on all the data")
     bx.grid(alpha=0.3)
-    bx.legend(frameon=False, fontsize=8, loc="lower right")
+    bx.legend(frameon=False, fontsize=SMALL_LEGEND_PT, loc="lower right")
     if title:
         fig.suptitle(title)
     fig.tight_layout()

@@ -298,6 +298,8 @@ def plot_grids(table: pd.DataFrame, *, title: str = "", kinds: tuple[str, ...] =
     a layer number counts (:attr:`GridConfig.layer_name`), shown in the axis labels."""
     import matplotlib.pyplot as plt
 
+    from ...pagekit.plotting import max_width
+
     t = table[table.kind.isin(kinds)]
     pairs = list(dict.fromkeys(zip(t.sender, t.receiver, t.kind)))
     if kinds == ("trained",):
@@ -305,8 +307,12 @@ def plot_grids(table: pd.DataFrame, *, title: str = "", kinds: tuple[str, ...] =
         place = {(s, r, k): (senders.index(s), receivers.index(r)) for s, r, k in pairs}
         shape = (len(senders), len(receivers))
     else:
-        place = {p: (0, n) for n, p in enumerate(pairs)}
-        shape = (1, len(pairs))
+        # as many per row as keep the 7-point ticks legible in the book (issue 64), the rest on further rows
+        cols = max(1, min(len(pairs), int((max_width(7) - 1.2) // cell)))
+        place = {p: divmod(n, cols) for n, p in enumerate(pairs)}
+        shape = (-(-len(pairs) // cols), cols)
+    # the figure within max_width of its 7-point ticks (issue 64): a grid of many networks has smaller cells
+    cell = min(cell, (max_width(7) - 1.2) / shape[1])
     fig, axes = plt.subplots(*shape, figsize=(cell * shape[1] + 1.2, cell * shape[0] + 0.9), squeeze=False,
                              layout="constrained")
     for ax in axes.flat:

@@ -237,9 +237,13 @@ def plot_images(generated: dict[int, torch.Tensor], original: torch.Tensor, tabl
     stitched network's accuracy beside each row."""
     import matplotlib.pyplot as plt
 
+    from ...pagekit.plotting import max_width
+
     layers = sorted(generated)
     n = original.shape[0]
-    fig, axes = plt.subplots(len(layers) + 1, n, figsize=(1.1 * n + 1.6, 1.15 * (len(layers) + 1) + 0.6),
+    # an image 1.1 in wide, or less where the row labels' 8 points would show under 9 px in the book (issue 64)
+    side = min(1.1, (max_width(8) - 1.8) / n)
+    fig, axes = plt.subplots(len(layers) + 1, n, figsize=(side * n + 1.6, (side + 0.05) * (len(layers) + 1) + 0.6),
                              squeeze=False, layout="constrained")
     acc = {r.i: r.accuracy for r in table.itertuples()}
     rows = [("original", original)] + [(f"layer {k}\n{100 * acc[k]:.0f}% acc.", generated[k]) for k in layers]
