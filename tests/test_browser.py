@@ -374,25 +374,28 @@ FIRST_FIGURE = """() => {
 
 def test_every_figure_page_shows_its_first_figure_within_two_screens(browser, html_dir):
     """Issue 64, items 2 and 8: a figure page opens with its verdicts and then its main figure,
-    whose top is within the first two screens of a 1366x768 window (the run's provenance, the
-    rerun commands and the method prose fold under it). A figure wider than the column is shown
-    at least ``plotting.COLUMN_PX`` wide there, the width the plotting helpers size their text for
+    whose top is within the first two screens of a 1366x768 window and of a 390x844 phone (the
+    run's provenance, the rerun commands and the method prose fold under it; a page judging many
+    claims folds all but its first few). A figure wider than the column is shown at least
+    ``plotting.COLUMN_PX`` wide at 1366 px, the width the plotting helpers size their text for
     (tests/test_plotting_legibility.py)."""
     from stitchkit.pagekit.plotting import COLUMN_PX
 
     docs = main_figure_docs()
     assert len(docs) >= 25, f"too few figure pages found: {docs}"
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = context.new_page()
-    found = {}
-    try:
-        for doc in docs:
-            page.goto((html_dir / f"{doc}.html").as_uri(), wait_until="load")
-            page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15000)
-            found[doc] = page.evaluate(FIRST_FIGURE)
-    finally:
-        context.close()
-    late = {doc: f[0] if f else None for doc, f in found.items() if f is None or f[0] > 2}
-    assert not late, f"the first figure is not within two screens at 1366x768 (screens down; None: no image): {late}"
-    narrow = {doc: f[1] for doc, f in found.items() if f[2] > COLUMN_PX and f[1] < COLUMN_PX - 1}
+    found: dict[tuple[int, int], dict] = {}
+    for size in ((1366, 768), (390, 844)):
+        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+        page = context.new_page()
+        try:
+            for doc in docs:
+                page.goto((html_dir / f"{doc}.html").as_uri(), wait_until="load")
+                page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15000)
+                found.setdefault(size, {})[doc] = page.evaluate(FIRST_FIGURE)
+        finally:
+            context.close()
+    for (w, h), at in found.items():
+        late = {doc: f[0] if f else None for doc, f in at.items() if f is None or f[0] > 2}
+        assert not late, f"the first figure is not within two screens at {w}x{h} (screens down; None: no image): {late}"
+    narrow = {doc: f[1] for doc, f in found[1366, 768].items() if f[2] > COLUMN_PX and f[1] < COLUMN_PX - 1}
     assert not narrow, f"figures shown narrower than plotting.COLUMN_PX ({COLUMN_PX} px) at 1366 px: {narrow}"
