@@ -21,7 +21,12 @@ its longer stitches into a table), and the readers of trained stitches (:func:`l
 shares (:class:`GridContext`: device, store, data splits, receiver accuracies and DM targets), a
 sender's activations at one cut (:class:`SenderCut`), one stitch, or a stacked pass of several,
 trained (or read from the store) into a table row, the local walk over the grid, and the
-per-pair task that :func:`stitch_grid` maps over a Dask client (:func:`pair_task`).
+per-pair task that :func:`stitch_grid` maps over a Dask client (:func:`pair_task`). A stitch is
+trained here, in the grid's own frame: the grid claims the stitch's store entry
+(:meth:`stitchkit.base.store.Store.claim`; several at once for a stacked pass) and hands the
+batches :mod:`stitchkit.stitching.stitches` makes for it (:func:`~stitchkit.stitching.stitches.stitch_batches`,
+:func:`~stitchkit.stitching.stitches.stacked_batches`) straight to :func:`stitchkit.networks.train.train`,
+so a recipe's settings reach the optimiser from the grid, not through the store or the stitch module.
 
 Speed: the grid computes each sender cut's activations once and feeds every stitch that reads
 that cut (training and test activations are held on the device while that cut's stitches
@@ -49,7 +54,7 @@ from ..data import batches as data_mod
 from ..data import splits
 from ..data.datasets import DataSpec, combined_fingerprint, test_split, train_split
 from ..networks.models import CutModel
-from ..networks.train import evaluate
+from ..networks.train import evaluate, train
 from . import stitches
 from .grid_spec import Net, StitchRecipe, StitchSpec, is_net
 
@@ -159,12 +164,12 @@ class GridContext:
         self.progress = progress
         self.stitches_per_pass = stitches_per_pass or STITCHES_PER_PASS.get(device.type, 1)
         self.precision = resolve_precision(recipe.train.precision, device)
-        train = train_split(data, root)
+        split = train_split(data, root)
         if recipe.train_size is not None:
-            train = train.subset(splits.stratified_subset(train.labels, recipe.train_size, recipe.subset_seed))
-        self.train = train
+            split = split.subset(splits.stratified_subset(split.labels, recipe.train_size, recipe.subset_seed))
+        self.train = split
         self.test = test_split(data, recipe.test_size, recipe.subset_seed, root)
-        self.dm_index = splits.stratified_subset(train.labels, min(recipe.dm_images, len(train)),
+        self.dm_index = splits.stratified_subset(split.labels, min(recipe.dm_images, len(split)),
                                                    recipe.subset_seed)
         self._receiver: dict[str, dict] = {}
         self._targets: dict[tuple[str, str], torch.Tensor] = {}
@@ -320,61 +325,57 @@ def unpack_correct(packed: bytes | None, n: int) -> np.ndarray | None:
 
 
 def _one_stitch(ctx: GridContext, sender: Any, sc: SenderCut, receiver: Net, cut_i: str, cut_j: str) -> dict:
+    """One stitch, read from the store or trained here (under the store's claim on its key) and stored."""
     recipe = ctx.recipe
     rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
     cached = can_cache_activations(recipe)
-
-    def compute() -> tuple[dict, dict[str, torch.Tensor]]:
-        t0 = time.perf_counter()
-        stitched, norm, out_shape, metrics, result = _start(ctx, sender, sc, rx, receiver, cut_i, cut_j)
-        history: list[dict] = []
-        if _trains(recipe):
-            # precomputed activations when they are fixed (or all a tensor source has), else image batches
-            x, y = sc.get("train", out_shape) if cached or not is_net(sender) else (None, None)
-            history = stitches.train_stitch(stitched, ctx.train, recipe.train, normalisation=norm, device=ctx.device,
-                                             activations=x, labels=y, progress=False)
-        return _finish(ctx, stitched, sc, norm, out_shape, metrics, result, history, time.perf_counter() - t0)
-
-    entry = ctx.store.get_or_compute(_spec(ctx, sender, receiver, cut_i, cut_j), compute,
-                                     salt=data_salt(ctx, sender, receiver))
-    return _row(ctx, sender, receiver, cut_i, cut_j, entry)
+    with ctx.store.claim(_spec(ctx, sender, receiver, cut_i, cut_j), salt=data_salt(ctx, sender, receiver)) as slot:
+        if slot.entry is None:
+            t0 = time.perf_counter()
+            stitched, norm, out_shape, metrics, result = _start(ctx, sender, sc, rx, receiver, cut_i, cut_j)
+            history: list[dict] = []
+            if _trains(recipe):
+                # precomputed activations when they are fixed (or all a tensor source has), else image batches
+                x, y = sc.get("train", out_shape) if cached or not is_net(sender) else (None, None)
+                model, batches = stitches.stitch_batches(stitched, ctx.train, recipe.train, normalisation=norm,
+                                                         device=ctx.device, activations=x, labels=y)
+                history = train(model, batches, recipe.train, device=ctx.device, desc="stitch", progress=False)
+            slot.put(*_finish(ctx, stitched, sc, norm, out_shape, metrics, result, history, time.perf_counter() - t0))
+    return _row(ctx, sender, receiver, cut_i, cut_j, slot.entry)
 
 
 def _stacked_stitches(ctx: GridContext, sender: Net, cuts: dict[str, SenderCut], receiver: Net, cut_j: str,
                       cuts_i: Sequence[str]) -> list[dict]:
     """Every stitch from ``cuts_i`` of ``sender`` into ``cut_j`` of ``receiver``: those not in the
-    store are directly matched one by one, then trained ``ctx.stitches_per_pass`` at a time in
-    one pass (:func:`stitching.train_stitches_stacked`), and stored one by one."""
+    store are claimed ``ctx.stitches_per_pass`` at a time (:meth:`stitchkit.base.store.Store.claim_all`),
+    directly matched one by one, trained together in one pass and stored one by one."""
+    recipe = ctx.recipe
     rx = receiver.load(ctx.device, ctx.store, ctx.root, ctx.progress)
     salt = data_salt(ctx, sender, receiver)
     entries = {ci: ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt) for ci in cuts_i}
     todo = [ci for ci in cuts_i if entries[ci] is None]
     k = ctx.stitches_per_pass
     for chunk in (todo[n:n + k] for n in range(0, len(todo), k)):
-        with ctx.store.lock(*(config_key(_spec(ctx, sender, receiver, ci, cut_j), salt) for ci in chunk)):
+        with ctx.store.claim_all([_spec(ctx, sender, receiver, ci, cut_j) for ci in chunk], salt=salt) as slots:
             # another run may have computed some of them while this one waited
-            for ci in chunk:
-                entries[ci] = ctx.store.get(_spec(ctx, sender, receiver, ci, cut_j), salt=salt)
-            chunk = [ci for ci in chunk if entries[ci] is None]
-            if chunk:
-                _train_chunk(ctx, sender, cuts, rx, receiver, cut_j, chunk, salt, entries)
+            open_ = [(ci, slot) for ci, slot in zip(chunk, slots) if slot.entry is None]
+            if open_:
+                t0 = time.perf_counter()
+                started = [_start(ctx, sender, cuts[ci], rx, receiver, ci, cut_j) for ci, _ in open_]
+                histories: list[list[dict]] = [[] for _ in open_]
+                if _trains(recipe):
+                    xs = [cuts[ci].get("train", st[2])[0] for (ci, _), st in zip(open_, started)]
+                    model, batches, objective = stitches.stacked_batches([st[0] for st in started], xs,
+                                                                         ctx.train.labels, recipe.train,
+                                                                         device=ctx.device)
+                    history = train(model, batches, recipe.train, device=ctx.device, objective=objective,
+                                    desc="stitches", progress=False)
+                    histories = objective.per_stitch(history)
+                seconds = (time.perf_counter() - t0) / len(open_)  # the pass is shared: each stitch its part
+                for (ci, slot), (stitched, norm, out_shape, metrics, result), h in zip(open_, started, histories):
+                    slot.put(*_finish(ctx, stitched, cuts[ci], norm, out_shape, metrics, result, h, seconds))
+        entries.update((ci, slot.entry) for ci, slot in zip(chunk, slots))
     return [_row(ctx, sender, receiver, ci, cut_j, entries[ci]) for ci in cuts_i]
-
-
-def _train_chunk(ctx: GridContext, sender: Net, cuts: dict[str, SenderCut], rx, receiver: Net, cut_j: str,
-                 chunk: list[str], salt: str, entries: dict) -> None:
-    """Directly match, train in one stacked pass and store the stitches of ``chunk`` (cuts of ``sender``)."""
-    t0 = time.perf_counter()
-    started = [_start(ctx, sender, cuts[ci], rx, receiver, ci, cut_j) for ci in chunk]
-    histories: list[list[dict]] = [[] for _ in chunk]
-    if _trains(ctx.recipe):
-        xs = [cuts[ci].get("train", st[2])[0] for ci, st in zip(chunk, started)]
-        histories = stitches.train_stitches_stacked([st[0] for st in started], xs, ctx.train.labels,
-                                                     ctx.recipe.train, device=ctx.device, progress=False)
-    seconds = (time.perf_counter() - t0) / len(chunk)  # the pass is shared: each stitch its part
-    for ci, (stitched, norm, out_shape, metrics, result), history in zip(chunk, started, histories):
-        metrics, tensors = _finish(ctx, stitched, cuts[ci], norm, out_shape, metrics, result, history, seconds)
-        entries[ci] = ctx.store.put(_spec(ctx, sender, receiver, ci, cut_j), metrics, tensors, salt=salt)
 
 
 def data_salt(ctx: GridContext, sender: Any, receiver: Net) -> str:
