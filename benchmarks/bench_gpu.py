@@ -31,7 +31,7 @@ from stitchkit.base.store import Store
 from stitchkit.data.datasets import DataSpec
 from stitchkit.networks.models import build_model
 from stitchkit.stitching.grid import stitch_grid
-from stitchkit.stitching.grid_exec import STITCHES_PER_PASS
+from stitchkit.stitching.grid import STITCHES_PER_PASS
 from stitchkit.stitching.grid_spec import Net
 
 

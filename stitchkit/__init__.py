@@ -22,7 +22,7 @@ cycle, that no module re-exports another's names and that no module name stands 
    objective), ``simclr``, ``network`` (a network's spec, trained once, read back), ``zoo`` (each
    paper's network recipes, a table per family);
 6. :mod:`stitchkit.stitching`: ``stitches`` (stitch kinds, direct-matching init, task-loss
-   matching), ``grid_spec``, ``grid_exec``, ``grid`` (the stitch grid, local or on Dask);
+   matching), ``grid_spec``, ``grid`` (the stitch grid and its execution, local or on Dask);
 7. :mod:`stitchkit.measures`: ``similarity`` (CKA, PWCCA, Procrustes, DM distance, rank),
    ``minibatch`` (minibatch CKA), ``probes``, ``ood`` (OOD detectors);
 8. :mod:`stitchkit.pagekit`: ``page`` (a notebook's opening line: its figure, scale and

@@ -12,7 +12,7 @@ from stitchkit.base.store import Store
 from stitchkit.data.datasets import DataSpec
 from stitchkit.networks.network import ModelSpec
 from stitchkit.networks.train import TrainConfig
-from stitchkit.stitching import grid, grid_exec, grid_spec, stitches
+from stitchkit.stitching import grid, grid_spec, stitches
 from stitchkit.stitching.grid import stitch_grid
 from stitchkit.stitching.grid_spec import Net, StitchRecipe
 
@@ -70,7 +70,7 @@ def test_cuts_continued_from_the_previous_cut_give_the_table_of_fresh_forwards(r
     senders, receivers = _nets()
     continued = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "c"),
                             root=root, progress=False)
-    monkeypatch.setattr(grid_exec.SenderCut, "_continued", lambda self, model, split, precision: None)
+    monkeypatch.setattr(grid.SenderCut, "_continued", lambda self, model, split, precision: None)
     fresh = stitch_grid(senders, receivers, CUTS, RECIPE, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
                         root=root, progress=False)
     pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))
@@ -100,7 +100,7 @@ def test_under_bf16_cuts_continue_where_exact_and_give_the_table_of_fresh_forwar
                 for cut, _ in CUTS}
     expected = 1 + sum(not lossless[a] for (a, _) in CUTS[:-1])  # the first cut, and after each rounded one
     assert len([c for c in from_images if c[0] == from_images[0][0]]) == expected
-    monkeypatch.setattr(grid_exec.SenderCut, "_continued", lambda self, model, split, precision: None)
+    monkeypatch.setattr(grid.SenderCut, "_continued", lambda self, model, split, precision: None)
     fresh = stitch_grid(senders, receivers, CUTS, bf16, DataSpec(), device="cpu", store=Store(tmp_path / "f"),
                         root=root, progress=False)
     pd.testing.assert_frame_equal(continued.drop(columns=["seconds", "key"]), fresh.drop(columns=["seconds", "key"]))
@@ -194,7 +194,7 @@ def test_bad_grids_are_refused():
         stitch_grid(senders, receivers, [], RECIPE, DataSpec())
     with pytest.raises(ValueError, match="valid: dm, default"):
         StitchRecipe(init="lsq")
-    assert grid_exec.can_cache_activations(RECIPE) and not grid_exec.can_cache_activations(
+    assert grid.can_cache_activations(RECIPE) and not grid.can_cache_activations(
         StitchRecipe(train=TrainConfig(augment=True)))
 
 

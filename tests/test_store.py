@@ -257,3 +257,23 @@ def test_a_planted_training_checkpoint_runs_nothing(tmp_path):
     with pytest.raises(ValueError, match="refused unread"):
         read_checkpoint(tmp_path / "c.pt")
     assert not marker.exists()
+
+
+def test_claim_lets_the_caller_compute_in_its_own_frame(tmp_path):
+    """Issue 63: a claim is get_or_compute taken apart (get; lock; get again; the caller computes
+    and puts), so the computation runs in the caller's frame; a claimed entry already stored is
+    yielded as it is, and claim_all locks the absent keys of several together."""
+    store = Store(tmp_path)
+    with store.claim({"x": 1}, salt="s") as slot:
+        assert slot.entry is None
+        entry = slot.put({"v": 1}, {"w": torch.ones(2)})
+    assert slot.entry is entry and store.get({"x": 1}, salt="s").metrics == {"v": 1}
+    with store.claim({"x": 1}, salt="s") as again:
+        assert again.entry.metrics == {"v": 1} and again.entry.key == config_key({"x": 1}, "s")
+    store.put({"y": 2}, {"v": 2}, {})
+    with store.claim_all([{"y": 2}, {"y": 3}]) as slots:
+        assert [s.entry is None for s in slots] == [False, True]
+        assert (tmp_path.parent / "locks" / f"{config_key({'y': 3})}.lock").exists()
+        assert not (tmp_path.parent / "locks" / f"{config_key({'y': 2})}.lock").exists()
+        slots[1].put({"v": 3}, {})
+    assert store.get({"y": 3}).metrics == {"v": 3}

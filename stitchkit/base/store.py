@@ -37,7 +37,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -307,15 +307,59 @@ class Store:
             self.path(key).unlink(missing_ok=True)
             return None
 
+    @contextlib.contextmanager
+    def claim(self, config: Any, salt: str | None = None):
+        """Claim the entry of ``config`` (and ``salt``) for a computation the caller runs in its own
+        frame: yields a :class:`Slot` whose ``entry`` is the stored entry, or None, and then the
+        caller computes and ``slot.put(metrics, tensors)`` inside the ``with``::
+
+            with store.claim(spec, salt) as slot:
+                if slot.entry is None:
+                    slot.put(*compute())
+            entry = slot.entry
+
+        What :meth:`get_or_compute` does, step by step: get; if absent, lock the key, get again
+        (another run may have computed it while this one waited); the caller computes and puts
+        under the lock."""
+        with self.claim_all([config], salt) as (slot,):
+            yield slot
+
+    @contextlib.contextmanager
+    def claim_all(self, configs: Sequence[Any], salt: str | None = None):
+        """:meth:`claim` for several entries at once (computed together, e.g. stitches trained in
+        one pass): yields one :class:`Slot` per config, in order; the keys of those absent are
+        locked together (:meth:`lock`) while the caller computes and puts them."""
+        slots = [Slot(self, config, salt, self.get(config, salt)) for config in configs]
+        missing = [slot for slot in slots if slot.entry is None]
+        if not missing:
+            yield slots
+            return
+        with self.lock(*(config_key(slot.config, salt) for slot in missing)):
+            for slot in missing:
+                slot.entry = self.get(slot.config, salt)  # another run may have computed it while this one waited
+            yield slots
+
     def get_or_compute(self, config: Any, compute: Callable[[], tuple[dict, dict[str, torch.Tensor]]],
                        salt: str | None = None) -> Entry:
         """Return the stored entry for ``config`` (and ``salt``) or compute (metrics, tensors),
-        store and return it."""
-        entry = self.get(config, salt)
-        if entry is None:
-            with self.lock(config_key(config, salt)):
-                entry = self.get(config, salt)  # another run may have computed it while this one waited
-                if entry is None:
-                    metrics, tensors = compute()
-                    entry = self.put(config, metrics, tensors, salt)
-        return entry
+        store and return it (:meth:`claim`, with ``compute`` run inside it)."""
+        with self.claim(config, salt) as slot:
+            if slot.entry is None:
+                slot.put(*compute())
+        return slot.entry
+
+
+@dataclass
+class Slot:
+    """One entry claimed from a store (:meth:`Store.claim`): ``entry`` is the stored entry, or None
+    until the caller computes it and stores it with :meth:`put` (under the claim's lock)."""
+
+    store: Store
+    config: Any
+    salt: str | None
+    entry: Entry | None
+
+    def put(self, metrics: dict, tensors: dict[str, torch.Tensor]) -> Entry:
+        """Store (metrics, tensors) as this slot's entry (:meth:`Store.put`) and return it."""
+        self.entry = self.store.put(self.config, metrics, tensors, self.salt)
+        return self.entry

@@ -388,23 +388,36 @@ def init_dm(stitch: Stitch, x: torch.Tensor, y: torch.Tensor, *, rtol: float = 1
 # Task-loss matching and evaluation
 
 
-def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, *, normalisation: str,
-                 device: torch.device | str | None = None, activations: torch.Tensor | None = None,
-                 labels: torch.Tensor | None = None, desc: str = "stitch", progress: bool = True) -> list[dict]:
-    """Task-loss matching: train only the stitch on the task, halves frozen.
+def stitch_batches(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, *, normalisation: str,
+                   device: torch.device | str | None = None, activations: torch.Tensor | None = None,
+                   labels: torch.Tensor | None = None) -> tuple[nn.Module, TensorBatches | Batches]:
+    """What task-loss matching trains, and on what: (module, batches) for
+    :func:`stitchkit.networks.train.train` with ``cfg``.
 
     With ``activations`` (the sender's, at cut_i, for every image of ``train_split``; or a
-    tensor source's with its ``labels``) each step reads them instead of running the sender;
-    otherwise each step runs the frozen sender on a (possibly augmented) image batch.
+    tensor source's with its ``labels``) the module is the stitched model's top, fed those
+    activations in shuffled batches; otherwise it is the whole stitched model, fed (possibly
+    augmented) image batches on which the frozen sender runs at each step. A caller that trains
+    the stitch itself (the grid) passes these straight to ``train``; :func:`train_stitch` does so too.
     """
     device = as_device(device)
     if activations is not None:
         y = (labels if labels is not None else train_split.labels).to(device)
-        batches = TensorBatches(activations, y, cfg.batch_size, shuffle=True, seed=cfg.seed)
-        return train(_Top(stitched), batches, cfg, device=device, desc=desc, progress=progress)
-    batches = Batches(train_split, cfg.batch_size, normalisation=normalisation, shuffle=True, augment=cfg.augment,
-                      seed=cfg.seed, device=device, channels_last=channels_last_ok(stitched.sender))
-    return train(stitched, batches, cfg, device=device, desc=desc, progress=progress)
+        return _Top(stitched), TensorBatches(activations, y, cfg.batch_size, shuffle=True, seed=cfg.seed)
+    return stitched, Batches(train_split, cfg.batch_size, normalisation=normalisation, shuffle=True,
+                             augment=cfg.augment, seed=cfg.seed, device=device,
+                             channels_last=channels_last_ok(stitched.sender))
+
+
+def train_stitch(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, *, normalisation: str,
+                 device: torch.device | str | None = None, activations: torch.Tensor | None = None,
+                 labels: torch.Tensor | None = None, desc: str = "stitch", progress: bool = True) -> list[dict]:
+    """Task-loss matching: train only the stitch on the task, halves frozen, on the batches
+    :func:`stitch_batches` makes (from ``activations`` if given, else from the images)."""
+    device = as_device(device)
+    model, batches = stitch_batches(stitched, train_split, cfg, normalisation=normalisation, device=device,
+                                    activations=activations, labels=labels)
+    return train(model, batches, cfg, device=device, desc=desc, progress=progress)
 
 
 class _Stacked(nn.Module):
@@ -443,6 +456,39 @@ class _StackedCrossEntropy:
         self.steps.append((per.detach(), y.shape[0]))
         return per.sum(), None
 
+    def per_stitch(self, history: list[dict]) -> list[list[dict]]:
+        """Each stitch's per-epoch history, from the pass's ``history`` and the per-step losses
+        recorded (an epoch ends at its record's step): its own loss; lr and the shared seconds."""
+        k = self.k
+        per = torch.stack([p for p, _ in self.steps]).double().cpu() if self.steps else torch.zeros(0, k)
+        sizes = torch.tensor([n for _, n in self.steps], dtype=torch.float64)
+        out: list[list[dict]] = [[] for _ in range(k)]
+        start = 0
+        for rec in history:
+            end = rec["step"]
+            w = sizes[start:end]
+            mean = (per[start:end] * w[:, None]).sum(0) / max(float(w.sum()), 1.0)
+            for i in range(k):
+                out[i].append({**rec, "loss": float(mean[i]), "train_accuracy": None})
+            start = end
+        return out
+
+
+def stacked_batches(members: Sequence[StitchedModel], activations: Sequence[torch.Tensor], labels: torch.Tensor,
+                    cfg: TrainConfig, *,
+                    device: torch.device | str | None = None) -> tuple[nn.Module, TensorBatches, _StackedCrossEntropy]:
+    """What a stacked pass of task-loss matching trains, on what and against what: (module,
+    batches, objective) for :func:`stitchkit.networks.train.train` with ``cfg`` and
+    ``objective=objective``; ``objective.per_stitch(history)`` then splits the pass's history into
+    each stitch's (see :func:`train_stitches_stacked`, which does all of it). A caller that trains
+    the stitches itself (the grid) passes these straight to ``train``."""
+    device = as_device(device)
+    k = len(members)
+    if len(activations) != k:
+        raise ValueError(f"{k} stitches but {len(activations)} activation tensors")
+    batches = TensorBatches(tuple(activations), labels.to(device), cfg.batch_size, shuffle=True, seed=cfg.seed)
+    return _Stacked(members), batches, _StackedCrossEntropy(k)
+
 
 def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequence[torch.Tensor],
                            labels: torch.Tensor, cfg: TrainConfig, *, device: torch.device | str | None = None,
@@ -452,26 +498,9 @@ def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequen
     :func:`train_stitch` run on each alone, but one receiver-tail pass per step for all of them.
     Returns each stitch's per-epoch history (its own loss; lr and the shared seconds)."""
     device = as_device(device)
-    k = len(members)
-    if len(activations) != k:
-        raise ValueError(f"{k} stitches but {len(activations)} activation tensors")
-    batches = TensorBatches(tuple(activations), labels.to(device), cfg.batch_size, shuffle=True, seed=cfg.seed)
-    objective = _StackedCrossEntropy(k)
-    history = train(_Stacked(members), batches, cfg, device=device, objective=objective, desc=desc,
-                    progress=progress)
-    # per-stitch loss of each epoch, from the per-step records (an epoch ends at history's step)
-    per = torch.stack([p for p, _ in objective.steps]).double().cpu() if objective.steps else torch.zeros(0, k)
-    sizes = torch.tensor([n for _, n in objective.steps], dtype=torch.float64)
-    out: list[list[dict]] = [[] for _ in range(k)]
-    start = 0
-    for rec in history:
-        end = rec["step"]
-        w = sizes[start:end]
-        mean = (per[start:end] * w[:, None]).sum(0) / max(float(w.sum()), 1.0)
-        for i in range(k):
-            out[i].append({**rec, "loss": float(mean[i]), "train_accuracy": None})
-        start = end
-    return out
+    model, batches, objective = stacked_batches(members, activations, labels, cfg, device=device)
+    history = train(model, batches, cfg, device=device, objective=objective, desc=desc, progress=progress)
+    return objective.per_stitch(history)
 
 
 def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normalisation: str,

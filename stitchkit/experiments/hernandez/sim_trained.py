@@ -128,8 +128,8 @@ def _similarity_pair(sender: Net, receiver: Net, cells: list[tuple[str, str]], r
     from ...base.progress import progress_bar
     from ...networks.train import mse, train
     from ...stitching import stitches
-    from ...stitching.grid_exec import (GridContext, SenderCut, build_stitched, can_cache_activations, data_salt,
-                                        evaluate_on_test, pack_correct, unpack_correct)
+    from ...stitching.grid import (GridContext, SenderCut, build_stitched, can_cache_activations, data_salt,
+                                   evaluate_on_test, pack_correct, unpack_correct)
     from ...stitching.grid_spec import StitchSpec as _Spec
 
     ctx = GridContext(recipe, DataSpec("cifar10"), as_device(device), store, None, progress)
