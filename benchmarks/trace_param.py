@@ -123,15 +123,16 @@ def main() -> None:
     print(f"{a.figure} -p {a.param}: the calls that hold the value when the optimiser is built")
     for k, (f, fn, line) in enumerate(rows, 1):
         print(f"{k:2d}. {f}{':' + str(line) if line else ''}  {fn}")
+    moves = sum(a[0] != b[0] for a, b in zip(rows, rows[1:]))
     print(f"{len(rows) - 1} hops from the command line to the optimiser ({len(hops) - 1} in the kernel), "
-          f"through {len(files)} files of the project")
+          f"{moves} of them from one file to another, through {len(files)} files of the project")
     route_files = list(dict.fromkeys(f for f, _ in route))
     print(f"\nits whole route in the kernel (every function entered with the value, side trips included): "
           f"{len(route)} functions in {len(route_files)} files")
     for f, fn in route:
         print(f"    {f}  {fn}")
     if a.json:
-        a.json.write_text(json.dumps({"figure": a.figure, "param": a.param, "hops": rows, "files": files,
+        a.json.write_text(json.dumps({"figure": a.figure, "param": a.param, "hops": rows, "moves": moves, "files": files,
                                       "route": route}, indent=1))
 
 
