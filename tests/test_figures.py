@@ -52,14 +52,14 @@ def test_an_optional_scale_is_offered_where_the_figure_states_its_cost_there():
     """Issue 63: the figure's gpu estimate, network share and rank sit in its entry; the scales it
     offers, the batch's tables and its priority order are derived from them."""
     for f in figures.FIGURES:
-        assert ("gpu" in f.scales) == ("gpu" in f.estimates), f.id
-        if "gpu" in f.estimates:
-            assert gpu_estimates.ESTIMATES["gpu"][f.id] == f.estimates["gpu"].seconds
-    ranks = [f.estimates["gpu"].rank for f in figures.FIGURES if "gpu" in f.estimates and f.estimates["gpu"].rank]
+        assert ("gpu" in f.scales) == ("gpu" in f.costs), f.id
+        if "gpu" in f.costs:
+            assert gpu_estimates.ESTIMATES["gpu"][f.id] == f.costs["gpu"].seconds
+    ranks = [f.costs["gpu"].rank for f in figures.FIGURES if "gpu" in f.costs and f.costs["gpu"].rank]
     assert sorted(ranks) == list(range(1, len(ranks) + 1))  # one order, no ties or gaps
     assert gpu_estimates.PRIORITY[0] == "H-F2"
-    with pytest.raises(ValueError, match="B-F99: estimates are for the optional scales"):
-        figures.Figure("B-F99", "a plot", "bansal", "PRESETS_F2A", estimates={"demo": figures.Estimate(1.0)})
+    with pytest.raises(ValueError, match="B-F99: costs are for the optional scales"):
+        figures.Figure("B-F99", "a plot", "bansal", "PRESETS_F2A", costs={"demo": figures.Cost(1.0)})
 
 
 def _notebook_imports(fid: str) -> set[str]:

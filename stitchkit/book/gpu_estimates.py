@@ -1,7 +1,7 @@
 """How long each page takes on one GPU before it has run there, and the order a lent GPU runs them,
 as tables for the batch (:mod:`stitchkit.book.batch`) and the Cost page (:mod:`stitchkit.book.cost`).
 
-Each page states its own estimate in its registry entry (:class:`stitchkit.registry.figures.Estimate`);
+Each page states its own estimate in its registry entry (:class:`stitchkit.registry.figures.Cost`);
 the tables here are derived from those entries, and the comments below say how each estimate was
 made. A page's first run at a scale replaces its estimate (:func:`stitchkit.book.batch.estimate`
 reads the run)."""
@@ -105,13 +105,13 @@ from ..registry.figures import FIGURES, REQUIRED_SCALES, SCALES
 # lanes trains ahead in parallel (:func:`stitchkit.book.transfer.run_lanes`), at NETWORK_SECONDS each.
 _OPTIONAL = tuple(s for s in SCALES if s not in REQUIRED_SCALES)
 ESTIMATES: dict[str, dict[str, float]] = {
-    scale: {f.id: float(f.estimates[scale].seconds) for f in FIGURES if scale in f.estimates} for scale in _OPTIONAL}
+    scale: {f.id: float(f.costs[scale].seconds) for f in FIGURES if scale in f.costs} for scale in _OPTIONAL}
 NETWORK_SHARE: dict[str, dict[str, float]] = {
-    scale: {f.id: float(f.estimates[scale].networks) for f in FIGURES
-            if scale in f.estimates and f.estimates[scale].networks} for scale in _OPTIONAL}
+    scale: {f.id: float(f.costs[scale].networks) for f in FIGURES
+            if scale in f.costs and f.costs[scale].networks} for scale in _OPTIONAL}
 # the pages a lent GPU runs first, in their order (their gpu estimates' ranks)
-_RANKED = [f for f in FIGURES if "gpu" in f.estimates and f.estimates["gpu"].rank is not None]
-PRIORITY: tuple[str, ...] = tuple(f.id for f in sorted(_RANKED, key=lambda f: f.estimates["gpu"].rank))
+_RANKED = [f for f in FIGURES if "gpu" in f.costs and f.costs["gpu"].rank is not None]
+PRIORITY: tuple[str, ...] = tuple(f.id for f in sorted(_RANKED, key=lambda f: f.costs["gpu"].rank))
 # (per network family: Smith's and Bansal's measured one at a time; R1111 and R2222 took 133 s together,
 # split here by their depth; the Myrtle CNN and ResNet-164 from the pieces above, not measured)
 NETWORK_SECONDS: dict[str, dict[str, float]] = {"gpu": {"resnet18_imagenet": 20.0, "preact_resnet18": 55.0,

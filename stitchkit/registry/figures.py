@@ -3,7 +3,7 @@
 A :class:`Figure` names a page (its catalogue ID and title), the experiment module that computes and
 judges it, the presets dictionary (scale -> config) its notebook resolves its parameters from, what
 it shows (a figure or a table), whether it judges claims, the data sets it reads, and what it costs
-at each optional scale (:class:`Estimate`), which also says that it offers that scale. This is the
+at each optional scale (:class:`Cost`), which also says that it offers that scale. This is the
 one registry (issue 48): the catalogue (:mod:`stitchkit.book.catalogue`), the command line's checks,
 the book's contents and the tests are derived from :data:`FIGURES`, and a figure's config class is
 its presets' type. A figure's ID is written here and nowhere else in the library: the scales a
@@ -31,7 +31,7 @@ KINDS = ("figure", "table")
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Cost:
     """What a page costs at a scale before the book has run it there: device ``seconds`` from an
     empty cache, the part of them spent training ``networks`` (which a batch of several lanes trains
     ahead), and its ``rank`` in the order a lent device runs pages (1 first; None: after the ranked
@@ -59,15 +59,15 @@ class Figure:
     # optional scale -> its cost there before a run (a dict literal keyed by scale: a smoke or demo
     # run's code hash leaves the gpu row out, stitchkit.registry.staleness); an optional scale is
     # offered exactly where its cost is stated
-    estimates: Mapping[str, Estimate] = field(default_factory=dict, hash=False)
+    costs: Mapping[str, Cost] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"figure {self.id}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         optional = [s for s in SCALES if s not in REQUIRED_SCALES]
-        if not set(self.estimates) <= set(optional):
-            raise ValueError(f"figure {self.id}: estimates are for the optional scales ({', '.join(optional)}), "
-                             f"got {', '.join(self.estimates)}")
+        if not set(self.costs) <= set(optional):
+            raise ValueError(f"figure {self.id}: costs are for the optional scales ({', '.join(optional)}), "
+                             f"got {', '.join(self.costs)}")
         if self.prefix not in PART_DATASETS:
             raise ValueError(f"figure {self.id}: unknown part prefix {self.prefix!r}; valid: "
                              f"{', '.join(PART_DATASETS)}")
@@ -79,7 +79,7 @@ class Figure:
     @property
     def scales(self) -> tuple[str, ...]:
         """The scales it offers, in :data:`SCALES` order: the required ones and each optional scale
-        it lists (:data:`OPTIONAL`, derived from the figures' estimates)."""
+        it lists (:data:`OPTIONAL`, derived from the figures' costs)."""
         return tuple(s for s in SCALES if s in REQUIRED_SCALES or self.id in OPTIONAL.get(s, ()))
 
     @property
@@ -97,91 +97,91 @@ class Figure:
 _NO_NOISE = ("noise_epochs", "noise_per_class")
 FIGURES: tuple[Figure, ...] = (
     Figure("B-F2A", "Stitching connectivity across seeds, with a random bottom as reference", "bansal.f2a", "PRESETS_F2A",
-           estimates={"gpu": Estimate(910, 382, rank=2)}),
+           costs={"gpu": Cost(910, 382, rank=2)}),
     Figure("B-F2B",
            "Supervised vs self-supervised bottoms on ImageNet (out of reach offline; B-F6 is its CIFAR stand-in)",
            "bansal.tables", "PRESETS_F2B", kind="table", claims=False,
-           estimates={"gpu": Estimate(10)}),
+           costs={"gpu": Cost(10)}),
     Figure("B-F2C", "More samples: bottoms trained on 5K to 50K images", "bansal.f2c_f3ab", "PRESETS_F2C",
-           estimates={"gpu": Estimate(945, 497, rank=3)}),
+           costs={"gpu": Cost(945, 497, rank=3)}),
     Figure("B-F3A", "Label distribution: objects-vs-animals and random labels", "bansal.f2c_f3ab", "PRESETS_F3A",
-           estimates={"gpu": Estimate(950, 552, rank=4)}),
+           costs={"gpu": Cost(950, 552, rank=4)}),
     Figure("B-F3B", "Training time: bottoms at epochs 40, 80 and 160", "bansal.f2c_f3ab", "PRESETS_F3B",
-           estimates={"gpu": Estimate(850, 275)}),
+           costs={"gpu": Cost(850, 275)}),
     Figure("B-F3C", "Width: x0.25, x1 and x2 stitched into each other", "bansal.f3c_f6", "PRESETS_F3C",
-           estimates={"gpu": Estimate(850, 345, rank=5)}),
+           costs={"gpu": Cost(850, 345, rank=5)}),
     Figure("B-F4", "Stitch kernel size ablation", "bansal.f4_f5", "PRESETS_F4",
-           estimates={"gpu": Estimate(360, 110)}),
+           costs={"gpu": Cost(360, 110)}),
     Figure("B-F5", "Random vs trained bottoms: stitching and CKA", "bansal.f4_f5", "PRESETS_F5",
-           estimates={"gpu": Estimate(400, 110)}),
+           costs={"gpu": Cost(400, 110)}),
     Figure("B-F6", "SimCLR vs end-to-end training on CIFAR-10", "bansal.f3c_f6", "PRESETS_F6",
-           estimates={"gpu": Estimate(850, 453, rank=6)}),
+           costs={"gpu": Cost(850, 453, rank=6)}),
     Figure("B-F7", "CKA for \"more is better\"", "bansal.f7", "PRESETS_F7",
-           estimates={"gpu": Estimate(540, 509)}),
+           costs={"gpu": Cost(540, 509)}),
     Figure("B-F8", "Fine-tuning vs stitching", "bansal.f8", "PRESETS_F8",
-           estimates={"gpu": Estimate(600, 182, rank=7)}),
+           costs={"gpu": Cost(600, 182, rank=7)}),
     Figure("B-F9", "Freeze training", "bansal.f9", "PRESETS_F9",
-           estimates={"gpu": Estimate(390, 110)}),
+           costs={"gpu": Cost(390, 110)}),
     Figure("B-T1", "CKA vs stitching: the qualitative table", "bansal.tables", "PRESETS_T1", kind="table", claims=False,
-           estimates={"gpu": Estimate(10)}),
+           costs={"gpu": Cost(10)}),
     Figure("H-F2", "All-layer stitching of 16 small ResNets: the triangle", "hernandez.judging",
            "hernandez.all_layers:PRESETS_F2",
-           estimates={"gpu": Estimate(1400, 133, rank=1)}),
+           costs={"gpu": Cost(1400, 133, rank=1)}),
     Figure("H-F4", "ResNet-18 vs ResNet-34", "hernandez.judging",
            "hernandez.all_layers:PRESETS_F4",
-           estimates={"gpu": Estimate(1450, 165, rank=8)}),
+           costs={"gpu": Cost(1450, 165, rank=8)}),
     Figure("H-T1", "MSE sanity table, corresponding layers", "hernandez.mse", "PRESETS_T1", kind="table",
-           estimates={"gpu": Estimate(310, 133)}),
+           costs={"gpu": Cost(310, 133)}),
     Figure("H-T2", "MSE sanity table, all layer pairs", "hernandez.mse", "PRESETS_T2", kind="table",
-           estimates={"gpu": Estimate(870, 133)}),
+           costs={"gpu": Cost(870, 133)}),
     Figure("H-F5", "Accuracy of similarity-trained stitches", "hernandez.sim_trained", "PRESETS_F5",
-           estimates={"gpu": Estimate(2000, 133)}),
+           costs={"gpu": Cost(2000, 133)}),
     Figure("H-F6", "Images generated by stitching into the first layer", "hernandez.images", "PRESETS_F6",
-           estimates={"gpu": Estimate(280, 73)}),
+           costs={"gpu": Cost(280, 73)}),
     Figure("S-F1A", "Example images of the colour-MNIST data sets", "smith.examples", "PRESETS_F1A", claims=False,
-           estimates={"gpu": Estimate(30)}),
+           costs={"gpu": Cost(30)}),
     # the Smith pages without the clustered-noise sender (S-FC5's) share its config: its two fields are not theirs
     Figure("S-F1B", "Senders stitched into the Digit receiver", "smith.digit_receiver", "smith.config:PRESETS",
-           unused=_NO_NOISE, estimates={"gpu": Estimate(580, 186)}),
+           unused=_NO_NOISE, costs={"gpu": Cost(580, 186)}),
     Figure("S-F1C", "Numerical rank after the stitch", "smith.digit_receiver", "smith.config:PRESETS",
-           unused=_NO_NOISE, estimates={"gpu": Estimate(520, 186)}),
+           unused=_NO_NOISE, costs={"gpu": Cost(520, 186)}),
     Figure("S-4.2", "Colour-only stitched into greyscale MNIST", "smith.better_than", "smith.config:PRESETS",
-           unused=_NO_NOISE, estimates={"gpu": Estimate(390, 126, rank=9)}),
+           unused=_NO_NOISE, costs={"gpu": Cost(390, 126, rank=9)}),
     Figure("S-FC5", "Colour-only and clustered-noise senders", "smith.digit_receiver", "smith.config:PRESETS",
-           estimates={"gpu": Estimate(890, 246)}),
+           costs={"gpu": Cost(890, 246)}),
     Figure("S-TC1", "Base accuracy, Digit as receiver and as sender", "smith.better_than", "smith.config:PRESETS",
-           unused=_NO_NOISE, estimates={"gpu": Estimate(550, 246)}),
+           unused=_NO_NOISE, costs={"gpu": Cost(550, 246)}),
     Figure("S-FC6", "VGG19 with clustered noise", "smith.vgg", "PRESETS_FC6",
-           estimates={"gpu": Estimate(700, 190, rank=10)}),
+           costs={"gpu": Cost(700, 190, rank=10)}),
     Figure("J-T1", "Layer identification by similarity measures", "balogh.identification", "PRESETS_T1",
-           estimates={"gpu": Estimate(2400, 285, rank=11)}),
+           costs={"gpu": Cost(2400, 285, rank=11)}),
     Figure("J-F1", "Intra-network TLM similarity, OOD AUROC and energy histograms", "balogh.detectors", "PRESETS_OOD",
-           estimates={"gpu": Estimate(1560, 80, rank=12)}),
+           costs={"gpu": Cost(1560, 80, rank=12)}),
     Figure("J-F2", "TLM and DM, intra- and inter-network: similarity and OOD matrices", "balogh.detectors", "PRESETS_OOD",
-           estimates={"gpu": Estimate(3970, 190, rank=13)}),
+           costs={"gpu": Cost(3970, 190, rank=13)}),
     Figure("J-T2", "Sensitivity test", "balogh.ding", "PRESETS_T2",
-           estimates={"gpu": Estimate(800, 285)}),
+           costs={"gpu": Cost(800, 285)}),
     Figure("J-T3", "Specificity test", "balogh.ding", "PRESETS_T3",
-           estimates={"gpu": Estimate(1100, 285)}),
+           costs={"gpu": Cost(1100, 285)}),
     Figure("X-1", "Agreement of the similarity notions over layer pairs, zoo by zoo", "across", "PRESETS_X1",
-           estimates={"gpu": Estimate(4400, 363)}),
+           costs={"gpu": Cost(4400, 363)}),
     Figure("X-2", "Layer identification by every notion, zoo by zoo", "across_identify", "PRESETS_X2",
-           estimates={"gpu": Estimate(4700, 376)}),
+           costs={"gpu": Cost(4700, 376)}),
     Figure("X-3", "Each paper's conclusion on another paper's networks", "across_conclusions", "PRESETS_X3",
-           estimates={"gpu": Estimate(1800, 536)}),
+           costs={"gpu": Cost(1800, 536)}),
     Figure("X-4", "Your own networks: stitching two models loaded as a user loads them", "across_own", "PRESETS_X4",
            claims=False, datasets=("cifar10",),
-           estimates={"gpu": Estimate(400, 110)}),
+           costs={"gpu": Cost(400, 110)}),
 )
 BY_ID = {f.id: f for f in FIGURES}
 if len(BY_ID) != len(FIGURES):
     raise ValueError("a figure ID is registered twice")
 
 
-# The figures offering each optional scale (scale -> IDs), derived from their estimates: a test may
+# The figures offering each optional scale (scale -> IDs), derived from their costs: a test may
 # narrow it; nothing else writes it.
 OPTIONAL: dict[str, tuple[str, ...]] = {
-    scale: tuple(f.id for f in FIGURES if scale in f.estimates) for scale in SCALES if scale not in REQUIRED_SCALES}
+    scale: tuple(f.id for f in FIGURES if scale in f.costs) for scale in SCALES if scale not in REQUIRED_SCALES}
 
 
 def scales_of(figure_id: str) -> tuple[str, ...]:
@@ -208,5 +208,5 @@ def config_class(figure_id: str) -> type | None:
     return type(found["demo"]) if found is not None else None
 
 
-__all__ = ["BY_ID", "Estimate", "FIGURES", "Figure", "KINDS", "OPTIONAL", "PART_DATASETS", "REQUIRED_SCALES", "SCALES", "config_class",
+__all__ = ["BY_ID", "Cost", "FIGURES", "Figure", "KINDS", "OPTIONAL", "PART_DATASETS", "REQUIRED_SCALES", "SCALES", "config_class",
            "presets", "scales_of"]
