@@ -12,7 +12,7 @@ helpers and recipe are the sweeps' (:mod:`.bottoms`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import pandas as pd
@@ -59,7 +59,7 @@ PRESETS_F3C = sweep_presets(WidthConfig, smoke={"width_factors": (0.5, 1.0)})
 # base 64 the x2 network is 13.3 GFLOP an image, ~210 s to train, and its stitches the slowest; and
 # four cuts (an early, two middle, the last), not six: every ordered pair of widths with its self-stitch
 # and random bottom is 12 stitches a cut.
-PRESETS_F3C["gpu"] = WidthConfig(**{**vars(PRESETS_F3C["gpu"]), "width": 32, "cuts": ("stem", "block3", "block5", "pool")})
+PRESETS_F3C["gpu"] = replace(PRESETS_F3C["gpu"], width=32, cuts=("stem", "block3", "block5", "pool"))
 # B-F3C's claims judged with the seed-variance component (.seeds.with_seeds): claim key -> (how many
 # independently trained networks its number is a difference of, its statistic over the cuts)
 SEED_CLAIMS_F3C: dict[str, tuple[int, str]] = {"wider_improves": (1, "gain"), "not_vice_versa": (1, "gain")}
