@@ -443,7 +443,7 @@ class _Stacked(nn.Module):
         return first.receiver.forward_from(first.cut_j, h)
 
 
-class _StackedCrossEntropy:
+class StackedCrossEntropy:
     """Sum over the stacked stitches of each one's mean cross-entropy (so each stitch gets the
     gradient it would get alone), recording each one's loss per step."""
 
@@ -476,7 +476,7 @@ class _StackedCrossEntropy:
 
 def stacked_batches(members: Sequence[StitchedModel], activations: Sequence[torch.Tensor], labels: torch.Tensor,
                     cfg: TrainConfig, *,
-                    device: torch.device | str | None = None) -> tuple[nn.Module, TensorBatches, _StackedCrossEntropy]:
+                    device: torch.device | str | None = None) -> tuple[nn.Module, TensorBatches, StackedCrossEntropy]:
     """What a stacked pass of task-loss matching trains, on what and against what: (module,
     batches, objective) for :func:`stitchkit.networks.train.train` with ``cfg`` and
     ``objective=objective``; ``objective.per_stitch(history)`` then splits the pass's history into
@@ -487,7 +487,7 @@ def stacked_batches(members: Sequence[StitchedModel], activations: Sequence[torc
     if len(activations) != k:
         raise ValueError(f"{k} stitches but {len(activations)} activation tensors")
     batches = TensorBatches(tuple(activations), labels.to(device), cfg.batch_size, shuffle=True, seed=cfg.seed)
-    return _Stacked(members), batches, _StackedCrossEntropy(k)
+    return _Stacked(members), batches, StackedCrossEntropy(k)
 
 
 def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequence[torch.Tensor],
