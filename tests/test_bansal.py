@@ -264,25 +264,25 @@ def test_a_claim_already_inconclusive_still_gets_its_length_control():
         "connected", "random_early", "random_late"]
 
 
-def test_replace_cells_swaps_one_stitch_and_keeps_the_rest():
+def test_swap_grid_rows_swaps_one_stitch_and_keeps_the_rest():
     table = pd.DataFrame(_rows(common.SELF, [0] * 5) + _rows(common.TRAINED, [1, 2, 4, 3, 0]))
     new = _grid_rows({common.TRAINED: {"block3": 2.0}}, [("block3", "block3")])
-    out = length.replace_cells(table, new)
+    out = length.swap_grid_rows(table, new)
     pen = out.set_index(["sender", "cut"]).penalty
     assert pen[(common.TRAINED, "block3")] == pytest.approx(0.02) and pen[(common.TRAINED, "block5")] == pytest.approx(0.03)
     assert out.correct[7].sum() == stitched(2.0).sum() and len(out) == len(table)
 
 
-def test_replace_cells_matches_the_receiver_when_the_table_has_several():
+def test_swap_grid_rows_matches_the_receiver_when_the_table_has_several():
     a = [{**r, "receiver": "x1"} for r in _rows(common.SELF, [0] * 5) + _rows("other", [1, 2, 4, 3, 0])]
     b = [{**r, "receiver": "x2"} for r in _rows(common.SELF, [0] * 5) + _rows("other", [5, 5, 5, 5, 5])]
     table = pd.DataFrame(a + b)
     new = _grid_rows({"other": {"block3": 9.0}}, [("block3", "block3")]).assign(receiver="x2")
-    pen = length.replace_cells(table, new).set_index(["receiver", "sender", "cut"]).penalty
+    pen = length.swap_grid_rows(table, new).set_index(["receiver", "sender", "cut"]).penalty
     assert pen[("x2", "other", "block3")] == pytest.approx(0.09)
     assert pen[("x1", "other", "block3")] == pytest.approx(0.04)  # the other top's cell untouched
     with pytest.raises(ValueError, match="receiver='x3'"):
-        length.replace_cells(table, new.assign(receiver="x3"))
+        length.swap_grid_rows(table, new.assign(receiver="x3"))
 
 
 def test_cka_bootstrap_is_the_cka_of_resampled_images_without_pairs_of_copies():

@@ -31,7 +31,7 @@ from ...verdicts.results import at_least, at_most
 from .common import (RANDOM, SELF, TRAINED, ConnectivityConfig, boot, cka_estimate, cka_reps_of, connectivity,
                      connectivity_claims, connectivity_summary, estimate_numbers, extend_presets, points, positions,
                      replicate_vectors, trained_pair)
-from .length import replace_cells
+from .length import swap_grid_rows
 
 # --------------------------------------------------------------------------------------------
 # B-F4: stitch kernel size (the same models as B-F2A; kernel 1 is B-F2A's stitch)
@@ -131,7 +131,7 @@ def kernel_length_control(cfg: KernelSizeConfig, table: pd.DataFrame, claims: li
             rows.append({"cut": cut, "kernel": k, "grid (points)": 100 * pen.loc[cut, k],
                          f"{LONGER}x epochs (points)": 100 * float(penalty)})
         mine = merged[merged.kernel_size == k]
-        merged = pd.concat([merged[merged.kernel_size != k], replace_cells(mine, out)], ignore_index=True)
+        merged = pd.concat([merged[merged.kernel_size != k], swap_grid_rows(mine, out)], ignore_index=True)
     merged = merged.sort_values("kernel_size", kind="stable").reset_index(drop=True)
     longer = next(c for c in kernel_sizes_summary(merged)[1] if c.key == "kernel_minimal").criterion
     where = "; ".join(f"kernel {k} at {', '.join(at)}" for k, at in sorted(plan.items()))

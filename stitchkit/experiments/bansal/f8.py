@@ -26,7 +26,7 @@ from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, check_names, p
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
 from ...stitching.longer import Cells, retrain, with_length_control
-from ...stitching.longer import replace_cells as replace_grid_cells
+from ...stitching.longer import replace_cells
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec, replace_in
 from ...verdicts.results import at_least
@@ -245,7 +245,7 @@ def training_length_control(cfg: FinetuneConfig, table: pd.DataFrame, accuracy: 
     bottoms = tuple(Net(n, s) for n, s in specs.items())
     grid = retrain([Cells(bottoms, (Net("top", top_spec),), tuple((c, c) for c in cuts), cfg.recipe(), DataSpec("cifar10"))],
                    device=device, store=store, progress=progress)
-    new = replace_grid_cells(t, grid, {"bottom": "sender", "cut": "cut_i"},
+    new = replace_cells(t, grid, {"bottom": "sender", "cut": "cut_i"},
                              {"stitched": "accuracy", "penalty": "penalty", "correct": "correct"})
     rejudged = {c.key: c.criterion for c in finetune_summary(new, accuracy)[1]}
     for key in keys:

@@ -60,7 +60,7 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_least, at_most
 from .bottoms import own_correct
 from .common import CONNECTED_MAX_PENALTY, PRESETS, ConnectivityConfig
-from .length import replace_cells
+from .length import swap_grid_rows
 
 SELF = "full network into itself (control)"
 A, B = "few-sample bottom into the full network", "full bottom into the few-sample network"
@@ -358,7 +358,7 @@ def training_length_control(cfg: FreezeConfig, table: pd.DataFrame, frozen: tupl
     full_acc = float(t[t.sender == A].receiver_accuracy.iloc[0])
     cells = deciding_cells(t, cuts, full_acc, cfg.threshold)
     few_spec, full_spec = _specs(cfg)
-    new = replace_cells(t, retrain(
+    new = swap_grid_rows(t, retrain(
         [Cells((Net(A, few_spec),), (Net("full network", full_spec),), tuple((c, c) for c in cells[A]), cfg.recipe(),
                DataSpec("cifar10")),
          Cells((Net(B, full_spec),), (Net("few-sample network", few_spec),), tuple((c, c) for c in cells[B]),

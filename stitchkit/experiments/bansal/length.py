@@ -4,7 +4,7 @@ B-F8), and :func:`decided`, which says whether a verdict can be checked at all.
 A stitch that stopped short costs more than a trained one, so every decided verdict is checked
 at the cells that decide it: those stitches *and the receiver's self-stitches at the same cuts*
 (the reference the claims subtract, which may move either way) are retrained with ``LONGER`` x
-the epochs, the 1x cells are replaced by them (:func:`replace_cells`), and the claim is re-judged
+the epochs, the 1x cells are replaced by them (:func:`swap_grid_rows`), and the claim is re-judged
 on that table (:func:`retrain_longer`, through the book's one training-length control,
 :mod:`stitchkit.stitching.longer`: the control passes when the re-judged claim gives the same
 decided result). Which cells decide a claim is each page's own
@@ -24,7 +24,7 @@ from ...networks.network import ModelSpec
 from ...pagekit.display import plain
 from ...stitching.grid_spec import LONGER, Net, StitchRecipe
 from ...stitching.longer import Cells, retrain, with_length_control
-from ...stitching.longer import replace_cells as replace_grid_cells
+from ...stitching.longer import replace_cells
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Criterion
 from .common import SELF
@@ -40,14 +40,14 @@ def decided(claim: ClaimSpec) -> bool:
     return claim.decided
 
 
-def replace_cells(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
+def swap_grid_rows(table: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the rows of ``longer`` (grid rows: sender, cut_i or cut) in place of its rows
     of the same sender and cut, and receiver where ``table`` has several (the per-stitch columns,
     :data:`CELL_COLUMNS`; :func:`stitchkit.stitching.longer.replace_cells`)."""
     new = longer.rename(columns={"cut_i": "cut"}).reset_index(drop=True)
     on = ["sender", "cut"] + (["receiver"] if "receiver" in table and "receiver" in new
                               and table.receiver.nunique() > 1 else [])
-    return replace_grid_cells(table, new, on, [c for c in CELL_COLUMNS if c in new.columns and c in table.columns])
+    return replace_cells(table, new, on, [c for c in CELL_COLUMNS if c in new.columns and c in table.columns])
 
 
 LENGTH_COLUMNS = ["claim", "panel", "sender", "cuts", "grid (points)", f"{LONGER}x epochs (points)",
@@ -98,7 +98,7 @@ def retrain_longer(checks: list[LengthCheck], *claims: list[ClaimSpec], device=N
     like: the deciding senders' stitches *and* the receiver's self-stitches at the same cuts (the
     reference of every penalty beyond the self-stitch), for each of its parts. The 1x cells of the
     check's ``table`` are replaced by the longer ones, every part's together
-    (:func:`replace_cells`), the claim is re-judged once on that table with ``rejudge``, and the
+    (:func:`swap_grid_rows`), the claim is re-judged once on that table with ``rejudge``, and the
     control is attached to the claim (:func:`stitchkit.stitching.longer.with_length_control`): its
     copy with the control takes its place in whichever of the lists ``claims`` (one, or several:
     B-F2A's base and other architectures) holds its key (the lists change in place, the claims
@@ -117,7 +117,7 @@ def retrain_longer(checks: list[LengthCheck], *claims: list[ClaimSpec], device=N
             cells += [Cells((Net(sender, part.sender_specs[sender]),), (rx,), tuple((c, c) for c in cuts), chk.recipe,
                             DataSpec("cifar10")) for sender, cuts in part.cells]
             outs.append(retrain(cells, device=device, store=store, progress=progress))
-        merged = replace_cells(chk.table, pd.concat(outs, ignore_index=True))
+        merged = swap_grid_rows(chk.table, pd.concat(outs, ignore_index=True))
         base = next(c for c in holder[chk.claim] if c.key == chk.claim).criterion
         longer = chk.rejudge(merged)
         for part, out in zip(chk.parts, outs):
