@@ -103,7 +103,7 @@ def test_recipe_and_architectures():
         assert PRESETS_F2[scale].net == PRESETS_F4[scale].net == zoo.HERNANDEZ_RESNET[scale]
     assert PRESETS_F2["demo"].model("r2222") == zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["demo"], "r2222")
     assert PRESETS_F2["paper"].networks() == [zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["paper"], a) for a in ARCHS]
-    assert title(PRESETS_F2["demo"]) == "Small ResNets (width 8) on CIFAR-10"  # the recipe's width
+    assert title(PRESETS_F2["demo"]) == "Small ResNets (width 16) on CIFAR-10"  # the recipe's width
     # every sender cut into every receiver cut: stem + blocks
     cfg = PRESETS_F2["smoke"]
     assert cfg.cuts(cfg.model("r1111")) == ["stem", "block1", "block2", "block3", "block4"]

@@ -177,15 +177,17 @@ def test_bansal_gpu_recipe_is_the_best_measured_candidate():
 
 def test_a_scale_row_may_shorten_its_familys_training_recipe(monkeypatch):
     """A ``gpu`` row names what it changes of its family's recipe (batch, schedule, label
-    smoothing, ...: zoo.TRAIN_KEYS); the other scales' recipes stay the papers'."""
+    smoothing, ...: zoo.TRAIN_KEYS); a row that changes nothing (smoke, paper) keeps the paper's."""
     row = zoo.Recipe("hernandez_resnet", width=64, train_size=None, epochs=15, calibrate_bn=2000, batch=512, lr=0.4,
                      nesterov=True, schedule="warmup_linear", warmup=0.2, label_smoothing=0.1)
     monkeypatch.setitem(zoo.HERNANDEZ_RESNET, "gpu", row)
     train = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["gpu"], "r1111").train
     assert (train.batch_size, train.lr, train.nesterov, train.schedule, train.warmup, train.label_smoothing,
             train.epochs, train.weight_decay) == (512, 0.4, True, "warmup_linear", 0.2, 0.1, 15, 0.01)
-    demo = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["demo"], "r1111").train
-    assert (demo.batch_size, demo.lr, demo.schedule, demo.label_smoothing) == (256, 0.01, "warmup_cosine", 0.0)
+    smoke = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["smoke"], "r1111").train
+    assert (smoke.batch_size, smoke.lr, smoke.schedule, smoke.label_smoothing) == (256, 0.01, "warmup_cosine", 0.0)
+    paper = zoo.hernandez_resnet(zoo.HERNANDEZ_RESNET["paper"], "r1111").train
+    assert (paper.batch_size, paper.lr, paper.weight_decay, paper.epochs) == (256, 0.01, 0.01, 40)
     vit = dataclasses.replace(zoo.BALOGH_VIT["paper"], epochs=30, batch=512, schedule="warmup_cosine", warmup=0.05)
     assert zoo.bansal_vit(vit).train.batch_size == 512  # Bansal's ViT at gpu is Balogh & Jelasity's
     assert zoo.BANSAL_VIT["gpu"] is zoo.BALOGH_VIT["gpu"]
@@ -204,8 +206,10 @@ def test_a_recipe_is_checked_by_its_builder_and_prints_what_it_sets():
         zoo.bansal_resnet18(zoo.HERNANDEZ_RESNET["demo"], 0)
     with pytest.raises(ValueError, match="unknown network family 'resnet9'"):
         zoo.Recipe("resnet9", width=8)
-    assert repr(zoo.BANSAL_RESNET18["demo"]) == ("Recipe(family='bansal_resnet18', width=8, train_size=None, epochs=3, "
-                                                "calibrate_bn=2000)")
+    assert repr(zoo.BANSAL_RESNET18["smoke"]) == ("Recipe(family='bansal_resnet18', width=8, train_size=2048, epochs=4, "
+                                                 "calibrate_bn=512)")
+    assert repr(zoo.BANSAL_RESNET18["demo"]).startswith("Recipe(family='bansal_resnet18', width=16, train_size=None, "
+                                                       "epochs=16, calibrate_bn=2000, batch=512, lr=0.2")
     # every figure's preset holds its networks' recipes at its own scale
     assert common.PRESETS["smoke"].net is zoo.BANSAL_RESNET18["smoke"]
     assert common.PRESETS["demo"].model(0) == zoo.bansal_resnet18(zoo.BANSAL_RESNET18["demo"], 0)
@@ -224,14 +228,14 @@ def test_a_recipe_tables_gpu_row_stays_out_of_a_demo_pages_code_hash(tmp_path):
 
     source = (paths.REPO_ROOT / "stitchkit" / "networks" / "zoo.py").read_text()
     gpu_row = '"gpu": dict(width=64, train_size=None, epochs=40, calibrate_bn=2000, batch=512, lr=0.2,'
-    demo_row = '"demo": dict(width=8, train_size=None, epochs=3, calibrate_bn=2000),'
+    demo_row = '"demo": dict(width=16, train_size=None, epochs=16, calibrate_bn=2000, batch=512, lr=0.2,'
     assert gpu_row in source and demo_row in source
     m = tmp_path / "zoo.py"
     m.write_text(source)
     demo = staleness.code_hash(m, "demo")
     m.write_text(source.replace(gpu_row, gpu_row.replace("epochs=40", "epochs=41")))
     assert staleness.code_hash(m, "demo") == demo and staleness.code_hash(m, "gpu") != demo
-    m.write_text(source.replace(demo_row, demo_row.replace("epochs=3", "epochs=4")))
+    m.write_text(source.replace(demo_row, demo_row.replace("epochs=16", "epochs=17")))
     assert staleness.code_hash(m, "demo") != demo
 
 
@@ -256,3 +260,22 @@ def test_every_preset_holds_the_recipes_of_its_own_scale():
         for scale, cfg in figures.presets(fig.id).items():
             for recipe in recipes(cfg):
                 assert any(t.get(scale) is recipe for t in tables), (fig.id, scale, recipe)
+
+
+def test_a_recipe_in_words_says_what_its_builder_trains():
+    """Every family's recipe at every scale can be put in words (a page glues them as
+    ``recipe_<field>``), and the words follow the recipe: its width, data and changed optimiser."""
+    from stitchkit.pagekit.page import held_recipes
+
+    for table in (zoo.BANSAL_RESNET18, zoo.BANSAL_MYRTLE, zoo.BANSAL_RESNET164, zoo.BANSAL_SIMCLR, zoo.BANSAL_VIT,
+                  zoo.HERNANDEZ_RESNET, zoo.SMITH_RESNET18, zoo.SMITH_VGG19, zoo.BALOGH_RESNET18, zoo.BALOGH_VIT):
+        for recipe in table.values():
+            assert zoo.describe(recipe).startswith(("width", "dimension"))
+    demo = zoo.describe(zoo.BANSAL_RESNET18["demo"])
+    assert demo.startswith("width 16, all training images, 16 epochs at batch 512, SGD (Nesterov")
+    assert "label smoothing 0.1" in demo and "crop + flip" in demo
+    smoke = zoo.describe(zoo.BANSAL_RESNET18["smoke"])
+    assert "2,048 training images" in smoke and "x0.2 at 50% and 75%" in smoke and "smoothing" not in smoke
+    # a page's width and length parameters are what its words say
+    cfg = dataclasses.replace(common.PRESETS["demo"], width=4, model_epochs=2)
+    assert zoo.describe(held_recipes(cfg)["net"]).startswith("width 4, all training images, 2 epochs")

@@ -97,6 +97,33 @@ class TrainConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def describe(self) -> str:
+        """The recipe in words, for a page's prose: "16 epochs at batch 512, SGD (Nesterov,
+        momentum 0.9) at lr 0.2, a 10% linear warm-up then a cosine decay, weight decay 5e-4,
+        label smoothing 0.1, crop + flip"."""
+        length = (f"{self.steps:,} steps" if self.steps is not None
+                  else f"{self.epochs:g} epoch{'' if self.epochs == 1 else 's'}")
+        if self.optimizer == "sgd":
+            opt = f"SGD ({'Nesterov, ' if self.nesterov else ''}momentum {self.momentum:g})"
+        else:
+            opt = "Adam"
+        schedule = {
+            "constant": "a constant learning rate",
+            "multistep": ("the learning rate x" + f"{self.gamma:g} at " + " and ".join(f"{m:.0%}" for m in self.milestones)
+                          + " of the steps" if self.milestones else "a constant learning rate"),
+            "cosine": "a cosine decay",
+            "warmup_cosine": f"a {self.warmup:.0%} linear warm-up then a cosine decay",
+            "warmup_linear": f"a {self.warmup:.0%} linear warm-up then a linear decay to zero",
+        }[self.schedule]
+        parts = [f"{length} at batch {self.batch_size}", f"{opt} at lr {self.lr:g}", schedule,
+                 f"weight decay {self.weight_decay:g}"]
+        if self.label_smoothing:
+            parts.append(f"label smoothing {self.label_smoothing:g}")
+        if self.clip_norm is not None:
+            parts.append(f"gradients clipped at norm {self.clip_norm:g}")
+        parts.append("crop + flip" if self.augment else "no augmentation")
+        return ", ".join(parts)
+
 
 class BatchSource(Protocol):
     """Re-iterable: each ``iter()`` is one epoch of (x, y) batches; has ``generator``."""

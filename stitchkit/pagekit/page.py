@@ -12,8 +12,10 @@ and handed to a :class:`~stitchkit.verdicts.results.Run` that records the page's
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass, replace
 from typing import Any, Mapping
 
+from ..networks import zoo
 from ..registry import figures
 from ..registry.scales import check_figure_scale, resolve
 from ..verdicts.results import Run
@@ -30,7 +32,26 @@ def open_page(figure_id: str, namespace: Mapping[str, Any], **run_options: Any) 
         raise KeyError(f"figure {figure_id}: the notebook sets no 'scale' (the parameters cell's first line)")
     scale = check_figure_scale(figure_id, namespace["scale"])
     cfg = resolve(figures.presets(figure_id), scale, namespace)
-    return Run(figure_id, scale, cfg, **run_options), cfg
+    run = Run(figure_id, scale, cfg, **run_options)
+    for name, recipe in held_recipes(cfg).items():
+        run.text(f"recipe_{name}", zoo.describe(recipe))
+    return run, cfg
 
 
-__all__ = ["open_page"]
+def held_recipes(cfg: Any) -> dict[str, zoo.Recipe]:
+    """The network recipes ``cfg`` holds (its :func:`stitchkit.networks.zoo.recipe_field` fields
+    that are recipes), by field name: a page glues each in words as ``recipe_<name>``, so that its
+    prose says which networks ran (``{glue:text}`recipe_net```)."""
+    if not is_dataclass(cfg):
+        return {}
+    held = {f.name: getattr(cfg, f.name) for f in fields(cfg)
+            if f.metadata.get("recipe") and isinstance(getattr(cfg, f.name), zoo.Recipe)}
+    # the page's own width and length parameters override its main recipe's (``net``)
+    changes = {k: v for k, v in (("width", getattr(cfg, "width", None)), ("epochs", getattr(cfg, "model_epochs", None)))
+               if v is not None}
+    if "net" in held and changes:
+        held["net"] = replace(held["net"], **changes, **({"steps": None} if "epochs" in changes else {}))
+    return held
+
+
+__all__ = ["held_recipes", "open_page"]

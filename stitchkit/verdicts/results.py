@@ -372,6 +372,12 @@ class Run:
             _glue(key, value)
         return value
 
+    def text(self, key: str, value: str) -> str:
+        """Glue ``value`` under ``key`` for the page's prose, without recording it among the
+        numbers (what the run was, in words: e.g. its networks' recipes)."""
+        _glue(key, value)
+        return value
+
     def claim(self, key: str, text: str, *, criterion: Criterion, paper: str, ours: str,
               controls: tuple[Control, ...] | list[Control] = (), n: int = 1, kind: str = "",
               same_as: str = "") -> Claim:
