@@ -1,6 +1,7 @@
 """Every notebook through papermill at the smoke scale, and the book build with warnings as errors."""
 
 import json
+import re
 
 import nbformat
 import pytest
@@ -70,6 +71,13 @@ def test_notebook_runs_at_smoke(figure_id, tmp_path):
                and o.get("name") == "stderr"]
     assert not streams, "progress or warnings leaked onto the page"
     assert "Results at a glance" in nb.cells[1].source
+    # every value the prose glues is glued by the run (a page's words about its networks and numbers
+    # are what ran: a missing key would render as a build warning, or as nothing)
+    glued = {o.get("metadata", {}).get("scrapbook", {}).get("name") for c in nb.cells if c.cell_type == "code"
+             for o in c.get("outputs", [])}
+    named = set(re.findall(r"\{glue(?::\w+)?\}`([^`:]+)", "".join(c.source for c in nb.cells if c.cell_type == "markdown")))
+    named |= set(re.findall(r"```\{glue:figure\} (\S+)", "".join(c.source for c in nb.cells if c.cell_type == "markdown")))
+    assert named <= glued, f"the prose names values the run does not glue: {sorted(named - glued)}"
     if figure_id == "B-F2A":  # smoke models carry signal: a numerical regression in stitching shows here
         n = results["numbers"]
         assert n["receiver_accuracy_full_test"] >= 25
