@@ -39,7 +39,7 @@ from .catalogue import CATALOGUE, TITLES, VERDICTS, Page, counted_runs, figure_d
 from .cost import budget_text, cost_markdown, paper_scale_line
 from .findings import findings_markdown, found_markdown
 from .gpu_estimates import ESTIMATES
-from .networks_page import networks_markdown
+from .networks_page import full_clean, networks_markdown
 from .pages import escape, link, link_pages, table
 from .report import report_markdown
 
@@ -264,17 +264,25 @@ def _filter(name: str, values: list[str]) -> str:
 def network_accuracies(pages: list[Page]) -> dict[str, tuple[dict[str, list[float]], int, int]]:
     """Per scale: the test accuracies (%) of the distinct trained networks behind its pages (the
     ``networks`` their runs record), by the data set they were trained on, how many of its pages
-    record them, and how many it has."""
+    record them, and how many it has. On CIFAR-10, the networks the Networks page's median is over:
+    trained on all 50,000 clean images to the end of their schedule
+    (:func:`stitchkit.book.networks_page.full_clean`; the sample-size, label-noise and snapshot
+    networks, and records too old to say, are left out)."""
     out: dict[str, tuple[dict[str, dict[str, float]], int, int]] = {}
     for page in pages:
         scale = page.results.get("scale")
         nets = page.results.get("provenance", {}).get("networks")
         acc, recorded, total = out.get(scale, ({}, 0, 0))
         for n in nets or ():
-            if n.get("trained") and n.get("accuracy") is not None:
-                acc.setdefault(_data_family(n.get("data")), {})[n["key"]] = 100 * float(n["accuracy"])
+            family = _data_family(n.get("data"))
+            # CIFAR-10: the networks the Networks page's median is over (all 50k clean images, to the end)
+            if n.get("trained") and n.get("accuracy") is not None and (family != "CIFAR-10" or full_clean(n)):
+                acc.setdefault(family, {})[n["key"]] = 100 * float(n["accuracy"])
         out[scale] = (acc, recorded + (nets is not None), total + 1)
     return {s: ({d: sorted(v.values()) for d, v in a.items()}, r, t) for s, (a, r, t) in out.items()}
+
+
+CLEAN = " (all 50,000 clean images, to the end of the schedule)"  # which CIFAR-10 networks a median is over
 
 
 def _data_family(dataset: str | None) -> str:
@@ -293,8 +301,8 @@ def scale_notes(records: list[dict[str, Any]],
     lines = []
     for s in used:
         by_data, recorded, total = (accuracies or {}).get(s, ({}, 0, 0))
-        parts = [f"{d} {a[0]:.0f}-{a[-1]:.0f}% (median {median(a):.0f}%, {len(a)} networks)"
-                 for d, a in sorted(by_data.items()) if a]
+        parts = [f"{d}{CLEAN if d == 'CIFAR-10' else ''} {a[0]:.0f}-{a[-1]:.0f}% (median {median(a):.0f}%, "
+                 f"{len(a)} networks)" for d, a in sorted(by_data.items()) if a]
         measured = (f" Its trained networks' test accuracy: {'; '.join(parts)}; recorded by {recorded} of its "
                     f"{total} pages.") if parts else ""
         lines.append(f"- **{s}**: {SCALE_MEANING[s]}.{measured}")
