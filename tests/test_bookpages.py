@@ -371,6 +371,11 @@ def test_empty_cache_estimate_counts_shared_entries_once(tmp_path):
     assert "at least" in cost.budget_text(pages[:2] + [unknown], 45, "this part")
     text = cost.budget_text(pages[:2], 45, "this part")
     assert "measurement, not an estimate" in text and "2.5 min as run" in text and "0.1× the budget" in text
+    # the bounds of the networks' re-base (2x the book before it), as run and from an empty cache
+    text = cost.rebase_text(pages[:2])
+    assert "as run, 2.5 min of 730.4 min (0.00× the bound)" in text
+    assert "from an empty cache, 2.5 min of 1800.6 min" in text
+    assert "from an empty cache, at least" in cost.rebase_text(pages[:2] + [unknown])
 
 
 def test_a_page_behind_its_notebook_or_the_library_is_marked(book, tmp_path, monkeypatch):
