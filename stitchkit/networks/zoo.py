@@ -457,7 +457,11 @@ BALOGH_RESNET18 = _table("balogh_resnet18", {
 })
 BALOGH_VIT = _table("balogh_vit", {
     "smoke": dict(width=32, depth=3, heads=1, train_size=2048, epochs=2),
-    "demo": dict(width=64, depth=6, heads=2, train_size=None, epochs=3),
+    # 2 CPU cores (since 2026-12-07): the same reduced ViT for 16 epochs at batch 512, Adam lr 1e-3 after a 10%
+    # warm-up, then a cosine decay: 62.3% in 25 minutes of 2 cores (benchmarks/cpu-recipes.md,
+    # `balogh-vit-d64x6-e16`; the paper's ViT-Ti is hours here). Until then 3 epochs at batch 64: 43-47%.
+    "demo": dict(width=64, depth=6, heads=2, train_size=None, epochs=16, batch=512, schedule="warmup_cosine",
+                 warmup=0.1),
     "paper": dict(width=192, depth=12, heads=3, train_size=None, epochs=100),
     # One GPU: the paper's ViT-Ti (dim 192, depth 12, 3 heads, patch 4) on all 50k images with the paper's
     # Adam (lr 1e-3, wd 1e-5), shortened: 40 epochs at batch 512 (~3,900 steps), a 10% linear warm-up
