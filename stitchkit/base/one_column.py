@@ -27,12 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# A 390 px phone's content column (px; measured in Chromium: tests/test_browser.py checks it).
-PHONE_COLUMN_PX = 358
+# The width (px) of a figure in a 390 px phone's content column (measured in Chromium: tests/test_browser.py
+# checks it).
+PHONE_COLUMN_PX = 342
 MIN_TEXT_PX = 9.0  # the smallest text a figure may show, in px as the book shows it (issue 64)
 PNG_PAD = 0.2  # inches a page's PNG adds to the figure's tight box (IPython saves it bbox_inches="tight")
 # Text of PHONE_MIN_PT points in a PNG PHONE_WIDTH + PNG_PAD inches wide, shown PHONE_COLUMN_PX wide,
-# is MIN_TEXT_PX tall: 8 / 72 * 358 / 4.42 = 9.0 px.
+# is MIN_TEXT_PX tall: 8 / 72 * 342 / 4.22 = 9.0 px.
 PHONE_MIN_PT = 8.0
 PHONE_WIDTH = PHONE_MIN_PT / 72 * PHONE_COLUMN_PX / MIN_TEXT_PX - PNG_PAD
 TITLE_IN = 0.45  # inches a (sub-)figure's title takes
