@@ -31,8 +31,8 @@ MIN_PANEL = 3.6  # inches: the narrowest panel a helper draws; below it, panels 
 
 def max_width(smallest_pt: float) -> float:
     """The widest figure (inches) whose smallest text, ``smallest_pt`` points, is still
-    :data:`~stitchkit.base.one_column.MIN_TEXT_PX` px in the book's column (:data:`COLUMN_PX`), its PNG's
-    padding counted."""
+    ``MIN_TEXT_PX`` (9 px, :mod:`stitchkit.base.one_column`) in the book's column (:data:`COLUMN_PX`),
+    its PNG's padding counted."""
     return smallest_pt / 72 * COLUMN_PX / MIN_TEXT_PX - PNG_PAD
 
 
