@@ -5,8 +5,9 @@ the index and search pages) is opened from ``file://`` and checked: math typeset
 MathJax (no raw TeX left), every image loaded, no request to any host, no console error, and no
 horizontal page scroll at phone width (400 px). The scorecard fits its column at 1280 and 400 px
 with a scale on every verdict badge and working filters, and searching for ``B-F2A`` must find its page. Every
-figure page shows its first figure within two screens at 1366x768. Screenshots of every page at
-1280 and 400 px go to ``runs/browser/<width>/``.
+figure page shows its first figure within two screens at 1366x768, and a figure of several panels
+its wide rendering there and its panels one per row on a 390x844 phone. Screenshots of every page
+at 1280 and 400 px go to ``runs/browser/<width>/``.
 """
 
 from __future__ import annotations
