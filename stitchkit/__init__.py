@@ -8,7 +8,8 @@ cycle, that no module re-exports another's names and that no module name stands 
    run reads, checked at start-up), ``hardware`` (device, precision by capability), ``progress``
    (terminal-only bars), ``linalg`` (float64 least squares), ``ledger`` (the networks a run used),
    ``store`` (content-addressed artifacts, stable keys), ``provenance``, ``cluster`` (a Dask
-   cluster by its address), ``figure_files`` (each figure as SVG, its plotted data as CSV);
+   cluster by its address), ``figure_files`` (each figure as SVG, its plotted data as CSV),
+   ``one_column`` (a figure of several panels laid out again for a phone, one panel per row);
 2. :mod:`stitchkit.registry`: ``figures`` (the figure registry: ID, title, module, presets,
    scales; plain data), ``papers`` (plain data), ``scales`` (presets, figure configs, parameter
    validation), ``staleness`` (the library a run imported, by hash: is a page behind the code?);

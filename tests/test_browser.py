@@ -5,8 +5,9 @@ the index and search pages) is opened from ``file://`` and checked: math typeset
 MathJax (no raw TeX left), every image loaded, no request to any host, no console error, and no
 horizontal page scroll at phone width (400 px). The scorecard fits its column at 1280 and 400 px
 with a scale on every verdict badge and working filters, and searching for ``B-F2A`` must find its page. Every
-figure page shows its first figure within two screens at 1366x768. Screenshots of every page at
-1280 and 400 px go to ``runs/browser/<width>/``.
+figure page shows its first figure within two screens at 1366x768, and a figure of several panels
+its wide rendering there and its panels one per row on a 390x844 phone. Screenshots of every page
+at 1280 and 400 px go to ``runs/browser/<width>/``.
 """
 
 from __future__ import annotations
@@ -399,3 +400,132 @@ def test_every_figure_page_shows_its_first_figure_within_two_screens(browser, ht
         assert not late, f"the first figure is not within two screens at {w}x{h} (screens down; None: no image): {late}"
     narrow = {doc: f[1] for doc, f in found[1366, 768].items() if f[2] > COLUMN_PX and f[1] < COLUMN_PX - 1}
     assert not narrow, f"figures shown narrower than plotting.COLUMN_PX ({COLUMN_PX} px) at 1366 px: {narrow}"
+
+
+# --------------------------------------------------------------------------------------------
+# A figure of several panels and its phone rendering (issue 64, item 2: panels stacked on a phone)
+
+# Each figure's images on the page: [the figure's classes, the image's classes, shown (it has a
+# height), its width on the page (px)].
+FIGURE_IMAGES = """() => Array.from(document.querySelectorAll('article figure img')).map(i => [
+  i.closest('figure').className, i.className, i.offsetHeight > 0, i.clientWidth])"""
+
+
+def stacked_shown(browser, url: str) -> dict[tuple[int, int], list]:
+    """:data:`FIGURE_IMAGES` of the page at ``url`` at 1366x768 and on a 390x844 phone."""
+    found = {}
+    for size in ((1366, 768), (390, 844)):
+        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+        try:
+            page = context.new_page()
+            page.goto(url, wait_until="load")
+            page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15000)
+            found[size] = page.evaluate(FIGURE_IMAGES)
+        finally:
+            context.close()
+    return found
+
+
+def check_stacked(found: dict[tuple[int, int], list], where: str) -> int:
+    """Each figure that carries a phone rendering shows its wide image alone at 1366 px and its
+    stacked one alone on a phone, there as wide as the phone's column (:data:`PHONE_COLUMN_PX`,
+    the width its text is sized for); returns how many such figures there are."""
+    from stitchkit.base.one_column import PHONE_COLUMN_PX
+
+    for (w, h), images in found.items():
+        mine = [i for i in images if "sk-has-stacked" in i[0].split()]
+        wide = [shown for _, cls, shown, _ in mine if "sk-wide" in cls.split()]
+        stacked = [(shown, width) for _, cls, shown, width in mine if "sk-stacked" in cls.split()]
+        assert len(wide) == len(stacked), f"{where}: a figure with one of its two renderings only: {mine}"
+        if w > 600:
+            assert all(wide) and not any(s for s, _ in stacked), f"{where} at {w}x{h}: the stacked figure shows"
+        else:
+            assert not any(wide) and all(s for s, _ in stacked), f"{where} at {w}x{h}: the wide figure shows"
+            assert all(abs(width - PHONE_COLUMN_PX) <= 2 for _, width in stacked), (
+                f"{where} at {w}x{h}: a stacked figure is not {PHONE_COLUMN_PX} px wide: {stacked}")
+    return sum("sk-stacked" in cls.split() for _, cls, _, _ in found[1366, 768])
+
+
+@pytest.fixture(scope="module")
+def stacked_book(tmp_path_factory) -> Path:
+    """A one-page book, built with the book's configuration, extensions and style sheet, whose
+    page glues a two-panel figure (under its key) and its phone rendering (under the key and
+    ``STACKED_SUFFIX``) as a page's run does, and shows it with ``{glue:figure}``; and a
+    one-panel figure glued alone. The book's pages carry both renderings once they are re-run;
+    this page checks the machinery before then."""
+    import base64
+    import io
+    import shutil
+    import subprocess
+    import sys
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import nbformat
+
+    from stitchkit.verdicts.results import FIGURE_DPI, GLUE_PREFIX, STACKED_SUFFIX, one_column_figure
+
+    root = tmp_path_factory.mktemp("stacked-book")
+    shutil.copy(paths.REPO_ROOT / "_config.yml", root / "_config.yml")
+    shutil.copytree(paths.BOOK_DIR / "_ext", root / "book" / "_ext")
+    shutil.copytree(paths.BOOK_DIR / "_static", root / "book" / "_static")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
+
+    def png(fig) -> str:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+        return base64.b64encode(buf.getvalue()).decode()
+
+    def glued(key: str, fig) -> dict:
+        return nbformat.v4.new_output("display_data", data={GLUE_PREFIX + "image/png": png(fig),
+                                                            GLUE_PREFIX + "text/plain": "<Figure>"},
+                                      metadata={"scrapbook": {"name": key, "mime_prefix": GLUE_PREFIX}})
+
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 4.0))
+    for k, ax in enumerate(axes):
+        ax.plot([0, 1, 2], [k, 2 * k, k + 1], "o-", label=f"line {k}")
+        ax.set_xlabel("stitch point")
+        ax.set_ylabel("penalty (points)")
+        ax.legend()
+    outputs = [glued("two", fig)]
+    outputs.append(glued("two" + STACKED_SUFFIX, one_column_figure("two", fig)))
+    single, ax = plt.subplots(figsize=(6.0, 3.5))
+    ax.plot([0, 1], [1, 0])
+    assert one_column_figure("one", single) is None
+    outputs.append(glued("one", single))
+    plt.close("all")
+    cell = nbformat.v4.new_code_cell("run.figure('two', fig); run.figure('one', single)")
+    cell.outputs = outputs
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A page\n\nText."), cell,
+        nbformat.v4.new_markdown_cell("```{glue:figure} two\n:name: fig-two\n:alt: Two line plots of the "
+                                      "penalty at three stitch points.\n\nTwo panels.\n```\n\n"
+                                      "```{glue:figure} one\n:name: fig-one\n:alt: One line plot going down."
+                                      "\n\nOne panel.\n```")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "book" / "page.ipynb")
+    exe = Path(sys.executable).with_name("jupyter-book")
+    subprocess.run([str(exe) if exe.exists() else "jupyter-book", "build", str(root), "--builder", "html",
+                    "-W", "-n", "--keep-going"], check=True, capture_output=True)
+    return root / "_build" / "html"
+
+
+def test_a_figure_of_several_panels_is_stacked_on_a_phone_and_wide_on_a_desktop(browser, stacked_book, html_dir):
+    """Issue 64, item 2: a figure of several panels shows its wide rendering at 1366x768 and, on a
+    390x844 phone, the same panels one per row (their text sized for the phone's column:
+    tests/test_plotting_legibility.py), never both; a figure of one panel is one image at every
+    width. Checked on a page built as the book's pages are, and on every figure of the book that
+    carries both renderings (pages run since this change)."""
+    found = stacked_shown(browser, (stacked_book / "book" / "page.html").as_uri())
+    assert check_stacked(found, "the one-page book") == 1
+    for size, images in found.items():
+        alone = [i for i in images if "sk-has-stacked" not in i[0].split()]
+        assert len(alone) == 1 and alone[0][2], f"the one-panel figure at {size}: {alone}"
+    text = (stacked_book / "book" / "page.html").read_text()
+    assert text.count("page · figure") == 2  # one caption per figure, whatever it carries
+    for doc in main_figure_docs():
+        html = (html_dir / f"{doc}.html")
+        if "sk-has-stacked" in html.read_text():
+            check_stacked(stacked_shown(browser, html.as_uri()), doc)

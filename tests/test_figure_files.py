@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from stitchkit.base import figure_files as ff  # noqa: E402
+from stitchkit.verdicts import results  # noqa: E402
 from stitchkit.verdicts.results import Run  # noqa: E402
 
 
@@ -92,6 +93,30 @@ def test_run_writes_figure_files_only_where_a_run_has_a_folder_for_them(tmp_path
     assert (tmp_path / "figs" / "pairs.svg").exists() and (tmp_path / "figs" / "pairs.csv").exists()
     # closed, as before (this figure: another test in the same process may have left one open)
     assert not plt.fignum_exists(fig.number)
+
+
+def test_a_figure_of_several_panels_is_glued_wide_and_stacked_one_of_one_panel_wide_only(tmp_path, monkeypatch):
+    """Issue 64, item 2: in a page's kernel a figure of several panels is glued twice, as drawn
+    under its key and one panel per row under the key and STACKED_SUFFIX (the book shows that
+    one on a phone); its files are the wide figure's, and it is closed."""
+    glued = []
+    monkeypatch.setattr(results, "_in_kernel", lambda: True)
+    monkeypatch.setattr(results, "_glue", lambda key, fig: glued.append((key, tuple(fig.get_size_inches()))))
+    monkeypatch.setenv(ff.FIGURES_ENV, str(tmp_path / "figs"))
+    run = Run("X-4", "demo", {})
+    fig = _figure()
+    wide = tuple(fig.get_size_inches())
+    svg = ff.svg_bytes(fig)
+    run.figure("pairs", fig)
+    assert [k for k, _ in glued] == ["pairs", "pairs" + results.STACKED_SUFFIX]
+    assert glued[0][1] == wide and glued[1][1][0] < wide[0] and glued[1][1][1] > wide[1]
+    assert (tmp_path / "figs" / "pairs.svg").read_bytes() == svg  # the files: the wide figure's
+    assert not plt.fignum_exists(fig.number)
+    glued.clear()
+    single, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    run.figure("one", single)
+    assert [k for k, _ in glued] == ["one"]
 
 
 def test_links_go_under_each_figure_block_once():

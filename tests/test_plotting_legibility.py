@@ -8,6 +8,11 @@ column (``plotting.COLUMN_PX`` at 1366 px, which tests/test_browser.py checks ag
 book). The smallest text on the figure (tick labels, legends, titles, cell values) must then be
 at least 9 px. So must that of every figure an experiment draws itself (``EXPERIMENT_FIGURES``),
 each fed made-up inputs of the shape its page gives it.
+
+On a phone (390 px: a column of ``one_column.PHONE_COLUMN_PX``) the book shows a figure of several
+panels laid out again, one panel per row (the rendering a page's run glues beside the wide one:
+``results.one_column_figure``); its smallest text must be at least 9 px in that column too, and a
+figure of one panel has no such rendering.
 """
 
 from __future__ import annotations
@@ -22,21 +27,22 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
+from stitchkit.base import one_column  # noqa: E402
 from stitchkit.pagekit import plotting  # noqa: E402
-from stitchkit.verdicts.results import FIGURE_DPI  # noqa: E402
+from stitchkit.verdicts.results import FIGURE_DPI, one_column_figure  # noqa: E402
 
 MIN_PX = 9.0
 CUTS = ["stem", *(f"block{i}" for i in range(1, 9)), "pool"]
 SENDERS = ["receiver into itself (control)", "trained (seed 1)", "random bottom"]
 
 
-def shown_text_px(fig) -> tuple[float, float, float]:
-    """(the smallest text's height in px as the book shows the figure, its size in points, the
-    PNG's width in inches)."""
+def shown_text_px(fig, column: int = plotting.COLUMN_PX) -> tuple[float, float, float]:
+    """(the smallest text's height in px as the book shows the figure in a ``column`` px wide,
+    its size in points, the PNG's width in inches)."""
     fig.set_dpi(FIGURE_DPI)
     fig.canvas.draw()
     width = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * 0.1
-    shown = min(width * FIGURE_DPI, plotting.COLUMN_PX)
+    shown = min(width * FIGURE_DPI, column)
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
     return min(sizes) / 72 * shown / width, min(sizes), width
@@ -346,3 +352,27 @@ def test_the_smallest_text_of_each_experiment_figure_is_legible_in_the_book(name
     finally:
         plt.close(fig)
     assert px >= MIN_PX, f"{name}: {pt:g} pt text in a {width:.1f} in figure shows at {px:.1f} px (< {MIN_PX:g})"
+
+
+# --------------------------------------------------------------------------------------------
+# On a phone: a figure of several panels, one panel per row
+
+
+@pytest.mark.parametrize("name", [*HELPERS, *EXPERIMENT_FIGURES])
+def test_a_figure_of_several_panels_is_legible_on_a_phone_one_panel_per_row(name):
+    fig = {**HELPERS, **EXPERIMENT_FIGURES}[name]()
+    try:
+        several = one_column.count_panels(fig) > 1
+        stacked = one_column_figure(name, fig)
+        if not several:
+            assert stacked is None, f"{name}: a figure of one panel needs no phone rendering"
+            return
+        assert stacked is not None, f"{name}: a figure of several panels has no phone rendering"
+        px, pt, width = shown_text_px(stacked, one_column.PHONE_COLUMN_PX)
+        grids = {ax.get_subplotspec().get_gridspec() for ax in stacked.axes if ax.get_visible()
+                 and not (one_column.is_colour_bar(ax) or one_column.is_picture(ax) or one_column.is_blank(ax))}
+    finally:
+        plt.close(fig)
+    assert px >= MIN_PX, (f"{name} on a phone: {pt:g} pt text in a {width:.1f} in figure shows at {px:.1f} px "
+                          f"(< {MIN_PX:g}) in a {one_column.PHONE_COLUMN_PX} px column")
+    assert all(g.ncols == 1 for g in grids), f"{name} on a phone: panels side by side"

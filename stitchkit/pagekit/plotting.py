@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..base.one_column import MIN_TEXT_PX, PNG_PAD
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 # The font sizes (points) of the helpers' smaller text; the rest is matplotlib's 10 points.
@@ -20,16 +22,17 @@ ANNOTATION_PT = 7  # the values written in a heatmap's cells
 # figure to its column, COLUMN_PX wide at 1366 px (measured in Chromium; tests/test_browser.py
 # checks it), so text of s points in a figure W inches wide is s / 72 * COLUMN_PX / W px there. A
 # figure's width is capped accordingly (:func:`max_width`): panels that would make it wider go on
-# to another row (:func:`panel_grid`), rather than every font being made larger.
+# to another row (:func:`panel_grid`), rather than every font being made larger. (MIN_TEXT_PX, 9 px, and
+# PNG_PAD, the inches a page's PNG adds to the figure's tight box, are the phone rendering's too:
+# stitchkit.base.one_column.)
 COLUMN_PX = 741
-MIN_TEXT_PX = 9.0
 MIN_PANEL = 3.6  # inches: the narrowest panel a helper draws; below it, panels go on to another row
-PNG_PAD = 0.2  # inches a page's PNG adds to the figure's tight box (IPython saves it bbox_inches="tight")
 
 
 def max_width(smallest_pt: float) -> float:
     """The widest figure (inches) whose smallest text, ``smallest_pt`` points, is still
-    :data:`MIN_TEXT_PX` px in the book's column (:data:`COLUMN_PX`), its PNG's padding counted."""
+    ``MIN_TEXT_PX`` (9 px, :mod:`stitchkit.base.one_column`) in the book's column (:data:`COLUMN_PX`),
+    its PNG's padding counted."""
     return smallest_pt / 72 * COLUMN_PX / MIN_TEXT_PX - PNG_PAD
 
 

@@ -396,7 +396,10 @@ class Run:
 
     def figure(self, key: str, fig: Any) -> None:
         """Glue a matplotlib figure under ``key`` for a captioned ``{glue:figure}`` in the page's
-        markdown, and close it (so it is not also shown bare)."""
+        markdown, and close it (so it is not also shown bare). A figure of several panels is also
+        glued laid out for a phone, one panel per row, under ``key + STACKED_SUFFIX``
+        (:func:`stitchkit.base.one_column.restack`); the book shows that one on a phone
+        (book/_ext/stacked_figures.py). The figure's files are the wide figure's."""
         import matplotlib.pyplot as plt
 
         fig.set_dpi(FIGURE_DPI)  # the page scales it to its width; the link opens it at full size
@@ -406,6 +409,10 @@ class Run:
             from ..base.figure_files import write_figure_files
 
             self.figures[key] = write_figure_files(fig, folder, key)
+        if _in_kernel():  # (outside a notebook nothing is glued: no phone rendering to make)
+            stacked = one_column_figure(key, fig)
+            if stacked is not None:
+                _glue(key + STACKED_SUFFIX, stacked)
         plt.close(fig)
 
     def built_from(self, read: Mapping[str, tuple[Any, Mapping[str, Any] | None]]) -> None:
@@ -495,16 +502,48 @@ def claims_html(claims: list[Mapping[str, Any]]) -> str:
 
 
 FIGURE_DPI = 150
+# The glue key of a figure's phone rendering: the figure's key and this (Run.figure; book/_ext/stacked_figures.py).
+STACKED_SUFFIX = "--stacked"
+
+
+def one_column_figure(key: str, fig: Any) -> Any:
+    """``fig`` laid out again for a phone (:func:`stitchkit.base.one_column.restack`, in place),
+    or None when it has a single panel. A figure that cannot be laid out so (an error, or a
+    layout that collapses) keeps its wide rendering alone, and the run says why on stderr: the
+    page still runs."""
+    import warnings
+
+    from ..base.one_column import restack
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if not restack(fig):
+                return None
+            fig.set_dpi(FIGURE_DPI)
+            fig.canvas.draw()
+        if caught:
+            raise RuntimeError(str(caught[0].message))
+    except Exception as exc:  # whatever figure a page draws: its wide rendering stands
+        print(f"[stitchkit] figure {key!r}: no phone rendering ({type(exc).__name__}: {exc}); the wide figure "
+              "alone is shown", file=sys.stderr, flush=True)
+        return None
+    return fig
+
 
 
 GLUE_PREFIX = "application/papermill.record/"  # myst-nb's mime prefix of a glued, undisplayed value
+
+
+def _in_kernel() -> bool:
+    return "ipykernel" in sys.modules
 
 
 def _glue(key: str, value: Any) -> None:
     """``myst_nb.glue(key, value, display=False)`` inside a kernel; where myst-nb is not installed
     (a GPU machine that runs pages for the book built elsewhere) the same output, written here:
     the value's display data under myst-nb's mime prefix, named in the ``scrapbook`` metadata."""
-    if "ipykernel" not in sys.modules:  # outside a notebook: numbers still go to the JSON
+    if not _in_kernel():  # outside a notebook: numbers still go to the JSON
         return
     try:
         from myst_nb import glue
