@@ -124,10 +124,11 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
-#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
-#   stitched at the stem and each stage's end, which keep their block numbers (R1111: 0-4;
-#   R2222: 0, 2, 4, 6, 8; so $j < i$ follows the paper's indexing), the stitches
-#   DM-initialised and trained 2 epochs on 5,000 images in batches of 64 at lr 0.01.
+#   every deviation stated there: at `demo` R1111 and R2222, stitched at the stem and each
+#   stage's end, which keep their block numbers (R1111: 0-4; R2222: 0, 2, 4, 6, 8; so $j < i$
+#   follows the paper's indexing), the stitches DM-initialised and trained 2 epochs on 5,000
+#   images in batches of 64 at lr 0.01. At this run's scale the networks are
+#   {glue:text}`recipe_net` (the paper's: width 64, 40 epochs).
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation; `demo` trains 10 (790 steps of batches of 64 on H-F2's
 #   5,000 stitch-training images), with H-F2's stitch optimiser, learning rate, weight decay and
@@ -142,10 +143,11 @@ run.claims_table()
 #   never-ending warm-up, see H-F2). The similarity-trained stitch trains the paper's 30 epochs on
 #   all 50,000 stitch-training images in batches of 256, but at the paper's lr 0.01 with a 5%
 #   warm-up and a cosine decay rather than the grid's lr 0.001 without decay, which from a random
-#   start would give it about a third of `demo`'s learning rate × steps (and `demo`'s recipe already
-#   left its self-stitch 8.4 points short); its positive control judges whether that is enough.
-#   Estimated at ~2,000 s of one GPU with H-F2's grid cached: a page for a longer GPU run or the
-#   cluster. Chosen before any `gpu` run (2026-11-28).
+#   start would give it about a third of `demo`'s learning rate × steps (and `demo`'s recipe, on
+#   the width-8 networks used until 2026-12-07, left its self-stitch 8.4 points short); its
+#   positive control judges whether that is enough. Estimated at ~2,000 s of one GPU with H-F2's
+#   grid cached: a page for a longer GPU run or the cluster. Chosen before any `gpu` run
+#   (2026-11-28).
 
 # %% [markdown]
 # ## Summary

@@ -188,11 +188,12 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
 # ## Deviations from the paper
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
-#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
-#   stitched at the stem and each stage's end, which keep their block numbers (R1111: 0-4;
-#   R2222: 0, 2, 4, 6, 8). The corresponding layers i = j of R1111 and R2222 are therefore the
-#   stem and blocks 2 and 4, equal block numbers as in the paper's indexing (earlier `demo` runs
-#   numbered the layers by stage and paired equal stages).
+#   every deviation stated there: at `demo` R1111 and R2222, stitched at the stem and each
+#   stage's end, which keep their block numbers (R1111: 0-4; R2222: 0, 2, 4, 6, 8). The
+#   corresponding layers i = j of R1111 and R2222 are therefore the stem and blocks 2 and 4,
+#   equal block numbers as in the paper's indexing (earlier `demo` runs numbered the layers by
+#   stage and paired equal stages). At this run's scale the networks are {glue:text}`recipe_net`
+#   (the paper's: width 64, 40 epochs).
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64
@@ -201,11 +202,11 @@ for stem in ("hernandez-t1", "hernandez-t1-lr0.01"):
 # - **The vanilla stitches** at `demo` are {doc}`H-F2`'s: a direct-matching start, then the task
 #   (the diagonal of the grid that {doc}`H-T2` measures in full). The paper trains them from a
 #   random start, and so does the `paper` preset. At `demo` that start could not be judged: in
-#   the run of 2026-11-23 (4 epochs on 10,000 images, 625 steps, lr 0.01) the self-stitches
-#   ended up to 0.75 points below their network, failing the control, and both claims were
-#   inconclusive. A direct-matching start *is* the least-squares stitch S, and a stitch that
-#   barely leaves it would make EV ≈ ES by construction: the claims' second control (median
-#   SV / EV at least 0.1) fails in that case.
+#   the run of 2026-11-23 (stitches of 4 epochs on 10,000 images, 625 steps, lr 0.01, on the
+#   width-8 networks used until 2026-12-07) the self-stitches ended up to 0.75 points below their
+#   network, failing the control, and both claims were inconclusive. A direct-matching start *is*
+#   the least-squares stitch S, and a stitch that barely leaves it would make EV ≈ ES by
+#   construction: the claims' second control (median SV / EV at least 0.1) fails in that case.
 # - **Images.** The statistics use the first `mse_images` images of the grid's test subset
 #   (1,000 at `demo`); the paper used all of CIFAR-10.
 # - **Paper's numbers.** The paper's two tables have four unlabelled rows each, spanning

@@ -141,10 +141,10 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Networks and stitches** are {doc}`H-F2`'s (read from the cache when it ran first), with
-#   every deviation stated there: at `demo` R1111 and R2222 at width 8, trained 4 epochs,
-#   stitched at the stem and each stage's end, which keep their block numbers (R1111: 0-4;
-#   R2222: 0, 2, 4, 6, 8), the stitches DM-initialised and trained 2 epochs on 5,000 images in
-#   batches of 64 at lr 0.01.
+#   every deviation stated there: at `demo` R1111 and R2222, stitched at the stem and each
+#   stage's end, which keep their block numbers (R1111: 0-4; R2222: 0, 2, 4, 6, 8), the stitches
+#   DM-initialised and trained 2 epochs on 5,000 images in batches of 64 at lr 0.01. At this
+#   run's scale the networks are {glue:text}`recipe_net` (the paper's: width 64, 40 epochs).
 # - **The similarity-trained stitch.** The paper trains it for 30 epochs with SGD on the squared
 #   error to the expected representation. For a linear stitch that objective is convex, and
 #   its minimiser is the least-squares fit: we compute it exactly, by direct matching (float64

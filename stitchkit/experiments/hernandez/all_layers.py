@@ -17,25 +17,25 @@ The authors' stitch scheduler (``adjust_learning_rate`` in their code) warms up 
 decays. The `paper` preset copies that effective schedule (``warmup=2.5``: a warmup 2.5 times
 the run's length): with the nominal one (5% warmup to 0.01, then cosine) width-64 stitches
 diverge: measured on an H100, R1111 stitched into itself at i = j fell from 89.7% to 44% on
-average (training loss at chance). At width 8 (`demo`) the nominal schedule does not diverge
-and is kept there. Even with the authors' schedule, 4 of the 14 self-stitches of a paper-scale
-spot check (R1111, R2222) fell by 3-66 points, in bf16 and in fp32, and held at a tenth of the
-learning rate: the `paper` presets therefore train stitches at lr 0.001
-(:data:`PAPER_STITCH_LR`, a stated deviation), with which all 14 self-stitches stay within half
-a point.
+average (training loss at chance). On `demo`'s width-8 networks (until 2026-12-07) the nominal
+schedule did not diverge, and `demo` keeps it (H-F2's self-stitch control checks it on each run).
+Even with the authors' schedule, 4 of the 14 self-stitches of a paper-scale spot check (R1111,
+R2222) fell by 3-66 points, in bf16 and in fp32, and held at a tenth of the learning rate: the
+`paper` presets therefore train stitches at lr 0.001 (:data:`PAPER_STITCH_LR`, a stated
+deviation), with which all 14 self-stitches stay within half a point.
 
-`demo` (width 8, 2 CPU cores) went through three recipes. (1) Every block, 1 epoch on 5k images
-(20 steps) at lr 0.01: one set of networks passed the self-stitch control (max 0.12 points), a
-retrained set failed it (R1111 at block 1: 1.21 points below the receiver on all 10k test
-images). (2) The same at lr 0.001: every self-stitch within 0.2 points, but the stitches were
-under-trained, which the self-stitch control cannot see (on a network's own diagonal direct
-matching is already exact): nine cells of R1111 -> R2222 retrained with 4x the epochs gained
-5.06 points on average (max 12.5), so every triangle claim was inconclusive. (3) Now: the stem
-and each stage's end only (5 x 5 cells a pair instead of up to 9 x 9; layer i keeps its block
-number, as the paper indexes layers: R2222's stage ends are layers 2, 4, 6, 8), R1111 not
-stitched into itself, and 2 epochs in batches of 64 at lr 0.01 (156 steps). Probe on
-the same nine R1111 -> R2222 cells (stage cuts): 4 epochs in batches of 256 (80 steps, ~10 s a
-stitch) gained 2.36 points on average with 4x the epochs (block 4 -> stem alone +12.4), so that
+`demo` (2 CPU cores), on the width-8 networks used until 2026-12-07, went through three recipes.
+(1) Every block, 1 epoch on 5k images (20 steps) at lr 0.01: one set of networks passed the
+self-stitch control (max 0.12 points), a retrained set failed it (R1111 at block 1: 1.21 points
+below the receiver on all 10k test images). (2) The same at lr 0.001: every self-stitch within 0.2
+points, but the stitches were under-trained, which the self-stitch control cannot see (on a
+network's own diagonal direct matching is already exact): nine cells of R1111 -> R2222 retrained
+with 4x the epochs gained 5.06 points on average (max 12.5), so every triangle claim was
+inconclusive. (3) Now: the stem and each stage's end only (5 x 5 cells a pair instead of up to
+9 x 9; layer i keeps its block number, as the paper indexes layers: R2222's stage ends are layers
+2, 4, 6, 8), R1111 not stitched into itself, and 2 epochs in batches of 64 at lr 0.01 (156 steps).
+Probe on the same nine R1111 -> R2222 cells (stage cuts): 4 epochs in batches of 256 (80 steps,
+~10 s a stitch) gained 2.36 points on average with 4x the epochs (block 4 -> stem alone +12.4), so that
 would fail the control; batches of 64 reach as far sooner (1 epoch in batches of 64 ~ 4 epochs in
 batches of 256 at half the time), and 2 epochs in batches of 64 (~8 s a stitch) gained 1.61 points
 with 4x the epochs (block 4 -> stem +8.7, the others -1.2 to +2.1).
@@ -164,10 +164,11 @@ PRESETS_F2 = zoo.at_scale({
     # CI: seconds. One width-4 R1111 on 2k images and its control; stitches 1 epoch on 500 images.
     "smoke": GridConfig(archs=("r1111",), controls=("r1111",), stitch_epochs=1, stitch_train_size=500,
                         dm_images=200, test_size=500),
-    # 2 CPU cores: two architectures at width 8 (R2222 also into itself: the self-stitch control), one control,
-    # stitched at the stem and each stage's end (5 x 5 cells a pair); stitches DM-initialised then 2 epochs on
-    # 5k images in batches of 64 at the paper's lr 0.01 (156 steps), accuracies on all 10k test images
-    # (issue 46: every page judges on all of them; it had 2k, a standard error near one point).
+    # 2 CPU cores: two architectures, the zoo's demo networks (R2222 also into itself: the self-stitch
+    # control), one control, stitched at the stem and each stage's end (5 x 5 cells a pair); stitches
+    # DM-initialised then 2 epochs on 5k images in batches of 64 at the paper's lr 0.01 (156 steps),
+    # accuracies on all 10k test images (issue 46: every page judges on all of them; it had 2k, a
+    # standard error near one point).
     # Why this recipe: see the module docstring.
     "demo": GridConfig(cut_at="stages", self_pairs=("r2222",), stitch_epochs=2, stitch_batch=64, stitch_lr=0.01,
                        stitch_train_size=5000, test_size=None),

@@ -147,9 +147,9 @@ def images_longer(table: pd.DataFrame, cfg: ImagesConfig, *, device=None, store=
     accuracies, and the mean correlation of the generated with the original images at 1x and at
     the longer length, on which :func:`images_summary` re-judges the claim (per-image
     correlations of the longer stitches in ``attrs["per_image"]``). (A sample of the first,
-    middle and last layer would save half the time, but at `demo` it disagreed with the full
-    set: mean gain 2.2 points against 1.07, the layer-5 stitch gaining 4.4; the control keeps
-    every layer.)"""
+    middle and last layer would save half the time, but at `demo` (width-8 networks, before
+    2026-12-07) it disagreed with the full set: mean gain 2.2 points against 1.07, the layer-5
+    stitch gaining 4.4; the control keeps every layer.)"""
     setup = _image_setup(cfg, device=device, store=store, progress=progress)
     out = retrained_longer(setup["sender"], setup["receiver"], list(zip(table.cut_i, table.cut_j)), cfg, table,
                            device=device, store=store, progress=progress)

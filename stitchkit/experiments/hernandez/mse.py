@@ -49,7 +49,8 @@ PRESETS_T2 = derive_presets(MSEConfig, PRESETS_F2, {"smoke": {"mse_images": 200}
 # control that V is not the least-squares stitch S (median SV / EV) guards the direct-matching start.
 # `paper`: the paper's vanilla stitch, trained from a random start on the task only. At `demo` that
 # start failed the self-stitch control (4 epochs on 10k images at lr 0.01, 625 steps: up to 0.75
-# points below the receiver, run of 2026-11-23), so a random-start stitch could not be judged there.
+# points below the receiver, run of 2026-11-23 on the width-8 networks of then), so a random-start
+# stitch could not be judged there.
 PRESETS_T1 = {**PRESETS_T2, "paper": replace(PRESETS_T2["paper"], stitch_init="default")}
 
 RATIO_MAX = 100.0  # "not by orders of magnitude": median EV / ES over the stitches below this

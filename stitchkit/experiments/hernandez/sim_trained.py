@@ -64,9 +64,10 @@ class SimilarityConfig(GridConfig):
 # training-length control's 4x longer ones. Learning rate and warm-up: the grid's, but at gpu, where
 # the grid trains at lr 0.001 under the authors' never-ending warm-up (H-F2: the paper's 0.01 moved
 # width-64 self-stitches off their exact start); from a random start that gives this stitch about a
-# third of demo's learning rate x steps, and demo's recipe already left its self-stitch 8.4 points
-# short. So at gpu it trains at the paper's lr 0.01 with a 5% warm-up then a cosine decay (chosen
-# before any gpu run, 2026-11-28; its positive control says whether it is enough).
+# third of demo's learning rate x steps, and demo's recipe left its self-stitch 8.4 points short
+# (on the width-8 networks used until 2026-12-07). So at gpu it trains at the paper's lr 0.01 with
+# a 5% warm-up then a cosine decay (chosen before any gpu run, 2026-11-28; its positive control says
+# whether it is enough).
 PRESETS_F5 = derive_presets(SimilarityConfig, PRESETS_F2, {
     "smoke": {"similarity_epochs": 1.0}, "demo": {"similarity_epochs": 10.0},
     "gpu": {"similarity_lr": 0.01, "similarity_warmup": 0.05}})

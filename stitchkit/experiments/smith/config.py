@@ -94,10 +94,11 @@ PRESETS = zoo.at_scale({
     # CI: seconds. Width-8 nets on 2k images, one initialisation, stitches on 2k images.
     "smoke": StitchConfig(inits=1, stitch_epochs=1, stitch_train_size=2000, noise_epochs=1, noise_per_class=200,
                           test_size=1000),
-    # 2 CPU cores: width-16 nets (4 epochs on 15k images), 3 initialisations; stitches 2 epochs on
+    # 2 CPU cores: the zoo's demo nets (zoo.SMITH_RESNET18), 3 initialisations; stitches 2 epochs on
     # all 60k images at SGD lr 1e-2 (paper: 10 epochs at 1e-4, 5x the steps at 1/100 the rate).
-    # Fixed after a first demo run: at 4 epochs on 15k images the Layer-1 stitches were still
-    # improving (Colour sender 0.77 in one initialisation; 0.97 with 2 epochs on 60k).
+    # Fixed after a first demo run (on the nets of before 2026-12-07): at 4 epochs on 15k images the
+    # Layer-1 stitches were still improving (Colour sender 0.77 in one initialisation; 0.97 with 2
+    # epochs on 60k).
     "demo": StitchConfig(),
     # One GPU: the paper's networks (width 64, 4 epochs on all 60k images), demo's stitch recipe and 3
     # initialisations (the paper's 10 epochs at lr 1e-4 and 5 initialisations are ~20 s a stitch on an

@@ -98,8 +98,8 @@ class VGGNoiseConfig:
 PRESETS_FC6 = zoo.at_scale({
     # CI: seconds. Thin VGG19s on 2k images, one initialisation, a few noise examples.
     "smoke": VGGNoiseConfig(inits=1, stitch_epochs=1, noise_per_class=50, test_size=1000, rank_images=500),
-    # 2 CPU cores: width-8 VGG19s (hidden 512) trained 3 epochs on 15k images; stitches 4 epochs
-    # on 500 noise examples per class (paper: 50 epochs on 6,000), 3 initialisations.
+    # 2 CPU cores: the zoo's demo VGG19s (zoo.SMITH_VGG19); stitches 4 epochs on 500 noise
+    # examples per class (paper: 50 epochs on 6,000), 3 initialisations.
     "demo": VGGNoiseConfig(),
     # One GPU: the paper's VGG19s (the zoo's gpu row: width 64, hidden 4096, all 60k images, 6 epochs),
     # demo's stitch recipe (4 epochs on 500 noise examples per class, 313 steps of 64, as the ResNet pages'
