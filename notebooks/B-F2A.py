@@ -263,9 +263,9 @@ run.claims_table()
 #   (about 160 epochs), lr 0.05 dropped 5× at half and at three quarters of the steps, weight decay
 #   1e-4. At this run's scale the ResNet-18s are {glue:text}`recipe_net`. At `demo` (since
 #   2026-12-07) that is a short CPU recipe, not the paper's: a narrower network, far fewer epochs in
-#   larger batches, Nesterov momentum, a linear warm-up then a cosine decay instead of the steps,
-#   more weight decay and label smoothing, chosen by measured accuracy per CPU minute
-#   (benchmarks/cpu-recipes.md). The networks' accuracies are in the text and tables above (the
+#   larger batches at a higher learning rate, Nesterov momentum, a linear warm-up then a cosine
+#   decay instead of the steps, more weight decay and label smoothing, chosen by measured accuracy
+#   per CPU minute (benchmarks/cpu-recipes.md). The networks' accuracies are in the text and tables above (the
 #   paper's reach about 95% on the original images); the configuration at the end of the page lists
 #   every setting of this run.
 # - **Stitch initialisation and optimisation.** Stitches start from direct matching: the input
