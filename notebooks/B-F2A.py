@@ -265,9 +265,9 @@ run.claims_table()
 #   2026-12-07) that is a short CPU recipe, not the paper's: a narrower network, far fewer epochs in
 #   larger batches at a higher learning rate, Nesterov momentum, a linear warm-up then a cosine
 #   decay instead of the steps, more weight decay and label smoothing, chosen by measured accuracy
-#   per CPU minute (benchmarks/cpu-recipes.md). The networks' accuracies are in the text and tables above (the
-#   paper's reach about 95% on the original images); the configuration at the end of the page lists
-#   every setting of this run.
+#   per CPU minute (benchmarks/cpu-recipes.md). The networks' accuracies are in the text and
+#   tables above (the paper's reach about 95% on the original images); the configuration at the
+#   end of the page lists every setting of this run.
 # - **Stitch initialisation and optimisation.** Stitches start from direct matching: the input
 #   BatchNorm takes the sender's statistics, the 1x1 conv is the float64 least-squares fit of
 #   the receiver's activations on 1,000 training images (positions as rows), and the output
