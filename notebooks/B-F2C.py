@@ -168,7 +168,8 @@ longer.round(2)
 # *inconclusive at this scale*. A "more is better" claim also needs its premise: the bottom with
 # more samples, training or width must itself be the more accurate network; where it is not, the
 # claim is inconclusive too. That premise was added on 2026-11-22, after an earlier `demo` run
-# of B-F2C had a 25k-sample bottom less accurate than its 10k-sample top.
+# of B-F2C, on the networks of that time, had a 25k-sample bottom less accurate than its
+# 10k-sample top.
 
 # %%
 run.save()
@@ -178,10 +179,12 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG
-#   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo` (the paper: width
-#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the
-#   paper's, for 625 steps instead of 120k) with frozen statistics,
-#   accuracies on all 10k test images (a stratified 5k before the noise model).
+#   CIFAR-10; ResNet-18s of {glue:text}`recipe_net` at this run's scale (at `demo`, since
+#   2026-12-07, a short CPU recipe, not the paper's width 64 and 64k steps at batch 128), every
+#   sample size trained for the steps the recipe takes on its full training set (as in the
+#   paper); DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the
+#   paper's, for 625 steps instead of 120k) with frozen statistics; accuracies on all 10k test
+#   images (a stratified 5k before the noise model).
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.
 # - **One seed.** Each curve is one bottom (seed 1) into one top (seed 0); the paper's figures

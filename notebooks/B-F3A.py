@@ -191,10 +191,11 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG
-#   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo` (the paper: width
-#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the
-#   paper's, for 625 steps instead of 120k) with frozen statistics,
-#   accuracies on all 10k test images (a stratified 5k before the noise model).
+#   CIFAR-10; ResNet-18s of {glue:text}`recipe_net` at this run's scale (at `demo`, since
+#   2026-12-07, a short CPU recipe, not the paper's width 64 and 64k steps at batch 128);
+#   DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the paper's, for
+#   625 steps instead of 120k) with frozen statistics; accuracies on all 10k test images (a
+#   stratified 5k before the noise model).
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.
 # - **One seed.** Each curve is one bottom (seed 1) into one top (seed 0); the paper's figures

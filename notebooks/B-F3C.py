@@ -166,7 +166,8 @@ longer.round(2)
 # *inconclusive at this scale*. A "more is better" claim also needs its premise: the bottom with
 # more samples, training or width must itself be the more accurate network; where it is not, the
 # claim is inconclusive too. That premise was added on 2026-11-22, after an earlier `demo` run
-# of B-F2C had a 25k-sample bottom less accurate than its 10k-sample top.
+# of B-F2C, on the networks of that time, had a 25k-sample bottom less accurate than its
+# 10k-sample top.
 
 # %%
 run.save()
@@ -176,16 +177,18 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitches** are B-F2A's recipe, with every deviation stated there: JPEG
-#   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo` (the paper: width
-#   64, 64k steps), DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the
-#   paper's, for 625 steps instead of 120k) with frozen statistics,
-#   accuracies on all 10k test images (a stratified 5k before the noise model).
+#   CIFAR-10; at this run's scale the ResNet-18s' recipe is {glue:text}`recipe_net`, its width
+#   the base width (at `demo`, since 2026-12-07, a short CPU recipe, not the paper's width 64 and
+#   64k steps at batch 128);
+#   DM-initialised stitches fine-tuned 2 epochs on 10k images (Adam at lr 3e-3, 3x the paper's, for
+#   625 steps instead of 120k) with frozen statistics; accuracies on all 10k test images (a
+#   stratified 5k before the noise model).
 # - **Cuts.** `demo` stitches at six of the ten cuts (stem, block1, block3, block5, block7,
 #   pool: two early, two middle, two late); `paper` at every cut.
 # - **One seed.** Every network is seed 0 at its width; the paper's figures
 #   also show single runs.
-# - **Widths.** At `demo` the base width is 8, so x0.25, x1 and x2 are widths 2, 8 and 16
-#   (the paper: 16, 64 and 128).
+# - **Widths.** At `demo`, x0.25, x1 and x2 of the recipe's base width, above (the paper: 16, 64
+#   and 128, of its base width 64).
 # - **`gpu`.** The paper's width ratios ×0.25, ×1 and ×2 of a base width of 32 (widths 8, 32 and
 #   64), not of the paper's 64 (16, 64 and 128): the width-128 network alone would take ~210 s of the
 #   ~9 GPU minutes the `gpu` scale gives a page. Each is trained in the gpu schedule (40 epochs at batch 512, SGD lr 0.2 after a 10%

@@ -154,7 +154,8 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models, data and stitch training** are B-F2A's, with every deviation stated there (JPEG
-#   CIFAR-10, width 8 and 3 epochs at `demo`, DM-initialised stitches fine-tuned with frozen
+#   CIFAR-10; ResNet-18s of {glue:text}`recipe_net` at this run's scale, at `demo` since
+#   2026-12-07 a short CPU recipe, not the paper's; DM-initialised stitches fine-tuned with frozen
 #   statistics, 2 epochs on 10k images at lr 3e-3 at `demo`).
 # - **Learning rate of the larger kernels.** At `demo` a kxk stitch trains at B-F2A's lr
 #   divided by k² (`kernel_lr = "over_k2"`); the paper uses one lr for every kernel, and so does

@@ -136,8 +136,9 @@ run.claims_table()
 # %% [markdown]
 # ## Deviations from the paper
 #
-# - **Models, data and stitches** are B-F2A's, with every deviation stated there: JPEG CIFAR-10,
-#   width 8 and 3 epochs at `demo`, DM-initialised stitches fine-tuned with frozen statistics,
+# - **Models, data and stitches** are B-F2A's, with every deviation stated there: JPEG CIFAR-10;
+#   ResNet-18s of {glue:text}`recipe_net` at this run's scale (at `demo`, since 2026-12-07, a
+#   short CPU recipe, not the paper's); DM-initialised stitches fine-tuned with frozen statistics;
 #   the random network's BatchNorm statistics recalibrated on 2,000 training images.
 # - **CKA** is linear CKA on fully flattened activations of `cka_images` test images (2,000 at
 #   `demo`), computed in float64 in Gram form. The paper does not state its number of images.

@@ -114,8 +114,10 @@ run.claims_table()
 #
 # - **Models** are those of B-F2C (5k and 25k samples, seed 1), B-F3C (x0.25 and x2 widths,
 #   seed 0) and B-F3B (snapshots at the midpoint and the end of one run, seed 0), with the
-#   deviations stated there;
-#   at `demo`, width 8 and the step count of 3 epochs on 50k images.
+#   deviations stated there. At this run's scale their recipe is {glue:text}`recipe_net` (at
+#   `demo`, since 2026-12-07, a short CPU recipe, not the paper's width 64 and 64k steps at batch
+#   128), each sample size trained for the steps the recipe takes on its full training set, each
+#   width a multiple of the recipe's.
 # - **CKA** is on fully flattened activations of `cka_images` test images (2,000 at `demo`);
 #   the paper does not state its number of images.
 # - **`gpu`.** The `gpu` networks of the pages whose claims this page measures by CKA, at the

@@ -162,22 +162,24 @@ run.claims_table()
 # ## Deviations from the paper
 #
 # - **Models and stitches** are B-F2A's recipe with every deviation stated there (JPEG
-#   CIFAR-10, width 8 and the step count of 3 epochs on 50k images at `demo`); the 5k
-#   network is B-F2C's 5k bottom (seed 1), the full network B-F2A's receiver (seed 0).
+#   CIFAR-10; ResNet-18s of {glue:text}`recipe_net` at this run's scale, at `demo` since
+#   2026-12-07 a short CPU recipe, not the paper's); the 5k network is B-F2C's 5k bottom (seed 1,
+#   trained for as many steps as the full network), the full network B-F2A's receiver (seed 0).
 # - **Choice of layers.** The paper picked its frozen layers by eye from its curves ({0, 1}
 #   and {8, 9, 11}); ours follow from the measured curves and the 3-point bound.
 # - **Middle pieces** restart from the 5k network's initial weights; the paper does not say
 #   whether it re-initialised them.
 # - **BatchNorm of the frozen top.** The frozen pieces above the middle keep their weights but
 #   re-estimate their BatchNorm statistics on the new middle's output (the authors' code left
-#   every frozen BatchNorm in train mode). The first `demo` run kept the 5k network's statistics
-#   there and scored 51.4%, below the 5k network alone (63.2%). A diagnosis on 2 CPU cores (one
-#   training run each; 5k network 62.7%) traced it to the frozen top: with those pieces frozen
-#   that way, 59.0% (the page's pieces again) and 53.0% (the top alone); the bottom alone 66.7%,
-#   the classifier alone 65.9%; the page's pieces with the frozen top's statistics re-estimated
-#   (this page's rule) 64.7%, above the 5k network alone. Kept
-#   statistics made the new middle reproduce another network's activation statistics, which 3
-#   epochs did not reach: a defect of how the top was frozen, fixed before this run (issue 33).
+#   every frozen BatchNorm in train mode). The first `demo` run, on the width-8, 3-epoch networks
+#   used until 2026-12-07, kept the 5k network's statistics there and scored 51.4%, below the 5k
+#   network alone (63.2%). A diagnosis on those networks (2 CPU cores, 2026-11-24, one training
+#   run each; 5k network 62.7%) traced it to the frozen top: with those pieces frozen that way,
+#   59.0% (the page's pieces again) and 53.0% (the top alone); the bottom alone 66.7%, the
+#   classifier alone 65.9%; the page's pieces with the frozen top's statistics re-estimated (this
+#   page's rule) 64.7%, above the 5k network alone. Kept statistics made the new middle reproduce
+#   another network's activation statistics, which those 3 epochs did not reach: a defect of how
+#   the top was frozen, fixed before this run (issue 33).
 # - **Curves.** The figure shows training accuracy per epoch (the paper plots test curves);
 #   the final test accuracies are marked.
 # - **`gpu`.** The full network is {doc}`B-F2A`'s `gpu` receiver and the few-sample network

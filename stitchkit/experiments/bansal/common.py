@@ -109,13 +109,14 @@ PRESETS = zoo.at_scale({
     # CI: seconds. Width-8 nets on 2k images (above chance, ~30%); stitches 1 epoch on 1k images.
     "smoke": ConnectivityConfig(stitch_epochs=1, stitch_train_size=1000, dm_images=500, test_size=1000,
                                 seed_networks=2, seed_cuts=SMOKE_SEED_CUTS),
-    # 2 CPU cores: the zoo's width-8 nets; stitches DM-initialised, then 2 epochs on 10k images
+    # 2 CPU cores: the zoo's demo nets; stitches DM-initialised, then 2 epochs on 10k images
     # without augmentation (sender activations computed once) at batch 32 (625 steps), Adam at
     # 3x the paper's lr: the paper's 1e-3 is for 120k steps, and in 625 it leaves the stitch short.
-    # Measured (seed 1 into seed 0, penalty in points). 5-epoch nets at block3 / block4: lr 1e-3
+    # Measured on the width-8 nets used until 2026-12-07 (seed 1 into seed 0, penalty in points;
+    # the lr was chosen on them). 5-epoch nets at block3 / block4: lr 1e-3
     # 2 epochs 5.38 / 6.26, 8 epochs 4.14 / 4.18; lr 1e-2 1 epoch 4.24 / 3.94, 8 epochs 3.54 / 2.40;
     # lr 3e-2 no better. But lr 1e-2 moved the exact (DM) start of ResNet-164's 32-channel cuts
-    # 1.24 points off the receiver (self-stitch); at 3e-3 its self-stitches stay within 0.20. On
+    # 1.24 points off the receiver (self-stitch); at 3e-3 its self-stitches stayed within 0.20. On
     # the 3-epoch nets at lr 3e-3, 1 epoch -> 2 epochs: ResNet-18 block3 / block4 4.70 / 5.16 ->
     # 4.18 / 4.58, x0.5's worst self-stitch 0.58 -> 0.42 (the control's floor is 0.5), ResNet-164
     # block2 2.56 -> 1.94 (those measurements on a stratified 5k of the 10k test images). Every

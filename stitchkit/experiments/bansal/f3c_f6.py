@@ -182,7 +182,8 @@ PROBE_MAX_GAP = 10.0  # points: the SimCLR network counts as "well-performing" w
 
 def simclr_length_table(spot: dict) -> pd.DataFrame:
     """The GPU diagnosis of the SimCLR control (``benchmarks/spot_simclr.py``): the linear probe
-    after each SimCLR length at the demo's width, and its gap to the supervised network."""
+    after each SimCLR length at the diagnosis's width (demo's 8 of 2026-11-23, or the paper's 64),
+    and its gap to the supervised network."""
     sup = 100 * spot["supervised"]["accuracy"]
     rows = []
     for r in spot["simclr"]:

@@ -93,7 +93,7 @@ PRESETS_F8 = zoo.at_scale({
     # CI: seconds. Depth-11 nets of width 4 on 2k images; stitches and fine-tuning 1 epoch.
     "smoke": FinetuneConfig(finetune_epochs=1.0, stitch_epochs=1, stitch_train_size=1000, dm_images=500,
                             test_size=1000),
-    # 2 CPU cores: the zoo's ResNet-164 design at depth 20, width 8; stitches as in B-F2A (DM, then
+    # 2 CPU cores: the zoo's demo ResNet-164 stand-in (zoo.BANSAL_RESNET164); stitches as in B-F2A (DM, then
     # 2 epochs on 10k images at lr 3e-3, all 10k test images: issue 33's noise model); fine-tuning
     # 2 epochs on all 50k images.
     "demo": FinetuneConfig(finetune_epochs=2.0, test_size=None, stitch_lr=DEMO_STITCH_LR),

@@ -262,12 +262,12 @@ def _three(table: pd.DataFrame, metrics: dict) -> pd.DataFrame:
                                      metrics["freeze-trained"]["correct"]]})
 
 
-# B-F9's anomaly (issue 33, finding 7): at `demo` the freeze-trained network scored below the
-# few-sample network alone (51.4% vs 63.2%). It is the few network's own pieces, trained on all
-# the data in between, so falling below the few network alone says the freeze-training itself
-# did not do its job at this scale, not that freezing cost accuracy: the claim cannot be judged
-# while it holds. Its cause was the frozen top's stale BatchNorm statistics (module docstring),
-# now fixed; the premise stays as a guard.
+# B-F9's anomaly (issue 33, finding 7): at `demo`, on the width-8 networks used until 2026-12-07,
+# the freeze-trained network scored below the few-sample network alone (51.4% vs 63.2%). It is
+# the few network's own pieces, trained on all the data in between, so falling below the few
+# network alone says the freeze-training itself did not do its job at this scale, not that
+# freezing cost accuracy: the claim cannot be judged while it holds. Its cause was the frozen
+# top's stale BatchNorm statistics (module docstring), now fixed; the premise stays as a guard.
 ANOMALY_MARGIN = 0.0  # points: the freeze-trained network minus the few-sample network alone, on its interval
 
 
