@@ -198,10 +198,10 @@ f3c_f6.simclr_length_section(["bansal-f6-simclr-epochs", "bansal-f6-simclr-epoch
 #   128 dimensions; augmentations random resized crop (scale 0.2-1) with flip, colour jitter
 #   (brightness, contrast, saturation 0.4, probability 0.8; no hue jitter) and greyscale
 #   (probability 0.2). At this run's scale the SimCLR network is {glue:text}`recipe_simclr`.
-#   SimCLR usually runs for hundreds of epochs; two CPU cores give it far fewer at `demo`, so the
-#   premise that its linear probe comes within 10 points of the supervised network is out of reach
-#   there (the GPU diagnosis above shows how far more epochs took it), and the claims it gates are
-#   then inconclusive. The table above reports both networks' accuracies.
+#   SimCLR usually runs for hundreds of epochs; two CPU cores give it far fewer at `demo`, so its
+#   linear probe is not expected to come within 10 points of the supervised network there (the GPU
+#   diagnosis above shows how far more epochs took it); where that premise fails, the claims it
+#   gates are inconclusive. The table above reports both networks' accuracies.
 # - **Linear probe.** The network's own classifier, fitted with Adam (lr 1e-3, cosine) on the
 #   frozen pooled features of the 50k training images, without augmentation.
 # - **`gpu`.** The supervised networks are the ResNet-18s at the paper's width 64 on all 50,000
