@@ -130,9 +130,13 @@ run.claims_table()
 # %% [markdown]
 # ## Deviations from the paper
 #
-# - **Scale.** {doc}`J-T1`'s networks: at `demo` the three networks of each architecture
-#   (the authors' script takes two; a third since 2026-11-28, for the networks' jackknife), ResNet-18 at width 8 (its last blocks have 32 and 64 channels, so 14 ranks
-#   from 64 to 1 instead of 512 to 1) and a ViT of dimension 64 and depth 6 (its last 3 blocks).
+# - **Scale.** {doc}`J-T1`'s networks (its deviations say how their recipe departs from the
+#   paper's and give their accuracies): at `demo` the three networks of each architecture (the
+#   authors' script takes two; a third since 2026-11-28, for the networks' jackknife). At this
+#   run's scale the ResNet-18s are {glue:text}`recipe_resnet18`: their last 4 blocks have 4 and 8
+#   times that width in channels (the paper's 256 and 512), and each block's ranks (14 at `demo`)
+#   run from its channel count down to 1. The ViTs are {glue:text}`recipe_vit`: the last half of
+#   their blocks is tested ({glue:text}`vit_layers` blocks; the paper's last 6 of 12).
 # - **Low-rank approximation.** Principal components (centred) over channels, every spatial
 #   position a row (over token features for the ViT), fitted on the probe's training images.
 #   The paper says "SVD-based" without saying whether it centres.

@@ -119,9 +119,11 @@ run.claims_table()
 # %% [markdown]
 # ## Deviations from the paper
 #
-# - **Scale.** {doc}`J-T1`'s networks: at `demo` three per architecture (paper ten), 3 epochs,
-#   ResNet-18 at width 8 and a ViT of dimension 64 and depth 6, so the test ranks 24 and 18
-#   representations instead of 80 and 120.
+# - **Scale.** {doc}`J-T1`'s networks (its deviations say how their recipe departs from the
+#   paper's): at `demo` three per architecture (paper ten). At this run's scale the ResNet-18s are
+#   {glue:text}`recipe_resnet18`, and the ViTs {glue:text}`recipe_vit`, so the test ranks
+#   {glue:text}`rn_representations` and {glue:text}`vit_representations` representations (every
+#   block of every network) instead of 80 and 120.
 # - **The probe** is a linear classifier trained with Adam (lr 0.01) on standardised features, 30 epochs
 #   on 5,000 training images at `demo`, tested on the 1,000 test images of the structural
 #   measures. It sees conv maps average-pooled to at most 4 × 4 (then flattened) and, for ViT

@@ -155,9 +155,15 @@ run.claims_table()
 #   Hernandez et al., and Balogh & Jelasity's TLM) is not among the notions: one trained stitch
 #   per layer pair is beyond a `demo` page. DM (func.) stands for stitching here; it is the
 #   starting point of every trained stitch of the book.
-# - **Networks** are the zoos' at this scale, as their pages trained them: at `demo` widths 8
-#   (16 for Smith & Marcu's) and 3 to 4 epochs. Hernandez et al.'s zoo pairs two depths at seed
-#   0, as {doc}`../hernandez/H-F2` trained no second seed.
+# - **Networks** are the zoos' at this scale, as their pages trained them (each page says how its
+#   recipe departs from its paper's); their accuracies are in the table above. At this run's scale:
+#   - `bansal`: {glue:text}`recipe_bansal`;
+#   - `hernandez`: {glue:text}`recipe_hernandez`;
+#   - `smith`: {glue:text}`recipe_smith`;
+#   - `balogh`: {glue:text}`recipe_balogh`.
+#
+#   Hernandez et al.'s zoo pairs two depths at seed 0, as {doc}`../hernandez/H-F2` trained no
+#   second seed.
 # - **Preprocessing** as `stitchkit.compare`: CKA on the flattened maps; PWCCA and Procrustes
 #   on positions as examples where the two maps have the same size, else on the pooled vectors
 #   (Balogh & Jelasity's); PWCCA's weights from the narrower side. So over layer pairs of

@@ -132,9 +132,15 @@ run.claims_table()
 #   one trained stitch per layer pair and zoo is beyond a `demo` page ({doc}`../balogh/J-T1`
 #   runs it on their zoo). Their claims about TLM are not judged here.
 # - **One pair of networks per zoo**, not ten; the first network is always the source.
-# - **Networks** are the zoos' at this scale, as their pages trained them: at `demo` widths 8
-#   (16 for Smith & Marcu's) and 3 to 4 epochs, far from the papers' accuracies. Hernandez et
-#   al.'s second R2222 (seed 1) is trained here by H-F2's recipe.
+# - **Networks** are the zoos' at this scale, as their pages trained them (each page says how its
+#   recipe departs from its paper's); their accuracies are on {doc}`X-1` and the
+#   {doc}`Networks page <../networks>`. At this run's scale:
+#   - `bansal`: {glue:text}`recipe_bansal`;
+#   - `hernandez`: {glue:text}`recipe_hernandez`;
+#   - `smith`: {glue:text}`recipe_smith`;
+#   - `balogh`: {glue:text}`recipe_balogh`.
+#
+#   Hernandez et al.'s second R2222 (seed 1) is trained here by H-F2's recipe.
 # - **Layers and preprocessing** as {doc}`X-1`: the stem and every block or stage (J-T1 uses
 #   the blocks); PWCCA and Procrustes on positions as examples where two maps have the same
 #   size, else on the pooled vectors; CIFAR-10 is the offline JPEG copy.

@@ -170,10 +170,14 @@ run.claims_table()
 # ## Deviations
 #
 # - **Beyond the papers.** The papers judge these conclusions on their own networks only.
-# - **Networks** are the zoos' at this scale, as their pages trained them (their accuracies are in
-#   the tables above), far from the papers'. Each conclusion's figure is drawn from one pair of
-#   networks; the two triangle claims' intervals carry the network-to-network spread of the
-#   crossed design above (`replicates` senders each stitched into `replicates` receivers).
+# - **Networks** are the zoos' at this scale, as their pages trained them (each page says how its
+#   recipe departs from its paper's); their accuracies are on the
+#   {doc}`Networks page <../networks>`. At this run's scale Hernandez et al.'s R2222s are
+#   {glue:text}`recipe_hernandez`; Bansal et al.'s ResNet-18s are {glue:text}`recipe_bansal`;
+#   Smith & Marcu's Digit and Colour ResNet-18s are {glue:text}`recipe_smith`. Each conclusion's
+#   figure is drawn from one pair of networks; the two triangle claims' intervals carry the
+#   network-to-network spread of the crossed design above (`replicates` senders each stitched
+#   into `replicates` receivers).
 # - **The triangle at stage ends.** H-F2 at `demo` stitches the stem and each stage's last
 #   block; so does this page on the ResNet-18 (the stem and blocks 2, 4, 6 and 8), and $i$, $j$
 #   count those cuts. The figure's triangle is one ordered pair of networks, and its spread the

@@ -26,7 +26,8 @@
 # task-loss stitch (Bansal et al.'s BatchNorm, 1x1 convolution, BatchNorm; from a
 # direct-matching start, as Balogh & Jelasity do), with the book's two stitching controls as rows
 # of their own: the receiver stitched into itself (loses at most 1 point) and an untrained copy
-# of the sender (stays at least 20 points below the self-stitch).
+# of the sender (stays at least 20 points below the self-stitch). At this run's scale the two
+# networks are {glue:text}`recipe_net` (B-F2A's deviations set that against the paper's).
 #
 # **Checks.** The same comparison on the networks as the zoo returns them must give the same
 # numbers (the adapter and the round trip through files add nothing) for every measure with no
@@ -93,9 +94,10 @@ assert out["book_gap"] <= across_own.AGREEMENT_TOL, f"direct matching differs fr
 # they should be: they differ from the zoo path's by at most {glue:text}`trained_gap:.3g` (in the
 # row's unit). The zoo's networks keep the weight layout their compiled training left them
 # (channels_last in places), which a user's freshly built copy does not, and oneDNN's
-# convolutions then round differently in the last bits (about 3e-8 here); stochastic gradient
-# descent turns that into another stitch, and a few borderline images go the other way. The size
-# of that difference is the stitch's own sensitivity, not the adapter's.
+# convolutions then round differently in the last bits (about 3e-8 when first measured, before
+# 2026-12-07); stochastic gradient descent turns that into another stitch, and a few borderline
+# images go the other way. The size of that difference is the stitch's own sensitivity, not the
+# adapter's.
 #
 # ## Three readings of the same layer pairs
 
@@ -142,9 +144,9 @@ run.save()
 #   BatchNorm statistics kept where direct matching set them; the papers' own recipes differ per
 #   paper (their pages say how).
 # - **Changed after a run.** `stitchkit.compare`'s stitch recipe kept its BatchNorm statistics
-#   frozen only after this page's first `demo` runs: with them updating during training, B
-#   stitched into itself lost 0.55 [−0.50, 1.60] points at block3 and 1.70 [0.35, 3.10] at block7,
-#   failing the positive control (a smaller learning rate made it worse: 3.2 points at 1e-3), and
+#   frozen only after this page's first `demo` runs: with them updating during training, on the
+#   `demo` networks used until 2026-12-07, B stitched into itself lost 0.55 [−0.50, 1.60] points
+#   at block3 and 1.70 [0.35, 3.10] at block7, failing the positive control (a smaller learning rate made it worse: 3.2 points at 1e-3), and
 #   the task-loss stitch fell below direct matching's at block7. Frozen, the self-stitch at block7
 #   gained 0.3 points. The same runs found the trained stitches' 1-image difference from the zoo
 #   path (see above), after which the 1e-6 check was narrowed to the measures with no training.

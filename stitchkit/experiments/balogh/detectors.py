@@ -74,19 +74,20 @@ class OODConfig(IdentConfig):
 
 _OOD_SCALE = {"smoke": {"detector_width": 4, "detector_blocks": 1, "detector_images": 1000, "detector_pretrain": 0.5,
                         "detector_finetune": 0.5},
-              # 3 epochs of fine-tuning (Liu et al.: 10): after 1 every detector failed the outlier control
-              # (AUROC < 0.9). With in- and outlier batches in separate passes (fixed: ood.DetectorRecipe.
-              # joint_batch) some failed after 3 and 6 too (block3 0.68 after 6); in one pass block3
-              # reached 1.00 after 3.
+              # 3 epochs of fine-tuning (Liu et al.: 10): on the demo networks used until 2026-12-07, after 1
+              # every detector failed the outlier control (AUROC < 0.9). With in- and outlier batches in
+              # separate passes (fixed: ood.DetectorRecipe.joint_batch) some failed after 3 and 6 too (block3
+              # 0.68 after 6); in one pass block3 reached 1.00 after 3.
               "demo": {"detector_width": 8, "detector_blocks": 2, "detector_images": 10_000, "detector_pretrain": 1.0,
                        "detector_finetune": 3.0},
               # One GPU: the paper's detectors (a ResNet-18 of width 64 per ResNet block, ViT-Ti's 12 blocks per
               # ViT block), Liu et al.'s 10 epochs of energy fine-tuning on all 50k images (the demo's detectors,
-              # width 8 / 2 blocks on 10k images for 3 epochs, failed their own controls: near outliers AUROC
-              # 0.62 / 0.53, MNIST 0.04 / 0.30); the classification pre-training, whose length the paper does
-              # not give, shortened from 20 to 5 epochs. Not yet measured: ~150 s a detector (fp32; fine-tuning
-              # passes 384 images a step through the network and the detector, ~33 ms), 8 for J-F1 (~26 minutes
-              # a page with its stitches), 20 for J-F2 (~66 minutes): a longer loan's pages, not a 15-minute one's.
+              # width 8 / 2 blocks on 10k images for 3 epochs, failed their own controls on the demo networks
+              # used until 2026-12-07: near outliers AUROC 0.62 / 0.53, MNIST 0.04 / 0.30); the classification
+              # pre-training, whose length the paper does not give, shortened from 20 to 5 epochs. Not yet
+              # measured: ~150 s a detector (fp32; fine-tuning passes 384 images a step through the network and
+              # the detector, ~33 ms), 8 for J-F1 (~26 minutes a page with its stitches), 20 for J-F2 (~66
+              # minutes): a longer loan's pages, not a 15-minute one's.
               "gpu": {"detector_width": 64, "detector_blocks": 12, "detector_images": None, "detector_pretrain": 5.0,
                       "detector_finetune": 10.0},
               "paper": {}}

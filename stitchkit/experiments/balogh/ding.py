@@ -306,9 +306,10 @@ def specificity_claims(result: dict) -> tuple[dict, list[ClaimSpec]]:
 # several networks (seeds 0, 1, 2 at demo; the authors' script: two; Ding et al.: several seeds),
 # each at a list of ranks, gives the representations; F is each one's linear-probe accuracy; A the one of highest F; d(A, B) each
 # measure's dissimilarity to every other B, of A's network or another. With one network every
-# measure monotone in rank ranked the B's alike (LCKA = PWCCA = 0.8177 at demo). DM fits its
-# stitch from B (source) to A (target) on K training images and feeds the top of A's network
-# the stitched B on the test images (DM func.); its relative residual is DM (struct.).
+# measure monotone in rank ranked the B's alike (LCKA = PWCCA = 0.8177 at demo, on the networks used
+# until 2026-12-07). DM fits its stitch from B (source) to A (target) on K training images and feeds
+# the top of A's network the stitched B on the test images (DM func.); its relative residual is DM
+# (struct.).
 
 
 PAPER_T2 = {

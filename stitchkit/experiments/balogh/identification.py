@@ -45,8 +45,8 @@ PRESETS_T1 = zoo.at_scale({
     # and J-F2 the suite's longest).
     "smoke": IdentConfig(networks=2, measure_images=200, test_size=200, dm_images=50, tlm_epochs=1,
                          tlm_train_size=500, tlm_inter_pairs=1),
-    # 2 CPU cores: three networks per architecture (ResNet-18 width 8; ViT dim 64, depth 6), 3 epochs
-    # each; TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
+    # 2 CPU cores: three networks per architecture (the zoo's demo rows of BALOGH_RESNET18 and BALOGH_VIT);
+    # TLM 2 epochs on 2,500 images at batch 64 (78 steps), within every network and for one
     # pair of networks both ways; every accuracy on all 10,000 test images (issue 46; was 2,000).
     "demo": IdentConfig(networks=3, measure_images=1000, test_size=None, tlm_epochs=2, tlm_train_size=2500,
                         tlm_batch=64, tlm_inter_pairs=2),
@@ -54,10 +54,11 @@ PRESETS_T1 = zoo.at_scale({
     # 50k images, 30 and 40 epochs), three per architecture (the fewest the networks' jackknife needs);
     # every measure on the paper's 1,000 images, DM on its K = 100, every accuracy on all 10k test images;
     # TLM at the paper's batch 256 for 2 epochs on 10,000 images (78 steps, the demo's count, which moved
-    # TLM 14-21 points off its DM start there; paper: 30 epochs on 50k, 5,860 steps), within every network
-    # and between one pair both ways (paper: all 90 ordered pairs of 10 networks). The ViT's 12 blocks make
-    # its grids 144 layer pairs a pair of networks: 1,872 DM and 1,040 TLM stitches in all and ~300 at 4x
-    # for the length control, about 40 minutes of H100 (not yet measured; see stitchkit.book.gpu_estimates).
+    # TLM 14-21 points off its DM start on the demo networks used until 2026-12-07; paper: 30 epochs on 50k,
+    # 5,860 steps), within every network and between one pair both ways (paper: all 90 ordered pairs of 10
+    # networks). The ViT's 12 blocks make its grids 144 layer pairs a pair of networks: 1,872 DM and 1,040
+    # TLM stitches in all and ~300 at 4x for the length control, about 40 minutes of H100 (not yet measured;
+    # see stitchkit.book.gpu_estimates).
     "gpu": IdentConfig(networks=3, tlm_epochs=2, tlm_train_size=10_000, tlm_inter_pairs=2),
     "paper": IdentConfig(),
 }, resnet18=zoo.BALOGH_RESNET18, vit=zoo.BALOGH_VIT)
