@@ -279,3 +279,19 @@ def test_a_recipe_in_words_says_what_its_builder_trains():
     # a page's width and length parameters are what its words say
     cfg = dataclasses.replace(common.PRESETS["demo"], width=4, model_epochs=2)
     assert zoo.describe(held_recipes(cfg)["net"]).startswith("width 4, all training images, 2 epochs")
+
+
+def test_a_pages_words_about_its_networks_follow_its_overriding_parameters():
+    """A page's width/length parameters change the recipes its builders pass them to, and so its
+    glued words: B-F2A's length reaches its ResNet-164s, not its ViTs; Balogh's reaches both
+    architectures; B-F6's width reaches its SimCLR network."""
+    from stitchkit.experiments.balogh import identification
+    from stitchkit.experiments.bansal import f2a, f3c_f6
+    from stitchkit.pagekit.page import held_recipes
+
+    held = held_recipes(dataclasses.replace(f2a.PRESETS_F2A["demo"], model_epochs=2))
+    assert held["net"].epochs == held["resnet164"].epochs == 2 and held["vit"] == zoo.BALOGH_VIT["demo"]
+    held = held_recipes(dataclasses.replace(identification.PRESETS_T1["demo"], model_epochs=5))
+    assert held["resnet18"].epochs == held["vit"].epochs == 5
+    held = held_recipes(dataclasses.replace(f3c_f6.PRESETS_F6["demo"], width=4, simclr_epochs=1))
+    assert held["net"].width == held["simclr"].width == 4 and held["simclr"].epochs == 1

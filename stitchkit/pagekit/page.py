@@ -46,12 +46,21 @@ def held_recipes(cfg: Any) -> dict[str, zoo.Recipe]:
         return {}
     held = {f.name: getattr(cfg, f.name) for f in fields(cfg)
             if f.metadata.get("recipe") and isinstance(getattr(cfg, f.name), zoo.Recipe)}
-    # the page's own width and length parameters override its main recipe's (``net``)
-    changes = {k: v for k, v in (("width", getattr(cfg, "width", None)), ("epochs", getattr(cfg, "model_epochs", None)))
-               if v is not None}
-    if "net" in held and changes:
-        held["net"] = replace(held["net"], **changes, **({"steps": None} if "epochs" in changes else {}))
+    # the page's own width, length and data-size parameters override the recipes its builders pass them to:
+    # the main recipe (``net``), unless the config says which (its RECIPE_OVERRIDES: parameter -> fields)
+    targets = getattr(type(cfg), "RECIPE_OVERRIDES", {p: ("net",) for p in ("width", "model_epochs", "model_train_size")})
+    for param, names in targets.items():
+        value = getattr(cfg, param, None)
+        if value is None:
+            continue
+        for name in (n for n in names if n in held):
+            held[name] = replace(held[name], **{OVERRIDDEN[param]: value},
+                                 **({"steps": None} if OVERRIDDEN[param] == "epochs" else {}))
     return held
+
+
+# a page parameter that overrides a recipe's field -> that field
+OVERRIDDEN = {"width": "width", "model_epochs": "epochs", "simclr_epochs": "epochs", "model_train_size": "train_size"}
 
 
 __all__ = ["held_recipes", "open_page"]

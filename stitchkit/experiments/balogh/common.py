@@ -51,6 +51,9 @@ class IdentConfig:
     resnet18: zoo.Recipe = zoo.recipe_field("the ResNet-18s' recipe (zoo.BALOGH_RESNET18 at the preset's scale)")
     vit: zoo.Recipe = zoo.recipe_field("the ViTs' recipe (zoo.BALOGH_VIT at the preset's scale)")
 
+    # the recipes the page's length parameter overrides (pagekit.page.held_recipes), as nets passes it
+    RECIPE_OVERRIDES = {"model_epochs": ("resnet18", "vit")}
+
     def net_recipe(self, arch: str) -> zoo.Recipe:
         """The recipe of ``arch``'s networks (``resnet18`` or ``vit``: the field of that name)."""
         if arch not in zoo.BALOGH_ARCHS:

@@ -55,6 +55,9 @@ class ArchitecturesConfig(ConnectivityConfig):
     myrtle: zoo.Recipe = zoo.recipe_field("the Myrtle CNNs' recipe (zoo.BANSAL_MYRTLE at the preset's scale)")
     vit: zoo.Recipe = zoo.recipe_field("the ViTs' recipe (zoo.BANSAL_VIT at the preset's scale)")
 
+    # the recipes the page's width and length parameters override (pagekit.page.held_recipes), as arch_model passes them
+    RECIPE_OVERRIDES = {"width": ("net",), "model_epochs": ("net", "resnet164")}
+
     def arch_model(self, arch: str, seed: int, *, trained: bool = True) -> network.ModelSpec:
         if arch in ("resnet18_x0.5", "resnet18_x2"):
             return zoo.bansal_resnet18(self.net, seed, width=self.width, width_factor=0.5 if arch.endswith("0.5") else 2.0,

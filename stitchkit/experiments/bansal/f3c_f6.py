@@ -153,6 +153,9 @@ class SimCLRConfig(BottomsConfig):
     simclr_epochs: float | None = param(None, "SimCLR pre-training epochs; None: the recipe's", gt=0)
     simclr: zoo.Recipe = zoo.recipe_field("the SimCLR network's recipe (zoo.BANSAL_SIMCLR at the preset's scale)")
 
+    # the recipes the page's width and length parameters override (pagekit.page.held_recipes), as models passes them
+    RECIPE_OVERRIDES = {"width": ("net", "simclr"), "model_epochs": ("net",), "simclr_epochs": ("simclr",)}
+
     def networks(self) -> list[network.ModelSpec]:
         """The supervised top, the SimCLR network and the seed-variance component's (seed 1 the
         supervised network the SimCLR one is set beside)."""
