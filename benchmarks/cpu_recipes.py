@@ -26,6 +26,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import resource
 import time
 from dataclasses import asdict, dataclass, replace
@@ -253,7 +254,8 @@ def table() -> Path:
              "cores, so above 2 other work shared them and the times are inflated (accuracy is not affected).", ""]
     for f in sorted(OUT_DIR.glob("*.json")):
         doc = _read(f)
-        lines += [f"## {doc.get('cpu', f.stem)} — training precision {doc.get('precision')}", "",
+        cpu = re.sub(r", \d+ threads?", "", str(doc.get("cpu", f.stem)))  # each row says its own threads
+        lines += [f"## {cpu} — training precision {doc.get('precision')}", "",
                   "| candidate | network | recipe | test acc. | target | wall min | CPU min / threads | img/s | load |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in doc["rows"]:
