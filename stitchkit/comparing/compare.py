@@ -22,7 +22,7 @@ The measures:
 - ``dm_accuracy``: direct matching's functional similarity: B's accuracy when its layer's output
   is replaced by the least-squares map of A's, relative to B's own accuracy on the same images,
   with a paired bootstrap interval. It needs ``labels``.
-- ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.comparing.adapter.train_stitch`: Bansal
+- ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.comparing.adapter.train_hooked_stitch`: Bansal
   et al.'s BN-1x1-BN, started from direct matching as Balogh & Jelasity do, trained on the task
   loss through the frozen B on the fit images by the book's own stitch path and a recipe of the
   book's kind, :data:`stitchkit.comparing.adapter.COMPARE_RECIPE`), B's accuracy with it relative to B's own, with a
@@ -65,8 +65,8 @@ from ..measures.minibatch import MIN_BATCH, MinibatchCKA, gram
 from ..stitching.grid_spec import StitchRecipe
 from ..verdicts import noise
 from ..verdicts.controls import NEGATIVE_MARGIN, POSITIVE_BOUND
-from .adapter import (COMPARE_RECIPE, HookedModel, StitchError, check_recipe, layout_bridge, logits_of, train_stitch,
-                      untrained_copy)
+from .adapter import (COMPARE_RECIPE, HookedModel, StitchError, check_recipe, layout_bridge, logits_of,
+                      train_hooked_stitch, untrained_copy)
 
 MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy")
 DEFAULT_MEASURES = MEASURES  # the API's and the command line's default alike: every measure
@@ -631,7 +631,7 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
 
     def accuracy(sender, cut_a, cut_b) -> np.ndarray:
         with torch.enable_grad():  # compare runs under no_grad; the stitch trains
-            stitched = train_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe, progress=verbose)
+            stitched = train_hooked_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe, progress=verbose)
         dev = b.device
         return np.concatenate([(logits_of(stitched(x.to(dev))).argmax(1).cpu() == y.cpu()).numpy()
                                for x, y in _stream(images, labels, batch_size)])
