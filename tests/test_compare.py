@@ -395,7 +395,7 @@ def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
     images, labels = data
     m = small_cnn(8, 0)
     stitchkit.compare(m, m, ["1"], ["3"], images, labels, measures=NO_TRAINING)
-    compare.activations(m, images, ["1"])
+    compare.hooked_activations(m, images, ["1"])
     assert entered == ["cpu", "cpu"]
 
 

@@ -79,11 +79,13 @@ CONTROL_OUTCOMES = ("passed", "failed", "underpowered", "not informative")
 
 
 @torch.no_grad()
-def activations(model: nn.Module, images: torch.Tensor, layers: Sequence[str], *, which: str = "A",
-                batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
-    """The outputs (float32, on the CPU) of the modules ``layers`` of ``model`` on ``images``
-    (already preprocessed as the model expects), one forward pass per batch, in eval mode, in
-    exact fp32 (no TF32 on a GPU: :func:`stitchkit.base.hardware.exact_fp32`)."""
+def hooked_activations(model: nn.Module, images: torch.Tensor, layers: Sequence[str], *, which: str = "A",
+                       batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+    """Any model's activations at its modules ``layers`` (named by module path), taken by forward
+    hooks (:class:`stitchkit.comparing.adapter.HookedModel`): their outputs (float32, on the CPU) on
+    ``images`` (already preprocessed as the model expects), one forward pass per batch, in eval
+    mode, in exact fp32 (no TF32 on a GPU: :func:`stitchkit.base.hardware.exact_fp32`). The book's
+    own networks are read at their cuts instead (:func:`stitchkit.stitching.stitches.activations`)."""
     hooked = HookedModel(model, which)
     for c in layers:
         hooked.module(c)  # a wrong name is refused before any forward pass
@@ -175,7 +177,7 @@ def _own_correct(model: nn.Module, images, labels, batch_size, device) -> np.nda
         return np.concatenate([(logits_of(model(images[s:s + batch_size].to(device))).argmax(1).cpu()
                                 == labels[s:s + batch_size].cpu()).numpy() for s in range(0, len(images), batch_size)])
     finally:
-        model.train(was_training)  # as activations() and stitched_correct() leave it
+        model.train(was_training)  # as hooked_activations() and stitched_correct() leave it
 
 
 Images = "torch.Tensor | Iterable"
@@ -687,4 +689,4 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
 
 
 __all__ = ["COLUMNS", "CONTROL_OUTCOMES", "CONTROL_ROWS", "DEFAULT_MEASURES", "MEASURES", "InputError",
-           "activations", "balanced_halves", "compare", "dm_map", "probe", "stitched_correct"]
+           "balanced_halves", "compare", "dm_map", "hooked_activations", "probe", "stitched_correct"]
