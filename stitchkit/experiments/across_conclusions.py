@@ -246,7 +246,7 @@ def shortcut_probe(cfg: ConclusionsConfig, *, device=None, store=None, progress:
 
 def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way (its
-    helpers: :func:`bansal_common.positions`, :func:`bansal_common.self_stitch_control`)."""
+    helpers: :func:`bansal_common.positions`, :func:`stitchkit.verdicts.controls.self_stitch_control`)."""
     t = table.reset_index(drop=True)
     sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
     cuts = list(dict.fromkeys(t[t.sender == sender].cut))
@@ -256,7 +256,7 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
         return bansal_common.points(x, p_tr) - bansal_common.points(x, p_self)
 
     worst = bansal_common.boot(t, lambda x: float(beyond(x).max()))
-    control, _ = bansal_common.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
+    control, _ = controls.self_stitch_control(t, p_self, "R2222 #0 stitched into itself at every cut")
     negative = _negative(t, "an untrained R2222 stitched into R2222 #0")
     full = beyond(t)
     numbers = {**bansal_common.estimate_numbers("hernandez_connected_max", worst),
@@ -317,8 +317,8 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
         seeds = {"bansal_lower_seed_sd": parts[LOWER_COLUMN].sd, "bansal_upper_seed_sd": parts[UPPER_COLUMN].sd,
                  "bansal_lower_seed_df": parts[LOWER_COLUMN].df, "bansal_upper_seed_df": parts[UPPER_COLUMN].df,
                  "bansal_seed_k": spread.k, "bansal_seed_pairs": len(spread.table)}
-    control, _ = bansal_common.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
-                                                 "ResNet-18 #0 stitched into itself on the diagonal")
+    control, _ = controls.self_stitch_control(t, bansal_common.positions(t.assign(cut=t.cut_i), SELF, list(STAGES)),
+                                              "ResNet-18 #0 stitched into itself on the diagonal")
     negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
     self_pen = bansal_common.points(t, np.flatnonzero((t.sender == SELF).to_numpy()))
     cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
