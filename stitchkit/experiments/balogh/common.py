@@ -15,6 +15,7 @@ import pandas as pd
 from ...data.datasets import DataSpec
 from ...networks import network, zoo
 from ...networks.train import TrainConfig
+from ...pagekit.display import accuracy_table
 from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net, StitchRecipe
@@ -209,11 +210,11 @@ def title(recipe: zoo.Recipe) -> str:
     return f"{ARCH_NAMES['vit']} (dim {recipe.width}, depth {recipe.depth}) on CIFAR-10"
 
 
-def accuracy_table(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
+def architectures_accuracy_table(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
     """Test accuracy (%) of every network of every architecture in ``accuracies`` (architecture ->
-    {network: test accuracy}, as a page's results hold them)."""
-    acc = {net: round(100 * a, 2) for nets in accuracies.values() for net, a in nets.items()}
-    return pd.DataFrame({"test accuracy (%)": acc})
+    {network: test accuracy}, as a page's results hold them), in one table
+    (:func:`stitchkit.pagekit.display.accuracy_table`)."""
+    return accuracy_table({net: a for nets in accuracies.values() for net, a in nets.items()})
 
 
 def stacked(draws: list, width: float, height: float):

@@ -356,11 +356,6 @@ def short_numbers(table: pd.DataFrame, accuracy: dict[str, float], keys: dict[st
     return out
 
 
-def accuracy_table(accuracy: dict[str, float]) -> pd.DataFrame:
-    """Each model's test accuracy (%) on its own task, for display."""
-    return pd.DataFrame({"test accuracy (%)": {k: round(100 * v, 2) for k, v in accuracy.items()}})
-
-
 def per_cut(table: pd.DataFrame, value: str = "penalty") -> pd.DataFrame:
     """``value`` ('penalty' in points, or 'cka') per cut (rows; per receiver when there are
     several) and sender (columns), for display."""
