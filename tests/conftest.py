@@ -18,7 +18,7 @@ from PIL import Image
 # 200 bootstrap resamples resolve them in a fifth of the time (an explicit setting wins).
 os.environ.setdefault("STITCHKIT_RESAMPLES", "200")
 
-from stitchkit.data import archives, batches, integrity, splits  # noqa: E402
+from stitchkit.data import archives, integrity, splits  # noqa: E402
 
 # Under pytest-xdist (`make check` and `make test` run two workers) each worker gets its share of the cores, and
 # the notebooks it runs through papermill inherit the setting: two processes of one thread each

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from stitchkit.book import execution, notebooks
+from stitchkit.book import notebooks
 from stitchkit.networks import network, zoo
 from stitchkit.registry import papers
 from stitchkit.registry.figures import presets, scales_of

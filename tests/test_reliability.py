@@ -31,7 +31,6 @@ from stitchkit.base.store import Store, config_key
 from stitchkit.book import execution, notebooks
 from stitchkit.book import runs as runs_mod
 from stitchkit.data import archives
-from stitchkit.data import batches as data
 from stitchkit.data import datasets, integrity, splits
 from stitchkit.data.batches import Batches
 from stitchkit.data.datasets import DataSpec

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 import torch
 
-from stitchkit.data import archives, batches, colour_mnist, datasets, integrity
+from stitchkit.data import archives, colour_mnist, datasets, integrity
 from stitchkit.experiments.smith.better_than import (TC1_DECIDING, contradiction_summary, plot_gains, tc1_gains,
                                                      tc1_longer_models)
 from stitchkit.experiments.smith.config import CUT_LABELS, CUTS, FIG1_SENDERS, PRESETS, RECEIVER, TC1_MODELS, UNTRAINED
