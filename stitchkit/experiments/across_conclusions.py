@@ -112,7 +112,7 @@ PRESETS_X3 = zoo.at_scale({
 
 def _hernandez_nets(cfg: ConclusionsConfig) -> tuple[Net, Net, Net]:
     """X-2's R2222 pair (receiver seed 0, sender seed 1) and an untrained R2222 (the negative control)."""
-    pair = across_identify.zoo_pair("hernandez", cfg)
+    pair = across_identify.one_architecture_pair("hernandez", cfg)
     receiver, sender = (Net(n, s) for n, s in zip(pair.names, pair.specs))
     return receiver, sender, Net(RANDOM, zoo.hernandez_resnet(cfg.hernandez, "r2222", RANDOM_SEED, trained=False))
 

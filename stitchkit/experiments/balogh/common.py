@@ -185,7 +185,7 @@ def tlm_retrained(cfg: IdentConfig, arch: str, cells: list[tuple[str, str, str, 
     return t.assign(relative=t.accuracy / t.receiver_accuracy)[RETRAINED_COLS]
 
 
-def with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
+def tlm_with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``tlm`` (a grid table) with the cells of ``longer`` (:func:`tlm_retrained`'s rows) replaced
     by their longer stitches (accuracy and per-image results; the receiver is unchanged)."""
     keys = ("sender", "receiver", "cut_i", "cut_j")

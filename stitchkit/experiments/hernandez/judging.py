@@ -236,7 +236,7 @@ def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], c
         gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["grid (%)"])
 
 
-def with_longer(table: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
+def with_longer_sample(table: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the cells of ``sample`` (:func:`longer_sample`) in place of their 1x
     stitches (:func:`stitchkit.stitching.longer.replace_cells`): accuracy, penalty, relative and
     per-image results of the stitch retrained at :data:`LONGER` times the epochs, every other cell
@@ -332,7 +332,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
     negative = _negative_control(rand_e)
     longer_table = None
     if longer is not None:
-        longer_table = with_longer(table, longer)
+        longer_table = with_longer_sample(table, longer)
         numbers["longer_gain_mean"] = float(longer.gain.mean())
         numbers["longer_gain_max"] = float(longer.gain.max())
         numbers["longer_cells"] = len(longer)
