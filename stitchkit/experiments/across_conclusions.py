@@ -50,8 +50,6 @@ from .hernandez import all_layers as hgrid
 
 # Criteria, fixed before any run: the papers' own, as their pages judge them.
 CONNECTED_MAX = 100 * bansal_common.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
-LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
-UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
 MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
 SELF = "receiver into itself (control)"
 RANDOM = "untrained sender (negative control)"
@@ -337,11 +335,11 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
 
     claims = [  # H-F2's kinds: the lower triangle says stitches work, the upper that they fail
         claim("triangle_lower_bansal", "accurate wherever the receiver's layer is at or before the sender's", at_least,
-              lower, LOWER_MIN, "j ≤ i", low,
+              lower, hgrid.LOWER_MIN, "j ≤ i", low,
               "Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle", "compatible",
               [control, negative, cuts]),
         claim("triangle_upper_bansal", "inaccurate where the receiver's layer is after the sender's", at_most,
-              upper, UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal", "fails",
+              upper, hgrid.UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal", "fails",
               [control, cuts]),
     ]
     return numbers, claims
