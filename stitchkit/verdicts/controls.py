@@ -23,11 +23,11 @@ Which claim gets which control (the claim's ``kind``, :data:`KINDS`; :func:`requ
   most :data:`POSITIVE_BOUND` points at its worst cut: the 95% interval's upper end of the
   largest self-penalty over cuts (:func:`largest`) ≤ 1.0 point, the interval the basic bootstrap
   interval (a maximum over noisy cuts is biased upward, and its percentile interval with it: a
-  perfect recipe would fail it at 30 cuts). A recipe that cannot reach the
-  receiver would make every stitch look worse. A self-stitch that *gains* accuracy (a trained
-  stitch acting as extra capacity on an under-trained receiver: Smith & Marcu report +1.7
-  points) is reported on every page as the *self-stitch gain* and gated nowhere: the penalties
-  are judged beyond the self-stitch, which already subtracts it.
+  perfect recipe would fail it at 30 cuts; on a stitch table, :func:`self_stitch_control`). A
+  recipe that cannot reach the receiver would make every stitch look worse. A self-stitch that
+  *gains* accuracy (a trained stitch acting as extra capacity on an under-trained receiver: Smith
+  & Marcu report +1.7 points) is reported on every page as the *self-stitch gain* and gated
+  nowhere: the penalties are judged beyond the self-stitch, which already subtracts it.
 - :func:`untrained_sender_fails` (*negative control*): an untrained sender stitched into the
   claim's own receiver stays at least :data:`NEGATIVE_MARGIN` points beyond the self-stitch at
   the late cuts (Hernandez et al.: relative accuracy ≤ 50% outside the early corner). A stitch
