@@ -69,6 +69,7 @@ bottom_samples = None  # training images of each bottom (paper 5k, 10k, 25k; the
 
 # %%
 from stitchkit.pagekit import plotting
+from stitchkit.pagekit.display import accuracy_table
 from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
@@ -86,7 +87,7 @@ run, cfg = open_page("B-F2C", globals())
 table, accuracy = f2c_f3ab.samples(cfg)
 numbers, claims = f2c_f3ab.samples_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
-bottoms.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %%
 bottoms.per_cut(table, "penalty")

@@ -77,6 +77,7 @@ plateau_longer = None  # the plateau premise: each weak bottom trained again for
 
 # %%
 from stitchkit.pagekit import plotting
+from stitchkit.pagekit.display import accuracy_table
 from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
@@ -95,7 +96,7 @@ table, accuracy = f2c_f3ab.labels(cfg)
 plateau = f2c_f3ab.weak_plateau(cfg)
 numbers, claims = f2c_f3ab.labels_summary(table, accuracy, cfg, plateau)
 run.record(numbers, [])  # the claims after the training-length control below
-bottoms.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %% [markdown]
 # The plateau premise's networks: each weak bottom as stitched and trained

@@ -70,6 +70,7 @@ top_snapshot = None  # the top: fraction of the run (paper: epoch 80 of 160)
 
 # %%
 from stitchkit.pagekit import plotting
+from stitchkit.pagekit.display import accuracy_table
 from stitchkit.experiments.bansal import common, seeds, bottoms, f2c_f3ab
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
@@ -87,7 +88,7 @@ run, cfg = open_page("B-F3B", globals())
 table, accuracy = f2c_f3ab.epochs(cfg)
 numbers, claims = f2c_f3ab.epochs_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
-bottoms.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %%
 bottoms.per_cut(table, "penalty")

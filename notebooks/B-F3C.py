@@ -67,6 +67,7 @@ width_factors = None  # widths relative to the base width (paper x0.25, x1, x2)
 
 # %%
 from stitchkit.pagekit import plotting
+from stitchkit.pagekit.display import accuracy_table
 from stitchkit.experiments.bansal import common, seeds, bottoms, f3c_f6, f7
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
@@ -84,7 +85,7 @@ run, cfg = open_page("B-F3C", globals())
 table, accuracy = f3c_f6.widths(cfg)
 numbers, claims = f3c_f6.widths_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
-bottoms.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %%
 bottoms.per_cut(table, "penalty")

@@ -67,6 +67,7 @@ simclr_epochs = None  # SimCLR pre-training epochs; None: the recipe's
 
 # %%
 from stitchkit.pagekit import plotting
+from stitchkit.pagekit.display import accuracy_table
 from stitchkit.experiments.bansal import common, length, seeds, bottoms, f3c_f6
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
@@ -84,7 +85,7 @@ run, cfg = open_page("B-F6", globals())
 table, accuracy = f3c_f6.simclr_vs_e2e(cfg)
 numbers, claims = f3c_f6.simclr_summary(table, accuracy, cfg)
 run.record(numbers, [])  # the claims after the training-length control below
-bottoms.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %%
 bottoms.per_cut(table, "penalty")

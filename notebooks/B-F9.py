@@ -97,7 +97,7 @@ run.record(numbers, [])  # the claim after the training-length control below
 f9.choice_table(table, frozen)
 
 # %%
-f9.accuracy_table(metrics)
+f9.metrics_accuracy_table(metrics)
 
 # %% [markdown]
 # The freeze-trained network froze {glue:text}`frozen_count` of the network's pieces

@@ -78,7 +78,7 @@ cut_every = None  # stitch at the stem and every k-th block (and the last); 1: e
 cut_at = None  # where to stitch: blocks (the stem and every block, thinned by cut_every) or stages (the stem and the last block of each stage); layer i counts blocks either way, as the paper's
 
 # %%
-from stitchkit.pagekit.display import plain
+from stitchkit.pagekit.display import accuracy_table, plain
 from stitchkit.experiments.hernandez import all_layers, spot, judging
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
@@ -98,7 +98,7 @@ longer = judging.longer_sample(table, cfg)
 numbers, claims = judging.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
 run.record(spot.f2_spot_numbers(), [])  # the committed GPU spot checks' numbers the prose quotes
-all_layers.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %%
 all_layers.triangle_table(table)

@@ -66,6 +66,7 @@ cut_at = None  # where to stitch: blocks (the stem and every block, thinned by c
 
 # %%
 from stitchkit.experiments.hernandez import all_layers, judging
+from stitchkit.pagekit.display import accuracy_table
 from stitchkit.pagekit.page import open_page
 from stitchkit.registry.scales import as_table
 
@@ -83,7 +84,7 @@ table, accuracy = all_layers.all_pairs(cfg)
 longer = judging.longer_sample(table, cfg)
 numbers, claims = judging.grid_summary(table, accuracy, longer)
 run.record(numbers, claims)
-all_layers.accuracy_table(accuracy)
+accuracy_table(accuracy)
 
 # %%
 all_layers.triangle_table(table)

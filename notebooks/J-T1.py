@@ -116,7 +116,7 @@ results = {arch: identification.layer_identification(cfg, arch) for arch in cfg.
 rivals = {arch: identification.identification_longer(cfg, res) for arch, res in results.items()}
 for arch, res in results.items():
     run.record(*identification_verdicts.identification_claims(res, rivals[arch]))
-common.accuracy_table({arch: res.accuracy for arch, res in results.items()})
+common.architectures_accuracy_table({arch: res.accuracy for arch, res in results.items()})
 
 # %% [markdown]
 # ## Table 1: ours beside the paper's

@@ -74,7 +74,7 @@ run, cfg = open_page("J-T3", globals())
 results = {arch: ding.specificity(cfg, arch) for arch in cfg.archs}
 for arch, res in results.items():
     run.record(*ding.specificity_claims(res))
-common.accuracy_table({arch: res["accuracy"] for arch, res in results.items()})
+common.architectures_accuracy_table({arch: res["accuracy"] for arch, res in results.items()})
 
 # %% [markdown]
 # ## Table 3: ours beside the paper's

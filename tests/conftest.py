@@ -18,7 +18,8 @@ from PIL import Image
 # 200 bootstrap resamples resolve them in a fifth of the time (an explicit setting wins).
 os.environ.setdefault("STITCHKIT_RESAMPLES", "200")
 
-from stitchkit.data import archives, batches, integrity, splits  # noqa: E402
+from stitchkit.base import environment  # noqa: E402
+from stitchkit.data import archives, splits  # noqa: E402
 
 # Under pytest-xdist (`make check` and `make test` run two workers) each worker gets its share of the cores, and
 # the notebooks it runs through papermill inherit the setting: two processes of one thread each
@@ -37,7 +38,7 @@ def _isolated_cache(tmp_path_factory):
     share one cache (the store's writes are atomic), so a model one notebook trains serves the
     next wherever it runs. The synthetic datasets below are tiny, so the session allows partial
     datasets (``STITCHKIT_ALLOW_PARTIAL_DATA=1``); tests of the size check unset it."""
-    names = ("STITCHKIT_CACHE", integrity.ALLOW_PARTIAL_ENV)
+    names = ("STITCHKIT_CACHE", environment.ALLOW_PARTIAL_ENV)
     before = {k: os.environ.get(k) for k in names}
     if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is <run>/popen-gwN: the run's folder is shared
         shared = tmp_path_factory.getbasetemp().parent / "cache"
@@ -45,7 +46,7 @@ def _isolated_cache(tmp_path_factory):
         os.environ["STITCHKIT_CACHE"] = str(shared)
     else:
         os.environ["STITCHKIT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    os.environ[integrity.ALLOW_PARTIAL_ENV] = "1"
+    os.environ[environment.ALLOW_PARTIAL_ENV] = "1"
     yield
     for k, v in before.items():
         if v is None:

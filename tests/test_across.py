@@ -104,8 +104,8 @@ def test_each_notion_is_exact_on_a_resample(images, replicates):
     x, y, fit = images
     a, b, cuts_a, cuts_b, pairs, reps, own = replicates
     counts = noise.resampler(len(x), "test_across").counts
-    acts_a = stitchkit.comparing.compare.activations(a, x, cuts_a)
-    acts_b = stitchkit.comparing.compare.activations(b, x, cuts_b)
+    acts_a = stitchkit.comparing.compare.hooked_activations(a, x, cuts_a)
+    acts_b = stitchkit.comparing.compare.hooked_activations(b, x, cuts_b)
     for r in (1, 7):
         idx = torch.from_numpy(np.repeat(np.arange(len(x)), counts[r - 1].astype(int)))
         for p, (la, lb) in enumerate(pairs):
@@ -114,8 +114,9 @@ def test_each_notion_is_exact_on_a_resample(images, replicates):
             assert reps["procrustes"][r, p] == pytest.approx(sim.procrustes_distance(px, py), abs=1e-9)
             if np.isfinite(reps["pwcca"][r, p]):
                 assert reps["pwcca"][r, p] == pytest.approx(sim.pwcca(px, py), abs=1e-7)
-            stitch = stitchkit.comparing.compare.dm_map(stitchkit.comparing.compare.activations(a, fit, [la])[la],
-                                                 stitchkit.comparing.compare.activations(b, fit, [lb])[lb])
+            stitch = stitchkit.comparing.compare.dm_map(
+                stitchkit.comparing.compare.hooked_activations(a, fit, [la])[la],
+                stitchkit.comparing.compare.hooked_activations(b, fit, [lb])[lb])
             est = stitch(ha)
             resid = float(((est - hb).double() ** 2).sum() / (hb.double() ** 2).sum())
             assert reps["dm"][r, p] == pytest.approx(resid, rel=1e-9)

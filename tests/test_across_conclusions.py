@@ -27,7 +27,7 @@ def test_the_networks_are_the_zoos(scale):
     assert conclusions.zoo.smith_resnet18(conclusions.PRESETS_X3[scale].smith, "cmnist_colour", 0) == s.model("Colour", 0)
     c = common.PRESETS[scale]
     assert across.zoo_pair("bansal", across.PRESETS_X1[scale]).specs == (c.model(0), c.model(1))
-    assert across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2[scale]).specs[0] == across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs[0]
+    assert across_identify.one_architecture_pair("hernandez", across_identify.PRESETS_X2[scale]).specs[0] == across.zoo_pair("hernandez", across.PRESETS_X1[scale]).specs[0]
     # X-3 stitches with B-F2A's and H-F2's own configs at its scale (their networks, their stitch recipes)
     x3 = conclusions.PRESETS_X3[scale]
     assert x3.connectivity == common.PRESETS[scale] and x3.triangle == all_layers.PRESETS_F2[scale]

@@ -113,9 +113,9 @@ def test_presets_and_zoos():
     assert preset(identify.PRESETS_X2, "demo", zoo="hernandez").zoos() == ("hernandez",)
     with pytest.raises(ParameterValueError):
         preset(identify.PRESETS_X2, "demo", zoo="imagenet")
-    pair = identify.zoo_pair("hernandez", identify.PRESETS_X2["smoke"])
+    pair = identify.one_architecture_pair("hernandez", identify.PRESETS_X2["smoke"])
     assert [s.model for s in pair.specs] == ["r2222", "r2222"] and [s.seed for s in pair.specs] == [0, 1]
-    assert identify.zoo_pair("bansal", identify.PRESETS_X2["smoke"]) == across.zoo_pair("bansal", across.PRESETS_X1["smoke"])
+    assert identify.one_architecture_pair("bansal", identify.PRESETS_X2["smoke"]) == across.zoo_pair("bansal", across.PRESETS_X1["smoke"])
     # X-2's demo settings are X-1's: the notions X-1 computed are read from the store
     x1, x2 = across.PRESETS_X1["demo"], identify.PRESETS_X2["demo"]
     assert (x1.measures, x1.test_images, x1.dm_images) == (x2.measures, x2.test_images, x2.dm_images)

@@ -578,12 +578,12 @@ def test_far_gap_divides_each_resample_by_its_own_receiver_accuracy():
     assert not np.allclose(reps, 100 * (acc - own) / recv[0])
 
 
-def test_with_longer_names_a_missing_cell():
+def test_tlm_with_longer_names_a_missing_cell():
     res = _far_result(np.eye(3) + 0.5)
     longer = pd.DataFrame({"sender": ["R #0"], "receiver": ["R #9"], "cut_i": ["block1"], "cut_j": ["block2"],
                            "accuracy": [0.5], "correct": [_correct(0.5)]})
     with pytest.raises(ValueError, match=r"'R #9'.*not a cell of the TLM grid.*\('R #0', 'R #0', 'block1', 'block1'\)"):
-        common.with_longer(res.tlm, longer)
+        common.tlm_with_longer(res.tlm, longer)
 
 
 # --- issue 46: claim kinds, the controls each kind needs, the length control for every verdict

@@ -186,12 +186,12 @@ def test_scorecard_fits_and_every_badge_carries_its_scale(browser, html_dir, wid
     assert found["width"] <= found["room"] + 1, f"the scorecard scrolls sideways at {width} px ({found})"
     assert all(c["reachable"] for c in cells), f"a verdict cell is clipped at {width} px"
     records = bookpages.counted(bookpages.rows(catalogue.load_pages()))
-    expected = {bookpages.badge_label(r["verdict"], r["scale"]) for r in records if r["verdict"]}
+    expected = {bookpages.scorecard_badge_label(r["verdict"], r["scale"]) for r in records if r["verdict"]}
     badges = [c["badge"] for c in cells if c["badge"] is not None]
     assert set(badges) <= expected, f"unexpected verdict badges: {set(badges) - expected}"
-    assert all(" · " in b for b in badges if b != bookpages.SHORT_VERDICT[bookpages.MISSING]), "a badge without its scale"
+    assert all(" · " in b for b in badges if b != bookpages.SCORECARD_SHORT_VERDICT[bookpages.MISSING]), "a badge without its scale"
     missing = sum(r["verdict"] == bookpages.MISSING for r in records)
-    assert badges.count(bookpages.SHORT_VERDICT[bookpages.MISSING]) == missing, "one badge per figure with no page yet"
+    assert badges.count(bookpages.SCORECARD_SHORT_VERDICT[bookpages.MISSING]) == missing, "one badge per figure with no page yet"
     assert set(shown) <= {"not reproduced"} and len(shown) == sum(r["verdict"] == "not reproduced" for r in records)
     assert hidden == 0
 

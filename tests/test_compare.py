@@ -7,10 +7,8 @@ import torch
 from torch import nn
 
 import stitchkit
-from stitchkit.base import hardware
 from stitchkit.comparing import adapter
 from stitchkit.comparing.adapter import COMPARE_RECIPE, CutNotFoundError, StitchError, compare_recipe
-from stitchkit.networks import train
 
 
 def small_cnn(width: int, seed: int) -> nn.Module:
@@ -309,7 +307,6 @@ def test_compare_trains_its_stitches_on_the_books_path(data, monkeypatch):
 
 def test_a_recipe_compare_cannot_train_is_refused_before_any_compute(data):
     images, labels = data
-    m = small_cnn(8, 3)
     with pytest.raises(ValueError, match="unknown stitch recipe field.*'epoch'.*valid: .*epochs"):
         compare_recipe(epoch=3)
     for bad, field in ((dict(train_size=100), "train_size"), (dict(frozen_bn="train"), "frozen_bn"),
@@ -395,7 +392,7 @@ def test_every_comparison_runs_in_exact_fp32(data, monkeypatch):
     images, labels = data
     m = small_cnn(8, 0)
     stitchkit.compare(m, m, ["1"], ["3"], images, labels, measures=NO_TRAINING)
-    compare.activations(m, images, ["1"])
+    compare.hooked_activations(m, images, ["1"])
     assert entered == ["cpu", "cpu"]
 
 

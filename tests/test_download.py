@@ -22,7 +22,7 @@ import pytest
 from conftest import write_cifar_pickles, write_mnist_idx
 
 from stitchkit.base import environment, paths, progress
-from stitchkit.data import archives, batches, downloads, integrity
+from stitchkit.data import archives, downloads, integrity
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from stitchkit.base import paths
-from stitchkit.book import catalogue, execution, gpu_estimates, notebooks
+from stitchkit.book import catalogue, gpu_estimates, notebooks
 from stitchkit.data import datasets
 from stitchkit.registry import figures, papers
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from stitchkit.book import execution, notebooks
+from stitchkit.book import notebooks
 from stitchkit.networks import network, zoo
 from stitchkit.registry import papers
 from stitchkit.registry.figures import presets, scales_of
@@ -234,12 +234,12 @@ def test_across_x_1_x_2_x_3_gpu_presets_share_one_setting_on_the_zoos_gpu_networ
     assert preset(across.PRESETS_X1, "gpu").zoos() == preset(across_identify.PRESETS_X2, "gpu").zoos() == papers.ZOOS
     f2, t1 = preset(PRESETS_F2, "gpu"), preset(PRESETS_T1, "gpu")
     assert across.zoo_pair("hernandez", across.PRESETS_X1["gpu"]).specs == (f2.model("r2222"), f2.model("r1111"))
-    assert across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2["gpu"]).specs[0] == f2.model("r2222")
+    assert across_identify.one_architecture_pair("hernandez", across_identify.PRESETS_X2["gpu"]).specs[0] == f2.model("r2222")
     assert across.zoo_pair("balogh", across.PRESETS_X1["gpu"]).specs == tuple(n.spec for n in t1.nets("resnet18")[:2])
     receiver, sender, untrained = across_conclusions._bansal_nets(across_conclusions.PRESETS_X3["gpu"])
     assert (receiver.spec, sender.spec) == across.zoo_pair("bansal", across.PRESETS_X1["gpu"]).specs and untrained.spec.train.epochs == 0
     receiver, sender, untrained = across_conclusions._hernandez_nets(across_conclusions.PRESETS_X3["gpu"])
-    assert (receiver.spec, sender.spec) == across_identify.zoo_pair("hernandez", across_identify.PRESETS_X2["gpu"]).specs
+    assert (receiver.spec, sender.spec) == across_identify.one_architecture_pair("hernandez", across_identify.PRESETS_X2["gpu"]).specs
     for name in papers.ZOOS:
         specs = across.zoo_pair(name, across.PRESETS_X1["gpu"]).specs
         assert {s.width for s in specs} == {64} and all(s.train.epochs > 0 for s in specs)

@@ -10,7 +10,7 @@ from stitchkit.experiments.hernandez import sim_trained as hernandez_similarity
 from stitchkit.experiments.hernandez.all_layers import (ARCHS, LOWER_MIN, PAPER_STITCH_LR, PRESETS_F2, PRESETS_F4,
                                                         RANDOM_MAX, GridConfig, display_name, title, triangle)
 from stitchkit.experiments.hernandez.images import PRESETS_F6, LayerScores, images_summary
-from stitchkit.experiments.hernandez.judging import grid_summary, longer_sample, with_longer
+from stitchkit.experiments.hernandez.judging import grid_summary, longer_sample, with_longer_sample
 from stitchkit.experiments.hernandez.mse import PRESETS_T1, PRESETS_T2, mse_longer, mse_summary
 from stitchkit.experiments.hernandez.sim_trained import PRESETS_F5, similarity_recipe, similarity_summary
 from stitchkit.experiments.hernandez.spot import load_spot, spot_claims, spot_diagnosis
@@ -242,7 +242,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
     outside = [("A (untrained)", "A", i, j) for i in (0, 2, 4) for j in (0, 2, 4) if i > 1 or j > 1]
     cells = {("A", "B", 4, 0): 0.97, ("A", "B", 0, 8): 0.35, **{c: 0.95 for c in outside}}
     longer = _longer(table, cells)
-    swapped = with_longer(table, longer)
+    swapped = with_longer_sample(table, longer)
     # like for like: exactly the retrained cells change, accuracy and per-image results together
     changed = np.flatnonzero((swapped.accuracy != table.accuracy).to_numpy())
     assert len(changed) == len(cells)
@@ -263,7 +263,7 @@ def test_training_length_control_rejudges_each_claim_like_for_like():
                                  "random_low": "inconclusive at this scale"}
     assert numbers["longer_cells"] == len(cells)
     with pytest.raises(ValueError, match="0 rows of the table"):
-        with_longer(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
+        with_longer_sample(table, _longer(table, {("A", "B", 4, 0): 0.9}).assign(i=7))
 
 
 def test_a_table_without_per_image_results_is_judged_on_its_point_values():
@@ -506,7 +506,7 @@ def test_stitches_cached_without_per_image_results_are_an_error_not_a_narrower_i
     longer = _longer(_table(), {("A", "B", 4, 0): 0.97})
     longer.attrs = {}
     with pytest.raises(ValueError, match="keeps no per-image results"):
-        with_longer(_table(), longer)
+        with_longer_sample(_table(), longer)
 
 
 def test_longer_sample_retrains_the_whole_triangle_of_each_deciding_pair(monkeypatch):

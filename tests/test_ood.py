@@ -74,8 +74,6 @@ def test_finetune_passes_inliers_and_outliers_through_batchnorm_together():
 
 
 def test_near_outliers_are_made_offline_and_paired_with_their_images():
-    from stitchkit.data import batches as data_mod
-
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, 256, (12, 3, 32, 32), generator=g, dtype=torch.uint8)
     y = torch.arange(12) % 3

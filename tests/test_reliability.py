@@ -26,12 +26,11 @@ import torch
 from conftest import tar_tree, write_cifar_pickles, write_image_tree
 
 from stitchkit import cli
-from stitchkit.base import fileio
+from stitchkit.base import environment, fileio
 from stitchkit.base.store import Store, config_key
 from stitchkit.book import execution, notebooks
 from stitchkit.book import runs as runs_mod
 from stitchkit.data import archives
-from stitchkit.data import batches as data
 from stitchkit.data import datasets, integrity, splits
 from stitchkit.data.batches import Batches
 from stitchkit.data.datasets import DataSpec
@@ -103,18 +102,18 @@ def test_missing_class_folder_is_refused_naming_the_folder_and_class(tmp_path):
 
 
 def test_split_sizes_must_match_the_official_release_unless_allowed(tmp_path, archive, monkeypatch):
-    monkeypatch.delenv(integrity.ALLOW_PARTIAL_ENV, raising=False)
+    monkeypatch.delenv(environment.ALLOW_PARTIAL_ENV, raising=False)
     write_cifar_pickles(tmp_path / "pickles")  # 50 train images, 10 classes
     with pytest.raises(integrity.IncompleteDataError) as err:
         archives.load("cifar10", "train", tmp_path / "pickles")
     msg = str(err.value)
     assert "has 50 images" in msg and "50000" in msg and "cifar-10-batches-py" in msg
-    assert integrity.ALLOW_PARTIAL_ENV in msg and "allow_partial=True" in msg
+    assert environment.ALLOW_PARTIAL_ENV in msg and "allow_partial=True" in msg
     with pytest.raises(integrity.IncompleteDataError, match="in 3 classes") as err:  # class count: 3, not 10
         archives.load("cifar10", "test", archive.parent)
     assert str(archive) in str(err.value)
     assert len(archives.load("cifar10", "train", tmp_path / "pickles", allow_partial=True)) == 50
-    monkeypatch.setenv(integrity.ALLOW_PARTIAL_ENV, "yes")
+    monkeypatch.setenv(environment.ALLOW_PARTIAL_ENV, "yes")
     assert len(archives.load("cifar10", "test", archive.parent)) == 9
 
 

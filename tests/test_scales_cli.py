@@ -3,7 +3,7 @@ import dataclasses
 import pytest
 
 from stitchkit import cli
-from stitchkit.book import catalogue, execution, notebooks, runs
+from stitchkit.book import execution, notebooks, runs
 from stitchkit.experiments.bansal import common, f7
 from stitchkit.registry.figures import FIGURES, SCALES
 from stitchkit.registry.scales import ParameterValueError, UnknownParameterError, UnknownScaleError, preset, resolve

@@ -5,13 +5,13 @@ import hashlib
 import pytest
 import torch
 
-from stitchkit.data import archives, batches, colour_mnist, datasets, integrity
+from stitchkit.data import archives, colour_mnist, datasets, integrity
 from stitchkit.experiments.smith.better_than import (TC1_DECIDING, contradiction_summary, plot_gains, tc1_gains,
                                                      tc1_longer_models)
 from stitchkit.experiments.smith.config import CUT_LABELS, CUTS, FIG1_SENDERS, PRESETS, RECEIVER, TC1_MODELS, UNTRAINED
 from stitchkit.experiments.smith.digit_receiver import compatibility_summary, rank_summary
 from stitchkit.experiments.smith.measured import NoiseSender, NoiseSpec, first_layer_after
-from stitchkit.experiments.smith.stitch_controls import LABEL_FREE, LATE, negative_control
+from stitchkit.experiments.smith.stitch_controls import LABEL_FREE, LATE, negative_control_over_inits
 from stitchkit.experiments.smith.vgg import VGG_CUT_LABELS, VGG_CUTS, VGG_MODELS, vgg_deciding_cells, vgg_summary
 from stitchkit.networks.models import build_model
 
@@ -196,7 +196,7 @@ def test_compatibility_verdicts_follow_the_interval_and_the_claims_controls():
 
 def test_the_negative_control_reads_the_untrained_sender_beyond_the_self_stitch():
     t = _untrained_table(0.30, self_acc=0.97)
-    control, numbers = negative_control(t, [RECEIVER])
+    control, numbers = negative_control_over_inits(t, [RECEIVER])
     # the gate: label-free noise (10% on its own noise images) beyond the self-stitch (97%); the untrained
     # sender's 67 points are reported beside it
     assert numbers["label_free_beyond_self"] == pytest.approx(87.0, abs=0.01) and control.passed
@@ -204,7 +204,7 @@ def test_the_negative_control_reads_the_untrained_sender_beyond_the_self_stitch(
     assert numbers["untrained_beyond_self"] == pytest.approx(67.0, abs=0.01)
     # three initialisations: a t interval with 2 degrees of freedom over them (issue 46)
     assert numbers["label_free_beyond_self_low"] < 87.0 < numbers["label_free_beyond_self_high"]
-    untrained_gate, old = negative_control(t, [RECEIVER], gate=UNTRAINED)  # the VGG pages' gate, as it was
+    untrained_gate, old = negative_control_over_inits(t, [RECEIVER], gate=UNTRAINED)  # the VGG pages' gate, as it was
     assert untrained_gate.passed and old["untrained_beyond_self"] == pytest.approx(67.0, abs=0.01)
     assert "label_free_beyond_self" not in old
 

@@ -45,7 +45,7 @@ def test_frozen_halves_stay_frozen_and_in_eval_mode():
     s.train()
     assert not a.training and not b.training and s.stitch.training
     assert all(not p.requires_grad for p in list(a.parameters()) + list(b.parameters()))
-    quirk = stitches.stitch_models(a, "block2", b, "block2", frozen_bn="train", device="cpu").train()
+    stitches.stitch_models(a, "block2", b, "block2", frozen_bn="train", device="cpu").train()
     assert a.training and b.training
     with pytest.raises(ValueError, match="valid: eval, train"):
         stitches.stitch_models(a, "block2", b, "block2", frozen_bn="frozen")

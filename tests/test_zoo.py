@@ -11,7 +11,6 @@ from stitchkit.data import datasets
 from stitchkit.data.datasets import DataSpec
 from stitchkit.experiments.bansal import common
 from stitchkit.networks import network
-from stitchkit.networks import train as train_mod
 from stitchkit.networks import zoo
 from stitchkit.networks.network import ModelSpec, load_or_train
 from stitchkit.networks.train import TrainConfig

@@ -30,8 +30,7 @@ from ..registry.figures import SCALES
 from ..registry.papers import PAPER_BY_PART, PAPERS, Paper, paper_of
 from ..registry.scales import SCALE_MEANING
 from ..verdicts.gating import WHY_KINDS, gating_failures, why_kind
-from ..verdicts.results import SHORT_VERDICT as SHORT_VERDICT_OF_RESULTS
-from ..verdicts.results import badge_label as results_badge_label
+from ..verdicts.results import SHORT_VERDICT, badge_label
 from ..verdicts.results import why_failed
 from . import amendments
 from .apipage import api_markdown
@@ -197,12 +196,14 @@ def counts_markdown(records: list[dict[str, Any]], from_dir: str = "") -> str:
 
 
 # The scorecard's verdict badges: the verdict in a word or two and the scale it holds at.
-SHORT_VERDICT = {**SHORT_VERDICT_OF_RESULTS, MISSING: "no page yet"}
+SCORECARD_SHORT_VERDICT = {**SHORT_VERDICT, MISSING: "no page yet"}
 
 
-def badge_label(verdict: str, scale: str = "") -> str:
-    """A verdict badge's text: "inconclusive · demo" (a verdict holds at its scale only)."""
-    return SHORT_VERDICT[MISSING] if verdict == MISSING else results_badge_label(verdict, scale)
+def scorecard_badge_label(verdict: str, scale: str = "") -> str:
+    """A scorecard badge's text: a verdict's badge (:func:`stitchkit.verdicts.results.badge_label`:
+    "inconclusive · demo", a verdict holds at its scale only), or "no page yet" for a figure without
+    one."""
+    return SCORECARD_SHORT_VERDICT[MISSING] if verdict == MISSING else badge_label(verdict, scale)
 
 
 def html_badge(verdict: str, scale: str = "") -> str:
@@ -210,7 +211,7 @@ def html_badge(verdict: str, scale: str = "") -> str:
     colour = BADGES.get(verdict, "secondary")
     cls = (f"sd-badge sd-outline-{colour[:-5]} sd-text-{colour[:-5]}" if colour.endswith("-line")
            else f"sd-badge sd-bg-{colour} sd-bg-text-{colour}")
-    return f'<span class="sd-sphinx-override {cls}">{_h(badge_label(verdict, scale))}</span>'
+    return f'<span class="sd-sphinx-override {cls}">{_h(scorecard_badge_label(verdict, scale))}</span>'
 
 
 def _h(text: Any) -> str:
@@ -224,7 +225,8 @@ def _scorecard_row(r: Mapping[str, Any]) -> str:
     paper = PAPER_BY_PART[r["part"]].short if r["part"] in PAPER_BY_PART else r["paper"]
     page = f'<a href="{_h(r["page"])}">{_h(r["id"])}</a>' if r["page"] else _h(r["id"])
     verdict = r["verdict"]
-    attrs = (f'data-paper="{_h(paper)}" data-verdict="{_h(SHORT_VERDICT.get(verdict, verdict) or "no claim")}" '
+    short = SCORECARD_SHORT_VERDICT.get(verdict, verdict)
+    attrs = (f'data-paper="{_h(paper)}" data-verdict="{_h(short or "no claim")}" '
              f'data-scale="{_h(r["scale"] or "none")}" data-why="{_h(r.get("why") or "no claim")}" '
              f'data-amended="{_h(r.get("amended") or "no claim")}" data-networks="{_h(r.get("networks") or "no claim")}"')
     if verdict == MISSING:
@@ -315,7 +317,7 @@ def scorecard_markdown(records: list[dict[str, Any]],
     compact table (paper, page, claim, ours and the paper's value, verdict with its scale; the
     criterion, interval, failed controls and run one click away) with offline filters."""
     papers = list(dict.fromkeys(PAPER_BY_PART[r["part"]].short for r in records if r["part"] in PAPER_BY_PART))
-    verdicts = [SHORT_VERDICT[v] for v in (*VERDICTS, MISSING) if any(r["verdict"] == v for r in records)]
+    verdicts = [SCORECARD_SHORT_VERDICT[v] for v in (*VERDICTS, MISSING) if any(r["verdict"] == v for r in records)]
     verdicts += ["no claim"] if any(not r["verdict"] for r in records) else []
     scales = [s for s in SCALES if any(r["scale"] == s for r in records)]
     body = "\n".join(_scorecard_row(r) for r in records)
@@ -438,8 +440,8 @@ def part_markdown(paper: Paper, pages: list[Page], records: list[dict[str, Any]]
         mine_counted = [r for r in records if r["id"] == fid and r["verdict"] in VERDICTS]  # the counted run's
         verdicts = [r["verdict"] for r in mine_counted]
         at = mine_counted[0]["scale"] if mine_counted else page.results.get("scale", "")
-        cell = " ".join(badge(v, badge_label(v, at) if verdicts.count(v) == 1 else
-                              f"{verdicts.count(v)} × {badge_label(v, at)}")
+        cell = " ".join(badge(v, scorecard_badge_label(v, at) if verdicts.count(v) == 1 else
+                              f"{verdicts.count(v)} × {scorecard_badge_label(v, at)}")
                         for v in VERDICTS if v in verdicts) or (
             "no claim assessed" if page.results.get("claims") else
             f"{escape(page.results['role'].rstrip('.'))}; makes no claim" if page.results.get("role")
@@ -592,6 +594,5 @@ def unreadable_pages(book_dir: Path, problems: dict[str, str]) -> set[str]:
     return bad
 
 
-__all__ = ["BADGES", "MISSING", "SHORT_VERDICT", "badge_label", "counted", "network_accuracies", "rows",
-           "scorecard_markdown",
-           "write_pages"]
+__all__ = ["BADGES", "MISSING", "SCORECARD_SHORT_VERDICT", "scorecard_badge_label", "counted", "network_accuracies",
+           "rows", "scorecard_markdown", "write_pages"]

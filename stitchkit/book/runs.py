@@ -13,7 +13,10 @@ import itertools
 import signal
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:  # a signature's type only: pandas is imported where a function uses it
+    import pandas as pd
 
 
 class Terminated(KeyboardInterrupt):
@@ -104,7 +107,7 @@ def results_row(params: Mapping[str, Any], results: Mapping[str, Any]) -> dict[s
     return row
 
 
-def sweep_summary(table: "pd.DataFrame", names: list[str]) -> str:
+def sweep_summary(table: pd.DataFrame, names: list[str]) -> str:
     """A sweep's table as a terminal reads it: one line per point, with the swept parameters
     (``names``), each claim's verdict in a word or two, the wall time and the status (the full
     table, every number included, is the sweep's ``results.csv``)."""

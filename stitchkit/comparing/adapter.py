@@ -18,7 +18,7 @@ first item is); the logits are read from whatever the model returns (:func:`logi
 a tuple, or an output object or mapping with ``logits``). Nothing is downloaded: the user loads
 their models.
 
-:func:`train_stitch` trains the stitch of Bansal et al. (BatchNorm, 1x1 convolution, BatchNorm on
+:func:`train_hooked_stitch` trains the stitch of Bansal et al. (BatchNorm, 1x1 convolution, BatchNorm on
 same-size maps; a linear map on tokens, a resize then a 1x1 convolution between maps of different
 sizes), initialised by direct matching (Balogh & Jelasity) on a subset of the training images and
 then trained on the task loss through the frozen receiver, both networks in eval mode, the
@@ -41,7 +41,7 @@ from torch import nn
 from ..data.splits import stratified_subset
 from ..networks.train import TrainConfig, train
 from ..stitching.grid_spec import StitchRecipe
-from ..stitching.stitches import Stitch, TensorBatches, hold_bn_statistics, init_dm, make_stitch
+from ..stitching.stitches import Stitch, hold_bn_statistics, init_dm, make_stitch, training_batches
 
 
 class CutNotFoundError(ValueError):
@@ -342,9 +342,9 @@ def _make(recipe: StitchRecipe, in_shape: tuple[int, ...], out_shape: tuple[int,
     return stitch
 
 
-def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: str, images: torch.Tensor,
-                 labels: torch.Tensor, recipe: StitchRecipe = COMPARE_RECIPE, *,
-                 progress: bool = False) -> HookedStitch:
+def train_hooked_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: str, images: torch.Tensor,
+                        labels: torch.Tensor, recipe: StitchRecipe = COMPARE_RECIPE, *,
+                        progress: bool = False) -> HookedStitch:
     """The task-loss stitch from ``sender``'s module ``cut_a`` into ``receiver``'s ``cut_b``, trained
     on ``images`` (N, C, H, W, preprocessed as both networks expect) and ``labels`` by ``recipe``
     (:data:`COMPARE_RECIPE` by default; :func:`check_recipe` says what compare can train).
@@ -353,7 +353,11 @@ def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: 
     :func:`stitchkit.stitching.stitches.init_dm` on a seeded class-balanced sample of ``dm_images`` of the
     images (``init="dm"``), and trained by :func:`stitchkit.networks.train.train` with ``recipe.train``, the
     loop every stitch and network of the book trains in (its schedule, precision and the error on a
-    non-finite loss), with its progress bar on the terminal when ``progress``."""
+    non-finite loss), on the batches :func:`stitchkit.stitching.stitches.training_batches` makes
+    for every stitch the book trains from tensors, with its progress bar on the terminal when
+    ``progress``. What differs from the book's :func:`stitchkit.stitching.stitches.train_stitch` is
+    only what a hooked network cannot do: be entered at the cut, so the batches are the images and
+    the sender runs on them at every step (:class:`HookedStitch`)."""
     check_recipe(recipe)
     sender.module(cut_a)
     receiver.module(cut_b)
@@ -373,8 +377,7 @@ def train_stitch(sender: HookedModel, cut_a: str, receiver: HookedModel, cut_b: 
     for p in frozen:
         p.requires_grad_(False)
     try:
-        batches = TensorBatches(images.to(dev), labels.to(dev), recipe.train.batch_size, shuffle=True,
-                                seed=recipe.train.seed)
+        batches = training_batches(images.to(dev), labels.to(dev), recipe.train)
         train(stitched, batches, recipe.train, device=dev, desc=f"stitch {cut_a} -> {cut_b}", progress=progress)
     finally:
         for p in frozen:
@@ -399,4 +402,5 @@ def correct(forward, images: torch.Tensor, labels: torch.Tensor, *, batch_size: 
 
 
 __all__ = ["COMPARE_RECIPE", "CutNotFoundError", "HookedModel", "HookedStitch", "PositionsAsTokens", "StitchError",
-           "TokensAsPositions", "check_recipe", "compare_recipe", "correct", "layout_bridge", "logits_of", "module_tensor", "stitch_kind", "train_stitch", "untrained_copy"]
+           "TokensAsPositions", "check_recipe", "compare_recipe", "correct", "layout_bridge", "logits_of",
+           "module_tensor", "stitch_kind", "train_hooked_stitch", "untrained_copy"]

@@ -22,7 +22,7 @@ The measures:
 - ``dm_accuracy``: direct matching's functional similarity: B's accuracy when its layer's output
   is replaced by the least-squares map of A's, relative to B's own accuracy on the same images,
   with a paired bootstrap interval. It needs ``labels``.
-- ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.comparing.adapter.train_stitch`: Bansal
+- ``tlm_accuracy``: the papers' task-loss stitch (:func:`stitchkit.comparing.adapter.train_hooked_stitch`: Bansal
   et al.'s BN-1x1-BN, started from direct matching as Balogh & Jelasity do, trained on the task
   loss through the frozen B on the fit images by the book's own stitch path and a recipe of the
   book's kind, :data:`stitchkit.comparing.adapter.COMPARE_RECIPE`), B's accuracy with it relative to B's own, with a
@@ -65,8 +65,8 @@ from ..measures.minibatch import MIN_BATCH, MinibatchCKA, gram
 from ..stitching.grid_spec import StitchRecipe
 from ..verdicts import noise
 from ..verdicts.controls import NEGATIVE_MARGIN, POSITIVE_BOUND
-from .adapter import (COMPARE_RECIPE, HookedModel, StitchError, check_recipe, layout_bridge, logits_of, train_stitch,
-                      untrained_copy)
+from .adapter import (COMPARE_RECIPE, HookedModel, StitchError, check_recipe, layout_bridge, logits_of,
+                      train_hooked_stitch, untrained_copy)
 
 MEASURES = ("cka", "pwcca", "procrustes", "dm", "dm_accuracy", "tlm_accuracy")
 DEFAULT_MEASURES = MEASURES  # the API's and the command line's default alike: every measure
@@ -79,11 +79,13 @@ CONTROL_OUTCOMES = ("passed", "failed", "underpowered", "not informative")
 
 
 @torch.no_grad()
-def activations(model: nn.Module, images: torch.Tensor, layers: Sequence[str], *, which: str = "A",
-                batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
-    """The outputs (float32, on the CPU) of the modules ``layers`` of ``model`` on ``images``
-    (already preprocessed as the model expects), one forward pass per batch, in eval mode, in
-    exact fp32 (no TF32 on a GPU: :func:`stitchkit.base.hardware.exact_fp32`)."""
+def hooked_activations(model: nn.Module, images: torch.Tensor, layers: Sequence[str], *, which: str = "A",
+                       batch_size: int = 250, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+    """Any model's activations at its modules ``layers`` (named by module path), taken by forward
+    hooks (:class:`stitchkit.comparing.adapter.HookedModel`): their outputs (float32, on the CPU) on
+    ``images`` (already preprocessed as the model expects), one forward pass per batch, in eval
+    mode, in exact fp32 (no TF32 on a GPU: :func:`stitchkit.base.hardware.exact_fp32`). The book's
+    own networks are read at their cuts instead (:func:`stitchkit.stitching.stitches.activations`)."""
     hooked = HookedModel(model, which)
     for c in layers:
         hooked.module(c)  # a wrong name is refused before any forward pass
@@ -175,7 +177,7 @@ def _own_correct(model: nn.Module, images, labels, batch_size, device) -> np.nda
         return np.concatenate([(logits_of(model(images[s:s + batch_size].to(device))).argmax(1).cpu()
                                 == labels[s:s + batch_size].cpu()).numpy() for s in range(0, len(images), batch_size)])
     finally:
-        model.train(was_training)  # as activations() and stitched_correct() leave it
+        model.train(was_training)  # as hooked_activations() and stitched_correct() leave it
 
 
 Images = "torch.Tensor | Iterable"
@@ -631,7 +633,7 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
 
     def accuracy(sender, cut_a, cut_b) -> np.ndarray:
         with torch.enable_grad():  # compare runs under no_grad; the stitch trains
-            stitched = train_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe, progress=verbose)
+            stitched = train_hooked_stitch(sender, cut_a, b, cut_b, fit_images, fit_labels, recipe, progress=verbose)
         dev = b.device
         return np.concatenate([(logits_of(stitched(x.to(dev))).argmax(1).cpu() == y.cpu()).numpy()
                                for x, y in _stream(images, labels, batch_size)])
@@ -687,4 +689,4 @@ def _tlm_rows(row, a: HookedModel, b: HookedModel, cuts_a, cuts_b, fit_images, f
 
 
 __all__ = ["COLUMNS", "CONTROL_OUTCOMES", "CONTROL_ROWS", "DEFAULT_MEASURES", "MEASURES", "InputError",
-           "activations", "balanced_halves", "compare", "dm_map", "probe", "stitched_correct"]
+           "balanced_halves", "compare", "dm_map", "hooked_activations", "probe", "stitched_correct"]

@@ -121,12 +121,12 @@ def notion_replicates(model_a, model_b, cuts_a, cuts_b, images, labels, fit_imag
     draw). Returns the pairs, measure -> (R+1, pairs) values (row 0: all images; a column is NaN
     where the measure is undefined, e.g. PWCCA with too few rows) and B's own per-image results."""
     kw = {"batch_size": batch_size, "device": device}
-    acts_a = compare.activations(model_a, images, cuts_a, which="A", **kw)
+    acts_a = compare.hooked_activations(model_a, images, cuts_a, which="A", **kw)
     same = model_b is model_a and list(cuts_b) == list(cuts_a)
-    acts_b = acts_a if same else compare.activations(model_b, images, cuts_b, which="B", **kw)
+    acts_b = acts_a if same else compare.hooked_activations(model_b, images, cuts_b, which="B", **kw)
     dm = any(m.startswith("dm") for m in measures)
-    fit_a = compare.activations(model_a, fit_images, cuts_a, which="A", **kw) if dm else {}
-    fit_b = (fit_a if same else compare.activations(model_b, fit_images, cuts_b, which="B", **kw)) if dm else {}
+    fit_a = compare.hooked_activations(model_a, fit_images, cuts_a, which="A", **kw) if dm else {}
+    fit_b = (fit_a if same else compare.hooked_activations(model_b, fit_images, cuts_b, which="B", **kw)) if dm else {}
     n = len(images)
     counts = noise.resampler(n, sample).counts.astype(np.float64)
     w = torch.from_numpy(np.concatenate([np.ones((1, n)), counts]))  # (R+1, n)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..base.environment import ALLOW_PARTIAL_ENV
 from .splits import Split
 
 
@@ -29,8 +30,6 @@ class CorruptDataError(ValueError):
 class IncompleteDataError(CorruptDataError):
     """A split whose image count, class count or image shape differs from the official release."""
 
-
-ALLOW_PARTIAL_ENV = "STITCHKIT_ALLOW_PARTIAL_DATA"
 
 # The official releases: (train images, test images, classes, image shape (C, H, W)).
 KNOWN_SHAPES: dict[str, tuple[int, int, int, tuple[int, int, int]]] = {

@@ -50,8 +50,6 @@ from .hernandez import all_layers as hgrid
 
 # Criteria, fixed before any run: the papers' own, as their pages judge them.
 CONNECTED_MAX = 100 * bansal_common.CONNECTED_MAX_PENALTY  # B-F2A: max penalty beyond the self-stitch (points)
-LOWER_MIN = hgrid.LOWER_MIN  # H-F2: mean relative accuracy at j <= i
-UPPER_MAX = hgrid.UPPER_MAX  # H-F2: mean relative accuracy at j > i
 MIN_CUTS = 3  # control: at least this many cuts behind a mean over cuts
 SELF = "receiver into itself (control)"
 RANDOM = "untrained sender (negative control)"
@@ -112,7 +110,7 @@ PRESETS_X3 = zoo.at_scale({
 
 def _hernandez_nets(cfg: ConclusionsConfig) -> tuple[Net, Net, Net]:
     """X-2's R2222 pair (receiver seed 0, sender seed 1) and an untrained R2222 (the negative control)."""
-    pair = across_identify.zoo_pair("hernandez", cfg)
+    pair = across_identify.one_architecture_pair("hernandez", cfg)
     receiver, sender = (Net(n, s) for n, s in zip(pair.names, pair.specs))
     return receiver, sender, Net(RANDOM, zoo.hernandez_resnet(cfg.hernandez, "r2222", RANDOM_SEED, trained=False))
 
@@ -246,7 +244,7 @@ def shortcut_probe(cfg: ConclusionsConfig, *, device=None, store=None, progress:
 
 def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
     """Bansal et al.'s connectivity judged on Hernandez et al.'s R2222s, B-F2A's way (its
-    helpers: :func:`bansal_common.positions`, :func:`bansal_common.self_stitch_control`)."""
+    helpers: :func:`bansal_common.positions`, :func:`stitchkit.verdicts.controls.self_stitch_control`)."""
     t = table.reset_index(drop=True)
     sender = next(s for s in t.sender.unique() if s not in (SELF, RANDOM))
     cuts = list(dict.fromkeys(t[t.sender == sender].cut))
@@ -256,7 +254,7 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict, list[ClaimSpec]]:
         return bansal_common.points(x, p_tr) - bansal_common.points(x, p_self)
 
     worst = bansal_common.boot(t, lambda x: float(beyond(x).max()))
-    control, _ = bansal_common.self_stitch_control(t, SELF, cuts, "R2222 #0 stitched into itself at every cut")
+    control, _ = controls.self_stitch_control(t, p_self, "R2222 #0 stitched into itself at every cut")
     negative = _negative(t, "an untrained R2222 stitched into R2222 #0")
     full = beyond(t)
     numbers = {**bansal_common.estimate_numbers("hernandez_connected_max", worst),
@@ -317,8 +315,8 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
         seeds = {"bansal_lower_seed_sd": parts[LOWER_COLUMN].sd, "bansal_upper_seed_sd": parts[UPPER_COLUMN].sd,
                  "bansal_lower_seed_df": parts[LOWER_COLUMN].df, "bansal_upper_seed_df": parts[UPPER_COLUMN].df,
                  "bansal_seed_k": spread.k, "bansal_seed_pairs": len(spread.table)}
-    control, _ = bansal_common.self_stitch_control(t.assign(cut=t.cut_i), SELF, list(STAGES),
-                                                 "ResNet-18 #0 stitched into itself on the diagonal")
+    control, _ = controls.self_stitch_control(t, bansal_common.positions(t.assign(cut=t.cut_i), SELF, list(STAGES)),
+                                              "ResNet-18 #0 stitched into itself on the diagonal")
     negative = _negative(t.assign(cut=t.cut_i), "B-F2A's untrained ResNet-18 stitched into ResNet-18 #0")
     self_pen = bansal_common.points(t, np.flatnonzero((t.sender == SELF).to_numpy()))
     cuts = controls.premise(noise.exact(len(STAGES)), MIN_CUTS, "enough cuts to judge on", what="cuts",
@@ -337,11 +335,11 @@ def triangle_claims(table: pd.DataFrame, spread: TriangleSpread | None = None) -
 
     claims = [  # H-F2's kinds: the lower triangle says stitches work, the upper that they fail
         claim("triangle_lower_bansal", "accurate wherever the receiver's layer is at or before the sender's", at_least,
-              lower, LOWER_MIN, "j ≤ i", low,
+              lower, hgrid.LOWER_MIN, "j ≤ i", low,
               "Hernandez et al. (H-F2): about 90% of the receiver's accuracy in the triangle", "compatible",
               [control, negative, cuts]),
         claim("triangle_upper_bansal", "inaccurate where the receiver's layer is after the sender's", at_most,
-              upper, UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal", "fails",
+              upper, hgrid.UPPER_MAX, "j > i", up, "Hernandez et al. (H-F2): low accuracy above the diagonal", "fails",
               [control, cuts]),
     ]
     return numbers, claims

@@ -66,7 +66,7 @@ PAPER = {"cka": 96.11, "pwcca": 12.50, "procrustes": 19.17, "dm": 92.50, "dm_acc
 ORDER = ("pwcca", "procrustes", "cka", "dm", "dm_accuracy")  # J-T1's row order
 
 
-def zoo_pair(name: str, recipes: across.ZooRecipes) -> ZooPair:
+def one_architecture_pair(name: str, recipes: across.ZooRecipes) -> ZooPair:
     """Zoo ``name``'s two networks of one architecture: X-1's pair, except Hernandez et al.'s,
     whose X-1 pair has two depths: here R2222 at seeds 0 and 1 (H-F2 trained seed 0; seed 1 is
     trained by the same recipe)."""
@@ -142,7 +142,7 @@ def identification(cfg: IdentificationConfig, zoo_name: str, *, device=None, sto
                    progress: bool = True) -> dict:
     """Zoo ``zoo_name``'s notions (:func:`stitchkit.experiments.across.notions_of`) and, per set
     (within, between) and notion, the identification replicates (:func:`identified_reps`)."""
-    raw = across.notions_of(zoo_pair(zoo_name, cfg), cfg, device=device, store=store, progress=progress)
+    raw = across.notions_of(one_architecture_pair(zoo_name, cfg), cfg, device=device, store=store, progress=progress)
     out = dict(raw)
     out["identified"] = {s: {m: identified_reps(raw[s]["pairs"], v, SIGN[m], ties=s == "within")
                              for m, v in raw[s]["reps"].items()} for s in across.SETS}

@@ -5,7 +5,7 @@ cell's last expression. The experiment modules build them, so a notebook holds n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -15,6 +15,12 @@ def plain(table: pd.DataFrame, precision: int | None = 2):
     values themselves are not rounded; None: pandas' default)."""
     style = table.style.hide(axis="index")
     return style if precision is None else style.format(precision=precision)
+
+
+def accuracy_table(accuracy: Mapping[str, float]) -> pd.DataFrame:
+    """Each network's test accuracy (%, to two decimals) for display: ``accuracy`` maps a
+    network's name to its test accuracy (a fraction), as a page's results hold it."""
+    return pd.DataFrame({"test accuracy (%)": {k: round(100 * v, 2) for k, v in accuracy.items()}})
 
 
 @dataclass(frozen=True)

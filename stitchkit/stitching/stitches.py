@@ -388,6 +388,14 @@ def init_dm(stitch: Stitch, x: torch.Tensor, y: torch.Tensor, *, rtol: float = 1
 # Task-loss matching and evaluation
 
 
+def training_batches(x: torch.Tensor | tuple[torch.Tensor, ...], y: torch.Tensor, cfg: TrainConfig) -> TensorBatches:
+    """The batches task-loss matching trains a stitch on from tensors already on the device (a
+    sender's activations; the images a stitch between hooked networks reads, in
+    :mod:`stitchkit.comparing.adapter`; several senders' activations for a stacked pass): ``cfg``'s
+    batch size, reshuffled every epoch from ``cfg``'s seed, the last short batch kept."""
+    return TensorBatches(x, y, cfg.batch_size, shuffle=True, seed=cfg.seed)
+
+
 def stitch_batches(stitched: StitchedModel, train_split: Split, cfg: TrainConfig, *, normalisation: str,
                    device: torch.device | str | None = None, activations: torch.Tensor | None = None,
                    labels: torch.Tensor | None = None) -> tuple[nn.Module, TensorBatches | Batches]:
@@ -403,7 +411,7 @@ def stitch_batches(stitched: StitchedModel, train_split: Split, cfg: TrainConfig
     device = as_device(device)
     if activations is not None:
         y = (labels if labels is not None else train_split.labels).to(device)
-        return _Top(stitched), TensorBatches(activations, y, cfg.batch_size, shuffle=True, seed=cfg.seed)
+        return _Top(stitched), training_batches(activations, y, cfg)
     return stitched, Batches(train_split, cfg.batch_size, normalisation=normalisation, shuffle=True,
                              augment=cfg.augment, seed=cfg.seed, device=device,
                              channels_last=channels_last_ok(stitched.sender))
@@ -480,27 +488,15 @@ def stacked_batches(members: Sequence[StitchedModel], activations: Sequence[torc
     """What a stacked pass of task-loss matching trains, on what and against what: (module,
     batches, objective) for :func:`stitchkit.networks.train.train` with ``cfg`` and
     ``objective=objective``; ``objective.per_stitch(history)`` then splits the pass's history into
-    each stitch's (see :func:`train_stitches_stacked`, which does all of it). A caller that trains
-    the stitches itself (the grid) passes these straight to ``train``."""
+    each stitch's. The same batches, schedule and per-stitch gradients as :func:`train_stitch` run
+    on each stitch alone, but one receiver-tail pass per step for all of them. The grid passes
+    these straight to ``train``."""
     device = as_device(device)
     k = len(members)
     if len(activations) != k:
         raise ValueError(f"{k} stitches but {len(activations)} activation tensors")
-    batches = TensorBatches(tuple(activations), labels.to(device), cfg.batch_size, shuffle=True, seed=cfg.seed)
+    batches = training_batches(tuple(activations), labels.to(device), cfg)
     return _Stacked(members), batches, StackedCrossEntropy(k)
-
-
-def train_stitches_stacked(members: Sequence[StitchedModel], activations: Sequence[torch.Tensor],
-                           labels: torch.Tensor, cfg: TrainConfig, *, device: torch.device | str | None = None,
-                           desc: str = "stitches", progress: bool = True) -> list[list[dict]]:
-    """Task-loss matching of several stitches at once (one receiver cut, one sender activation
-    tensor each, the same images): the same batches, schedule and per-stitch gradients as
-    :func:`train_stitch` run on each alone, but one receiver-tail pass per step for all of them.
-    Returns each stitch's per-epoch history (its own loss; lr and the shared seconds)."""
-    device = as_device(device)
-    model, batches, objective = stacked_batches(members, activations, labels, cfg, device=device)
-    history = train(model, batches, cfg, device=device, objective=objective, desc=desc, progress=progress)
-    return objective.per_stitch(history)
 
 
 def evaluate_stitch(stitched: StitchedModel, test_split: Split | None, *, normalisation: str,

@@ -23,11 +23,11 @@ Which claim gets which control (the claim's ``kind``, :data:`KINDS`; :func:`requ
   most :data:`POSITIVE_BOUND` points at its worst cut: the 95% interval's upper end of the
   largest self-penalty over cuts (:func:`largest`) ≤ 1.0 point, the interval the basic bootstrap
   interval (a maximum over noisy cuts is biased upward, and its percentile interval with it: a
-  perfect recipe would fail it at 30 cuts). A recipe that cannot reach the
-  receiver would make every stitch look worse. A self-stitch that *gains* accuracy (a trained
-  stitch acting as extra capacity on an under-trained receiver: Smith & Marcu report +1.7
-  points) is reported on every page as the *self-stitch gain* and gated nowhere: the penalties
-  are judged beyond the self-stitch, which already subtracts it.
+  perfect recipe would fail it at 30 cuts; on a stitch table, :func:`self_stitch_control`). A
+  recipe that cannot reach the receiver would make every stitch look worse. A self-stitch that
+  *gains* accuracy (a trained stitch acting as extra capacity on an under-trained receiver: Smith
+  & Marcu report +1.7 points) is reported on every page as the *self-stitch gain* and gated
+  nowhere: the penalties are judged beyond the self-stitch, which already subtracts it.
 - :func:`untrained_sender_fails` (*negative control*): an untrained sender stitched into the
   claim's own receiver stays at least :data:`NEGATIVE_MARGIN` points beyond the self-stitch at
   the late cuts (Hernandez et al.: relative accuracy ≤ 50% outside the early corner). A stitch
@@ -108,6 +108,33 @@ def reaches_receiver(largest_penalty: "float | Estimate", *, what: str = "receiv
     crit = at_most(largest_penalty, bound, "largest self-penalty over cuts", unit=unit, digits=1)
     return Control.of(f"{what} (an exact stitch exists) loses at most {bound:g} {unit} at its worst cut",
                       crit, kind=POSITIVE)
+
+
+def largest_self_penalty(rows):
+    """The statistic the positive control judges on a stitch table (one row per stitch, as
+    :func:`stitchkit.stitching.grid.stitch_grid` returns it): ``stat(table)``, the largest
+    self-penalty (receiver's minus stitched accuracy, points; :func:`largest`) over the
+    self-stitches at ``rows`` (row positions or a mask of the table with a fresh index, the rows a
+    bootstrap replicate keeps)."""
+    import numpy as np
+
+    def stat(t) -> float:
+        return largest(100 * (t.receiver_accuracy.to_numpy(np.float64) - t.accuracy.to_numpy(np.float64))[rows])
+    return stat
+
+
+def self_stitch_control(table, rows, what: str, *, columns=None) -> tuple[Control, Estimate]:
+    """The positive control on a stitch table (:func:`reaches_receiver`): the receivers stitched into
+    themselves at ``rows`` (:func:`largest_self_penalty`), their largest self-penalty bootstrapped
+    over the test images as a maximum (the basic interval) by
+    :func:`stitchkit.verdicts.noise.bootstrap_table` (``columns``: its per-image columns, default
+    all of them). ``what`` says which self-stitches they are. Returns the control and the estimate
+    (its value: the largest self-penalty on all images)."""
+    from . import noise
+
+    e = noise.bootstrap_table(table.reset_index(drop=True), largest_self_penalty(rows), columns=columns,
+                              interval="basic")
+    return reaches_receiver(e, what=what), e
 
 
 def untrained_sender_fails(beyond_self: "float | Estimate", *, what: str = "an untrained sender stitched into the "
@@ -195,5 +222,6 @@ def operating_characteristic(n: int, k: int, *, flip: float = 0.04, loss: float 
 
 
 __all__ = ["POSITIVE_BOUND", "NEGATIVE_MARGIN", "NEGATIVE_CUTS", "KINDS", "required", "largest",
-           "reaches_receiver", "untrained_sender_fails", "gain_numbers", "operating_characteristic",
+           "reaches_receiver", "largest_self_penalty", "self_stitch_control", "untrained_sender_fails", "gain_numbers",
+           "operating_characteristic",
            "premise", "trained", "detector_sensitivity", "training_length"]

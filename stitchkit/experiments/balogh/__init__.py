@@ -26,7 +26,7 @@ submodule that defines a name):
 
 - :mod:`.common`: the measures' and architectures' display names (``NAMES``, ``ARCH_NAMES``),
   :class:`IdentConfig` (J-T1's config, the base of every other figure's), the grid helpers the
-  figures share, and what every page's display uses (:func:`title`, :func:`accuracy_table`,
+  figures share, and what every page's display uses (:func:`title`, :func:`architectures_accuracy_table`,
   :func:`stacked`);
 - :mod:`.identification` (J-T1): its presets ``PRESETS_T1`` (the other figures' derive from
   them), its six measures (``MEASURES``, ``HIGHER_IS_SIMILAR``), the measures on every layer pair

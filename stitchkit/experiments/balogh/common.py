@@ -15,6 +15,7 @@ import pandas as pd
 from ...data.datasets import DataSpec
 from ...networks import network, zoo
 from ...networks.train import TrainConfig
+from ...pagekit.display import accuracy_table
 from ...registry.scales import MAX_TRAIN_IMAGES, MIN_TEST_IMAGES, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net, StitchRecipe
@@ -187,7 +188,7 @@ def tlm_retrained(cfg: IdentConfig, arch: str, cells: list[tuple[str, str, str, 
     return t.assign(relative=t.accuracy / t.receiver_accuracy)[RETRAINED_COLS]
 
 
-def with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
+def tlm_with_longer(tlm: pd.DataFrame, longer: pd.DataFrame) -> pd.DataFrame:
     """``tlm`` (a grid table) with the cells of ``longer`` (:func:`tlm_retrained`'s rows) replaced
     by their longer stitches (accuracy and per-image results; the receiver is unchanged)."""
     keys = ("sender", "receiver", "cut_i", "cut_j")
@@ -212,11 +213,11 @@ def title(recipe: zoo.Recipe) -> str:
     return f"{ARCH_NAMES['vit']} (dim {recipe.width}, depth {recipe.depth}) on CIFAR-10"
 
 
-def accuracy_table(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
+def architectures_accuracy_table(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
     """Test accuracy (%) of every network of every architecture in ``accuracies`` (architecture ->
-    {network: test accuracy}, as a page's results hold them)."""
-    acc = {net: round(100 * a, 2) for nets in accuracies.values() for net, a in nets.items()}
-    return pd.DataFrame({"test accuracy (%)": acc})
+    {network: test accuracy}, as a page's results hold them), in one table
+    (:func:`stitchkit.pagekit.display.accuracy_table`)."""
+    return accuracy_table({net: a for nets in accuracies.values() for net, a in nets.items()})
 
 
 def stacked(draws: list, width: float, height: float):

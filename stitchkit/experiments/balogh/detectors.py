@@ -30,7 +30,7 @@ from ...verdicts.claims import ClaimSpec, replace_in
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, Criterion, at_least, at_most, more_than
 from .common import (ARCH_NAMES, IdentConfig, accuracy_reps, length_not_run, n_test_images, tlm_controls,
-                     tlm_gain_numbers, tlm_retrained, with_longer)
+                     tlm_gain_numbers, tlm_retrained, tlm_with_longer)
 from .identification import PRESETS_T1
 
 # For every layer j of the receiver (network #0) an energy-based detector (Liu et al. 2020) is
@@ -367,7 +367,8 @@ def intra_claims(result: OODResult, longer: FarLonger | None = None) -> tuple[di
     crit_gap = at_least(gap, FAR_GAP_MIN, what_gap, unit="points")
     length = [length_not_run(f"{LONGER}× longer TLM for far_as_similar")]
     if longer is not None and len(longer.pairs):
-        again = noise.from_replicates(_far_gap_reps(with_longer(grid, longer.cells), result.layers)[0], n_test=n_acc)
+        again = noise.from_replicates(_far_gap_reps(tlm_with_longer(grid, longer.cells), result.layers)[0],
+                                      n_test=n_acc)
         numbers["far_gap_longer"] = again.value
         length = [controls.training_length(crit_gap, at_least(again, FAR_GAP_MIN, what_gap, unit="points"), LONGER,
                                            what=f"the verdict survives {LONGER}× longer TLM, like for like: the "

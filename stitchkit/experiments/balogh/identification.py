@@ -87,9 +87,11 @@ class IdentResult:
 # Representations and the structural measures
 
 
-def activations(cfg: IdentConfig, nets: list[Net], images: torch.Tensor, *, device=None, store=None,
-                progress: bool = True) -> dict[str, dict[str, torch.Tensor]]:
-    """Every network's activations (float32) at each of its layers on ``images``."""
+def activations_by_network(cfg: IdentConfig, nets: list[Net], images: torch.Tensor, *, device=None, store=None,
+                           progress: bool = True) -> dict[str, dict[str, torch.Tensor]]:
+    """Every network's activations (float32) at each of its layers on ``images``: network name ->
+    layer -> (N, ...), each network's read in one pass by
+    :func:`stitchkit.measures.similarity.model_activations`."""
     device = as_device(device)
     store = store or Store()
     out = {}
@@ -173,7 +175,7 @@ def layer_identification(cfg: IdentConfig, arch: str, *, device=None, store=None
     tlm = pd.concat([stitch_grid([nets[a]], [nets[b]], cut_pairs, cfg.recipe(tlm=True), data, device=device,
                                  store=store, progress=progress) for a, b in tlm_pairs], ignore_index=True)
     images = test_split(data, cfg.measure_images, 0).images
-    acts = activations(cfg, nets, images, device=device, store=store, progress=progress)
+    acts = activations_by_network(cfg, nets, images, device=device, store=store, progress=progress)
     grams = {n: {k: sim.centered_gram(sim.flat(v)) for k, v in h.items()} for n, h in acts.items()}
     boot = CKABootstrap(len(images), MEASURE_SAMPLE)
     matrices: dict[tuple[str, str], dict[str, np.ndarray]] = {}

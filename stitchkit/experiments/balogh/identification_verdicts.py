@@ -58,7 +58,7 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import at_least, at_most, more_than
 from .common import (ARCH_NAMES, NAMES, accuracy_reps, length_not_run, n_test_images, tlm_controls, tlm_gain_numbers,
-                     with_longer)
+                     tlm_with_longer)
 from .identification import (HIGHER_IS_SIMILAR, MEASURES, PAPER_T1, IdentResult, identification_table,
                              identified)
 
@@ -438,7 +438,7 @@ def identification_claims(result: IdentResult, rivals: pd.DataFrame | None = Non
     p = PAPER_T1[arch]
     longer = {}
     if rivals is not None and len(rivals):
-        again = _tlm_criteria(result, with_longer(result.tlm, _longer_cells(rivals)))
+        again = _tlm_criteria(result, tlm_with_longer(result.tlm, _longer_cells(rivals)))
         n_cases = len(rivals)
         longer = {k: controls.training_length(
             crit[k], again[k], LONGER,

@@ -19,7 +19,7 @@ intervals over the test images, each penalty beyond the top stitched into itself
 (the two resampled together), maxima and gains over cuts bootstrapped as such; the controls
 are :mod:`stitchkit.verdicts.controls`' (issue 46): the positive control on every stitching claim, the
 negative control (an untrained ResNet-18 of the top's width stitched into each top at the last two
-cuts, :func:`untrained_like`, :func:`negative_control`) on the claims that a stitch works or improves,
+cuts, :func:`untrained_like`, :func:`untrained_bottom_control`) on the claims that a stitch works or improves,
 and the training-length control on every stitching verdict; a "more is better" premise (the stronger bottom is the more accurate
 network) is judged on the interval of the accuracy difference, measured on the same test images
 (``sender_correct``: each bottom's own per-image results); CKA claims on the bootstrap over the
@@ -285,16 +285,18 @@ def gain_estimate(table: pd.DataFrame, sender: str, receiver: str | None = None)
     return grid_bootstrap(table, lambda x: float(-b.of(x).min())), cuts[int(np.argmin(b.of(table.reset_index(drop=True))))]
 
 
-def positive_control(table: pd.DataFrame) -> tuple[Control, float]:
-    """The positive control over every cut (and every receiver) of the table, and the largest
-    self-penalty (points; a loss positive) on all images."""
+def top_self_stitch_control(table: pd.DataFrame) -> tuple[Control, float]:
+    """The positive control on a sweep's table (:func:`stitchkit.verdicts.controls.self_stitch_control`):
+    every top stitched into itself at every cut of the table; and the largest self-penalty
+    (points; a loss positive) on all images."""
     t = table.reset_index(drop=True)
-    pos = np.flatnonzero((t.sender == SELF).to_numpy())
-    e = grid_bootstrap(t, lambda x: controls.largest(points(x, pos)), interval="basic")
-    return controls.reaches_receiver(e, what="top stitched into itself at every cut"), e.value
+    control, e = controls.self_stitch_control(t, np.flatnonzero((t.sender == SELF).to_numpy()),
+                                              "top stitched into itself at every cut")
+    return control, e.value
 
 
-def negative_control(table: pd.DataFrame, receivers: list[str] | None = None) -> tuple[Control, noise.Estimate | None]:
+def untrained_bottom_control(table: pd.DataFrame,
+                             receivers: list[str] | None = None) -> tuple[Control, noise.Estimate | None]:
     """The negative control (:func:`stitchkit.verdicts.controls.untrained_sender_fails`): the untrained
     network's penalty beyond the top's self-stitch, mean over the cuts it was stitched at (the
     last two), at least :data:`stitchkit.verdicts.controls.NEGATIVE_MARGIN` points into each of
@@ -352,11 +354,6 @@ def short_numbers(table: pd.DataFrame, accuracy: dict[str, float], keys: dict[st
             out[f"penalty_{tag}_{row.cut}"] = 100 * row.penalty
             out[f"cka_{tag}_{row.cut}"] = row.cka
     return out
-
-
-def accuracy_table(accuracy: dict[str, float]) -> pd.DataFrame:
-    """Each model's test accuracy (%) on its own task, for display."""
-    return pd.DataFrame({"test accuracy (%)": {k: round(100 * v, 2) for k, v in accuracy.items()}})
 
 
 def per_cut(table: pd.DataFrame, value: str = "penalty") -> pd.DataFrame:

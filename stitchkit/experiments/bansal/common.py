@@ -40,7 +40,7 @@ from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import Net, StitchRecipe
 from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
-from ...verdicts.results import Control, at_least, at_most
+from ...verdicts.results import at_least, at_most
 
 
 @dataclass(frozen=True)
@@ -260,16 +260,6 @@ def replicate_vectors(table: pd.DataFrame, stat: Callable[[pd.DataFrame], np.nda
     return np.stack(rows)
 
 
-def self_stitch_control(table: pd.DataFrame, self_name: str, cuts, what: str, *,
-                        receiver: str | None = None) -> tuple[Control, noise.Estimate]:
-    """The positive control (:func:`stitchkit.verdicts.controls.reaches_receiver`): the receiver stitched
-    into itself, the largest self-penalty over ``cuts`` (a loss positive), bootstrapped as a
-    maximum; one-sided: its interval's upper end at most :data:`stitchkit.verdicts.controls.POSITIVE_BOUND`."""
-    pos = positions(table, self_name, cuts, receiver)
-    e = boot(table, lambda t: controls.largest(points(t, pos)), interval="basic")
-    return controls.reaches_receiver(e, what=what), e
-
-
 def estimate_numbers(prefix: str, e: noise.Estimate) -> dict[str, float]:
     """``prefix``, ``prefix_low``, ``prefix_high``: an estimate as named numbers."""
     return {prefix: e.value, f"{prefix}_low": e.low, f"{prefix}_high": e.high}
@@ -311,7 +301,7 @@ def connectivity_claims(table: pd.DataFrame) -> tuple[dict[str, float], list[Cla
     connected = boot(t, lambda x: float(beyond(x, p_tr).max()))
     early = boot(t, lambda x: float(beyond(x, p_rd)[0]))
     late = boot(t, lambda x: float(beyond(x, p_rd)[-2:].mean()))
-    control, self_e = self_stitch_control(t, SELF, cuts, "receiver stitched into itself at every cut")
+    control, self_e = controls.self_stitch_control(t, p_self, "receiver stitched into itself at every cut")
     # the negative control: the untrained bottom at the last two cuts, the claim random_late's own number
     negative = controls.untrained_sender_fails(late, what="the untrained bottom stitched into the receiver at the last "
                                                           "two cuts")

@@ -24,7 +24,7 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, Criterion, at_most
 from .common import (BEYOND, CONNECTED_MAX_PENALTY, RANDOM, RANDOM_EARLY_MAX_PENALTY, RANDOM_LATE_MIN_PENALTY, SELF,
                      TRAINED, ConnectivityConfig, beyond_self, boot, connectivity_claims, estimate_numbers,
-                     extend_presets, points, positions, replicate_networks, replicate_vectors, self_stitch_control)
+                     extend_presets, points, positions, replicate_networks, replicate_vectors)
 from .length import LengthCheck, LengthPart, retrain_longer
 
 __all__ = [
@@ -145,7 +145,8 @@ def _arch_claim(g: pd.DataFrame, arch: str) -> tuple[dict[str, float], ClaimSpec
     p_tr, p_self = positions(t, TRAINED, cuts), positions(t, SELF, cuts)
     beyond = points(t, p_tr) - points(t, p_self)
     connected = boot(t, lambda x: float((points(x, p_tr) - points(x, p_self)).max()))
-    control, self_e = self_stitch_control(t, SELF, cuts, f"{ARCHS[arch]} receiver stitched into itself at every cut")
+    control, self_e = controls.self_stitch_control(t, p_self, f"{ARCHS[arch]} receiver stitched into itself at every "
+                                                   "cut")
     self_pen = points(t, p_self)
     numbers = {**estimate_numbers(f"{tag}_max_penalty_beyond", connected),
                **estimate_numbers(f"{tag}_control_largest_penalty", self_e),

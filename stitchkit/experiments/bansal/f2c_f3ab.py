@@ -25,8 +25,8 @@ from ...verdicts.gating import GUARANTEE
 from ...verdicts.results import Control, at_least, at_most
 from .bottoms import (CONVERGE_MIN, DEGRADE_MIN, IMPROVE_MIN, SIMILAR_MAX, BeyondSelf, BottomsConfig, bottoms_into_top,
                       claim_rejudger, cut_thirds, gain_estimate, grid_bootstrap, judged_beyond_self, largest_gain,
-                      negative_control, penalty_beyond_self, positive_control, premise_stronger, short_numbers,
-                      sweep_presets)
+                      penalty_beyond_self, premise_stronger, short_numbers, sweep_presets, top_self_stitch_control,
+                      untrained_bottom_control)
 from .common import CONNECTED_MAX_PENALTY, SELF, estimate_numbers
 from .length import LengthCheck, LengthPart
 
@@ -93,8 +93,8 @@ def samples_summary(table: pd.DataFrame, accuracy: dict, cfg: SamplesConfig) -> 
     names = {n: f"{thousands_label(n)} samples" for n in cfg.bottom_samples}
     keys = {SELF: "self", **{v: f"n{thousands_label(n)}" for n, v in names.items()}, t.receiver.iloc[0]: "top"}
     numbers = short_numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = positive_control(t)
-    negative, neg = negative_control(t)
+    control, numbers["control_max_penalty"] = top_self_stitch_control(t)
+    negative, neg = untrained_bottom_control(t)
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     more = _more_samples(cfg)
@@ -287,8 +287,8 @@ def labels_summary(table: pd.DataFrame, accuracy: dict, cfg: LabelsConfig,
     keys = {SELF: "self", NORMAL: "normal", t.receiver.iloc[0]: "top",
             **{v: VARIANT_KEYS[v] for v in cfg.variants}}
     numbers = short_numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = positive_control(t)
-    negative, neg = negative_control(t)
+    control, numbers["control_max_penalty"] = top_self_stitch_control(t)
+    negative, neg = untrained_bottom_control(t)
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     weak = [v for v in cfg.variants if v != WEAK_EXCLUDED]
@@ -388,8 +388,8 @@ def epochs_summary(table: pd.DataFrame, accuracy: dict, cfg: EpochsConfig) -> tu
     keys = {SELF: "self", t.receiver.iloc[0]: "top",
             **{_epochs_name(f): f"at{f:g}".replace(".", "_") for f in cfg.snapshots}}
     numbers = short_numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = positive_control(t)
-    negative, neg = negative_control(t)
+    control, numbers["control_max_penalty"] = top_self_stitch_control(t)
+    negative, neg = untrained_bottom_control(t)
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     longer = [f for f in cfg.snapshots if f > cfg.top_snapshot]

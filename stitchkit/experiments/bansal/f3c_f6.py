@@ -25,8 +25,8 @@ from ...verdicts import controls
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import at_least, at_most
 from .bottoms import (IMPROVE_MIN, BeyondSelf, BottomsConfig, accuracy_gap, bottoms_into_top, claim_rejudger,
-                      gain_estimate, grid_bootstrap, judged_beyond_self, negative_control, penalty_beyond_self,
-                      positive_control, premise_stronger, short_numbers, sweep_presets)
+                      gain_estimate, grid_bootstrap, judged_beyond_self, penalty_beyond_self, premise_stronger,
+                      short_numbers, sweep_presets, top_self_stitch_control, untrained_bottom_control)
 from .common import (CONNECTED_MAX_PENALTY, SELF, cka_estimate, cka_reps_of, estimate_numbers, positions,
                      replicate_networks)
 from .length import LengthCheck, LengthPart
@@ -110,9 +110,9 @@ def widths_summary(table: pd.DataFrame, accuracy: dict, cfg: WidthConfig) -> tup
     names = [width_name(f) for f in sorted(cfg.width_factors)]
     keys = {SELF: "self", **{n: n.split()[0].replace(".", "_") for n in names}}
     numbers = short_numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = positive_control(t)
+    control, numbers["control_max_penalty"] = top_self_stitch_control(t)
     thin, wide = names[0], names[-1]
-    negative, neg = negative_control(t, [thin])  # "wider improves" is judged in the thinnest top
+    negative, neg = untrained_bottom_control(t, [thin])  # "wider improves" is judged in the thinnest top
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond_thin", neg))
     down = penalty_beyond_self(t, thin, wide)  # thinnest bottom into the widest top
@@ -270,8 +270,8 @@ def simclr_summary(table: pd.DataFrame, accuracy: dict, cfg: SimCLRConfig) -> tu
     keys = {SELF: "self", SIMCLR: "simclr", E2E_SEED: "seed1", "supervised (seed 0)": "e2e",
             receivers[0]: "e2e_top", receivers[1]: "simclr_top"}
     numbers = short_numbers(t, accuracy, keys, cfg)
-    control, numbers["control_max_penalty"] = positive_control(t)
-    negative, neg = negative_control(t)  # both tops: the claim is judged in both directions
+    control, numbers["control_max_penalty"] = top_self_stitch_control(t)
+    negative, neg = untrained_bottom_control(t)  # both tops: the claim is judged in both directions
     if neg is not None:
         numbers.update(estimate_numbers("random_late_penalty_beyond", neg))
     ssl_acc = 100 * accuracy.get(SIMCLR, float("nan"))  # (a re-judged table comes without accuracies)

@@ -51,6 +51,7 @@ from ...data.datasets import fingerprint as data_fingerprint
 from ...data.datasets import test_split, train_split
 from ...networks import network, zoo
 from ...networks.train import evaluate, train
+from ...pagekit.display import accuracy_table
 from ...registry.scales import derive_presets, param
 from ...stitching.grid import stitch_grid
 from ...stitching.grid_spec import LONGER, Net
@@ -453,5 +454,7 @@ def choice_table(table: pd.DataFrame, frozen: tuple[str, ...]) -> pd.DataFrame:
                          "piece frozen": ["yes" if c in frozen else "" for c in cuts]}, index=pd.Index(cuts, name="cut"))
 
 
-def accuracy_table(metrics: dict) -> pd.DataFrame:
-    return pd.DataFrame({"test accuracy (%)": {k: round(100 * m["test"]["accuracy"], 2) for k, m in metrics.items()}})
+def metrics_accuracy_table(metrics: dict) -> pd.DataFrame:
+    """Each network's test accuracy (%) for display (:func:`stitchkit.pagekit.display.accuracy_table`),
+    read from its training metrics (network -> ``{"test": {"accuracy": ...}, ...}``)."""
+    return accuracy_table({k: m["test"]["accuracy"] for k, m in metrics.items()})

@@ -341,10 +341,6 @@ def plot_grids(table: pd.DataFrame, *, title: str = "", kinds: tuple[str, ...] =
     return fig
 
 
-def accuracy_table(accuracy: dict[str, float]) -> pd.DataFrame:
-    return pd.DataFrame({"test accuracy (%)": {k: round(100 * v, 2) for k, v in accuracy.items()}})
-
-
 def triangle_table(table: pd.DataFrame) -> pd.DataFrame:
     """The triangle summary per ordered pair, for display: mean relative accuracies in percent of
     the receiver's accuracy, as the claims judge them."""

@@ -22,7 +22,7 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, at_most
 from .all_layers import PRESETS_F2, GridConfig, block_index, display_name
-from .judging import NO_IMAGES, retrained_longer, self_gain_numbers, self_stitch_control
+from .judging import NO_IMAGES, diagonal_self_stitch_control, retrained_longer, self_gain_numbers
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def images_summary(table: pd.DataFrame, corr: dict[int, float], longer: pd.DataF
             criterion, at_most(long_rho, GRANULARITY_MAX_RHO, what, unit=""),
             f"ρ re-judged on the images of every layer's stitch retrained at {LONGER}x the epochs")]
     if self_table is not None and len(self_table):
-        positive = self_stitch_control(self_table)
+        positive = diagonal_self_stitch_control(self_table)
         numbers.update(self_gain_numbers(self_table))
     else:
         positive = Control("the receiver stitched into itself at the stitched layers (an exact stitch exists): not "

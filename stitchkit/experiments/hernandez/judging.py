@@ -107,12 +107,14 @@ def self_stitch_rows(table: pd.DataFrame) -> np.ndarray:
     return ((table.kind == "trained") & (table.sender == table.receiver) & (table.i == table.j)).to_numpy()
 
 
-def self_stitch_control(table: pd.DataFrame) -> Control:
-    """The positive control (:func:`stitchkit.verdicts.controls.reaches_receiver`): every trained network
-    stitched into itself at i = j (an exact stitch exists, and direct matching starts there)
-    loses at most :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points, judged on the interval's upper
-    end of the largest self-penalty over those stitches (bootstrapped as a maximum); a gain is
-    reported, not gated."""
+def diagonal_self_stitch_control(table: pd.DataFrame) -> Control:
+    """The positive control on a Hernandez table (:func:`stitchkit.verdicts.controls.self_stitch_control`):
+    every trained network stitched into itself at i = j (an exact stitch exists, and direct
+    matching starts there) loses at most :data:`stitchkit.verdicts.controls.POSITIVE_BOUND` points,
+    judged on the interval's upper end of the largest self-penalty over those stitches
+    (bootstrapped as a maximum); a gain is reported, not gated. A table without per-image results
+    (a spot check's summary) is judged on its point value; one without self-stitches fails it,
+    not run."""
     what = "each network stitched into itself on the diagonal"
     t = table.reset_index(drop=True)
     mask = self_stitch_rows(t)
@@ -120,10 +122,9 @@ def self_stitch_control(table: pd.DataFrame) -> Control:
         return Control(f"{what}: none was stitched, so nothing vouches for the stitch recipe",
                        f"largest self-penalty ≤ {controls.POSITIVE_BOUND:g} points", "not run", False, None,
                        controls.POSITIVE)
-
-    def stat(t: pd.DataFrame) -> float:
-        return controls.largest(100 * (t.receiver_accuracy.to_numpy(float) - t.accuracy.to_numpy(float))[mask])
-    return controls.reaches_receiver(_estimate(t, stat, interval="basic"), what=what)
+    if not _has_images(t):
+        return controls.reaches_receiver(noise.exact(controls.largest_self_penalty(mask)(t), why=NO_IMAGES), what=what)
+    return controls.self_stitch_control(t, mask, what, columns=ACC)[0]
 
 
 def self_gain_numbers(table: pd.DataFrame) -> dict[str, float]:
@@ -235,7 +236,7 @@ def retrained_longer(sender: Net, receiver: Net, cells: list[tuple[str, str]], c
         gain=lambda d: d[f"{LONGER}x epochs (%)"] - d["grid (%)"])
 
 
-def with_longer(table: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
+def with_longer_sample(table: pd.DataFrame, sample: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the cells of ``sample`` (:func:`longer_sample`) in place of their 1x
     stitches (:func:`stitchkit.stitching.longer.replace_cells`): accuracy, penalty, relative and
     per-image results of the stitch retrained at :data:`LONGER` times the epochs, every other cell
@@ -305,7 +306,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
         return at_most(random_outside(t) if e is None else e, 100 * RANDOM_MAX, "max over the controls of the "
                        "untrained sender's mean relative accuracy (%) outside the corner", unit="%")
 
-    converge = self_stitch_control(table)
+    converge = diagonal_self_stitch_control(table)
     # relative accuracies in percent of the receiver's accuracy, as the claims judge them
     numbers = {"pairs": n_pairs, "stitches": len(table), "lower_mean": 100 * trained.lower.mean(),
                "upper_mean": 100 * trained.upper.mean()}
@@ -331,7 +332,7 @@ def grid_summary(table: pd.DataFrame, accuracy: dict,
     negative = _negative_control(rand_e)
     longer_table = None
     if longer is not None:
-        longer_table = with_longer(table, longer)
+        longer_table = with_longer_sample(table, longer)
         numbers["longer_gain_mean"] = float(longer.gain.mean())
         numbers["longer_gain_max"] = float(longer.gain.max())
         numbers["longer_cells"] = len(longer)

@@ -30,7 +30,7 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.noise import Estimate
 from ...verdicts.results import Control, Criterion, at_least, at_most
 from .all_layers import PRESETS_F2, GridConfig, display_name
-from .judging import NO_IMAGES, self_gain_numbers, self_stitch_control
+from .judging import NO_IMAGES, diagonal_self_stitch_control, self_gain_numbers
 
 # --------------------------------------------------------------------------------------------
 # H-T1 / H-T2: the MSE sanity tables
@@ -144,7 +144,7 @@ def mse_summary(per: pd.DataFrame, stats: pd.DataFrame, table: pd.DataFrame, wha
     for col in stats.columns:
         for stat, v in stats[col].items():
             numbers[f"{col}_{stat.replace(' ', '_')}"] = v
-    converge = self_stitch_control(table)
+    converge = diagonal_self_stitch_control(table)
     numbers.update(self_gain_numbers(table))
     closer_text = ("The similarity-trained stitch is typically the closest to the expected representation: ES "
                    "below both EV and SV (the paper's prediction, green in ES and red in EV and SV)")

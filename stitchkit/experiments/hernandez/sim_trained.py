@@ -21,7 +21,7 @@ from ...verdicts import controls, noise
 from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_most
 from .all_layers import PRESETS_F2, GridConfig
-from .judging import self_gain_numbers, self_stitch_control
+from .judging import diagonal_self_stitch_control, self_gain_numbers
 from .mse import trained_nets
 
 # --------------------------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def similarity_summary(table: pd.DataFrame, sim: pd.DataFrame,
         ours=f"max {e.text(1, '%')} of the vanilla stitch's accuracy ({worst[0]} → {worst[1]}); mean accuracy at "
              f"j < i: similarity-trained {numbers['similarity_accuracy_below_mean']:.1f} %, vanilla "
              f"{numbers['vanilla_accuracy_below_mean']:.1f} %",
-        controls=[self_stitch_control(table), sim_pos, *length], kind="fails")]
+        controls=[diagonal_self_stitch_control(table), sim_pos, *length], kind="fails")]
     return numbers, claims
 
 

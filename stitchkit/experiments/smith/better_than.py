@@ -24,7 +24,8 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_least
 from .config import CUT_LABELS, CUTS, LONGER, LONGER_CELLS, PAPER_TOL, RECEIVER, SETS, TC1_MODELS, StitchConfig
 from .measured import ACC, accuracy_on, per_layer, recipe_net
-from .stitch_controls import gain_numbers, late_rows, negative_control, not_run, positive_control, self_rows
+from .stitch_controls import (gain_numbers_over_inits, late_rows, negative_control_over_inits, not_run,
+                              positive_control_over_inits, self_rows)
 
 # The paper's numbers (Table C1, Sec. 4.2), for the pages' side-by-side tables.
 PAPER_TC1 = pd.DataFrame({"base": [0.999, 0.978, 1.000, 0.686], "digit_receiver": [0.999, 0.995, 0.999, 0.999],
@@ -109,14 +110,16 @@ def colour_only_summary(table: pd.DataFrame, baselines: pd.Series, longer: pd.Da
     crit = at_least(margin, 0.0, what)
     ctrl: list[Control] = []
     if checks is not None:
-        pos, pos_e = positive_control(checks[checks.data == "MNIST"], ["MNIST"],
-                                      what="the MNIST model stitched into itself on MNIST at every cut")
-        neg, neg_numbers = negative_control(checks[checks.data == "Colour-only"], ["MNIST"],
-                                            what="label-free noise stitched into the MNIST model at the last two cuts "
-                                                 "(trained on noise, as the noise sender is; tested on it)")
+        pos, pos_e = positive_control_over_inits(checks[checks.data == "MNIST"], ["MNIST"],
+                                                 what="the MNIST model stitched into itself on MNIST at every cut")
+        neg, neg_numbers = negative_control_over_inits(checks[checks.data == "Colour-only"], ["MNIST"],
+                                                       what="label-free noise stitched into the MNIST model at the "
+                                                            "last two cuts (trained on noise, as the noise sender "
+                                                            "is; tested on it)")
         ctrl += [pos, neg]
         numbers.update(mnist_self_penalty=pos_e.value, mnist_self_penalty_high=pos_e.high,
-                       **gain_numbers("mnist_self_stitch", checks[checks.data == "MNIST"], ["MNIST"]), **neg_numbers)
+                       **gain_numbers_over_inits("mnist_self_stitch", checks[checks.data == "MNIST"], ["MNIST"]),
+                       **neg_numbers)
     else:
         ctrl += [not_run(controls.POSITIVE, "the MNIST model stitched into itself"),
                  not_run(controls.NEGATIVE, "an untrained sender stitched into the MNIST model")]
@@ -245,15 +248,16 @@ def contradiction_summary(table: pd.DataFrame, longer: pd.DataFrame | None = Non
     ctrl_t: list[Control] = []
     if checks is not None:
         at_stem = checks[checks.cut == "stem"]
-        pos_c, _ = positive_control(at_stem, TC1_DECIDING, what="Digit and Colour-only stitched into themselves at "
-                                                                  "layer 1")
-        pos_s, pos_e = positive_control(at_stem, [RECEIVER], what="Digit stitched into itself at layer 1")
-        pos_t, _ = positive_control(at_stem, TC1_MODELS, what="every Table C1 model stitched into itself at layer 1")
-        neg_c, neg_numbers = negative_control(checks, TC1_DECIDING)
+        pos_c, _ = positive_control_over_inits(at_stem, TC1_DECIDING,
+                                               what="Digit and Colour-only stitched into themselves at layer 1")
+        pos_s, pos_e = positive_control_over_inits(at_stem, [RECEIVER], what="Digit stitched into itself at layer 1")
+        pos_t, _ = positive_control_over_inits(at_stem, TC1_MODELS,
+                                               what="every Table C1 model stitched into itself at layer 1")
+        neg_c, neg_numbers = negative_control_over_inits(checks, TC1_DECIDING)
         ctrl_c += [pos_c, neg_c]
         ctrl_s.append(pos_s)
         ctrl_t.append(pos_t)
-        numbers.update(gain_numbers("tc1_self_stitch", at_stem, TC1_MODELS), **neg_numbers)
+        numbers.update(gain_numbers_over_inits("tc1_self_stitch", at_stem, TC1_MODELS), **neg_numbers)
     else:
         pos = not_run(controls.POSITIVE, "the receivers stitched into themselves at layer 1")
         ctrl_c += [pos, not_run(controls.NEGATIVE, "an untrained sender stitched into Digit and Colour-only")]

@@ -24,7 +24,7 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import Control, at_least, more_than
 from .config import CUT_LABELS, CUTS, FC5_SENDERS, LONGER, LONGER_CELLS, NOISE, RECEIVER, SETS, StitchConfig
 from .measured import ACC, baseline_rank, noise_sender, per_layer, recipe_net, stitched_rank
-from .stitch_controls import late_rows, negative_control, not_run
+from .stitch_controls import late_rows, negative_control_over_inits, not_run
 
 
 def into_digit(cfg: StitchConfig, senders=FC5_SENDERS, *, with_rank: bool = True,
@@ -191,7 +191,7 @@ def compatibility_summary(table: pd.DataFrame, senders, key: str, text: str, pap
                "n_seeds": int(table.init.nunique())}
     ctrl = [_self_control(table)]
     if negative is not None:
-        neg, neg_numbers = negative_control(negative, [RECEIVER])
+        neg, neg_numbers = negative_control_over_inits(negative, [RECEIVER])
         ctrl.append(neg)
         numbers.update(neg_numbers)
     else:

@@ -2,10 +2,11 @@
 stitch tables in one long form: one row per initialisation, sender, receiver and cut with the
 stitched accuracy, the receiver's own (``baseline``) and the per-image results behind both.
 
-- *Positive* (:func:`positive_control`): a receiver stitched into itself with the page's recipe
-  loses at most 1 point at its worst cut (the basic interval's upper end, over the test images:
-  the control is about these networks). A gain is reported (:func:`gain_numbers`), never gated.
-- *Negative* (:func:`negative_control`), since the amendment of 2026-12-02 (issue 68): what the
+- *Positive* (:func:`positive_control_over_inits`): a receiver stitched into itself with the
+  page's recipe loses at most 1 point at its worst cut (the basic interval's upper end, over the
+  test images: the control is about these networks). A gain is reported
+  (:func:`gain_numbers_over_inits`), never gated.
+- *Negative* (:func:`negative_control_over_inits`), since the amendment of 2026-12-02 (issue 68): what the
   stitch can do *without the sender's information*. Label-free noise (:data:`LABEL_FREE`: the
   Clustered-Noise sender's noise around one base for every class, so it carries no label
   information) stitched into the claim's receiver at the last two cuts with the noise sender's
@@ -96,8 +97,8 @@ def self_penalties(t: pd.DataFrame, receiver: str) -> pd.Series:
     return 100 * (g.baseline.mean() - g.accuracy.mean())
 
 
-def positive_control(t: pd.DataFrame, receivers, *, what: str = "",
-                     sample: str | None = None) -> tuple[Control, noise.Estimate]:
+def positive_control_over_inits(t: pd.DataFrame, receivers, *, what: str = "",
+                                sample: str | None = None) -> tuple[Control, noise.Estimate]:
     """The positive control over ``receivers`` (names; each stitched into itself in ``t``): the
     largest self-penalty over receivers and cuts, bootstrapped over the test images as a maximum
     (the basic interval), its upper end ≤ 1 point. ``t``'s rows share one test set, or
@@ -124,8 +125,8 @@ def beyond_self_late(t: pd.DataFrame, receiver: str, sender: str = LABEL_FREE) -
     return 100 * float((own[cuts] - untr[cuts]).mean())
 
 
-def negative_control(t: pd.DataFrame, receivers, *, what: str = "", sample: str | None = None,
-                     gate: str = LABEL_FREE) -> tuple[Control, dict[str, float]]:
+def negative_control_over_inits(t: pd.DataFrame, receivers, *, what: str = "", sample: str | None = None,
+                                gate: str = LABEL_FREE) -> tuple[Control, dict[str, float]]:
     """The negative control over ``receivers`` (the smallest over them of :func:`beyond_self_late`
     of the ``gate`` sender: :data:`LABEL_FREE` noise), on ``t`` (:func:`late_rows`: the receiver's
     test set, a noise sender's own per initialisation and cut in ``test_set``; or ``sample`` names
@@ -177,7 +178,7 @@ def not_run(kind: str, text: str) -> Control:
                    None, kind)
 
 
-def gain_numbers(prefix: str, t: pd.DataFrame, receivers) -> dict[str, float]:
+def gain_numbers_over_inits(prefix: str, t: pd.DataFrame, receivers) -> dict[str, float]:
     """The self-stitch gain, reported and gated nowhere (:func:`stitchkit.verdicts.controls.gain_numbers`)
     over ``receivers``' self-penalties at every cut in ``t``."""
     pens = pd.concat([self_penalties(t, r) for r in receivers])

@@ -30,7 +30,8 @@ from ...verdicts.claims import ClaimSpec
 from ...verdicts.results import at_least
 from .config import LONGER, LONGER_CELLS, NOISE, SETS, UNTRAINED
 from .measured import NoiseSender, NoiseSpec, baseline_rank, per_layer, stitched_rank
-from .stitch_controls import LABEL_FREE, gain_numbers, long_rows, negative_control, not_run, positive_control
+from .stitch_controls import (LABEL_FREE, gain_numbers_over_inits, long_rows, negative_control_over_inits, not_run,
+                              positive_control_over_inits)
 
 VGG_CUTS = ("features_1", "features_9", "features_22", "features_29", "avgpool")
 VGG_CUT_LABELS = {"features_1": "features.2", "features_9": "features.10", "features_22": "features.23",
@@ -296,19 +297,20 @@ def vgg_summary(table: pd.DataFrame, longer: pd.DataFrame | None = None,
     numbers["n_seeds"] = n
     if checks is not None:
         for ctrl, models in ((ctrl_d, ["Digit"]), (ctrl_c, ["Correlated"]), (ctrl_v, ["Colour", "Colour-only"])):
-            pos, pos_e = positive_control(checks, models, sample="receiver",
-                                          what=f"{' and '.join(models)} stitched into "
-                                               f"{'itself' if len(models) == 1 else 'themselves'} at every cut")
+            pos, pos_e = positive_control_over_inits(checks, models, sample="receiver",
+                                                     what=f"{' and '.join(models)} stitched into "
+                                                          f"{'itself' if len(models) == 1 else 'themselves'} at every "
+                                                          "cut")
             ctrl.append(pos)
             numbers[f"vgg_self_penalty_{'_'.join(m.lower().replace('-', '_') for m in models)}"] = pos_e.value
         for ctrl, model in ((ctrl_d, "Digit"), (ctrl_c, "Correlated")):
             late = ", ".join(VGG_CUT_LABELS[c] for c in VGG_LATE)
-            neg, neg_numbers = negative_control(checks, [model], what=f"label-free noise (one cluster for every "
-                                                f"class: no label information) stitched into the {model} model "
-                                                f"before {late} with the noise stitches' recipe")
+            neg, neg_numbers = negative_control_over_inits(
+                checks, [model], what=f"label-free noise (one cluster for every class: no label information) stitched "
+                                      f"into the {model} model before {late} with the noise stitches' recipe")
             ctrl.append(neg)
             numbers.update({f"vgg_{key}_{model.lower()}": v for key, v in neg_numbers.items()})
-        numbers.update(gain_numbers("vgg_self_stitch", checks, VGG_MODELS))  # reported, gated nowhere
+        numbers.update(gain_numbers_over_inits("vgg_self_stitch", checks, VGG_MODELS))  # reported, gated nowhere
     else:
         for ctrl in (ctrl_d, ctrl_c, ctrl_v):
             ctrl.append(not_run(controls.POSITIVE, "each VGG19 stitched into itself"))
