@@ -90,6 +90,11 @@ class VGGNoiseConfig:
         see (10 x ``noise_per_class``), so that they train for the same number of steps."""
         return replace(self.recipe(seed), train_size=10 * self.noise_per_class)
 
+    def networks(self) -> list[network.ModelSpec]:
+        """Every trained VGG19 the page uses (each model of each initialisation): what a batch, or
+        ``stitchkit networks``, may train ahead."""
+        return [self.model(name, k) for k in range(self.inits) for name in VGG_MODELS]
+
     def untrained(self, seed: int) -> network.ModelSpec:
         """The negative control's sender: the VGG19 of seed ``seed``, untrained (no BatchNorm)."""
         return zoo.smith_vgg19(self.net, SETS["Digit"], seed, width=self.width, epochs=self.model_epochs,
