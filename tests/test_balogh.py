@@ -648,7 +648,7 @@ def test_every_preset_holds_both_architectures_recipes_at_its_scale():
             assert (cfg.resnet18, cfg.vit) == (zoo.BALOGH_RESNET18[scale], zoo.BALOGH_VIT[scale])
             assert cfg.net_recipe("vit") is cfg.vit and "Recipe(family='balogh_vit'" in repr(cfg)
     cfg = identification.PRESETS_T1["demo"]
-    assert common.title(cfg.resnet18) == "ResNet-18 (width 8) on CIFAR-10"
+    assert common.title(cfg.resnet18) == "ResNet-18 (width 16) on CIFAR-10"
     assert common.title(cfg.net_recipe("vit")) == "ViT-Ti (dim 64, depth 6) on CIFAR-10"
     with pytest.raises(ValueError, match="unknown architecture 'vgg'"):
         cfg.net_recipe("vgg")
