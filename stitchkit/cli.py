@@ -7,6 +7,7 @@
                     [--dask ADDRESS [--dask-timeout SECONDS]]
     stitchkit book [--scale S] [--no-build]         build the HTML book (pages behind are shown marked behind)
           [--rerun-behind]                          re-run the pages behind their code first (from the cache)
+          [--only ID ...]                           execute only these pages, in this order
     stitchkit pages [ID ...] --scale S --pack F     execute pages and pack them into one archive
           [--budget SECONDS] [--require-gpu]        (on a lent GPU machine: ``make gpu-batch``; no IDs:
           [--dry-run]                               the batch's priority order, stitchkit.book.batch)
@@ -116,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--rerun-behind", action="store_true",
                     help="also re-run the pages behind their notebook or library (default: render them as "
                          "committed, marked behind), each resuming from the artifact cache")
+    bk.add_argument("--only", nargs="+", metavar="ID",
+                    help="execute only these pages, in this order (the book is still built from every page)")
     pg = sub.add_parser("pages", help="execute pages at a scale and pack them into one archive for import-pages")
     pg.add_argument("ids", nargs="*", metavar="ID",
                     help="pages to run (default: the batch's priority order, pages not current at the scale)")
@@ -481,7 +484,7 @@ def _main(args) -> int:
         elif args.command == "book":
             problems: dict[str, str] = {}
             html = execution.build_book(args.scale, stale_scale=args.stale_scale, build=not args.no_build,
-                                        problems=problems, rerun_behind=args.rerun_behind)
+                                        problems=problems, rerun_behind=args.rerun_behind, only=args.only)
             if html is not None:
                 print(f"book: {html / 'index.html'}")
             if problems:  # the book is built without them; each is named

@@ -201,6 +201,11 @@ def test_make_book_renders_a_page_behind_its_code_without_rerunning_it(tmp_path,
     assert json.loads(page.with_suffix(".results.json").read_text()) == committed
     execution.build_book(build=False, book_dir=book, progress=False, rerun_behind=True)
     assert runs == ["B-F5", "B-F4", "B-F5"]  # (the fake run writes no page: B-F5 still has none)
+    # a re-run page by page (--only): just those pages, in the order given; an unknown one is named first
+    execution.build_book(build=False, book_dir=book, progress=False, rerun_behind=True, only=["B-F5", "B-F4"])
+    assert runs[3:] == ["B-F5", "B-F4"]
+    with pytest.raises(KeyError, match="unknown page.*B-F99; valid: B-F4, B-F5"):
+        execution.build_book(build=False, book_dir=book, progress=False, rerun_behind=True, only=["B-F99"])
 
 
 def test_every_page_link_in_a_notebook_resolves_from_its_part():

@@ -370,9 +370,12 @@ NO_PAGE = ("no executed page", "unreadable results file")
 
 def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bool = True,
                output: Path | None = None, book_dir: Path = paths.BOOK_DIR, progress: bool = True,
-               problems: dict[str, str] | None = None, rerun_behind: bool = False) -> Path | None:
+               problems: dict[str, str] | None = None, rerun_behind: bool = False,
+               only: Iterable[str] | None = None) -> Path | None:
     """Execute the notebooks that have no executed page into ``book/`` (with ``rerun_behind``
     also those that are behind: :func:`stale_reason`; all of them at ``scale`` if given), then build.
+    ``only`` limits the execution to those pages, in the order given (every page is still built):
+    a re-run of the whole book can go page by page, each committed as it lands.
 
     Without ``rerun_behind`` a page that is behind is not re-run: it is rendered as committed,
     marked behind where it is shown (its provenance box, its part page, ``stitchkit list``), and
@@ -395,7 +398,12 @@ def build_book(scale: str | None = None, *, stale_scale: str = "demo", build: bo
     for fid, why in broken.items():
         problems[fid] = why
         print(f"[stitchkit] {fid}: not executed: {why}", file=sys.stderr, flush=True)
-    for info in infos.values():
+    if only is not None:
+        only = list(only)
+        unknown = [fid for fid in only if fid not in infos]
+        if unknown:
+            raise KeyError(f"unknown page(s) {', '.join(unknown)}; valid: {', '.join(infos)}")
+    for info in ([infos[fid] for fid in only] if only is not None else infos.values()):
         reason = f"--scale {scale}" if scale else stale_reason(info, book_dir, scale=stale_scale)
         if not reason:
             print(f"[stitchkit] {info.id}: committed run is current", flush=True)
