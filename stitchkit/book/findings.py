@@ -40,7 +40,8 @@ def scale_gap_line(records: list[dict[str, Any]],
     stated = "; ".join(f"{p.name}: {p.network_accuracy}" for p in PAPERS if p.network_accuracy)
     ours = ("The CIFAR-10 networks behind these verdicts that were trained on all 50,000 clean images to the end of "
             "their schedule reach " + ", ".join(parts) + " test accuracy"
-            if parts else "No page records its CIFAR-10 networks' data and schedule yet")
+            if parts else "No page's record of its CIFAR-10 networks says yet which were trained on all 50,000 clean "
+            "images to the end of their schedule (the records made before they said so are on the Networks page)")
     return (f"**The networks.** {ours}; the papers' networks are better trained ({stated}; Bansal et al. and "
             "Balogh & Jelasity state none in their text; the {doc}`networks` page lists each network). A verdict holds "
             "for networks like ours, at the scale on its badge.")
